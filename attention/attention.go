@@ -1,0 +1,75 @@
+// Package attention computes grouped-query attention (GQA) for one query row.
+//
+// Paged reads keys and values straight from the cache pool's blocks through a sequence's
+// block table, dequantizing inside the loop (no gathered or dequantized copy of a page).
+// Contiguous is the naive reference over plain float32 arrays. Both take exactly the same
+// steps in the same order — scores in position order, softmax, values accumulated in
+// position order — so with the same K/V values they give bit-identical results.
+package attention
+
+import (
+	"math"
+
+	"github.com/kvref/kvref/internal/kernels"
+	"github.com/kvref/kvref/kvcache"
+)
+
+// Shape is the head layout of one attention layer.
+type Shape struct {
+	Heads   int // query heads
+	KVHeads int // key/value heads; each serves Heads/KVHeads query heads
+	HeadDim int
+}
+
+// Scale is the factor applied to every q·k score: 1/sqrt(head_dim).
+func (s Shape) Scale() float32 { return float32(1 / math.Sqrt(float64(s.HeadDim))) }
+
+// Paged writes into out (Heads·HeadDim values) the attention of query q (Heads·HeadDim
+// values, already rotated) over positions [0, n) of the sequence whose block table is
+// table, in one layer of pool. scores needs room for n values.
+func Paged(out, q []float32, pool *kvcache.Pool, layer int, table []int, n int, s Shape, scores []float32) {
+	cfg := pool.Config()
+	bs := cfg.BlockSize
+	group := s.Heads / s.KVHeads
+	scale := s.Scale()
+	scores = scores[:n]
+	for h := 0; h < s.Heads; h++ {
+		kvh := h / group
+		qh := q[h*s.HeadDim : (h+1)*s.HeadDim]
+		for t := 0; t < n; t++ {
+			row := pool.KRow(layer, table[t/bs], t%bs)
+			scores[t] = cfg.KType.DotHead(qh, row, kvh, s.KVHeads, s.HeadDim) * scale
+		}
+		kernels.Softmax(scores)
+		oh := out[h*s.HeadDim : (h+1)*s.HeadDim]
+		clear(oh)
+		for t := 0; t < n; t++ {
+			row := pool.VRow(layer, table[t/bs], t%bs)
+			cfg.VType.AxpyHead(oh, scores[t], row, kvh, s.KVHeads, s.HeadDim)
+		}
+	}
+}
+
+// Contiguous is the reference: the same attention over keys and values stored as plain
+// float32 rows, row t at [t·KVHeads·HeadDim, (t+1)·KVHeads·HeadDim).
+func Contiguous(out, q, keys, values []float32, n int, s Shape, scores []float32) {
+	group := s.Heads / s.KVHeads
+	scale := s.Scale()
+	rowLen := s.KVHeads * s.HeadDim
+	scores = scores[:n]
+	for h := 0; h < s.Heads; h++ {
+		kvh := h / group
+		qh := q[h*s.HeadDim : (h+1)*s.HeadDim]
+		for t := 0; t < n; t++ {
+			k := keys[t*rowLen+kvh*s.HeadDim : t*rowLen+(kvh+1)*s.HeadDim]
+			scores[t] = kernels.Dot(qh, k) * scale
+		}
+		kernels.Softmax(scores)
+		oh := out[h*s.HeadDim : (h+1)*s.HeadDim]
+		clear(oh)
+		for t := 0; t < n; t++ {
+			v := values[t*rowLen+kvh*s.HeadDim : t*rowLen+(kvh+1)*s.HeadDim]
+			kernels.Axpy(oh, scores[t], v)
+		}
+	}
+}

@@ -1,0 +1,296 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/kvref/kvref/engine"
+	"github.com/kvref/kvref/kvcache"
+	"github.com/kvref/kvref/quant"
+)
+
+// runFlags are the flags of `kvref run`.
+type runFlags struct {
+	model, prompt, promptFile  string
+	n, ctx, threads, blockSize int
+	cacheBlocks, np            int
+	temp, topP, minP           float64
+	topK                       int
+	seed                       uint64
+	ignoreEOS, check, asJSON   bool
+	cacheDtype, cacheK, cacheV string
+}
+
+func runCmd(args []string, stdout, stderr io.Writer) error {
+	var f runFlags
+	fs := newFlags("run", stderr)
+	fs.StringVar(&f.model, "m", "", "model file (GGUF); empty: the built-in synthetic model")
+	fs.StringVar(&f.prompt, "p", "", "prompt text (BOS is added when the model's tokenizer adds one)")
+	fs.StringVar(&f.promptFile, "prompt-file", "", "file with one prompt per line, run one after another in one shared cache")
+	fs.IntVar(&f.n, "n", 128, "tokens to generate per sequence (-1: until end of text or the context is full)")
+	fs.Float64Var(&f.temp, "temp", 0.8, "sampling temperature (0: greedy)")
+	fs.IntVar(&f.topK, "top-k", 40, "top-k sampling (0: off)")
+	fs.Float64Var(&f.topP, "top-p", 0.95, "top-p (nucleus) sampling (1: off)")
+	fs.Float64Var(&f.minP, "min-p", 0.05, "min-p sampling (0: off)")
+	fs.Uint64Var(&f.seed, "seed", 42, "sampling seed: the same seed gives the same tokens")
+	fs.IntVar(&f.ctx, "c", 0, "context length (0: the model's, at most 4096)")
+	fs.IntVar(&f.threads, "t", 0, "threads (0: one per core)")
+	fs.IntVar(&f.blockSize, "block-size", kvcache.DefaultBlockSize, "token slots per KV cache block")
+	fs.IntVar(&f.cacheBlocks, "cache-blocks", 0, "blocks in the KV cache pool (0: enough for -np full-context sequences)")
+	fs.IntVar(&f.np, "np", 1, "parallel continuations forked from each prompt (sharing its blocks copy-on-write)")
+	fs.BoolVar(&f.ignoreEOS, "ignore-eos", false, "keep generating past end-of-text tokens")
+	fs.BoolVar(&f.check, "check", false, "recompute every step with the cache-free reference and require bit-identical logits")
+	fs.BoolVar(&f.asJSON, "json", false, "print one JSON object per token and a final summary line")
+	fs.StringVar(&f.cacheDtype, "cache-dtype", "f32", "KV cache storage for keys and values: "+typeNames())
+	fs.StringVar(&f.cacheK, "cache-type-k", "", "key storage (overrides --cache-dtype)")
+	fs.StringVar(&f.cacheV, "cache-type-v", "", "value storage (overrides --cache-dtype)")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: kvref run [-m MODEL] [-p PROMPT | --prompt-file FILE] [flags]")
+		fs.PrintDefaults()
+	}
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments %q (quote the prompt: -p \"...\")", fs.Args())
+	}
+	kType, vType, err := cacheTypes(f.cacheDtype, f.cacheK, f.cacheV)
+	if err != nil {
+		return err
+	}
+	if f.np < 1 {
+		return fmt.Errorf("-np must be ≥ 1, got %d", f.np)
+	}
+	prompts := []string{f.prompt}
+	if f.promptFile != "" {
+		if prompts, err = readPrompts(f.promptFile); err != nil {
+			return err
+		}
+	}
+
+	m, err := loadModel(f.model, stderr)
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	eng, err := engine.New(m, engine.Config{
+		Context: f.ctx, BlockSize: f.blockSize, CacheBlocks: f.cacheBlocks, Sequences: f.np,
+		Threads: f.threads, KType: kType, VType: vType,
+	})
+	if err != nil {
+		return err
+	}
+	defer eng.Close()
+
+	out := bufio.NewWriter(stdout)
+	defer out.Flush()
+	multi := len(prompts) > 1 || f.np > 1
+	sum := summary{BlockSize: eng.Pool.Config().BlockSize, BytesPerToken: eng.Pool.Config().BytesPerToken(),
+		CacheTypeK: kType.String(), CacheTypeV: vType.String(), Context: eng.Context, Threads: eng.Runner.Threads(), Check: f.check}
+	for pi, text := range prompts {
+		ids := m.Tokenizer.Encode(text, true)
+		req := engine.Request{
+			Prompt: ids, MaxTokens: f.n, IgnoreEOS: f.ignoreEOS, N: f.np, Check: f.check,
+			Sampling: engine.Sampling{Temperature: f.temp, TopK: f.topK, TopP: f.topP, MinP: f.minP, Seed: f.seed},
+		}
+		texts := make([]strings.Builder, f.np)
+		if !f.asJSON {
+			if len(prompts) > 1 {
+				fmt.Fprintf(out, "--- prompt %d ---\n", pi)
+			}
+			if f.np == 1 {
+				fmt.Fprint(out, text)
+				out.Flush()
+			}
+		}
+		emit := func(t engine.Token) error {
+			piece := m.Tokenizer.Piece(t.ID)
+			if f.asJSON {
+				line := tokenLine{Step: t.Step, Pos: t.Pos, ID: t.ID, Piece: string(piece), Top: topK(t.Logits, 5)}
+				if multi {
+					seq := pi*f.np + t.Seq
+					line.Seq = &seq
+				}
+				b, _ := json.Marshal(line)
+				out.Write(append(b, '\n'))
+				return nil
+			}
+			if f.np == 1 {
+				out.Write(piece)
+				return out.Flush()
+			}
+			texts[t.Seq].Write(piece)
+			return nil
+		}
+		res, err := eng.Generate(req, emit)
+		if err != nil {
+			out.Flush()
+			var ce *engine.CheckError
+			if errors.As(err, &ce) {
+				return fmt.Errorf("prompt %d: %w", pi, err)
+			}
+			return err
+		}
+		if !f.asJSON {
+			if f.np > 1 {
+				for i := range texts {
+					fmt.Fprintf(out, "--- sequence %d ---\n%s%s\n", i, text, texts[i].String())
+				}
+			} else {
+				fmt.Fprintln(out)
+			}
+		}
+		sum.add(res)
+	}
+	st := eng.Pool.Stats()
+	sum.Cache = &st
+	if f.asJSON {
+		b, _ := json.Marshal(map[string]any{"summary": sum})
+		fmt.Fprintln(out, string(b))
+		return nil
+	}
+	out.Flush()
+	fmt.Fprintf(stderr, "kvref: %d prompt tokens (%d from cache), %d generated; prefill %.1f ms, decode %.1f ms (%.1f tokens/s); cache %s, %d B/token, %d blocks of %d used at peak\n",
+		sum.PromptTokens, sum.PrefixHitTokens, sum.GeneratedTokens, sum.PrefillMS, sum.DecodeMS, sum.TokensPerSecond,
+		kType, sum.BytesPerToken, sum.BlocksUsed, sum.BlockSize)
+	if f.check {
+		fmt.Fprintf(stderr, "kvref: --check: %d steps recomputed without the cache, all bit-identical\n", sum.GeneratedTokens)
+	}
+	return nil
+}
+
+// tokenLine is one --json line per generated token.
+type tokenLine struct {
+	Seq   *int         `json:"seq,omitempty"`
+	Step  int          `json:"step"`
+	Pos   int          `json:"pos"`
+	ID    int          `json:"id"`
+	Piece string       `json:"piece"`
+	Top   [][2]float64 `json:"top"`
+}
+
+// summary is the final --json line.
+type summary struct {
+	PromptTokens    int            `json:"prompt_tokens"`
+	PrefixHitTokens int            `json:"prefix_hit_tokens"`
+	GeneratedTokens int            `json:"generated_tokens"`
+	BytesPerToken   int64          `json:"bytes_per_token"`
+	BlockSize       int            `json:"block_size"`
+	BlocksUsed      int            `json:"blocks_used"` // peak over requests
+	CacheTypeK      string         `json:"cache_type_k"`
+	CacheTypeV      string         `json:"cache_type_v"`
+	Context         int            `json:"context"`
+	Threads         int            `json:"threads"`
+	PrefillMS       float64        `json:"prefill_ms"`
+	DecodeMS        float64        `json:"decode_ms"`
+	TokensPerSecond float64        `json:"tokens_per_second"`
+	Check           bool           `json:"check"`
+	Requests        []requestStats `json:"requests"`
+	Cache           *kvcache.Stats `json:"cache"`
+	decodeTokens    int
+}
+
+type requestStats struct {
+	PromptTokens    int      `json:"prompt_tokens"`
+	PrefixHitTokens int      `json:"prefix_hit_tokens"`
+	Generated       []int    `json:"generated_tokens"`
+	StopReasons     []string `json:"stop_reasons"`
+	CowCopies       int64    `json:"cow_copies"`
+}
+
+func (s *summary) add(r engine.Result) {
+	s.PromptTokens += r.PromptTokens
+	s.PrefixHitTokens += r.PrefixHitTokens
+	rs := requestStats{PromptTokens: r.PromptTokens, PrefixHitTokens: r.PrefixHitTokens, StopReasons: r.StopReasons}
+	for _, o := range r.Outputs {
+		s.GeneratedTokens += len(o)
+		s.decodeTokens += max(len(o)-1, 0)
+		rs.Generated = append(rs.Generated, len(o))
+	}
+	s.Requests = append(s.Requests, rs)
+	s.BlocksUsed = max(s.BlocksUsed, r.Cache.BlocksUsed)
+	s.PrefillMS += ms(r.Prefill)
+	s.DecodeMS += ms(r.Decode)
+	if s.DecodeMS > 0 {
+		s.TokensPerSecond = float64(s.decodeTokens) / (s.DecodeMS / 1000)
+	}
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// topK returns the k highest logits as [id, logit] pairs, best first (ties: lower id first).
+func topK(logits []float32, k int) [][2]float64 {
+	idx := make([]int, 0, k+1)
+	for i, v := range logits {
+		if len(idx) == k && v <= logits[idx[k-1]] {
+			continue
+		}
+		j, _ := slices.BinarySearchFunc(idx, i, func(a, b int) int {
+			switch {
+			case logits[a] > logits[b]:
+				return -1
+			case logits[a] < logits[b]:
+				return 1
+			}
+			return a - b
+		})
+		idx = slices.Insert(idx, j, i)
+		if len(idx) > k {
+			idx = idx[:k]
+		}
+	}
+	out := make([][2]float64, len(idx))
+	for i, id := range idx {
+		out[i] = [2]float64{float64(id), float64(logits[id])}
+	}
+	return out
+}
+
+// cacheTypes resolves --cache-dtype, --cache-type-k and --cache-type-v.
+func cacheTypes(both, k, v string) (quant.CacheType, quant.CacheType, error) {
+	if k == "" {
+		k = both
+	}
+	if v == "" {
+		v = both
+	}
+	kt, err := quant.ParseCacheType(k)
+	if err != nil {
+		return 0, 0, err
+	}
+	vt, err := quant.ParseCacheType(v)
+	return kt, vt, err
+}
+
+func typeNames() string {
+	var s []string
+	for _, t := range quant.CacheTypes() {
+		s = append(s, t.String())
+	}
+	return strings.Join(s, ", ")
+}
+
+// readPrompts reads one prompt per line; blank lines are skipped.
+func readPrompts(path string) ([]string, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var prompts []string
+	for _, line := range strings.Split(strings.ReplaceAll(string(data), "\r\n", "\n"), "\n") {
+		if strings.TrimSpace(line) != "" {
+			prompts = append(prompts, line)
+		}
+	}
+	if len(prompts) == 0 {
+		return nil, fmt.Errorf("%s has no prompts (one per line expected)", path)
+	}
+	return prompts, nil
+}

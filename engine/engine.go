@@ -1,0 +1,72 @@
+// Package engine turns a model and a paged KV cache into generated text: it owns the cache
+// pool, runs prefill and decode steps through the batched forward pass, samples, and — when
+// asked — checks every step's logits bit for bit against the cache-free reference.
+package engine
+
+import (
+	"fmt"
+
+	"github.com/kvref/kvref/kvcache"
+	"github.com/kvref/kvref/model"
+	"github.com/kvref/kvref/quant"
+)
+
+// Config sizes an engine.
+type Config struct {
+	Context     int             // maximum sequence length; 0: the model's, capped at DefaultContext
+	BlockSize   int             // token slots per cache block; 0: kvcache.DefaultBlockSize
+	CacheBlocks int             // blocks in the pool; 0: enough for Sequences full-context sequences
+	Sequences   int             // sequences expected at once, for the default pool size; 0: 1
+	Threads     int             // worker threads; 0: one per core
+	KType       quant.CacheType // key storage
+	VType       quant.CacheType // value storage
+}
+
+// DefaultContext caps the context when none is given, so that a model trained for very long
+// contexts does not reserve a huge cache by default.
+const DefaultContext = 4096
+
+// Engine runs requests on one model with one cache pool.
+type Engine struct {
+	Model   *model.Model
+	Runner  *model.Runner
+	Pool    *kvcache.Pool
+	Context int
+}
+
+// New builds an engine: a runner with its threads and a cache pool.
+func New(m *model.Model, cfg Config) (*Engine, error) {
+	c := m.Config
+	ctx := cfg.Context
+	if ctx <= 0 {
+		ctx = min(c.Context, DefaultContext)
+	}
+	bs := cfg.BlockSize
+	if bs == 0 {
+		bs = kvcache.DefaultBlockSize
+	}
+	if bs < 1 {
+		return nil, fmt.Errorf("engine: block size must be ≥ 1, got %d", bs)
+	}
+	nseq := max(cfg.Sequences, 1)
+	blocks := cfg.CacheBlocks
+	if blocks == 0 {
+		blocks = nseq * ((ctx + bs - 1) / bs)
+	}
+	if blocks < 1 {
+		return nil, fmt.Errorf("engine: the cache needs at least one block, got %d", blocks)
+	}
+	pool, err := kvcache.NewPool(kvcache.Config{
+		Layers: c.Layers, KVHeads: c.KVHeads, HeadDim: c.HeadDim,
+		BlockSize: bs, NumBlocks: blocks,
+		KType: cfg.KType, VType: cfg.VType,
+		Salt: m.Identity(),
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &Engine{Model: m, Runner: model.NewRunner(m, cfg.Threads), Pool: pool, Context: ctx}, nil
+}
+
+// Close stops the engine's threads. The model stays open.
+func (e *Engine) Close() { e.Runner.Close() }

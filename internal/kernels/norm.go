@@ -1,0 +1,56 @@
+package kernels
+
+import "math"
+
+// RMSNorm writes out[i] = w[i] · (x[i] · s) with s = 1/sqrt(mean(x²) + eps), the Llama
+// normalisation. The sum of squares is Dot(x, x), so its order is the package's fixed order.
+func RMSNorm(out, x, w []float32, eps float32) {
+	n := len(x)
+	out = out[:n]
+	w = w[:n]
+	ss := Dot(x, x)/float32(n) + eps
+	s := float32(1 / math.Sqrt(float64(ss)))
+	for i, v := range x {
+		out[i] = w[i] * float32(v*s)
+	}
+}
+
+// Softmax replaces x with exp(x - max) / sum, summing left to right.
+func Softmax(x []float32) {
+	if len(x) == 0 {
+		return
+	}
+	mx := x[0]
+	for _, v := range x[1:] {
+		if v > mx {
+			mx = v
+		}
+	}
+	var sum float32
+	for i, v := range x {
+		e := float32(math.Exp(float64(v - mx)))
+		x[i] = e
+		sum += e
+	}
+	inv := 1 / sum
+	for i := range x {
+		x[i] *= inv
+	}
+}
+
+// SwiGLU writes gate[i] = silu(gate[i]) · up[i], with silu(g) = g / (1 + e^-g).
+func SwiGLU(gate, up []float32) {
+	up = up[:len(gate)]
+	for i, g := range gate {
+		s := float32(float64(g) / (1 + math.Exp(-float64(g))))
+		gate[i] = s * up[i]
+	}
+}
+
+// Add sets dst[i] += x[i].
+func Add(dst, x []float32) {
+	x = x[:len(dst)]
+	for i := range dst {
+		dst[i] += x[i]
+	}
+}

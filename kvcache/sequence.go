@@ -1,0 +1,217 @@
+package kvcache
+
+import (
+	"fmt"
+	"slices"
+)
+
+// Sequence is a token list plus a block table. Tokens [0, Computed()) have their K/V in the
+// cache; later tokens (a prompt's uncached tail, a just-sampled token) are waiting to be
+// computed. Slot of position pos: block Table()[pos/B], slot pos%B.
+type Sequence struct {
+	id       int
+	tokens   []int
+	table    []int
+	computed int
+	hashes   []Hash // hashes of the sequence's full blocks so far, in order
+	pool     *Pool
+}
+
+// ID is the sequence's number in its pool.
+func (s *Sequence) ID() int { return s.id }
+
+// Tokens returns the sequence's tokens (do not modify).
+func (s *Sequence) Tokens() []int { return s.tokens }
+
+// Len is the number of tokens.
+func (s *Sequence) Len() int { return len(s.tokens) }
+
+// Computed is the number of leading tokens whose K/V are in the cache.
+func (s *Sequence) Computed() int { return s.computed }
+
+// Table returns the block table (do not modify).
+func (s *Sequence) Table() []int { return s.table }
+
+// Append adds tokens (for example a sampled one) that will be computed later.
+func (s *Sequence) Append(tokens ...int) { s.tokens = append(s.tokens, tokens...) }
+
+// Slot returns the block and slot holding position pos's K/V.
+func (s *Sequence) Slot(pos int) (blockID, slot int) {
+	bs := s.pool.cfg.BlockSize
+	return s.table[pos/bs], pos % bs
+}
+
+// AddSequence starts a sequence with the given tokens, reusing every full block of its
+// prefix that the cache already holds (prefix caching). At least the last token is always
+// left to compute, so that there are logits to sample from: with B slots per block, at most
+// floor((len-1)/B) blocks are reused. It returns the sequence; its Computed() is the number
+// of reused tokens.
+func (p *Pool) AddSequence(tokens []int) *Sequence {
+	s := &Sequence{id: p.nextSeq, tokens: slices.Clone(tokens), pool: p}
+	p.nextSeq++
+	p.seqs[s.id] = s
+	p.stats.promptTokens += int64(len(tokens))
+	bs := p.cfg.BlockSize
+	parent := p.root
+	for n := 0; n+bs <= len(tokens)-1; n += bs {
+		chunk := tokens[n : n+bs]
+		h := chainHash(parent, chunk)
+		id, ok := p.index[h]
+		if !ok || !sameTokens(p.blocks[id].tokens, chunk) {
+			break
+		}
+		b := &p.blocks[id]
+		if b.inLRU {
+			p.lruRemove(id)
+		}
+		b.ref++
+		p.clock++
+		b.touched = p.clock
+		s.table = append(s.table, id)
+		s.hashes = append(s.hashes, h)
+		s.computed += bs
+		parent = h
+	}
+	p.stats.prefixHitTokens += int64(s.computed)
+	return s
+}
+
+// Reserve makes sure slots exist for positions [Computed(), Computed()+n) and that every
+// block they fall in is private to s: blocks are allocated as needed, and a block shared
+// with another sequence is copied first (copy-on-write). It either succeeds completely or
+// returns an error wrapping ErrOutOfBlocks and changes nothing.
+func (p *Pool) Reserve(s *Sequence, n int) error {
+	if n <= 0 {
+		return nil
+	}
+	bs := p.cfg.BlockSize
+	first, last := s.computed/bs, (s.computed+n-1)/bs
+	need := 0
+	for i := first; i <= last; i++ {
+		if i >= len(s.table) || p.blocks[s.table[i]].ref > 1 {
+			need++
+		}
+	}
+	if need > p.available() {
+		return fmt.Errorf("%w: sequence %d needs %d more blocks for %d tokens, %d free or evictable of %d",
+			ErrOutOfBlocks, s.id, need, n, p.available(), p.cfg.NumBlocks)
+	}
+	for i := first; i <= last; i++ {
+		if i < len(s.table) {
+			old := s.table[i]
+			if p.blocks[old].ref == 1 {
+				continue
+			}
+			id, _ := p.allocate()
+			keep := s.computed - i*bs // valid slots of this block for s
+			if keep < 0 {
+				keep = 0
+			}
+			p.copyBlock(id, old, keep)
+			p.blocks[id].filled = keep
+			p.blocks[old].ref--
+			s.table[i] = id
+			p.stats.cowCopies++
+			continue
+		}
+		id, _ := p.allocate()
+		s.table = append(s.table, id)
+	}
+	return nil
+}
+
+// Commit records that the K/V of positions [Computed(), Computed()+n) have been written.
+// Blocks that become full get their chain hash and join the prefix index.
+func (p *Pool) Commit(s *Sequence, n int) error {
+	if n < 0 || s.computed+n > len(s.tokens) {
+		return fmt.Errorf("kvcache: commit of %d tokens for sequence %d with %d computed of %d tokens", n, s.id, s.computed, len(s.tokens))
+	}
+	bs := p.cfg.BlockSize
+	if need := p.cfg.BlocksFor(s.computed + n); need > len(s.table) {
+		return fmt.Errorf("kvcache: commit of %d tokens for sequence %d beyond its %d reserved blocks; call Reserve first", n, s.id, len(s.table))
+	}
+	end := s.computed + n
+	for pos := s.computed; pos < end; pos++ {
+		b := &p.blocks[s.table[pos/bs]]
+		if f := pos%bs + 1; f > b.filled {
+			b.filled = f
+		}
+	}
+	s.computed = end
+	for len(s.hashes) < s.computed/bs {
+		i := len(s.hashes)
+		parent := p.root
+		if i > 0 {
+			parent = s.hashes[i-1]
+		}
+		chunk := s.tokens[i*bs : (i+1)*bs]
+		h := chainHash(parent, chunk)
+		s.hashes = append(s.hashes, h)
+		id := s.table[i]
+		b := &p.blocks[id]
+		if b.hashed {
+			continue // a reused block, already indexed
+		}
+		if _, taken := p.index[h]; taken {
+			continue // another block already holds the same prefix; this one stays private
+		}
+		b.hashed = true
+		b.hash = h
+		b.tokens = make([]int32, bs)
+		for j, t := range chunk {
+			b.tokens[j] = int32(t)
+		}
+		p.index[h] = id
+	}
+	p.clock++
+	for _, id := range s.table {
+		p.blocks[id].touched = p.clock
+	}
+	return nil
+}
+
+// Fork starts a new sequence that shares every block and token of s. The first write into
+// a shared block copies it (copy-on-write), so the two never disturb each other.
+func (p *Pool) Fork(s *Sequence) *Sequence {
+	f := &Sequence{
+		id:       p.nextSeq,
+		tokens:   slices.Clone(s.tokens),
+		table:    slices.Clone(s.table),
+		computed: s.computed,
+		hashes:   slices.Clone(s.hashes),
+		pool:     p,
+	}
+	p.nextSeq++
+	p.seqs[f.id] = f
+	for _, id := range f.table {
+		p.blocks[id].ref++
+	}
+	return f
+}
+
+// Free ends a sequence. Its blocks lose one reference each; full blocks nobody uses any
+// more stay cached (evictable, least recently used first), the rest return to the free
+// list. Blocks are released from the last to the first, so a prefix's later blocks are
+// evicted before its first ones.
+func (p *Pool) Free(s *Sequence) {
+	if _, ok := p.seqs[s.id]; !ok {
+		return
+	}
+	delete(p.seqs, s.id)
+	for i := len(s.table) - 1; i >= 0; i-- {
+		p.release(s.table[i])
+	}
+	s.table = nil
+	s.computed = 0
+	s.hashes = nil
+}
+
+// Sequences returns the live sequences ordered by id.
+func (p *Pool) Sequences() []*Sequence {
+	out := make([]*Sequence, 0, len(p.seqs))
+	for _, s := range p.seqs {
+		out = append(out, s)
+	}
+	slices.SortFunc(out, func(a, b *Sequence) int { return a.id - b.id })
+	return out
+}

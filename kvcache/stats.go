@@ -1,0 +1,85 @@
+package kvcache
+
+// counters are the pool's running totals.
+type counters struct {
+	promptTokens    int64
+	prefixHitTokens int64
+	evictions       int64
+	cowCopies       int64
+}
+
+// Stats is a snapshot of the pool: where its blocks are and what sharing has saved.
+type Stats struct {
+	BlockSize       int   `json:"block_size"`
+	BlocksTotal     int   `json:"blocks_total"`
+	BlocksUsed      int   `json:"blocks_used"`   // referenced by at least one sequence
+	BlocksCached    int   `json:"blocks_cached"` // unreferenced, kept for prefix hits, evictable
+	BlocksFree      int   `json:"blocks_free"`
+	BlocksShared    int   `json:"blocks_shared"` // referenced by two or more block-table entries
+	BytesPerToken   int64 `json:"bytes_per_token"`
+	BytesPerBlock   int64 `json:"bytes_per_block"`
+	BytesInUse      int64 `json:"bytes_in_use"`  // BlocksUsed · BytesPerBlock
+	BytesTotal      int64 `json:"bytes_total"`   // what the pool allocated
+	TokensStored    int64 `json:"tokens_stored"` // committed slots in used blocks
+	UnusedSlots     int64 `json:"unused_slots"`  // slots of used blocks holding nothing (internal fragmentation)
+	PromptTokens    int64 `json:"prompt_tokens"`
+	PrefixHitTokens int64 `json:"prefix_hit_tokens"`
+	Evictions       int64 `json:"evictions"`
+	CowCopies       int64 `json:"cow_copies"`
+	Sequences       int   `json:"sequences"`
+}
+
+// Stats returns the current statistics.
+func (p *Pool) Stats() Stats {
+	st := Stats{
+		BlockSize:       p.cfg.BlockSize,
+		BlocksTotal:     p.cfg.NumBlocks,
+		BlocksCached:    p.lruLen,
+		BlocksFree:      len(p.free),
+		BytesPerToken:   p.cfg.BytesPerToken(),
+		BytesPerBlock:   p.cfg.BytesPerBlock(),
+		BytesTotal:      p.AllocatedBytes(),
+		PromptTokens:    p.stats.promptTokens,
+		PrefixHitTokens: p.stats.prefixHitTokens,
+		Evictions:       p.stats.evictions,
+		CowCopies:       p.stats.cowCopies,
+		Sequences:       len(p.seqs),
+	}
+	for i := range p.blocks {
+		b := &p.blocks[i]
+		if b.ref == 0 {
+			continue
+		}
+		st.BlocksUsed++
+		if b.ref > 1 {
+			st.BlocksShared++
+		}
+		st.TokensStored += int64(b.filled)
+		st.UnusedSlots += int64(p.cfg.BlockSize - b.filled)
+	}
+	st.BytesInUse = int64(st.BlocksUsed) * st.BytesPerBlock
+	return st
+}
+
+// BlockState describes one block for display.
+type BlockState struct {
+	ID     int    `json:"id"`
+	Ref    int    `json:"ref"`
+	Filled int    `json:"filled"`
+	Cached bool   `json:"cached"` // unreferenced and evictable
+	Hashed bool   `json:"hashed"`
+	Hash   string `json:"hash,omitempty"`
+}
+
+// Blocks describes every block of the pool, in id order.
+func (p *Pool) Blocks() []BlockState {
+	out := make([]BlockState, len(p.blocks))
+	for i := range p.blocks {
+		b := &p.blocks[i]
+		out[i] = BlockState{ID: i, Ref: b.ref, Filled: b.filled, Cached: b.inLRU, Hashed: b.hashed}
+		if b.hashed {
+			out[i].Hash = b.hash.String()
+		}
+	}
+	return out
+}

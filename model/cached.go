@@ -1,0 +1,82 @@
+package model
+
+import (
+	"fmt"
+
+	"github.com/kvref/kvref/attention"
+	"github.com/kvref/kvref/kvcache"
+)
+
+// Row is one row of a batched step through the paged cache: the token at position Pos of
+// sequence Seq. Its K/V go to the sequence's slot for Pos (reserved beforehand with
+// Pool.Reserve) and it attends over positions 0..Pos through the sequence's block table.
+type Row struct {
+	Seq    *kvcache.Sequence
+	Pos    int
+	Logits bool // compute this row's logits
+}
+
+// Forward runs one batched step through the cache: prefill chunks and decode tokens of any
+// number of sequences together. The rows of one sequence must be its next uncomputed
+// positions, in order. Forward writes K/V but does not commit them: call Pool.Commit for
+// each sequence afterwards. It returns the logits of the rows that asked for them.
+func (r *Runner) Forward(pool *kvcache.Pool, rows []Row) ([][]float32, error) {
+	c := r.m.Config
+	pc := pool.Config()
+	if pc.Layers != c.Layers || pc.KVHeads != c.KVHeads || pc.HeadDim != c.HeadDim {
+		return nil, fmt.Errorf("model: cache shaped for %d layers × %d KV heads × %d, model has %d × %d × %d",
+			pc.Layers, pc.KVHeads, pc.HeadDim, c.Layers, c.KVHeads, c.HeadDim)
+	}
+	tokens := make([]int, len(rows))
+	positions := make([]int, len(rows))
+	want := make([]bool, len(rows))
+	next := map[*kvcache.Sequence]int{}
+	for b, row := range rows {
+		s := row.Seq
+		expect, seen := next[s]
+		if !seen {
+			expect = s.Computed()
+		}
+		switch {
+		case row.Pos != expect:
+			return nil, fmt.Errorf("model: batch row %d: sequence %d position %d, want %d (the next uncomputed one)", b, s.ID(), row.Pos, expect)
+		case row.Pos >= s.Len():
+			return nil, fmt.Errorf("model: batch row %d: sequence %d has no token at position %d (length %d)", b, s.ID(), row.Pos, s.Len())
+		case row.Pos/pc.BlockSize >= len(s.Table()):
+			return nil, fmt.Errorf("model: batch row %d: sequence %d has no cache slot for position %d; call Reserve first", b, s.ID(), row.Pos)
+		}
+		next[s] = row.Pos + 1
+		tokens[b], positions[b], want[b] = s.Tokens()[row.Pos], row.Pos, row.Logits
+	}
+	store := &pagedStore{
+		pool:  pool,
+		rows:  rows,
+		shape: attention.Shape{Heads: c.Heads, KVHeads: c.KVHeads, HeadDim: c.HeadDim},
+	}
+	return r.forward(tokens, positions, want, store)
+}
+
+// pagedStore keeps K/V in the paged cache and attends through block tables.
+type pagedStore struct {
+	pool  *kvcache.Pool
+	rows  []Row
+	shape attention.Shape
+}
+
+func (p *pagedStore) store(l, b int, k, v []float32) {
+	blockID, slot := p.rows[b].Seq.Slot(p.rows[b].Pos)
+	p.pool.WriteKV(l, blockID, slot, k, v)
+}
+
+func (p *pagedStore) attend(l, b int, out, q, scores []float32) {
+	row := p.rows[b]
+	attention.Paged(out, q, p.pool, l, row.Seq.Table(), row.Pos+1, p.shape, scores)
+}
+
+func (p *pagedStore) maxPositions() int {
+	n := 0
+	for _, row := range p.rows {
+		n = max(n, row.Pos+1)
+	}
+	return n
+}

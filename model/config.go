@@ -1,0 +1,57 @@
+// Package model holds a Llama-family transformer: its configuration, its weights, the
+// batched forward pass that reads and writes the paged KV cache (forward.go), and the
+// cache-free reference forward every cached result is checked against (reference.go).
+package model
+
+import (
+	"fmt"
+
+	"github.com/kvref/kvref/internal/kernels"
+)
+
+// Config holds a model's hyper-parameters.
+type Config struct {
+	Arch      string            `json:"architecture"`
+	Dim       int               `json:"dim"`         // embedding width
+	Layers    int               `json:"layers"`      // transformer blocks
+	Heads     int               `json:"heads"`       // query heads
+	KVHeads   int               `json:"kv_heads"`    // key/value heads (GQA when < Heads)
+	HeadDim   int               `json:"head_dim"`    // width of one head
+	Hidden    int               `json:"hidden_dim"`  // feed-forward width
+	Vocab     int               `json:"vocab_size"`  // rows of the embedding
+	Context   int               `json:"context"`     // trained context length
+	RopeBase  float64           `json:"rope_base"`   // rotary frequency base
+	RopeDims  int               `json:"rope_dims"`   // rotated dimensions per head
+	RopeStyle kernels.RoPEStyle `json:"rope_style"`  // which pairs rotate together
+	NormEps   float32           `json:"norm_eps"`    // RMSNorm epsilon
+	Tied      bool              `json:"tied_output"` // output projection shares the embedding
+}
+
+// Validate checks that the hyper-parameters describe a computable model.
+func (c Config) Validate() error {
+	switch {
+	case c.Dim < 1 || c.Layers < 1 || c.Heads < 1 || c.KVHeads < 1 || c.HeadDim < 1 || c.Hidden < 1 || c.Vocab < 1:
+		return fmt.Errorf("model: every size must be ≥ 1: dim %d, layers %d, heads %d, kv_heads %d, head_dim %d, hidden %d, vocab %d",
+			c.Dim, c.Layers, c.Heads, c.KVHeads, c.HeadDim, c.Hidden, c.Vocab)
+	case c.Heads%c.KVHeads != 0:
+		return fmt.Errorf("model: %d query heads cannot be grouped over %d KV heads (must divide evenly)", c.Heads, c.KVHeads)
+	case c.RopeDims < 0 || c.RopeDims > c.HeadDim || c.RopeDims%2 != 0:
+		return fmt.Errorf("model: rope dimension count %d must be even and at most head_dim %d", c.RopeDims, c.HeadDim)
+	case c.Context < 1:
+		return fmt.Errorf("model: context length must be ≥ 1, got %d", c.Context)
+	case c.RopeBase <= 0:
+		return fmt.Errorf("model: rope frequency base must be > 0, got %g", c.RopeBase)
+	}
+	const limit = 1 << 24
+	if c.Dim > limit || c.Hidden > limit || c.Vocab > limit || c.Heads*c.HeadDim > limit || c.Layers > 4096 {
+		return fmt.Errorf("model: sizes beyond kvref's limits: dim %d, hidden %d, vocab %d, heads·head_dim %d, layers %d",
+			c.Dim, c.Hidden, c.Vocab, c.Heads*c.HeadDim, c.Layers)
+	}
+	return nil
+}
+
+// QDim is the width of all query heads together.
+func (c Config) QDim() int { return c.Heads * c.HeadDim }
+
+// KVDim is the width of all key (or value) heads together: one cache row.
+func (c Config) KVDim() int { return c.KVHeads * c.HeadDim }

@@ -1,0 +1,132 @@
+package model
+
+import (
+	"fmt"
+
+	"github.com/kvref/kvref/internal/kernels"
+	"github.com/kvref/kvref/internal/parallel"
+)
+
+// Runner runs forward passes of one model on a persistent pool of worker threads.
+type Runner struct {
+	m       *Model
+	threads *parallel.Pool
+}
+
+// NewRunner returns a runner using threads workers (≤ 0: one per core).
+func NewRunner(m *Model, threads int) *Runner {
+	return &Runner{m: m, threads: parallel.NewPool(threads)}
+}
+
+// Model returns the runner's model.
+func (r *Runner) Model() *Model { return r.m }
+
+// Threads is the number of worker threads.
+func (r *Runner) Threads() int { return r.threads.Threads() }
+
+// Close stops the worker threads.
+func (r *Runner) Close() { r.threads.Close() }
+
+// kvStore is where a forward pass keeps keys and values and how it attends over them: the
+// paged cache (cached.go) or plain arrays (reference.go). Everything else is shared, so
+// the two paths take the same arithmetic steps in the same order.
+type kvStore interface {
+	// store keeps the rotated key and the value of batch row b in layer l.
+	store(l, b int, k, v []float32)
+	// attend writes the attention output of batch row b in layer l for query q.
+	attend(l, b int, out, q, scores []float32)
+	// maxPositions bounds how many positions any row attends over (sizes the score buffer).
+	maxPositions() int
+}
+
+// forward runs the transformer on a batch of rows: row b is token tokens[b] at position
+// positions[b]. It returns the logits of the rows with want[b] set (nil for the others).
+// This is the whole model, top to bottom, as in llama2.c's run.c, batched: every weight
+// matrix is read once for all rows.
+func (r *Runner) forward(tokens, positions []int, want []bool, kv kvStore) ([][]float32, error) {
+	c := r.m.Config
+	w := r.m.Weights
+	n := len(tokens)
+	for b, t := range tokens {
+		if t < 0 || t >= c.Vocab {
+			return nil, fmt.Errorf("model: token id %d at position %d is outside the vocabulary of %d", t, positions[b], c.Vocab)
+		}
+	}
+	dim, qDim, kvDim, hid := c.Dim, c.QDim(), c.KVDim(), c.Hidden
+	x := make([]float32, n*dim)   // the residual stream, one row per token
+	xb := make([]float32, n*dim)  // normalised input of a sub-layer
+	q := make([]float32, n*qDim)  // queries
+	k := make([]float32, n*kvDim) // keys
+	v := make([]float32, n*kvDim) // values
+	att := make([]float32, n*qDim)
+	out := make([]float32, n*dim) // output of a sub-layer, added to x
+	gate := make([]float32, n*hid)
+	up := make([]float32, n*hid)
+
+	// 1. Token embedding.
+	scratch := make([]float32, dim)
+	for b, t := range tokens {
+		copy(x[b*dim:(b+1)*dim], w.TokenEmbed.Row(t, scratch))
+	}
+
+	for l := range w.Layers {
+		lw := &w.Layers[l]
+
+		// 2. Attention: RMSNorm, Q/K/V projections for all rows at once.
+		for b := range n {
+			kernels.RMSNorm(xb[b*dim:(b+1)*dim], x[b*dim:(b+1)*dim], lw.AttnNorm, c.NormEps)
+		}
+		lw.Wq.MulBatch(r.threads, q, xb, n)
+		lw.Wk.MulBatch(r.threads, k, xb, n)
+		lw.Wv.MulBatch(r.threads, v, xb, n)
+
+		// 3. Rotate each row's Q and K to its own position, then store K and V (the cache
+		//    quantizes on write).
+		for b, pos := range positions {
+			r.m.rope.Apply(q[b*qDim:(b+1)*qDim], c.Heads, c.HeadDim, pos)
+			r.m.rope.Apply(k[b*kvDim:(b+1)*kvDim], c.KVHeads, c.HeadDim, pos)
+			kv.store(l, b, k[b*kvDim:(b+1)*kvDim], v[b*kvDim:(b+1)*kvDim])
+		}
+
+		// 4. Each row attends over its own positions 0..pos (GQA: query heads share KV heads).
+		r.threads.For(n, 1, func(start, end int) {
+			scores := make([]float32, kv.maxPositions())
+			for b := start; b < end; b++ {
+				kv.attend(l, b, att[b*qDim:(b+1)*qDim], q[b*qDim:(b+1)*qDim], scores)
+			}
+		})
+
+		// 5. Output projection and residual.
+		lw.Wo.MulBatch(r.threads, out, att, n)
+		kernels.Add(x, out)
+
+		// 6. Feed-forward: RMSNorm, SwiGLU (silu(gate) · up), down projection, residual.
+		for b := range n {
+			kernels.RMSNorm(xb[b*dim:(b+1)*dim], x[b*dim:(b+1)*dim], lw.FFNNorm, c.NormEps)
+		}
+		lw.Gate.MulBatch(r.threads, gate, xb, n)
+		lw.Up.MulBatch(r.threads, up, xb, n)
+		kernels.SwiGLU(gate, up)
+		lw.Down.MulBatch(r.threads, out, gate, n)
+		kernels.Add(x, out)
+	}
+
+	// 7. Final RMSNorm and the classifier, only for the rows that want logits.
+	var rows []int
+	for b := range n {
+		if want[b] {
+			rows = append(rows, b)
+		}
+	}
+	final := make([]float32, len(rows)*dim)
+	for i, b := range rows {
+		kernels.RMSNorm(final[i*dim:(i+1)*dim], x[b*dim:(b+1)*dim], w.OutputNorm, c.NormEps)
+	}
+	all := make([]float32, len(rows)*c.Vocab)
+	w.Output.MulBatch(r.threads, all, final, len(rows))
+	logits := make([][]float32, n)
+	for i, b := range rows {
+		logits[b] = all[i*c.Vocab : (i+1)*c.Vocab : (i+1)*c.Vocab]
+	}
+	return logits, nil
+}

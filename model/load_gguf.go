@@ -1,0 +1,206 @@
+package model
+
+import (
+	"fmt"
+
+	"github.com/kvref/kvref/internal/kernels"
+	"github.com/kvref/kvref/model/gguf"
+	"github.com/kvref/kvref/tokenizer"
+)
+
+// LoadGGUF opens a GGUF file (memory-mapped) and loads the model and its tokenizer.
+func LoadGGUF(path string) (*Model, error) {
+	f, err := gguf.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	m, err := FromGGUF(f, path)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	m.closer = f
+	return m, nil
+}
+
+// FromGGUF builds a model from a parsed GGUF file. The weights alias the file's data, so
+// the file must stay open while the model is used.
+func FromGGUF(f *gguf.File, source string) (*Model, error) {
+	cfg, err := configFromGGUF(f)
+	if err != nil {
+		return nil, err
+	}
+	w, err := weightsFromGGUF(f, &cfg)
+	if err != nil {
+		return nil, err
+	}
+	tok, err := tokenizer.FromGGUF(f)
+	if err != nil {
+		return nil, err
+	}
+	if tok.VocabSize() != cfg.Vocab {
+		return nil, fmt.Errorf("model: %s: tokenizer has %d tokens but token_embd.weight has %d rows", f.Path, tok.VocabSize(), cfg.Vocab)
+	}
+	return New(cfg, w, tok, source, nil)
+}
+
+// configFromGGUF reads the llama.* hyper-parameters.
+func configFromGGUF(f *gguf.File) (Config, error) {
+	arch := f.Architecture()
+	if arch != "llama" {
+		if arch == "" {
+			return Config{}, fmt.Errorf("model: %s: no general.architecture key; is this a model file (and not a vocabulary-only GGUF)?", f.Path)
+		}
+		return Config{}, fmt.Errorf("model: %s: unsupported architecture %q (kvref supports: llama)", f.Path, arch)
+	}
+	req := func(key string) (int, error) {
+		v, err := f.Uint(arch + "." + key)
+		if err != nil {
+			return 0, err
+		}
+		if v > 1<<31 {
+			return 0, fmt.Errorf("model: %s: %s.%s = %d is absurd", f.Path, arch, key, v)
+		}
+		return int(v), nil
+	}
+	cfg := Config{Arch: arch, RopeBase: 10000, RopeStyle: kernels.RoPEAdjacent}
+	var err error
+	for _, p := range []struct {
+		key string
+		dst *int
+	}{
+		{"embedding_length", &cfg.Dim},
+		{"block_count", &cfg.Layers},
+		{"attention.head_count", &cfg.Heads},
+		{"feed_forward_length", &cfg.Hidden},
+		{"context_length", &cfg.Context},
+	} {
+		if *p.dst, err = req(p.key); err != nil {
+			return Config{}, err
+		}
+	}
+	cfg.KVHeads = cfg.Heads
+	if _, ok := f.Lookup(arch + ".attention.head_count_kv"); ok {
+		if cfg.KVHeads, err = req("attention.head_count_kv"); err != nil {
+			return Config{}, err
+		}
+	}
+	if cfg.Heads < 1 || cfg.Dim%cfg.Heads != 0 {
+		return Config{}, fmt.Errorf("model: %s: embedding_length %d is not a multiple of head_count %d", f.Path, cfg.Dim, cfg.Heads)
+	}
+	cfg.HeadDim = cfg.Dim / cfg.Heads
+	cfg.RopeDims = cfg.HeadDim
+	if _, ok := f.Lookup(arch + ".rope.dimension_count"); ok {
+		if cfg.RopeDims, err = req("rope.dimension_count"); err != nil {
+			return Config{}, err
+		}
+	}
+	if _, ok := f.Lookup(arch + ".rope.freq_base"); ok {
+		if cfg.RopeBase, err = f.Float(arch + ".rope.freq_base"); err != nil {
+			return Config{}, err
+		}
+	}
+	eps, err := f.Float(arch + ".attention.layer_norm_rms_epsilon")
+	if err != nil {
+		return Config{}, err
+	}
+	cfg.NormEps = float32(eps)
+	emb, ok := f.Tensor("token_embd.weight")
+	if !ok {
+		return Config{}, fmt.Errorf("model: %s: missing tensor \"token_embd.weight\"", f.Path)
+	}
+	if len(emb.Dims) != 2 || emb.Dims[0] != uint64(cfg.Dim) || emb.Dims[1] > 1<<24 {
+		return Config{}, fmt.Errorf("model: %s: tensor \"token_embd.weight\" has dims %v, want [%d vocab]", f.Path, emb.Dims, cfg.Dim)
+	}
+	cfg.Vocab = int(emb.Dims[1])
+	if err := cfg.Validate(); err != nil {
+		return Config{}, fmt.Errorf("%w (in %s)", err, f.Path)
+	}
+	return cfg, nil
+}
+
+// weightsFromGGUF finds, shape-checks and wraps every tensor.
+func weightsFromGGUF(f *gguf.File, cfg *Config) (*Weights, error) {
+	matrix := func(name string, rows, cols int) (*Matrix, error) {
+		t, ok := f.Tensor(name)
+		if !ok {
+			return nil, fmt.Errorf("model: %s: missing tensor %q", f.Path, name)
+		}
+		if len(t.Dims) != 2 || t.Dims[0] != uint64(cols) || t.Dims[1] != uint64(rows) {
+			return nil, fmt.Errorf("model: %s: tensor %q has dims %v, want [%d %d]", f.Path, name, t.Dims, cols, rows)
+		}
+		data, err := f.TensorData(t)
+		if err != nil {
+			return nil, err
+		}
+		m, err := NewMatrix(name, rows, cols, t.Type, data)
+		if err != nil {
+			return nil, fmt.Errorf("%w (in %s)", err, f.Path)
+		}
+		return m, nil
+	}
+	vector := func(name string, n int) ([]float32, error) {
+		t, ok := f.Tensor(name)
+		if !ok {
+			return nil, fmt.Errorf("model: %s: missing tensor %q", f.Path, name)
+		}
+		if len(t.Dims) != 1 || t.Dims[0] != uint64(n) {
+			return nil, fmt.Errorf("model: %s: tensor %q has dims %v, want [%d]", f.Path, name, t.Dims, n)
+		}
+		data, err := f.TensorData(t)
+		if err != nil {
+			return nil, err
+		}
+		m, err := NewMatrix(name, 1, n, t.Type, data)
+		if err != nil {
+			return nil, fmt.Errorf("%w (in %s)", err, f.Path)
+		}
+		return append([]float32(nil), m.Row(0, make([]float32, n))...), nil
+	}
+	var w Weights
+	var err error
+	if w.TokenEmbed, err = matrix("token_embd.weight", cfg.Vocab, cfg.Dim); err != nil {
+		return nil, err
+	}
+	if w.OutputNorm, err = vector("output_norm.weight", cfg.Dim); err != nil {
+		return nil, err
+	}
+	if _, ok := f.Tensor("output.weight"); ok {
+		if w.Output, err = matrix("output.weight", cfg.Vocab, cfg.Dim); err != nil {
+			return nil, err
+		}
+	} else {
+		w.Output = w.TokenEmbed
+		cfg.Tied = true
+	}
+	q, kv := cfg.QDim(), cfg.KVDim()
+	w.Layers = make([]Layer, cfg.Layers)
+	for i := range w.Layers {
+		l := &w.Layers[i]
+		name := func(s string) string { return fmt.Sprintf("blk.%d.%s.weight", i, s) }
+		for _, t := range []struct {
+			dst        **Matrix
+			name       string
+			rows, cols int
+		}{
+			{&l.Wq, "attn_q", q, cfg.Dim},
+			{&l.Wk, "attn_k", kv, cfg.Dim},
+			{&l.Wv, "attn_v", kv, cfg.Dim},
+			{&l.Wo, "attn_output", cfg.Dim, q},
+			{&l.Gate, "ffn_gate", cfg.Hidden, cfg.Dim},
+			{&l.Up, "ffn_up", cfg.Hidden, cfg.Dim},
+			{&l.Down, "ffn_down", cfg.Dim, cfg.Hidden},
+		} {
+			if *t.dst, err = matrix(name(t.name), t.rows, t.cols); err != nil {
+				return nil, err
+			}
+		}
+		if l.AttnNorm, err = vector(name("attn_norm"), cfg.Dim); err != nil {
+			return nil, err
+		}
+		if l.FFNNorm, err = vector(name("ffn_norm"), cfg.Dim); err != nil {
+			return nil, err
+		}
+	}
+	return &w, nil
+}

@@ -1,0 +1,109 @@
+package model
+
+import (
+	"fmt"
+	"unsafe"
+
+	"github.com/kvref/kvref/internal/kernels"
+	"github.com/kvref/kvref/internal/parallel"
+	"github.com/kvref/kvref/model/gguf"
+	"github.com/kvref/kvref/quant"
+)
+
+// Matrix is a row-major weight matrix of Rows × Cols elements stored as F32, F16 or BF16
+// (GGUF's dims are [Cols, Rows]). F32 data aliases the memory-mapped file; nothing is copied.
+type Matrix struct {
+	Name       string
+	Rows, Cols int
+	Type       gguf.TensorType
+	f32        []float32 // Type == F32
+	raw        []byte    // other types
+}
+
+// NewMatrixF32 wraps float32 data as a Rows × Cols matrix.
+func NewMatrixF32(name string, rows, cols int, data []float32) (*Matrix, error) {
+	if len(data) != rows*cols {
+		return nil, fmt.Errorf("model: tensor %q: %d values for %d×%d", name, len(data), rows, cols)
+	}
+	return &Matrix{Name: name, Rows: rows, Cols: cols, Type: gguf.F32, f32: data}, nil
+}
+
+// NewMatrix wraps raw little-endian tensor bytes of a supported type.
+func NewMatrix(name string, rows, cols int, typ gguf.TensorType, data []byte) (*Matrix, error) {
+	var elem int
+	switch typ {
+	case gguf.F32:
+		elem = 4
+	case gguf.F16, gguf.BF16:
+		elem = 2
+	default:
+		return nil, fmt.Errorf("model: tensor %q has type %s, which kvref cannot compute with yet (supported: F32, F16, BF16); convert the model to f16 or f32", name, typ)
+	}
+	if len(data) != rows*cols*elem {
+		return nil, fmt.Errorf("model: tensor %q: %d bytes for %d×%d %s, want %d", name, len(data), rows, cols, typ, rows*cols*elem)
+	}
+	if typ == gguf.F32 {
+		return NewMatrixF32(name, rows, cols, bytesAsFloat32(data))
+	}
+	return &Matrix{Name: name, Rows: rows, Cols: cols, Type: typ, raw: data}, nil
+}
+
+// bytesAsFloat32 views little-endian float32 bytes as []float32 without copying (kvref
+// targets little-endian machines). Unaligned data is copied instead.
+func bytesAsFloat32(b []byte) []float32 {
+	if len(b) == 0 {
+		return nil
+	}
+	if uintptr(unsafe.Pointer(&b[0]))%4 != 0 {
+		out := make([]float32, len(b)/4)
+		copy(unsafe.Slice((*byte)(unsafe.Pointer(&out[0])), len(b)), b)
+		return out
+	}
+	return unsafe.Slice((*float32)(unsafe.Pointer(&b[0])), len(b)/4)
+}
+
+// Row returns row r as float32: the stored row itself for F32, else decoded into scratch.
+func (m *Matrix) Row(r int, scratch []float32) []float32 {
+	if m.Type == gguf.F32 {
+		return m.f32[r*m.Cols : (r+1)*m.Cols : (r+1)*m.Cols]
+	}
+	out := scratch[:m.Cols]
+	raw := m.raw[2*r*m.Cols : 2*(r+1)*m.Cols]
+	if m.Type == gguf.F16 {
+		for i := range out {
+			out[i] = quant.F16ToF32(uint16(raw[2*i]) | uint16(raw[2*i+1])<<8)
+		}
+	} else {
+		for i := range out {
+			out[i] = quant.BF16ToF32(uint16(raw[2*i]) | uint16(raw[2*i+1])<<8)
+		}
+	}
+	return out
+}
+
+// Bytes is the size of the stored weights.
+func (m *Matrix) Bytes() int64 {
+	if m.Type == gguf.F32 {
+		return int64(len(m.f32)) * 4
+	}
+	return int64(len(m.raw))
+}
+
+// MulBatch computes out[b·Rows + r] = W_r · x_b for the batch input rows x_b =
+// x[b·Cols:(b+1)·Cols]. Threads split the output rows; each weight row is read once for the
+// whole batch. Every output is one kernels.Dot, so results do not depend on the batch.
+func (m *Matrix) MulBatch(threads *parallel.Pool, out, x []float32, batch int) {
+	threads.For(m.Rows, 16, func(start, end int) {
+		if m.Type == gguf.F32 {
+			kernels.MatMulRows(out, m.f32, x, m.Rows, m.Cols, batch, start, end)
+			return
+		}
+		scratch := make([]float32, m.Cols)
+		for r := start; r < end; r++ {
+			wr := m.Row(r, scratch)
+			for b := 0; b < batch; b++ {
+				out[b*m.Rows+r] = kernels.Dot(x[b*m.Cols:(b+1)*m.Cols], wr)
+			}
+		}
+	})
+}

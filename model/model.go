@@ -1,0 +1,54 @@
+package model
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"io"
+
+	"github.com/kvref/kvref/internal/kernels"
+	"github.com/kvref/kvref/tokenizer"
+)
+
+// Model is a loaded transformer with its tokenizer.
+type Model struct {
+	Config    Config
+	Weights   *Weights
+	Tokenizer tokenizer.Tokenizer
+	Source    string // where it came from: a path, or "builtin:..."
+	rope      *kernels.RoPE
+	closer    io.Closer
+}
+
+// New assembles a model from its parts and validates the configuration.
+func New(cfg Config, w *Weights, tok tokenizer.Tokenizer, source string, closer io.Closer) (*Model, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return &Model{
+		Config:    cfg,
+		Weights:   w,
+		Tokenizer: tok,
+		Source:    source,
+		rope:      kernels.NewRoPE(cfg.RopeStyle, cfg.RopeDims, cfg.RopeBase),
+		closer:    closer,
+	}, nil
+}
+
+// Close releases the model's mapped file, if any. The model must not be used afterwards.
+func (m *Model) Close() error {
+	if m.closer == nil {
+		return nil
+	}
+	err := m.closer.Close()
+	m.closer = nil
+	return err
+}
+
+// Identity is a short hash of the model's source and configuration. It salts the KV cache's
+// block hashes so that blocks computed by one model are never shared with another.
+func (m *Model) Identity() string {
+	cfg, _ := json.Marshal(m.Config)
+	h := sha256.Sum256(append([]byte(m.Source+"\x00"), cfg...))
+	return hex.EncodeToString(h[:8])
+}

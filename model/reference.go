@@ -1,0 +1,68 @@
+package model
+
+import (
+	"fmt"
+
+	"github.com/kvref/kvref/attention"
+	"github.com/kvref/kvref/quant"
+)
+
+// Reference computes, with no cache at all, the logits at every position in [from,
+// len(tokens)) of the token sequence: all positions are recomputed from the tokens in one
+// batch, K/V kept in plain arrays. Keys and values go through the same quantize→dequantize
+// round trip as a cache of types kType/vType would apply, so with the fixed reduction
+// order of every kernel the cached path must match it bit for bit.
+func (r *Runner) Reference(tokens []int, kType, vType quant.CacheType, from int) ([][]float32, error) {
+	c := r.m.Config
+	n := len(tokens)
+	if from < 0 || from >= n {
+		return nil, fmt.Errorf("model: reference logits from position %d of a %d-token sequence", from, n)
+	}
+	positions := make([]int, n)
+	want := make([]bool, n)
+	for i := range positions {
+		positions[i] = i
+		want[i] = i >= from
+	}
+	store := &contiguousStore{
+		kType: kType, vType: vType,
+		shape:  attention.Shape{Heads: c.Heads, KVHeads: c.KVHeads, HeadDim: c.HeadDim},
+		keys:   make([][]float32, c.Layers),
+		values: make([][]float32, c.Layers),
+		n:      n,
+	}
+	for l := range store.keys {
+		store.keys[l] = make([]float32, n*c.KVDim())
+		store.values[l] = make([]float32, n*c.KVDim())
+	}
+	logits, err := r.forward(tokens, positions, want, store)
+	if err != nil {
+		return nil, err
+	}
+	return logits[from:], nil
+}
+
+// contiguousStore keeps K/V of every position in plain float32 arrays (after the cache
+// type's round trip) and attends with the naive reference attention.
+type contiguousStore struct {
+	kType, vType quant.CacheType
+	shape        attention.Shape
+	keys, values [][]float32 // per layer, n rows of kv_heads·head_dim
+	n            int
+}
+
+func (s *contiguousStore) store(l, b int, k, v []float32) {
+	row := s.shape.KVHeads * s.shape.HeadDim
+	kd := s.keys[l][b*row : (b+1)*row]
+	vd := s.values[l][b*row : (b+1)*row]
+	copy(kd, k)
+	copy(vd, v)
+	s.kType.RoundTrip(kd, s.shape.KVHeads, s.shape.HeadDim)
+	s.vType.RoundTrip(vd, s.shape.KVHeads, s.shape.HeadDim)
+}
+
+func (s *contiguousStore) attend(l, b int, out, q, scores []float32) {
+	attention.Contiguous(out, q, s.keys[l], s.values[l], b+1, s.shape, scores)
+}
+
+func (s *contiguousStore) maxPositions() int { return s.n }

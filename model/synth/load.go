@@ -1,0 +1,45 @@
+package synth
+
+import (
+	"bytes"
+	"fmt"
+
+	"github.com/kvref/kvref/model"
+	"github.com/kvref/kvref/model/gguf"
+)
+
+// Bytes returns the model as the bytes of a GGUF file.
+func (s Shape) Bytes() ([]byte, error) {
+	w, err := s.Writer()
+	if err != nil {
+		return nil, err
+	}
+	var buf bytes.Buffer
+	if _, err := w.WriteTo(&buf); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// WriteFile writes the model to a GGUF file.
+func (s Shape) WriteFile(path string) error {
+	w, err := s.Writer()
+	if err != nil {
+		return err
+	}
+	return w.WriteFile(path)
+}
+
+// Model generates the model in memory and loads it through the ordinary GGUF loader.
+func (s Shape) Model() (*model.Model, error) {
+	data, err := s.Bytes()
+	if err != nil {
+		return nil, err
+	}
+	source := fmt.Sprintf("builtin:%s:seed%d", s.Name, s.Seed)
+	f, err := gguf.Parse(source, data)
+	if err != nil {
+		return nil, err
+	}
+	return model.FromGGUF(f, source)
+}

@@ -1,0 +1,156 @@
+// Package synth makes deterministic random Llama models of any shape: the model kvref runs
+// when no -m is given, the tiny models in testdata/, and the benchmark shapes. A model is
+// fully determined by its Shape (including the seed), written as a GGUF file by the
+// project's own writer and loaded through the same path as any real model.
+package synth
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+
+	"github.com/kvref/kvref/internal/rng"
+	"github.com/kvref/kvref/model/gguf"
+)
+
+// Shape is the hyper-parameters and seed of a synthetic model.
+type Shape struct {
+	Name     string  // written as general.name
+	Dim      int     // embedding width
+	Layers   int     // transformer blocks
+	Heads    int     // query heads
+	KVHeads  int     // key/value heads (GQA when fewer than Heads)
+	Hidden   int     // feed-forward width
+	Context  int     // context length
+	RopeBase float64 // rotary base
+	Seed     uint64  // weights are a pure function of the seed and the shape
+	Vocab    int     // 0: the byte-level vocabulary (259 tokens); else a vocabulary of that size padded with unused tokens
+}
+
+// Default is the shape of the built-in model: small enough to decode instantly, with GQA
+// (8 query heads over 2 KV heads).
+var Default = Shape{Name: "kvref-synthetic-default", Dim: 128, Layers: 4, Heads: 8, KVHeads: 2, Hidden: 384, Context: 2048, RopeBase: 10000, Seed: 1}
+
+// Tiny is the shape of the model in testdata/.
+var Tiny = Shape{Name: "kvref-synthetic-tiny", Dim: 32, Layers: 2, Heads: 4, KVHeads: 2, Hidden: 64, Context: 256, RopeBase: 10000, Seed: 7}
+
+// Validate checks that the shape describes a loadable model.
+func (s Shape) Validate() error {
+	switch {
+	case s.Dim < 1 || s.Layers < 1 || s.Heads < 1 || s.KVHeads < 1 || s.Hidden < 1 || s.Context < 1:
+		return fmt.Errorf("synth: every size must be ≥ 1: dim %d, layers %d, heads %d, kv-heads %d, hidden %d, ctx %d",
+			s.Dim, s.Layers, s.Heads, s.KVHeads, s.Hidden, s.Context)
+	case s.Dim%s.Heads != 0:
+		return fmt.Errorf("synth: dim %d must be a multiple of heads %d", s.Dim, s.Heads)
+	case (s.Dim/s.Heads)%2 != 0:
+		return fmt.Errorf("synth: head dim %d (dim/heads) must be even for RoPE", s.Dim/s.Heads)
+	case s.Heads%s.KVHeads != 0:
+		return fmt.Errorf("synth: heads %d must be a multiple of kv-heads %d", s.Heads, s.KVHeads)
+	case s.Vocab != 0 && s.Vocab < byteVocabSize:
+		return fmt.Errorf("synth: vocab %d is smaller than the %d byte-level tokens", s.Vocab, byteVocabSize)
+	case s.RopeBase <= 0:
+		return fmt.Errorf("synth: rope base must be > 0, got %g", s.RopeBase)
+	}
+	return nil
+}
+
+// byteVocabSize is <unk>, <s>, </s> and the 256 byte tokens.
+const byteVocabSize = 3 + 256
+
+// Writer returns a GGUF writer holding the model.
+func (s Shape) Writer() (*gguf.Writer, error) {
+	if err := s.Validate(); err != nil {
+		return nil, err
+	}
+	vocab := s.Vocab
+	if vocab == 0 {
+		vocab = byteVocabSize
+	}
+	headDim := s.Dim / s.Heads
+	w := gguf.NewWriter()
+	w.AddString("general.architecture", "llama")
+	w.AddString("general.name", s.Name)
+	w.AddString("general.description", fmt.Sprintf("kvref synthetic model, random weights from seed %d; not trained", s.Seed))
+	w.AddUint32("llama.context_length", uint32(s.Context))
+	w.AddUint32("llama.embedding_length", uint32(s.Dim))
+	w.AddUint32("llama.block_count", uint32(s.Layers))
+	w.AddUint32("llama.feed_forward_length", uint32(s.Hidden))
+	w.AddUint32("llama.attention.head_count", uint32(s.Heads))
+	w.AddUint32("llama.attention.head_count_kv", uint32(s.KVHeads))
+	w.AddUint32("llama.rope.dimension_count", uint32(headDim))
+	w.AddFloat32("llama.rope.freq_base", float32(s.RopeBase))
+	w.AddFloat32("llama.attention.layer_norm_rms_epsilon", 1e-5)
+	addByteVocab(w, vocab)
+
+	r := rng.New(s.Seed)
+	matrix := func(name string, rows, cols int) error {
+		bound := float32(math.Sqrt(3 / float64(cols))) // unit-variance outputs for unit-variance inputs
+		return addF32(w, name, []uint64{uint64(cols), uint64(rows)}, rows*cols, func() float32 { return bound * r.Symmetric() })
+	}
+	norm := func(name string) error {
+		return addF32(w, name, []uint64{uint64(s.Dim)}, s.Dim, func() float32 { return 1 + 0.1*r.Symmetric() })
+	}
+	q, kv := s.Heads*headDim, s.KVHeads*headDim
+	if err := addF32(w, "token_embd.weight", []uint64{uint64(s.Dim), uint64(vocab)}, s.Dim*vocab, r.Symmetric); err != nil {
+		return nil, err
+	}
+	for l := 0; l < s.Layers; l++ {
+		name := func(t string) string { return fmt.Sprintf("blk.%d.%s.weight", l, t) }
+		for _, err := range []error{
+			norm(name("attn_norm")),
+			matrix(name("attn_q"), q, s.Dim),
+			matrix(name("attn_k"), kv, s.Dim),
+			matrix(name("attn_v"), kv, s.Dim),
+			matrix(name("attn_output"), s.Dim, q),
+			norm(name("ffn_norm")),
+			matrix(name("ffn_gate"), s.Hidden, s.Dim),
+			matrix(name("ffn_up"), s.Hidden, s.Dim),
+			matrix(name("ffn_down"), s.Dim, s.Hidden),
+		} {
+			if err != nil {
+				return nil, err
+			}
+		}
+	}
+	if err := norm("output_norm.weight"); err != nil {
+		return nil, err
+	}
+	if err := matrix("output.weight", vocab, s.Dim); err != nil {
+		return nil, err
+	}
+	return w, nil
+}
+
+// addF32 adds an F32 tensor whose n values come from gen, in order.
+func addF32(w *gguf.Writer, name string, dims []uint64, n int, gen func() float32) error {
+	data := make([]byte, 4*n)
+	for i := 0; i < n; i++ {
+		binary.LittleEndian.PutUint32(data[4*i:], math.Float32bits(gen()))
+	}
+	return w.AddTensor(name, gguf.F32, dims, data)
+}
+
+// addByteVocab writes a SentencePiece vocabulary with <unk>, <s>, </s> and the 256
+// <0xNN> byte tokens, so any text tokenizes (byte by byte), padded with unused tokens up
+// to size.
+func addByteVocab(w *gguf.Writer, size int) {
+	tokens := []string{"<unk>", "<s>", "</s>"}
+	types := []int32{2, 3, 3}
+	for b := 0; b < 256; b++ {
+		tokens = append(tokens, fmt.Sprintf("<0x%02X>", b))
+		types = append(types, 6)
+	}
+	for i := len(tokens); i < size; i++ {
+		tokens = append(tokens, fmt.Sprintf("<unused%d>", i))
+		types = append(types, 5)
+	}
+	w.AddString("tokenizer.ggml.model", "llama")
+	w.AddStrings("tokenizer.ggml.tokens", tokens)
+	w.AddFloat32s("tokenizer.ggml.scores", make([]float32, len(tokens)))
+	w.AddInt32s("tokenizer.ggml.token_type", types)
+	w.AddUint32("tokenizer.ggml.unknown_token_id", 0)
+	w.AddUint32("tokenizer.ggml.bos_token_id", 1)
+	w.AddUint32("tokenizer.ggml.eos_token_id", 2)
+	w.AddBool("tokenizer.ggml.add_bos_token", true)
+	w.AddBool("tokenizer.ggml.add_space_prefix", false)
+}

@@ -1,0 +1,37 @@
+package model
+
+// Layer holds one transformer block's weights.
+type Layer struct {
+	AttnNorm []float32 // dim
+	Wq       *Matrix   // heads·head_dim × dim
+	Wk       *Matrix   // kv_heads·head_dim × dim
+	Wv       *Matrix   // kv_heads·head_dim × dim
+	Wo       *Matrix   // dim × heads·head_dim
+	FFNNorm  []float32 // dim
+	Gate     *Matrix   // hidden × dim (w1)
+	Up       *Matrix   // hidden × dim (w3)
+	Down     *Matrix   // dim × hidden (w2)
+}
+
+// Weights holds every tensor of a model.
+type Weights struct {
+	TokenEmbed *Matrix // vocab × dim
+	Layers     []Layer
+	OutputNorm []float32 // dim
+	Output     *Matrix   // vocab × dim; the embedding itself when tied
+}
+
+// Bytes is the size of all stored weights (a tied output is counted once).
+func (w *Weights) Bytes() int64 {
+	n := w.TokenEmbed.Bytes() + 4*int64(len(w.OutputNorm))
+	if w.Output != w.TokenEmbed {
+		n += w.Output.Bytes()
+	}
+	for _, l := range w.Layers {
+		n += 4 * int64(len(l.AttnNorm)+len(l.FFNNorm))
+		for _, m := range []*Matrix{l.Wq, l.Wk, l.Wv, l.Wo, l.Gate, l.Up, l.Down} {
+			n += m.Bytes()
+		}
+	}
+	return n
+}
