@@ -134,13 +134,14 @@ func (e *Engine) Generate(req Request, emit func(Token) error) (res Result, err 
 	for i := range live {
 		live[i] = i
 	}
+	checks := make([]checker, n)
 	for step := 0; len(live) > 0; step++ {
 		var next []*kvcache.Sequence
 		var nextIdx []int
 		for _, i := range live {
 			s := seqs[i]
 			if req.Check {
-				if err := e.check(s, i, step, logits[i]); err != nil {
+				if err := checks[i].add(e, s, i, step, logits[i]); err != nil {
 					return res, err
 				}
 			}
@@ -160,6 +161,10 @@ func (e *Engine) Generate(req Request, emit func(Token) error) (res Result, err 
 				s.Append(tok)
 				next = append(next, s)
 				nextIdx = append(nextIdx, i)
+				continue
+			}
+			if err := checks[i].flush(e, s); err != nil {
+				return res, err
 			}
 		}
 		if len(next) == 0 {
@@ -211,16 +216,52 @@ func (e *Engine) step(seqs []*kvcache.Sequence) ([][]float32, error) {
 	return logits, nil
 }
 
-// check recomputes the logits at the sequence's last computed position with no cache and
-// requires bit-for-bit equality.
-func (e *Engine) check(s *kvcache.Sequence, seq, step int, got []float32) error {
+// checkWindow is how many steps of one sequence are checked together: one cache-free pass
+// over the sequence recomputes the logits of all of them, so checking n steps costs
+// O(n²/checkWindow) rows instead of O(n²).
+const checkWindow = 32
+
+// checker collects a sequence's steps and compares them, a window at a time, with the
+// cache-free reference at the same positions.
+type checker struct {
+	pending []pendingCheck
+}
+
+type pendingCheck struct {
+	seq, step, pos int
+	logits         []float32
+}
+
+// add records the logits the cached path produced at the sequence's last computed
+// position, checking the window when it is full.
+func (c *checker) add(e *Engine, s *kvcache.Sequence, seq, step int, logits []float32) error {
+	c.pending = append(c.pending, pendingCheck{seq: seq, step: step, pos: s.Computed() - 1, logits: logits})
+	if len(c.pending) < checkWindow {
+		return nil
+	}
+	return c.flush(e, s)
+}
+
+// flush recomputes the pending positions with no cache and requires bit-for-bit equality,
+// reporting the first step that differs.
+func (c *checker) flush(e *Engine, s *kvcache.Sequence) error {
+	if len(c.pending) == 0 {
+		return nil
+	}
 	cfg := e.Pool.Config()
-	tokens := s.Tokens()[:s.Computed()]
-	ref, err := e.Runner.Reference(tokens, cfg.KType, cfg.VType, len(tokens)-1)
+	last := c.pending[len(c.pending)-1].pos
+	from := c.pending[0].pos
+	ref, err := e.Runner.Reference(s.Tokens()[:last+1], cfg.KType, cfg.VType, from)
 	if err != nil {
 		return err
 	}
-	return Compare(got, ref[0], seq, step, len(tokens)-1)
+	for _, p := range c.pending {
+		if err := Compare(p.logits, ref[p.pos-from], p.seq, p.step, p.pos); err != nil {
+			return err
+		}
+	}
+	c.pending = c.pending[:0]
+	return nil
 }
 
 // Compare returns a *CheckError unless got and want are bit-for-bit equal.

@@ -65,6 +65,9 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if f.blockSize < 1 {
+		return fmt.Errorf("--block-size must be ≥ 1, got %d", f.blockSize)
+	}
 	if f.np < 1 {
 		return fmt.Errorf("-np must be ≥ 1, got %d", f.np)
 	}

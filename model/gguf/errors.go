@@ -1,0 +1,34 @@
+package gguf
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+)
+
+// ErrTruncated is wrapped by parse errors where the file ends before the
+// data it describes, or a length in it runs past the end of the file.
+var ErrTruncated = errors.New("the file is truncated or corrupt; re-download or re-convert it")
+
+// ErrKeyNotFound is wrapped by the typed getters when a metadata key is
+// absent, so callers can tell an optional key from a malformed one.
+var ErrKeyNotFound = errors.New("metadata key not found")
+
+// maxQuoted bounds how much of a name from the file goes into an error
+// message, so a hostile file cannot produce megabyte-long errors.
+const maxQuoted = 96
+
+// quote quotes a key or tensor name for an error message, shortening it if
+// it is long.
+func quote(s string) string {
+	if len(s) <= maxQuoted {
+		return strconv.Quote(s)
+	}
+	return strconv.Quote(s[:maxQuoted]) + fmt.Sprintf("... (%d bytes)", len(s))
+}
+
+// fileErrorf formats an error about the named file in the package's style:
+// "gguf: NAME: message".
+func fileErrorf(name, format string, args ...any) error {
+	return fmt.Errorf("gguf: %s: "+format, append([]any{name}, args...)...)
+}

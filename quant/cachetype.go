@@ -1,0 +1,242 @@
+package quant
+
+import (
+	"fmt"
+	"strings"
+)
+
+// CacheType is the element format of a K/V cache row. See the package documentation for
+// each format's layout, rounding and error bound.
+type CacheType uint8
+
+// The cache types, in the order CacheTypes lists them.
+const (
+	F32     CacheType = iota // float32, exact
+	F16                      // IEEE half, round to nearest even
+	BF16                     // bfloat16, round to nearest even
+	Int8                     // symmetric int8 with a float32 scale per token per KV head
+	FP8E4M3                  // OCP E4M3 with a float32 scale per token per KV head
+	FP8E5M2                  // OCP E5M2, no scale, saturating
+	Q8_0                     // llama.cpp block_q8_0: 32 int8 values and an fp16 scale per block
+	numCacheTypes
+)
+
+var cacheTypeNames = [numCacheTypes]string{
+	F32:     "f32",
+	F16:     "f16",
+	BF16:    "bf16",
+	Int8:    "int8",
+	FP8E4M3: "fp8-e4m3",
+	FP8E5M2: "fp8-e5m2",
+	Q8_0:    "q8_0",
+}
+
+// cacheTypeAliases are extra names ParseCacheType accepts.
+var cacheTypeAliases = map[string]CacheType{
+	"fp32": F32,
+	"fp16": F16,
+	"fp8":  FP8E4M3,
+}
+
+// String returns the canonical name of t ("f32", "f16", "bf16", "int8", "fp8-e4m3",
+// "fp8-e5m2", "q8_0"), or "CacheType(N)" for a value that is not a cache type.
+func (t CacheType) String() string {
+	if t < numCacheTypes {
+		return cacheTypeNames[t]
+	}
+	return fmt.Sprintf("CacheType(%d)", uint8(t))
+}
+
+// CacheTypes returns every cache type, in declaration order (F32 first, Q8_0 last).
+func CacheTypes() []CacheType {
+	ts := make([]CacheType, numCacheTypes)
+	for i := range ts {
+		ts[i] = CacheType(i)
+	}
+	return ts
+}
+
+// ParseCacheType returns the cache type named s: one of the canonical names "f32",
+// "f16", "bf16", "int8", "fp8-e4m3", "fp8-e5m2", "q8_0", or an alias "fp32", "fp16",
+// "fp8" (= "fp8-e4m3"). Case is ignored. The error lists the valid names.
+func ParseCacheType(s string) (CacheType, error) {
+	name := strings.ToLower(strings.TrimSpace(s))
+	for t, n := range cacheTypeNames {
+		if name == n {
+			return CacheType(t), nil
+		}
+	}
+	if t, ok := cacheTypeAliases[name]; ok {
+		return t, nil
+	}
+	return 0, fmt.Errorf("quant: unknown cache type %q; valid types are %s (aliases: fp32 = f32, fp16 = f16, fp8 = fp8-e4m3)",
+		s, strings.Join(cacheTypeNames[:], ", "))
+}
+
+// Validate reports whether rows of kvHeads heads of headDim values can be stored as t:
+// both must be positive, and q8_0, whose blocks of 32 values run across the whole row,
+// needs kvHeads*headDim to be a multiple of 32.
+func (t CacheType) Validate(kvHeads, headDim int) error {
+	if t >= numCacheTypes {
+		return fmt.Errorf("quant: %v is not a cache type; valid types are %s", t, strings.Join(cacheTypeNames[:], ", "))
+	}
+	if kvHeads < 1 || headDim < 1 {
+		return fmt.Errorf("quant: %v cache needs kvHeads >= 1 and headDim >= 1, got kvHeads=%d headDim=%d", t, kvHeads, headDim)
+	}
+	if t == Q8_0 && kvHeads*headDim%q8BlockLen != 0 {
+		return fmt.Errorf("quant: q8_0 cache stores each K/V row in blocks of %d values, so kvHeads*headDim must be a multiple of %d; got %d*%d = %d (pick another cache type, e.g. int8, which scales per head)",
+			q8BlockLen, q8BlockLen, kvHeads, headDim, kvHeads*headDim)
+	}
+	return nil
+}
+
+// RowBytes returns the bytes one token's K (or V) row takes in one layer, scales
+// included: 4·n for f32, 2·n for f16 and bf16, n for fp8-e5m2, kvHeads·(4+headDim) for
+// int8 and fp8-e4m3, and (n/32)·34 for q8_0, where n = kvHeads·headDim. It panics if
+// Validate(kvHeads, headDim) reports an error.
+func (t CacheType) RowBytes(kvHeads, headDim int) int {
+	t.mustValidate(kvHeads, headDim)
+	n := kvHeads * headDim
+	switch t {
+	case F32:
+		return 4 * n
+	case F16, BF16:
+		return 2 * n
+	case FP8E5M2:
+		return n
+	case Int8, FP8E4M3:
+		return kvHeads * (scaleBytes + headDim)
+	default: // Q8_0
+		return n / q8BlockLen * q8BlockBytes
+	}
+}
+
+func (t CacheType) mustValidate(kvHeads, headDim int) {
+	if err := t.Validate(kvHeads, headDim); err != nil {
+		panic(err)
+	}
+}
+
+// checkRow panics unless a decoded row of n values and an encoded row of b bytes have
+// exactly the sizes t needs for kvHeads heads of headDim values.
+func (t CacheType) checkRow(what string, n, b, kvHeads, headDim int) {
+	want := t.RowBytes(kvHeads, headDim)
+	if n != kvHeads*headDim || b != want {
+		panic(fmt.Sprintf("quant: %v %s with kvHeads=%d headDim=%d needs %d float32 values and %d bytes, got %d and %d",
+			t, what, kvHeads, headDim, kvHeads*headDim, want, n, b))
+	}
+}
+
+// checkHead panics unless head is a valid head index, the query has headDim values and
+// the encoded row has RowBytes bytes.
+func (t CacheType) checkHead(what string, q, rowLen, head, kvHeads, headDim int) {
+	want := t.RowBytes(kvHeads, headDim)
+	if head < 0 || head >= kvHeads || q != headDim || rowLen != want {
+		panic(fmt.Sprintf("quant: %v %s with kvHeads=%d headDim=%d needs head in [0,%d), %d float32 values and a %d-byte row, got head %d, %d values and %d bytes",
+			t, what, kvHeads, headDim, kvHeads, headDim, want, head, q, rowLen))
+	}
+}
+
+// Encode quantizes one row src of kvHeads·headDim values (the heads one after another)
+// into dst, which must be exactly RowBytes(kvHeads, headDim) long. It panics on a wrong
+// length or a shape Validate rejects. Inputs are expected to be finite; NaN and Inf give
+// deterministic but meaningless rows (see the package documentation).
+func (t CacheType) Encode(dst []byte, src []float32, kvHeads, headDim int) {
+	t.checkRow("Encode", len(src), len(dst), kvHeads, headDim)
+	switch t {
+	case F32:
+		encodeF32(dst, src)
+	case F16:
+		encodeF16(dst, src)
+	case BF16:
+		encodeBF16(dst, src)
+	case FP8E5M2:
+		encodeE5M2(dst, src)
+	case Int8:
+		encodeInt8(dst, src, headDim)
+	case FP8E4M3:
+		encodeE4M3Scaled(dst, src, headDim)
+	case Q8_0:
+		encodeQ8_0(dst, src)
+	}
+}
+
+// Decode dequantizes one row src (RowBytes(kvHeads, headDim) bytes) into dst
+// (kvHeads·headDim values). It panics on a wrong length or a shape Validate rejects.
+func (t CacheType) Decode(dst []float32, src []byte, kvHeads, headDim int) {
+	t.checkRow("Decode", len(dst), len(src), kvHeads, headDim)
+	switch t {
+	case F32:
+		decodeF32(dst, src)
+	case F16:
+		decodeF16(dst, src)
+	case BF16:
+		decodeBF16(dst, src)
+	case FP8E5M2:
+		decodeE5M2(dst, src)
+	case Int8:
+		decodeInt8(dst, src, headDim)
+	case FP8E4M3:
+		decodeE4M3Scaled(dst, src, headDim)
+	case Q8_0:
+		decodeQ8_0(dst, src)
+	}
+}
+
+// RoundTrip replaces the row x (kvHeads·headDim values) by Decode(Encode(x)): exactly
+// the values a cache of type t returns for it. The cache-free reference forward applies
+// it to K and V so that cached and reference results stay bit-for-bit equal.
+func (t CacheType) RoundTrip(x []float32, kvHeads, headDim int) {
+	buf := make([]byte, t.RowBytes(kvHeads, headDim))
+	t.Encode(buf, x, kvHeads, headDim)
+	t.Decode(x, buf, kvHeads, headDim)
+}
+
+// DotHead returns the dot product of q (headDim values) with head number head of the
+// encoded row, reading the stored bytes directly. The result is bit-for-bit equal to
+// kernels.Dot(q, d[head*headDim:(head+1)*headDim]) where d is the row decoded by Decode:
+// each element is dequantized exactly as Decode does it and accumulated in kernels.Dot's
+// eight-lane order. It panics on a wrong length, head or shape.
+func (t CacheType) DotHead(q []float32, row []byte, head, kvHeads, headDim int) float32 {
+	t.checkHead("DotHead", len(q), len(row), head, kvHeads, headDim)
+	switch t {
+	case F32:
+		return dotF32(q, row[4*head*headDim:])
+	case F16:
+		return dotF16(q, row[2*head*headDim:])
+	case BF16:
+		return dotBF16(q, row[2*head*headDim:])
+	case FP8E5M2:
+		return dotE5M2(q, row[head*headDim:])
+	case Int8:
+		return dotInt8(q, row[head*(scaleBytes+headDim):])
+	case FP8E4M3:
+		return dotE4M3Scaled(q, row[head*(scaleBytes+headDim):])
+	default: // Q8_0
+		return dotQ8_0(q, row, head*headDim)
+	}
+}
+
+// AxpyHead adds a times head number head of the encoded row to dst (headDim values),
+// reading the stored bytes directly. The result is bit-for-bit equal to
+// kernels.Axpy(dst, a, d[head*headDim:(head+1)*headDim]) where d is the row decoded by
+// Decode. It panics on a wrong length, head or shape.
+func (t CacheType) AxpyHead(dst []float32, a float32, row []byte, head, kvHeads, headDim int) {
+	t.checkHead("AxpyHead", len(dst), len(row), head, kvHeads, headDim)
+	switch t {
+	case F32:
+		axpyF32(dst, a, row[4*head*headDim:])
+	case F16:
+		axpyF16(dst, a, row[2*head*headDim:])
+	case BF16:
+		axpyBF16(dst, a, row[2*head*headDim:])
+	case FP8E5M2:
+		axpyE5M2(dst, a, row[head*headDim:])
+	case Int8:
+		axpyInt8(dst, a, row[head*(scaleBytes+headDim):])
+	case FP8E4M3:
+		axpyE4M3Scaled(dst, a, row[head*(scaleBytes+headDim):])
+	default: // Q8_0
+		axpyQ8_0(dst, a, row, head*headDim)
+	}
+}

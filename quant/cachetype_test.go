@@ -1,0 +1,109 @@
+package quant
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestCacheTypeNames(t *testing.T) {
+	want := []string{"f32", "f16", "bf16", "int8", "fp8-e4m3", "fp8-e5m2", "q8_0"}
+	types := CacheTypes()
+	require.Len(t, types, len(want))
+	for i, ct := range types {
+		assert.Equal(t, CacheType(i), ct)
+		assert.Equal(t, want[i], ct.String())
+		parsed, err := ParseCacheType(ct.String())
+		require.NoError(t, err)
+		assert.Equal(t, ct, parsed)
+	}
+	assert.Equal(t, []CacheType{F32, F16, BF16, Int8, FP8E4M3, FP8E5M2, Q8_0}, types)
+	assert.Equal(t, "CacheType(200)", CacheType(200).String())
+}
+
+func TestParseCacheType(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want CacheType
+	}{
+		{"f32", F32}, {"fp32", F32}, {"F32", F32},
+		{"f16", F16}, {"fp16", F16}, {" FP16 ", F16},
+		{"bf16", BF16},
+		{"int8", Int8},
+		{"fp8", FP8E4M3}, {"fp8-e4m3", FP8E4M3},
+		{"fp8-e5m2", FP8E5M2},
+		{"q8_0", Q8_0}, {"Q8_0", Q8_0},
+	} {
+		got, err := ParseCacheType(c.in)
+		require.NoErrorf(t, err, "ParseCacheType(%q)", c.in)
+		assert.Equalf(t, c.want, got, "ParseCacheType(%q)", c.in)
+	}
+	for _, bad := range []string{"", "f8", "q4_0", "fp8_e4m3", "int4", "float16"} {
+		_, err := ParseCacheType(bad)
+		require.Errorf(t, err, "ParseCacheType(%q)", bad)
+		assert.Contains(t, err.Error(), "unknown cache type")
+		for _, name := range []string{"f32", "f16", "bf16", "int8", "fp8-e4m3", "fp8-e5m2", "q8_0"} {
+			assert.Containsf(t, err.Error(), name, "the error for %q should list the valid names", bad)
+		}
+	}
+}
+
+func TestValidate(t *testing.T) {
+	for _, ct := range CacheTypes() {
+		assert.NoError(t, ct.Validate(4, 64), ct.String())
+		assert.Error(t, ct.Validate(0, 64), ct.String())
+		assert.Error(t, ct.Validate(4, 0), ct.String())
+		assert.Error(t, ct.Validate(-1, 8), ct.String())
+	}
+	for _, ct := range []CacheType{F32, F16, BF16, Int8, FP8E4M3, FP8E5M2} {
+		assert.NoError(t, ct.Validate(3, 8), ct.String())
+		assert.NoError(t, ct.Validate(1, 7), ct.String())
+	}
+
+	err := Q8_0.Validate(3, 8)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "q8_0")
+	assert.Contains(t, err.Error(), "multiple of 32")
+	assert.Contains(t, err.Error(), "3*8 = 24")
+	assert.NoError(t, Q8_0.Validate(4, 8))
+	assert.NoError(t, Q8_0.Validate(8, 12))
+	assert.NoError(t, Q8_0.Validate(1, 128))
+
+	assert.Error(t, CacheType(99).Validate(1, 32))
+}
+
+func TestRowBytes(t *testing.T) {
+	for _, c := range []struct {
+		ct               CacheType
+		kvHeads, headDim int
+		want             int
+	}{
+		{F32, 8, 128, 4096},
+		{F16, 8, 128, 2048},
+		{BF16, 8, 128, 2048},
+		{FP8E5M2, 8, 128, 1024},
+		{Int8, 8, 128, 8 * 132},
+		{FP8E4M3, 8, 128, 8 * 132},
+		{Q8_0, 8, 128, 32 * 34},
+		{Q8_0, 4, 8, 34},
+		{Int8, 1, 7, 11},
+	} {
+		assert.Equalf(t, c.want, c.ct.RowBytes(c.kvHeads, c.headDim), "%v %dx%d", c.ct, c.kvHeads, c.headDim)
+	}
+	// The design's worked example: 32 layers, 8 KV heads of 128, fp16: 128 KiB per token.
+	assert.Equal(t, 128<<10, 2*32*F16.RowBytes(8, 128))
+	assert.PanicsWithError(t, Q8_0.Validate(3, 8).Error(), func() { Q8_0.RowBytes(3, 8) })
+}
+
+func TestWrongSizesPanic(t *testing.T) {
+	x := make([]float32, 64)
+	row := make([]byte, F16.RowBytes(2, 32))
+	assert.Panics(t, func() { F16.Encode(row[:len(row)-1], x, 2, 32) })
+	assert.Panics(t, func() { F16.Encode(append(row, 0), x, 2, 32) })
+	assert.Panics(t, func() { F16.Decode(x[:63], row, 2, 32) })
+	assert.Panics(t, func() { F16.DotHead(x[:32], row, 2, 2, 32) })
+	assert.Panics(t, func() { F16.DotHead(x[:31], row, 0, 2, 32) })
+	assert.Panics(t, func() { F16.AxpyHead(x[:32], 1, row[:10], 0, 2, 32) })
+	assert.NotPanics(t, func() { F16.DotHead(x[:32], row, 1, 2, 32) })
+}

@@ -1,0 +1,64 @@
+package quant
+
+import (
+	"encoding/binary"
+	"math"
+
+	"github.com/kvref/kvref/internal/kernels"
+)
+
+// The f32 cache type stores each value as its float32 bits, little-endian: 4 bytes per
+// value, no rounding at all.
+
+func encodeF32(dst []byte, src []float32) {
+	dst = dst[:4*len(src)]
+	for i, v := range src {
+		binary.LittleEndian.PutUint32(dst[4*i:], math.Float32bits(v))
+	}
+}
+
+func decodeF32(dst []float32, src []byte) {
+	src = src[:4*len(dst)]
+	for i := range dst {
+		dst[i] = f32At(src, i)
+	}
+}
+
+// f32At returns the i-th float32 stored in b.
+func f32At(b []byte, i int) float32 {
+	return math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+}
+
+// dotF32 is kernels.Dot(q, decoded head) on the head's bytes b, in the same lane order.
+func dotF32(q []float32, b []byte) float32 {
+	n := len(q)
+	b = b[:4*n]
+	var l0, l1, l2, l3, l4, l5, l6, l7 float32
+	i := 0
+	for ; i+8 <= n; i += 8 {
+		qs := q[i : i+8 : i+8]
+		bs := b[4*i : 4*i+32 : 4*i+32]
+		l0 += float32(qs[0] * f32At(bs, 0))
+		l1 += float32(qs[1] * f32At(bs, 1))
+		l2 += float32(qs[2] * f32At(bs, 2))
+		l3 += float32(qs[3] * f32At(bs, 3))
+		l4 += float32(qs[4] * f32At(bs, 4))
+		l5 += float32(qs[5] * f32At(bs, 5))
+		l6 += float32(qs[6] * f32At(bs, 6))
+		l7 += float32(qs[7] * f32At(bs, 7))
+	}
+	var tail [8]float32
+	for j := 0; i+j < n; j++ {
+		tail[j] = float32(q[i+j] * f32At(b, i+j))
+	}
+	return kernels.ReduceLanes(l0+tail[0], l1+tail[1], l2+tail[2], l3+tail[3],
+		l4+tail[4], l5+tail[5], l6+tail[6], l7+tail[7])
+}
+
+// axpyF32 is kernels.Axpy(dst, a, decoded head) on the head's bytes b.
+func axpyF32(dst []float32, a float32, b []byte) {
+	b = b[:4*len(dst)]
+	for i := range dst {
+		dst[i] += float32(a * f32At(b, i))
+	}
+}

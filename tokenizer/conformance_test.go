@@ -1,0 +1,112 @@
+package tokenizer
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// vector is one case of llama.cpp's test-tokenizer-0: the input and the
+// token ids llama.cpp produces for it (no BOS, parse_special=false).
+type vector struct {
+	input string
+	want  []int
+}
+
+// readVectors reads ggml-vocab-NAME.gguf.inp / .out from dir.
+func readVectors(t *testing.T, dir, name string) []vector {
+	t.Helper()
+	base := filepath.Join(dir, "ggml-vocab-"+name+".gguf")
+	inp, err := os.ReadFile(base + ".inp")
+	require.NoError(t, err)
+	out, err := os.ReadFile(base + ".out")
+	require.NoError(t, err)
+
+	const sep = "\n__ggml_vocab_test__\n"
+	require.True(t, strings.HasSuffix(string(inp), sep), "%s.inp must end with the separator", base)
+	inputs := strings.Split(strings.TrimSuffix(string(inp), sep), sep)
+	lines := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
+	require.Len(t, lines, len(inputs), "%s: .inp and .out disagree on the number of cases", base)
+
+	vs := make([]vector, len(inputs))
+	for i, in := range inputs {
+		vs[i].input = in
+		vs[i].want = []int{}
+		for _, f := range strings.Fields(lines[i]) {
+			id, err := strconv.Atoi(f)
+			require.NoError(t, err, "%s.out line %d", base, i+1)
+			vs[i].want = append(vs[i].want, id)
+		}
+	}
+	return vs
+}
+
+// TestLlamaCppVectors checks Encode against every case of llama.cpp's own
+// tokenizer test vectors, and that Decode gives each input back.
+func TestLlamaCppVectors(t *testing.T) {
+	dir := sharedPath(t, "tokenizer")
+	for _, name := range []string{"llama-spm", "phi-3"} {
+		t.Run(name, func(t *testing.T) {
+			tok := loadGGUF(t, filepath.Join(dir, "ggml-vocab-"+name+".gguf"))
+			vs := readVectors(t, dir, name)
+			require.NotEmpty(t, vs)
+			pass := 0
+			for _, v := range vs {
+				ok := t.Run(strconv.Quote(v.input), func(t *testing.T) {
+					got := tok.Encode(v.input, false)
+					if len(got) == 0 {
+						got = []int{}
+					}
+					require.Equal(t, v.want, got, "Encode(%q)", v.input)
+
+					assert.Equal(t, v.input, tok.Decode(got), "Decode(Encode(x, false))")
+					withBOS := tok.Encode(v.input, true)
+					require.Equal(t, append([]int{tok.BOS()}, v.want...), withBOS, "Encode(x, true)")
+					assert.Equal(t, v.input, tok.Decode(withBOS), "Decode(Encode(x, true))")
+				})
+				if ok {
+					pass++
+				}
+			}
+			t.Logf("%s %d/%d", name, pass, len(vs))
+		})
+	}
+}
+
+// BenchmarkEncodeLlamaSPM encodes ~100 KB of English with the Llama 2 vocabulary.
+func BenchmarkEncodeLlamaSPM(b *testing.B) {
+	dir := sharedPath(b, "tokenizer")
+	tok := loadGGUF(b, filepath.Join(dir, "ggml-vocab-llama-spm.gguf"))
+	text := strings.Repeat("Once upon a time, there was a little girl named Lily. She loved to play outside in the park.\n", 1100)
+	b.SetBytes(int64(len(text)))
+	for b.Loop() {
+		tok.Encode(text, true)
+	}
+}
+
+// TestPhi3SpecialTokens checks how the Phi-3 vocabulary treats special-token
+// text, following llama.cpp's rules (not covered by the vectors): "</s>" is
+// a user-defined token there, so it is split out even without
+// parse_special and, Phi-3 special tokens having the RSTRIP attribute,
+// swallows the spaces after it; control tokens such as "<|end|>" are only
+// recognised with parse_special, and are end-of-generation tokens.
+func TestPhi3SpecialTokens(t *testing.T) {
+	tok := loadGGUF(t, filepath.Join(sharedPath(t, "tokenizer"), "ggml-vocab-phi-3.gguf"))
+	end, user, eot := tok.ids["<|end|>"], tok.ids["<|user|>"], tok.ids["<|endoftext|>"]
+	hello, world := tok.ids["▁Hello"], tok.ids["▁world"]
+
+	assert.Equal(t, []int{hello, 2, world}, tok.Encode("Hello</s>  world", false))
+	assert.Equal(t, []int{user, hello, end, world}, tok.EncodeSpecial("<|user|>Hello<|end|> world", false, true))
+	assert.NotContains(t, tok.Encode("<|end|>", false), end)
+
+	for _, id := range []int{end, eot} {
+		assert.True(t, tok.IsEOG(id), "%q is EOG", tok.TokenText(id))
+	}
+	assert.False(t, tok.IsEOG(user))
+	assert.Equal(t, "Hello world", tok.Decode([]int{1, hello, end, world}))
+}

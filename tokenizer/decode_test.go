@@ -1,0 +1,108 @@
+package tokenizer
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+func TestPiece(t *testing.T) {
+	s := newTestSPM(t, vocabOpts{})
+	tests := []struct {
+		token string
+		want  []byte
+	}{
+		{"▁hello", []byte(" hello")},
+		{"▁▁", []byte("  ")},
+		{"ll", []byte("ll")},
+		{"<0x41>", []byte("A")},
+		{"<0x0A>", []byte("\n")},
+		{"<0xC3>", []byte{0xC3}},
+		{"<s>", nil},
+		{"</s>", nil},
+		{"<unk>", nil},
+		{"<|end|>", nil},
+		{"<sep>", []byte("<sep>")}, // user-defined tokens render as their text
+	}
+	for _, tt := range tests {
+		t.Run(tt.token, func(t *testing.T) {
+			id := ids(t, s, tt.token)[0]
+			assert.Equal(t, tt.want, s.Piece(id))
+			assert.Equal(t, tt.token, s.TokenText(id))
+		})
+	}
+	assert.Nil(t, s.Piece(-1))
+	assert.Nil(t, s.Piece(s.VocabSize()))
+	assert.Equal(t, "", s.TokenText(-1))
+	assert.Equal(t, "", s.TokenText(s.VocabSize()))
+}
+
+func TestPieceUnusedAndUndefined(t *testing.T) {
+	v := testVocab(vocabOpts{})
+	v.Tokens = append(v.Tokens, "▁unused", "▁undefined")
+	v.Scores = append(v.Scores, 0, 0)
+	v.Types = append(v.Types, TypeUnused, TypeUndefined)
+	s, err := NewSPM(v)
+	assert.NoError(t, err)
+	assert.Nil(t, s.Piece(len(v.Tokens)-2))
+	assert.Nil(t, s.Piece(len(v.Tokens)-1))
+}
+
+func TestDecode(t *testing.T) {
+	tests := []struct {
+		name   string
+		opts   vocabOpts
+		tokens []string
+		want   string
+	}{
+		{"strips the prefix space", vocabOpts{}, []string{"▁hello", "▁world"}, "hello world"},
+		{"strips after BOS", vocabOpts{}, []string{"<s>", "▁hello", "▁world"}, "hello world"},
+		{"strips one space only", vocabOpts{}, []string{"▁▁", "▁hello"}, "  hello"},
+		{"keeps space without prefix", vocabOpts{noSpacePrefix: true}, []string{"▁hello"}, " hello"},
+		{"no strip after other control", vocabOpts{}, []string{"<|end|>", "▁hello"}, " hello"},
+		{"control tokens vanish", vocabOpts{}, []string{"▁hello", "</s>", "<|end|>", "<unk>", "▁world"}, "hello world"},
+		{"bytes reassemble", vocabOpts{}, []string{"▁", "<0xC3>", "<0xA9>", "a"}, "éa"},
+		{"incomplete UTF-8 kept as bytes", vocabOpts{}, []string{"a", "<0xC3>"}, "a\xc3"},
+		{"empty", vocabOpts{}, nil, ""},
+		{"BOS only", vocabOpts{}, []string{"<s>"}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newTestSPM(t, tt.opts)
+			assert.Equal(t, tt.want, s.Decode(ids(t, s, tt.tokens...)))
+		})
+	}
+	s := newTestSPM(t, vocabOpts{})
+	assert.Equal(t, "a", s.Decode([]int{-5, ids(t, s, "a")[0], s.VocabSize()}), "ids out of range are ignored")
+}
+
+func TestRoundTrip(t *testing.T) {
+	s := newTestSPM(t, vocabOpts{})
+	for _, in := range []string{"", "hello", " hello", "  hello world ", "\n\nhello\tworld", "é🦙 ab", "<|end|>"} {
+		t.Run(in, func(t *testing.T) {
+			assert.Equal(t, in, s.Decode(s.Encode(in, false)))
+			assert.Equal(t, in, s.Decode(s.Encode(in, true)))
+		})
+	}
+}
+
+func TestIsEOG(t *testing.T) {
+	v := testVocab(vocabOpts{})
+	v.EOG = []int{tUNK} // any declared id counts
+	s, err := NewSPM(v)
+	assert.NoError(t, err)
+	end := ids(t, s, "<|end|>")[0]
+	assert.True(t, s.IsEOG(tEOS), "EOS")
+	assert.True(t, s.IsEOG(end), "EOT")
+	assert.True(t, s.IsEOG(tUNK), "listed in EOG")
+	assert.False(t, s.IsEOG(tBOS))
+	assert.False(t, s.IsEOG(ids(t, s, "▁hello")[0]))
+	assert.False(t, s.IsEOG(-1))
+
+	v = testVocab(vocabOpts{})
+	v.EOS, v.EOT = -1, -1
+	s, err = NewSPM(v)
+	assert.NoError(t, err)
+	assert.False(t, s.IsEOG(-1))
+	assert.False(t, s.IsEOG(tEOS))
+}

@@ -1,0 +1,43 @@
+package tokenizer
+
+import "strings"
+
+// spaceSymbol is U+2581 LOWER ONE EIGHTH BLOCK, which SentencePiece uses for a space.
+const spaceSymbol = "\u2581"
+
+// Encode tokenizes text as llama.cpp's llama_tokenize(text, addSpecial,
+// parse_special=false) does: special-token text in the input stays text
+// (user-defined tokens are still split out, as in llama.cpp).
+func (s *SPM) Encode(text string, addSpecial bool) []int {
+	return s.EncodeSpecial(text, addSpecial, false)
+}
+
+// EncodeSpecial tokenizes text. addSpecial adds BOS (and EOS) as the
+// vocabulary asks; parseSpecial makes the text of control tokens such as
+// "<s>" or "<|end|>" in the input produce those tokens.
+func (s *SPM) EncodeSpecial(text string, addSpecial, parseSpecial bool) []int {
+	out := make([]int, 0, len(text)/3+2)
+	if addSpecial && s.addBOS {
+		out = append(out, s.bos)
+	}
+	// A space is prefixed to the first raw-text fragment and to every
+	// raw-text fragment that follows a special token.
+	prevSpecial := true
+	for _, f := range s.partition(text, parseSpecial) {
+		if f.id >= 0 {
+			out = append(out, f.id)
+			prevSpecial = true
+			continue
+		}
+		t := f.text
+		if s.addSpacePrefix && prevSpecial {
+			t = " " + t
+		}
+		out = s.tokenize(strings.ReplaceAll(t, " ", spaceSymbol), out)
+		prevSpecial = false
+	}
+	if addSpecial && s.addEOS {
+		out = append(out, s.eos)
+	}
+	return out
+}

@@ -1,0 +1,177 @@
+package tokenizer
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/kvref/kvref/model/gguf"
+)
+
+// GGUF metadata keys read by FromGGUF.
+const (
+	keyModel          = "tokenizer.ggml.model"
+	keyTokens         = "tokenizer.ggml.tokens"
+	keyScores         = "tokenizer.ggml.scores"
+	keyTypes          = "tokenizer.ggml.token_type"
+	keyBOS            = "tokenizer.ggml.bos_token_id"
+	keyEOS            = "tokenizer.ggml.eos_token_id"
+	keyUNK            = "tokenizer.ggml.unknown_token_id"
+	keyPAD            = "tokenizer.ggml.padding_token_id"
+	keyEOT            = "tokenizer.ggml.eot_token_id"
+	keyEOM            = "tokenizer.ggml.eom_token_id"
+	keyFIMPad         = "tokenizer.ggml.fim_pad_token_id"
+	keyFIMRep         = "tokenizer.ggml.fim_rep_token_id"
+	keyFIMSep         = "tokenizer.ggml.fim_sep_token_id"
+	keyAddBOS         = "tokenizer.ggml.add_bos_token"
+	keyAddEOS         = "tokenizer.ggml.add_eos_token"
+	keyAddSpacePrefix = "tokenizer.ggml.add_space_prefix"
+	keyName           = "general.name"
+)
+
+// FromGGUF builds the tokenizer described by a GGUF file's metadata.
+// tokenizer.ggml.model selects the kind: "llama" gives an *SPM; other models
+// are not supported yet. It reads the tokens, scores and token types (all
+// required, of equal length), the special token ids (bos, eos, unknown,
+// padding, eot, eom; llama.cpp's defaults 1, 2, 0 when absent or out of
+// range), add_bos_token (default true), add_eos_token (default false) and
+// add_space_prefix (default true), and finds end-of-generation tokens by
+// their text as llama.cpp does.
+func FromGGUF(f *gguf.File) (Tokenizer, error) {
+	model, err := f.String(keyModel)
+	if err != nil {
+		return nil, fmt.Errorf("tokenizer: %w", err)
+	}
+	switch model {
+	case "llama":
+		v, err := spmVocab(f)
+		if err != nil {
+			return nil, err
+		}
+		s, err := NewSPM(v)
+		if err != nil {
+			return nil, fmt.Errorf("%w (in %s)", err, f.Path)
+		}
+		return s, nil
+	default:
+		return nil, fmt.Errorf("tokenizer: %s: %s is %q, which kvref does not support; supported: \"llama\" (SentencePiece BPE)",
+			f.Path, keyModel, model)
+	}
+}
+
+// spmVocab reads a SentencePiece vocabulary from f, applying llama.cpp's
+// defaults and its by-text detection of special tokens.
+func spmVocab(f *gguf.File) (Vocab, error) {
+	var v Vocab
+	var err error
+	if v.Tokens, err = f.Strings(keyTokens); err != nil {
+		return v, fmt.Errorf("tokenizer: %w", err)
+	}
+	n := len(v.Tokens)
+	if v.Scores, err = f.Float32s(keyScores); err != nil {
+		return v, fmt.Errorf("tokenizer: %w", err)
+	}
+	if len(v.Scores) != n {
+		return v, fmt.Errorf("tokenizer: %s: %s has %d entries, want %d (one per entry of %s)",
+			f.Path, keyScores, len(v.Scores), n, keyTokens)
+	}
+	if v.Types, err = f.Int32s(keyTypes); err != nil {
+		return v, fmt.Errorf("tokenizer: %w", err)
+	}
+	if len(v.Types) != n {
+		return v, fmt.Errorf("tokenizer: %s: %s has %d entries, want %d (one per entry of %s)",
+			f.Path, keyTypes, len(v.Types), n, keyTokens)
+	}
+
+	ids := map[string]*int{keyBOS: &v.BOS, keyEOS: &v.EOS, keyUNK: &v.UNK, keyPAD: &v.PAD, keyEOT: &v.EOT}
+	defaults := map[string]int{keyBOS: 1, keyEOS: 2, keyUNK: 0, keyPAD: -1, keyEOT: -1}
+	for key, p := range ids {
+		if *p, err = tokenID(f, key, defaults[key], n); err != nil {
+			return v, err
+		}
+	}
+	eom, fim := -1, [3]int{}
+	if eom, err = tokenID(f, keyEOM, -1, n); err != nil {
+		return v, err
+	}
+	for i, key := range []string{keyFIMPad, keyFIMRep, keyFIMSep} {
+		if fim[i], err = tokenID(f, key, -1, n); err != nil {
+			return v, err
+		}
+	}
+
+	if v.AddBOS, err = optBool(f, keyAddBOS, true); err != nil {
+		return v, err
+	}
+	if v.AddEOS, err = optBool(f, keyAddEOS, false); err != nil {
+		return v, err
+	}
+	if v.AddSpacePrefix, err = optBool(f, keyAddSpacePrefix, true); err != nil {
+		return v, err
+	}
+
+	detectEOG(&v, eom, fim)
+	name, _ := f.String(keyName)
+	setStripAttrs(&v, name)
+	return v, nil
+}
+
+// tokenID reads an optional token-id key. Like llama.cpp it falls back to
+// def when the key is absent or the id is not a valid token (GGUF files
+// often store 0xFFFFFFFF or -1 for "none"); def itself becomes -1 when it
+// is out of range.
+func tokenID(f *gguf.File, key string, def, n int) (int, error) {
+	if def >= n {
+		def = -1
+	}
+	val, ok := f.Lookup(key)
+	if !ok {
+		return def, nil
+	}
+	if u, ok := val.Uint(); ok {
+		if u < uint64(n) {
+			return int(u), nil
+		}
+		return def, nil
+	}
+	if _, ok := val.Int(); ok {
+		return def, nil // negative: none
+	}
+	return 0, fmt.Errorf("tokenizer: %s: metadata key %s is %s, want an integer token id", f.Path, key, val.Type)
+}
+
+// optBool reads an optional bool key, returning def when it is absent.
+func optBool(f *gguf.File, key string, def bool) (bool, error) {
+	b, err := f.Bool(key)
+	if errors.Is(err, gguf.ErrKeyNotFound) {
+		return def, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("tokenizer: %w", err)
+	}
+	return b, nil
+}
+
+// setStripAttrs applies llama.cpp's per-model token attributes: for Phi-3
+// every special token swallows the whitespace after it, except <unk>, <s>
+// and <|endoftext|>.
+func setStripAttrs(v *Vocab, name string) {
+	name = strings.ToLower(name)
+	if !strings.Contains(name, "phi-3") && !strings.Contains(name, "phi3") {
+		return
+	}
+	v.RStrip = make([]bool, len(v.Tokens))
+	for id, t := range v.Types {
+		if t == TypeControl || t == TypeUserDefined || t == TypeUnknown {
+			v.RStrip[id] = true
+		}
+	}
+	for id, t := range v.Tokens {
+		switch t {
+		case "</s>":
+			v.RStrip[id] = true
+		case "<unk>", "<s>", "<|endoftext|>":
+			v.RStrip[id] = false
+		}
+	}
+}

@@ -1,0 +1,140 @@
+package tokenizer
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strconv"
+)
+
+// SPM is the SentencePiece-style BPE tokenizer llama.cpp uses for GGUF
+// vocabularies with tokenizer.ggml.model = "llama" (llm_tokenizer_spm).
+// It is safe for concurrent use.
+type SPM struct {
+	text   []string       // token text by id (empty tokens renamed as llama.cpp does)
+	scores []float32      // merge priority by id
+	types  []int32        // GGUF token type by id
+	lstrip []bool         // nil or per-id LSTRIP flag
+	rstrip []bool         // nil or per-id RSTRIP flag
+	ids    map[string]int // token text -> id, every token type included
+	pieces [][]byte       // Piece(id), precomputed
+
+	byteIDs [256]int // id of the token for each byte (<0xNN>, else the 1-byte text), -1 if none
+
+	// special lists the control, user-defined and unknown ids, longest text
+	// first: the order in which they are split out of the input.
+	special []int
+
+	bos, eos, unk, pad, eot int
+	eog                     map[int]bool
+	addBOS, addEOS          bool
+	addSpacePrefix          bool
+}
+
+var _ Tokenizer = (*SPM)(nil)
+
+// NewSPM builds an SPM tokenizer from v. It checks that the slices have equal
+// lengths, that the special ids are in range and that byte tokens are
+// well formed, and returns a descriptive error otherwise. v is copied.
+func NewSPM(v Vocab) (*SPM, error) {
+	if err := v.validate(); err != nil {
+		return nil, err
+	}
+	n := len(v.Tokens)
+	s := &SPM{
+		text:           make([]string, n),
+		scores:         slices.Clone(v.Scores),
+		types:          slices.Clone(v.Types),
+		lstrip:         slices.Clone(v.LStrip),
+		rstrip:         slices.Clone(v.RStrip),
+		ids:            make(map[string]int, n),
+		bos:            v.BOS,
+		eos:            v.EOS,
+		unk:            v.UNK,
+		pad:            v.PAD,
+		eot:            v.EOT,
+		eog:            make(map[int]bool),
+		addBOS:         v.AddBOS,
+		addEOS:         v.AddEOS,
+		addSpacePrefix: v.AddSpacePrefix,
+	}
+	for id, t := range v.Tokens {
+		if t == "" {
+			// llama.cpp renames empty tokens so that they stay unique.
+			t = "[EMPTY_" + strconv.Itoa(id) + "]"
+		}
+		if prev, dup := s.ids[t]; dup {
+			return nil, fmt.Errorf("tokenizer: token %q appears twice, as ids %d and %d", t, prev, id)
+		}
+		s.ids[t] = id
+		s.text[id] = t
+	}
+	for b := range 256 {
+		s.byteIDs[b] = -1
+		if id, ok := s.ids[byteTokenText(byte(b))]; ok {
+			s.byteIDs[b] = id
+		} else if id, ok := s.ids[string([]byte{byte(b)})]; ok {
+			s.byteIDs[b] = id
+		}
+	}
+	for id, t := range s.types {
+		if t == TypeControl || t == TypeUserDefined || t == TypeUnknown {
+			s.special = append(s.special, id)
+		}
+	}
+	slices.SortStableFunc(s.special, func(a, b int) int {
+		return cmp.Compare(len(s.text[b]), len(s.text[a]))
+	})
+	for _, id := range append([]int{v.EOS, v.EOT}, v.EOG...) {
+		if id >= 0 {
+			s.eog[id] = true
+		}
+	}
+	s.pieces = make([][]byte, n)
+	for id := range n {
+		s.pieces[id] = s.piece(id)
+	}
+	return s, nil
+}
+
+// VocabSize returns the number of tokens in the vocabulary.
+func (s *SPM) VocabSize() int { return len(s.text) }
+
+// BOS returns the beginning-of-sequence id, or -1 if there is none.
+func (s *SPM) BOS() int { return s.bos }
+
+// EOS returns the end-of-sequence id, or -1 if there is none.
+func (s *SPM) EOS() int { return s.eos }
+
+// UNK returns the unknown-token id, or -1 if there is none.
+func (s *SPM) UNK() int { return s.unk }
+
+// AddBOS reports whether Encode with addSpecial prepends BOS.
+func (s *SPM) AddBOS() bool { return s.addBOS }
+
+// AddEOS reports whether Encode with addSpecial appends EOS.
+func (s *SPM) AddEOS() bool { return s.addEOS }
+
+// IsEOG reports whether id ends generation: EOS, EOT and the other
+// end-of-generation ids the vocabulary declares.
+func (s *SPM) IsEOG(id int) bool { return s.eog[id] }
+
+// TokenText returns the raw vocabulary string of id, or "" if id is out of range.
+func (s *SPM) TokenText(id int) string {
+	if id < 0 || id >= len(s.text) {
+		return ""
+	}
+	return s.text[id]
+}
+
+// TokenType returns the GGUF token type of id (TypeNormal, TypeControl, ...),
+// or TypeUndefined if id is out of range.
+func (s *SPM) TokenType(id int) int32 {
+	if id < 0 || id >= len(s.types) {
+		return TypeUndefined
+	}
+	return s.types[id]
+}
+
+// PAD returns the padding id, or -1 if there is none.
+func (s *SPM) PAD() int { return s.pad }

@@ -1,0 +1,35 @@
+// Package tokenizer turns text into token ids and back for the models kvref runs.
+//
+// The SentencePiece-style BPE tokenizer (SPM) reproduces llama.cpp's
+// llm_tokenizer_spm byte for byte: the GGUF vocabularies with
+// tokenizer.ggml.model = "llama" (Llama 1/2, Mistral, Phi-3, TinyStories, ...).
+package tokenizer
+
+// Tokenizer is implemented by every tokenizer kvref has
+// (SentencePiece BPE now, byte-level BPE later).
+type Tokenizer interface {
+	// Encode tokenizes text. addSpecial prepends BOS when the vocabulary says
+	// add_bos (and appends EOS when it says add_eos). Special-token text in the
+	// input is not parsed as special tokens (llama.cpp's parse_special=false).
+	Encode(text string, addSpecial bool) []int
+	// Decode returns the full text of ids: control tokens produce nothing,
+	// byte tokens are reassembled into their bytes, and the leading space that
+	// the SentencePiece normalizer added is stripped.
+	Decode(ids []int) string
+	// Piece returns the bytes token id contributes in the middle of a stream
+	// ("▁" -> ' ', <0x41> -> 'A', control tokens -> nil). It never strips.
+	Piece(id int) []byte
+	// TokenText returns the raw vocabulary string of id (for display).
+	TokenText(id int) string
+	// VocabSize returns the number of tokens in the vocabulary.
+	VocabSize() int
+	// BOS returns the beginning-of-sequence id, or -1 if there is none.
+	BOS() int
+	// EOS returns the end-of-sequence id, or -1 if there is none.
+	EOS() int
+	// AddBOS reports whether Encode with addSpecial prepends BOS.
+	AddBOS() bool
+	// IsEOG reports whether id ends generation: EOS and any end-of-turn or
+	// end-of-message ids the vocabulary declares.
+	IsEOG(id int) bool
+}
