@@ -104,7 +104,7 @@ func (e *Engine) Generate(req Request, emit func(Token) error) (res Result, err 
 		}
 	}()
 	res.PrefixHitTokens = root.Computed()
-	logits, err := e.step([]*kvcache.Sequence{root})
+	logits, err := e.Step([]*kvcache.Sequence{root})
 	if err != nil {
 		return res, err
 	}
@@ -170,7 +170,7 @@ func (e *Engine) Generate(req Request, emit func(Token) error) (res Result, err 
 		if len(next) == 0 {
 			break
 		}
-		out, err := e.step(next)
+		out, err := e.Step(next)
 		if err != nil {
 			return res, err
 		}
@@ -184,13 +184,19 @@ func (e *Engine) Generate(req Request, emit func(Token) error) (res Result, err 
 	return res, nil
 }
 
-// step computes every uncomputed token of the given sequences in one batched forward pass
-// and returns each sequence's logits at its last token.
-func (e *Engine) step(seqs []*kvcache.Sequence) ([][]float32, error) {
+// Step computes every uncomputed token of the given sequences in one batched forward pass
+// (prefill chunks and decode tokens together) and returns each sequence's logits at its last
+// token. Blocks are reserved first; if the pool runs out, the error wraps
+// kvcache.ErrOutOfBlocks, nothing is computed, and the sequences may keep blocks already
+// reserved for them (still consistent, reused by the next attempt).
+func (e *Engine) Step(seqs []*kvcache.Sequence) ([][]float32, error) {
 	pool := e.Pool
 	var rows []model.Row
 	for _, s := range seqs {
 		n := s.Len() - s.Computed()
+		if n <= 0 {
+			return nil, fmt.Errorf("engine: sequence %d has no uncomputed token to run", s.ID())
+		}
 		if err := pool.Reserve(s, n); err != nil {
 			return nil, fmt.Errorf("engine: %w; raise --cache-blocks or lower -n/-np", err)
 		}

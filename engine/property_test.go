@@ -1,0 +1,201 @@
+package engine
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"math"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"pgregory.net/rapid"
+
+	"github.com/kvref/kvref/kvcache"
+	"github.com/kvref/kvref/model"
+	"github.com/kvref/kvref/model/synth"
+	"github.com/kvref/kvref/quant"
+)
+
+// microShape is a model small enough to run thousands of random traces in seconds, with GQA.
+var microShape = synth.Shape{Name: "micro", Dim: 16, Layers: 2, Heads: 4, KVHeads: 2, Hidden: 24, Context: 512, RopeBase: 10000, Seed: 3}
+
+// traceRunner drives one engine through a trace of cache operations and checks, after
+// every operation, the pool's invariants and that every logit vector the cache produced is
+// bit-identical to the cache-free reference of that sequence's tokens.
+type traceRunner struct {
+	t       require.TestingT
+	e       *Engine
+	live    []*kvcache.Sequence
+	prompts [][]int // every prompt added so far, for re-adds and shared prefixes
+	steps   int
+}
+
+func newTraceRunner(t require.TestingT, m *model.Model, blockSize, blocks int, ct quant.CacheType) *traceRunner {
+	e, err := New(m, Config{BlockSize: blockSize, CacheBlocks: blocks, Threads: 1, KType: ct, VType: ct})
+	require.NoError(t, err)
+	return &traceRunner{t: t, e: e}
+}
+
+func (r *traceRunner) close() { r.e.Close() }
+
+// run computes the given sequences in one batched step and checks every logit vector. A
+// step the pool cannot hold frees its sequences (what a scheduler's preemption would do).
+func (r *traceRunner) run(seqs ...*kvcache.Sequence) {
+	logits, err := r.e.Step(seqs)
+	if errors.Is(err, kvcache.ErrOutOfBlocks) {
+		for _, s := range seqs {
+			r.free(s)
+		}
+		r.check()
+		return
+	}
+	require.NoError(r.t, err)
+	r.steps++
+	cfg := r.e.Pool.Config()
+	for i, s := range seqs {
+		ref, err := r.e.Runner.Reference(s.Tokens(), cfg.KType, cfg.VType, s.Len()-1)
+		require.NoError(r.t, err)
+		for j := range ref[0] {
+			if math.Float32bits(ref[0][j]) != math.Float32bits(logits[i][j]) {
+				require.Fail(r.t, "cached logits differ from the reference",
+					"sequence %d (%d tokens, %d from prefix hits) logit %d: cached %v reference %v", s.ID(), s.Len(), 0, j, logits[i][j], ref[0][j])
+			}
+		}
+	}
+	r.check()
+}
+
+func (r *traceRunner) check() { require.NoError(r.t, r.e.Pool.Check()) }
+
+func (r *traceRunner) add(prompt []int) *kvcache.Sequence {
+	s := r.e.Pool.AddSequence(prompt)
+	r.prompts = append(r.prompts, prompt)
+	r.live = append(r.live, s)
+	r.check()
+	r.run(s)
+	return s
+}
+
+func (r *traceRunner) appendTokens(s *kvcache.Sequence, tokens ...int) {
+	s.Append(tokens...)
+	r.run(s)
+}
+
+func (r *traceRunner) fork(s *kvcache.Sequence) *kvcache.Sequence {
+	f := r.e.Pool.Fork(s)
+	r.live = append(r.live, f)
+	r.check()
+	return f
+}
+
+func (r *traceRunner) free(s *kvcache.Sequence) {
+	r.e.Pool.Free(s)
+	for i, l := range r.live {
+		if l == s {
+			r.live = append(r.live[:i], r.live[i+1:]...)
+			break
+		}
+	}
+	r.check()
+}
+
+func (r *traceRunner) isLive(s *kvcache.Sequence) bool {
+	for _, l := range r.live {
+		if l == s {
+			return true
+		}
+	}
+	return false
+}
+
+// TestCacheTracesProperty generates random traces — prompts sharing prefixes with lengths
+// near multiples of the block size, appends, forks, batched steps, frees, re-adds of freed
+// prompts, in pools small enough to evict — at block sizes 1, 2, 16 and 64 and for every
+// cache type, and checks invariants and bitwise logits after every operation. Failing
+// traces shrink to a minimal one.
+func TestCacheTracesProperty(t *testing.T) {
+	m, err := microShape.Model()
+	require.NoError(t, err)
+	if f := flag.Lookup("rapid.checks"); f != nil && f.Value.String() == "100" {
+		require.NoError(t, flag.Set("rapid.checks", "500"))
+	}
+	for _, bs := range []int{1, 2, 16, 64} {
+		t.Run(fmt.Sprintf("block%d", bs), func(t *testing.T) {
+			rapid.Check(t, func(rt *rapid.T) {
+				ct := rapid.SampledFrom(propertyCacheTypes(m)).Draw(rt, "cacheType")
+				// Between 2 and 3 sequences' worth of a typical prompt: eviction happens.
+				blocks := rapid.IntRange(max(3, 96/bs), max(6, 240/bs)).Draw(rt, "blocks")
+				r := newTraceRunner(rt, m, bs, blocks, ct)
+				defer r.close()
+				token := rapid.IntRange(3, m.Config.Vocab-1)
+				nOps := rapid.IntRange(1, 14).Draw(rt, "ops")
+				for op := 0; op < nOps; op++ {
+					switch rapid.IntRange(0, 6).Draw(rt, "op") {
+					case 0, 1: // add a prompt, often sharing a prefix with an earlier one
+						var prompt []int
+						if len(r.prompts) > 0 && rapid.Bool().Draw(rt, "share") {
+							base := rapid.SampledFrom(r.prompts).Draw(rt, "base")
+							k := rapid.IntRange(1, len(base)).Draw(rt, "shared")
+							prompt = append(prompt, base[:k]...)
+						} else {
+							prompt = []int{1}
+						}
+						target := bs*rapid.IntRange(0, 3).Draw(rt, "blocksLong") + rapid.IntRange(-1, 1).Draw(rt, "jitter")
+						for len(prompt) < max(target, 1) {
+							prompt = append(prompt, token.Draw(rt, "t"))
+						}
+						r.add(prompt)
+					case 2: // append tokens to one sequence
+						if len(r.live) > 0 {
+							s := rapid.SampledFrom(r.live).Draw(rt, "seq")
+							n := rapid.IntRange(1, 3).Draw(rt, "n")
+							toks := make([]int, n)
+							for i := range toks {
+								toks[i] = token.Draw(rt, "t")
+							}
+							r.appendTokens(s, toks...)
+						}
+					case 3: // fork, then write into the fork (copy-on-write)
+						if len(r.live) > 0 {
+							f := r.fork(rapid.SampledFrom(r.live).Draw(rt, "parent"))
+							r.appendTokens(f, token.Draw(rt, "t"))
+						}
+					case 4: // one batched decode step of every live sequence
+						batch := append([]*kvcache.Sequence(nil), r.live...)
+						for _, s := range batch {
+							s.Append(token.Draw(rt, "t"))
+						}
+						if len(batch) > 0 {
+							r.run(batch...)
+						}
+					case 5: // free a sequence: its full blocks stay cached
+						if len(r.live) > 0 {
+							r.free(rapid.SampledFrom(r.live).Draw(rt, "victim"))
+						}
+					case 6: // re-add an earlier prompt exactly
+						if len(r.prompts) > 0 {
+							r.add(append([]int(nil), rapid.SampledFrom(r.prompts).Draw(rt, "again")...))
+						}
+					}
+				}
+				for _, s := range append([]*kvcache.Sequence(nil), r.live...) {
+					r.free(s)
+				}
+				st := r.e.Pool.Stats()
+				require.Zero(rt, st.BlocksUsed)
+				require.Equal(rt, st.BlocksTotal, st.BlocksFree+st.BlocksCached)
+			})
+		})
+	}
+}
+
+// propertyCacheTypes are the cache types the micro model's head shape allows.
+func propertyCacheTypes(m *model.Model) []quant.CacheType {
+	var out []quant.CacheType
+	for _, ct := range quant.CacheTypes() {
+		if ct.Validate(m.Config.KVHeads, m.Config.HeadDim) == nil {
+			out = append(out, ct)
+		}
+	}
+	return out
+}

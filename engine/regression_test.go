@@ -1,0 +1,100 @@
+package engine
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/kvref/kvref/quant"
+)
+
+func ramp(start, n int) []int {
+	out := []int{1}
+	for i := 0; len(out) < n; i++ {
+		out = append(out, 3+(start+i*7)%250)
+	}
+	return out
+}
+
+// TestCacheRegressionTraces are named traces for the classic prefix-cache bugs, run at
+// several block sizes; every step is checked bitwise against the reference by traceRunner.
+func TestCacheRegressionTraces(t *testing.T) {
+	m, err := microShape.Model()
+	require.NoError(t, err)
+	for _, bs := range []int{1, 2, 4, 16} {
+		for _, tc := range []struct {
+			name string
+			run  func(t *testing.T, r *traceRunner)
+		}{
+			{"prefix exactly one block", func(t *testing.T, r *traceRunner) {
+				a := ramp(0, bs+5)
+				r.add(a)
+				s := r.add(append(append([]int(nil), a[:bs]...), 9, 9, 9))
+				require.Equal(t, bs, s.Computed()-3)
+				require.EqualValues(t, bs, r.e.Pool.Stats().PrefixHitTokens)
+			}},
+			{"prefix one block minus one", func(t *testing.T, r *traceRunner) {
+				a := ramp(0, 3*bs+2)
+				r.add(a)
+				r.add(append(append([]int(nil), a[:2*bs-1]...), 6)) // one token short of two blocks
+				require.EqualValues(t, bs, r.e.Pool.Stats().PrefixHitTokens)
+			}},
+			{"prefix one block plus one", func(t *testing.T, r *traceRunner) {
+				a := ramp(0, 3*bs+2)
+				r.add(a)
+				r.add(append(append([]int(nil), a[:bs+1]...), 5, 5))
+				require.EqualValues(t, bs*((bs+1)/bs), r.e.Pool.Stats().PrefixHitTokens)
+			}},
+			{"whole prompt cached", func(t *testing.T, r *traceRunner) {
+				a := ramp(3, 2*bs)
+				r.add(a)
+				s := r.add(append([]int(nil), a...))
+				// Everything but the last token could be reused, but only whole blocks are:
+				// the last block is recomputed so that the last token has logits.
+				require.Equal(t, 2*bs, s.Len())
+				require.EqualValues(t, bs*((2*bs-1)/bs), r.e.Pool.Stats().PrefixHitTokens)
+			}},
+			{"fork mid-block then divergent appends", func(t *testing.T, r *traceRunner) {
+				prompt := ramp(1, bs+bs/2+1)
+				a := r.add(prompt)
+				f := r.fork(a)
+				r.appendTokens(a, 10, 11)
+				r.appendTokens(f, 20, 21, 22)
+				a.Append(12)
+				f.Append(23)
+				r.run(a, f)
+				want := 0
+				if len(prompt)%bs != 0 {
+					want = 1 // the shared partial block is copied once, by the first writer
+				}
+				require.EqualValues(t, want, r.e.Pool.Stats().CowCopies)
+			}},
+			{"evict then re-admit the same prefix", func(t *testing.T, r *traceRunner) {
+				a := ramp(2, 2*bs+1)
+				s := r.add(a)
+				r.free(s)
+				// Fill the pool with other prompts until a's blocks are evicted.
+				for i := 0; r.e.Pool.Stats().Evictions < 2; i++ {
+					o := r.add(ramp(100+i*13, 2*bs+1))
+					r.free(o)
+					require.Less(t, i, 100, "no eviction happened")
+				}
+				hits := r.e.Pool.Stats().PrefixHitTokens
+				r.add(append([]int(nil), a...))
+				r.add(append([]int(nil), a...)) // second pass hits what the first re-computed
+				require.Greater(t, r.e.Pool.Stats().PrefixHitTokens, hits)
+			}},
+		} {
+			t.Run(fmt.Sprintf("%s/block%d", tc.name, bs), func(t *testing.T) {
+				r := newTraceRunner(t, m, bs, max(8, 64/bs), quant.F32)
+				defer r.close()
+				tc.run(t, r)
+				for _, s := range append(r.live[:0:0], r.live...) {
+					r.free(s)
+				}
+				require.NoError(t, r.e.Pool.Check())
+			})
+		}
+	}
+}
