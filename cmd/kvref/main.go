@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
+	"strings"
 )
 
 // command is one subcommand of kvref.
@@ -17,12 +19,16 @@ type command struct {
 	run     func(args []string, stdout, stderr io.Writer) error
 }
 
+// registry holds every command; each command's file registers itself in init.
+var registry []command
+
+func register(c command) { registry = append(registry, c) }
+
+// commands returns the registered commands sorted by name.
 func commands() []command {
-	return []command{
-		{"run", "generate text from a prompt through the paged KV cache", runCmd},
-		{"tokenize", "print the token ids of a text", tokenizeCmd},
-		{"synth", "write a deterministic random model as a GGUF file", synthCmd},
-	}
+	out := slices.Clone(registry)
+	slices.SortFunc(out, func(a, b command) int { return strings.Compare(a.name, b.name) })
+	return out
 }
 
 func usage(w io.Writer) {

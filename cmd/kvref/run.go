@@ -28,6 +28,10 @@ type runFlags struct {
 	cacheDtype, cacheK, cacheV string
 }
 
+func init() {
+	register(command{"run", "generate text from a prompt through the paged KV cache", runCmd})
+}
+
 func runCmd(args []string, stdout, stderr io.Writer) error {
 	var f runFlags
 	fs := newFlags("run", stderr)

@@ -7,6 +7,10 @@ import (
 	"github.com/kvref/kvref/model/synth"
 )
 
+func init() {
+	register(command{"synth", "write a deterministic random model as a GGUF file", synthCmd})
+}
+
 func synthCmd(args []string, stdout, stderr io.Writer) error {
 	d := synth.Default
 	fs := newFlags("synth", stderr)

@@ -7,6 +7,10 @@ import (
 	"strings"
 )
 
+func init() {
+	register(command{"tokenize", "print the token ids of a text", tokenizeCmd})
+}
+
 func tokenizeCmd(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("tokenize", stderr)
 	modelPath := fs.String("m", "", "model file (GGUF); empty: the built-in synthetic model")
