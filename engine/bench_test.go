@@ -61,10 +61,12 @@ func forkBlocks(t testing.TB, bs int) int {
 	e, err := New(m, Config{BlockSize: bs, Context: 512, CacheBlocks: 8 * (512 / bs)})
 	require.NoError(t, err)
 	defer e.Close()
-	res, err := e.Generate(Request{Prompt: ramp(5, 256), MaxTokens: 32, IgnoreEOS: true, N: 8,
-		Sampling: Sampling{Temperature: 1, Seed: 9}}, func(Token) error { return nil })
+	s := e.NewScheduler(SchedulerConfig{})
+	_, err = s.Add(Request{Prompt: ramp(5, 256), MaxTokens: 32, IgnoreEOS: true, N: 8,
+		Sampling: Sampling{Temperature: 1, Seed: 9}})
 	require.NoError(t, err)
-	return res.Cache.BlocksUsed
+	require.NoError(t, s.RunAll(func(Token) error { return nil }))
+	return s.Stats().PeakBlocksUsed
 }
 
 func TestForksHoldFewBlocks(t *testing.T) {

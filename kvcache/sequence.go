@@ -41,16 +41,11 @@ func (s *Sequence) Slot(pos int) (blockID, slot int) {
 	return s.table[pos/bs], pos % bs
 }
 
-// AddSequence starts a sequence with the given tokens, reusing every full block of its
-// prefix that the cache already holds (prefix caching). At least the last token is always
-// left to compute, so that there are logits to sample from: with B slots per block, at most
-// floor((len-1)/B) blocks are reused. It returns the sequence; its Computed() is the number
-// of reused tokens.
-func (p *Pool) AddSequence(tokens []int) *Sequence {
-	s := &Sequence{id: p.nextSeq, tokens: slices.Clone(tokens), pool: p}
-	p.nextSeq++
-	p.seqs[s.id] = s
-	p.stats.promptTokens += int64(len(tokens))
+// matchPrefix finds the cached blocks holding the longest prefix of tokens, by chain hash
+// confirmed by the stored token ids. At least the last token is always left out, so that a
+// new sequence has a token to compute and logits to sample from: with B slots per block, at
+// most floor((len-1)/B) blocks match.
+func (p *Pool) matchPrefix(tokens []int) (ids []int, hashes []Hash) {
 	bs := p.cfg.BlockSize
 	parent := p.root
 	for n := 0; n+bs <= len(tokens)-1; n += bs {
@@ -60,6 +55,33 @@ func (p *Pool) AddSequence(tokens []int) *Sequence {
 		if !ok || !sameTokens(p.blocks[id].tokens, chunk) {
 			break
 		}
+		ids = append(ids, id)
+		hashes = append(hashes, h)
+		parent = h
+	}
+	return ids, hashes
+}
+
+// CachedPrefix reports how many leading tokens a sequence of these tokens would reuse from
+// the cache right now (a multiple of the block size, always less than len(tokens)).
+func (p *Pool) CachedPrefix(tokens []int) int {
+	ids, _ := p.matchPrefix(tokens)
+	return len(ids) * p.cfg.BlockSize
+}
+
+// Available is the number of blocks an allocation can obtain: free plus cached-evictable.
+func (p *Pool) Available() int { return p.available() }
+
+// AddSequence starts a sequence with the given tokens, reusing every full block of its
+// prefix that the cache already holds (prefix caching; see matchPrefix for the rule that
+// keeps the last token to compute). Its Computed() is the number of reused tokens.
+func (p *Pool) AddSequence(tokens []int) *Sequence {
+	s := &Sequence{id: p.nextSeq, tokens: slices.Clone(tokens), pool: p}
+	p.nextSeq++
+	p.seqs[s.id] = s
+	p.stats.promptTokens += int64(len(tokens))
+	ids, hashes := p.matchPrefix(tokens)
+	for _, id := range ids {
 		b := &p.blocks[id]
 		if b.inLRU {
 			p.lruRemove(id)
@@ -67,11 +89,9 @@ func (p *Pool) AddSequence(tokens []int) *Sequence {
 		b.ref++
 		p.clock++
 		b.touched = p.clock
-		s.table = append(s.table, id)
-		s.hashes = append(s.hashes, h)
-		s.computed += bs
-		parent = h
 	}
+	s.table, s.hashes = ids, hashes
+	s.computed = len(ids) * p.cfg.BlockSize
 	p.stats.prefixHitTokens += int64(s.computed)
 	return s
 }

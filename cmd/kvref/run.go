@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -25,6 +24,8 @@ type runFlags struct {
 	topK                       int
 	seed                       uint64
 	ignoreEOS, check, asJSON   bool
+	parallel                   bool
+	chunk, batchTokens         int
 	cacheDtype, cacheK, cacheV string
 }
 
@@ -49,6 +50,9 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&f.blockSize, "block-size", kvcache.DefaultBlockSize, "token slots per KV cache block")
 	fs.IntVar(&f.cacheBlocks, "cache-blocks", 0, "blocks in the KV cache pool (0: enough for -np full-context sequences)")
 	fs.IntVar(&f.np, "np", 1, "parallel continuations forked from each prompt (sharing its blocks copy-on-write)")
+	fs.BoolVar(&f.parallel, "parallel", false, "run all prompts of --prompt-file concurrently through the scheduler (continuous batching)")
+	fs.IntVar(&f.chunk, "chunk-size", 0, "most prompt tokens of one sequence per step (chunked prefill; 0: the batch budget)")
+	fs.IntVar(&f.batchTokens, "max-batch-tokens", 2048, "tokens per step, decode and prefill together")
 	fs.BoolVar(&f.ignoreEOS, "ignore-eos", false, "keep generating past end-of-text tokens")
 	fs.BoolVar(&f.check, "check", false, "recompute every step with the cache-free reference and require bit-identical logits")
 	fs.BoolVar(&f.asJSON, "json", false, "print one JSON object per token and a final summary line")
@@ -99,76 +103,121 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	out := bufio.NewWriter(stdout)
 	defer out.Flush()
 	multi := len(prompts) > 1 || f.np > 1
+	sched := eng.NewScheduler(engine.SchedulerConfig{MaxBatchTokens: f.batchTokens, ChunkSize: f.chunk})
 	sum := summary{BlockSize: eng.Pool.Config().BlockSize, BytesPerToken: eng.Pool.Config().BytesPerToken(),
 		CacheTypeK: kType.String(), CacheTypeV: vType.String(), Context: eng.Context, Threads: eng.Runner.Threads(), Check: f.check}
-	for pi, text := range prompts {
-		ids := m.Tokenizer.Encode(text, true)
+	stream := !f.asJSON && !f.parallel && f.np == 1 // plain text, one sequence at a time: print as it comes
+	promptOf := map[int]int{}                       // request id → prompt index
+	emit := func(t engine.Token) error {
+		piece := m.Tokenizer.Piece(t.ID)
+		if f.asJSON {
+			line := tokenLine{Step: t.Step, Pos: t.Pos, ID: t.ID, Piece: string(piece), Top: topK(t.Logits, 5)}
+			if multi {
+				seq := promptOf[t.Request]*f.np + t.Seq
+				line.Seq = &seq
+			}
+			b, _ := json.Marshal(line)
+			out.Write(append(b, '\n'))
+			return nil
+		}
+		if stream {
+			out.Write(piece)
+			return out.Flush()
+		}
+		return nil
+	}
+	submit := func(pi int) (int, error) {
 		req := engine.Request{
-			Prompt: ids, MaxTokens: f.n, IgnoreEOS: f.ignoreEOS, N: f.np, Check: f.check,
+			Prompt: m.Tokenizer.Encode(prompts[pi], true), MaxTokens: f.n, IgnoreEOS: f.ignoreEOS, N: f.np, Check: f.check,
 			Sampling: engine.Sampling{Temperature: f.temp, TopK: f.topK, TopP: f.topP, MinP: f.minP, Seed: f.seed},
 		}
-		texts := make([]strings.Builder, f.np)
-		if !f.asJSON {
-			if len(prompts) > 1 {
-				fmt.Fprintf(out, "--- prompt %d ---\n", pi)
+		id, err := sched.Add(req)
+		if err != nil {
+			return 0, fmt.Errorf("prompt %d: %w", pi, err)
+		}
+		promptOf[id] = pi
+		return id, nil
+	}
+	finish := func(id int) error {
+		pi := promptOf[id]
+		if err := sched.Err(id); err != nil {
+			return fmt.Errorf("prompt %d: %w", pi, err)
+		}
+		res := sched.Result(id)
+		sum.add(res)
+		if f.asJSON {
+			return nil
+		}
+		if stream {
+			fmt.Fprintln(out)
+			return nil
+		}
+		for i, text := range res.Texts {
+			label := fmt.Sprintf("prompt %d", pi)
+			if f.np > 1 {
+				label += fmt.Sprintf(", sequence %d", i)
 			}
-			if f.np == 1 {
+			fmt.Fprintf(out, "--- %s ---\n%s%s\n", label, prompts[pi], text)
+		}
+		return nil
+	}
+	var ids []int
+	if f.parallel {
+		for pi := range prompts {
+			id, err := submit(pi)
+			if err != nil {
+				return err
+			}
+			ids = append(ids, id)
+		}
+		if err := sched.RunAll(emit); err != nil {
+			return err
+		}
+	} else {
+		for pi, text := range prompts {
+			if stream {
+				if len(prompts) > 1 {
+					fmt.Fprintf(out, "--- prompt %d ---\n", pi)
+				}
 				fmt.Fprint(out, text)
 				out.Flush()
 			}
-		}
-		emit := func(t engine.Token) error {
-			piece := m.Tokenizer.Piece(t.ID)
-			if f.asJSON {
-				line := tokenLine{Step: t.Step, Pos: t.Pos, ID: t.ID, Piece: string(piece), Top: topK(t.Logits, 5)}
-				if multi {
-					seq := pi*f.np + t.Seq
-					line.Seq = &seq
-				}
-				b, _ := json.Marshal(line)
-				out.Write(append(b, '\n'))
-				return nil
+			id, err := submit(pi)
+			if err != nil {
+				return err
 			}
-			if f.np == 1 {
-				out.Write(piece)
-				return out.Flush()
+			ids = append(ids, id)
+			if err := sched.RunAll(emit); err != nil {
+				return err
 			}
-			texts[t.Seq].Write(piece)
-			return nil
-		}
-		res, err := eng.Generate(req, emit)
-		if err != nil {
-			out.Flush()
-			var ce *engine.CheckError
-			if errors.As(err, &ce) {
-				return fmt.Errorf("prompt %d: %w", pi, err)
-			}
-			return err
-		}
-		if !f.asJSON {
-			if f.np > 1 {
-				for i := range texts {
-					fmt.Fprintf(out, "--- sequence %d ---\n%s%s\n", i, text, texts[i].String())
-				}
-			} else {
-				fmt.Fprintln(out)
+			if err := finish(id); err != nil {
+				return err
 			}
 		}
-		sum.add(res)
+	}
+	if f.parallel {
+		for _, id := range ids {
+			if err := finish(id); err != nil {
+				return err
+			}
+		}
 	}
 	st := eng.Pool.Stats()
 	sum.Cache = &st
+	es := sched.Stats()
+	sum.Engine = &es
+	sum.BlocksUsed = es.PeakBlocksUsed
 	if f.asJSON {
 		b, _ := json.Marshal(map[string]any{"summary": sum})
 		fmt.Fprintln(out, string(b))
 		return nil
 	}
 	out.Flush()
-	fmt.Fprintf(stderr, "kvref: %d prompt tokens (%d from cache), %d generated; prefill %.1f ms, decode %.1f ms (%.1f tokens/s); cache %s, %d B/token, %d blocks of %d used at peak\n",
-		sum.PromptTokens, sum.PrefixHitTokens, sum.GeneratedTokens, sum.PrefillMS, sum.DecodeMS, sum.TokensPerSecond,
+	fmt.Fprintf(stderr, "kvref: %d prompt tokens (%d from cache), %d generated in %d steps (mean batch %.1f tokens, %d preemptions); prefill %.1f ms, decode %.1f ms (%.1f tokens/s); cache %s, %d B/token, %d blocks of %d used at peak\n",
+		sum.PromptTokens, sum.PrefixHitTokens, sum.GeneratedTokens, es.Steps, es.RowsMean, es.Preemptions, sum.PrefillMS, sum.DecodeMS, sum.TokensPerSecond,
 		kType, sum.BytesPerToken, sum.BlocksUsed, sum.BlockSize)
 	if f.check {
-		fmt.Fprintf(stderr, "kvref: --check: %d steps recomputed without the cache, all bit-identical\n", sum.GeneratedTokens)
+		fmt.Fprintf(stderr, "kvref: --check: every one of the %d generated tokens' logits was recomputed without the cache: bit-identical\n", sum.GeneratedTokens)
 	}
 	return nil
 }
@@ -190,7 +239,7 @@ type summary struct {
 	GeneratedTokens int            `json:"generated_tokens"`
 	BytesPerToken   int64          `json:"bytes_per_token"`
 	BlockSize       int            `json:"block_size"`
-	BlocksUsed      int            `json:"blocks_used"` // peak over requests
+	BlocksUsed      int            `json:"blocks_used"` // peak during the run
 	CacheTypeK      string         `json:"cache_type_k"`
 	CacheTypeV      string         `json:"cache_type_v"`
 	Context         int            `json:"context"`
@@ -201,6 +250,7 @@ type summary struct {
 	Check           bool           `json:"check"`
 	Requests        []requestStats `json:"requests"`
 	Cache           *kvcache.Stats `json:"cache"`
+	Engine          *engine.Stats  `json:"engine"`
 	decodeTokens    int
 }
 
@@ -209,20 +259,19 @@ type requestStats struct {
 	PrefixHitTokens int      `json:"prefix_hit_tokens"`
 	Generated       []int    `json:"generated_tokens"`
 	StopReasons     []string `json:"stop_reasons"`
-	CowCopies       int64    `json:"cow_copies"`
+	Preemptions     int      `json:"preemptions"`
 }
 
 func (s *summary) add(r engine.Result) {
 	s.PromptTokens += r.PromptTokens
 	s.PrefixHitTokens += r.PrefixHitTokens
-	rs := requestStats{PromptTokens: r.PromptTokens, PrefixHitTokens: r.PrefixHitTokens, StopReasons: r.StopReasons}
+	rs := requestStats{PromptTokens: r.PromptTokens, PrefixHitTokens: r.PrefixHitTokens, StopReasons: r.StopReasons, Preemptions: r.Preemptions}
 	for _, o := range r.Outputs {
 		s.GeneratedTokens += len(o)
 		s.decodeTokens += max(len(o)-1, 0)
 		rs.Generated = append(rs.Generated, len(o))
 	}
 	s.Requests = append(s.Requests, rs)
-	s.BlocksUsed = max(s.BlocksUsed, r.Cache.BlocksUsed)
 	s.PrefillMS += ms(r.Prefill)
 	s.DecodeMS += ms(r.Decode)
 	if s.DecodeMS > 0 {

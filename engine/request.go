@@ -1,0 +1,93 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Request is one prompt to continue.
+type Request struct {
+	Prompt      []int    // token ids, BOS included when the model wants one
+	MaxTokens   int      // tokens to generate per sequence; < 0: until a stop or the context is full
+	IgnoreEOS   bool     // keep going past end-of-generation tokens
+	Sampling    Sampling // sampling parameters (continuation i uses a seed derived from Seed and i)
+	N           int      // parallel continuations forked from the prompt (≤ 1: one)
+	Check       bool     // compare every step's logits bit for bit with the cache-free reference
+	StopTokens  []int    // further token ids that end generation (included in the output)
+	StopStrings []string // generation ends when the output text contains one of these
+}
+
+// State is where a sequence is in its life.
+type State int
+
+// The states of a sequence: waiting → running → finished, and running → preempted →
+// (waiting again) → running when the cache runs out of blocks.
+const (
+	Waiting State = iota
+	Running
+	Preempted
+	Finished
+)
+
+var stateNames = [...]string{"waiting", "running", "preempted", "finished"}
+
+func (s State) String() string { return stateNames[s] }
+
+// Token is one generated token and the logits it was chosen from.
+type Token struct {
+	Request int       // the request's id (from Scheduler.Add)
+	Seq     int       // index of the continuation within the request (0..N-1)
+	Step    int       // 0 for the first generated token of the continuation
+	Pos     int       // position of the token in its sequence
+	ID      int       // the chosen token
+	Logits  []float32 // the raw logits it was sampled from
+}
+
+// Result summarises a finished request.
+type Result struct {
+	Outputs         [][]int       // generated ids, per continuation
+	Texts           []string      // generated text per continuation, cut before a matched stop string
+	StopReasons     []string      // "eos", "stop", "length", "context" or "cancelled", per continuation
+	PromptTokens    int           // tokens in the prompt
+	PrefixHitTokens int           // prompt tokens whose K/V came from the cache at first admission
+	Preemptions     int           // times one of the request's sequences was preempted
+	Prefill         time.Duration // from submission to the first logits
+	Decode          time.Duration // from the first logits to the end
+}
+
+// ErrRejected marks a request that can never run on this engine (for example a prompt
+// larger than the whole cache pool). It is returned by Scheduler.Add and Generate.
+var ErrRejected = errors.New("engine: request rejected")
+
+// seedFor derives continuation i's sampling seed from the request's seed; continuation 0
+// uses the seed itself, so -np 1 samples exactly like a plain run.
+func seedFor(seed uint64, i int) uint64 { return seed + uint64(i)*0x9e3779b97f4a7c15 }
+
+// Validate checks a request against the engine's limits before anything is allocated. The
+// errors wrap ErrRejected.
+func (e *Engine) Validate(req Request) error {
+	p := len(req.Prompt)
+	vocab := e.Model.Config.Vocab
+	reject := func(format string, args ...any) error {
+		return fmt.Errorf("%w: "+format, append([]any{ErrRejected}, args...)...)
+	}
+	switch {
+	case p == 0:
+		return reject("empty prompt: there is no token to start from (use a prompt, or a model that adds BOS)")
+	case p >= e.Context:
+		return reject("prompt has %d tokens but the context holds %d; shorten the prompt or raise -c (the model was trained for %d)", p, e.Context, e.Model.Config.Context)
+	case req.MaxTokens > 0 && p+req.MaxTokens > e.Context:
+		return reject("prompt (%d tokens) + %d new tokens exceed the context of %d; lower -n or raise -c", p, req.MaxTokens, e.Context)
+	}
+	for i, t := range req.Prompt {
+		if t < 0 || t >= vocab {
+			return reject("prompt token %d at position %d is outside the vocabulary of %d", t, i, vocab)
+		}
+	}
+	cfg := e.Pool.Config()
+	if need := cfg.BlocksFor(p + 1); need > cfg.NumBlocks {
+		return reject("the cache is too small: the prompt alone needs %d blocks of %d tokens, the pool has %d; raise --cache-blocks or shorten the prompt", need, cfg.BlockSize, cfg.NumBlocks)
+	}
+	return nil
+}

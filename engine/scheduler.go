@@ -1,0 +1,458 @@
+package engine
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/kvref/kvref/kvcache"
+	"github.com/kvref/kvref/model"
+)
+
+// SchedulerConfig tunes continuous batching.
+type SchedulerConfig struct {
+	MaxBatchTokens  int // tokens per step, decode tokens and prefill chunks together (0: 2048)
+	ChunkSize       int // most prefill tokens of one sequence in one step (0: MaxBatchTokens)
+	MaxSequences    int // most sequences running at once (0: 256)
+	WatermarkBlocks int // blocks kept free when admitting a request (-1: none; 0: 1% of the pool)
+}
+
+func (c SchedulerConfig) withDefaults(pool kvcache.Config) SchedulerConfig {
+	if c.MaxBatchTokens <= 0 {
+		c.MaxBatchTokens = 2048
+	}
+	if c.ChunkSize <= 0 || c.ChunkSize > c.MaxBatchTokens {
+		c.ChunkSize = c.MaxBatchTokens
+	}
+	if c.MaxSequences <= 0 {
+		c.MaxSequences = 256
+	}
+	switch {
+	case c.WatermarkBlocks < 0:
+		c.WatermarkBlocks = 0
+	case c.WatermarkBlocks == 0:
+		c.WatermarkBlocks = pool.NumBlocks / 100
+	}
+	return c
+}
+
+// Scheduler runs many requests together, one step at a time, deterministically: each step
+// first serves the running sequences in admission order (one decode token each, or the
+// next prefill chunk), then admits waiting requests first come first served while the
+// pool can hold their uncached prompt blocks plus a watermark, within a per-step token
+// budget. When a running sequence cannot get its next block, the most recently admitted
+// sequence is preempted: its blocks are freed and it waits again with its tokens so far, to
+// be recomputed (bit-identically) later. All rows of a step go through one batched forward
+// pass, so every weight matrix is read once per step.
+type Scheduler struct {
+	e        *Engine
+	cfg      SchedulerConfig
+	requests []*request
+	waiting  []*sequence // front first; preempted sequences go to the front
+	running  []*sequence // in admission order
+	clock    int64
+	stats    Stats
+}
+
+// Stats are the scheduler's running totals.
+type Stats struct {
+	Steps          int     `json:"steps"`
+	RowsMean       float64 `json:"batch_tokens_mean"` // tokens (rows) per step
+	RowsMax        int     `json:"batch_tokens_max"`
+	SequencesMean  float64 `json:"batch_sequences_mean"` // sequences per step
+	SequencesMax   int     `json:"batch_sequences_max"`
+	Preemptions    int     `json:"preemptions"`
+	PrefillTokens  int64   `json:"prefill_tokens"` // prompt (and recomputed) tokens run
+	DecodeTokens   int64   `json:"decode_tokens"`  // single-token decode rows run
+	PeakBlocksUsed int     `json:"peak_blocks_used"`
+	rows, seqs     int64
+}
+
+// request is the scheduler's state of one Request.
+type request struct {
+	id          int
+	req         Request
+	seqs        []*sequence // the root first, then its forks
+	submitted   time.Time
+	firstLogits time.Time
+	finished    time.Time
+	prefixHit   int
+	admitted    bool
+	preemptions int
+	err         error
+}
+
+// sequence is one continuation of a request.
+type sequence struct {
+	r       *request
+	idx     int
+	state   State
+	kv      *kvcache.Sequence // nil unless running
+	tokens  []int             // prompt + generated: what the sequence is, whatever the cache holds
+	output  []int
+	text    []byte // the output's bytes, for stop strings
+	cut     int    // length of text before a matched stop string (-1: none)
+	stop    string
+	sampler *Sampler
+	check   checker
+	stamp   int64 // admission order
+}
+
+// NewScheduler returns a scheduler over the engine's model and pool.
+func (e *Engine) NewScheduler(cfg SchedulerConfig) *Scheduler {
+	return &Scheduler{e: e, cfg: cfg.withDefaults(e.Pool.Config())}
+}
+
+// Add submits a request and returns its id. A request that can never run (see
+// Engine.Validate) is rejected with an error wrapping ErrRejected.
+func (s *Scheduler) Add(req Request) (int, error) {
+	if err := s.e.Validate(req); err != nil {
+		return -1, err
+	}
+	r := &request{id: len(s.requests), req: req, submitted: time.Now()}
+	root := &sequence{r: r, tokens: slices.Clone(req.Prompt), cut: -1}
+	root.sampler = NewSampler(req.Sampling)
+	r.seqs = []*sequence{root}
+	s.requests = append(s.requests, r)
+	s.waiting = append(s.waiting, root)
+	return r.id, nil
+}
+
+// Cancel ends a request at once: its sequences stop and their blocks are released (full
+// blocks stay cached for prefix hits). Cancelling a finished request does nothing.
+func (s *Scheduler) Cancel(id int) {
+	if id < 0 || id >= len(s.requests) {
+		return
+	}
+	for _, q := range s.requests[id].seqs {
+		if q.state != Finished {
+			s.finish(q, "cancelled")
+		}
+	}
+}
+
+// Done reports whether every request has finished.
+func (s *Scheduler) Done() bool { return len(s.waiting) == 0 && len(s.running) == 0 }
+
+// State reports the state of continuation seq of request id.
+func (s *Scheduler) State(id, seq int) State { return s.requests[id].seqs[seq].state }
+
+// Stats returns the scheduler's totals.
+func (s *Scheduler) Stats() Stats { return s.stats }
+
+// Result returns what request id has produced so far (complete once it has finished).
+func (s *Scheduler) Result(id int) Result {
+	r := s.requests[id]
+	res := Result{PromptTokens: len(r.req.Prompt), PrefixHitTokens: r.prefixHit, Preemptions: r.preemptions}
+	for _, q := range r.seqs {
+		res.Outputs = append(res.Outputs, slices.Clone(q.output))
+		text := q.text
+		if q.cut >= 0 {
+			text = text[:q.cut]
+		}
+		res.Texts = append(res.Texts, string(text))
+		res.StopReasons = append(res.StopReasons, q.stop)
+	}
+	if !r.firstLogits.IsZero() {
+		res.Prefill = r.firstLogits.Sub(r.submitted)
+		end := r.finished
+		if end.IsZero() {
+			end = time.Now()
+		}
+		res.Decode = end.Sub(r.firstLogits)
+	}
+	return res
+}
+
+// Err returns the error that ended request id, if any (for example a cache too small for
+// its sequence even after preempting everything else).
+func (s *Scheduler) Err(id int) error { return s.requests[id].err }
+
+// scheduled is one sequence's share of a step: n tokens starting at its next position.
+type scheduled struct {
+	q *sequence
+	n int
+}
+
+// Step runs one scheduling step and one batched forward pass, and returns the tokens
+// generated in it, in order. It returns an error for a failed --check or a broken model;
+// requests that cannot continue are finished with an error instead (see Err).
+func (s *Scheduler) Step() ([]Token, error) {
+	if s.Done() {
+		return nil, nil
+	}
+	plan := s.schedule()
+	if len(plan) == 0 && s.Done() {
+		return nil, nil // the last requests failed while scheduling
+	}
+	if len(plan) == 0 {
+		return nil, fmt.Errorf("engine: nothing can run: %d sequences waiting, %d running, %d of %d blocks available",
+			len(s.waiting), len(s.running), s.e.Pool.Available(), s.e.Pool.Config().NumBlocks)
+	}
+	var rows []model.Row
+	for _, p := range plan {
+		start := p.q.kv.Computed()
+		for pos := start; pos < start+p.n; pos++ {
+			rows = append(rows, model.Row{Seq: p.q.kv, Pos: pos, Logits: pos == p.q.kv.Len()-1})
+		}
+		if p.n == 1 && len(p.q.output) > 0 && start == p.q.kv.Len()-1 {
+			s.stats.DecodeTokens++
+		} else {
+			s.stats.PrefillTokens += int64(p.n)
+		}
+	}
+	out, err := s.e.Runner.Forward(s.e.Pool, rows)
+	if err != nil {
+		return nil, err
+	}
+	s.recordBatch(len(rows), len(plan))
+	var logits [][]float32
+	for b, row := range rows {
+		if row.Logits {
+			logits = append(logits, out[b])
+		}
+	}
+	var done []*sequence
+	for _, p := range plan {
+		if err := s.e.Pool.Commit(p.q.kv, p.n); err != nil {
+			return nil, err
+		}
+		if p.q.kv.Computed() == p.q.kv.Len() {
+			done = append(done, p.q)
+		}
+	}
+	if st := s.e.Pool.Stats(); st.BlocksUsed > s.stats.PeakBlocksUsed {
+		s.stats.PeakBlocksUsed = st.BlocksUsed
+	}
+	var toks []Token
+	for i, q := range done {
+		for _, c := range s.forkIfFirst(q) {
+			t, err := s.advance(c, logits[i])
+			if err != nil {
+				return toks, err
+			}
+			toks = append(toks, t)
+		}
+	}
+	return toks, nil
+}
+
+// schedule decides this step's work, reserving cache slots (and preempting) as it goes.
+func (s *Scheduler) schedule() []scheduled {
+	pool := s.e.Pool
+	budget := s.cfg.MaxBatchTokens
+	var plan []scheduled
+	for i := 0; i < len(s.running) && budget > 0; i++ {
+		q := s.running[i]
+		n := min(q.kv.Len()-q.kv.Computed(), s.cfg.ChunkSize, budget)
+		for {
+			err := pool.Reserve(q.kv, n)
+			if err == nil {
+				plan = append(plan, scheduled{q, n})
+				budget -= n
+				break
+			}
+			victim := s.running[len(s.running)-1]
+			if victim == q && len(s.running) == 1 {
+				s.fail(q, fmt.Errorf("%w; the sequence (%d tokens) no longer fits even alone: raise --cache-blocks or lower -n", err, len(q.tokens)))
+				break
+			}
+			s.preempt(victim)
+			if victim == q {
+				break
+			}
+		}
+		if i < len(s.running) && s.running[i] != q {
+			i-- // q left the running list; the next sequence moved into slot i
+		}
+	}
+	watermark := s.cfg.WatermarkBlocks
+	if len(s.running) == 0 {
+		watermark = 0 // an empty engine admits whatever fits
+	}
+	cfg := pool.Config()
+	// Blocks that admitted sequences will still need for the rest of their prompts are
+	// spoken for: admission must not hand them out again.
+	promised := 0
+	for _, q := range s.running {
+		promised += max(0, cfg.BlocksFor(q.kv.Len())-len(q.kv.Table()))
+	}
+	for len(s.waiting) > 0 && budget > 0 && len(s.running) < s.cfg.MaxSequences {
+		q := s.waiting[0]
+		need := cfg.BlocksFor(len(q.tokens)) - pool.CachedPrefix(q.tokens)/cfg.BlockSize
+		if pool.Available()-promised < need+watermark {
+			break
+		}
+		kv := pool.AddSequence(q.tokens)
+		n := min(kv.Len()-kv.Computed(), s.cfg.ChunkSize, budget)
+		if err := pool.Reserve(kv, n); err != nil {
+			pool.Free(kv) // the prefix hit took cached blocks out of the evictable set
+			break
+		}
+		s.waiting = s.waiting[1:]
+		q.kv, q.state = kv, Running
+		s.clock++
+		q.stamp = s.clock
+		s.running = append(s.running, q)
+		if !q.r.admitted {
+			q.r.admitted = true
+			q.r.prefixHit = kv.Computed()
+		}
+		plan = append(plan, scheduled{q, n})
+		budget -= n
+		promised += max(0, cfg.BlocksFor(kv.Len())-len(kv.Table()))
+	}
+	return plan
+}
+
+// preempt frees a running sequence's blocks and puts it at the front of the waiting queue
+// with all its tokens; it is recomputed when readmitted.
+func (s *Scheduler) preempt(q *sequence) {
+	s.e.Pool.Free(q.kv)
+	q.kv = nil
+	q.state = Preempted
+	s.running = slices.DeleteFunc(s.running, func(x *sequence) bool { return x == q })
+	s.waiting = slices.Insert(s.waiting, 0, q)
+	q.r.preemptions++
+	s.stats.Preemptions++
+}
+
+// fail finishes a sequence's whole request with an error.
+func (s *Scheduler) fail(q *sequence, err error) {
+	q.r.err = err
+	for _, c := range q.r.seqs {
+		if c.state != Finished {
+			s.finish(c, "error")
+		}
+	}
+}
+
+// finish ends a sequence and releases its blocks.
+func (s *Scheduler) finish(q *sequence, reason string) {
+	if q.kv != nil {
+		s.e.Pool.Free(q.kv)
+		q.kv = nil
+	}
+	q.state = Finished
+	q.stop = reason
+	s.running = slices.DeleteFunc(s.running, func(x *sequence) bool { return x == q })
+	s.waiting = slices.DeleteFunc(s.waiting, func(x *sequence) bool { return x == q })
+	r := q.r
+	for _, c := range r.seqs {
+		if c.state != Finished {
+			return
+		}
+	}
+	r.finished = time.Now()
+}
+
+// forkIfFirst returns the sequences that sample from q's new logits: q alone, or — the
+// first time a request with N > 1 has logits — q and N-1 forks sharing all its blocks.
+func (s *Scheduler) forkIfFirst(q *sequence) []*sequence {
+	r := q.r
+	if r.firstLogits.IsZero() {
+		r.firstLogits = time.Now()
+	}
+	if q.idx != 0 || len(r.seqs) > 1 || r.req.N <= 1 || len(q.output) > 0 {
+		return []*sequence{q}
+	}
+	out := []*sequence{q}
+	for i := 1; i < r.req.N; i++ {
+		p := r.req.Sampling
+		p.Seed = seedFor(p.Seed, i)
+		c := &sequence{r: r, idx: i, state: Running, kv: s.e.Pool.Fork(q.kv), tokens: slices.Clone(q.tokens), cut: -1, sampler: NewSampler(p)}
+		s.clock++
+		c.stamp = s.clock
+		r.seqs = append(r.seqs, c)
+		s.running = append(s.running, c)
+		out = append(out, c)
+	}
+	return out
+}
+
+// advance samples q's next token from logits, checks them when asked, and either appends
+// the token (to be computed next step) or finishes the sequence.
+func (s *Scheduler) advance(q *sequence, logits []float32) (Token, error) {
+	r := q.r
+	pos := len(q.tokens)
+	if r.req.Check {
+		if err := q.check.add(s.e, q.tokens, q.idx, len(q.output), pos-1, logits); err != nil {
+			return Token{}, err
+		}
+	}
+	tok := q.sampler.Sample(logits)
+	t := Token{Request: r.id, Seq: q.idx, Step: len(q.output), Pos: pos, ID: tok, Logits: logits}
+	q.output = append(q.output, tok)
+	q.text = append(q.text, s.e.Model.Tokenizer.Piece(tok)...)
+	reason := s.stopReason(q, tok)
+	if reason == "" {
+		q.tokens = append(q.tokens, tok)
+		q.kv.Append(tok)
+		return t, nil
+	}
+	if r.req.Check {
+		if err := q.check.flush(s.e, q.tokens); err != nil {
+			return t, err
+		}
+	}
+	s.finish(q, reason)
+	return t, nil
+}
+
+// stopReason says why q stops after emitting tok, or "" to go on.
+func (s *Scheduler) stopReason(q *sequence, tok int) string {
+	req := q.r.req
+	switch {
+	case !req.IgnoreEOS && s.e.Model.Tokenizer.IsEOG(tok):
+		return "eos"
+	case slices.Contains(req.StopTokens, tok):
+		return "stop"
+	}
+	for _, stop := range req.StopStrings {
+		if stop == "" {
+			continue
+		}
+		// Only the tail can hold a new match: search the last len(stop)+len(piece) bytes.
+		from := max(0, len(q.text)-len(stop)-len(s.e.Model.Tokenizer.Piece(tok)))
+		if i := strings.Index(string(q.text[from:]), stop); i >= 0 {
+			q.cut = from + i
+			return "stop"
+		}
+	}
+	switch {
+	case req.MaxTokens >= 0 && len(q.output) >= req.MaxTokens:
+		return "length"
+	case len(q.tokens)+1 >= s.e.Context:
+		return "context"
+	}
+	return ""
+}
+
+func (s *Scheduler) recordBatch(rows, seqs int) {
+	st := &s.stats
+	st.Steps++
+	st.rows += int64(rows)
+	st.seqs += int64(seqs)
+	st.RowsMax = max(st.RowsMax, rows)
+	st.SequencesMax = max(st.SequencesMax, seqs)
+	st.RowsMean = float64(st.rows) / float64(st.Steps)
+	st.SequencesMean = float64(st.seqs) / float64(st.Steps)
+}
+
+// RunAll steps until every request has finished, passing each token to emit in order. An
+// error from emit or from a step stops it.
+func (s *Scheduler) RunAll(emit func(Token) error) error {
+	for !s.Done() {
+		toks, err := s.Step()
+		for _, t := range toks {
+			if eerr := emit(t); eerr != nil {
+				return eerr
+			}
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,159 @@
+package engine
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/kvref/kvref/internal/rng"
+)
+
+// mixedRequests builds n requests with prompt lengths from 1 to 60, a third of them
+// sharing a 24-token prefix, half greedy and half sampled with their own seeds.
+func mixedRequests(n int) []Request {
+	r := rng.New(77)
+	shared := ramp(500, 24)
+	var reqs []Request
+	for i := 0; i < n; i++ {
+		length := 1 + int(r.Uint64()%60)
+		var prompt []int
+		if i%3 == 0 && length > 24 {
+			prompt = append(prompt, shared...)
+		} else {
+			prompt = []int{1}
+		}
+		for len(prompt) < length {
+			prompt = append(prompt, 3+int(r.Uint64()%250))
+		}
+		req := Request{Prompt: prompt, MaxTokens: 8 + int(r.Uint64()%12), IgnoreEOS: i%2 == 0, Check: true}
+		if i%2 == 1 {
+			req.Sampling = Sampling{Temperature: 0.9, TopK: 40, TopP: 0.95, Seed: uint64(i)}
+		}
+		reqs = append(reqs, req)
+	}
+	return reqs
+}
+
+// TestContinuousBatchingIsBatchInvariant runs 64 mixed requests through one scheduler with
+// chunked prefill (chunk sizes 7 and 64) and a pool small enough to force preemption. With
+// Check on, every step of every sequence is compared bit for bit with the cache-free
+// reference of its tokens; and every request's output equals running it alone.
+func TestContinuousBatchingIsBatchInvariant(t *testing.T) {
+	m, err := microShape.Model()
+	require.NoError(t, err)
+	reqs := mixedRequests(64)
+
+	alone := make([][]int, len(reqs))
+	solo, err := New(m, Config{BlockSize: 4, Threads: 1})
+	require.NoError(t, err)
+	defer solo.Close()
+	for i, req := range reqs {
+		res, err := solo.Generate(req, func(Token) error { return nil })
+		require.NoError(t, err)
+		alone[i] = res.Outputs[0]
+	}
+
+	for _, chunk := range []int{7, 64} {
+		t.Run(fmt.Sprintf("chunk%d", chunk), func(t *testing.T) {
+			e, err := New(m, Config{BlockSize: 4, CacheBlocks: 48, Threads: 2})
+			require.NoError(t, err)
+			defer e.Close()
+			s := e.NewScheduler(SchedulerConfig{MaxBatchTokens: 256, ChunkSize: chunk})
+			for _, req := range reqs {
+				_, err := s.Add(req)
+				require.NoError(t, err)
+			}
+			for !s.Done() {
+				_, err := s.Step()
+				require.NoError(t, err)
+				require.NoError(t, e.Pool.Check())
+			}
+			st := s.Stats()
+			t.Logf("%d steps, batch mean %.1f tokens / %.1f sequences (max %d / %d), %d preemptions, %d prefill + %d decode tokens",
+				st.Steps, st.RowsMean, st.SequencesMean, st.RowsMax, st.SequencesMax, st.Preemptions, st.PrefillTokens, st.DecodeTokens)
+			require.Positive(t, st.Preemptions, "the pool should be small enough to force preemption")
+			require.Greater(t, st.SequencesMax, 8, "requests should run batched")
+			for i := range reqs {
+				require.NoError(t, s.Err(i))
+				require.Equal(t, alone[i], s.Result(i).Outputs[0], "request %d", i)
+			}
+			require.Zero(t, e.Pool.Stats().BlocksUsed)
+		})
+	}
+}
+
+func TestSchedulerRejectsWhatCanNeverFit(t *testing.T) {
+	m, err := microShape.Model()
+	require.NoError(t, err)
+	e := newEngine(t, m, Config{BlockSize: 4, CacheBlocks: 4})
+	s := e.NewScheduler(SchedulerConfig{})
+	_, err = s.Add(Request{Prompt: ramp(0, 20), MaxTokens: 1})
+	require.ErrorIs(t, err, ErrRejected)
+	require.ErrorContains(t, err, "cache is too small")
+	require.True(t, s.Done())
+}
+
+func TestCancelFreesBlocksAtOnce(t *testing.T) {
+	m, err := microShape.Model()
+	require.NoError(t, err)
+	e := newEngine(t, m, Config{BlockSize: 4, CacheBlocks: 64})
+	s := e.NewScheduler(SchedulerConfig{ChunkSize: 8, MaxBatchTokens: 8})
+	a, err := s.Add(Request{Prompt: ramp(1, 40), MaxTokens: 50, IgnoreEOS: true})
+	require.NoError(t, err)
+	b, err := s.Add(Request{Prompt: ramp(2, 6), MaxTokens: 50, IgnoreEOS: true})
+	require.NoError(t, err)
+	_, err = s.Step() // a is mid-prefill (8 of 40 tokens)
+	require.NoError(t, err)
+	require.Equal(t, Running, s.State(a, 0))
+	s.Cancel(a)
+	require.Equal(t, Finished, s.State(a, 0))
+	require.Equal(t, "cancelled", s.Result(a).StopReasons[0])
+	require.Zero(t, e.Pool.Stats().BlocksUsed)
+	for i := 0; i < 5; i++ {
+		_, err = s.Step()
+		require.NoError(t, err)
+	}
+	require.Equal(t, Running, s.State(b, 0)) // b is decoding
+	used := e.Pool.Stats().BlocksUsed
+	require.Positive(t, used)
+	s.Cancel(b)
+	require.Zero(t, e.Pool.Stats().BlocksUsed)
+	require.NoError(t, e.Pool.Check())
+	require.True(t, s.Done())
+}
+
+func TestStopTokensAndStrings(t *testing.T) {
+	m, err := microShape.Model()
+	require.NoError(t, err)
+	e := newEngine(t, m, Config{})
+	base := Request{Prompt: ramp(3, 5), MaxTokens: 30, IgnoreEOS: true}
+	full, err := e.Generate(base, func(Token) error { return nil })
+	require.NoError(t, err)
+	out := full.Outputs[0]
+
+	// A stop token ends generation right after it is produced.
+	withTok := base
+	withTok.StopTokens = []int{out[6]}
+	res, err := e.Generate(withTok, func(Token) error { return nil })
+	require.NoError(t, err)
+	first := 0
+	for first < len(out) && out[first] != out[6] {
+		first++
+	}
+	require.Equal(t, out[:first+1], res.Outputs[0])
+	require.Equal(t, "stop", res.StopReasons[0])
+
+	// A stop string made of the pieces of tokens 10..12 cuts the text before it.
+	var stop []byte
+	for _, id := range out[10:13] {
+		stop = append(stop, m.Tokenizer.Piece(id)...)
+	}
+	withStr := base
+	withStr.StopStrings = []string{string(stop)}
+	res, err = e.Generate(withStr, func(Token) error { return nil })
+	require.NoError(t, err)
+	require.Equal(t, "stop", res.StopReasons[0])
+	require.NotContains(t, res.Texts[0], string(stop))
+	require.LessOrEqual(t, len(res.Outputs[0]), 13)
+}
