@@ -1,0 +1,34 @@
+package synth
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Shapes are named benchmark shapes with the published dimensions of well-known small
+// models (random weights, so only the arithmetic and memory traffic are realistic).
+var Shapes = map[string]Shape{
+	"default": Default,
+	"tiny":    Tiny,
+	// karpathy/llama2.c stories15M: dim 288, 6 layers, 6 heads, hidden 768, vocab 32000.
+	"stories15m": {Name: "stories15m-shape", Dim: 288, Layers: 6, Heads: 6, KVHeads: 6, Hidden: 768, Context: 256, RopeBase: 10000, Seed: 15, Vocab: 32000},
+	// karpathy/llama2.c stories110M: dim 768, 12 layers, 12 heads, hidden 2048, vocab 32000.
+	"stories110m": {Name: "stories110m-shape", Dim: 768, Layers: 12, Heads: 12, KVHeads: 12, Hidden: 2048, Context: 1024, RopeBase: 10000, Seed: 110, Vocab: 32000},
+	// TinyLlama-1.1B: dim 2048, 22 layers, 32 query heads over 4 KV heads, hidden 5632, vocab 32000.
+	"tinyllama-1.1b": {Name: "tinyllama-1.1b-shape", Dim: 2048, Layers: 22, Heads: 32, KVHeads: 4, Hidden: 5632, Context: 2048, RopeBase: 10000, Seed: 11, Vocab: 32000},
+}
+
+// ShapeByName returns a named shape, or an error listing the names.
+func ShapeByName(name string) (Shape, error) {
+	s, ok := Shapes[strings.ToLower(name)]
+	if !ok {
+		var names []string
+		for n := range Shapes {
+			names = append(names, n)
+		}
+		slices.Sort(names)
+		return Shape{}, fmt.Errorf("synth: unknown shape %q (known: %s)", name, strings.Join(names, ", "))
+	}
+	return s, nil
+}
