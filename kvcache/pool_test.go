@@ -195,3 +195,20 @@ func TestSaltSeparatesModels(t *testing.T) {
 	c.KType = quant.F16
 	require.NotEqual(t, rootHash(cfg), rootHash(c), "the cache type is part of the hash")
 }
+
+func TestFlushDropsCachedBlocksOnly(t *testing.T) {
+	p := newTestPool(t, 2, 8)
+	a := p.AddSequence(seqTokens(5, 0))
+	compute(t, p, a)
+	b := p.AddSequence(seqTokens(5, 100))
+	compute(t, p, b)
+	p.Free(a)
+	require.Equal(t, 2, p.Stats().BlocksCached)
+	require.Equal(t, 2, p.Flush())
+	st := p.Stats()
+	require.Zero(t, st.BlocksCached)
+	require.Equal(t, 3, st.BlocksUsed)
+	require.NoError(t, p.Check())
+	require.Zero(t, p.AddSequence(seqTokens(5, 0)).Computed(), "flushed blocks no longer hit")
+	require.Equal(t, 4, p.AddSequence(seqTokens(5, 100)).Computed(), "blocks in use still hit")
+}

@@ -235,3 +235,19 @@ func (p *Pool) Sequences() []*Sequence {
 	slices.SortFunc(out, func(a, b *Sequence) int { return a.id - b.id })
 	return out
 }
+
+// Flush drops every cached-evictable block from the prefix index and returns it to the free
+// list (as if all were evicted at once), and returns how many there were. Blocks in use are
+// untouched.
+func (p *Pool) Flush() int {
+	n := 0
+	for p.lruHead >= 0 {
+		id := p.lruHead
+		p.lruRemove(id)
+		p.unindex(id)
+		p.blocks[id].filled = 0
+		p.free = append(p.free, id)
+		n++
+	}
+	return n
+}

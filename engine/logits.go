@@ -1,0 +1,46 @@
+package engine
+
+import (
+	"fmt"
+
+	"github.com/kvref/kvref/model"
+)
+
+// AllLogits runs tokens through the cache as a fresh sequence, chunk rows at a time, and
+// calls fn with the logits at every position in order (fn must not keep the slice). The
+// sequence is freed at the end. Cached unreferenced blocks are flushed first, so that no
+// prefix hit skips positions. It is what perplexity-style evaluation needs: the logits of
+// every position, computed through the cache and its storage type.
+func (e *Engine) AllLogits(tokens []int, chunk int, fn func(pos int, logits []float32)) error {
+	if len(tokens) > e.Context {
+		return fmt.Errorf("engine: %d tokens exceed the context of %d", len(tokens), e.Context)
+	}
+	if chunk < 1 {
+		chunk = 64
+	}
+	pool := e.Pool
+	pool.Flush() // a prefix hit would leave positions without logits
+	s := pool.AddSequence(tokens)
+	defer pool.Free(s)
+	for s.Computed() < s.Len() {
+		n := min(chunk, s.Len()-s.Computed())
+		if err := pool.Reserve(s, n); err != nil {
+			return err
+		}
+		rows := make([]model.Row, n)
+		for i := range rows {
+			rows[i] = model.Row{Seq: s, Pos: s.Computed() + i, Logits: true}
+		}
+		out, err := e.Runner.Forward(pool, rows)
+		if err != nil {
+			return err
+		}
+		for i, row := range rows {
+			fn(row.Pos, out[i])
+		}
+		if err := pool.Commit(s, n); err != nil {
+			return err
+		}
+	}
+	return nil
+}
