@@ -26,8 +26,9 @@ func (s Shape) Scale() float32 { return float32(1 / math.Sqrt(float64(s.HeadDim)
 
 // Paged writes into out (Heads·HeadDim values) the attention of query q (Heads·HeadDim
 // values, already rotated) over positions [0, n) of the sequence whose block table is
-// table, in one layer of pool. scores needs room for n values.
-func Paged(out, q []float32, pool *kvcache.Pool, layer int, table []int, n int, s Shape, scores []float32) {
+// table, in one layer of pool. scores needs room for n values. probe, when not nil, is
+// called with each head's attention weights (after the softmax) — for tools that show them.
+func Paged(out, q []float32, pool *kvcache.Pool, layer int, table []int, n int, s Shape, scores []float32, probe func(head int, weights []float32)) {
 	cfg := pool.Config()
 	bs := cfg.BlockSize
 	group := s.Heads / s.KVHeads
@@ -41,6 +42,9 @@ func Paged(out, q []float32, pool *kvcache.Pool, layer int, table []int, n int, 
 			scores[t] = cfg.KType.DotHead(qh, row, kvh, s.KVHeads, s.HeadDim) * scale
 		}
 		kernels.Softmax(scores)
+		if probe != nil {
+			probe(h, scores)
+		}
 		oh := out[h*s.HeadDim : (h+1)*s.HeadDim]
 		clear(oh)
 		for t := 0; t < n; t++ {

@@ -50,7 +50,7 @@ func TestPagedEqualsContiguous(t *testing.T) {
 				for _, upto := range []int{1, bs, n} {
 					got := make([]float32, len(q))
 					want := make([]float32, len(q))
-					Paged(got, q, pool, 0, table, upto, s, scores)
+					Paged(got, q, pool, 0, table, upto, s, scores, nil)
 					Contiguous(want, q, keys, values, upto, s, scores)
 					for i := range got {
 						require.Equal(t, math.Float32bits(want[i]), math.Float32bits(got[i]),

@@ -51,7 +51,7 @@ func BenchmarkDecodeAttention(b *testing.B) {
 			for b.Loop() {
 				for i := range types {
 					start := time.Now()
-					Paged(out, q, pools[i], 0, table, ctx, s, scores)
+					Paged(out, q, pools[i], 0, table, ctx, s, scores, nil)
 					elapsed[i] += time.Since(start)
 				}
 			}

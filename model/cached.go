@@ -52,6 +52,7 @@ func (r *Runner) Forward(pool *kvcache.Pool, rows []Row) ([][]float32, error) {
 		pool:  pool,
 		rows:  rows,
 		shape: attention.Shape{Heads: c.Heads, KVHeads: c.KVHeads, HeadDim: c.HeadDim},
+		probe: r.probe,
 	}
 	return r.forward(tokens, positions, want, store)
 }
@@ -61,6 +62,7 @@ type pagedStore struct {
 	pool  *kvcache.Pool
 	rows  []Row
 	shape attention.Shape
+	probe AttentionProbe
 }
 
 func (p *pagedStore) store(l, b int, k, v []float32) {
@@ -70,7 +72,11 @@ func (p *pagedStore) store(l, b int, k, v []float32) {
 
 func (p *pagedStore) attend(l, b int, out, q, scores []float32) {
 	row := p.rows[b]
-	attention.Paged(out, q, p.pool, l, row.Seq.Table(), row.Pos+1, p.shape, scores)
+	var probe func(head int, weights []float32)
+	if p.probe != nil {
+		probe = func(head int, weights []float32) { p.probe(l, b, head, weights) }
+	}
+	attention.Paged(out, q, p.pool, l, row.Seq.Table(), row.Pos+1, p.shape, scores, probe)
 }
 
 func (p *pagedStore) maxPositions() int {
@@ -80,3 +86,11 @@ func (p *pagedStore) maxPositions() int {
 	}
 	return n
 }
+
+// AttentionProbe receives the attention weights of one head of one batch row in one layer,
+// over positions 0..pos, during Forward. The slice is only valid during the call.
+type AttentionProbe func(layer, row, head int, weights []float32)
+
+// SetAttentionProbe installs (or, with nil, removes) a probe called from Forward. Forward
+// calls it from worker threads, one row per thread at a time.
+func (r *Runner) SetAttentionProbe(p AttentionProbe) { r.probe = p }

@@ -11,6 +11,7 @@ import (
 type Runner struct {
 	m       *Model
 	threads *parallel.Pool
+	probe   AttentionProbe
 }
 
 // NewRunner returns a runner using threads workers (≤ 0: one per core).
