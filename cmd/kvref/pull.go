@@ -1,0 +1,81 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+
+	"github.com/kvref/kvref/internal/hub"
+)
+
+func init() {
+	register(command{"pull", "download a model file from the Hugging Face hub or a URL into the cache", pullCmd})
+}
+
+// pullUsage is the help text of kvref pull, above its flags.
+const pullUsage = `usage: kvref pull [--force] [--cache DIR] REF...
+
+Downloads each file into the cache and prints its local path on stdout, one per line.
+
+REF is one of
+  hf://OWNER/REPO/PATH[@REV]  a file on the Hugging Face hub; REV is a branch, tag or commit
+                              (default main), e.g. hf://ggml-org/models/tinyllamas/stories260K.gguf
+  https://HOST/PATH           any URL (http:// too)
+
+A file already in the cache is printed without any request (--force downloads it again). An
+interrupted download resumes where it stopped when pulled again. Files are checked against the
+sha256 (LFS files) or git blob sha1 the hub announces before they enter the cache.
+
+environment:
+  HF_ENDPOINT  hub address (default https://huggingface.co)
+  HF_TOKEN     access token for private and gated repos (sent to the hub only)
+  KVREF_CACHE  cache directory (default: kvref in the user cache directory)
+
+flags:`
+
+func pullCmd(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("pull", stderr)
+	force := fs.Bool("force", false, "download again even when the file is cached")
+	cache := fs.String("cache", "", "cache directory (default: $KVREF_CACHE, else kvref in the user cache directory)")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, pullUsage)
+		fs.PrintDefaults()
+	}
+	refs, err := parseInterspersed(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(refs) == 0 {
+		fs.Usage()
+		return errUsage
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	for _, ref := range refs {
+		p, err := hub.Fetch(ctx, ref, hub.Options{CacheDir: *cache, Force: *force, Progress: stderr})
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(stdout, p)
+	}
+	return nil
+}
+
+// parseInterspersed parses flags that may come before, between or after the positional
+// arguments, and returns the positional ones.
+func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := parse(fs, args); err != nil {
+			return nil, err
+		}
+		if fs.NArg() == 0 {
+			return pos, nil
+		}
+		pos = append(pos, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+}

@@ -1,0 +1,164 @@
+package main
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/kvref/kvref/model/synth"
+)
+
+// testHub imitates the Hugging Face hub for kvref pull: the resolve endpoint answers LFS
+// files with a 302 to a CDN server carrying X-Linked-Etag and X-Linked-Size, and unknown
+// files with 404 EntryNotFound.
+type testHub struct {
+	mu       sync.Mutex
+	files    map[string][]byte // "owner/repo/rev/path"
+	requests int
+}
+
+func newTestHub(t *testing.T, files map[string][]byte) *testHub {
+	t.Helper()
+	h := &testHub{files: files}
+	blobs := map[string][]byte{}
+	for _, data := range files {
+		sum := sha256.Sum256(data)
+		blobs[hex.EncodeToString(sum[:])] = data
+	}
+	cdn := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.count()
+		data, ok := blobs[strings.TrimPrefix(r.URL.Path, "/blobs/")]
+		if !ok {
+			http.NotFound(w, r)
+			return
+		}
+		http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(data))
+	}))
+	t.Cleanup(cdn.Close)
+	mux := http.NewServeMux()
+	mux.HandleFunc("/{owner}/{repo}/resolve/{rev}/{path...}", func(w http.ResponseWriter, r *http.Request) {
+		h.count()
+		data, ok := h.files[r.PathValue("owner")+"/"+r.PathValue("repo")+"/"+r.PathValue("rev")+"/"+r.PathValue("path")]
+		if !ok {
+			w.Header().Set("X-Error-Code", "EntryNotFound")
+			http.Error(w, "Entry not found", http.StatusNotFound)
+			return
+		}
+		sum := sha256.Sum256(data)
+		sha := hex.EncodeToString(sum[:])
+		w.Header().Set("X-Linked-Etag", strconv.Quote(sha))
+		w.Header().Set("X-Linked-Size", strconv.Itoa(len(data)))
+		http.Redirect(w, r, cdn.URL+"/blobs/"+sha, http.StatusFound)
+	})
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	t.Setenv("HF_ENDPOINT", srv.URL)
+	t.Setenv("HF_TOKEN", "")
+	return h
+}
+
+func (h *testHub) count() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.requests++
+}
+
+func (h *testHub) seen() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.requests
+}
+
+func TestPullThenRun(t *testing.T) {
+	model, err := synth.Tiny.Bytes()
+	require.NoError(t, err)
+	h := newTestHub(t, map[string][]byte{"kvref/tiny/main/models/tiny.gguf": model})
+	dir := t.TempDir()
+
+	out, stderr, code := kvref(t, "pull", "--cache", dir, "hf://kvref/tiny/models/tiny.gguf")
+	require.Equal(t, 0, code, stderr)
+	want := filepath.Join(dir, "hf", "kvref", "tiny", "main", "models", "tiny.gguf")
+	assert.Equal(t, want+"\n", out)
+	assert.Contains(t, stderr, "downloaded hf://kvref/tiny/models/tiny.gguf: ")
+	assert.Contains(t, stderr, "sha256 verified")
+	got, err := os.ReadFile(want)
+	require.NoError(t, err)
+	assert.Equal(t, model, got)
+	assert.Equal(t, 2, h.seen(), "one HEAD to the hub, one GET from the CDN")
+
+	// Cached: the same path, no request, nothing on stderr.
+	out, stderr, code = kvref(t, "pull", "--cache", dir, "hf://kvref/tiny/models/tiny.gguf")
+	require.Equal(t, 0, code, stderr)
+	assert.Equal(t, want+"\n", out)
+	assert.Empty(t, stderr)
+	assert.Equal(t, 2, h.seen())
+
+	// The pulled file is a model kvref runs.
+	text, stderr, code := kvref(t, "run", "-m", want, "-p", "hi", "-n", "4", "--temp", "0", "-t", "1")
+	require.Equal(t, 0, code, stderr)
+	assert.True(t, strings.HasPrefix(text, "hi"), text)
+}
+
+func TestPullFlagsAnywhereAndCacheFromEnvironment(t *testing.T) {
+	data := []byte("not a model, just bytes")
+	h := newTestHub(t, map[string][]byte{"o/r/v2/a.bin": data, "o/r/main/b.bin": data})
+	dir := t.TempDir()
+	t.Setenv("KVREF_CACHE", dir)
+
+	out, stderr, code := kvref(t, "pull", "hf://o/r/a.bin@v2", "hf://o/r/b.bin")
+	require.Equal(t, 0, code, stderr)
+	assert.Equal(t, filepath.Join(dir, "hf", "o", "r", "v2", "a.bin")+"\n"+filepath.Join(dir, "hf", "o", "r", "main", "b.bin")+"\n", out)
+	n := h.seen()
+
+	out, stderr, code = kvref(t, "pull", "hf://o/r/a.bin@v2", "--force")
+	require.Equal(t, 0, code, stderr)
+	assert.Equal(t, filepath.Join(dir, "hf", "o", "r", "v2", "a.bin")+"\n", out)
+	assert.Equal(t, n+2, h.seen(), "--force downloads again")
+}
+
+func TestPullErrors(t *testing.T) {
+	newTestHub(t, map[string][]byte{})
+	dir := t.TempDir()
+
+	out, stderr, code := kvref(t, "pull", "--cache", dir, "hf://o/r/missing.gguf")
+	assert.Equal(t, 1, code)
+	assert.Empty(t, out)
+	assert.Equal(t, "kvref pull: hf://o/r/missing.gguf: file missing.gguf in o/r at main not found on the hub (HTTP 404 EntryNotFound): check the repo and path\n", stderr)
+
+	_, stderr, code = kvref(t, "pull", "--cache", dir, "stories260K.gguf")
+	assert.Equal(t, 1, code)
+	assert.Contains(t, stderr, `"stories260K.gguf" is not a model reference: want hf://OWNER/REPO/PATH[@REV] or an http(s):// URL`)
+
+	_, stderr, code = kvref(t, "pull", "--cache", dir, "hf://o/r")
+	assert.Equal(t, 1, code)
+	assert.Contains(t, stderr, "it names no file inside the repository")
+
+	_, stderr, code = kvref(t, "pull")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, "usage: kvref pull [--force] [--cache DIR] REF...")
+
+	_, stderr, code = kvref(t, "pull", "--nope", "hf://o/r/m.gguf")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, "flag provided but not defined: -nope")
+
+	_, stderr, code = kvref(t, "pull", "-h")
+	assert.Equal(t, 0, code)
+	assert.Contains(t, stderr, "HF_TOKEN")
+	assert.Contains(t, stderr, "-force")
+
+	help, _, code := kvref(t, "help")
+	assert.Equal(t, 0, code)
+	assert.Contains(t, help, "pull      download a model file")
+}
