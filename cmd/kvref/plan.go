@@ -20,15 +20,15 @@ func init() {
 
 // planFlags are the flags of `kvref plan`.
 type planFlags struct {
-	model, preset                    string
-	list, tied, asJSON               bool
-	layers, kvHeads, headDim, heads  int
-	dim, hidden, vocab               int
-	cacheDtype, cacheK, cacheV       string
-	ctx, blockSize, sharedPrefix     int
-	mem, weights                     sizeFlag
-	weightsDtype                     string
-	set                              map[string]bool // flags given on the command line
+	model, preset                   string
+	list, tied, asJSON              bool
+	layers, kvHeads, headDim, heads int
+	dim, hidden, vocab              int
+	cacheDtype, cacheK, cacheV      string
+	ctx, blockSize, sharedPrefix    int
+	mem, weights                    sizeFlag
+	weightsDtype                    string
+	set                             map[string]bool // flags given on the command line
 }
 
 // shapeFlagNames are the flags that describe a model without a file or preset.
@@ -55,8 +55,8 @@ func planCmd(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&f.cacheK, "cache-type-k", "", "key storage (overrides --cache-dtype)")
 	fs.StringVar(&f.cacheV, "cache-type-v", "", "value storage (overrides --cache-dtype)")
 	fs.IntVar(&f.ctx, "ctx", 0, fmt.Sprintf("tokens per full sequence (0: the model's context; %d for shape flags)", defaultShapeContext))
-	fs.Var(&f.mem, "mem", "memory for weights and cache together, e.g. 80GB or 24GiB (default: this machine's MemAvailable)")
-	fs.Var(&f.weights, "weights", "bytes the weights take, e.g. 14GB (default: the file's tensors with -m, else an f16 estimate)")
+	fs.Var(&f.mem, "mem", "`SIZE` of the memory for weights and cache together, e.g. 80GB or 24GiB (default: this machine's MemAvailable)")
+	fs.Var(&f.weights, "weights", "`SIZE` of the weights, e.g. 14GB (default: the file's tensors with -m, else an f16 estimate)")
 	fs.StringVar(&f.weightsDtype, "weights-dtype", "", "estimate the weights as parameters × this type: "+weightTypeNames())
 	fs.IntVar(&f.blockSize, "block-size", kvcache.DefaultBlockSize, "token slots per KV cache block")
 	fs.IntVar(&f.sharedPrefix, "shared-prefix", 0, "tokens of prompt every sequence shares (default: compare ¼, ½ and ¾ of the context)")
@@ -105,12 +105,12 @@ func planCmd(args []string, stdout, stderr io.Writer) error {
 	if w.note != "" {
 		notes = append(notes, w.note)
 	}
-	mem := memorySource{bytes: f.mem.bytes, from: "--mem " + f.mem.text}
+	mem := memorySource{bytes: f.mem.bytes, from: fmt.Sprintf("--mem %s = %d B", f.mem.text, f.mem.bytes)}
 	if !f.mem.set() {
 		if mem.bytes, err = plan.AvailableMemory(); err != nil {
 			return fmt.Errorf("%v; say how much memory to plan for with --mem SIZE (e.g. --mem 16GiB)", err)
 		}
-		mem.from = "MemAvailable of this machine (set --mem to plan another)"
+		mem.from = fmt.Sprintf("this machine's MemAvailable, %d B (--mem plans for another)", mem.bytes)
 	}
 	in.Memory = mem.bytes
 
@@ -162,7 +162,10 @@ cache stores them). A sequence of N tokens holds ceil(N / B) blocks; the memory 
 the weights holds floor(left / block bytes) blocks. Then the same plan without GQA, with
 every cache type, and with a shared prompt prefix whose full blocks are stored once.
 
-`+sizeHelp+`.
+Sizes (--mem, --weights) are read as numfmt and Kubernetes read them:
+80GB = 80G = 80·10^9 bytes, 80GiB = 80Gi = 80·2^30 bytes; also k, M, T, P and Ki, Mi,
+Ti, Pi (case is ignored; B is bytes); fractions such as 1.5TB; a plain number is bytes.
+
 kvref plan --list shows the presets.
 
 flags:
@@ -303,11 +306,24 @@ func printPresets(w io.Writer) error {
 			fmt.Sprint(s.HeadDim), fmt.Sprint(s.Context), formatSize(bpt), formatCount(params), p.Repo})
 	}
 	writeTable(w, "", "lrrrrrrrl", rows)
-	fmt.Fprintln(w, "\nsources:")
+
+	// Most presets share one list of source fields: print each list once.
+	var sources []string
+	names := map[string][]string{}
 	for _, p := range plan.Presets() {
-		fmt.Fprintf(w, "  %-15s %s\n", p.Name, p.Source)
+		if names[p.Source] == nil {
+			sources = append(sources, p.Source)
+		}
+		names[p.Source] = append(names[p.Source], p.Name)
+	}
+	fmt.Fprintln(w, "\nwhere the shapes come from:")
+	for _, src := range sources {
+		fmt.Fprintf(w, "  %s\n    %s\n", strings.Join(names[src], ", "), src)
+	}
+	fmt.Fprintln(w, "\nnotes:")
+	for _, p := range plan.Presets() {
 		if p.Note != "" {
-			fmt.Fprintf(w, "  %-15s note: %s\n", "", p.Note)
+			fmt.Fprintf(w, "  %s: %s\n", p.Name, p.Note)
 		}
 	}
 	return nil
@@ -350,12 +366,13 @@ func writePlanText(w io.Writer, m planModel, r plan.Report, ws weightsSource, me
 		fmt.Fprintf(w, "GQA: none, every one of the %d query heads has its own KV head already\n", s.Heads)
 	default:
 		g := r.WithoutGQA
-		fmt.Fprintf(w, "GQA: %d query heads share each KV head; without GQA (weights unchanged)\n", s.GQAGroup())
+		fmt.Fprintf(w, "GQA: each KV head serves %d query heads; without GQA every query head has its own (weights unchanged):\n", s.GQAGroup())
 		writeTable(w, "  ", "lrrrr", [][]string{
 			{"", "KV heads", "per token", "per sequence", "sequences"},
 			{"with GQA", fmt.Sprint(s.KVHeads), formatSize(r.BytesPerToken), formatSize(r.BlockBytesPerSequence), fmt.Sprint(r.MaxSequences)},
 			{"without", fmt.Sprint(g.KVHeads), formatSize(g.BytesPerToken), formatSize(g.BlockBytesPerSequence), fmt.Sprint(g.MaxSequences)},
 		})
+		fmt.Fprintf(w, "  without GQA a token costs %d× the bytes\n", g.BytesPerToken/r.BytesPerToken)
 	}
 
 	fmt.Fprintln(w, "\ncache types (keys and values both stored as):")
@@ -453,15 +470,15 @@ func countIf(n int, format string) string {
 	return fmt.Sprintf(format, n)
 }
 
-// formatCount prints a parameter count briefly: "6.74 B", "135 M", "15.2 M".
+// formatCount prints a parameter count as model cards do: "6.74B", "134.5M".
 func formatCount(n int64) string {
 	switch {
 	case n == 0:
 		return "?"
 	case n >= 1e9:
-		return fmt.Sprintf("%.2f B", float64(n)/1e9)
+		return fmt.Sprintf("%.2fB", float64(n)/1e9)
 	case n >= 1e6:
-		return fmt.Sprintf("%.1f M", float64(n)/1e6)
+		return fmt.Sprintf("%.1fM", float64(n)/1e6)
 	}
 	return fmt.Sprint(n)
 }
