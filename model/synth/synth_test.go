@@ -1,0 +1,60 @@
+package synth
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestShapesValidateAndLoad(t *testing.T) {
+	for _, name := range []string{"default", "tiny"} {
+		s, err := ShapeByName(name)
+		require.NoError(t, err)
+		m, err := s.Model()
+		require.NoError(t, err)
+		c := m.Config
+		require.Equal(t, s.Dim, c.Dim)
+		require.Equal(t, s.KVHeads, c.KVHeads)
+		require.Equal(t, 259, c.Vocab)
+		require.Equal(t, []int{1, 'h' + 3, 'i' + 3}, m.Tokenizer.Encode("hi", true), "byte-level vocabulary: <0xNN> is id 3+NN")
+	}
+	_, err := ShapeByName("gpt-5")
+	require.ErrorContains(t, err, "stories110m")
+}
+
+func TestSameShapeSameBytes(t *testing.T) {
+	a, err := Tiny.Bytes()
+	require.NoError(t, err)
+	b, err := Tiny.Bytes()
+	require.NoError(t, err)
+	require.True(t, bytes.Equal(a, b))
+	other := Tiny
+	other.Seed++
+	c, err := other.Bytes()
+	require.NoError(t, err)
+	require.False(t, bytes.Equal(a, c), "the seed changes the weights")
+}
+
+func TestValidateRejectsBadShapes(t *testing.T) {
+	for name, s := range map[string]Shape{
+		"dim not a multiple of heads": {Dim: 30, Layers: 1, Heads: 4, KVHeads: 1, Hidden: 8, Context: 8, RopeBase: 1e4},
+		"odd head dim":                {Dim: 12, Layers: 1, Heads: 4, KVHeads: 1, Hidden: 8, Context: 8, RopeBase: 1e4},
+		"kv heads do not divide":      {Dim: 32, Layers: 1, Heads: 4, KVHeads: 3, Hidden: 8, Context: 8, RopeBase: 1e4},
+		"vocab below bytes":           {Dim: 32, Layers: 1, Heads: 4, KVHeads: 1, Hidden: 8, Context: 8, RopeBase: 1e4, Vocab: 100},
+		"no layers":                   {Dim: 32, Layers: 0, Heads: 4, KVHeads: 1, Hidden: 8, Context: 8, RopeBase: 1e4},
+	} {
+		require.Error(t, s.Validate(), name)
+		_, err := s.Bytes()
+		require.Error(t, err, name)
+	}
+}
+
+func TestPaddedVocab(t *testing.T) {
+	s := Tiny
+	s.Vocab = 300
+	m, err := s.Model()
+	require.NoError(t, err)
+	require.Equal(t, 300, m.Config.Vocab)
+	require.Equal(t, 300, m.Tokenizer.VocabSize())
+}
