@@ -58,7 +58,8 @@ func CacheTypes() []CacheType {
 
 // ParseCacheType returns the cache type named s: one of the canonical names "f32",
 // "f16", "bf16", "int8", "fp8-e4m3", "fp8-e5m2", "q8_0", or an alias "fp32", "fp16",
-// "fp8" (= "fp8-e4m3"). Case is ignored. The error lists the valid names.
+// "fp8" (= "fp8-e4m3"). Case and surrounding spaces are ignored. The error lists the
+// valid names.
 func ParseCacheType(s string) (CacheType, error) {
 	name := strings.ToLower(strings.TrimSpace(s))
 	for t, n := range cacheTypeNames {

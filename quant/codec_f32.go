@@ -18,8 +18,17 @@ func encodeF32(dst []byte, src []float32) {
 }
 
 func decodeF32(dst []float32, src []byte) {
-	src = src[:4*len(dst)]
-	for i := range dst {
+	n := len(dst)
+	src = src[:4*n]
+	i := 0
+	for ; i+8 <= n; i += 8 { // whole groups of 8: one bounds check per group
+		ds := dst[i : i+8 : i+8]
+		bs := src[4*i : 4*i+32 : 4*i+32]
+		for j := range ds {
+			ds[j] = f32At(bs, j)
+		}
+	}
+	for ; i < n; i++ {
 		dst[i] = f32At(src, i)
 	}
 }
@@ -57,8 +66,17 @@ func dotF32(q []float32, b []byte) float32 {
 
 // axpyF32 is kernels.Axpy(dst, a, decoded head) on the head's bytes b.
 func axpyF32(dst []float32, a float32, b []byte) {
-	b = b[:4*len(dst)]
-	for i := range dst {
+	n := len(dst)
+	b = b[:4*n]
+	i := 0
+	for ; i+8 <= n; i += 8 { // whole groups of 8: one bounds check per group
+		ds := dst[i : i+8 : i+8]
+		bs := b[4*i : 4*i+32 : 4*i+32]
+		for j := range ds {
+			ds[j] += float32(a * f32At(bs, j))
+		}
+	}
+	for ; i < n; i++ {
 		dst[i] += float32(a * f32At(b, i))
 	}
 }

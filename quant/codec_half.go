@@ -17,8 +17,17 @@ func encodeF16(dst []byte, src []float32) {
 }
 
 func decodeF16(dst []float32, src []byte) {
-	src = src[:2*len(dst)]
-	for i := range dst {
+	n := len(dst)
+	src = src[:2*n]
+	i := 0
+	for ; i+8 <= n; i += 8 { // whole groups of 8: one bounds check per group
+		ds := dst[i : i+8 : i+8]
+		bs := src[2*i : 2*i+16 : 2*i+16]
+		for j := range ds {
+			ds[j] = f16At(bs, j)
+		}
+	}
+	for ; i < n; i++ {
 		dst[i] = f16At(src, i)
 	}
 }
@@ -56,8 +65,17 @@ func dotF16(q []float32, b []byte) float32 {
 
 // axpyF16 is kernels.Axpy(dst, a, decoded head) on the head's bytes b.
 func axpyF16(dst []float32, a float32, b []byte) {
-	b = b[:2*len(dst)]
-	for i := range dst {
+	n := len(dst)
+	b = b[:2*n]
+	i := 0
+	for ; i+8 <= n; i += 8 { // whole groups of 8: one bounds check per group
+		ds := dst[i : i+8 : i+8]
+		bs := b[2*i : 2*i+16 : 2*i+16]
+		for j := range ds {
+			ds[j] += float32(a * f16At(bs, j))
+		}
+	}
+	for ; i < n; i++ {
 		dst[i] += float32(a * f16At(b, i))
 	}
 }
@@ -70,8 +88,17 @@ func encodeBF16(dst []byte, src []float32) {
 }
 
 func decodeBF16(dst []float32, src []byte) {
-	src = src[:2*len(dst)]
-	for i := range dst {
+	n := len(dst)
+	src = src[:2*n]
+	i := 0
+	for ; i+8 <= n; i += 8 { // whole groups of 8: one bounds check per group
+		ds := dst[i : i+8 : i+8]
+		bs := src[2*i : 2*i+16 : 2*i+16]
+		for j := range ds {
+			ds[j] = bf16At(bs, j)
+		}
+	}
+	for ; i < n; i++ {
 		dst[i] = bf16At(src, i)
 	}
 }
@@ -109,8 +136,17 @@ func dotBF16(q []float32, b []byte) float32 {
 
 // axpyBF16 is kernels.Axpy(dst, a, decoded head) on the head's bytes b.
 func axpyBF16(dst []float32, a float32, b []byte) {
-	b = b[:2*len(dst)]
-	for i := range dst {
+	n := len(dst)
+	b = b[:2*n]
+	i := 0
+	for ; i+8 <= n; i += 8 { // whole groups of 8: one bounds check per group
+		ds := dst[i : i+8 : i+8]
+		bs := b[2*i : 2*i+16 : 2*i+16]
+		for j := range ds {
+			ds[j] += float32(a * bf16At(bs, j))
+		}
+	}
+	for ; i < n; i++ {
 		dst[i] += float32(a * bf16At(b, i))
 	}
 }

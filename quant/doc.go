@@ -33,22 +33,28 @@
 //   - f32 is exact: with it cached decoding must equal the cache-free recomputation bit for
 //     bit, which is how kvref checks its cache bookkeeping.
 //   - f16 and bf16 are the two 16-bit formats engines actually keep caches in. f16 has
-//     more precision (11 significant bits) but overflows above 65504; bf16 has the float32
-//     range but only 8 significant bits. Neither needs a scale.
+//     more precision (11 significant bits) but overflows to ±Inf above 65504 (from 65520
+//     on, as IEEE rounding and llama.cpp's f16 cache do); bf16 has the float32 range but
+//     only 8 significant bits. Neither needs a scale.
 //   - int8 scales each head of each token on its own: attention reads a head as one
 //     vector, a per-head scale adapts to each head's magnitude (heads differ a lot, and
 //     some carry outliers), and the scale is written once with the token, so the cache
 //     never has to requantize old entries. The scale is s = maxabs/127 and values are
 //     q = clamp(round(x/s), -127, 127), rounding half away from zero; decoding is
 //     float32(q)·s. kvref divides by s rather than multiplying by 1/s: the quotient is
-//     correctly rounded, and 1/s overflows to +Inf when s is subnormal. The scale is a
+//     correctly rounded, and 1/s overflows to +Inf when s is subnormal. (When maxabs is
+//     within a few ulps of math.MaxFloat32, 127·s would round to +Inf, so s is lowered by
+//     one ulp and the largest values clamp to 127: every decoded value stays finite. The
+//     fp8-e4m3 scale gets the same treatment.) The scale is a
 //     float32: an fp16 scale would save 2 bytes per head (1.5% of a 128-wide head) but
 //     loses range (maxabs above 127·65504 or below 127·2^-24 is lost) and adds a second
 //     rounding to every value.
 //   - fp8-e4m3 uses the same per-head float32 scale, s = maxabs/448, so that each head's
 //     largest value lands on E4M3's largest finite value and the format's 3 mantissa bits
-//     are spent where the data is. This is the layout of scaled FP8 caches in serving
-//     engines, with the finest practical scale granularity.
+//     are spent where the data is. Serving engines usually calibrate one scale per
+//     tensor or per head offline (vLLM's k_scale and v_scale); a scale per token per
+//     head needs no calibration, cannot be overrun by a later outlier, and keeps the
+//     error bound local to the head, for 4 bytes per head.
 //   - fp8-e5m2 has no scale, like vLLM's fp8_e5m2 cache: its range (2^-16 to 57344) covers
 //     K/V activations without one, at 2 mantissa bits. Out-of-range values saturate.
 //   - q8_0 is llama.cpp's block_q8_0 byte for byte (ggml's quantize_row_q8_0_ref; the
@@ -77,9 +83,9 @@
 //	fp8-e5m2   |x̂−x| <= 2^-3·|x| for 2^-14 <= |x| <= 57344, <= 2^-17 below; ±57344 above
 //	q8_0       |x̂−x| <= d/2 + 127·max(2^-11·d, 2^-25) + 2^-20·m + 2^-140, while d < 65520
 //
-// where m is the head's (q8_0: the block's) maxabs, s the stored scale, d = m/127 in
-// float32, and u(r) half an E4M3 ulp at |r|: 2^(⌊log2|r|⌋−4) for |r| >= 2^-6 and 2^-10
-// below (taken at the larger of r and its rounded value, for binade edges). The leading
+// where m is the head's (q8_0: the block's) maxabs, s = m/127 (int8) or m/448 (fp8-e4m3)
+// in float32, d = m/127 in float32, and u(r) half an E4M3 ulp at the float32 quotient
+// r = x/s: 2^(⌊log2|r|⌋−4) for |r| >= 2^-6 and 2^-10 below. The leading
 // terms are half a quantization step; 127·max(2^-11·d, 2^-25) bounds the fp16 rounding of
 // q8_0's scale (at most 127 steps of |fp16(d)−d|); 2^-20·m covers the float32 roundings of
 // the quotient, the scale and the decoding product; 2^-140 covers subnormal scales, whose

@@ -3,7 +3,8 @@ package quant
 import "github.com/kvref/kvref/internal/kernels"
 
 // The fp8-e4m3 cache type: for each KV head of a token, a float32 scale
-// s = maxabs/448 (4 bytes, little-endian) followed by headDim OCP E4M3 bytes
+// s = maxabs/448 (4 bytes, little-endian; see headScale for the one exception near
+// math.MaxFloat32) followed by headDim OCP E4M3 bytes
 // F32ToFP8E4M3(x/s). A value decodes as FP8E4M3ToF32(b)*s. A head whose values are all
 // zero (or so tiny that maxabs/448 underflows to 0) has s = 0 and stores zero codes.
 

@@ -3,7 +3,7 @@ package quant
 import "github.com/kvref/kvref/internal/kernels"
 
 // The int8 cache type: for each KV head of a token, a float32 scale s = maxabs/127
-// (4 bytes, little-endian) followed by headDim int8 values q = clamp(round(x/s), ±127),
+// (4 bytes, little-endian; see headScale for the one exception near math.MaxFloat32) followed by headDim int8 values q = clamp(round(x/s), ±127),
 // rounding half away from zero. A value decodes as float32(q)*s. A head whose values are
 // all zero (or so tiny that maxabs/127 underflows to 0) has s = 0, stores q = 0 and
 // decodes to zeros.
