@@ -41,6 +41,11 @@ func New(m *model.Model, cfg Config) (*Engine, error) {
 	if ctx <= 0 {
 		ctx = min(c.Context, DefaultContext)
 	}
+	if c.SlidingWindow > 0 && ctx > c.SlidingWindow {
+		// kvref attends over every position; within the window that is exactly what a
+		// sliding-window model computes, beyond it it is not: refuse longer sequences.
+		ctx = c.SlidingWindow
+	}
 	bs := cfg.BlockSize
 	if bs == 0 {
 		bs = kvcache.DefaultBlockSize

@@ -25,6 +25,21 @@ type Config struct {
 	RopeStyle kernels.RoPEStyle `json:"rope_style"`  // which pairs rotate together
 	NormEps   float32           `json:"norm_eps"`    // RMSNorm epsilon
 	Tied      bool              `json:"tied_output"` // output projection shares the embedding
+
+	QKVBias       bool        `json:"qkv_bias,omitempty"`       // Q, K, V projections add a bias (Qwen2)
+	QKNorm        bool        `json:"qk_norm,omitempty"`        // per-head RMSNorm of Q and K before RoPE (Qwen3)
+	RopeScaling   RopeScaling `json:"rope_scaling,omitempty"`   // context extension of the rotary frequencies
+	SlidingWindow int         `json:"sliding_window,omitempty"` // attention window (Mistral); 0: none
+}
+
+// RopeScaling rescales the rotary frequencies for longer contexts, as Hugging Face's
+// rope_scaling does.
+type RopeScaling struct {
+	Type            string  `json:"type,omitempty"` // "", "linear" or "llama3"
+	Factor          float64 `json:"factor,omitempty"`
+	LowFreqFactor   float64 `json:"low_freq_factor,omitempty"`                  // llama3
+	HighFreqFactor  float64 `json:"high_freq_factor,omitempty"`                 // llama3
+	OriginalContext int     `json:"original_max_position_embeddings,omitempty"` // llama3
 }
 
 // Validate checks that the hyper-parameters describe a computable model.
@@ -41,6 +56,22 @@ func (c Config) Validate() error {
 		return fmt.Errorf("model: context length must be ≥ 1, got %d", c.Context)
 	case c.RopeBase <= 0:
 		return fmt.Errorf("model: rope frequency base must be > 0, got %g", c.RopeBase)
+	case c.SlidingWindow < 0:
+		return fmt.Errorf("model: sliding window must be ≥ 0, got %d", c.SlidingWindow)
+	}
+	switch c.RopeScaling.Type {
+	case "":
+	case "linear":
+		if c.RopeScaling.Factor <= 0 {
+			return fmt.Errorf("model: linear rope scaling needs a factor > 0, got %g", c.RopeScaling.Factor)
+		}
+	case "llama3":
+		r := c.RopeScaling
+		if r.Factor <= 0 || r.LowFreqFactor <= 0 || r.HighFreqFactor <= r.LowFreqFactor || r.OriginalContext < 1 {
+			return fmt.Errorf("model: llama3 rope scaling needs factor > 0, 0 < low_freq_factor < high_freq_factor and an original context, got %+v", r)
+		}
+	default:
+		return fmt.Errorf("model: unsupported rope scaling type %q (kvref supports linear and llama3)", c.RopeScaling.Type)
 	}
 	const limit = 1 << 24
 	if c.Dim > limit || c.Hidden > limit || c.Vocab > limit || c.Heads*c.HeadDim > limit || c.Layers > 4096 {

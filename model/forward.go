@@ -80,6 +80,23 @@ func (r *Runner) forward(tokens, positions []int, want []bool, kv kvStore) ([][]
 		lw.Wq.MulBatch(r.threads, q, xb, n)
 		lw.Wk.MulBatch(r.threads, k, xb, n)
 		lw.Wv.MulBatch(r.threads, v, xb, n)
+		for b := range n {
+			if c.QKVBias { // Qwen2
+				kernels.Add(q[b*qDim:(b+1)*qDim], lw.BiasQ)
+				kernels.Add(k[b*kvDim:(b+1)*kvDim], lw.BiasK)
+				kernels.Add(v[b*kvDim:(b+1)*kvDim], lw.BiasV)
+			}
+			if c.QKNorm { // Qwen3: every head of Q and K normalised on its own
+				for h := range c.Heads {
+					qh := q[b*qDim+h*c.HeadDim : b*qDim+(h+1)*c.HeadDim]
+					kernels.RMSNorm(qh, qh, lw.QNorm, c.NormEps)
+				}
+				for h := range c.KVHeads {
+					kh := k[b*kvDim+h*c.HeadDim : b*kvDim+(h+1)*c.HeadDim]
+					kernels.RMSNorm(kh, kh, lw.KNorm, c.NormEps)
+				}
+			}
+		}
 
 		// 3. Rotate each row's Q and K to its own position, then store K and V (the cache
 		//    quantizes on write).

@@ -44,14 +44,24 @@ func FromGGUF(f *gguf.File, source string) (*Model, error) {
 	return New(cfg, w, tok, source, nil)
 }
 
-// configFromGGUF reads the llama.* hyper-parameters.
+// ggufArchitectures are the GGUF architectures kvref computes, with their RoPE convention:
+// llama.cpp's converter permutes Llama's Q/K rows for adjacent-pair rotation, while qwen2 and
+// qwen3 keep Hugging Face's order and rotate halves (NeoX style).
+var ggufArchitectures = map[string]kernels.RoPEStyle{
+	"llama": kernels.RoPEAdjacent,
+	"qwen2": kernels.RoPEHalves,
+	"qwen3": kernels.RoPEHalves,
+}
+
+// configFromGGUF reads the ARCH.* hyper-parameters.
 func configFromGGUF(f *gguf.File) (Config, error) {
 	arch := f.Architecture()
-	if arch != "llama" {
+	style, ok := ggufArchitectures[arch]
+	if !ok {
 		if arch == "" {
 			return Config{}, fmt.Errorf("model: %s: no general.architecture key; is this a model file (and not a vocabulary-only GGUF)?", f.Path)
 		}
-		return Config{}, fmt.Errorf("model: %s: unsupported architecture %q (kvref supports: llama)", f.Path, arch)
+		return Config{}, fmt.Errorf("model: %s: unsupported architecture %q (kvref supports: llama, qwen2, qwen3)", f.Path, arch)
 	}
 	req := func(key string) (int, error) {
 		v, err := f.Uint(arch + "." + key)
@@ -63,7 +73,7 @@ func configFromGGUF(f *gguf.File) (Config, error) {
 		}
 		return int(v), nil
 	}
-	cfg := Config{Arch: arch, RopeBase: 10000, RopeStyle: kernels.RoPEAdjacent}
+	cfg := Config{Arch: arch, RopeBase: 10000, RopeStyle: style}
 	var err error
 	for _, p := range []struct {
 		key string
@@ -85,10 +95,16 @@ func configFromGGUF(f *gguf.File) (Config, error) {
 			return Config{}, err
 		}
 	}
-	if cfg.Heads < 1 || cfg.Dim%cfg.Heads != 0 {
-		return Config{}, fmt.Errorf("model: %s: embedding_length %d is not a multiple of head_count %d", f.Path, cfg.Dim, cfg.Heads)
+	if _, ok := f.Lookup(arch + ".attention.key_length"); ok {
+		if cfg.HeadDim, err = req("attention.key_length"); err != nil {
+			return Config{}, err
+		}
+	} else {
+		if cfg.Heads < 1 || cfg.Dim%cfg.Heads != 0 {
+			return Config{}, fmt.Errorf("model: %s: embedding_length %d is not a multiple of head_count %d", f.Path, cfg.Dim, cfg.Heads)
+		}
+		cfg.HeadDim = cfg.Dim / cfg.Heads
 	}
-	cfg.HeadDim = cfg.Dim / cfg.Heads
 	cfg.RopeDims = cfg.HeadDim
 	if _, ok := f.Lookup(arch + ".rope.dimension_count"); ok {
 		if cfg.RopeDims, err = req("rope.dimension_count"); err != nil {
@@ -100,6 +116,20 @@ func configFromGGUF(f *gguf.File) (Config, error) {
 			return Config{}, err
 		}
 	}
+	if t, err := f.String(arch + ".rope.scaling.type"); err == nil && t != "none" {
+		factor, err := f.Float(arch + ".rope.scaling.factor")
+		if err != nil {
+			return Config{}, err
+		}
+		cfg.RopeScaling = RopeScaling{Type: t, Factor: factor}
+	}
+	if _, ok := f.Lookup(arch + ".attention.sliding_window"); ok {
+		if cfg.SlidingWindow, err = req("attention.sliding_window"); err != nil {
+			return Config{}, err
+		}
+	}
+	_, cfg.QKVBias = f.Tensor("blk.0.attn_q.bias")
+	_, cfg.QKNorm = f.Tensor("blk.0.attn_q_norm.weight")
 	eps, err := f.Float(arch + ".attention.layer_norm_rms_epsilon")
 	if err != nil {
 		return Config{}, err
@@ -199,6 +229,31 @@ func weightsFromGGUF(f *gguf.File, cfg *Config) (*Weights, error) {
 			return nil, err
 		}
 		if l.FFNNorm, err = vector(name("ffn_norm"), cfg.Dim); err != nil {
+			return nil, err
+		}
+		if cfg.QKVBias {
+			bias := func(s string) string { return fmt.Sprintf("blk.%d.%s.bias", i, s) }
+			for _, b := range []struct {
+				dst  *[]float32
+				name string
+				n    int
+			}{{&l.BiasQ, "attn_q", q}, {&l.BiasK, "attn_k", kv}, {&l.BiasV, "attn_v", kv}} {
+				if *b.dst, err = vector(bias(b.name), b.n); err != nil {
+					return nil, err
+				}
+			}
+		}
+		if cfg.QKNorm {
+			if l.QNorm, err = vector(name("attn_q_norm"), cfg.HeadDim); err != nil {
+				return nil, err
+			}
+			if l.KNorm, err = vector(name("attn_k_norm"), cfg.HeadDim); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if _, ok := f.Tensor("rope_freqs.weight"); ok {
+		if w.RopeFreqs, err = vector("rope_freqs.weight", cfg.RopeDims/2); err != nil {
 			return nil, err
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"io"
 
 	"github.com/kvref/kvref/internal/kernels"
+
 	"github.com/kvref/kvref/tokenizer"
 )
 
@@ -30,7 +31,7 @@ func New(cfg Config, w *Weights, tok tokenizer.Tokenizer, source string, closer 
 		Weights:   w,
 		Tokenizer: tok,
 		Source:    source,
-		rope:      kernels.NewRoPE(cfg.RopeStyle, cfg.RopeDims, cfg.RopeBase),
+		rope:      newRoPE(cfg, w.RopeFreqs),
 		closer:    closer,
 	}, nil
 }

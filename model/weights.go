@@ -11,6 +11,9 @@ type Layer struct {
 	Gate     *Matrix   // hidden × dim (w1)
 	Up       *Matrix   // hidden × dim (w3)
 	Down     *Matrix   // dim × hidden (w2)
+
+	BiasQ, BiasK, BiasV []float32 // projection biases (Config.QKVBias)
+	QNorm, KNorm        []float32 // head_dim RMSNorm weights shared by all heads (Config.QKNorm)
 }
 
 // Weights holds every tensor of a model.
@@ -19,6 +22,7 @@ type Weights struct {
 	Layers     []Layer
 	OutputNorm []float32 // dim
 	Output     *Matrix   // vocab × dim; the embedding itself when tied
+	RopeFreqs  []float32 // optional per-frequency divisors (GGUF rope_freqs.weight, Llama 3.1)
 }
 
 // Bytes is the size of all stored weights (a tied output is counted once).
@@ -28,7 +32,7 @@ func (w *Weights) Bytes() int64 {
 		n += w.Output.Bytes()
 	}
 	for _, l := range w.Layers {
-		n += 4 * int64(len(l.AttnNorm)+len(l.FFNNorm))
+		n += 4 * int64(len(l.AttnNorm)+len(l.FFNNorm)+len(l.BiasQ)+len(l.BiasK)+len(l.BiasV)+len(l.QNorm)+len(l.KNorm))
 		for _, m := range []*Matrix{l.Wq, l.Wk, l.Wv, l.Wo, l.Gate, l.Up, l.Down} {
 			n += m.Bytes()
 		}

@@ -1,0 +1,36 @@
+package safetensors
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+)
+
+// ErrTruncated is wrapped by parse errors where the file ends before the
+// data its header describes.
+var ErrTruncated = errors.New("the file is truncated or corrupt; re-download it")
+
+// ErrNotFound is wrapped by TensorData errors about a tensor that is not there.
+var ErrNotFound = errors.New("tensor not found")
+
+// errClosed is wrapped by errors about reading a closed file.
+var errClosed = errors.New("file is closed")
+
+// maxQuoted bounds how much of a name from the file goes into an error
+// message, so a hostile file cannot produce megabyte-long errors.
+const maxQuoted = 96
+
+// quote quotes a tensor name or key for an error message, shortening it if it
+// is long.
+func quote(s string) string {
+	if len(s) <= maxQuoted {
+		return strconv.Quote(s)
+	}
+	return strconv.Quote(s[:maxQuoted]) + fmt.Sprintf("... (%d bytes)", len(s))
+}
+
+// fileErrorf formats an error about the named file in the package's style:
+// "safetensors: NAME: message".
+func fileErrorf(name, format string, args ...any) error {
+	return fmt.Errorf("safetensors: %s: "+format, append([]any{name}, args...)...)
+}
