@@ -41,7 +41,19 @@ func FromGGUF(f *gguf.File, source string) (*Model, error) {
 	if tok.VocabSize() != cfg.Vocab {
 		return nil, fmt.Errorf("model: %s: tokenizer has %d tokens but token_embd.weight has %d rows", f.Path, tok.VocabSize(), cfg.Vocab)
 	}
-	return New(cfg, w, tok, source, nil)
+	m, err := New(cfg, w, tok, source, nil)
+	if err != nil {
+		return nil, err
+	}
+	m.Format = "gguf"
+	for _, t := range f.Tensors {
+		shape := make([]uint64, len(t.Dims))
+		for i, d := range t.Dims {
+			shape[len(t.Dims)-1-i] = d // GGUF lists the innermost dimension first
+		}
+		m.Tensors = append(m.Tensors, TensorSummary{Name: t.Name, Type: t.Type.String(), Shape: shape, Bytes: t.Size})
+	}
+	return m, nil
 }
 
 // ggufArchitectures are the GGUF architectures kvref computes, with their RoPE convention:

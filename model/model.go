@@ -16,9 +16,32 @@ type Model struct {
 	Config    Config
 	Weights   *Weights
 	Tokenizer tokenizer.Tokenizer
-	Source    string // where it came from: a path, or "builtin:..."
+	Source    string          // where it came from: a path, or "builtin:..."
+	Format    string          // "gguf", "safetensors" or "llama2c"
+	Tensors   []TensorSummary // every tensor of the file, in file order
 	rope      *kernels.RoPE
 	closer    io.Closer
+}
+
+// TensorSummary describes one stored tensor for display.
+type TensorSummary struct {
+	Name  string   `json:"name"`
+	Type  string   `json:"type"`  // F32, F16, BF16, Q8_0, ...
+	Shape []uint64 `json:"shape"` // outermost dimension first (rows, then columns)
+	Bytes uint64   `json:"bytes"`
+}
+
+// Params is the number of parameters in the model's tensors.
+func (m *Model) Params() uint64 {
+	var n uint64
+	for _, t := range m.Tensors {
+		e := uint64(1)
+		for _, d := range t.Shape {
+			e *= d
+		}
+		n += e
+	}
+	return n
 }
 
 // New assembles a model from its parts and validates the configuration.
