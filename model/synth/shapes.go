@@ -2,6 +2,8 @@ package synth
 
 import (
 	"fmt"
+
+	"github.com/kvref/kvref/model"
 	"slices"
 	"strings"
 )
@@ -17,6 +19,19 @@ var Shapes = map[string]Shape{
 	"stories110m": {Name: "stories110m-shape", Dim: 768, Layers: 12, Heads: 12, KVHeads: 12, Hidden: 2048, Context: 1024, RopeBase: 10000, Seed: 110, Vocab: 32000},
 	// TinyLlama-1.1B: dim 2048, 22 layers, 32 query heads over 4 KV heads, hidden 5632, vocab 32000.
 	"tinyllama-1.1b": {Name: "tinyllama-1.1b-shape", Dim: 2048, Layers: 22, Heads: 32, KVHeads: 4, Hidden: 5632, Context: 2048, RopeBase: 10000, Seed: 11, Vocab: 32000},
+}
+
+// Variants are tiny shapes of every architecture kvref computes, for tests that must cover
+// each one (cross-format round trips, bitwise cache checks).
+var Variants = map[string]Shape{
+	"llama-gqa": Tiny,
+	"llama-mha": {Name: "tiny-llama-mha", Dim: 32, Layers: 2, Heads: 4, KVHeads: 4, Hidden: 64, Context: 256, RopeBase: 10000, Seed: 8},
+	"llama3-rope-scaling": {Name: "tiny-llama3", Dim: 64, Layers: 2, Heads: 4, KVHeads: 2, Hidden: 96, Context: 512, RopeBase: 500000, Seed: 9,
+		RopeScaling: model.RopeScaling{Type: "llama3", Factor: 8, LowFreqFactor: 1, HighFreqFactor: 4, OriginalContext: 64}},
+	"llama-linear-rope": {Name: "tiny-linear", Dim: 32, Layers: 2, Heads: 4, KVHeads: 2, Hidden: 64, Context: 256, RopeBase: 10000, Seed: 10,
+		RopeScaling: model.RopeScaling{Type: "linear", Factor: 4}},
+	"qwen2-bias":    {Name: "tiny-qwen2", Arch: "qwen2", Dim: 32, Layers: 2, Heads: 4, KVHeads: 2, Hidden: 64, Context: 256, RopeBase: 1000000, Seed: 12, QKVBias: true},
+	"qwen3-qk-norm": {Name: "tiny-qwen3", Arch: "qwen3", Dim: 32, Layers: 2, Heads: 4, KVHeads: 2, HeadDim: 16, Hidden: 64, Context: 256, RopeBase: 1000000, Seed: 13, QKNorm: true},
 }
 
 // ShapeByName returns a named shape, or an error listing the names.

@@ -10,6 +10,7 @@ import (
 	"math"
 
 	"github.com/kvref/kvref/internal/rng"
+	"github.com/kvref/kvref/model"
 	"github.com/kvref/kvref/model/gguf"
 )
 
@@ -25,6 +26,29 @@ type Shape struct {
 	RopeBase float64 // rotary base
 	Seed     uint64  // weights are a pure function of the seed and the shape
 	Vocab    int     // 0: the byte-level vocabulary (259 tokens); else a vocabulary of that size padded with unused tokens
+
+	// Architecture variants (zero values: plain Llama).
+	Arch        string            // GGUF architecture: "" or "llama", "qwen2", "qwen3"
+	HeadDim     int               // 0: Dim/Heads; else explicit (Qwen3 style, heads·head_dim ≠ dim allowed)
+	QKVBias     bool              // Q/K/V projection biases (Qwen2)
+	QKNorm      bool              // per-head Q/K RMSNorm (Qwen3)
+	RopeScaling model.RopeScaling // "linear" (GGUF keys) or "llama3" (GGUF rope_freqs.weight)
+}
+
+// arch is the GGUF architecture name.
+func (s Shape) arch() string {
+	if s.Arch == "" {
+		return "llama"
+	}
+	return s.Arch
+}
+
+// headDim is the width of one head.
+func (s Shape) headDim() int {
+	if s.HeadDim > 0 {
+		return s.HeadDim
+	}
+	return s.Dim / s.Heads
 }
 
 // Default is the shape of the built-in model: small enough to decode instantly, with GQA
@@ -40,10 +64,12 @@ func (s Shape) Validate() error {
 	case s.Dim < 1 || s.Layers < 1 || s.Heads < 1 || s.KVHeads < 1 || s.Hidden < 1 || s.Context < 1:
 		return fmt.Errorf("synth: every size must be ≥ 1: dim %d, layers %d, heads %d, kv-heads %d, hidden %d, ctx %d",
 			s.Dim, s.Layers, s.Heads, s.KVHeads, s.Hidden, s.Context)
-	case s.Dim%s.Heads != 0:
-		return fmt.Errorf("synth: dim %d must be a multiple of heads %d", s.Dim, s.Heads)
-	case (s.Dim/s.Heads)%2 != 0:
-		return fmt.Errorf("synth: head dim %d (dim/heads) must be even for RoPE", s.Dim/s.Heads)
+	case s.HeadDim == 0 && s.Dim%s.Heads != 0:
+		return fmt.Errorf("synth: dim %d must be a multiple of heads %d (or give --head-dim)", s.Dim, s.Heads)
+	case s.headDim()%2 != 0:
+		return fmt.Errorf("synth: head dim %d must be even for RoPE", s.headDim())
+	case s.arch() != "llama" && s.arch() != "qwen2" && s.arch() != "qwen3":
+		return fmt.Errorf("synth: unknown architecture %q (llama, qwen2, qwen3)", s.Arch)
 	case s.Heads%s.KVHeads != 0:
 		return fmt.Errorf("synth: heads %d must be a multiple of kv-heads %d", s.Heads, s.KVHeads)
 	case s.Vocab != 0 && s.Vocab < byteVocabSize:
@@ -66,20 +92,29 @@ func (s Shape) Writer() (*gguf.Writer, error) {
 	if vocab == 0 {
 		vocab = byteVocabSize
 	}
-	headDim := s.Dim / s.Heads
+	headDim := s.headDim()
+	a := s.arch() + "."
 	w := gguf.NewWriter()
-	w.AddString("general.architecture", "llama")
+	w.AddString("general.architecture", s.arch())
 	w.AddString("general.name", s.Name)
 	w.AddString("general.description", fmt.Sprintf("kvref synthetic model, random weights from seed %d; not trained", s.Seed))
-	w.AddUint32("llama.context_length", uint32(s.Context))
-	w.AddUint32("llama.embedding_length", uint32(s.Dim))
-	w.AddUint32("llama.block_count", uint32(s.Layers))
-	w.AddUint32("llama.feed_forward_length", uint32(s.Hidden))
-	w.AddUint32("llama.attention.head_count", uint32(s.Heads))
-	w.AddUint32("llama.attention.head_count_kv", uint32(s.KVHeads))
-	w.AddUint32("llama.rope.dimension_count", uint32(headDim))
-	w.AddFloat32("llama.rope.freq_base", float32(s.RopeBase))
-	w.AddFloat32("llama.attention.layer_norm_rms_epsilon", 1e-5)
+	w.AddUint32(a+"context_length", uint32(s.Context))
+	w.AddUint32(a+"embedding_length", uint32(s.Dim))
+	w.AddUint32(a+"block_count", uint32(s.Layers))
+	w.AddUint32(a+"feed_forward_length", uint32(s.Hidden))
+	w.AddUint32(a+"attention.head_count", uint32(s.Heads))
+	w.AddUint32(a+"attention.head_count_kv", uint32(s.KVHeads))
+	w.AddUint32(a+"rope.dimension_count", uint32(headDim))
+	w.AddFloat32(a+"rope.freq_base", float32(s.RopeBase))
+	w.AddFloat32(a+"attention.layer_norm_rms_epsilon", 1e-5)
+	if s.HeadDim > 0 {
+		w.AddUint32(a+"attention.key_length", uint32(headDim))
+		w.AddUint32(a+"attention.value_length", uint32(headDim))
+	}
+	if s.RopeScaling.Type == "linear" {
+		w.AddString(a+"rope.scaling.type", "linear")
+		w.AddFloat32(a+"rope.scaling.factor", float32(s.RopeScaling.Factor))
+	}
 	addByteVocab(w, vocab)
 
 	r := rng.New(s.Seed)
@@ -94,8 +129,26 @@ func (s Shape) Writer() (*gguf.Writer, error) {
 	if err := addF32(w, "token_embd.weight", []uint64{uint64(s.Dim), uint64(vocab)}, s.Dim*vocab, r.Symmetric); err != nil {
 		return nil, err
 	}
+	vector := func(name string, n int, scale float32) error {
+		return addF32(w, name, []uint64{uint64(n)}, n, func() float32 { return scale * r.Symmetric() })
+	}
 	for l := 0; l < s.Layers; l++ {
 		name := func(t string) string { return fmt.Sprintf("blk.%d.%s.weight", l, t) }
+		if s.QKVBias {
+			bias := func(t string) string { return fmt.Sprintf("blk.%d.%s.bias", l, t) }
+			for _, err := range []error{vector(bias("attn_q"), q, 0.5), vector(bias("attn_k"), kv, 0.5), vector(bias("attn_v"), kv, 0.5)} {
+				if err != nil {
+					return nil, err
+				}
+			}
+		}
+		if s.QKNorm {
+			for _, t := range []string{"attn_q_norm", "attn_k_norm"} {
+				if err := addF32(w, name(t), []uint64{uint64(headDim)}, headDim, func() float32 { return 1 + 0.1*r.Symmetric() }); err != nil {
+					return nil, err
+				}
+			}
+		}
 		for _, err := range []error{
 			norm(name("attn_norm")),
 			matrix(name("attn_q"), q, s.Dim),
@@ -118,7 +171,40 @@ func (s Shape) Writer() (*gguf.Writer, error) {
 	if err := matrix("output.weight", vocab, s.Dim); err != nil {
 		return nil, err
 	}
+	if s.RopeScaling.Type == "llama3" {
+		factors := llama3RopeFactors(s.RopeScaling, s.RopeBase, headDim)
+		if err := addF32(w, "rope_freqs.weight", []uint64{uint64(len(factors))}, len(factors), func() float32 {
+			f := factors[0]
+			factors = factors[1:]
+			return f
+		}); err != nil {
+			return nil, err
+		}
+	}
 	return w, nil
+}
+
+// llama3RopeFactors are the per-frequency divisors llama.cpp's converter stores in
+// rope_freqs.weight for Llama 3.1's rope_scaling: the factor for long wavelengths, 1 for
+// short ones and a blend between.
+func llama3RopeFactors(sc model.RopeScaling, base float64, dims int) []float32 {
+	low := float64(sc.OriginalContext) / sc.LowFreqFactor
+	high := float64(sc.OriginalContext) / sc.HighFreqFactor
+	out := make([]float32, dims/2)
+	for i := range out {
+		freq := math.Pow(base, -float64(2*i)/float64(dims))
+		wavelen := 2 * math.Pi / freq
+		switch {
+		case wavelen < high:
+			out[i] = 1
+		case wavelen > low:
+			out[i] = float32(sc.Factor)
+		default:
+			smooth := (float64(sc.OriginalContext)/wavelen - sc.LowFreqFactor) / (sc.HighFreqFactor - sc.LowFreqFactor)
+			out[i] = float32(1 / ((1-smooth)/sc.Factor + smooth))
+		}
+	}
+	return out
 }
 
 // addF32 adds an F32 tensor whose n values come from gen, in order.

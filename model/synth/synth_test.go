@@ -58,3 +58,26 @@ func TestPaddedVocab(t *testing.T) {
 	require.Equal(t, 300, m.Config.Vocab)
 	require.Equal(t, 300, m.Tokenizer.VocabSize())
 }
+
+func TestVariantsLoadWithTheirFeatures(t *testing.T) {
+	for name, s := range Variants {
+		t.Run(name, func(t *testing.T) {
+			m, err := s.Model()
+			require.NoError(t, err)
+			c := m.Config
+			require.Equal(t, s.arch(), c.Arch)
+			require.Equal(t, s.headDim(), c.HeadDim)
+			require.Equal(t, s.QKVBias, c.QKVBias)
+			require.Equal(t, s.QKNorm, c.QKNorm)
+			if s.RopeScaling.Type == "linear" {
+				require.Equal(t, s.RopeScaling.Type, c.RopeScaling.Type)
+			}
+			if s.RopeScaling.Type == "llama3" {
+				require.Len(t, m.Weights.RopeFreqs, s.headDim()/2)
+			}
+			if s.Arch == "qwen2" || s.Arch == "qwen3" {
+				require.NotZero(t, c.RopeStyle, "qwen rotates halves")
+			}
+		})
+	}
+}
