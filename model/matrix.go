@@ -107,3 +107,21 @@ func (m *Matrix) MulBatch(threads *parallel.Pool, out, x []float32, batch int) {
 		}
 	})
 }
+
+// PermuteRows returns a copy of m whose row i is m's row perm[i] (same storage type).
+func (m *Matrix) PermuteRows(perm []int) *Matrix {
+	out := &Matrix{Name: m.Name, Rows: m.Rows, Cols: m.Cols, Type: m.Type}
+	if m.Type == gguf.F32 {
+		out.f32 = make([]float32, len(m.f32))
+		for i, p := range perm {
+			copy(out.f32[i*m.Cols:(i+1)*m.Cols], m.f32[p*m.Cols:(p+1)*m.Cols])
+		}
+		return out
+	}
+	rowBytes := len(m.raw) / m.Rows
+	out.raw = make([]byte, len(m.raw))
+	for i, p := range perm {
+		copy(out.raw[i*rowBytes:(i+1)*rowBytes], m.raw[p*rowBytes:(p+1)*rowBytes])
+	}
+	return out
+}

@@ -17,21 +17,14 @@ func newRoPE(c Config, freqFactors []float32) *kernels.RoPE {
 			r.InvFreq[i] /= s.Factor
 		}
 	case "llama3":
-		// Hugging Face's _compute_llama3_parameters: long wavelengths are slowed by the
-		// factor, short ones kept, and the band between blends the two.
-		lowWavelen := float64(s.OriginalContext) / s.LowFreqFactor
-		highWavelen := float64(s.OriginalContext) / s.HighFreqFactor
-		for i, f := range r.InvFreq {
-			wavelen := 2 * math.Pi / f
-			switch {
-			case wavelen < highWavelen:
-			case wavelen > lowWavelen:
-				r.InvFreq[i] = f / s.Factor
-			default:
-				smooth := (float64(s.OriginalContext)/wavelen - s.LowFreqFactor) / (s.HighFreqFactor - s.LowFreqFactor)
-				r.InvFreq[i] = (1-smooth)*f/s.Factor + smooth*f
-			}
+		// As llama.cpp computes it: float32 per-frequency divisors (what its converter stores
+		// in rope_freqs.weight), so Hugging Face and GGUF copies of a model agree bit for bit.
+		for i, d := range Llama3RopeFactors(s, c.RopeBase, c.RopeDims) {
+			r.InvFreq[i] /= float64(d)
 		}
+	}
+	if s.Type == "llama3" {
+		return r // the divisors are applied already
 	}
 	for i, d := range freqFactors {
 		if i < len(r.InvFreq) {
@@ -39,4 +32,28 @@ func newRoPE(c Config, freqFactors []float32) *kernels.RoPE {
 		}
 	}
 	return r
+}
+
+// Llama3RopeFactors are the per-frequency divisors of Llama 3.1's rope_scaling, as
+// llama.cpp's converter stores them in rope_freqs.weight (and as Hugging Face's
+// _compute_llama3_parameters applies them): the factor for long wavelengths, 1 for short
+// ones, a blend between.
+func Llama3RopeFactors(sc RopeScaling, base float64, dims int) []float32 {
+	low := float64(sc.OriginalContext) / sc.LowFreqFactor
+	high := float64(sc.OriginalContext) / sc.HighFreqFactor
+	out := make([]float32, dims/2)
+	for i := range out {
+		freq := math.Pow(base, -float64(2*i)/float64(dims))
+		wavelen := 2 * math.Pi / freq
+		switch {
+		case wavelen < high:
+			out[i] = 1
+		case wavelen > low:
+			out[i] = float32(sc.Factor)
+		default:
+			smooth := (float64(sc.OriginalContext)/wavelen - sc.LowFreqFactor) / (sc.HighFreqFactor - sc.LowFreqFactor)
+			out[i] = float32(1 / ((1-smooth)/sc.Factor + smooth))
+		}
+	}
+	return out
 }

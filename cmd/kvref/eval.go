@@ -45,7 +45,8 @@ type evalReport struct {
 
 func evalCmd(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("eval", stderr)
-	modelPath := fs.String("m", "", "model file; empty: the built-in synthetic model")
+	modelPath := fs.String("m", "", "model (GGUF, Hugging Face directory, llama2.c, hf://); empty: the built-in synthetic model")
+	tokPath := fs.String("tokenizer", "", "tokenizer.bin of a llama2.c checkpoint")
 	file := fs.String("file", "", "text to evaluate on (default: a built-in TinyStories-style sample)")
 	dtypes := fs.String("cache-dtype", "all", "comma-separated cache types to compare with f32, or all: "+typeNames())
 	ctx := fs.Int("c", 0, "window length in tokens (0: the model's context, at most 4096)")
@@ -80,7 +81,7 @@ func evalCmd(args []string, stdout, stderr io.Writer) error {
 		}
 		text, source = string(data), *file
 	}
-	m, err := loadModel(*modelPath, stderr)
+	m, err := loadModelWith(*modelPath, *tokPath, stderr)
 	if err != nil {
 		return err
 	}

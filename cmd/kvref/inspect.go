@@ -53,6 +53,7 @@ func inspectCmd(args []string, stdout, stderr io.Writer) error {
 	fs.Var(&mem, "mem", "memory for weights and cache (default: this machine's available memory; "+sizeHelp+")")
 	blockSize := fs.Int("block-size", kvcache.DefaultBlockSize, "cache block size for the arithmetic")
 	asJSON := fs.Bool("json", false, "print one JSON object")
+	tokPath := fs.String("tokenizer", "", "tokenizer.bin of a llama2.c checkpoint (default: tokenizer.bin beside it)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: kvref inspect [--mem SIZE] [--json] MODEL")
 		fs.PrintDefaults()
@@ -64,7 +65,7 @@ func inspectCmd(args []string, stdout, stderr io.Writer) error {
 		fs.Usage()
 		return errUsage
 	}
-	m, err := loadModel(fs.Arg(0), stderr)
+	m, err := loadModelWith(fs.Arg(0), *tokPath, stderr)
 	if err != nil {
 		return err
 	}

@@ -18,6 +18,7 @@ import (
 // runFlags are the flags of `kvref run`.
 type runFlags struct {
 	model, prompt, promptFile  string
+	tokenizer                  string
 	n, ctx, threads, blockSize int
 	cacheBlocks, np            int
 	temp, topP, minP           float64
@@ -36,7 +37,8 @@ func init() {
 func runCmd(args []string, stdout, stderr io.Writer) error {
 	var f runFlags
 	fs := newFlags("run", stderr)
-	fs.StringVar(&f.model, "m", "", "model file (GGUF); empty: the built-in synthetic model")
+	fs.StringVar(&f.model, "m", "", "model: GGUF file, Hugging Face directory, llama2.c checkpoint, or hf:// reference; empty: the built-in synthetic model")
+	fs.StringVar(&f.tokenizer, "tokenizer", "", "tokenizer.bin of a llama2.c checkpoint (default: tokenizer.bin beside it)")
 	fs.StringVar(&f.prompt, "p", "", "prompt text (BOS is added when the model's tokenizer adds one)")
 	fs.StringVar(&f.promptFile, "prompt-file", "", "file with one prompt per line, run one after another in one shared cache")
 	fs.IntVar(&f.n, "n", 128, "tokens to generate per sequence (-1: until end of text or the context is full)")
@@ -86,7 +88,7 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 
-	m, err := loadModel(f.model, stderr)
+	m, err := loadModelWith(f.model, f.tokenizer, stderr)
 	if err != nil {
 		return err
 	}

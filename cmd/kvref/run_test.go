@@ -168,7 +168,8 @@ func TestRunBadInput(t *testing.T) {
 	}{
 		{"missing file", []string{"run", "-m", filepath.Join(dir, "nope.gguf")}, "nope.gguf"},
 		{"truncated file", []string{"run", "-m", cut}, "cut.gguf"},
-		{"not a model", []string{"run", "-m", notModel}, "magic"},
+		{"not a model", []string{"run", "-m", notModel}, "not a GGUF file"},
+		{"not a llama2.c checkpoint", []string{"run", "-m", notModel, "--tokenizer", notModel}, "notes.txt"},
 		{"prompt longer than context", []string{"run", "-m", good, "-p", strings.Repeat("x", 100)}, "context holds 64"},
 		{"prompt plus -n beyond context", []string{"run", "-m", good, "-p", "abc", "-n", "100"}, "exceed the context of 64"},
 		{"cache too small", []string{"run", "-m", good, "-p", "abcdefgh", "-n", "4", "--cache-blocks", "1", "--block-size", "4"}, "cache is too small"},

@@ -22,7 +22,9 @@ import (
 // The format cannot record anything run.c does not assume, so Write refuses
 // models that differ from it: an architecture other than "llama", RoPE other
 // than adjacent pairs over the whole head with base 10000, an RMSNorm epsilon
-// other than 1e-5, a head width other than dim/heads. The tokenizer is not
+// other than 1e-5, a head width other than dim/heads, rescaled RoPE
+// frequencies, Q/K/V biases, Q/K normalisation or a sliding attention
+// window. The tokenizer is not
 // written; see tokenizer.WriteLlama2c.
 func Write(w io.Writer, m *model.Model) error {
 	h, err := headerOf(m)
@@ -120,6 +122,14 @@ func headerOf(m *model.Model) (Header, error) {
 		return fail("RoPE rotates %d of %d head dimensions; run.c rotates all", c.RopeDims, c.HeadDim)
 	case c.NormEps != NormEps:
 		return fail("RMSNorm epsilon %g; run.c uses %g", c.NormEps, NormEps)
+	case c.RopeScaling.Type != "" || len(m.Weights.RopeFreqs) > 0:
+		return fail("RoPE frequencies are rescaled; run.c does not rescale them")
+	case c.QKVBias:
+		return fail("Q, K and V projections have biases; run.c has none")
+	case c.QKNorm:
+		return fail("Q and K are normalised per head; run.c does not normalise them")
+	case c.SlidingWindow != 0:
+		return fail("attention is limited to a %d-token window; run.c attends over the whole context", c.SlidingWindow)
 	}
 	for _, v := range []struct {
 		name  string

@@ -13,8 +13,9 @@
 //
 // Shapes are outermost first and the data is row-major and little-endian, so a
 // [rows, cols] matrix is rows rows of cols elements. The reader treats its
-// input as untrusted and accepts exactly what the reference implementation
-// (huggingface/safetensors) accepts: a header of at most 100,000,000 bytes that
+// input as untrusted and applies the rules of the reference implementation
+// (huggingface/safetensors; its sub-byte F4/F6 dtypes are not supported):
+// a header of at most 100,000,000 bytes that
 // starts with '{' and is valid UTF-8 JSON with no duplicate names, known dtypes,
 // byte ranges whose length is the shape's element count times the dtype size
 // (overflow-checked), and ranges that tile the data buffer exactly: no

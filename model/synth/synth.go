@@ -172,7 +172,7 @@ func (s Shape) Writer() (*gguf.Writer, error) {
 		return nil, err
 	}
 	if s.RopeScaling.Type == "llama3" {
-		factors := llama3RopeFactors(s.RopeScaling, s.RopeBase, headDim)
+		factors := model.Llama3RopeFactors(s.RopeScaling, s.RopeBase, headDim)
 		if err := addF32(w, "rope_freqs.weight", []uint64{uint64(len(factors))}, len(factors), func() float32 {
 			f := factors[0]
 			factors = factors[1:]
@@ -182,29 +182,6 @@ func (s Shape) Writer() (*gguf.Writer, error) {
 		}
 	}
 	return w, nil
-}
-
-// llama3RopeFactors are the per-frequency divisors llama.cpp's converter stores in
-// rope_freqs.weight for Llama 3.1's rope_scaling: the factor for long wavelengths, 1 for
-// short ones and a blend between.
-func llama3RopeFactors(sc model.RopeScaling, base float64, dims int) []float32 {
-	low := float64(sc.OriginalContext) / sc.LowFreqFactor
-	high := float64(sc.OriginalContext) / sc.HighFreqFactor
-	out := make([]float32, dims/2)
-	for i := range out {
-		freq := math.Pow(base, -float64(2*i)/float64(dims))
-		wavelen := 2 * math.Pi / freq
-		switch {
-		case wavelen < high:
-			out[i] = 1
-		case wavelen > low:
-			out[i] = float32(sc.Factor)
-		default:
-			smooth := (float64(sc.OriginalContext)/wavelen - sc.LowFreqFactor) / (sc.HighFreqFactor - sc.LowFreqFactor)
-			out[i] = float32(1 / ((1-smooth)/sc.Factor + smooth))
-		}
-	}
-	return out
 }
 
 // addF32 adds an F32 tensor whose n values come from gen, in order.

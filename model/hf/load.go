@@ -1,0 +1,275 @@
+package hf
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"github.com/kvref/kvref/internal/kernels"
+	"github.com/kvref/kvref/model"
+	"github.com/kvref/kvref/model/gguf"
+	"github.com/kvref/kvref/model/safetensors"
+	"github.com/kvref/kvref/tokenizer"
+)
+
+// IsDir reports whether path is a directory holding a config.json.
+func IsDir(path string) bool {
+	st, err := os.Stat(filepath.Join(path, "config.json"))
+	return err == nil && !st.IsDir()
+}
+
+// Load opens a Hugging Face model directory: weights memory-mapped, tokenizer from
+// tokenizer.json (+ tokenizer_config.json), end-of-generation ids from config.json and
+// generation_config.json.
+func Load(dir string) (*model.Model, error) {
+	cfg, hc, err := readConfig(dir)
+	if err != nil {
+		return nil, err
+	}
+	set, err := safetensors.OpenDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	m, err := fromSet(dir, cfg, hc, set)
+	if err != nil {
+		set.Close()
+		return nil, err
+	}
+	return m, nil
+}
+
+func fromSet(dir string, cfg model.Config, hc Config, set *safetensors.Set) (*model.Model, error) {
+	w, err := readWeights(set, &cfg)
+	if err != nil {
+		return nil, err
+	}
+	tok, err := readTokenizer(dir, hc)
+	if err != nil {
+		return nil, err
+	}
+	if tok.VocabSize() > cfg.Vocab {
+		return nil, fmt.Errorf("hf: %s: tokenizer has %d tokens but the embedding has %d rows", dir, tok.VocabSize(), cfg.Vocab)
+	}
+	m, err := model.New(cfg, w, tok, dir, set)
+	if err != nil {
+		return nil, err
+	}
+	m.Format = "safetensors"
+	for _, name := range set.Names() {
+		info, _, _ := set.Tensor(name)
+		shape := make([]uint64, len(info.Shape))
+		for i, d := range info.Shape {
+			shape[i] = uint64(d)
+		}
+		m.Tensors = append(m.Tensors, model.TensorSummary{Name: name, Type: string(info.DType), Shape: shape, Bytes: info.Size()})
+	}
+	return m, nil
+}
+
+// ggufType maps the safetensors float types kvref computes with to the engine's types.
+var ggufType = map[safetensors.DType]gguf.TensorType{
+	safetensors.F32: gguf.F32, safetensors.F16: gguf.F16, safetensors.BF16: gguf.BF16,
+}
+
+// readWeights finds, shape-checks and wraps every tensor (no copy for matrices).
+func readWeights(set *safetensors.Set, cfg *model.Config) (*model.Weights, error) {
+	matrix := func(name string, rows, cols int) (*model.Matrix, error) {
+		info, _, ok := set.Tensor(name)
+		if !ok {
+			return nil, fmt.Errorf("hf: missing tensor %q", name)
+		}
+		if !slices.Equal(info.Shape, []int{rows, cols}) {
+			return nil, fmt.Errorf("hf: tensor %q has shape %v, want [%d %d]", name, info.Shape, rows, cols)
+		}
+		typ, ok := ggufType[info.DType]
+		if !ok {
+			return nil, fmt.Errorf("hf: tensor %q has dtype %s; kvref computes with F32, F16 and BF16", name, info.DType)
+		}
+		data, err := set.TensorData(name)
+		if err != nil {
+			return nil, err
+		}
+		return model.NewMatrix(name, rows, cols, typ, data)
+	}
+	vector := func(name string, n int) ([]float32, error) {
+		info, _, ok := set.Tensor(name)
+		if !ok {
+			return nil, fmt.Errorf("hf: missing tensor %q", name)
+		}
+		if !slices.Equal(info.Shape, []int{n}) {
+			return nil, fmt.Errorf("hf: tensor %q has shape %v, want [%d]", name, info.Shape, n)
+		}
+		typ, ok := ggufType[info.DType]
+		if !ok {
+			return nil, fmt.Errorf("hf: tensor %q has dtype %s; kvref computes with F32, F16 and BF16", name, info.DType)
+		}
+		data, err := set.TensorData(name)
+		if err != nil {
+			return nil, err
+		}
+		m, err := model.NewMatrix(name, 1, n, typ, data)
+		if err != nil {
+			return nil, err
+		}
+		return append([]float32(nil), m.Row(0, make([]float32, n))...), nil
+	}
+	var w model.Weights
+	var err error
+	if w.TokenEmbed, err = matrix("model.embed_tokens.weight", cfg.Vocab, cfg.Dim); err != nil {
+		return nil, err
+	}
+	if w.OutputNorm, err = vector("model.norm.weight", cfg.Dim); err != nil {
+		return nil, err
+	}
+	if _, _, ok := set.Tensor("lm_head.weight"); ok && !cfg.Tied {
+		if w.Output, err = matrix("lm_head.weight", cfg.Vocab, cfg.Dim); err != nil {
+			return nil, err
+		}
+	} else if cfg.Tied || !ok {
+		w.Output = w.TokenEmbed
+		cfg.Tied = true
+	}
+	q, kv := cfg.QDim(), cfg.KVDim()
+	w.Layers = make([]model.Layer, cfg.Layers)
+	for i := range w.Layers {
+		l := &w.Layers[i]
+		p := fmt.Sprintf("model.layers.%d.", i)
+		for _, t := range []struct {
+			dst        **model.Matrix
+			name       string
+			rows, cols int
+		}{
+			{&l.Wq, "self_attn.q_proj", q, cfg.Dim},
+			{&l.Wk, "self_attn.k_proj", kv, cfg.Dim},
+			{&l.Wv, "self_attn.v_proj", kv, cfg.Dim},
+			{&l.Wo, "self_attn.o_proj", cfg.Dim, q},
+			{&l.Gate, "mlp.gate_proj", cfg.Hidden, cfg.Dim},
+			{&l.Up, "mlp.up_proj", cfg.Hidden, cfg.Dim},
+			{&l.Down, "mlp.down_proj", cfg.Dim, cfg.Hidden},
+		} {
+			if *t.dst, err = matrix(p+t.name+".weight", t.rows, t.cols); err != nil {
+				return nil, err
+			}
+		}
+		if l.AttnNorm, err = vector(p+"input_layernorm.weight", cfg.Dim); err != nil {
+			return nil, err
+		}
+		if l.FFNNorm, err = vector(p+"post_attention_layernorm.weight", cfg.Dim); err != nil {
+			return nil, err
+		}
+		if cfg.QKVBias {
+			if l.BiasQ, err = vector(p+"self_attn.q_proj.bias", q); err != nil {
+				return nil, err
+			}
+			if l.BiasK, err = vector(p+"self_attn.k_proj.bias", kv); err != nil {
+				return nil, err
+			}
+			if l.BiasV, err = vector(p+"self_attn.v_proj.bias", kv); err != nil {
+				return nil, err
+			}
+		}
+		if cfg.QKNorm {
+			if l.QNorm, err = vector(p+"self_attn.q_norm.weight", cfg.HeadDim); err != nil {
+				return nil, err
+			}
+			if l.KNorm, err = vector(p+"self_attn.k_norm.weight", cfg.HeadDim); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if cfg.Arch == "llama" {
+		// Apply llama.cpp's conversion permutation: Q/K rows to adjacent-pair order. The
+		// model then rotates adjacent pairs and computes bit-identical logits to its GGUF
+		// conversion (the permutation moves rows, it does no arithmetic).
+		cfg.RopeStyle = kernels.RoPEAdjacent
+		qPerm, kPerm := toAdjacent(cfg.Heads, cfg.HeadDim), toAdjacent(cfg.KVHeads, cfg.HeadDim)
+		for i := range w.Layers {
+			l := &w.Layers[i]
+			l.Wq, l.Wk = l.Wq.PermuteRows(qPerm), l.Wk.PermuteRows(kPerm)
+			if cfg.QKVBias {
+				l.BiasQ, l.BiasK = permute(l.BiasQ, qPerm), permute(l.BiasK, kPerm)
+			}
+		}
+	}
+	return &w, nil
+}
+
+// toAdjacent is the row permutation from rotate-half order to adjacent-pair order for
+// heads of headDim rows: adjacent row 2i of a head is half-order row i, row 2i+1 is
+// half-order row i+headDim/2 (llama.cpp's permute() in convert_hf_to_gguf.py).
+func toAdjacent(heads, headDim int) []int {
+	perm := make([]int, heads*headDim)
+	half := headDim / 2
+	for h := 0; h < heads; h++ {
+		for i := 0; i < half; i++ {
+			perm[h*headDim+2*i] = h*headDim + i
+			perm[h*headDim+2*i+1] = h*headDim + half + i
+		}
+	}
+	return perm
+}
+
+func permute(v []float32, perm []int) []float32 {
+	out := make([]float32, len(v))
+	for i, p := range perm {
+		out[i] = v[p]
+	}
+	return out
+}
+
+// readTokenizer loads tokenizer.json with tokenizer_config.json, and adds the
+// end-of-generation ids of config.json and generation_config.json.
+func readTokenizer(dir string, hc Config) (tokenizer.Tokenizer, error) {
+	data, err := os.ReadFile(filepath.Join(dir, "tokenizer.json"))
+	if err != nil {
+		return nil, fmt.Errorf("hf: %w (kvref needs the model's tokenizer.json)", err)
+	}
+	config, err := os.ReadFile(filepath.Join(dir, "tokenizer_config.json"))
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, err
+	}
+	tok, err := tokenizer.FromTokenizerJSON(data, config)
+	if err != nil {
+		return nil, fmt.Errorf("hf: %s: %w", filepath.Join(dir, "tokenizer.json"), err)
+	}
+	eos := ids(hc.EOSTokenID)
+	if gen, err := os.ReadFile(filepath.Join(dir, "generation_config.json")); err == nil {
+		var g struct {
+			EOS json.RawMessage `json:"eos_token_id"`
+		}
+		if err := json.Unmarshal(gen, &g); err != nil {
+			return nil, fmt.Errorf("hf: %s: %w", filepath.Join(dir, "generation_config.json"), err)
+		}
+		eos = append(eos, ids(g.EOS)...)
+	}
+	if len(eos) == 0 {
+		return tok, nil
+	}
+	return &withEOG{Tokenizer: tok, extra: eos}, nil
+}
+
+// ids reads a token id or a list of them; anything else is no ids.
+func ids(raw json.RawMessage) []int {
+	var one int
+	if json.Unmarshal(raw, &one) == nil {
+		return []int{one}
+	}
+	var many []int
+	if json.Unmarshal(raw, &many) == nil {
+		return many
+	}
+	return nil
+}
+
+// withEOG adds end-of-generation ids to a tokenizer.
+type withEOG struct {
+	tokenizer.Tokenizer
+	extra []int
+}
+
+func (t *withEOG) IsEOG(id int) bool {
+	return slices.Contains(t.extra, id) || t.Tokenizer.IsEOG(id)
+}
