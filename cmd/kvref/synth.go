@@ -1,10 +1,18 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
 
+	"github.com/kvref/kvref/model/hf"
+	"github.com/kvref/kvref/model/llama2c"
 	"github.com/kvref/kvref/model/synth"
+	"github.com/kvref/kvref/tokenizer"
 )
 
 func init() {
@@ -25,6 +33,10 @@ func synthCmd(args []string, stdout, stderr io.Writer) error {
 	vocab := fs.Int("vocab", 0, "vocabulary size (0: the 259-token byte-level vocabulary; larger pads with unused tokens)")
 	seed := fs.Uint64("seed", d.Seed, "weights seed: the same flags always give the same file")
 	ropeBase := fs.Float64("rope-base", d.RopeBase, "RoPE frequency base")
+	arch := fs.String("arch", "llama", "architecture: llama, qwen2 (Q/K/V biases, rotate-half RoPE), qwen3 (q/k norm)")
+	headDim := fs.Int("head-dim", 0, "head width (0: dim/heads)")
+	variant := fs.String("variant", "", "a ready-made tiny variant instead of the shape flags: "+variantNames())
+	format := fs.String("format", "gguf", "output format: gguf, hf (a Hugging Face directory) or llama2c (with tokenizer.bin beside it)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: kvref synth -o FILE.gguf [shape flags]")
 		fs.PrintDefaults()
@@ -37,11 +49,69 @@ func synthCmd(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("-o FILE is required")
 	}
 	s := synth.Shape{Name: *name, Dim: *dim, Layers: *layers, Heads: *heads, KVHeads: *kvHeads, Hidden: *hidden,
-		Context: *ctx, Vocab: *vocab, Seed: *seed, RopeBase: *ropeBase}
-	if err := s.WriteFile(*out); err != nil {
+		Context: *ctx, Vocab: *vocab, Seed: *seed, RopeBase: *ropeBase, Arch: *arch, HeadDim: *headDim,
+		QKVBias: *arch == "qwen2", QKNorm: *arch == "qwen3"}
+	if *variant != "" {
+		v, ok := synth.Variants[*variant]
+		if !ok {
+			return fmt.Errorf("unknown --variant %q (known: %s)", *variant, variantNames())
+		}
+		s = v
+	}
+	if err := writeSynth(s, *format, *out); err != nil {
 		return err
 	}
-	fmt.Fprintf(stderr, "kvref: wrote %s (dim %d, %d layers, %d heads, %d KV heads, hidden %d, seed %d)\n",
-		*out, s.Dim, s.Layers, s.Heads, s.KVHeads, s.Hidden, s.Seed)
+	fmt.Fprintf(stderr, "kvref: wrote %s (%s, dim %d, %d layers, %d heads, %d KV heads, hidden %d, seed %d)\n",
+		*out, *format, s.Dim, s.Layers, s.Heads, s.KVHeads, s.Hidden, s.Seed)
 	return nil
+}
+
+// writeSynth writes a synthetic model in one of the three formats kvref reads.
+func writeSynth(s synth.Shape, format, out string) error {
+	switch format {
+	case "gguf":
+		return s.WriteFile(out)
+	case "hf", "llama2c":
+	default:
+		return fmt.Errorf("unknown --format %q (gguf, hf, llama2c)", format)
+	}
+	m, err := s.Model()
+	if err != nil {
+		return err
+	}
+	if format == "hf" {
+		opts := hf.WriteOptions{}
+		if s.RopeScaling.Type == "llama3" {
+			opts.RopeScaling = &s.RopeScaling
+		}
+		return hf.Write(out, m, opts)
+	}
+	var buf bytes.Buffer
+	if err := llama2c.Write(&buf, m); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+		return err
+	}
+	if err := os.WriteFile(out, buf.Bytes(), 0o644); err != nil {
+		return err
+	}
+	spm, ok := m.Tokenizer.(*tokenizer.SPM)
+	if !ok {
+		return fmt.Errorf("llama2c: the model's tokenizer cannot be written as tokenizer.bin")
+	}
+	var tb bytes.Buffer
+	if err := tokenizer.WriteLlama2c(&tb, spm.Vocab()); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(filepath.Dir(out), "tokenizer.bin"), tb.Bytes(), 0o644)
+}
+
+func variantNames() string {
+	var names []string
+	for n := range synth.Variants {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return strings.Join(names, ", ")
 }
