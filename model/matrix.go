@@ -10,14 +10,18 @@ import (
 	"github.com/kvref/kvref/quant"
 )
 
-// Matrix is a row-major weight matrix of Rows × Cols elements stored as F32, F16 or BF16
-// (GGUF's dims are [Cols, Rows]). F32 data aliases the memory-mapped file; nothing is copied.
+// Matrix is a row-major weight matrix of Rows × Cols elements stored as F32, F16, BF16 or
+// one of ggml's block formats Q8_0, Q4_0, Q4_K, Q6_K (GGUF's dims are [Cols, Rows]). The data
+// aliases the memory-mapped file; nothing is copied.
 type Matrix struct {
 	Name       string
 	Rows, Cols int
 	Type       gguf.TensorType
-	f32        []float32 // Type == F32
-	raw        []byte    // other types
+	f32        []float32        // Type == F32
+	raw        []byte           // other types
+	rowBytes   int              // stored bytes per row (raw types)
+	wt         quant.WeightType // block format when quantized
+	quantized  bool
 }
 
 // NewMatrixF32 wraps float32 data as a Rows × Cols matrix.
@@ -25,27 +29,35 @@ func NewMatrixF32(name string, rows, cols int, data []float32) (*Matrix, error) 
 	if len(data) != rows*cols {
 		return nil, fmt.Errorf("model: tensor %q: %d values for %d×%d", name, len(data), rows, cols)
 	}
-	return &Matrix{Name: name, Rows: rows, Cols: cols, Type: gguf.F32, f32: data}, nil
+	return &Matrix{Name: name, Rows: rows, Cols: cols, Type: gguf.F32, f32: data, rowBytes: 4 * cols}, nil
 }
 
 // NewMatrix wraps raw little-endian tensor bytes of a supported type.
 func NewMatrix(name string, rows, cols int, typ gguf.TensorType, data []byte) (*Matrix, error) {
-	var elem int
+	m := &Matrix{Name: name, Rows: rows, Cols: cols, Type: typ, raw: data}
 	switch typ {
 	case gguf.F32:
-		elem = 4
+		m.rowBytes = 4 * cols
 	case gguf.F16, gguf.BF16:
-		elem = 2
+		m.rowBytes = 2 * cols
 	default:
-		return nil, fmt.Errorf("model: tensor %q has type %s, which kvref cannot compute with yet (supported: F32, F16, BF16); convert the model to f16 or f32", name, typ)
+		wt, ok := quant.WeightTypeForGGML(uint32(typ))
+		if !ok {
+			return nil, fmt.Errorf("model: tensor %q has type %s, which kvref cannot compute with (supported: F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q6_K); convert or requantize the model to one of these", name, typ)
+		}
+		rb, err := wt.RowBytes(cols)
+		if err != nil {
+			return nil, fmt.Errorf("model: tensor %q: %w", name, err)
+		}
+		m.wt, m.quantized, m.rowBytes = wt, true, rb
 	}
-	if len(data) != rows*cols*elem {
-		return nil, fmt.Errorf("model: tensor %q: %d bytes for %d×%d %s, want %d", name, len(data), rows, cols, typ, rows*cols*elem)
+	if len(data) != rows*m.rowBytes {
+		return nil, fmt.Errorf("model: tensor %q: %d bytes for %d×%d %s, want %d", name, len(data), rows, cols, typ, rows*m.rowBytes)
 	}
 	if typ == gguf.F32 {
 		return NewMatrixF32(name, rows, cols, bytesAsFloat32(data))
 	}
-	return &Matrix{Name: name, Rows: rows, Cols: cols, Type: typ, raw: data}, nil
+	return m, nil
 }
 
 // bytesAsFloat32 views little-endian float32 bytes as []float32 without copying (kvref
@@ -68,17 +80,28 @@ func (m *Matrix) Row(r int, scratch []float32) []float32 {
 		return m.f32[r*m.Cols : (r+1)*m.Cols : (r+1)*m.Cols]
 	}
 	out := scratch[:m.Cols]
-	raw := m.raw[2*r*m.Cols : 2*(r+1)*m.Cols]
-	if m.Type == gguf.F16 {
+	raw := m.raw[r*m.rowBytes : (r+1)*m.rowBytes]
+	switch {
+	case m.quantized:
+		m.wt.DequantizeRow(out, raw)
+	case m.Type == gguf.F16:
 		for i := range out {
 			out[i] = quant.F16ToF32(uint16(raw[2*i]) | uint16(raw[2*i+1])<<8)
 		}
-	} else {
+	default:
 		for i := range out {
 			out[i] = quant.BF16ToF32(uint16(raw[2*i]) | uint16(raw[2*i+1])<<8)
 		}
 	}
 	return out
+}
+
+// RawRow returns the stored bytes of row r (nil for F32 matrices).
+func (m *Matrix) RawRow(r int) []byte {
+	if m.Type == gguf.F32 {
+		return nil
+	}
+	return m.raw[r*m.rowBytes : (r+1)*m.rowBytes]
 }
 
 // Bytes is the size of the stored weights.
@@ -91,11 +114,20 @@ func (m *Matrix) Bytes() int64 {
 
 // MulBatch computes out[b·Rows + r] = W_r · x_b for the batch input rows x_b =
 // x[b·Cols:(b+1)·Cols]. Threads split the output rows; each weight row is read once for the
-// whole batch. Every output is one kernels.Dot, so results do not depend on the batch.
+// whole batch. Every output equals kernels.Dot(x_b, Row(r)) bit for bit — a quantized row
+// at batch 1 is dotted in its stored form (quant.WeightType.DotRow, the same bits) — so
+// results do not depend on the batch.
 func (m *Matrix) MulBatch(threads *parallel.Pool, out, x []float32, batch int) {
 	threads.For(m.Rows, 16, func(start, end int) {
 		if m.Type == gguf.F32 {
 			kernels.MatMulRows(out, m.f32, x, m.Rows, m.Cols, batch, start, end)
+			return
+		}
+		if m.quantized && batch == 1 {
+			xs := x[:m.Cols]
+			for r := start; r < end; r++ {
+				out[r] = m.wt.DotRow(xs, m.raw[r*m.rowBytes:(r+1)*m.rowBytes])
+			}
 			return
 		}
 		scratch := make([]float32, m.Cols)
@@ -110,18 +142,17 @@ func (m *Matrix) MulBatch(threads *parallel.Pool, out, x []float32, batch int) {
 
 // PermuteRows returns a copy of m whose row i is m's row perm[i] (same storage type).
 func (m *Matrix) PermuteRows(perm []int) *Matrix {
-	out := &Matrix{Name: m.Name, Rows: m.Rows, Cols: m.Cols, Type: m.Type}
+	out := *m
 	if m.Type == gguf.F32 {
 		out.f32 = make([]float32, len(m.f32))
 		for i, p := range perm {
 			copy(out.f32[i*m.Cols:(i+1)*m.Cols], m.f32[p*m.Cols:(p+1)*m.Cols])
 		}
-		return out
+		return &out
 	}
-	rowBytes := len(m.raw) / m.Rows
 	out.raw = make([]byte, len(m.raw))
 	for i, p := range perm {
-		copy(out.raw[i*rowBytes:(i+1)*rowBytes], m.raw[p*rowBytes:(p+1)*rowBytes])
+		copy(out.raw[i*m.rowBytes:(i+1)*m.rowBytes], m.raw[p*m.rowBytes:(p+1)*m.rowBytes])
 	}
-	return out
+	return &out
 }

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/kvref/kvref/model/gguf"
 	"github.com/kvref/kvref/model/hf"
 	"github.com/kvref/kvref/model/llama2c"
 	"github.com/kvref/kvref/model/synth"
@@ -36,6 +37,7 @@ func synthCmd(args []string, stdout, stderr io.Writer) error {
 	arch := fs.String("arch", "llama", "architecture: llama, qwen2 (Q/K/V biases, rotate-half RoPE), qwen3 (q/k norm)")
 	headDim := fs.Int("head-dim", 0, "head width (0: dim/heads)")
 	variant := fs.String("variant", "", "a ready-made tiny variant instead of the shape flags: "+variantNames())
+	wtype := fs.String("wtype", "f32", "weight type of the matrices (gguf only): f32, f16, bf16, q8_0, q4_0, q4_k, q6_k")
 	format := fs.String("format", "gguf", "output format: gguf, hf (a Hugging Face directory) or llama2c (with tokenizer.bin beside it)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: kvref synth -o FILE.gguf [shape flags]")
@@ -57,6 +59,12 @@ func synthCmd(args []string, stdout, stderr io.Writer) error {
 			return fmt.Errorf("unknown --variant %q (known: %s)", *variant, variantNames())
 		}
 		s = v
+	}
+	if *wtype != "f32" {
+		if *format != "gguf" {
+			return fmt.Errorf("--wtype %s needs --format gguf", *wtype)
+		}
+		return writeQuantizedSynth(s, *wtype, *out, stderr)
 	}
 	if err := writeSynth(s, *format, *out); err != nil {
 		return err
@@ -114,4 +122,29 @@ func variantNames() string {
 	}
 	slices.Sort(names)
 	return strings.Join(names, ", ")
+}
+
+// writeQuantizedSynth writes a synthetic model with its matrices converted to wtype.
+func writeQuantizedSynth(s synth.Shape, wtype, out string, stderr io.Writer) error {
+	target, err := parseWeightTarget(wtype)
+	if err != nil {
+		return err
+	}
+	data, err := s.Bytes()
+	if err != nil {
+		return err
+	}
+	f, err := gguf.Parse(out, data)
+	if err != nil {
+		return err
+	}
+	w, counts, err := quantizeGGUF(f, target)
+	if err != nil {
+		return err
+	}
+	if err := w.WriteFile(out); err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "kvref: wrote %s (%d %s matrices, seed %d)\n", out, counts[target], target, s.Seed)
+	return nil
 }

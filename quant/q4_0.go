@@ -1,0 +1,107 @@
+package quant
+
+import "github.com/kvref/kvref/internal/kernels"
+
+// Q4_0 weights are ggml's block_q4_0: blocks of 32 values, each stored as
+//
+//	bytes 0-1   d, fp16 little-endian
+//	bytes 2-17  qs[0..15]: value j (0..15) is the low nibble of qs[j], value 16+j the
+//	            high nibble; a nibble q decodes to (q−8)·d
+//
+// Quantization is ggml's quantize_row_q4_0_ref, in float32: max is the value of largest
+// magnitude (the first one, on ties), d = max/−8 and id = d != 0 ? 1/d : 0, so that max
+// itself becomes q = 0, i.e. −8·d; every value becomes q = min(15, (int8)(x·id + 8.5)),
+// the C conversion truncating toward zero. The grid −8d..7d is lopsided: a value of the
+// other sign than max, close to −max, is clamped to 7·d.
+
+const (
+	q4BlockLen   = 32                 // values per block (ggml's QK4_0)
+	q4BlockBytes = 2 + q4BlockLen/2   // fp16 d and 16 bytes of nibbles
+	q4Half       = q4BlockLen / 2     // values in the low (or high) nibbles of a block
+	q4Offset     = 8                  // the stored nibble is q = value/d + 8
+	q4MaxNibble  = 15                 // largest nibble
+	q4HalfStep   = float32(8.5)       // q4Offset + 1/2, added before truncation
+	q4NegMaxStep = float32(-q4Offset) // max/−8 maps the extreme value to nibble 0
+)
+
+// quantizeQ4_0 is ggml's quantize_row_q4_0_ref for whole blocks.
+func quantizeQ4_0(dst []byte, src []float32) {
+	for blk := 0; blk*q4BlockLen < len(src); blk++ {
+		x := src[blk*q4BlockLen : (blk+1)*q4BlockLen]
+		out := dst[blk*q4BlockBytes : (blk+1)*q4BlockBytes]
+		var amax, extreme float32 // ggml's amax and max
+		for _, v := range x {
+			if amax < absf(v) {
+				amax = absf(v)
+				extreme = v
+			}
+		}
+		d := extreme / q4NegMaxStep
+		var id float32
+		if d != 0 {
+			id = 1 / d
+		}
+		storeF16(out, d)
+		qs := out[2:]
+		qs = qs[:q4Half]
+		for j := range qs {
+			qs[j] = q4Nibble(x[j], id) | q4Nibble(x[q4Half+j], id)<<4
+		}
+	}
+}
+
+// q4Nibble is MIN(15, (int8_t)(x·id + 8.5f)) stored into a uint8_t, as ggml computes a
+// Q4_0 nibble. For finite scales the truncated value is 0..16, so the result is 0..15.
+func q4Nibble(x, id float32) uint8 {
+	q := int8(truncToInt32(float32(x*id) + q4HalfStep))
+	return uint8(min(q4MaxNibble, q))
+}
+
+// dequantizeQ4_0 is ggml's dequantize_row_q4_0: y = (q−8)·d, the integer q−8 converted to
+// float32 and multiplied by the fp16 scale.
+func dequantizeQ4_0(dst []float32, src []byte) {
+	for blk := 0; blk*q4BlockLen < len(dst); blk++ {
+		y := dst[blk*q4BlockLen : (blk+1)*q4BlockLen]
+		in := src[blk*q4BlockBytes : (blk+1)*q4BlockBytes]
+		d := loadF16(in)
+		qs := in[2:]
+		qs = qs[:q4Half]
+		lo, hi := y[:q4Half], y[q4Half:]
+		for j, b := range qs {
+			lo[j] = float32(int(b&0x0f)-q4Offset) * d
+			hi[j] = float32(int(b>>4)-q4Offset) * d
+		}
+	}
+}
+
+// q4Value is one Q4_0 value, computed as dequantizeQ4_0 does.
+func q4Value(nibble uint8, d float32) float32 {
+	return float32(float32(int(nibble)-q4Offset) * d)
+}
+
+// dotQ4_0 is kernels.Dot(x, dequantized row). A block's 16 low nibbles are its values
+// 0..15 and its 16 high nibbles values 16..31, so the block is read twice, in element
+// order: the low nibbles fill the eight lanes twice, then the high nibbles do.
+func dotQ4_0(x []float32, row []byte) float32 {
+	var l0, l1, l2, l3, l4, l5, l6, l7 float32
+	for blk := 0; blk*q4BlockLen < len(x); blk++ {
+		in := row[blk*q4BlockBytes : (blk+1)*q4BlockBytes]
+		d := loadF16(in)
+		xb := x[blk*q4BlockLen : (blk+1)*q4BlockLen]
+		for e := 0; e < q4BlockLen; e += 8 {
+			g := e % q4Half               // first byte of this group of eight values
+			shift := uint(e / q4Half * 4) // 0: low nibbles, 4: high nibbles
+			q := in[2+g : 2+g+8 : 2+g+8]
+			xs := xb[e : e+8 : e+8]
+			l0 += float32(xs[0] * q4Value(q[0]>>shift&0x0f, d))
+			l1 += float32(xs[1] * q4Value(q[1]>>shift&0x0f, d))
+			l2 += float32(xs[2] * q4Value(q[2]>>shift&0x0f, d))
+			l3 += float32(xs[3] * q4Value(q[3]>>shift&0x0f, d))
+			l4 += float32(xs[4] * q4Value(q[4]>>shift&0x0f, d))
+			l5 += float32(xs[5] * q4Value(q[5]>>shift&0x0f, d))
+			l6 += float32(xs[6] * q4Value(q[6]>>shift&0x0f, d))
+			l7 += float32(xs[7] * q4Value(q[7]>>shift&0x0f, d))
+		}
+	}
+	return kernels.ReduceLanes(l0, l1, l2, l3, l4, l5, l6, l7)
+}
