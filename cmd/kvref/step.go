@@ -1,0 +1,370 @@
+package main
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/kvref/kvref/engine"
+	"github.com/kvref/kvref/kvcache"
+)
+
+// `kvref step` decodes one token at a time and shows, after every token, where its K/V
+// landed in the paged cache. This file holds the command line, the input loop and the help;
+// step_state.go the stepper (the one place the session's state lives) and its commands;
+// step_view.go what they print.
+
+func init() {
+	register(command{"step", "decode one token at a time and watch the KV cache (blocks, slots, sharing, copy-on-write)", stepCmd})
+}
+
+// stepOptions are the flags of `kvref step`.
+type stepOptions struct {
+	model, prompt, script  string
+	cacheDtype, attn       string
+	blockSize, cacheBlocks int
+	threads, top           int
+	sampling               engine.Sampling
+}
+
+const stepUsage = `usage: kvref step [-m MODEL] -p PROMPT [--block-size B] [--cache-blocks N] [--cache-dtype T]
+                  [--temp T] [--top-k K] [--seed S] [--top N] [--attn LAYER[:HEAD]] [--script FILE]
+
+Decodes one token at a time through the paged KV cache and shows where everything lives.
+After the prompt's prefill it lists the prompt's tokens with their positions and the block
+and slot holding each one's K/V, then waits for commands. Each Enter decodes one token:
+it samples from the logits it holds, then computes the chosen token — which is when its
+K/V is written — and shows the token and its probability, the most likely alternatives,
+the block and slot its K/V went to (a new block, or a copy of a shared one), the block
+table and the cache totals.
+
+Commands come from the terminal, from --script FILE, or from stdin when it is not a
+terminal; the last two echo every command, so a session can be replayed. ` + "`help`" + ` at the
+prompt lists them. Colours are used on a terminal only, and never when NO_COLOR is set.
+
+flags:
+`
+
+// parseStepFlags reads the command line of `kvref step`.
+func parseStepFlags(args []string, stderr io.Writer) (stepOptions, error) {
+	var o stepOptions
+	fs := newFlags("step", stderr)
+	fs.StringVar(&o.model, "m", "", "model file (GGUF) or hf:// reference; empty: the built-in synthetic model")
+	fs.StringVar(&o.prompt, "p", "", "prompt text (BOS is added when the model's tokenizer adds one)")
+	fs.IntVar(&o.blockSize, "block-size", kvcache.DefaultBlockSize, "token slots per KV cache block")
+	fs.IntVar(&o.cacheBlocks, "cache-blocks", 0, "blocks in the pool (0: enough for one full-context sequence)")
+	fs.StringVar(&o.cacheDtype, "cache-dtype", "f32", "KV cache storage: "+typeNames())
+	fs.Float64Var(&o.sampling.Temperature, "temp", 0.8, "sampling temperature (0: greedy)")
+	fs.IntVar(&o.sampling.TopK, "top-k", 40, "sample from the K most likely tokens only (0: all)")
+	fs.Float64Var(&o.sampling.TopP, "top-p", 0.95, "top-p (nucleus) sampling (1: off)")
+	fs.Float64Var(&o.sampling.MinP, "min-p", 0.05, "min-p sampling (0: off)")
+	fs.Uint64Var(&o.sampling.Seed, "seed", 42, "sampling seed; sequence N samples with a seed derived from it and N")
+	fs.IntVar(&o.top, "top", 5, "alternatives shown for each token")
+	fs.StringVar(&o.attn, "attn", "", "show the new token's attention in LAYER (HEAD, or the mean over heads), e.g. 2 or 2:5")
+	fs.StringVar(&o.script, "script", "", "run the commands of FILE, one per line, echoing them (a # line is a comment, a blank line is Enter)")
+	fs.IntVar(&o.threads, "t", 0, "threads (0: one per core)")
+	fs.Usage = func() {
+		fmt.Fprint(stderr, stepUsage)
+		fs.PrintDefaults()
+		fmt.Fprintln(stderr, "\ncommands:")
+		fmt.Fprint(stderr, stepHelp)
+	}
+	if err := parse(fs, args); err != nil {
+		return o, err
+	}
+	if fs.NArg() > 0 {
+		return o, fmt.Errorf("unexpected arguments %q (quote the prompt: -p \"...\")", fs.Args())
+	}
+	switch {
+	case o.blockSize < 1:
+		return o, fmt.Errorf("--block-size must be ≥ 1, got %d", o.blockSize)
+	case o.cacheBlocks < 0:
+		return o, fmt.Errorf("--cache-blocks must be ≥ 0, got %d", o.cacheBlocks)
+	case o.top < 0:
+		return o, fmt.Errorf("--top must be ≥ 0, got %d", o.top)
+	case o.sampling.Temperature < 0 || math.IsNaN(o.sampling.Temperature) || math.IsInf(o.sampling.Temperature, 0):
+		return o, fmt.Errorf("--temp must be a number ≥ 0, got %v", o.sampling.Temperature)
+	}
+	return o, nil
+}
+
+func stepCmd(args []string, stdout, stderr io.Writer) error {
+	o, err := parseStepFlags(args, stderr)
+	if err != nil {
+		return err
+	}
+	in, name := io.Reader(os.Stdin), "stdin"
+	interactive := o.script == "" && isTerminal(os.Stdin)
+	if o.script != "" {
+		f, err := os.Open(o.script)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		in, name = f, o.script
+	}
+	color := interactive && isTerminal(stdout) && os.Getenv("NO_COLOR") == "" && os.Getenv("TERM") != "dumb"
+	s, err := newStepper(o, stdout, stderr, color)
+	if err != nil {
+		return err
+	}
+	defer s.close()
+	if interactive {
+		return s.interactive(in)
+	}
+	return s.runScript(in, name)
+}
+
+// isTerminal reports whether f is an *os.File open on a terminal (a character device).
+func isTerminal(f any) bool {
+	file, ok := f.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := file.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// errQuit ends a session without an error.
+var errQuit = errors.New("quit")
+
+// interactive reads commands from a terminal. A failing command prints its error and the
+// session goes on.
+func (s *stepper) interactive(in io.Reader) error {
+	sc := bufio.NewScanner(in)
+	for {
+		fmt.Fprint(s.out, s.paint(bold, s.prompt())+" ")
+		if !sc.Scan() {
+			fmt.Fprintln(s.out)
+			return sc.Err()
+		}
+		err := s.exec(sc.Text())
+		switch {
+		case errors.Is(err, errQuit):
+			return nil
+		case errors.As(err, new(fatalError)):
+			return err
+		case err != nil:
+			fmt.Fprintln(s.out, s.paint(red, "error: "+err.Error()))
+		}
+	}
+}
+
+// runScript runs the commands of a script (a file, or stdin when it is not a terminal),
+// echoing each after the prompt so that the output reads like the interactive session. Lines
+// starting with # are comments, echoed as they are (they narrate a tutorial's transcript);
+// a blank line is Enter. The first failing
+// command ends the run with an error naming its line, so a broken script cannot pass
+// unnoticed.
+func (s *stepper) runScript(in io.Reader, name string) error {
+	sc := bufio.NewScanner(in)
+	for n := 1; sc.Scan(); n++ {
+		line := strings.TrimSpace(sc.Text())
+		if strings.HasPrefix(line, "#") {
+			fmt.Fprintln(s.out, line)
+			continue
+		}
+		echo := s.prompt()
+		if line != "" {
+			echo += " " + line
+		}
+		fmt.Fprintln(s.out, echo)
+		err := s.exec(line)
+		if errors.Is(err, errQuit) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("%s:%d: %s: %w", name, n, strconv.Quote(line), err)
+		}
+	}
+	return sc.Err()
+}
+
+// stepHelp lists the commands; `help` prints it.
+const stepHelp = `  Enter, n [K]    decode the next K tokens (default 1) of the current sequence
+  pick ID|"TEXT"  decode this token instead of sampling one: an id, or its text as shown
+  fork            start a sibling of the current sequence that shares all its blocks, and switch to it
+  switch N        make sequence N the current one
+  free N          end sequence N (not the current one): its blocks lose a reference
+  add TEXT        start a sequence from a new prompt, reusing cached blocks of its prefix; switch to it
+  seqs            list the live sequences
+  blocks          show the pool as a grid: free, in use, shared (with refcount), cached
+  top K           show K alternatives for each token
+  temp T          sampling temperature of every sequence (0: greedy)
+  attn L[:H]|off  show each new token's attention in layer L (head H, or the mean over heads)
+  help            this list
+  quit            leave (so does the end of the input)
+`
+
+// fatalError wraps an error after which the session's state can no longer be trusted
+// (a failed forward pass): the session ends even when interactive.
+type fatalError struct{ err error }
+
+func (e fatalError) Error() string { return e.err.Error() }
+func (e fatalError) Unwrap() error { return e.err }
+
+// exec runs one command line.
+func (s *stepper) exec(line string) error {
+	defer func() {
+		if s.afterCommand != nil {
+			s.afterCommand(line)
+		}
+	}()
+	fields := strings.Fields(line)
+	if len(fields) == 0 {
+		return s.next(1)
+	}
+	cmd, args := fields[0], fields[1:]
+	want := func(n int, what string) error {
+		if len(args) != n {
+			return fmt.Errorf("%s takes %s, got %q (help lists the commands)", cmd, what, strings.Join(args, " "))
+		}
+		return nil
+	}
+	switch cmd {
+	case "n", "next":
+		if len(args) > 1 {
+			return want(1, "at most one number, the tokens to decode")
+		}
+		k := 1
+		if len(args) == 1 {
+			var err error
+			if k, err = strconv.Atoi(args[0]); err != nil || k < 1 {
+				return fmt.Errorf("n takes a number of tokens ≥ 1, got %q", args[0])
+			}
+		}
+		return s.next(k)
+	case "pick":
+		id, err := s.pickArg(restOf(line))
+		if err != nil {
+			return err
+		}
+		return s.decode(id)
+	case "fork":
+		if err := want(0, "no arguments"); err != nil {
+			return err
+		}
+		return s.fork()
+	case "switch", "free":
+		if err := want(1, "a sequence number"); err != nil {
+			return err
+		}
+		q, err := s.lookup(args[0])
+		if err != nil {
+			return err
+		}
+		if cmd == "switch" {
+			return s.switchTo(q)
+		}
+		return s.free(q)
+	case "add":
+		text, err := unquote(restOf(line))
+		if err != nil {
+			return fmt.Errorf("add: %w", err)
+		}
+		return s.add(text)
+	case "seqs":
+		if err := want(0, "no arguments"); err != nil {
+			return err
+		}
+		s.showSequences()
+		return nil
+	case "blocks":
+		if err := want(0, "no arguments"); err != nil {
+			return err
+		}
+		s.showBlocks()
+		return nil
+	case "top":
+		if err := want(1, "a number of alternatives"); err != nil {
+			return err
+		}
+		k, err := strconv.Atoi(args[0])
+		if vocab := s.m.Tokenizer.VocabSize(); err != nil || k < 0 || k > vocab {
+			return fmt.Errorf("top takes a number from 0 to %d, got %q", vocab, args[0])
+		}
+		s.top = k
+		s.say("top     %d alternatives per token from now on", k)
+		return nil
+	case "temp":
+		if err := want(1, "a temperature"); err != nil {
+			return err
+		}
+		t, err := strconv.ParseFloat(args[0], 64)
+		if err != nil || t < 0 || math.IsNaN(t) || math.IsInf(t, 0) {
+			return fmt.Errorf("temp takes a number ≥ 0 (0: greedy), got %q", args[0])
+		}
+		s.setTemperature(t)
+		return nil
+	case "attn":
+		if err := want(1, "LAYER, LAYER:HEAD or off"); err != nil {
+			return err
+		}
+		return s.setAttention(args[0])
+	case "help", "?":
+		s.say("commands (Enter = n 1):\n%s", strings.TrimRight(stepHelp, "\n"))
+		return nil
+	case "quit", "q", "exit":
+		return errQuit
+	}
+	return fmt.Errorf("unknown command %q (help lists the commands)", cmd)
+}
+
+// restOf returns a command line without its first word, spaces trimmed.
+func restOf(line string) string {
+	line = strings.TrimSpace(line)
+	if i := strings.IndexAny(line, " \t"); i >= 0 {
+		return strings.TrimSpace(line[i:])
+	}
+	return ""
+}
+
+// unquote removes Go-style double quotes around text, if it has them, so that a text can
+// begin or end with spaces (add " upon a time", pick " big"); other text is returned as it is.
+func unquote(text string) (string, error) {
+	if len(text) < 2 || !strings.HasPrefix(text, `"`) || !strings.HasSuffix(text, `"`) {
+		return text, nil
+	}
+	unq, err := strconv.Unquote(text)
+	if err != nil {
+		return "", fmt.Errorf("%s is not a valid quoted string: %v", text, err)
+	}
+	return unq, nil
+}
+
+// pickArg reads the argument of pick: a token id, or a token's text in double quotes as
+// the display shows it (" big", "\n"), or a vocabulary entry such as </s>.
+func (s *stepper) pickArg(arg string) (int, error) {
+	tok := s.m.Tokenizer
+	vocab := tok.VocabSize()
+	usage := fmt.Errorf("pick takes a token id from 0 to %d or a token's text in quotes, as shown (pick 410, pick \" big\"), got %q", vocab-1, arg)
+	if arg == "" {
+		return 0, usage
+	}
+	if id, err := strconv.Atoi(arg); err == nil {
+		if id < 0 || id >= vocab {
+			return 0, usage
+		}
+		return id, nil
+	}
+	text, err := unquote(arg)
+	if err != nil {
+		return 0, fmt.Errorf("pick: %w", err)
+	}
+	for id := range vocab {
+		if p := tok.Piece(id); len(p) > 0 && string(p) == text {
+			return id, nil
+		}
+	}
+	for id := range vocab {
+		if tok.TokenText(id) == text {
+			return id, nil
+		}
+	}
+	return 0, fmt.Errorf("pick: no token is the text %q (kvref tokenize -m MODEL TEXT shows how a text splits into tokens)", text)
+}
