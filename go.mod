@@ -3,8 +3,11 @@ module github.com/kvref/kvref
 go 1.26.8
 
 require (
+	github.com/dlclark/regexp2/v2 v2.13.0
 	github.com/stretchr/testify v1.12.1
 	github.com/x448/float16 v0.8.4
+	golang.org/x/sys v0.50.0
+	golang.org/x/text v0.44.0
 	pgregory.net/rapid v1.3.0
 )
 

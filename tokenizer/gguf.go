@@ -30,13 +30,17 @@ const (
 )
 
 // FromGGUF builds the tokenizer described by a GGUF file's metadata.
-// tokenizer.ggml.model selects the kind: "llama" gives an *SPM; other models
-// are not supported yet. It reads the tokens, scores and token types (all
+// tokenizer.ggml.model selects the kind: "llama" gives an *SPM, "gpt2" a
+// byte-level *BPE (llama.cpp semantics, see NewBPE); other models are not
+// supported. For "llama" it reads the tokens, scores and token types (all
 // required, of equal length), the special token ids (bos, eos, unknown,
 // padding, eot, eom; llama.cpp's defaults 1, 2, 0 when absent or out of
 // range), add_bos_token (default true), add_eos_token (default false) and
 // add_space_prefix (default true), and finds end-of-generation tokens by
-// their text as llama.cpp does.
+// their text as llama.cpp does. For "gpt2" it reads the tokens, the merges
+// (tokenizer.ggml.merges, "a b" strings), the optional token types,
+// tokenizer.ggml.pre and the same special ids and flags with llama.cpp's
+// byte-level BPE defaults.
 func FromGGUF(f *gguf.File) (Tokenizer, error) {
 	model, err := f.String(keyModel)
 	if err != nil {
@@ -53,8 +57,10 @@ func FromGGUF(f *gguf.File) (Tokenizer, error) {
 			return nil, fmt.Errorf("%w (in %s)", err, f.Path)
 		}
 		return s, nil
+	case "gpt2":
+		return bpeFromGGUF(f)
 	default:
-		return nil, fmt.Errorf("tokenizer: %s: %s is %q, which kvref does not support; supported: \"llama\" (SentencePiece BPE)",
+		return nil, fmt.Errorf("tokenizer: %s: %s is %q, which kvref does not support; supported: \"llama\" (SentencePiece BPE), \"gpt2\" (byte-level BPE)",
 			f.Path, keyModel, model)
 	}
 }

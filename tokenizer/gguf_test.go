@@ -193,7 +193,7 @@ func TestFromGGUFErrors(t *testing.T) {
 		kvs  []kv
 		want []string // substrings of the error
 	}{
-		{"unsupported model", with(base, keyModel, "gpt2"), []string{`"gpt2"`, keyModel, `supported: "llama"`}},
+		{"unsupported model", with(base, keyModel, "bert"), []string{`"bert"`, keyModel, `supported: "llama"`}},
 		{"missing model", with(base, keyModel, nil), []string{keyModel, "missing"}},
 		{"model not a string", with(base, keyModel, uint32(1)), []string{keyModel}},
 		{"missing tokens", with(base, keyTokens, nil), []string{keyTokens, "missing"}},

@@ -6,7 +6,7 @@
 package tokenizer
 
 // Tokenizer is implemented by every tokenizer kvref has
-// (SentencePiece BPE now, byte-level BPE later).
+// (SentencePiece BPE now, byte-level BPE).
 type Tokenizer interface {
 	// Encode tokenizes text. addSpecial prepends BOS when the vocabulary says
 	// add_bos (and appends EOS when it says add_eos). Special-token text in the

@@ -1,0 +1,102 @@
+package tokenizer
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/kvref/kvref/model/gguf"
+)
+
+// GGUF metadata keys read for byte-level BPE vocabularies only.
+const (
+	keyMerges = "tokenizer.ggml.merges"
+	keyPre    = "tokenizer.ggml.pre"
+)
+
+// bpeFromGGUF builds the byte-level BPE tokenizer of a GGUF file with
+// tokenizer.ggml.model = "gpt2", as llama.cpp's vocabulary loader does: it
+// reads the tokens and merges (required), the token types (optional: all
+// normal), tokenizer.ggml.pre (missing means "default"), the special ids
+// (BOS and EOS default to 11 as in llama.cpp, when in range), add_bos_token
+// (default true for the Llama 3 family, false otherwise) and add_eos_token
+// (default false), and finds end-of-generation tokens by their text.
+func bpeFromGGUF(f *gguf.File) (*BPE, error) {
+	var v BPEVocab
+	var err error
+	if v.Tokens, err = f.Strings(keyTokens); err != nil {
+		return nil, fmt.Errorf("tokenizer: %w", err)
+	}
+	n := len(v.Tokens)
+	if v.Merges, err = f.Strings(keyMerges); err != nil {
+		return nil, fmt.Errorf("tokenizer: %w", err)
+	}
+	if _, ok := f.Lookup(keyTypes); ok {
+		if v.Types, err = f.Int32s(keyTypes); err != nil {
+			return nil, fmt.Errorf("tokenizer: %w", err)
+		}
+		if len(v.Types) != n {
+			return nil, fmt.Errorf("tokenizer: %s: %s has %d entries, want %d (one per entry of %s)",
+				f.Path, keyTypes, len(v.Types), n, keyTokens)
+		}
+	}
+	if v.Pre, err = f.String(keyPre); err != nil && !errors.Is(err, gguf.ErrKeyNotFound) {
+		return nil, fmt.Errorf("tokenizer: %w", err)
+	}
+	pre := v.Pre
+	if pre == "" {
+		pre = "default"
+	}
+	pt, ok := preTypes[pre]
+	if !ok {
+		return nil, fmt.Errorf("tokenizer: %s: %s is %q, which kvref does not support; supported: %v",
+			f.Path, keyPre, v.Pre, preTypeNames())
+	}
+
+	defBOS := 11
+	if pt.noBOS {
+		defBOS = -1
+	}
+	ids := []struct {
+		key string
+		p   *int
+		def int
+	}{{keyBOS, &v.BOS, defBOS}, {keyEOS, &v.EOS, 11}, {keyUNK, &v.UNK, -1}, {keyPAD, &v.PAD, -1}, {keyEOT, &v.EOT, -1}}
+	for _, s := range ids {
+		if *s.p, err = tokenID(f, s.key, s.def, n); err != nil {
+			return nil, err
+		}
+	}
+	eom, fim := -1, [3]int{}
+	if eom, err = tokenID(f, keyEOM, -1, n); err != nil {
+		return nil, err
+	}
+	for i, key := range []string{keyFIMPad, keyFIMRep, keyFIMSep} {
+		if fim[i], err = tokenID(f, key, -1, n); err != nil {
+			return nil, err
+		}
+	}
+	if v.AddBOS, err = optBool(f, keyAddBOS, pt.addBOS); err != nil {
+		return nil, err
+	}
+	if v.AddEOS, err = optBool(f, keyAddEOS, false); err != nil {
+		return nil, err
+	}
+
+	// detectEOG works on a Vocab; it may turn tokens into control tokens.
+	sv := Vocab{Tokens: v.Tokens, Types: slices.Clone(v.Types), EOS: v.EOS, EOT: v.EOT}
+	if sv.Types == nil {
+		sv.Types = make([]int32, n)
+		for i := range sv.Types {
+			sv.Types[i] = TypeNormal
+		}
+	}
+	detectEOG(&sv, eom, fim)
+	v.Types, v.EOT, v.EOG = sv.Types, sv.EOT, sv.EOG
+
+	t, err := NewBPE(v)
+	if err != nil {
+		return nil, fmt.Errorf("%w (in %s)", err, f.Path)
+	}
+	return t, nil
+}
