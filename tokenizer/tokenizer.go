@@ -2,11 +2,13 @@
 //
 // The SentencePiece-style BPE tokenizer (SPM) reproduces llama.cpp's
 // llm_tokenizer_spm byte for byte: the GGUF vocabularies with
-// tokenizer.ggml.model = "llama" (Llama 1/2, Mistral, Phi-3, TinyStories, ...).
+// tokenizer.ggml.model = "llama" (Llama 1/2, Mistral, Phi-3, TinyStories, ...) and
+// llama2.c's tokenizer.bin. The byte-level BPE (BPE) covers GGUF's "gpt2" vocabularies
+// (GPT-2, Llama 3, Qwen2, SmolLM, ...) as llama.cpp does, and Hugging Face tokenizer.json
+// files as the tokenizers library does.
 package tokenizer
 
-// Tokenizer is implemented by every tokenizer kvref has
-// (SentencePiece BPE now, byte-level BPE).
+// Tokenizer is implemented by every tokenizer kvref has: SPM and BPE.
 type Tokenizer interface {
 	// Encode tokenizes text. addSpecial prepends BOS when the vocabulary says
 	// add_bos (and appends EOS when it says add_eos). Special-token text in the

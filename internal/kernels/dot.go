@@ -7,39 +7,36 @@
 // rounded multiply followed by a rounded add, never a fused multiply-add), and the lanes are
 // combined at the end as ((l0+l4)+(l2+l6)) + ((l1+l5)+(l3+l7)), which is the order of the
 // usual 256-bit horizontal sum. Fast (assembly) versions must keep this order.
+//
+// # Portable and fast paths
+//
+// Dot, MatMulRows and Axpy each have a portable Go implementation (dotGeneric,
+// matMulRowsGeneric, axpyGeneric in the *_generic.go files) that is the definition of the
+// result, and on amd64 an assembly implementation beside it (*_amd64.s) that computes the
+// same arithmetic in 256-bit AVX registers: one register of eight lanes per dot product,
+// VMULPS then VADDPS (never VFMADD), the zero-padded tail and the horizontal sum in the
+// order above. MatMulRows runs four weight rows against one, two or (with AVX-512, two
+// eight-lane dot products per ZMM register) four batch vectors at a time. Which path runs
+// is decided once, when the package is initialised, from golang.org/x/sys/cpu;
+// Implementation reports the choice. Building with -tags purego (or for any other
+// architecture) compiles the portable path only.
+//
+// The two paths return the same bits for every input, with one exception that Go itself
+// does not pin down: when a result is NaN, both return a NaN, but which NaN (sign and
+// payload) is unspecified, because the Go specification does not define NaN propagation
+// and the compiler freely swaps the operands of + and * (x86 returns the first operand's
+// NaN when both are NaN). On amd64 the only NaN the arithmetic creates (Inf-Inf, 0·Inf) is
+// the default NaN 0xffc00000, so when the inputs hold no other NaN the bits agree too.
+// Infinities, overflow to ±Inf, subnormals (neither path flushes them to zero) and signed
+// zeros are bit-identical. Aliasing is covered as well: where an output overlaps an input,
+// the fast path either gives the plain loop's result or hands the call to the portable
+// code.
 package kernels
 
 // Dot returns the dot product of x and y[:len(x)] in the package's fixed reduction order.
+// It panics if len(y) < len(x).
 func Dot(x, y []float32) float32 {
-	n := len(x)
-	y = y[:n]
-	var l0, l1, l2, l3, l4, l5, l6, l7 float32
-	i := 0
-	for ; i+8 <= n; i += 8 {
-		xs := x[i : i+8 : i+8]
-		ys := y[i : i+8 : i+8]
-		l0 += float32(xs[0] * ys[0])
-		l1 += float32(xs[1] * ys[1])
-		l2 += float32(xs[2] * ys[2])
-		l3 += float32(xs[3] * ys[3])
-		l4 += float32(xs[4] * ys[4])
-		l5 += float32(xs[5] * ys[5])
-		l6 += float32(xs[6] * ys[6])
-		l7 += float32(xs[7] * ys[7])
-	}
-	var tail [8]float32
-	for j := 0; i+j < n; j++ {
-		tail[j] = float32(x[i+j] * y[i+j])
-	}
-	l0 += tail[0]
-	l1 += tail[1]
-	l2 += tail[2]
-	l3 += tail[3]
-	l4 += tail[4]
-	l5 += tail[5]
-	l6 += tail[6]
-	l7 += tail[7]
-	return ReduceLanes(l0, l1, l2, l3, l4, l5, l6, l7)
+	return dot(x, y[:len(x)])
 }
 
 // ReduceLanes combines eight lane sums in the package's fixed order

@@ -5,11 +5,11 @@ package kernels
 // out[b*rows+r] = Dot(x_b, w_r). Each weight row is read once and used for the whole batch
 // while it is in cache; every output keeps Dot's exact order, so a row's result does not
 // depend on which other rows share the batch.
+//
+// It panics, like the plain loop over Dot would, when an index is out of range. out should
+// not overlap w or x; if it does, the result is that of the plain loop (rows in increasing
+// order, and for each row the batch in increasing order), which is what the portable path
+// computes.
 func MatMulRows(out, w, x []float32, rows, cols, batch, start, end int) {
-	for r := start; r < end; r++ {
-		wr := w[r*cols : (r+1)*cols]
-		for b := 0; b < batch; b++ {
-			out[b*rows+r] = Dot(x[b*cols:(b+1)*cols], wr)
-		}
-	}
+	matMulRows(out, w, x, rows, cols, batch, start, end)
 }
