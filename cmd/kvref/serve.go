@@ -1,0 +1,183 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/signal"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/kvref/kvref/engine"
+	"github.com/kvref/kvref/kvcache"
+	"github.com/kvref/kvref/server"
+)
+
+// serveFlags are the flags of `kvref serve`.
+type serveFlags struct {
+	model, host, name          string
+	port                       int
+	ctx, threads, blockSize    int
+	cacheBlocks, sequences     int
+	batchTokens, chunk         int
+	maxLogprobs                int
+	cacheDtype, cacheK, cacheV string
+	check, quiet               bool
+	shutdownTimeout            time.Duration
+}
+
+const serveUsage = `usage: kvref serve [-m MODEL] [--host H] [--port P] [flags]
+
+Serves the model over an OpenAI-compatible HTTP API, backed by the continuous-batching
+scheduler (every request shares one paged, prefix-caching KV cache):
+
+  POST /v1/completions   prompt (text, token ids, or a batch of those), max_tokens, temperature,
+                         top_p, top_k, min_p, seed, n, stop, stop_token_ids, logprobs (with exact
+                         token_ids and top_logprobs_ids), stream, ignore_eos,
+                         return_tokens_as_token_ids; usage.prompt_tokens_details.cached_tokens
+                         counts the prompt tokens served from the prefix cache
+  GET  /v1/models        the model (id: the file's base name, or "builtin")
+  GET  /health           200 while serving
+  GET  /metrics          scheduler and cache counters (Prometheus text format)
+
+Log-probabilities are the float64 log-softmax of the raw logits. The same request with the same
+seed gives the same tokens whatever else is running. Ctrl-C (or SIGTERM) stops accepting
+requests and lets running ones finish for --shutdown-timeout; a second Ctrl-C quits at once.
+
+flags:`
+
+func init() {
+	register(command{"serve", "serve an OpenAI-compatible HTTP API (/v1/completions) over the continuous-batching scheduler", serveCmd})
+}
+
+func serveCmd(args []string, stdout, stderr io.Writer) error {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return serve(ctx, stop, args, stdout, stderr)
+}
+
+// serve runs `kvref serve` until ctx is done; then it calls restore (which gives a second
+// Ctrl-C its default effect) and shuts the server down gracefully.
+func serve(ctx context.Context, restore func(), args []string, stdout, stderr io.Writer) error {
+	var f serveFlags
+	fs := newFlags("serve", stderr)
+	fs.StringVar(&f.model, "m", "", "model file (GGUF) or hf:// reference; empty: the built-in synthetic model")
+	fs.StringVar(&f.host, "host", "127.0.0.1", "address to listen on (0.0.0.0: every interface)")
+	fs.IntVar(&f.port, "port", 8080, "port to listen on (0: any free port; the URL is printed on stderr)")
+	fs.StringVar(&f.name, "served-model-name", "", "model id in the API (default: the model file's base name, or \"builtin\")")
+	fs.IntVar(&f.ctx, "c", 0, "context length (0: the model's, at most 4096)")
+	fs.IntVar(&f.threads, "t", 0, "threads (0: one per core)")
+	fs.IntVar(&f.blockSize, "block-size", kvcache.DefaultBlockSize, "token slots per KV cache block")
+	fs.IntVar(&f.cacheBlocks, "cache-blocks", 0, "blocks in the KV cache pool (0: enough for --sequences full-context sequences)")
+	fs.IntVar(&f.sequences, "sequences", 4, "full-context sequences the default pool holds (with --cache-blocks 0)")
+	fs.IntVar(&f.batchTokens, "max-batch-tokens", 2048, "tokens per step, decode and prefill together")
+	fs.IntVar(&f.chunk, "chunk-size", 0, "most prompt tokens of one sequence per step (chunked prefill; 0: the batch budget)")
+	fs.StringVar(&f.cacheDtype, "cache-dtype", "f32", "KV cache storage for keys and values: "+typeNames())
+	fs.StringVar(&f.cacheK, "cache-type-k", "", "key storage (overrides --cache-dtype)")
+	fs.StringVar(&f.cacheV, "cache-type-v", "", "value storage (overrides --cache-dtype)")
+	fs.BoolVar(&f.check, "check", false, "recompute every step of every request with the cache-free reference and fail the request unless the logits are bit-identical")
+	fs.IntVar(&f.maxLogprobs, "max-logprobs", server.DefaultMaxLogprobs, "largest logprobs a request may ask for")
+	fs.DurationVar(&f.shutdownTimeout, "shutdown-timeout", server.DefaultShutdownTimeout, "on Ctrl-C or SIGTERM, how long running requests may finish")
+	fs.BoolVar(&f.quiet, "quiet", false, "do not log each request on stderr")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, serveUsage)
+		fs.PrintDefaults()
+	}
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	kType, vType, err := cacheTypes(f.cacheDtype, f.cacheK, f.cacheV)
+	if err != nil {
+		return err
+	}
+	switch {
+	case f.blockSize < 1:
+		return fmt.Errorf("--block-size must be ≥ 1, got %d", f.blockSize)
+	case f.port < 0 || f.port > 65535:
+		return fmt.Errorf("--port must be between 0 and 65535, got %d", f.port)
+	case f.sequences < 1:
+		return fmt.Errorf("--sequences must be ≥ 1, got %d", f.sequences)
+	case f.maxLogprobs < 1:
+		return fmt.Errorf("--max-logprobs must be ≥ 1, got %d", f.maxLogprobs)
+	case f.shutdownTimeout <= 0:
+		return fmt.Errorf("--shutdown-timeout must be positive, got %s", f.shutdownTimeout)
+	}
+
+	log := &lockedWriter{w: stderr}
+	m, err := loadModel(f.model, log)
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	eng, err := engine.New(m, engine.Config{
+		Context: f.ctx, BlockSize: f.blockSize, CacheBlocks: f.cacheBlocks, Sequences: f.sequences,
+		Threads: f.threads, KType: kType, VType: vType,
+	})
+	if err != nil {
+		return err
+	}
+	defer eng.Close()
+
+	logf := func(format string, args ...any) { fmt.Fprintf(log, "kvref serve: "+format+"\n", args...) }
+	opts := server.Options{
+		ModelName:       f.name,
+		Scheduler:       engine.SchedulerConfig{MaxBatchTokens: f.batchTokens, ChunkSize: f.chunk},
+		Check:           f.check,
+		MaxLogprobs:     f.maxLogprobs,
+		ShutdownTimeout: f.shutdownTimeout,
+		Logf:            logf,
+		LogRequests:     !f.quiet,
+	}
+	srv := server.New(eng, opts)
+
+	ln, err := net.Listen("tcp", net.JoinHostPort(f.host, strconv.Itoa(f.port)))
+	if err != nil {
+		return err
+	}
+	cfg := eng.Pool.Config()
+	st := eng.Pool.Stats()
+	logf("model %s (%s), context %d, vocabulary %d, %d threads", srv.Model(), m.Source, eng.Context, m.Config.Vocab, eng.Runner.Threads())
+	logf("KV cache %s/%s: %d blocks of %d tokens, %d B/token, %.1f MiB", kType, vType, cfg.NumBlocks, cfg.BlockSize, cfg.BytesPerToken(), float64(st.BytesTotal)/(1<<20))
+	logf("listening on http://%s/v1", ln.Addr())
+
+	done := make(chan struct{})     // closed when Serve failed on its own
+	stopping := make(chan struct{}) // closed when the watcher below has finished
+	go func() {
+		defer close(stopping)
+		select {
+		case <-ctx.Done():
+			restore()
+			logf("stopping: no new requests; running ones may finish for %s (Ctrl-C again to quit at once)", f.shutdownTimeout)
+		case <-done:
+		}
+	}()
+	err = srv.Serve(ctx, ln)
+	if ctx.Err() == nil {
+		close(done)
+	}
+	<-stopping
+	if err != nil {
+		return err
+	}
+	logf("stopped")
+	return nil
+}
+
+// lockedWriter serializes writes: the server logs from many goroutines.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}

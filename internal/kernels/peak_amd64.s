@@ -1,0 +1,76 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+// func fmaPeakAVX2(iters int)
+// 12 independent chains of 8-lane fused multiply-adds per iteration: 192 flops.
+TEXT ·fmaPeakAVX2(SB), NOSPLIT, $0-8
+	MOVQ iters+0(FP), CX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+	VXORPS Y12, Y12, Y12
+	VXORPS Y13, Y13, Y13
+	TESTQ CX, CX
+	JLE done
+loop:
+	VFMADD231PS Y12, Y13, Y0
+	VFMADD231PS Y12, Y13, Y1
+	VFMADD231PS Y12, Y13, Y2
+	VFMADD231PS Y12, Y13, Y3
+	VFMADD231PS Y12, Y13, Y4
+	VFMADD231PS Y12, Y13, Y5
+	VFMADD231PS Y12, Y13, Y6
+	VFMADD231PS Y12, Y13, Y7
+	VFMADD231PS Y12, Y13, Y8
+	VFMADD231PS Y12, Y13, Y9
+	VFMADD231PS Y12, Y13, Y10
+	VFMADD231PS Y12, Y13, Y11
+	DECQ CX
+	JNZ loop
+done:
+	VZEROUPPER
+	RET
+
+// func mulAddPeakAVX(iters int)
+// 6 independent chains of 8-lane multiply then add (the kernels' unfused arithmetic) per
+// iteration: 96 flops.
+TEXT ·mulAddPeakAVX(SB), NOSPLIT, $0-8
+	MOVQ iters+0(FP), CX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y12, Y12, Y12
+	VXORPS Y13, Y13, Y13
+	TESTQ CX, CX
+	JLE done2
+loop2:
+	VMULPS Y12, Y13, Y6
+	VADDPS Y6, Y0, Y0
+	VMULPS Y12, Y13, Y7
+	VADDPS Y7, Y1, Y1
+	VMULPS Y12, Y13, Y8
+	VADDPS Y8, Y2, Y2
+	VMULPS Y12, Y13, Y9
+	VADDPS Y9, Y3, Y3
+	VMULPS Y12, Y13, Y10
+	VADDPS Y10, Y4, Y4
+	VMULPS Y12, Y13, Y11
+	VADDPS Y11, Y5, Y5
+	DECQ CX
+	JNZ loop2
+done2:
+	VZEROUPPER
+	RET

@@ -1,0 +1,174 @@
+package server
+
+import (
+	"math"
+	"slices"
+	"strconv"
+	"unicode/utf8"
+)
+
+// logSumExp returns ln Σ exp(l_i) over the logits in float64, as m + ln Σ exp(l_i − m) with
+// m the largest logit, summed in vocabulary order (one fixed order: the same logits always
+// give the same bits).
+func logSumExp(logits []float32) float64 {
+	m := math.Inf(-1)
+	for _, l := range logits {
+		m = max(m, float64(l))
+	}
+	sum := 0.0
+	for _, l := range logits {
+		sum += math.Exp(float64(l) - m)
+	}
+	return m + math.Log(sum)
+}
+
+// topIDs returns the ids of the k largest logits, largest first; ties go to the lower id.
+func topIDs(logits []float32, k int) []int {
+	k = min(k, len(logits))
+	if k <= 0 {
+		return nil
+	}
+	better := func(a, b int) int { // a before b?
+		switch {
+		case logits[a] > logits[b]:
+			return -1
+		case logits[a] < logits[b]:
+			return 1
+		}
+		return a - b
+	}
+	top := make([]int, 0, k+1)
+	for id := range logits {
+		if len(top) == k && better(id, top[k-1]) > 0 {
+			continue
+		}
+		i, _ := slices.BinarySearchFunc(top, id, better)
+		top = slices.Insert(top, i, id)
+		if len(top) > k {
+			top = top[:k]
+		}
+	}
+	return top
+}
+
+// tokenLogprobs is the log-probability record of one generated token.
+type tokenLogprobs struct {
+	token   string      // the token's text
+	logprob float64     // of the chosen token
+	top     []IDLogprob // the top k, best first
+	topText []string    // the text of each top entry
+	offset  int         // text_offset: index of the character where the token begins
+}
+
+// logprobsOf computes the record of token id chosen from logits, with the top k (the
+// offset is set later).
+func (s *Server) logprobsOf(logits []float32, id, k int, asIDs bool) tokenLogprobs {
+	lse := logSumExp(logits)
+	r := tokenLogprobs{token: s.tokenText(id, asIDs), logprob: float64(logits[id]) - lse}
+	for _, t := range topIDs(logits, k) {
+		r.top = append(r.top, IDLogprob{ID: t, Logprob: float64(logits[t]) - lse})
+		r.topText = append(r.topText, s.tokenText(t, asIDs))
+	}
+	return r
+}
+
+// topLogprobs is OpenAI's top_logprobs entry of r: the top k and the chosen token.
+func (r tokenLogprobs) topLogprobs(chosen int) TopLogprobs {
+	out := make(TopLogprobs, 0, len(r.top)+1)
+	found := false
+	for i, e := range r.top {
+		out = append(out, TokenLogprob{Token: r.topText[i], Logprob: e.Logprob})
+		found = found || e.ID == chosen
+	}
+	if !found {
+		out = append(out, TokenLogprob{Token: r.token, Logprob: r.logprob})
+	}
+	return out
+}
+
+// add appends the record of token id to lp.
+func (lp *Logprobs) add(id int, r tokenLogprobs) {
+	lp.Tokens = append(lp.Tokens, r.token)
+	lp.TokenLogprobs = append(lp.TokenLogprobs, r.logprob)
+	lp.TopLogprobs = append(lp.TopLogprobs, r.topLogprobs(id))
+	lp.TextOffset = append(lp.TextOffset, r.offset)
+	lp.TokenIDs = append(lp.TokenIDs, id)
+	top := r.top
+	if top == nil {
+		top = []IDLogprob{}
+	}
+	lp.TopLogprobsIDs = append(lp.TopLogprobsIDs, top)
+}
+
+// newLogprobs returns empty (not null) lists.
+func newLogprobs() *Logprobs {
+	return &Logprobs{Tokens: []string{}, TokenLogprobs: []float64{}, TopLogprobs: []TopLogprobs{},
+		TextOffset: []int{}, TokenIDs: []int{}, TopLogprobsIDs: [][]IDLogprob{}}
+}
+
+// tokenText is a token's text in logprobs: the bytes it adds to the output (as JSON shows
+// them, invalid UTF-8 becoming U+FFFD), or "token_id:ID" when the request asks for ids.
+func (s *Server) tokenText(id int, asIDs bool) string {
+	if asIDs {
+		return "token_id:" + strconv.Itoa(id)
+	}
+	return string(s.eng.Model.Tokenizer.Piece(id))
+}
+
+// charCounter turns byte positions of a growing text into text_offset values: the index, in
+// characters of the text as JSON carries it, of the character a byte belongs to. A valid
+// UTF-8 sequence is one character and an invalid byte is one (JSON shows it as U+FFFD), so
+// a token that starts inside a multi-byte character gets that character's index.
+type charCounter struct {
+	pos   int // text[:pos] is decoded ...
+	chars int // ... into this many characters
+}
+
+// at returns the index of the character holding byte s of text, for s no smaller than at
+// the previous call. While the text ends with an unfinished UTF-8 sequence the characters
+// from there on are not known yet; final says the text is complete, so that an unfinished
+// sequence at its end counts byte by byte, as JSON shows it.
+func (c *charCounter) at(text []byte, s int, final bool) int {
+	for c.pos < s {
+		if !final && !utf8.FullRune(text[c.pos:]) {
+			break
+		}
+		_, size := utf8.DecodeRune(text[c.pos:])
+		if c.pos+size > s {
+			break // s is inside this character
+		}
+		c.pos += size
+		c.chars++
+	}
+	return c.chars
+}
+
+// incompleteTail returns how many bytes at the end of b start a UTF-8 character that is not
+// complete yet (0 to 3).
+func incompleteTail(b []byte) int {
+	for i := len(b) - 1; i >= 0 && i > len(b)-utf8.UTFMax; i-- {
+		if utf8.RuneStart(b[i]) {
+			if utf8.FullRune(b[i:]) {
+				return 0
+			}
+			return len(b) - i
+		}
+	}
+	return 0
+}
+
+// releasable returns how much of a stream's text may be sent: all but an incomplete UTF-8
+// character at the end and the longest tail that could still grow into a stop string (a
+// matched stop string cuts the text before it, so its first bytes must not have been sent).
+func releasable(text []byte, stops []string) int {
+	n := len(text) - incompleteTail(text)
+	for _, stop := range stops {
+		for k := min(len(stop)-1, len(text)); k > 0; k-- {
+			if string(text[len(text)-k:]) == stop[:k] {
+				n = min(n, len(text)-k)
+				break
+			}
+		}
+	}
+	return n
+}

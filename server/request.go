@@ -1,0 +1,393 @@
+package server
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+
+	"github.com/kvref/kvref/engine"
+)
+
+// completionRequest is the JSON body of POST /v1/completions. Pointer fields tell "absent"
+// from zero. Fields kvref cannot honour are read so that a request using them is refused
+// with a clear message instead of being silently answered differently. Other unknown fields
+// are ignored, as OpenAI-compatible servers do.
+type completionRequest struct {
+	Model         string          `json:"model"`
+	Prompt        json.RawMessage `json:"prompt"`
+	MaxTokens     *int            `json:"max_tokens"`
+	Temperature   *float64        `json:"temperature"`
+	TopP          *float64        `json:"top_p"`
+	TopK          *int            `json:"top_k"`
+	MinP          *float64        `json:"min_p"`
+	Seed          json.RawMessage `json:"seed"`
+	N             *int            `json:"n"`
+	Stop          json.RawMessage `json:"stop"`
+	StopTokenIDs  []int           `json:"stop_token_ids"`
+	Logprobs      *int            `json:"logprobs"`
+	Echo          bool            `json:"echo"`
+	Stream        bool            `json:"stream"`
+	StreamOptions *struct {
+		IncludeUsage bool `json:"include_usage"`
+	} `json:"stream_options"`
+	IgnoreEOS              bool `json:"ignore_eos"`
+	ReturnTokensAsTokenIDs bool `json:"return_tokens_as_token_ids"`
+
+	// Not supported: refused unless absent or at their neutral value.
+	Suffix                 *string            `json:"suffix"`
+	BestOf                 *int               `json:"best_of"`
+	PresencePenalty        *float64           `json:"presence_penalty"`
+	FrequencyPenalty       *float64           `json:"frequency_penalty"`
+	RepetitionPenalty      *float64           `json:"repetition_penalty"`
+	LogitBias              map[string]float64 `json:"logit_bias"`
+	MinTokens              *int               `json:"min_tokens"`
+	IncludeStopStrInOutput bool               `json:"include_stop_str_in_output"`
+	UseBeamSearch          bool               `json:"use_beam_search"`
+}
+
+// params is a validated completion request.
+type params struct {
+	prompts      [][]int // one engine request each
+	maxTokens    int
+	sampling     engine.Sampling
+	n            int
+	stops        []string
+	stopIDs      []int
+	logprobs     int // top log-probabilities per token; -1: no logprobs
+	stream       bool
+	includeUsage bool
+	ignoreEOS    bool
+	tokenIDs     bool // return_tokens_as_token_ids
+}
+
+// parseCompletion decodes and validates a completion request body. Prompt lengths against
+// the context and the cache are checked by fit.
+func (s *Server) parseCompletion(body []byte) (*params, *APIError) {
+	var req completionRequest
+	if err := json.Unmarshal(body, &req); err != nil {
+		return nil, jsonError(err)
+	}
+	if req.Model != "" && req.Model != s.model {
+		return nil, newError(404, invalidRequest, "model", "model_not_found",
+			"the model %q does not exist: this server serves %q (GET /v1/models)", req.Model, s.model)
+	}
+	p := &params{maxTokens: DefaultMaxTokens, n: 1, logprobs: -1, stream: req.Stream, ignoreEOS: req.IgnoreEOS, tokenIDs: req.ReturnTokensAsTokenIDs}
+	if aerr := unsupported(&req); aerr != nil {
+		return nil, aerr
+	}
+	var aerr *APIError
+	if p.prompts, aerr = s.parsePrompt(req.Prompt); aerr != nil {
+		return nil, aerr
+	}
+	if req.MaxTokens != nil {
+		if *req.MaxTokens < 1 {
+			return nil, badRequest("max_tokens", "max_tokens must be at least 1, got %d", *req.MaxTokens)
+		}
+		p.maxTokens = *req.MaxTokens
+	}
+	if req.N != nil {
+		if *req.N < 1 || *req.N > MaxN {
+			return nil, badRequest("n", "n must be between 1 and %d, got %d", MaxN, *req.N)
+		}
+		p.n = *req.N
+	}
+	if req.BestOf != nil && *req.BestOf != p.n {
+		return nil, badRequest("best_of", "best_of (%d) is not supported: kvref returns every continuation it generates; leave best_of out or equal to n (%d)", *req.BestOf, p.n)
+	}
+	if p.sampling, aerr = parseSampling(&req); aerr != nil {
+		return nil, aerr
+	}
+	if req.Logprobs != nil {
+		if *req.Logprobs < 0 || *req.Logprobs > s.opts.MaxLogprobs {
+			return nil, badRequest("logprobs", "logprobs must be between 0 and %d, got %d", s.opts.MaxLogprobs, *req.Logprobs)
+		}
+		p.logprobs = *req.Logprobs
+	}
+	if p.stops, aerr = parseStop(req.Stop); aerr != nil {
+		return nil, aerr
+	}
+	vocab := s.eng.Model.Config.Vocab
+	for i, id := range req.StopTokenIDs {
+		if id < 0 || id >= vocab {
+			return nil, badRequest("stop_token_ids", "stop_token_ids[%d] = %d is outside the vocabulary (ids 0 to %d)", i, id, vocab-1)
+		}
+	}
+	p.stopIDs = req.StopTokenIDs
+	if req.StreamOptions != nil {
+		if !req.Stream {
+			return nil, badRequest("stream_options", "stream_options is only allowed when stream is true")
+		}
+		p.includeUsage = req.StreamOptions.IncludeUsage
+	}
+	return p, nil
+}
+
+// unsupported refuses the request fields kvref does not implement.
+func unsupported(req *completionRequest) *APIError {
+	no := func(param, why string) *APIError {
+		return badRequest(param, "%s is not supported by kvref serve: %s", param, why).withCode("unsupported_parameter")
+	}
+	switch {
+	case req.Echo:
+		return no("echo", "the response cannot repeat the prompt; leave echo out or false (the prompt's token ids are yours already)")
+	case req.Suffix != nil && *req.Suffix != "":
+		return no("suffix", "kvref does not do fill-in-the-middle")
+	case req.PresencePenalty != nil && *req.PresencePenalty != 0:
+		return no("presence_penalty", "the sampler has no penalties; leave it out or 0")
+	case req.FrequencyPenalty != nil && *req.FrequencyPenalty != 0:
+		return no("frequency_penalty", "the sampler has no penalties; leave it out or 0")
+	case req.RepetitionPenalty != nil && *req.RepetitionPenalty != 1:
+		return no("repetition_penalty", "the sampler has no penalties; leave it out or 1")
+	case len(req.LogitBias) > 0:
+		return no("logit_bias", "the sampler does not bias logits")
+	case req.MinTokens != nil && *req.MinTokens > 0:
+		return no("min_tokens", "generation stops at the first stop condition")
+	case req.IncludeStopStrInOutput:
+		return no("include_stop_str_in_output", "the text is always cut before a matched stop string")
+	case req.UseBeamSearch:
+		return no("use_beam_search", "kvref samples; it does not search beams")
+	}
+	return nil
+}
+
+// parseSampling reads temperature, top_p, top_k, min_p and seed with OpenAI's and vLLM's
+// defaults (temperature 1, everything else off). Without a seed the request gets a random
+// one.
+func parseSampling(req *completionRequest) (engine.Sampling, *APIError) {
+	sp := engine.Sampling{Temperature: 1, TopP: 1}
+	if req.Temperature != nil {
+		if *req.Temperature < 0 {
+			return sp, badRequest("temperature", "temperature must be ≥ 0 (0: greedy), got %g", *req.Temperature)
+		}
+		sp.Temperature = *req.Temperature
+	}
+	if req.TopP != nil {
+		if *req.TopP <= 0 || *req.TopP > 1 {
+			return sp, badRequest("top_p", "top_p must be in (0, 1], got %g", *req.TopP)
+		}
+		sp.TopP = *req.TopP
+	}
+	if req.TopK != nil {
+		if *req.TopK < -1 {
+			return sp, badRequest("top_k", "top_k must be -1 or 0 (off) or a positive count, got %d", *req.TopK)
+		}
+		sp.TopK = max(*req.TopK, 0)
+	}
+	if req.MinP != nil {
+		if *req.MinP < 0 || *req.MinP > 1 {
+			return sp, badRequest("min_p", "min_p must be in [0, 1], got %g", *req.MinP)
+		}
+		sp.MinP = *req.MinP
+	}
+	raw := string(bytes.TrimSpace(req.Seed))
+	if raw == "" || raw == "null" {
+		sp.Seed = rand.Uint64()
+		return sp, nil
+	}
+	seed, err := parseSeed(raw)
+	if err != nil {
+		return sp, badRequest("seed", "seed must be an integer (a signed or unsigned 64-bit one), got %s", abbreviate(raw))
+	}
+	sp.Seed = seed
+	return sp, nil
+}
+
+// parseSeed reads a 64-bit seed; negative seeds are taken as their two's complement.
+func parseSeed(s string) (uint64, error) {
+	if v, err := strconv.ParseInt(s, 10, 64); err == nil {
+		return uint64(v), nil
+	}
+	return strconv.ParseUint(s, 10, 64)
+}
+
+// parsePrompt reads the prompt: a string, an array of token ids, or an array of strings or
+// of id arrays (a batch: one engine request each). Text is tokenized as kvref run does
+// (BOS added when the model's tokenizer adds one); token ids are used as they are.
+func (s *Server) parsePrompt(raw json.RawMessage) ([][]int, *APIError) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, badRequest("prompt", "prompt is required: a string, an array of token ids, or an array of those")
+	}
+	var v any
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if err := dec.Decode(&v); err != nil {
+		return nil, badRequest("prompt", "prompt is not valid JSON: %v", err)
+	}
+	tok := s.eng.Model.Tokenizer
+	switch v := v.(type) {
+	case string:
+		return [][]int{tok.Encode(v, true)}, nil
+	case []any:
+		if len(v) == 0 {
+			return nil, badRequest("prompt", "prompt is an empty array: give a string, token ids, or a batch of those")
+		}
+		switch v[0].(type) {
+		case json.Number:
+			ids, aerr := tokenIDs(v, "prompt")
+			if aerr != nil {
+				return nil, aerr
+			}
+			return [][]int{ids}, nil
+		case string:
+			out := make([][]int, len(v))
+			for i, e := range v {
+				text, ok := e.(string)
+				if !ok {
+					return nil, badRequest("prompt", "prompt[%d] is %s, but prompt[0] is a string: a batch is all strings or all token-id arrays", i, jsonKind(e))
+				}
+				out[i] = tok.Encode(text, true)
+			}
+			return out, nil
+		case []any:
+			out := make([][]int, len(v))
+			for i, e := range v {
+				arr, ok := e.([]any)
+				if !ok {
+					return nil, badRequest("prompt", "prompt[%d] is %s, but prompt[0] is an array: a batch is all strings or all token-id arrays", i, jsonKind(e))
+				}
+				ids, aerr := tokenIDs(arr, fmt.Sprintf("prompt[%d]", i))
+				if aerr != nil {
+					return nil, aerr
+				}
+				out[i] = ids
+			}
+			return out, nil
+		}
+		return nil, badRequest("prompt", "prompt[0] is %s: the prompt is a string, an array of token ids, or an array of those", jsonKind(v[0]))
+	}
+	return nil, badRequest("prompt", "prompt is %s: it must be a string, an array of token ids, or an array of those", jsonKind(v))
+}
+
+// tokenIDs converts a JSON array to token ids (range checks come later, in fit).
+func tokenIDs(arr []any, name string) ([]int, *APIError) {
+	ids := make([]int, len(arr))
+	for i, e := range arr {
+		n, ok := e.(json.Number)
+		if !ok {
+			return nil, badRequest("prompt", "%s[%d] is %s: token ids are integers", name, i, jsonKind(e))
+		}
+		id, err := strconv.ParseInt(n.String(), 10, 32)
+		if err != nil {
+			return nil, badRequest("prompt", "%s[%d] = %s is not a token id (an integer)", name, i, n)
+		}
+		ids[i] = int(id)
+	}
+	return ids, nil
+}
+
+// parseStop reads stop: a string or an array of strings.
+func parseStop(raw json.RawMessage) ([]string, *APIError) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, nil
+	}
+	var one string
+	if err := json.Unmarshal(raw, &one); err == nil {
+		return []string{one}, nil
+	}
+	var many []string
+	if err := json.Unmarshal(raw, &many); err != nil {
+		return nil, badRequest("stop", "stop must be a string or an array of strings, got %s", abbreviate(string(raw)))
+	}
+	return many, nil
+}
+
+// fit checks prompt j against the model and the cache: an empty prompt, an id outside the
+// vocabulary, a prompt or prompt + max_tokens longer than the context, and a continuation
+// that the whole cache could not hold are refused before anything runs.
+func (s *Server) fit(j int, p *params) *APIError {
+	prompt := p.prompts[j]
+	name := "prompt"
+	if len(p.prompts) > 1 {
+		name = fmt.Sprintf("prompt[%d]", j)
+	}
+	vocab, ctx := s.eng.Model.Config.Vocab, s.eng.Context
+	switch {
+	case len(prompt) == 0:
+		return badRequest("prompt", "%s is empty: there is no token to start from", name)
+	case len(prompt) >= ctx:
+		return badRequest("prompt", "%s has %d tokens but the context holds %d (one more is needed to generate); shorten the prompt", name, len(prompt), ctx).withCode("context_length_exceeded")
+	case len(prompt)+p.maxTokens > ctx:
+		return badRequest("max_tokens", "%s (%d tokens) + max_tokens (%d) = %d tokens exceed the context of %d; lower max_tokens to at most %d or shorten the prompt",
+			name, len(prompt), p.maxTokens, len(prompt)+p.maxTokens, ctx, ctx-len(prompt)).withCode("context_length_exceeded")
+	}
+	for i, id := range prompt {
+		if id < 0 || id >= vocab {
+			return badRequest("prompt", "%s token %d (at position %d) is outside the vocabulary: ids go from 0 to %d", name, id, i, vocab-1)
+		}
+	}
+	// The last generated token is never stored: a continuation holds prompt + max_tokens - 1.
+	cfg := s.eng.Pool.Config()
+	if need := cfg.BlocksFor(len(prompt) + p.maxTokens - 1); need > cfg.NumBlocks {
+		return badRequest("max_tokens", "the KV cache cannot hold this request: %s (%d tokens) + max_tokens (%d) need %d blocks of %d tokens, the cache has %d; lower max_tokens or restart the server with more --cache-blocks",
+			name, len(prompt), p.maxTokens, need, cfg.BlockSize, cfg.NumBlocks).withCode("cache_too_small")
+	}
+	return nil
+}
+
+// jsonError explains a body that does not decode.
+func jsonError(err error) *APIError {
+	var syn *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &syn):
+		return badRequest("", "the request body is not valid JSON: %v (at byte %d)", err, syn.Offset)
+	case errors.As(err, &typ) && typ.Field == "":
+		return badRequest("", "the request body must be a JSON object, got a JSON %s", typ.Value)
+	case errors.As(err, &typ):
+		return badRequest(typ.Field, "%s must be %s, got a JSON %s", typ.Field, goTypeName(typ.Type.String()), typ.Value)
+	}
+	return badRequest("", "the request body does not decode: %v", err)
+}
+
+// goTypeName says what a Go field type means in JSON.
+func goTypeName(t string) string {
+	t = strings.TrimLeft(t, "*")
+	switch {
+	case strings.HasPrefix(t, "int"), strings.HasPrefix(t, "uint"):
+		return "an integer"
+	case strings.HasPrefix(t, "float"), t == "json.Number":
+		return "a number"
+	case t == "bool":
+		return "true or false"
+	case t == "string":
+		return "a string"
+	case strings.HasPrefix(t, "[]"):
+		return "an array"
+	case strings.HasPrefix(t, "map"), strings.HasPrefix(t, "struct"):
+		return "an object"
+	}
+	return t
+}
+
+// jsonKind names the JSON kind of a decoded value.
+func jsonKind(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case bool:
+		return "a boolean"
+	case json.Number:
+		return "a number"
+	case string:
+		return "a string"
+	case []any:
+		return "an array"
+	case map[string]any:
+		return "an object"
+	}
+	return fmt.Sprintf("%T", v)
+}
+
+// abbreviate shortens s for an error message.
+func abbreviate(s string) string {
+	if len(s) > 60 {
+		return s[:57] + "..."
+	}
+	return s
+}

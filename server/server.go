@@ -1,0 +1,379 @@
+// Package server is kvref's OpenAI-compatible HTTP server, backed by the engine's
+// continuous-batching scheduler: every request shares one paged, prefix-caching KV cache.
+//
+// # Endpoints
+//
+//   - POST /v1/completions: OpenAI's legacy completions API. The prompt is a string (tokenized
+//     as kvref run does, BOS included when the model adds one), an array of token ids (used
+//     as they are), or an array of either (a batch: choice j·n + q is prompt j's continuation
+//     q). Fields: model, max_tokens (default 16), temperature (default 1; 0 is greedy), top_p,
+//     seed, n, stop (string or array), logprobs (k ≤ 20 by default), stream (with
+//     stream_options.include_usage), and vLLM's top_k, min_p, ignore_eos, stop_token_ids and
+//     return_tokens_as_token_ids. Fields kvref cannot honour (echo, suffix, penalties,
+//     logit_bias, best_of ≠ n, ...) are refused with a 400 rather than ignored; unknown fields
+//     are ignored. usage.prompt_tokens_details.cached_tokens counts the prompt tokens whose
+//     K/V came from the prefix cache.
+//   - GET /v1/models and /v1/models/{id}: the one model.
+//   - GET /health: 200 while serving, 503 once shutting down.
+//   - GET /metrics: the server's, the scheduler's and the cache pool's counters (Prometheus
+//     text format).
+//
+// Errors have OpenAI's shape, {"error": {"message", "type", "param", "code"}}: 400 for a
+// request that is malformed or can never run (a prompt longer than the context, an id
+// outside the vocabulary, a continuation the whole cache cannot hold), 404 for an unknown
+// path or model, 405 for a wrong method, 503 while shutting down.
+//
+// # How requests reach the engine
+//
+// The engine's Scheduler is not safe for concurrent use, so exactly one goroutine — the
+// engine loop, started by Run — owns it. HTTP handlers never touch it: they send the loop
+// small functions over a channel (submit these requests, cancel those, read the counters),
+// and receive their tokens through a mailbox of their own that the loop fills after every
+// step without ever waiting for a handler. The loop steps while any request is waiting or
+// running and blocks when idle. A handler whose client goes away (its request context is
+// done) asks the loop to cancel its requests, which frees their cache blocks at once; full
+// blocks stay in the prefix cache.
+//
+// Because every reduction in the engine has one fixed order, a request's tokens and
+// log-probabilities do not depend on what else is running: the same request with the same
+// seed gives the same bytes alone or in a batch of many.
+//
+// # Log-probabilities and text
+//
+// The logprobs of a completion are the log-softmax of the model's raw logits, computed in
+// float64 in vocabulary order: logprob(i) = l_i − (m + ln Σ_j exp(l_j − m)), m = max_j l_j.
+// They describe the model's own distribution, before temperature, top-k, top-p and min-p
+// (vLLM's default "raw" logprobs). Token strings can be ambiguous (several byte tokens print
+// as U+FFFD, and OpenAI's top_logprobs object keeps one of them), so each choice's logprobs
+// also carry the exact ids: token_ids, and top_logprobs_ids, [[id, logprob], ...] best first,
+// ties to the lower id. text_offset is the index of the character where each token begins,
+// in the text as JSON carries it (an invalid UTF-8 byte is one U+FFFD).
+//
+// A stream sends one chunk per token, in order, but holds a token back while the text ends
+// inside an unfinished UTF-8 character (its text and offset are not known yet) and holds
+// back text that could be the start of a stop string (it must not be sent if the stop
+// string completes), so the streamed text always adds up to the full response's.
+package server
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/kvref/kvref/engine"
+	"github.com/kvref/kvref/kvcache"
+)
+
+// Defaults and limits of the API.
+const (
+	DefaultMaxTokens       = 16               // max_tokens when a request gives none (OpenAI's default)
+	DefaultMaxLogprobs     = 20               // most top log-probabilities per token, unless Options say otherwise
+	DefaultMaxBodyBytes    = 8 << 20          // largest request body, unless Options say otherwise
+	DefaultShutdownTimeout = 10 * time.Second // how long Serve waits for running requests when stopping
+	MaxN                   = 128              // most choices per prompt (OpenAI's limit)
+)
+
+// Options configure a Server. The zero value serves with the defaults.
+type Options struct {
+	// ModelName is the model's id in /v1/models and in responses; requests naming another
+	// model get 404. Empty: the base name of the model file, or "builtin" for the built-in
+	// synthetic model.
+	ModelName string
+	// Scheduler tunes continuous batching (tokens per step, prefill chunk size, ...).
+	Scheduler engine.SchedulerConfig
+	// Check recomputes every step of every request with the cache-free reference and
+	// requires bit-identical logits (kvref run --check). A mismatch is an engine bug: the
+	// scheduler reports it from its step, and every request in the engine then fails (500).
+	Check bool
+	// MaxLogprobs is the largest logprobs a request may ask for (0: DefaultMaxLogprobs).
+	MaxLogprobs int
+	// MaxBodyBytes is the largest request body accepted (0: DefaultMaxBodyBytes).
+	MaxBodyBytes int64
+	// ShutdownTimeout is how long Serve lets running requests finish once its context is
+	// done, before it cuts them off (0: DefaultShutdownTimeout).
+	ShutdownTimeout time.Duration
+	// Logf, when set, receives the server's events (shutdown, engine failures), and one line
+	// per completion request when LogRequests is set.
+	Logf        func(format string, args ...any)
+	LogRequests bool
+}
+
+// ErrClosed is returned by Run after Close, and reported (as 503) to requests that arrive
+// once the engine loop has stopped.
+var ErrClosed = errors.New("server: closed")
+
+// errRunning is returned by a second call of Run.
+var errRunning = errors.New("server: Run called twice (one engine loop per server)")
+
+// Server is an OpenAI-compatible HTTP front end to one engine. Create it with New, run its
+// engine loop with Run (or serve a listener with Serve, which runs the loop itself), mount
+// Handler on any HTTP server, and stop it with Close.
+type Server struct {
+	eng     *engine.Engine
+	opts    Options
+	model   string
+	created int64 // Unix time New was called: the model's "created" in /v1/models
+
+	ops      chan func()   // work for the engine loop; unbuffered, so a sent op always runs
+	quit     chan struct{} // closed by Close
+	stopped  chan struct{} // closed when the engine loop has exited (or Close ran without it)
+	draining atomic.Bool   // Serve is shutting down: new completions get 503
+
+	mu        sync.Mutex
+	started   bool
+	closed    bool
+	closeOnce sync.Once
+
+	// Owned by the engine loop (read by others only after stopped is closed).
+	sched   *engine.Scheduler
+	added   int                  // requests added to sched since it was made
+	past    engine.Stats         // totals of the schedulers retired before sched
+	routes  map[int]*route       // request id in sched → where its tokens go
+	active  []int                // the ids of routes, in submission order
+	counter counters             // requests and tokens served
+	pending map[*mailbox][]event // events of the current step, per mailbox
+}
+
+// counters are the engine loop's totals, for /metrics.
+type counters struct {
+	Requests        int64 // engine requests accepted (one per prompt)
+	Finished        int64 // ... that ran to a stop
+	Cancelled       int64 // ... cancelled because their client went away
+	Failed          int64 // ... ended by an error (or by the server stopping)
+	GeneratedTokens int64 // tokens delivered, all choices together
+}
+
+// New returns a server for e. The engine stays the caller's: Close does not close it. The
+// engine loop starts with Run (or Serve).
+func New(e *engine.Engine, opts Options) *Server {
+	if opts.MaxLogprobs <= 0 {
+		opts.MaxLogprobs = DefaultMaxLogprobs
+	}
+	if opts.MaxBodyBytes <= 0 {
+		opts.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if opts.ShutdownTimeout <= 0 {
+		opts.ShutdownTimeout = DefaultShutdownTimeout
+	}
+	name := opts.ModelName
+	if name == "" {
+		name = ModelName(e.Model.Source)
+	}
+	return &Server{
+		eng:     e,
+		opts:    opts,
+		model:   name,
+		created: time.Now().Unix(),
+		ops:     make(chan func()),
+		quit:    make(chan struct{}),
+		stopped: make(chan struct{}),
+		sched:   e.NewScheduler(opts.Scheduler),
+		routes:  map[int]*route{},
+		pending: map[*mailbox][]event{},
+	}
+}
+
+// ModelName is the id a model is served under by default: the base name of its file, or
+// "builtin" for a built-in synthetic model (source "builtin:...").
+func ModelName(source string) string {
+	if source == "" || strings.HasPrefix(source, "builtin:") {
+		return "builtin"
+	}
+	return filepath.Base(source)
+}
+
+// Model returns the id the model is served under.
+func (s *Server) Model() string { return s.model }
+
+// Handler returns the HTTP handler of the API. Requests wait for the engine loop, so Run (or
+// Serve) must be running for them to be answered.
+func (s *Server) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/v1/completions", s.handleCompletions)
+	mux.HandleFunc("/v1/models", s.handleModels)
+	mux.HandleFunc("/v1/models/{id...}", s.handleModel)
+	mux.HandleFunc("/v1/chat/completions", s.handleChat)
+	mux.HandleFunc("/health", s.handleHealth)
+	mux.HandleFunc("/metrics", s.handleMetrics)
+	mux.HandleFunc("/", s.handleNotFound)
+	return mux
+}
+
+// Run is the engine loop: it owns the scheduler, takes requests from the handlers, steps
+// while any request is waiting or running, and blocks when idle. It returns nil after
+// Close, ctx.Err() when ctx is done, and an error if called twice or after Close. Requests
+// still in the engine when it returns end with a 503 error.
+func (s *Server) Run(ctx context.Context) error {
+	s.mu.Lock()
+	switch {
+	case s.closed:
+		s.mu.Unlock()
+		return ErrClosed
+	case s.started:
+		s.mu.Unlock()
+		return errRunning
+	}
+	s.started = true
+	s.mu.Unlock()
+	defer close(s.stopped)
+	defer s.failAll(ErrClosed) // the requests still in the engine when the loop stops
+	for {
+		if s.sched.Done() {
+			s.retire()
+			select {
+			case f := <-s.ops:
+				f()
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-s.quit:
+				return nil
+			}
+			continue
+		}
+		// Between steps, take what the handlers have sent without waiting (a bounded
+		// number, so that a flood of submissions cannot starve the running requests).
+	drain:
+		for range 64 {
+			select {
+			case f := <-s.ops:
+				f()
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-s.quit:
+				return nil
+			default:
+				break drain
+			}
+		}
+		if !s.sched.Done() {
+			s.step()
+		}
+	}
+}
+
+// Close stops the engine loop (requests in flight end with a 503 error) and waits for it to
+// exit. It does not close the engine. Close is idempotent.
+func (s *Server) Close() error {
+	s.closeOnce.Do(func() {
+		s.mu.Lock()
+		s.closed = true
+		started := s.started
+		s.mu.Unlock()
+		close(s.quit)
+		if !started {
+			close(s.stopped)
+		}
+	})
+	<-s.stopped
+	return nil
+}
+
+// Serve answers HTTP requests on ln and runs the engine loop until ctx is done (or the
+// listener fails), then shuts down gracefully: it stops accepting connections, answers new
+// completion requests on open connections with 503, lets running requests finish for up to
+// Options.ShutdownTimeout, cuts off the rest, and stops the engine loop. It closes ln. Do not
+// call Run as well: Serve runs the loop itself.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	hs := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 30 * time.Second}
+	loop := make(chan error, 1)
+	go func() { loop <- s.Run(context.Background()) }()
+	served := make(chan error, 1)
+	go func() { served <- hs.Serve(ln) }()
+
+	var err error
+	select {
+	case <-ctx.Done():
+	case err = <-served:
+	}
+	s.draining.Store(true)
+	if st, serr := s.Stats(context.Background()); serr == nil && st.Running > 0 {
+		s.logf("shutting down: letting %d running requests finish (at most %s)", st.Running, s.opts.ShutdownTimeout)
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), s.opts.ShutdownTimeout)
+	defer cancel()
+	if serr := hs.Shutdown(sctx); serr != nil {
+		s.logf("shutting down: %v; cutting off the requests still running", serr)
+		hs.Close()
+	}
+	s.Close()
+	if lerr := <-loop; lerr != nil && !errors.Is(lerr, ErrClosed) {
+		err = errors.Join(err, lerr)
+	}
+	if errors.Is(err, http.ErrServerClosed) {
+		err = nil
+	}
+	return err
+}
+
+// Stats is a snapshot of the server's counters, the scheduler's totals (over the server's
+// whole life) and the cache pool's state.
+type Stats struct {
+	Running         int           `json:"running"`          // engine requests waiting or running now
+	Requests        int64         `json:"requests"`         // engine requests accepted (one per prompt)
+	Finished        int64         `json:"finished"`         // ... that ran to a stop
+	Cancelled       int64         `json:"cancelled"`        // ... cancelled because their client went away
+	Failed          int64         `json:"failed"`           // ... ended by an error
+	GeneratedTokens int64         `json:"generated_tokens"` // tokens generated, all choices together
+	Engine          engine.Stats  `json:"engine"`
+	Cache           kvcache.Stats `json:"cache"`
+}
+
+// Stats returns the server's counters. It asks the engine loop, so it waits for the current
+// step to end; once the loop has stopped it reads them directly.
+func (s *Server) Stats(ctx context.Context) (Stats, error) {
+	var st Stats
+	done := make(chan struct{})
+	select {
+	case s.ops <- func() { st = s.snapshot(); close(done) }:
+		<-done
+		return st, nil
+	case <-s.stopped:
+		return s.snapshot(), nil
+	case <-ctx.Done():
+		return st, ctx.Err()
+	}
+}
+
+// snapshot gathers Stats; only the engine loop (or anyone after it stopped) may call it.
+func (s *Server) snapshot() Stats {
+	c := s.counter
+	return Stats{
+		Running: len(s.active), Requests: c.Requests, Finished: c.Finished, Cancelled: c.Cancelled,
+		Failed: c.Failed, GeneratedTokens: c.GeneratedTokens,
+		Engine: combineStats(s.past, s.sched.Stats()),
+		Cache:  s.eng.Pool.Stats(),
+	}
+}
+
+// combineStats adds the totals of two schedulers that ran one after the other.
+func combineStats(a, b engine.Stats) engine.Stats {
+	out := engine.Stats{
+		Steps:          a.Steps + b.Steps,
+		RowsMax:        max(a.RowsMax, b.RowsMax),
+		SequencesMax:   max(a.SequencesMax, b.SequencesMax),
+		Preemptions:    a.Preemptions + b.Preemptions,
+		PrefillTokens:  a.PrefillTokens + b.PrefillTokens,
+		DecodeTokens:   a.DecodeTokens + b.DecodeTokens,
+		PeakBlocksUsed: max(a.PeakBlocksUsed, b.PeakBlocksUsed),
+	}
+	if out.Steps > 0 {
+		w := func(x, y float64) float64 {
+			return (x*float64(a.Steps) + y*float64(b.Steps)) / float64(out.Steps)
+		}
+		out.RowsMean = w(a.RowsMean, b.RowsMean)
+		out.SequencesMean = w(a.SequencesMean, b.SequencesMean)
+	}
+	return out
+}
+
+func (s *Server) logf(format string, args ...any) {
+	if s.opts.Logf != nil {
+		s.opts.Logf(format, args...)
+	}
+}
