@@ -141,6 +141,9 @@ func TestStopsAtEOSUnlessIgnored(t *testing.T) {
 		more, res := collect(t, e, req)
 		require.Equal(t, "length", res.StopReasons[0])
 		require.Len(t, more, 200)
+		require.True(t, toks[len(toks)-1].Final)
+		require.Equal(t, "eos", toks[len(toks)-1].StopReason)
+		toks[len(toks)-1].Final, toks[len(toks)-1].StopReason = false, ""
 		require.Equal(t, toks, more[:len(toks)])
 		return
 	}

@@ -42,6 +42,9 @@ type Token struct {
 	Pos     int       // position of the token in its sequence
 	ID      int       // the chosen token
 	Logits  []float32 // the raw logits it was sampled from
+
+	Final      bool   // the continuation ended with this token
+	StopReason string // why, when Final: "eos", "stop", "length" or "context"
 }
 
 // Result summarises a finished request.

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -122,7 +123,7 @@ func (s *Scheduler) Add(req Request) (int, error) {
 // Cancel ends a request at once: its sequences stop and their blocks are released (full
 // blocks stay cached for prefix hits). Cancelling a finished request does nothing.
 func (s *Scheduler) Cancel(id int) {
-	if id < 0 || id >= len(s.requests) {
+	if id < 0 || id >= len(s.requests) || s.requests[id] == nil {
 		return
 	}
 	for _, q := range s.requests[id].seqs {
@@ -135,8 +136,13 @@ func (s *Scheduler) Cancel(id int) {
 // Done reports whether every request has finished.
 func (s *Scheduler) Done() bool { return len(s.waiting) == 0 && len(s.running) == 0 }
 
-// State reports the state of continuation seq of request id.
-func (s *Scheduler) State(id, seq int) State { return s.requests[id].seqs[seq].state }
+// State reports the state of continuation seq of request id (Finished once released).
+func (s *Scheduler) State(id, seq int) State {
+	if r := s.requests[id]; r != nil {
+		return r.seqs[seq].state
+	}
+	return Finished
+}
 
 // Stats returns the scheduler's totals.
 func (s *Scheduler) Stats() Stats { return s.stats }
@@ -144,6 +150,9 @@ func (s *Scheduler) Stats() Stats { return s.stats }
 // Result returns what request id has produced so far (complete once it has finished).
 func (s *Scheduler) Result(id int) Result {
 	r := s.requests[id]
+	if r == nil {
+		return Result{}
+	}
 	res := Result{PromptTokens: len(r.req.Prompt), PrefixHitTokens: r.prefixHit, Preemptions: r.preemptions}
 	for _, q := range r.seqs {
 		res.Outputs = append(res.Outputs, slices.Clone(q.output))
@@ -165,9 +174,31 @@ func (s *Scheduler) Result(id int) Result {
 	return res
 }
 
-// Err returns the error that ended request id, if any (for example a cache too small for
-// its sequence even after preempting everything else).
-func (s *Scheduler) Err(id int) error { return s.requests[id].err }
+// Err returns the error that ended request id, if any: a cache too small for its sequence
+// even after preempting everything else, or a failed check (a *CheckError).
+func (s *Scheduler) Err(id int) error {
+	if r := s.requests[id]; r != nil {
+		return r.err
+	}
+	return nil
+}
+
+// Release forgets a finished request, so that a long-running scheduler (a server) does not
+// keep every request's outputs forever. Its id stays taken; Result, State and Err of a
+// released request return zero values. Releasing an unfinished request does nothing and
+// returns false.
+func (s *Scheduler) Release(id int) bool {
+	if id < 0 || id >= len(s.requests) || s.requests[id] == nil {
+		return false
+	}
+	for _, q := range s.requests[id].seqs {
+		if q.state != Finished {
+			return false
+		}
+	}
+	s.requests[id] = nil
+	return true
+}
 
 // scheduled is one sequence's share of a step: n tokens starting at its next position.
 type scheduled struct {
@@ -227,10 +258,19 @@ func (s *Scheduler) Step() ([]Token, error) {
 	}
 	var toks []Token
 	for i, q := range done {
+		if q.state == Finished { // its request failed earlier in this step
+			continue
+		}
 		for _, c := range s.forkIfFirst(q) {
+			if c.state == Finished {
+				continue
+			}
 			t, err := s.advance(c, logits[i])
 			if err != nil {
 				return toks, err
+			}
+			if c.state == Finished && c.r.err != nil {
+				continue // the check failed: no token
 			}
 			toks = append(toks, t)
 		}
@@ -378,7 +418,7 @@ func (s *Scheduler) advance(q *sequence, logits []float32) (Token, error) {
 	pos := len(q.tokens)
 	if r.req.Check {
 		if err := q.check.add(s.e, q.tokens, q.idx, len(q.output), pos-1, logits); err != nil {
-			return Token{}, err
+			return Token{}, s.checkFailed(q, err)
 		}
 	}
 	tok := q.sampler.Sample(logits)
@@ -393,11 +433,23 @@ func (s *Scheduler) advance(q *sequence, logits []float32) (Token, error) {
 	}
 	if r.req.Check {
 		if err := q.check.flush(s.e, q.tokens); err != nil {
-			return t, err
+			return t, s.checkFailed(q, err)
 		}
 	}
 	s.finish(q, reason)
+	t.Final, t.StopReason = true, reason
 	return t, nil
+}
+
+// checkFailed ends the request of q with a failed --check. A *CheckError is the request's
+// own failure (see Err) and does not stop the other requests; any other error is returned.
+func (s *Scheduler) checkFailed(q *sequence, err error) error {
+	var ce *CheckError
+	if errors.As(err, &ce) {
+		s.fail(q, err)
+		return nil
+	}
+	return err
 }
 
 // stopReason says why q stops after emitting tok, or "" to go on.

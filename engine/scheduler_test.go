@@ -157,3 +157,45 @@ func TestStopTokensAndStrings(t *testing.T) {
 	require.NotContains(t, res.Texts[0], string(stop))
 	require.LessOrEqual(t, len(res.Outputs[0]), 13)
 }
+
+func TestReleaseForgetsFinishedRequests(t *testing.T) {
+	m, err := microShape.Model()
+	require.NoError(t, err)
+	e := newEngine(t, m, Config{})
+	s := e.NewScheduler(SchedulerConfig{})
+	a, err := s.Add(Request{Prompt: ramp(1, 5), MaxTokens: 3, IgnoreEOS: true})
+	require.NoError(t, err)
+	require.False(t, s.Release(a), "an unfinished request is kept")
+	var last Token
+	require.NoError(t, s.RunAll(func(tk Token) error { last = tk; return nil }))
+	require.True(t, last.Final)
+	require.Equal(t, "length", last.StopReason)
+	require.Len(t, s.Result(a).Outputs[0], 3)
+	require.True(t, s.Release(a))
+	require.Empty(t, s.Result(a).Outputs)
+	require.Equal(t, Finished, s.State(a, 0))
+	require.False(t, s.Release(a))
+}
+
+// TestCheckFailureEndsOnlyItsRequest: a corrupted cache row fails the request that reads
+// it; a request with its own blocks carries on.
+func TestCheckFailureEndsOnlyItsRequest(t *testing.T) {
+	m, err := microShape.Model()
+	require.NoError(t, err)
+	e := newEngine(t, m, Config{BlockSize: 4})
+	s := e.NewScheduler(SchedulerConfig{})
+	bad, err := s.Add(Request{Prompt: ramp(1, 9), MaxTokens: 40, IgnoreEOS: true, Check: true})
+	require.NoError(t, err)
+	good, err := s.Add(Request{Prompt: ramp(100, 9), MaxTokens: 40, IgnoreEOS: true, Check: true})
+	require.NoError(t, err)
+	_, err = s.Step()
+	require.NoError(t, err)
+	row := e.Pool.KRow(0, 0, 1) // block 0 belongs to the first request (allocated first)
+	row[3] ^= 0x20
+	require.NoError(t, s.RunAll(func(Token) error { return nil }))
+	var ce *CheckError
+	require.ErrorAs(t, s.Err(bad), &ce)
+	require.NoError(t, s.Err(good))
+	require.Len(t, s.Result(good).Outputs[0], 40)
+	require.NoError(t, e.Pool.Check())
+}
