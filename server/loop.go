@@ -155,8 +155,9 @@ func (s *Server) unroute(id int) {
 }
 
 // step runs one scheduler step and delivers its tokens, then the ends of the requests that
-// finished. A failed step (a broken model, a failed --check) fails every request in the
-// engine: the scheduler's state after it is not to be trusted.
+// finished. A failed --check ends only its own request (the scheduler reports it through
+// Err); a failed step (a broken model) fails every request in the engine, since the
+// scheduler's state after it is not to be trusted.
 func (s *Server) step() {
 	toks, err := s.sched.Step()
 	for _, t := range toks {
@@ -169,9 +170,9 @@ func (s *Server) step() {
 			t.Logits = nil // a slow reader's mailbox must not hold vocabulary-sized rows it never reads
 		}
 		ev := event{job: r.job, tok: t}
-		if s.sched.State(t.Request, t.Seq) == engine.Finished {
+		if t.Final {
 			res := s.sched.Result(t.Request)
-			ev.last, ev.reason, ev.text = true, res.StopReasons[t.Seq], res.Texts[t.Seq]
+			ev.last, ev.reason, ev.text = true, t.StopReason, res.Texts[t.Seq]
 		}
 		s.pending[r.mb] = append(s.pending[r.mb], ev)
 		s.counter.GeneratedTokens++
@@ -191,6 +192,7 @@ func (s *Server) step() {
 			}
 			s.pending[r.mb] = append(s.pending[r.mb], ev)
 			s.unroute(id)
+			s.sched.Release(id) // the scheduler forgets it; the server keeps nothing either
 		}
 	}
 	s.flush()
@@ -215,6 +217,7 @@ func (s *Server) failAll(err error) {
 		s.pending[r.mb] = append(s.pending[r.mb], event{job: r.job, done: true, res: s.sched.Result(id), err: err})
 		s.counter.Failed++
 		s.unroute(id)
+		s.sched.Release(id)
 	}
 	s.flush()
 }
@@ -229,8 +232,8 @@ func (s *Server) flush() {
 }
 
 // retire replaces an idle scheduler that has served requests by a fresh one, folding its
-// totals into the server's: a Scheduler keeps every request it was given, so a long-running
-// server must not keep one forever. The cache pool, and its prefix cache, stay.
+// totals into the server's, so that its request table (released entries included) does not
+// grow forever in a long-running server. The cache pool, and its prefix cache, stay.
 func (s *Server) retire() {
 	if s.added == 0 || len(s.routes) > 0 {
 		return
