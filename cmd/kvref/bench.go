@@ -26,7 +26,7 @@ type benchFlags struct {
 	steps, prompt, threads, blockSize int
 	ctx, cacheBlocks                  int
 	cacheMem                          sizeFlag
-	asJSON                            bool
+	asJSON, roofline                  bool
 }
 
 // batchResult is one row of the batch curve.
@@ -71,6 +71,7 @@ func benchCmd(args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&f.cacheBlocks, "cache-blocks", 0, "cache size in blocks for the memory-bound batch line")
 	fs.Var(&f.cacheMem, "cache-mem", "cache size for the memory-bound batch line (default 1GiB; "+sizeHelp+")")
 	fs.BoolVar(&f.asJSON, "json", false, "print one JSON object")
+	fs.BoolVar(&f.roofline, "roofline", false, "measure memory bandwidth and arithmetic peak, then batch-1 decode and a 512-token prefill against them")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: kvref bench [-m MODEL | --shape NAME] [flags]")
 		fs.PrintDefaults()
@@ -100,6 +101,21 @@ func benchCmd(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer m.Close()
+
+	if f.roofline {
+		r, err := runRoofline(m, f, kType, vType, stderr)
+		if err != nil {
+			return err
+		}
+		if f.asJSON {
+			b, _ := json.Marshal(map[string]any{"model": m.Source, "roofline": r, "bandwidth_fraction": r.BandwidthFraction, "fma_fraction": r.FMAFraction})
+			fmt.Fprintln(stdout, string(b))
+			return nil
+		}
+		fmt.Fprintf(stdout, "model %s, weights %.1f MiB, cache %s\n", m.Source, float64(m.Weights.Bytes())/(1<<20), kType)
+		printRoofline(stdout, r)
+		return nil
+	}
 
 	var results []batchResult
 	for _, b := range batches {

@@ -1,7 +1,8 @@
 package kernels
 
 // Axpy adds a·x to dst element by element: dst[i] = dst[i] + float32(a*x[i]), with a rounded
-// multiply and a rounded add (never fused), for i < len(dst). It panics if len(x) < len(dst).
+// multiply and a rounded add (never fused), for i < len(dst). Like the expression
+// x[:len(dst)], it panics if cap(x) < len(dst).
 // When x and dst overlap, the result is that of the plain loop in increasing i.
 func Axpy(dst []float32, a float32, x []float32) {
 	axpy(dst, a, x[:len(dst)])

@@ -34,7 +34,7 @@
 package kernels
 
 // Dot returns the dot product of x and y[:len(x)] in the package's fixed reduction order.
-// It panics if len(y) < len(x).
+// Like the expression y[:len(x)], it panics if cap(y) < len(x).
 func Dot(x, y []float32) float32 {
 	return dot(x, y[:len(x)])
 }

@@ -1,0 +1,10 @@
+package kernels
+
+// axpyGeneric is the portable definition of Axpy: dst[i] += float32(a*x[i]) for i in
+// increasing order. x must be at least as long as dst.
+func axpyGeneric(dst []float32, a float32, x []float32) {
+	x = x[:len(dst)]
+	for i := range dst {
+		dst[i] += float32(a * x[i])
+	}
+}

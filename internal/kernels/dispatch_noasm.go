@@ -1,0 +1,16 @@
+//go:build !amd64 || purego
+
+package kernels
+
+// Implementation names the code path that Dot, MatMulRows and Axpy use: in this build
+// (-tags purego, or an architecture without assembly kernels) always "generic", the
+// portable Go.
+func Implementation() string { return "generic" }
+
+func dot(x, y []float32) float32 { return dotGeneric(x, y) }
+
+func axpy(dst []float32, a float32, x []float32) { axpyGeneric(dst, a, x) }
+
+func matMulRows(out, w, x []float32, rows, cols, batch, start, end int) {
+	matMulRowsGeneric(out, w, x, rows, cols, batch, start, end)
+}

@@ -1,0 +1,154 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+#include "avx_amd64.h"
+
+// func dot4x1AVX(out, w, x *float32, n int)
+//
+// Weight rows at SI, R8, R9, R10; input at DI; lanes of row k in Yk. AX is the byte offset
+// of the current block of eight, BX the byte length of the whole blocks.
+TEXT ·dot4x1AVX(SB), NOSPLIT, $0-32
+	MOVQ   out+0(FP), DX
+	MOVQ   w+8(FP), SI
+	MOVQ   x+16(FP), DI
+	MOVQ   n+24(FP), CX
+	LEAQ   (SI)(CX*4), R8
+	LEAQ   (R8)(CX*4), R9
+	LEAQ   (R9)(CX*4), R10
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	XORQ   AX, AX
+	MOVQ   CX, BX
+	ANDQ   $-8, BX
+	SHLQ   $2, BX
+	TESTQ  BX, BX
+	JZ     tail
+
+loop:
+	VMOVUPS (DI)(AX*1), Y8
+	MULADD(Y8, (SI)(AX*1), Y9, Y0)
+	MULADD(Y8, (R8)(AX*1), Y10, Y1)
+	MULADD(Y8, (R9)(AX*1), Y11, Y2)
+	MULADD(Y8, (R10)(AX*1), Y12, Y3)
+	ADDQ    $32, AX
+	CMPQ    AX, BX
+	JNE     loop
+
+tail:
+	// As in dotAVXAsm: masked loads give +0 in the lanes past the end.
+	ANDQ       $7, CX
+	JZ         reduce
+	TAILMASK(CX, R11, R12, Y13)
+	VMASKMOVPS (DI)(AX*1), Y13, Y8
+	VMASKMOVPS (SI)(AX*1), Y13, Y4
+	VMASKMOVPS (R8)(AX*1), Y13, Y5
+	VMASKMOVPS (R9)(AX*1), Y13, Y6
+	VMASKMOVPS (R10)(AX*1), Y13, Y7
+	MULADD(Y8, Y4, Y9, Y0)
+	MULADD(Y8, Y5, Y10, Y1)
+	MULADD(Y8, Y6, Y11, Y2)
+	MULADD(Y8, Y7, Y12, Y3)
+
+reduce:
+	REDUCE8(Y0, X0, X8)
+	REDUCE8(Y1, X1, X9)
+	REDUCE8(Y2, X2, X10)
+	REDUCE8(Y3, X3, X11)
+	VMOVSS     X0, (DX)
+	VMOVSS     X1, 4(DX)
+	VMOVSS     X2, 8(DX)
+	VMOVSS     X3, 12(DX)
+	VZEROUPPER
+	RET
+
+// func dot4x2AVX(out *float32, outStride int, w, x *float32, n int)
+//
+// Weight rows at SI, R8, R9, R10; inputs at DI and R11; lanes of (row k, input 0) in Yk
+// and of (row k, input 1) in Y(k+4). AX is the byte offset of the current block of eight,
+// BX the byte length of the whole blocks, R13 the output stride in bytes.
+TEXT ·dot4x2AVX(SB), NOSPLIT, $0-40
+	MOVQ   out+0(FP), DX
+	MOVQ   outStride+8(FP), R13
+	SHLQ   $2, R13
+	MOVQ   w+16(FP), SI
+	MOVQ   x+24(FP), DI
+	MOVQ   n+32(FP), CX
+	LEAQ   (SI)(CX*4), R8
+	LEAQ   (R8)(CX*4), R9
+	LEAQ   (R9)(CX*4), R10
+	LEAQ   (DI)(CX*4), R11
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	XORQ   AX, AX
+	MOVQ   CX, BX
+	ANDQ   $-8, BX
+	SHLQ   $2, BX
+	TESTQ  BX, BX
+	JZ     tail
+
+loop:
+	VMOVUPS (DI)(AX*1), Y8
+	VMOVUPS (R11)(AX*1), Y9
+	VMOVUPS (SI)(AX*1), Y10
+	MULADD(Y8, Y10, Y11, Y0)
+	MULADD(Y9, Y10, Y12, Y4)
+	VMOVUPS (R8)(AX*1), Y10
+	MULADD(Y8, Y10, Y11, Y1)
+	MULADD(Y9, Y10, Y12, Y5)
+	VMOVUPS (R9)(AX*1), Y10
+	MULADD(Y8, Y10, Y11, Y2)
+	MULADD(Y9, Y10, Y12, Y6)
+	VMOVUPS (R10)(AX*1), Y10
+	MULADD(Y8, Y10, Y11, Y3)
+	MULADD(Y9, Y10, Y12, Y7)
+	ADDQ    $32, AX
+	CMPQ    AX, BX
+	JNE     loop
+
+tail:
+	// As in dotAVXAsm: masked loads give +0 in the lanes past the end.
+	ANDQ       $7, CX
+	JZ         reduce
+	TAILMASK(CX, BX, R12, Y13)
+	VMASKMOVPS (DI)(AX*1), Y13, Y8
+	VMASKMOVPS (R11)(AX*1), Y13, Y9
+	VMASKMOVPS (SI)(AX*1), Y13, Y10
+	MULADD(Y8, Y10, Y11, Y0)
+	MULADD(Y9, Y10, Y12, Y4)
+	VMASKMOVPS (R8)(AX*1), Y13, Y10
+	MULADD(Y8, Y10, Y11, Y1)
+	MULADD(Y9, Y10, Y12, Y5)
+	VMASKMOVPS (R9)(AX*1), Y13, Y10
+	MULADD(Y8, Y10, Y11, Y2)
+	MULADD(Y9, Y10, Y12, Y6)
+	VMASKMOVPS (R10)(AX*1), Y13, Y10
+	MULADD(Y8, Y10, Y11, Y3)
+	MULADD(Y9, Y10, Y12, Y7)
+
+reduce:
+	REDUCE8(Y0, X0, X8)
+	REDUCE8(Y1, X1, X9)
+	REDUCE8(Y2, X2, X10)
+	REDUCE8(Y3, X3, X11)
+	REDUCE8(Y4, X4, X12)
+	REDUCE8(Y5, X5, X13)
+	REDUCE8(Y6, X6, X8)
+	REDUCE8(Y7, X7, X9)
+	VMOVSS     X0, (DX)
+	VMOVSS     X1, 4(DX)
+	VMOVSS     X2, 8(DX)
+	VMOVSS     X3, 12(DX)
+	VMOVSS     X4, (DX)(R13*1)
+	VMOVSS     X5, 4(DX)(R13*1)
+	VMOVSS     X6, 8(DX)(R13*1)
+	VMOVSS     X7, 12(DX)(R13*1)
+	VZEROUPPER
+	RET
