@@ -20,6 +20,7 @@ import (
 // serveFlags are the flags of `kvref serve`.
 type serveFlags struct {
 	model, host, name          string
+	tokenizer                  string
 	port                       int
 	ctx, threads, blockSize    int
 	cacheBlocks, sequences     int
@@ -65,7 +66,8 @@ func serveCmd(args []string, stdout, stderr io.Writer) error {
 func serve(ctx context.Context, restore func(), args []string, stdout, stderr io.Writer) error {
 	var f serveFlags
 	fs := newFlags("serve", stderr)
-	fs.StringVar(&f.model, "m", "", "model file (GGUF) or hf:// reference; empty: the built-in synthetic model")
+	fs.StringVar(&f.model, "m", "", "model: GGUF file, Hugging Face directory, llama2.c checkpoint, or hf:// reference; empty: the built-in synthetic model")
+	fs.StringVar(&f.tokenizer, "tokenizer", "", "tokenizer.bin of a llama2.c checkpoint (default: tokenizer.bin beside it)")
 	fs.StringVar(&f.host, "host", "127.0.0.1", "address to listen on (0.0.0.0: every interface)")
 	fs.IntVar(&f.port, "port", 8080, "port to listen on (0: any free port; the URL is printed on stderr)")
 	fs.StringVar(&f.name, "served-model-name", "", "model id in the API (default: the model file's base name, or \"builtin\")")
@@ -111,7 +113,7 @@ func serve(ctx context.Context, restore func(), args []string, stdout, stderr io
 	}
 
 	log := &lockedWriter{w: stderr}
-	m, err := loadModel(f.model, log)
+	m, err := loadModelWith(f.model, f.tokenizer, log)
 	if err != nil {
 		return err
 	}
