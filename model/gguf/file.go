@@ -3,6 +3,7 @@ package gguf
 import (
 	"errors"
 	"fmt"
+	"github.com/kvref/kvref/internal/mmapfile"
 )
 
 // KV is one metadata key-value pair.
@@ -40,8 +41,8 @@ type File struct {
 	Tensors    []TensorInfo
 	DataOffset uint64 // absolute offset of the tensor data section
 
-	data        []byte // the whole file; nil once closed
-	mapped      bool   // data is a memory mapping that Close must release
+	data        []byte            // the whole file; nil once closed
+	mapping     *mmapfile.Mapping // the file's bytes when opened with Open; Close releases them
 	kvIndex     map[string]int
 	tensorIndex map[string]int
 }
@@ -49,10 +50,10 @@ type File struct {
 // Close releases the file's memory mapping. Slices returned by TensorData
 // must not be used afterwards. Close is safe to call more than once.
 func (f *File) Close() error {
-	data, mapped := f.data, f.mapped
-	f.data, f.mapped = nil, false
-	if mapped && data != nil {
-		return unmap(data)
+	f.data = nil
+	if m := f.mapping; m != nil {
+		f.mapping = nil
+		return m.Close()
 	}
 	return nil
 }

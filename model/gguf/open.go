@@ -2,8 +2,8 @@ package gguf
 
 import (
 	"fmt"
-	"io"
-	"os"
+
+	"github.com/kvref/kvref/internal/mmapfile"
 )
 
 // Open opens and parses the GGUF file at path. On Unix it maps the file into
@@ -13,35 +13,15 @@ import (
 // As with any memory mapping, truncating the file on disk while it is open
 // makes later reads of its tensor data crash the process.
 func Open(path string) (*File, error) {
-	osf, err := os.Open(path)
+	m, err := mmapfile.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("gguf: %w", err)
 	}
-	defer osf.Close()
-	st, err := osf.Stat()
+	f, err := Parse(path, m.Data)
 	if err != nil {
-		return nil, fmt.Errorf("gguf: %w", err)
-	}
-	size := st.Size()
-	if size < 0 || int64(int(size)) != size {
-		return nil, fileErrorf(path, "file is %d bytes, too large to address on this platform", size)
-	}
-
-	data, err := mmapFile(osf, int(size))
-	mapped := err == nil
-	if !mapped {
-		data = make([]byte, size)
-		if _, err := io.ReadFull(osf, data); err != nil {
-			return nil, fileErrorf(path, "reading: %v", err)
-		}
-	}
-	f, err := Parse(path, data)
-	if err != nil {
-		if mapped {
-			_ = unmap(data)
-		}
+		m.Close()
 		return nil, err
 	}
-	f.mapped = mapped
+	f.mapping = m
 	return f, nil
 }

@@ -23,7 +23,7 @@ func TestOpenMatchesParse(t *testing.T) {
 	require.NoError(t, err)
 	defer opened.Close()
 	if slices.Contains(mmapPlatforms, runtime.GOOS) {
-		assert.True(t, opened.mapped, "Open maps the file on %s", runtime.GOOS)
+		assert.True(t, opened.mapping != nil && opened.mapping.Mapped(), "Open maps the file on %s", runtime.GOOS)
 	}
 	parsed, err := Parse(path, data)
 	require.NoError(t, err)

@@ -4,9 +4,9 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/kvref/kvref/internal/mmapfile"
 	"io"
 	"math"
-	"os"
 
 	"github.com/kvref/kvref/internal/kernels"
 	"github.com/kvref/kvref/model"
@@ -29,14 +29,13 @@ func Load(path, tokenizerPath string) (*model.Model, error) {
 	if tokenizerPath == "" {
 		return nil, fmt.Errorf("llama2c: %s: a llama2.c checkpoint holds no vocabulary; give its tokenizer.bin as well", path)
 	}
-	data, mapped, err := readFile(path)
+	mapping, err := mmapfile.Open(path)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("llama2c: %w", err)
 	}
-	closer := &mapping{data: data, mapped: mapped}
-	m, err := load(path, data, tokenizerPath, closer)
+	m, err := load(path, mapping.Data, tokenizerPath, mapping)
 	if err != nil {
-		closer.Close()
+		mapping.Close()
 		return nil, err
 	}
 	return m, nil
@@ -166,46 +165,4 @@ func build(name string, data []byte, h Header, tok tokenizer.Tokenizer, closer i
 		}
 	}
 	return model.New(cfg, w, tok, name, closer)
-}
-
-// readFile maps the file at path into memory, or reads it where mapping is
-// unavailable; mapped says which.
-func readFile(path string) (data []byte, mapped bool, err error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, false, fmt.Errorf("llama2c: %w", err)
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, false, fmt.Errorf("llama2c: %w", err)
-	}
-	size := st.Size()
-	if size < 0 || int64(int(size)) != size {
-		return nil, false, fmt.Errorf("llama2c: %s: file is %d bytes, too large to address on this platform", path, size)
-	}
-	if data, err := mmapFile(f, int(size)); err == nil {
-		return data, true, nil
-	}
-	data = make([]byte, size)
-	if _, err := io.ReadFull(f, data); err != nil {
-		return nil, false, fmt.Errorf("llama2c: %s: reading: %w", path, err)
-	}
-	return data, false, nil
-}
-
-// mapping releases a checkpoint's memory mapping when the model is closed.
-type mapping struct {
-	data   []byte
-	mapped bool
-}
-
-// Close unmaps the file; it is safe to call more than once.
-func (m *mapping) Close() error {
-	data, mapped := m.data, m.mapped
-	m.data, m.mapped = nil, false
-	if mapped && data != nil {
-		return unmap(data)
-	}
-	return nil
 }

@@ -1,6 +1,10 @@
 package safetensors
 
-import "math/bits"
+import (
+	"math/bits"
+
+	"github.com/kvref/kvref/internal/mmapfile"
+)
 
 // TensorInfo describes one tensor of a safetensors file.
 type TensorInfo struct {
@@ -46,9 +50,9 @@ type File struct {
 	Tensors    []TensorInfo      // sorted by name
 	DataOffset int64             // absolute offset of the data buffer: 8 + the header length
 
-	data   []byte // the whole file; nil once closed
-	mapped bool   // data is a memory mapping that Close must release
-	index  map[string]int
+	data    []byte            // the whole file; nil once closed
+	mapping *mmapfile.Mapping // the file's bytes when opened with Open; Close releases them
+	index   map[string]int
 }
 
 // Tensor returns the info of the named tensor.
@@ -82,10 +86,10 @@ func (f *File) tensorData(t *TensorInfo) ([]byte, error) {
 // Close releases the file's memory mapping. Slices returned by TensorData
 // must not be used afterwards. Close is safe to call more than once.
 func (f *File) Close() error {
-	data, mapped := f.data, f.mapped
-	f.data, f.mapped = nil, false
-	if mapped && data != nil {
-		return unmap(data)
+	f.data = nil
+	if m := f.mapping; m != nil {
+		f.mapping = nil
+		return m.Close()
 	}
 	return nil
 }

@@ -82,7 +82,7 @@ func TestRoundTrip(t *testing.T) {
 	opened, err := Open(path)
 	require.NoError(t, err)
 	defer opened.Close()
-	assert.True(t, opened.mapped, "Open maps the file")
+	assert.True(t, opened.mapping != nil && opened.mapping.Mapped(), "Open maps the file")
 
 	for _, f := range []*File{parsed, opened} {
 		assert.Equal(t, meta, f.Metadata)

@@ -1,6 +1,6 @@
 //go:build linux || darwin || freebsd || netbsd || openbsd || dragonfly
 
-package safetensors
+package mmapfile
 
 import (
 	"errors"
@@ -8,15 +8,13 @@ import (
 	"syscall"
 )
 
-// mmapFile maps size bytes of f read-only and shared.
-func mmapFile(f *os.File, size int) ([]byte, error) {
+// mmap maps size bytes of f read-only and shared.
+func mmap(f *os.File, size int) ([]byte, error) {
 	if size == 0 {
 		return nil, errors.New("cannot map an empty file")
 	}
 	return syscall.Mmap(int(f.Fd()), 0, size, syscall.PROT_READ, syscall.MAP_SHARED)
 }
 
-// unmap releases a mapping made by mmapFile.
-func unmap(data []byte) error {
-	return syscall.Munmap(data)
-}
+// munmap releases a mapping made by mmap.
+func munmap(data []byte) error { return syscall.Munmap(data) }
