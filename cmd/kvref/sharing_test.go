@@ -77,3 +77,39 @@ func TestParallelForksCopyOnWrite(t *testing.T) {
 	require.Equal(t, 0, code, stderr)
 	require.EqualValues(t, 0, parseJSONRun(t, out).Summary["cache"].(map[string]any)["cow_copies"])
 }
+
+// TestParallelPromptFileEqualsAlone: --parallel runs every prompt at once through the
+// scheduler (continuous batching, mixed prefill and decode); each sequence's ids equal
+// those of running its prompt alone.
+func TestParallelPromptFileEqualsAlone(t *testing.T) {
+	modelPath := testutil.Shared(t, "models/stories260K.gguf")
+	prompts := []string{"Once upon a time", sharedStory + " She ran", "Tom and Lily", "", sharedStory + " Lily said", "The cat"}
+	file := filepath.Join(t.TempDir(), "prompts.txt")
+	require.NoError(t, os.WriteFile(file, []byte(strings.Join(prompts, "\n")), 0o644))
+	common := []string{"-m", modelPath, "-n", "32", "--temp", "0", "--json", "--check", "--chunk-size", "7"}
+	out, stderr, code := kvref(t, append([]string{"run", "--prompt-file", file, "--parallel"}, common...)...)
+	require.Equal(t, 0, code, stderr)
+	r := parseJSONRun(t, out)
+	engineStats := r.Summary["engine"].(map[string]any)
+	require.Greater(t, engineStats["batch_sequences_max"].(float64), 1.0, "the prompts should run batched")
+	nonEmpty := prompts[:0:0]
+	for _, p := range prompts {
+		if strings.TrimSpace(p) != "" {
+			nonEmpty = append(nonEmpty, p) // --prompt-file skips blank lines
+		}
+	}
+	for i, p := range nonEmpty {
+		alone, stderr, code := kvref(t, append([]string{"run", "-p", p}, common...)...)
+		require.Equal(t, 0, code, stderr)
+		var want, got []int
+		for _, tl := range parseJSONRun(t, alone).Tokens {
+			want = append(want, tl.ID)
+		}
+		for _, tl := range r.Tokens {
+			if *tl.Seq == i {
+				got = append(got, tl.ID)
+			}
+		}
+		require.Equal(t, want, got, "prompt %d", i)
+	}
+}
