@@ -1,0 +1,251 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/kvref/kvref/engine"
+	"github.com/kvref/kvref/golden"
+	"github.com/kvref/kvref/model"
+	"github.com/kvref/kvref/model/synth"
+	"github.com/kvref/kvref/quant"
+)
+
+func init() {
+	register(command{"golden", "record cache-correctness goldens for other engines (scenario suites, top-k log-probabilities)", goldenCmd})
+}
+
+// multiFlag collects a repeatable string flag.
+type multiFlag []string
+
+// String returns the values joined by commas.
+func (m *multiFlag) String() string { return strings.Join(*m, ",") }
+
+// Set adds a value.
+func (m *multiFlag) Set(s string) error { *m = append(*m, s); return nil }
+
+// goldenFlags are the flags of `kvref golden`.
+type goldenFlags struct {
+	model, suite, out, run, dtypes string
+	scenarios                      multiFlag
+	list, fullLogits, noCheck      bool
+	blockSize, blocks, topK        int
+	threads, ctx                   int
+}
+
+func goldenCmd(args []string, stdout, stderr io.Writer) error {
+	var f goldenFlags
+	fs := newFlags("golden", stderr)
+	fs.StringVar(&f.model, "model", "", "model file (GGUF); empty: the built-in synthetic model")
+	fs.StringVar(&f.model, "m", "", "shorthand for --model")
+	fs.StringVar(&f.suite, "suite", "default", "built-in suite: "+strings.Join(golden.Suites, ", "))
+	fs.Var(&f.scenarios, "scenario", "record this scenario file instead of a built-in suite (repeatable)")
+	fs.StringVar(&f.out, "out", "", "directory to write the goldens to")
+	fs.BoolVar(&f.list, "list", false, "list the scenario classes and the suites' scenarios, and exit")
+	fs.StringVar(&f.run, "run", "", "record only scenarios whose name matches this regular expression")
+	fs.StringVar(&f.dtypes, "cache-dtypes", "", "comma-separated reference cache types to record every class at, instead of the suite's choice (e.g. f32,f16)")
+	fs.IntVar(&f.blockSize, "block-size", golden.DefaultParams().BlockSize, "reference-side tokens per cache block (give the candidate the same)")
+	fs.IntVar(&f.blocks, "cache-blocks", golden.DefaultParams().Blocks, "reference-side blocks in the pool (give the candidate the same, so eviction and preemption happen there too)")
+	fs.IntVar(&f.topK, "top-k", golden.DefaultTopK, "log-probabilities recorded per step")
+	fs.BoolVar(&f.fullLogits, "full-logits", false, "also write every step's full logits as NAME.logits.safetensors")
+	fs.BoolVar(&f.noCheck, "no-check", false, "skip the bitwise check of every cached step against the cache-free reference")
+	fs.IntVar(&f.threads, "t", 0, "threads (0: one per core)")
+	fs.IntVar(&f.ctx, "c", 0, "context length (0: the model's, at most 4096)")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: kvref golden --model MODEL --suite SUITE --out DIR [flags]")
+		fmt.Fprintln(stderr, "       kvref golden --list [--model MODEL] [--block-size B] [--cache-blocks N]")
+		fmt.Fprintln(stderr, "Records what kvref produces for cache-heavy scenarios; check another engine with kvref verify.")
+		fs.PrintDefaults()
+	}
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	if f.list && f.model == "" {
+		return listScenarios(stdout, golden.Params{BlockSize: f.blockSize, Blocks: f.blocks, Context: golden.DefaultParams().Context})
+	}
+	if !f.list && f.out == "" {
+		return fmt.Errorf("--out DIR is required (where the goldens go); see kvref golden -h")
+	}
+	var filter *regexp.Regexp
+	if f.run != "" {
+		var err error
+		if filter, err = regexp.Compile(f.run); err != nil {
+			return fmt.Errorf("--run: %w", err)
+		}
+	}
+	m, err := loadModel(f.model, stderr)
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	info, err := modelInfo(f.model, m, f.ctx)
+	if err != nil {
+		return err
+	}
+	params := golden.Params{BlockSize: f.blockSize, Blocks: f.blocks, Context: info.Context, Supports: supports(m)}
+	if f.list {
+		return listScenarios(stdout, params)
+	}
+	scenarios, skipped, err := selectScenarios(f, params)
+	if err != nil {
+		return err
+	}
+	if filter != nil {
+		scenarios = slices.DeleteFunc(scenarios, func(s *golden.Scenario) bool { return !filter.MatchString(s.Name) })
+	}
+	if len(scenarios) == 0 {
+		return fmt.Errorf("no scenario to record (suite %q, --run %q)", f.suite, f.run)
+	}
+	for _, s := range skipped {
+		fmt.Fprintf(stderr, "kvref golden: skipping %s: %s\n", s.Name, s.Reason)
+	}
+	start := time.Now()
+	var goldens []*golden.Golden
+	version := golden.Version()
+	for _, sc := range scenarios {
+		t0 := time.Now()
+		g, err := golden.Record(m, info, sc, golden.RecordOptions{
+			TopK: f.topK, FullLogits: f.fullLogits, Check: !f.noCheck, Threads: f.threads, Context: f.ctx, Version: version,
+		})
+		if err != nil {
+			return err
+		}
+		tokens := 0
+		for _, r := range g.Requests {
+			for _, c := range r.Choices {
+				tokens += len(c.OutputIDs)
+			}
+		}
+		fmt.Fprintf(stderr, "kvref golden: %-34s %2d requests %5d tokens %4d steps, %5d prefix-hit tokens, %3d evictions, %d preemptions (%.2f s)\n",
+			sc.Name, len(g.Requests), tokens, g.Stats.Steps, g.Stats.PrefixHitTokens, g.Stats.Evictions, g.Stats.Preemptions, time.Since(t0).Seconds())
+		goldens = append(goldens, g)
+	}
+	suite := f.suite
+	if len(f.scenarios) > 0 {
+		suite = "files"
+	}
+	man := &golden.Manifest{KvrefVersion: version, Model: info, Suite: suite, Params: params, TopK: f.topK}
+	if err := golden.WriteDir(f.out, man, goldens); err != nil {
+		return err
+	}
+	check := "every cached step checked bit for bit against the cache-free reference"
+	if f.noCheck {
+		check = "not checked against the cache-free reference (--no-check)"
+	}
+	fmt.Fprintf(stdout, "recorded %d scenarios into %s in %.1f s (model sha256 %s, block size %d, %d blocks; %s)\n",
+		len(goldens), f.out, time.Since(start).Seconds(), shortHash(info.SHA256), f.blockSize, f.blocks, check)
+	return nil
+}
+
+// selectScenarios returns the scenario files given with --scenario, or the suite's
+// scenarios (at --cache-dtypes when given).
+func selectScenarios(f goldenFlags, p golden.Params) ([]*golden.Scenario, []golden.Skipped, error) {
+	if len(f.scenarios) > 0 {
+		var out []*golden.Scenario
+		for _, path := range f.scenarios {
+			s, err := golden.LoadScenario(path)
+			if err != nil {
+				return nil, nil, err
+			}
+			out = append(out, s)
+		}
+		return out, nil, nil
+	}
+	if f.dtypes == "" {
+		return golden.Suite(f.suite, p)
+	}
+	want := map[string]bool{}
+	for _, name := range strings.Split(f.dtypes, ",") {
+		t, err := quant.ParseCacheType(name)
+		if err != nil {
+			return nil, nil, fmt.Errorf("--cache-dtypes: %w", err)
+		}
+		want[t.String()] = true
+	}
+	all, skipped, err := golden.Suite("full", p)
+	if err != nil {
+		return nil, nil, err
+	}
+	all = slices.DeleteFunc(all, func(s *golden.Scenario) bool { return !want[s.Cache.TypeK] })
+	return all, skipped, nil
+}
+
+// supports reports which cache types the model's K/V rows can be stored as.
+func supports(m *model.Model) func(quant.CacheType) bool {
+	return func(t quant.CacheType) bool { return t.Validate(m.Config.KVHeads, m.Config.HeadDim) == nil }
+}
+
+// modelInfo identifies the model for a golden: its path, SHA-256 and vocabulary.
+func modelInfo(path string, m *model.Model, ctx int) (golden.ModelInfo, error) {
+	if ctx <= 0 {
+		ctx = min(m.Config.Context, engine.DefaultContext)
+	}
+	info := golden.ModelInfo{Path: path, Source: m.Source, Vocab: m.Config.Vocab, Context: ctx, BOS: m.Tokenizer.BOS(), EOS: m.Tokenizer.EOS()}
+	if path == "" {
+		b, err := synth.Default.Bytes()
+		if err != nil {
+			return info, err
+		}
+		info.Path, info.SHA256 = m.Source, golden.BytesSHA256(b)
+		return info, nil
+	}
+	file := path
+	if _, err := os.Stat(m.Source); err == nil {
+		file = m.Source
+	}
+	sum, err := golden.FileSHA256(file)
+	if err != nil {
+		return info, err
+	}
+	info.SHA256 = sum
+	return info, nil
+}
+
+func shortHash(s string) string { return s[:min(12, len(s))] }
+
+// listScenarios prints the classes and the suites' scenarios for the parameters.
+func listScenarios(w io.Writer, p golden.Params) error {
+	fmt.Fprintf(w, "Scenario classes (block size %d, %d blocks = %d tokens, context %d):\n\n", p.BlockSize, p.Blocks, p.BlockSize*p.Blocks, p.Context)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	for _, c := range golden.Classes() {
+		fmt.Fprintf(tw, "  %s\t%s\n", c.Name, c.Summary)
+	}
+	tw.Flush()
+	for _, name := range golden.Suites {
+		scs, skipped, err := golden.Suite(name, p)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(w, "\nSuite %s: %d scenarios\n", name, len(scs))
+		byClass := map[string][]string{}
+		var order []string
+		for _, s := range scs {
+			if byClass[s.Class] == nil {
+				order = append(order, s.Class)
+			}
+			byClass[s.Class] = append(byClass[s.Class], s.Cache.TypeK)
+		}
+		for _, c := range order {
+			if ts := byClass[c]; len(ts) == 1 {
+				fmt.Fprintf(w, "  %s.%s\n", c, ts[0])
+			} else {
+				fmt.Fprintf(w, "  %s.{%s}\n", c, strings.Join(ts, ","))
+			}
+		}
+		for _, s := range skipped {
+			fmt.Fprintf(w, "  (skipped %s: %s)\n", s.Name, s.Reason)
+		}
+	}
+	fmt.Fprintln(w, "\nRecord:  kvref golden --model MODEL --suite default --out DIR")
+	fmt.Fprintln(w, "Verify:  kvref verify --golden DIR --target http://HOST:PORT/v1 -m MODEL   (or --candidate DUMP.jsonl)")
+	return nil
+}

@@ -1,0 +1,249 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/kvref/kvref/golden"
+	"github.com/kvref/kvref/model"
+	"github.com/kvref/kvref/quant"
+)
+
+func init() {
+	register(command{"verify", "check another engine's outputs (a dump, or a live OpenAI-compatible server) against kvref goldens", verifyCmd})
+}
+
+// verifyFlags are the flags of `kvref verify`.
+type verifyFlags struct {
+	goldenDir, candidate, target, model string
+	self                                bool
+	asJSON                              bool
+	junit, save, run, cacheDtype        string
+	allowVacuous, control               bool
+	topK, threads                       int
+	modelName, flushURL                 string
+	timeout, stepDelay                  time.Duration
+	blockSize, blocks, chunk            int
+	over                                golden.Overrides
+}
+
+// floatFlag sets *dst when given.
+func floatFlag(dst **float64) func(string) error {
+	return func(s string) error {
+		v, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			return err
+		}
+		*dst = &v
+		return nil
+	}
+}
+
+func verifyCmd(args []string, stdout, stderr io.Writer) error {
+	var f verifyFlags
+	fs := newFlags("verify", stderr)
+	fs.StringVar(&f.goldenDir, "golden", "", "directory of goldens written by kvref golden")
+	fs.StringVar(&f.candidate, "candidate", "", "candidate dump (JSON Lines, see docs/golden.md) to check")
+	fs.StringVar(&f.target, "target", "", "OpenAI-compatible server to drive and check, e.g. http://127.0.0.1:8000/v1")
+	fs.BoolVar(&f.self, "self", false, "check kvref itself: replay the scenarios through kvref's engine (with --block-size, --cache-blocks, --chunk-size)")
+	fs.StringVar(&f.model, "m", "", "model file: compare every step by teacher forcing on the candidate's own tokens (strongly recommended)")
+	fs.BoolVar(&f.asJSON, "json", false, "print the report as JSON instead of a table")
+	fs.StringVar(&f.junit, "junit", "", "also write the report as JUnit XML to this file")
+	fs.StringVar(&f.save, "save", "", "write what the target (or --self) produced as a candidate dump to this file")
+	fs.StringVar(&f.run, "run", "", "check only scenarios whose name matches this regular expression")
+	fs.StringVar(&f.cacheDtype, "cache-dtype", "", "check only scenarios recorded with this reference cache type (the one the candidate uses)")
+	fs.BoolVar(&f.allowVacuous, "allow-vacuous", false, "count scenarios whose cache expectations the candidate did not meet (no hit where one was expected) as passed")
+	fs.BoolVar(&f.control, "control", false, "control run: the candidate's prefix cache is disabled (--target sends a distinct cache_salt with every request); cache hits fail")
+	fs.IntVar(&f.topK, "top-k", 0, "compare at most this many log-probabilities per step (0: all the golden has); with --target, ask for this many")
+	fs.Func("logprob-tol", "largest allowed log-probability error (default: each golden's, 0.05 for f32 goldens)", floatFlag(&f.over.Logprob))
+	fs.Func("margin-tol", "a chosen token may differ from the reference argmax only where the reference margin is below this (default: each golden's)", floatFlag(&f.over.Margin))
+	fs.Func("min-sample-logprob", "sampled tokens less likely than this under the reference fail (default: each golden's, -20)", floatFlag(&f.over.MinSampleLogprob))
+	fs.Func("max-repeat", "this many identical tokens in a row that the reference does not produce fail as degenerate (default: each golden's, 16)", func(s string) error {
+		v, err := strconv.Atoi(s)
+		f.over.MaxRepeat = &v
+		return err
+	})
+	fs.StringVar(&f.modelName, "model-name", "", "with --target: the model name to send (default: the first of GET /models)")
+	fs.StringVar(&f.flushURL, "flush-url", "", "with --target: URL to POST to flush the candidate's prefix cache (before each scenario and for flush events), e.g. vLLM's http://HOST:PORT/reset_prefix_cache")
+	fs.DurationVar(&f.timeout, "timeout", 10*time.Minute, "with --target: time limit per request")
+	fs.DurationVar(&f.stepDelay, "step-delay", 20*time.Millisecond, "with --target: how long a scenario's \"steps\" event pauses per step")
+	fs.IntVar(&f.threads, "t", 0, "threads for teacher forcing and --self (0: one per core)")
+	fs.IntVar(&f.blockSize, "block-size", 0, "with --self: block size to replay with (0: the golden's)")
+	fs.IntVar(&f.blocks, "cache-blocks", 0, "with --self: pool size to replay with (0: the golden's)")
+	fs.IntVar(&f.chunk, "chunk-size", -1, "with --self: prefill chunk size to replay with (-1: the golden's, 0: none)")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: kvref verify --golden DIR (--candidate DUMP.jsonl | --target http://HOST:PORT/v1 | --self) [-m MODEL] [flags]")
+		fmt.Fprintln(stderr, "Exit status 0 only when every scenario passes.")
+		fs.PrintDefaults()
+	}
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	sources := 0
+	for _, on := range []bool{f.candidate != "", f.target != "", f.self} {
+		if on {
+			sources++
+		}
+	}
+	if f.goldenDir == "" || sources != 1 {
+		return fmt.Errorf("give --golden DIR and exactly one of --candidate FILE, --target URL, --self; see kvref verify -h")
+	}
+	man, goldens, err := golden.ReadDir(f.goldenDir)
+	if err != nil {
+		return err
+	}
+	if goldens, err = filterGoldens(goldens, f.run, f.cacheDtype); err != nil {
+		return err
+	}
+	var m *model.Model
+	var opt golden.VerifyOptions
+	opt.Overrides, opt.TopK, opt.AllowVacuous = f.over, f.topK, f.allowVacuous
+	if f.model != "" || f.self {
+		if f.model == "" && man.Model.Source != "" && !strings.HasPrefix(man.Model.Source, "builtin:") {
+			return fmt.Errorf("--self needs -m MODEL (the goldens were recorded with %s)", man.Model.Path)
+		}
+		if m, err = loadModel(f.model, stderr); err != nil {
+			return err
+		}
+		defer m.Close()
+		info, err := modelInfo(f.model, m, 0)
+		if err != nil {
+			return err
+		}
+		if man.Model.SHA256 != "" && info.SHA256 != man.Model.SHA256 {
+			return fmt.Errorf("the goldens in %s were recorded with the model of SHA-256 %s (%s); -m %s has SHA-256 %s",
+				f.goldenDir, man.Model.SHA256, man.Model.Path, f.model, info.SHA256)
+		}
+		runner := model.NewRunner(m, f.threads)
+		defer runner.Close()
+		opt.Oracle, opt.Tokenizer = golden.ModelOracle{Runner: runner}, m.Tokenizer
+	}
+
+	var cand *golden.Candidate
+	var source string
+	switch {
+	case f.candidate != "":
+		source = f.candidate
+		if cand, err = golden.ReadDumpFile(f.candidate); err != nil {
+			return err
+		}
+		if f.control {
+			cand.Control = true
+		}
+	case f.target != "":
+		source = f.target
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+		defer stop()
+		t := &golden.Target{BaseURL: f.target, Model: f.modelName, TopK: f.topK, Control: f.control, FlushURL: f.flushURL,
+			StepDelay: f.stepDelay, Timeout: f.timeout, Log: stderr}
+		if cand, err = t.Run(ctx, goldens); err != nil {
+			return err
+		}
+	default:
+		source = "kvref --self"
+		if cand, err = replaySelf(m, goldens, f); err != nil {
+			return err
+		}
+	}
+	if f.save != "" {
+		if err := golden.WriteDumpFile(f.save, cand); err != nil {
+			return err
+		}
+	}
+	rep, err := golden.Verify(goldens, cand, opt)
+	if err != nil {
+		return err
+	}
+	rep.Golden, rep.Candidate = f.goldenDir, source
+	if f.asJSON {
+		err = rep.WriteJSON(stdout)
+	} else {
+		err = rep.WriteTable(stdout)
+	}
+	if err != nil {
+		return err
+	}
+	if f.junit != "" {
+		file, err := os.Create(f.junit)
+		if err != nil {
+			return err
+		}
+		if err := rep.WriteJUnit(file); err != nil {
+			file.Close()
+			return err
+		}
+		if err := file.Close(); err != nil {
+			return err
+		}
+	}
+	if !rep.Passed {
+		c := rep.Counts()
+		return fmt.Errorf("%d of %d scenarios did not pass (%d failed, %d vacuous, %d missing)",
+			len(rep.Scenarios)-c[golden.StatusPass], len(rep.Scenarios), c[golden.StatusFail], c[golden.StatusVacuous], c[golden.StatusMissing])
+	}
+	return nil
+}
+
+// filterGoldens keeps the goldens whose name matches run and whose cache type is dtype.
+func filterGoldens(goldens []*golden.Golden, run, dtype string) ([]*golden.Golden, error) {
+	if run != "" {
+		re, err := regexp.Compile(run)
+		if err != nil {
+			return nil, fmt.Errorf("--run: %w", err)
+		}
+		goldens = slices.DeleteFunc(goldens, func(g *golden.Golden) bool { return !re.MatchString(g.Scenario.Name) })
+	}
+	if dtype != "" {
+		t, err := quant.ParseCacheType(dtype)
+		if err != nil {
+			return nil, fmt.Errorf("--cache-dtype: %w", err)
+		}
+		goldens = slices.DeleteFunc(goldens, func(g *golden.Golden) bool { return g.Scenario.Cache.TypeName() != t.String() })
+	}
+	if len(goldens) == 0 {
+		return nil, fmt.Errorf("no golden matches --run %q --cache-dtype %q", run, dtype)
+	}
+	return goldens, nil
+}
+
+// replaySelf runs every golden's scenario through kvref again, with the cache overrides.
+func replaySelf(m *model.Model, goldens []*golden.Golden, f verifyFlags) (*golden.Candidate, error) {
+	c := golden.NewCandidate(fmt.Sprintf("%s replay (block size %s, blocks %s, chunk %s)", golden.Version(),
+		orGolden(f.blockSize, 0), orGolden(f.blocks, 0), orGolden(f.chunk, -1)))
+	for _, g := range goldens {
+		cache := g.Scenario.Cache
+		if f.blockSize > 0 {
+			cache.BlockSize = f.blockSize
+		}
+		if f.blocks > 0 {
+			cache.Blocks = f.blocks
+		}
+		if f.chunk >= 0 {
+			cache.ChunkSize = f.chunk
+		}
+		cs, err := golden.Replay(m, g, golden.ReplayOptions{Cache: &cache, Threads: f.threads, TopK: f.topK})
+		if err != nil {
+			return nil, err
+		}
+		c.Scenarios[g.Scenario.Name] = cs
+	}
+	return c, nil
+}
+
+func orGolden(v, unset int) string {
+	if v == unset {
+		return "as golden"
+	}
+	return fmt.Sprint(v)
+}

@@ -1,0 +1,299 @@
+package golden
+
+import (
+	"encoding/json"
+	"encoding/xml"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+)
+
+// Status is a scenario's verdict.
+type Status string
+
+// The verdicts. Only StatusPass is a pass.
+const (
+	StatusPass    Status = "pass"
+	StatusFail    Status = "fail"
+	StatusVacuous Status = "vacuous" // correct output, but the cache path it is about was not exercised
+	StatusMissing Status = "missing" // the candidate has no result for the scenario
+)
+
+// The kinds of failure.
+const (
+	KindToken      = "token"       // a chosen token differs from the reference argmax beyond the margin tolerance
+	KindLogprob    = "logprob"     // a log-probability differs beyond the tolerance
+	KindInvalid    = "invalid"     // NaN, infinite or positive log-probability
+	KindVocab      = "vocab"       // a token id outside the vocabulary
+	KindRepeat     = "repeat"      // a degenerate run of identical tokens
+	KindDropped    = "dropped"     // a token or step is missing
+	KindDuplicated = "duplicated"  // a token or step appears twice
+	KindLength     = "length"      // more or fewer tokens than the request must produce
+	KindSample     = "sample"      // a sampled token the reference finds implausible
+	KindChoices    = "choices"     // the wrong number of continuations
+	KindCrossWired = "cross-wired" // a request returned another request's output
+	KindPrompt     = "prompt"      // the candidate received a different prompt
+	KindControl    = "control"     // a control run reported cache hits
+	KindMissing    = "missing"     // a scenario or request without result
+	KindError      = "error"       // the candidate failed the request
+)
+
+// Report is the outcome of verifying a candidate against goldens.
+type Report struct {
+	Golden         string            `json:"golden"`    // the golden directory
+	Candidate      string            `json:"candidate"` // the dump file or target URL
+	Engine         string            `json:"engine,omitempty"`
+	TeacherForcing bool              `json:"teacher_forcing"`
+	Control        bool              `json:"control"`
+	Passed         bool              `json:"passed"`
+	Scenarios      []*ScenarioReport `json:"scenarios"`
+}
+
+// ScenarioReport is the outcome of one scenario.
+type ScenarioReport struct {
+	Name            string      `json:"name"`
+	Class           string      `json:"class"`
+	CacheType       string      `json:"cache_type"`
+	Status          Status      `json:"status"`
+	Requests        int         `json:"requests"`
+	StepsCompared   int         `json:"steps_compared"`
+	StepsUncompared int         `json:"steps_uncompared"`
+	WorstError      float64     `json:"worst_logprob_error"`
+	WorstAt         string      `json:"worst_at,omitempty"`
+	BenignFlips     int         `json:"benign_flips"`  // chosen tokens that differ from the reference argmax within the margin tolerance
+	ExpectedHits    int         `json:"expected_hits"` // requests that expect a prefix-cache hit
+	ObservedHits    int         `json:"observed_hits"` // ... for which the candidate reported cached prompt tokens
+	HitsReported    bool        `json:"hits_reported"` // the candidate reports cached prompt tokens at all
+	FirstDivergence *Divergence `json:"first_divergence,omitempty"`
+	Failures        []Failure   `json:"failures,omitempty"`
+	Vacuous         []string    `json:"vacuous,omitempty"`
+	Notes           []string    `json:"notes,omitempty"`
+	Tolerance       Tolerance   `json:"tolerance"`
+}
+
+// Failure is one violated rule.
+type Failure struct {
+	Request string `json:"request,omitempty"`
+	Choice  int    `json:"choice"`
+	Step    int    `json:"step"` // -1: not about one step
+	Kind    string `json:"kind"`
+	Message string `json:"message"`
+}
+
+// Divergence is the first step where a candidate's token differs from the golden's, with
+// the tokens before it.
+type Divergence struct {
+	Request             string   `json:"request"`
+	Choice              int      `json:"choice"`
+	Step                int      `json:"step"`
+	Position            int      `json:"position"`
+	Context             []int    `json:"context"` // up to 8 tokens before the step
+	ContextText         string   `json:"context_text,omitempty"`
+	GoldenID            int      `json:"golden_id"` // -1: past the golden's end
+	GoldenPiece         string   `json:"golden_piece,omitempty"`
+	GoldenMargin        float64  `json:"golden_margin"`
+	CandidateID         int      `json:"candidate_id"` // -1: the candidate stopped
+	CandidatePiece      string   `json:"candidate_piece,omitempty"`
+	CandidateRefLogprob *float64 `json:"candidate_reference_logprob,omitempty"`
+}
+
+// String describes the divergence in one line: where, the two tokens, the golden's margin
+// and the text (or ids) before it.
+func (d *Divergence) String() string {
+	s := fmt.Sprintf("%s#%d step %d (pos %d): golden %d", d.Request, d.Choice, d.Step, d.Position, d.GoldenID)
+	if d.GoldenPiece != "" {
+		s += fmt.Sprintf(" %q", d.GoldenPiece)
+	}
+	s += fmt.Sprintf(", candidate %d", d.CandidateID)
+	if d.CandidatePiece != "" {
+		s += fmt.Sprintf(" %q", d.CandidatePiece)
+	}
+	s += fmt.Sprintf(", margin %.3g", d.GoldenMargin)
+	if d.ContextText != "" {
+		s += fmt.Sprintf(", after %q", d.ContextText)
+	} else {
+		s += fmt.Sprintf(", after %v", d.Context)
+	}
+	return s
+}
+
+// Counts returns how many scenarios have each status.
+func (r *Report) Counts() map[Status]int {
+	c := map[Status]int{}
+	for _, s := range r.Scenarios {
+		c[s.Status]++
+	}
+	return c
+}
+
+// maxListed is how many failures per scenario the table lists.
+const maxListed = 5
+
+// WriteTable writes the human-readable report: one row per scenario, then the failures
+// and notes of every scenario that did not pass. HITS is observed/expected cache hits
+// ("n/r" when the candidate does not report cached tokens, "-" when none are expected).
+func (r *Report) WriteTable(w io.Writer) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "SCENARIO\tSTATUS\tREQS\tSTEPS\tHITS\tWORST ERR\tFLIPS\tFIRST DIVERGENCE")
+	for _, s := range r.Scenarios {
+		div := "-"
+		if s.FirstDivergence != nil {
+			div = s.FirstDivergence.String()
+		}
+		steps := fmt.Sprint(s.StepsCompared)
+		if s.StepsUncompared > 0 {
+			steps += fmt.Sprintf(" (+%d)", s.StepsUncompared)
+		}
+		hits := "-"
+		switch {
+		case s.ExpectedHits > 0 && s.HitsReported:
+			hits = fmt.Sprintf("%d/%d", s.ObservedHits, s.ExpectedHits)
+		case s.ExpectedHits > 0:
+			hits = "n/r"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%.2g\t%d\t%s\n", s.Name, s.Status, s.Requests, steps, hits, s.WorstError, s.BenignFlips, div)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, s := range r.Scenarios {
+		if s.Status == StatusPass && len(s.Notes) == 0 {
+			continue
+		}
+		fmt.Fprintf(w, "\n%s: %s\n", s.Name, s.Status)
+		for i, f := range s.Failures {
+			if i == maxListed {
+				fmt.Fprintf(w, "  ... and %d more failures (--json lists them all)\n", len(s.Failures)-maxListed)
+				break
+			}
+			fmt.Fprintf(w, "  FAIL [%s] %s\n", f.Kind, f.Message)
+		}
+		for _, v := range s.Vacuous {
+			fmt.Fprintf(w, "  VACUOUS %s\n", v)
+		}
+		for _, n := range s.Notes {
+			fmt.Fprintf(w, "  note: %s\n", n)
+		}
+	}
+	c := r.Counts()
+	mode := "free-running (no -m: steps after a divergence are not compared)"
+	if r.TeacherForcing {
+		mode = "teacher-forced"
+	}
+	if r.Control {
+		mode += ", control run (candidate cache disabled)"
+	}
+	verdict := "PASS"
+	if !r.Passed {
+		verdict = "FAIL"
+	}
+	expected, observed := 0, 0
+	for _, s := range r.Scenarios {
+		expected += s.ExpectedHits
+		observed += s.ObservedHits
+	}
+	_, err := fmt.Fprintf(w, "\n%s: %d scenarios, %d passed, %d failed, %d vacuous, %d missing; expected cache hits observed: %d of %d; %s\n",
+		verdict, len(r.Scenarios), c[StatusPass], c[StatusFail], c[StatusVacuous], c[StatusMissing], observed, expected, mode)
+	return err
+}
+
+// WriteJSON writes the report as indented JSON.
+func (r *Report) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(r)
+}
+
+// JUnit XML, as read by Jenkins, GitLab, GitHub Actions reporters and most CI systems.
+type junitSuites struct {
+	XMLName  xml.Name     `xml:"testsuites"`
+	Name     string       `xml:"name,attr"`
+	Tests    int          `xml:"tests,attr"`
+	Failures int          `xml:"failures,attr"`
+	Skipped  int          `xml:"skipped,attr"`
+	Suites   []junitSuite `xml:"testsuite"`
+}
+
+type junitSuite struct {
+	Name       string          `xml:"name,attr"`
+	Tests      int             `xml:"tests,attr"`
+	Failures   int             `xml:"failures,attr"`
+	Skipped    int             `xml:"skipped,attr"`
+	Properties []junitProperty `xml:"properties>property,omitempty"`
+	Cases      []junitCase     `xml:"testcase"`
+}
+
+type junitProperty struct {
+	Name  string `xml:"name,attr"`
+	Value string `xml:"value,attr"`
+}
+
+type junitCase struct {
+	Name      string        `xml:"name,attr"`
+	Classname string        `xml:"classname,attr"`
+	Failure   *junitFailure `xml:"failure,omitempty"`
+	SystemOut string        `xml:"system-out,omitempty"`
+}
+
+type junitFailure struct {
+	Message string `xml:"message,attr"`
+	Type    string `xml:"type,attr"`
+	Text    string `xml:",chardata"`
+}
+
+// WriteJUnit writes the report as JUnit XML: one test case per scenario (classname
+// kvref.golden.CLASS), a failure for failed, vacuous and missing scenarios.
+func (r *Report) WriteJUnit(w io.Writer) error {
+	suite := junitSuite{Name: "kvref-golden", Properties: []junitProperty{
+		{"golden", r.Golden}, {"candidate", r.Candidate}, {"engine", r.Engine},
+		{"teacher_forcing", fmt.Sprint(r.TeacherForcing)}, {"control", fmt.Sprint(r.Control)},
+	}}
+	for _, s := range r.Scenarios {
+		c := junitCase{Name: s.Name, Classname: "kvref.golden." + s.Class}
+		var details strings.Builder
+		for _, f := range s.Failures {
+			fmt.Fprintf(&details, "[%s] %s\n", f.Kind, f.Message)
+		}
+		for _, v := range s.Vacuous {
+			fmt.Fprintf(&details, "[vacuous] %s\n", v)
+		}
+		var out strings.Builder
+		fmt.Fprintf(&out, "requests %d, steps compared %d (not compared %d), worst log-probability error %.3g, benign flips %d, expected cache hits observed %d of %d (reported: %v)\n",
+			s.Requests, s.StepsCompared, s.StepsUncompared, s.WorstError, s.BenignFlips, s.ObservedHits, s.ExpectedHits, s.HitsReported)
+		if s.FirstDivergence != nil {
+			fmt.Fprintf(&out, "first divergence: %s\n", s.FirstDivergence)
+		}
+		for _, n := range s.Notes {
+			fmt.Fprintf(&out, "note: %s\n", n)
+		}
+		fmt.Fprintf(&out, "tolerance: %s\n", s.Tolerance.Policy)
+		c.SystemOut = out.String()
+		switch s.Status {
+		case StatusFail, StatusMissing:
+			msg := fmt.Sprintf("%d failures", len(s.Failures))
+			if len(s.Failures) > 0 {
+				msg = s.Failures[0].Message
+			}
+			c.Failure = &junitFailure{Message: msg, Type: string(s.Status), Text: details.String()}
+			suite.Failures++
+		case StatusVacuous:
+			c.Failure = &junitFailure{Message: s.Vacuous[0], Type: string(s.Status), Text: details.String()}
+			suite.Failures++
+		}
+		suite.Cases = append(suite.Cases, c)
+	}
+	suite.Tests = len(suite.Cases)
+	doc := junitSuites{Name: "kvref verify", Tests: suite.Tests, Failures: suite.Failures, Skipped: suite.Skipped, Suites: []junitSuite{suite}}
+	if _, err := io.WriteString(w, xml.Header); err != nil {
+		return err
+	}
+	enc := xml.NewEncoder(w)
+	enc.Indent("", "  ")
+	if err := enc.Encode(doc); err != nil {
+		return err
+	}
+	_, err := io.WriteString(w, "\n")
+	return err
+}
