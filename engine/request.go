@@ -16,6 +16,7 @@ type Request struct {
 	Check       bool     // compare every step's logits bit for bit with the cache-free reference
 	StopTokens  []int    // further token ids that end generation (included in the output)
 	StopStrings []string // generation ends when the output text contains one of these
+	CacheSalt   string   // requests share cached blocks only with requests of the same salt (vLLM's cache_salt)
 }
 
 // State is where a sequence is in its life.

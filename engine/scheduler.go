@@ -320,11 +320,11 @@ func (s *Scheduler) schedule() []scheduled {
 	}
 	for len(s.waiting) > 0 && budget > 0 && len(s.running) < s.cfg.MaxSequences {
 		q := s.waiting[0]
-		need := cfg.BlocksFor(len(q.tokens)) - pool.CachedPrefix(q.tokens)/cfg.BlockSize
+		need := cfg.BlocksFor(len(q.tokens)) - pool.CachedPrefix(q.tokens, q.r.req.CacheSalt)/cfg.BlockSize
 		if pool.Available()-promised < need+watermark {
 			break
 		}
-		kv := pool.AddSequence(q.tokens)
+		kv := pool.AddSequenceSalted(q.tokens, q.r.req.CacheSalt)
 		n := min(kv.Len()-kv.Computed(), s.cfg.ChunkSize, budget)
 		if err := pool.Reserve(kv, n); err != nil {
 			pool.Free(kv) // the prefix hit took cached blocks out of the evictable set

@@ -30,7 +30,7 @@ func (p *Pool) Check() error {
 		if len(s.hashes) != s.computed/bs {
 			bad("sequence %d has %d block hashes for %d full blocks", s.id, len(s.hashes), s.computed/bs)
 		}
-		parent := p.root
+		parent := s.root
 		for i, id := range s.table {
 			if id < 0 || id >= len(p.blocks) {
 				bad("sequence %d block %d: id %d out of range", s.id, i, id)

@@ -212,3 +212,18 @@ func TestFlushDropsCachedBlocksOnly(t *testing.T) {
 	require.Zero(t, p.AddSequence(seqTokens(5, 0)).Computed(), "flushed blocks no longer hit")
 	require.Equal(t, 4, p.AddSequence(seqTokens(5, 100)).Computed(), "blocks in use still hit")
 }
+
+func TestCacheSaltSeparatesSequences(t *testing.T) {
+	p := newTestPool(t, 2, 16)
+	a := p.AddSequenceSalted(seqTokens(7, 0), "tenant-a")
+	compute(t, p, a)
+	require.Zero(t, p.AddSequenceSalted(seqTokens(7, 0), "tenant-b").Computed(), "another salt shares nothing")
+	require.Zero(t, p.AddSequence(seqTokens(7, 0)).Computed(), "no salt shares nothing with a salt")
+	require.Equal(t, 6, p.CachedPrefix(seqTokens(7, 0), "tenant-a"))
+	b := p.AddSequenceSalted(seqTokens(7, 0), "tenant-a")
+	require.Equal(t, 6, b.Computed())
+	f := p.Fork(b)
+	f.Append(99)
+	compute(t, p, f)
+	require.NoError(t, p.Check())
+}

@@ -14,6 +14,7 @@ type Sequence struct {
 	table    []int
 	computed int
 	hashes   []Hash // hashes of the sequence's full blocks so far, in order
+	root     Hash   // parent hash of the first block: the pool's root, salted per sequence
 	pool     *Pool
 }
 
@@ -45,9 +46,9 @@ func (s *Sequence) Slot(pos int) (blockID, slot int) {
 // confirmed by the stored token ids. At least the last token is always left out, so that a
 // new sequence has a token to compute and logits to sample from: with B slots per block, at
 // most floor((len-1)/B) blocks match.
-func (p *Pool) matchPrefix(tokens []int) (ids []int, hashes []Hash) {
+func (p *Pool) matchPrefix(root Hash, tokens []int) (ids []int, hashes []Hash) {
 	bs := p.cfg.BlockSize
-	parent := p.root
+	parent := root
 	for n := 0; n+bs <= len(tokens)-1; n += bs {
 		chunk := tokens[n : n+bs]
 		h := chainHash(parent, chunk)
@@ -62,11 +63,33 @@ func (p *Pool) matchPrefix(tokens []int) (ids []int, hashes []Hash) {
 	return ids, hashes
 }
 
-// CachedPrefix reports how many leading tokens a sequence of these tokens would reuse from
-// the cache right now (a multiple of the block size, always less than len(tokens)).
-func (p *Pool) CachedPrefix(tokens []int) int {
-	ids, _ := p.matchPrefix(tokens)
+// CachedPrefix reports how many leading tokens a sequence of these tokens (and this cache
+// salt) would reuse from the cache right now (a multiple of the block size, always less than
+// len(tokens)).
+func (p *Pool) CachedPrefix(tokens []int, salt string) int {
+	ids, _ := p.matchPrefix(p.saltedRoot(salt), tokens)
 	return len(ids) * p.cfg.BlockSize
+}
+
+// saltedRoot is the chain's root for a cache salt: the pool's root when salt is empty, else
+// a hash of both. Sequences with different salts never share a block (vLLM's cache_salt:
+// tenants that must not observe each other's prefixes, or a cache-disabled control run).
+func (p *Pool) saltedRoot(salt string) Hash {
+	if salt == "" {
+		return p.root
+	}
+	return chainHash(p.root, saltTokens(salt))
+}
+
+// saltTokens spells a salt as pseudo-tokens for chainHash (negative, so no real token id
+// sequence can collide with it by construction of the chain).
+func saltTokens(salt string) []int {
+	out := make([]int, 0, len(salt)+1)
+	out = append(out, -1)
+	for _, b := range []byte(salt) {
+		out = append(out, -2-int(b))
+	}
+	return out
 }
 
 // Available is the number of blocks an allocation can obtain: free plus cached-evictable.
@@ -75,12 +98,16 @@ func (p *Pool) Available() int { return p.available() }
 // AddSequence starts a sequence with the given tokens, reusing every full block of its
 // prefix that the cache already holds (prefix caching; see matchPrefix for the rule that
 // keeps the last token to compute). Its Computed() is the number of reused tokens.
-func (p *Pool) AddSequence(tokens []int) *Sequence {
-	s := &Sequence{id: p.nextSeq, tokens: slices.Clone(tokens), pool: p}
+func (p *Pool) AddSequence(tokens []int) *Sequence { return p.AddSequenceSalted(tokens, "") }
+
+// AddSequenceSalted is AddSequence with a cache salt: the sequence shares blocks only with
+// sequences of the same salt.
+func (p *Pool) AddSequenceSalted(tokens []int, salt string) *Sequence {
+	s := &Sequence{id: p.nextSeq, tokens: slices.Clone(tokens), pool: p, root: p.saltedRoot(salt)}
 	p.nextSeq++
 	p.seqs[s.id] = s
 	p.stats.promptTokens += int64(len(tokens))
-	ids, hashes := p.matchPrefix(tokens)
+	ids, hashes := p.matchPrefix(s.root, tokens)
 	for _, id := range ids {
 		b := &p.blocks[id]
 		if b.inLRU {
@@ -160,7 +187,7 @@ func (p *Pool) Commit(s *Sequence, n int) error {
 	s.computed = end
 	for len(s.hashes) < s.computed/bs {
 		i := len(s.hashes)
-		parent := p.root
+		parent := s.root
 		if i > 0 {
 			parent = s.hashes[i-1]
 		}
@@ -199,6 +226,7 @@ func (p *Pool) Fork(s *Sequence) *Sequence {
 		table:    slices.Clone(s.table),
 		computed: s.computed,
 		hashes:   slices.Clone(s.hashes),
+		root:     s.root,
 		pool:     p,
 	}
 	p.nextSeq++

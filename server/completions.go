@@ -47,7 +47,7 @@ func (s *Server) handleCompletions(w http.ResponseWriter, r *http.Request) {
 		}
 		reqs[j] = engine.Request{
 			Prompt: prompt, MaxTokens: p.maxTokens, IgnoreEOS: p.ignoreEOS, Sampling: p.sampling, N: p.n,
-			Check: s.opts.Check, StopTokens: p.stopIDs, StopStrings: p.stops,
+			Check: s.opts.Check, StopTokens: p.stopIDs, StopStrings: p.stops, CacheSalt: p.cacheSalt,
 		}
 	}
 	mb := newMailbox()

@@ -500,3 +500,27 @@ func TestConcurrentMatchesSolo(t *testing.T) {
 	require.EqualValues(t, 2*requests, st.Finished)
 	require.Zero(t, st.Cache.BlocksUsed)
 }
+
+// TestCacheSaltAndReset: a different cache_salt shares nothing, the same salt shares, and
+// POST /reset_prefix_cache drops the cached blocks so that the next request misses.
+func TestCacheSaltAndReset(t *testing.T) {
+	ts := start(t, synth.Tiny, engine.Config{BlockSize: 16}, Options{})
+	prefix := strings.Repeat("abcdefghij", 4)
+	req := func(suffix, salt string) int {
+		body := map[string]any{"prompt": prefix + suffix, "max_tokens": 2, "temperature": 0}
+		if salt != "" {
+			body["cache_salt"] = salt
+		}
+		return ts.complete(t, body).Usage.PromptTokensDetails.CachedTokens
+	}
+	require.Zero(t, req("|a", "tenant-1"))
+	require.Zero(t, req("|b", "tenant-2"), "another salt must not see tenant-1's blocks")
+	require.Zero(t, req("|c", ""), "no salt must not see salted blocks")
+	require.Equal(t, 32, req("|d", "tenant-1"))
+	status, out := ts.post(t, "/reset_prefix_cache", nil)
+	require.Equal(t, http.StatusOK, status, string(out))
+	require.Contains(t, string(out), "dropped_blocks")
+	require.Zero(t, req("|e", "tenant-1"), "after a reset nothing is cached")
+	status, _ = ts.get(t, "/reset_prefix_cache")
+	require.Equal(t, http.StatusMethodNotAllowed, status)
+}

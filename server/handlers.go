@@ -144,3 +144,24 @@ func writeJSON(w http.ResponseWriter, status int, v any) int {
 func writeError(w http.ResponseWriter, e *APIError) int {
 	return writeJSON(w, e.Status, ErrorResponse{Error: *e})
 }
+
+// handleResetPrefixCache drops every cached block that no running request uses (vLLM's
+// POST /reset_prefix_cache), so that the next requests miss: what a conformance suite's
+// "flush" event needs.
+func (s *Server) handleResetPrefixCache(w http.ResponseWriter, r *http.Request) {
+	if !allow(w, r, http.MethodPost) {
+		return
+	}
+	dropped := 0
+	done := make(chan struct{})
+	select {
+	case s.ops <- func() { dropped = s.eng.Pool.Flush(); close(done) }:
+		<-done
+	case <-s.stopped:
+		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "stopped"})
+		return
+	case <-r.Context().Done():
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]int{"dropped_blocks": dropped})
+}

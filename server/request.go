@@ -34,8 +34,9 @@ type completionRequest struct {
 	StreamOptions *struct {
 		IncludeUsage bool `json:"include_usage"`
 	} `json:"stream_options"`
-	IgnoreEOS              bool `json:"ignore_eos"`
-	ReturnTokensAsTokenIDs bool `json:"return_tokens_as_token_ids"`
+	IgnoreEOS              bool   `json:"ignore_eos"`
+	ReturnTokensAsTokenIDs bool   `json:"return_tokens_as_token_ids"`
+	CacheSalt              string `json:"cache_salt"` // vLLM: share cached blocks only with requests of the same salt
 
 	// Not supported: refused unless absent or at their neutral value.
 	Suffix                 *string            `json:"suffix"`
@@ -61,7 +62,8 @@ type params struct {
 	stream       bool
 	includeUsage bool
 	ignoreEOS    bool
-	tokenIDs     bool // return_tokens_as_token_ids
+	tokenIDs     bool   // return_tokens_as_token_ids
+	cacheSalt    string // cache_salt
 }
 
 // parseCompletion decodes and validates a completion request body. Prompt lengths against
@@ -75,7 +77,7 @@ func (s *Server) parseCompletion(body []byte) (*params, *APIError) {
 		return nil, newError(404, invalidRequest, "model", "model_not_found",
 			"the model %q does not exist: this server serves %q (GET /v1/models)", req.Model, s.model)
 	}
-	p := &params{maxTokens: DefaultMaxTokens, n: 1, logprobs: -1, stream: req.Stream, ignoreEOS: req.IgnoreEOS, tokenIDs: req.ReturnTokensAsTokenIDs}
+	p := &params{maxTokens: DefaultMaxTokens, n: 1, logprobs: -1, stream: req.Stream, ignoreEOS: req.IgnoreEOS, tokenIDs: req.ReturnTokensAsTokenIDs, cacheSalt: req.CacheSalt}
 	if aerr := unsupported(&req); aerr != nil {
 		return nil, aerr
 	}

@@ -200,6 +200,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("/v1/models/{id...}", s.handleModel)
 	mux.HandleFunc("/v1/chat/completions", s.handleChat)
 	mux.HandleFunc("/health", s.handleHealth)
+	mux.HandleFunc("/reset_prefix_cache", s.handleResetPrefixCache)
 	mux.HandleFunc("/metrics", s.handleMetrics)
 	mux.HandleFunc("/", s.handleNotFound)
 	return mux
