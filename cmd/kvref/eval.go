@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/kvref/kvref/engine"
+	"github.com/kvref/kvref/golden"
 	"github.com/kvref/kvref/model"
 	"github.com/kvref/kvref/quant"
 )
@@ -169,9 +170,9 @@ func evaluate(m *model.Model, text string, types []quant.CacheType, window, thre
 				if pos+1 >= len(w) {
 					return
 				}
-				lp := logSoftmax(logits)
+				lp := golden.LogSoftmax(logits)
 				r.nll -= lp[w[pos+1]]
-				lq := logSoftmax(base[pos])
+				lq := golden.LogSoftmax(base[pos])
 				kl := 0.0
 				for j := range lq {
 					kl += math.Exp(lq[j]) * (lq[j] - lp[j])
@@ -212,22 +213,4 @@ func evaluate(m *model.Model, text string, types []quant.CacheType, window, thre
 	rep.Predicted = res[0].n
 	rep.Results = res
 	return rep, nil
-}
-
-// logSoftmax returns log-probabilities in float64.
-func logSoftmax(logits []float32) []float64 {
-	mx := math.Inf(-1)
-	for _, v := range logits {
-		mx = math.Max(mx, float64(v))
-	}
-	sum := 0.0
-	for _, v := range logits {
-		sum += math.Exp(float64(v) - mx)
-	}
-	lse := mx + math.Log(sum)
-	out := make([]float64, len(logits))
-	for i, v := range logits {
-		out[i] = float64(v) - lse
-	}
-	return out
 }

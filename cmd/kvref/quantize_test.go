@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/kvref/kvref/golden"
 	"github.com/kvref/kvref/internal/testutil"
 	"github.com/kvref/kvref/model"
 	"github.com/kvref/kvref/model/gguf"
@@ -87,7 +88,7 @@ func TestQuantizedWeightsAccuracyOnGolden(t *testing.T) {
 				if argmax(got[i]) == argmax(want[g.Name][i]) {
 					agree++
 				}
-				p, q := logSoftmax(want[g.Name][i]), logSoftmax(got[i])
+				p, q := golden.LogSoftmax(want[g.Name][i]), golden.LogSoftmax(got[i])
 				for j := range p {
 					kl += math.Exp(p[j]) * (p[j] - q[j])
 				}
