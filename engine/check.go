@@ -12,6 +12,7 @@ type CheckError struct {
 	MaxAbsDiff     float64 // largest absolute difference over the vocabulary
 }
 
+// Error says which step differs and by how much.
 func (e *CheckError) Error() string {
 	return fmt.Sprintf("check failed: sequence %d step %d (position %d): cached logits differ from the cache-free reference (first at token %d, max |Δ| = %g)",
 		e.Seq, e.Step, e.Pos, e.Index, e.MaxAbsDiff)

@@ -33,6 +33,7 @@ const (
 
 var stateNames = [...]string{"waiting", "running", "preempted", "finished"}
 
+// String names the state ("waiting", "running", ...).
 func (s State) String() string { return stateNames[s] }
 
 // Token is one generated token and the logits it was chosen from.

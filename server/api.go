@@ -180,6 +180,7 @@ type APIError struct {
 	Code    *string `json:"code"`  // a machine-readable code, if any
 }
 
+// Error returns the message.
 func (e *APIError) Error() string { return e.Message }
 
 // The error types.

@@ -86,6 +86,7 @@ type NoRoomError struct {
 	Memory, Weights int64
 }
 
+// Error says how much the weights need and how much memory there is.
 func (e *NoRoomError) Error() string {
 	return fmt.Sprintf("plan: the weights need %d bytes but the memory is %d bytes: nothing is left for the KV cache", e.Weights, e.Memory)
 }
