@@ -114,19 +114,25 @@ func (m *Matrix) Bytes() int64 {
 
 // MulBatch computes out[b·Rows + r] = W_r · x_b for the batch input rows x_b =
 // x[b·Cols:(b+1)·Cols]. Threads split the output rows; each weight row is read once for the
-// whole batch. Every output equals kernels.Dot(x_b, Row(r)) bit for bit — a quantized row
-// at batch 1 is dotted in its stored form (quant.WeightType.DotRow, the same bits) — so
-// results do not depend on the batch.
+// whole batch. Every output equals kernels.Dot(x_b, Row(r)) bit for bit — at batch 1 the
+// rows are dotted in their stored form, several at a time (kernels.DotF16Rows,
+// kernels.DotBF16Rows, quant.WeightType.DotRows: the same bits) — so results do not depend
+// on the batch.
 func (m *Matrix) MulBatch(threads *parallel.Pool, out, x []float32, batch int) {
 	threads.For(m.Rows, 16, func(start, end int) {
 		if m.Type == gguf.F32 {
 			kernels.MatMulRows(out, m.f32, x, m.Rows, m.Cols, batch, start, end)
 			return
 		}
-		if m.quantized && batch == 1 {
-			xs := x[:m.Cols]
-			for r := start; r < end; r++ {
-				out[r] = m.wt.DotRow(xs, m.raw[r*m.rowBytes:(r+1)*m.rowBytes])
+		if batch == 1 {
+			xs, o, w := x[:m.Cols], out[start:end], m.raw[start*m.rowBytes:end*m.rowBytes]
+			switch {
+			case m.quantized:
+				m.wt.DotRows(o, xs, w)
+			case m.Type == gguf.F16:
+				kernels.DotF16Rows(o, xs, w)
+			default:
+				kernels.DotBF16Rows(o, xs, w)
 			}
 			return
 		}

@@ -3,6 +3,8 @@ package quant
 import (
 	"fmt"
 	"strings"
+
+	"github.com/kvref/kvref/internal/kernels"
 )
 
 // WeightType is a ggml block format for weight matrices, as GGUF files store them. A row
@@ -83,8 +85,12 @@ const (
 	numWeightTypes
 )
 
-// weightFormat describes one weight type: its names, its sizes and its three kernels,
-// which work on whole blocks (the callers check the lengths).
+// weightFormat describes one weight type: its names, its sizes and its kernels, which work
+// on whole blocks (the callers check the lengths). dot is the fused row dot: for q8_0 and
+// q4_0 the SIMD kernels of internal/kernels (DotQ8_0, DotQ4_0, whose portable twins are
+// dotQ8_0Weights and dotQ4_0 here, which the tests hold them to), for the k-quants the Go
+// loops of this package. dotRows, when not nil, is the same dot for consecutive rows, run
+// several rows at a time.
 type weightFormat struct {
 	name       string
 	ggmlType   uint32
@@ -93,13 +99,14 @@ type weightFormat struct {
 	dequantize func(dst []float32, src []byte)
 	quantize   func(dst []byte, src []float32)
 	dot        func(x []float32, row []byte) float32
+	dotRows    func(out, x []float32, rows []byte)
 }
 
 var weightFormats = [numWeightTypes]weightFormat{
-	WeightQ8_0: {"q8_0", 8, q8WeightBlockLen, q8WeightBlockBytes, dequantizeQ8_0Weights, quantizeQ8_0Weights, dotQ8_0Weights},
-	WeightQ4_0: {"q4_0", 2, q4BlockLen, q4BlockBytes, dequantizeQ4_0, quantizeQ4_0, dotQ4_0},
-	WeightQ4_K: {"q4_k", 12, qkK, q4KBlockBytes, dequantizeQ4_K, quantizeQ4_K, dotQ4_K},
-	WeightQ6_K: {"q6_k", 14, qkK, q6KBlockBytes, dequantizeQ6_K, quantizeQ6_K, dotQ6_K},
+	WeightQ8_0: {"q8_0", 8, q8WeightBlockLen, q8WeightBlockBytes, dequantizeQ8_0Weights, quantizeQ8_0Weights, kernels.DotQ8_0, kernels.DotQ8_0Rows},
+	WeightQ4_0: {"q4_0", 2, q4BlockLen, q4BlockBytes, dequantizeQ4_0, quantizeQ4_0, kernels.DotQ4_0, kernels.DotQ4_0Rows},
+	WeightQ4_K: {"q4_k", 12, qkK, q4KBlockBytes, dequantizeQ4_K, quantizeQ4_K, dotQ4_K, nil},
+	WeightQ6_K: {"q6_k", 14, qkK, q6KBlockBytes, dequantizeQ6_K, quantizeQ6_K, dotQ6_K, nil},
 }
 
 // WeightTypes returns every weight type, in declaration order.
@@ -228,4 +235,28 @@ func (t WeightType) QuantizeRow(dst []byte, src []float32) {
 func (t WeightType) DotRow(x []float32, row []byte) float32 {
 	need := t.checkRow("DotRow", len(x), len(row))
 	return t.format().dot(x, row[:need])
+}
+
+// DotRows sets out[r] = DotRow(x, rows[r·rb:(r+1)·rb]) for every r < len(out), where
+// rb = RowBytes(len(x)): rows holds len(out) consecutive stored rows (at least
+// len(out)·rb bytes; only those are read). The results are DotRow's, bit for bit; q8_0
+// and q4_0 rows are dotted several at a time (kernels.DotQ8_0Rows, kernels.DotQ4_0Rows),
+// which is how a matrix–vector product reaches memory bandwidth. It panics on wrong
+// lengths or an invalid type.
+func (t WeightType) DotRows(out, x []float32, rows []byte) {
+	rb, err := t.RowBytes(len(x))
+	if err != nil {
+		panic(fmt.Sprintf("quant: DotRows: %v", err))
+	}
+	if rb > 0 && len(out) > len(rows)/rb {
+		panic(fmt.Sprintf("quant: DotRows: %d %s rows of %d values need %d bytes, got %d", len(out), t, len(x), len(out)*rb, len(rows)))
+	}
+	f := t.format()
+	if f.dotRows != nil {
+		f.dotRows(out, x, rows[:len(out)*rb])
+		return
+	}
+	for r := range out {
+		out[r] = f.dot(x, rows[r*rb:(r+1)*rb])
+	}
 }
