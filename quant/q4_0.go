@@ -81,7 +81,9 @@ func q4Value(nibble uint8, d float32) float32 {
 
 // dotQ4_0 is kernels.Dot(x, dequantized row). A block's 16 low nibbles are its values
 // 0..15 and its 16 high nibbles values 16..31, so the block is read twice, in element
-// order: the low nibbles fill the eight lanes twice, then the high nibbles do.
+// order: the low nibbles fill the eight lanes twice, then the high nibbles do. DotRow runs
+// kernels.DotQ4_0, the same computation in SIMD where the CPU has it; this loop is its
+// portable twin, which the tests hold it to.
 func dotQ4_0(x []float32, row []byte) float32 {
 	var l0, l1, l2, l3, l4, l5, l6, l7 float32
 	for blk := 0; blk*q4BlockLen < len(x); blk++ {

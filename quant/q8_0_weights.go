@@ -62,7 +62,8 @@ func dequantizeQ8_0Weights(dst []float32, src []byte) {
 }
 
 // dotQ8_0Weights is kernels.Dot(x, dequantized row): each block's 32 values fill the
-// eight lanes four times over.
+// eight lanes four times over. DotRow runs kernels.DotQ8_0, the same computation in SIMD
+// where the CPU has it; this loop is its portable twin, which the tests hold it to.
 func dotQ8_0Weights(x []float32, row []byte) float32 {
 	var l0, l1, l2, l3, l4, l5, l6, l7 float32
 	for blk := 0; blk*q8WeightBlockLen < len(x); blk++ {

@@ -1,0 +1,115 @@
+package kernels
+
+import "fmt"
+
+// Fused row dots: the dot product of a float32 vector with a weight row kept in its stored
+// form, decoded on the fly. Each one returns exactly Dot(x, v), bit for bit, where v is the
+// row decoded to float32 (IEEE half, bfloat16, or ggml's Q8_0 and Q4_0 blocks decoded with
+// the float32 operations of ggml's dequantize_row_*, as package quant's DequantizeRow does):
+// element i goes to lane i%8 as lane += float32(x[i]*v[i]), the tail is zero-padded, and the
+// lanes are combined by ReduceLanes. The decoding itself is exact (a half or a bfloat16 is
+// exactly a float32; a quantized value is one rounded float32 multiply, the same one
+// DequantizeRow performs), so fusing it changes nothing.
+//
+// Like Dot, each has a portable Go implementation (rowdot_generic.go) that defines the
+// result, and on amd64 CPUs with AVX2 and F16C an assembly implementation (rowdot_amd64.s)
+// of the same arithmetic: VCVTPH2PS for halves (an exact conversion, subnormals and NaN
+// payloads included), VPMOVZXWD and a 16-bit shift for bfloat16, VPMOVSXBD/VPMOVZXBD and
+// VCVTDQ2PS for the quantized values, then VMULPS and VADDPS, never fused. NaN results follow
+// Dot's rule: both paths return a NaN, the same one unless the inputs hold NaNs other than
+// the default NaN 0xffc00000.
+//
+// The *Rows forms compute one output per weight row; on the fast path they run four rows
+// at a time against the same x (four independent accumulators), which is what batch-1
+// matrix–vector products need to approach memory bandwidth.
+
+// Sizes of ggml's Q8_0 and Q4_0 blocks: 32 values, a little-endian fp16 scale d, then 32
+// int8 values (Q8_0, value q·d) or 16 bytes of nibbles (Q4_0, value (q−8)·d, element j in the
+// low nibble of byte j and element 16+j in its high nibble).
+const (
+	QBlockLen      = 32 // values per Q8_0 or Q4_0 block
+	Q8_0BlockBytes = 34 // bytes per Q8_0 block
+	Q4_0BlockBytes = 18 // bytes per Q4_0 block
+)
+
+// DotF16 returns Dot(x, v) for the row v of len(x) IEEE 754 binary16 values stored
+// little-endian in row[0:2·len(x)], bit for bit. Like Dot, it panics if cap(row) < 2·len(x).
+func DotF16(x []float32, row []byte) float32 {
+	return dotF16(x, row[:2*len(x)])
+}
+
+// DotBF16 returns Dot(x, v) for the row v of len(x) bfloat16 values stored little-endian in
+// row[0:2·len(x)], bit for bit. Like Dot, it panics if cap(row) < 2·len(x).
+func DotBF16(x []float32, row []byte) float32 {
+	return dotBF16(x, row[:2*len(x)])
+}
+
+// DotQ8_0 returns Dot(x, v) for the row v of len(x) values stored as ggml Q8_0 blocks in
+// row[0:len(x)/32·34], each value decoded as float32(q)·d with d the block's fp16 scale
+// (ggml's dequantize_row_q8_0), bit for bit. It panics if len(x) is not a multiple of 32 or
+// row is too short.
+func DotQ8_0(x []float32, row []byte) float32 {
+	return dotQ8_0(x, row[:qRowBytes("DotQ8_0", len(x), Q8_0BlockBytes)])
+}
+
+// DotQ4_0 returns Dot(x, v) for the row v of len(x) values stored as ggml Q4_0 blocks in
+// row[0:len(x)/32·18], each value decoded as float32(q−8)·d with d the block's fp16 scale
+// (ggml's dequantize_row_q4_0), bit for bit. It panics if len(x) is not a multiple of 32 or
+// row is too short.
+func DotQ4_0(x []float32, row []byte) float32 {
+	return dotQ4_0(x, row[:qRowBytes("DotQ4_0", len(x), Q4_0BlockBytes)])
+}
+
+// DotF16Rows sets out[r] = DotF16(x, w[r·2n:(r+1)·2n]) for every r < len(out), n = len(x):
+// w holds len(out) consecutive F16 rows. It panics if w is too short.
+func DotF16Rows(out, x []float32, w []byte) {
+	rb := 2 * len(x)
+	dotF16Rows(out, x, w[:rowsBytes("DotF16Rows", len(out), rb)], rb)
+}
+
+// DotBF16Rows sets out[r] = DotBF16(x, w[r·2n:(r+1)·2n]) for every r < len(out),
+// n = len(x): w holds len(out) consecutive bfloat16 rows. It panics if w is too short.
+func DotBF16Rows(out, x []float32, w []byte) {
+	rb := 2 * len(x)
+	dotBF16Rows(out, x, w[:rowsBytes("DotBF16Rows", len(out), rb)], rb)
+}
+
+// DotQ8_0Rows sets out[r] = DotQ8_0(x, w[r·rb:(r+1)·rb]) for every r < len(out), where
+// rb = len(x)/32·34 is the size of a Q8_0 row: w holds len(out) consecutive rows. It panics
+// if len(x) is not a multiple of 32 or w is too short.
+func DotQ8_0Rows(out, x []float32, w []byte) {
+	rb := qRowBytes("DotQ8_0Rows", len(x), Q8_0BlockBytes)
+	dotQ8_0Rows(out, x, w[:rowsBytes("DotQ8_0Rows", len(out), rb)], rb)
+}
+
+// DotQ4_0Rows sets out[r] = DotQ4_0(x, w[r·rb:(r+1)·rb]) for every r < len(out), where
+// rb = len(x)/32·18 is the size of a Q4_0 row: w holds len(out) consecutive rows. It panics
+// if len(x) is not a multiple of 32 or w is too short.
+func DotQ4_0Rows(out, x []float32, w []byte) {
+	rb := qRowBytes("DotQ4_0Rows", len(x), Q4_0BlockBytes)
+	dotQ4_0Rows(out, x, w[:rowsBytes("DotQ4_0Rows", len(out), rb)], rb)
+}
+
+// qRowBytes returns the bytes of a row of n values in blocks of blockBytes, panicking
+// unless n is a whole number of blocks.
+func qRowBytes(what string, n, blockBytes int) int {
+	if n%QBlockLen != 0 {
+		panic(fmt.Sprintf("kernels: %s: a row of %d values is not a whole number of %d-value blocks", what, n, QBlockLen))
+	}
+	return n / QBlockLen * blockBytes
+}
+
+// rowsBytes returns rows·rowBytes, panicking instead of overflowing.
+func rowsBytes(what string, rows, rowBytes int) int {
+	if rowBytes > 0 && rows > int(^uint(0)>>1)/rowBytes {
+		panic(fmt.Sprintf("kernels: %s: %d rows of %d bytes overflow", what, rows, rowBytes))
+	}
+	return rows * rowBytes
+}
+
+// rowsGeneric is the definition of the *Rows kernels: one row dot per output, in order.
+func rowsGeneric(out, x []float32, w []byte, rb int, dot func(x []float32, row []byte) float32) {
+	for r := range out {
+		out[r] = dot(x, w[r*rb:(r+1)*rb])
+	}
+}

@@ -1,0 +1,242 @@
+//go:build amd64 && !purego
+
+package kernels
+
+import (
+	"unsafe"
+
+	"golang.org/x/sys/cpu"
+)
+
+// useRowAVX2 selects the assembly row dots, which need AVX2 (VPMOVSXBD, VPMOVZXWD and the
+// other 256-bit integer instructions, VPBROADCASTW) and F16C (VCVTPH2PS). Nothing from FMA
+// is used. useRowAVX512 adds the AVX-512F four-row Q8_0 and Q4_0 kernels
+// (rowdot_avx512_amd64.s), which decode sixteen values per instruction.
+var (
+	useRowAVX2   = useAVX && cpu.X86.HasAVX2 && cpu.X86.HasF16C
+	useRowAVX512 = useRowAVX2 && cpu.X86.HasAVX512F
+)
+
+// RowDotImplementation names the code path of the row dots (DotF16, DotBF16, DotQ8_0,
+// DotQ4_0 and their *Rows forms): "avx512" for the AVX2+F16C assembly with the AVX-512F
+// four-row Q8_0 and Q4_0 kernels, "avx2" for the AVX2+F16C assembly alone, "generic" for
+// the portable Go (on CPUs without them, with -tags purego, or on other architectures).
+// All compute the same bits.
+func RowDotImplementation() string {
+	switch {
+	case useRowAVX512:
+		return "avx512"
+	case useRowAVX2:
+		return "avx2"
+	}
+	return "generic"
+}
+
+// The assembly kernels (rowdot_amd64.s). n counts values; the x pointers address float32
+// vectors, the w pointers stored rows.
+
+// dotF16AVX2Asm returns DotF16 of the n8 values at x and w (n8 a multiple of 8) plus the
+// zero-padded tail group xt, wt (eight floats, eight halves), added as a last group of
+// eight. Adding a tail of +0 products changes no lane (a lane is never -0), so the tail
+// may be all zero.
+//
+//go:noescape
+func dotF16AVX2Asm(x *float32, w *byte, n8 int, xt *[8]float32, wt *[8]uint16) float32
+
+// dotBF16AVX2Asm is dotF16AVX2Asm for bfloat16 values.
+//
+//go:noescape
+func dotBF16AVX2Asm(x *float32, w *byte, n8 int, xt *[8]float32, wt *[8]uint16) float32
+
+// dotF16x4AVX2 sets out[k] = DotF16(x, w_k) for the four rows w_k starting at w + k·2n,
+// n > 0 a multiple of 8, each in its own accumulator.
+//
+//go:noescape
+func dotF16x4AVX2(out *float32, w *byte, x *float32, n int)
+
+// dotBF16x4AVX2 is dotF16x4AVX2 for bfloat16 rows.
+//
+//go:noescape
+func dotBF16x4AVX2(out *float32, w *byte, x *float32, n int)
+
+// dotQ8_0AVX2Asm returns DotQ8_0 of the nb > 0 blocks at w and the 32·nb floats at x.
+//
+//go:noescape
+func dotQ8_0AVX2Asm(x *float32, w *byte, nb int) float32
+
+// dotQ8_0x4AVX2 sets out[k] = DotQ8_0(x, w_k) for the four rows w_k of nb > 0 blocks
+// starting at w + k·34·nb.
+//
+//go:noescape
+func dotQ8_0x4AVX2(out *float32, w *byte, x *float32, nb int)
+
+// dotQ4_0AVX2Asm returns DotQ4_0 of the nb > 0 blocks at w and the 32·nb floats at x.
+//
+//go:noescape
+func dotQ4_0AVX2Asm(x *float32, w *byte, nb int) float32
+
+// dotQ4_0x4AVX2 sets out[k] = DotQ4_0(x, w_k) for the four rows w_k of nb > 0 blocks
+// starting at w + k·18·nb.
+//
+//go:noescape
+func dotQ4_0x4AVX2(out *float32, w *byte, x *float32, nb int)
+
+// dotQ8_0x4AVX512 is dotQ8_0x4AVX2 with AVX-512F: sixteen values per instruction
+// (rowdot_avx512_amd64.s).
+//
+//go:noescape
+func dotQ8_0x4AVX512(out *float32, w *byte, x *float32, nb int)
+
+// dotQ4_0x4AVX512 is dotQ4_0x4AVX2 with AVX-512F: each block's sixteen possible values
+// are computed once and looked up with VPERMPS (rowdot_avx512_amd64.s).
+//
+//go:noescape
+func dotQ4_0x4AVX512(out *float32, w *byte, x *float32, nb int)
+
+// halfTail copies the last len(x)%8 values of x and of the 16-bit row into zeroed groups
+// of eight and returns the number of whole values before them.
+func halfTail(x []float32, row []byte, xt *[8]float32, wt *[8]uint16) int {
+	n := len(x)
+	n8 := n &^ 7
+	for j := 0; n8+j < n; j++ {
+		xt[j] = x[n8+j]
+		wt[j] = le16(row[2*(n8+j):])
+	}
+	return n8
+}
+
+// dotF16AVX2 is dotF16Generic computed by dotF16AVX2Asm; row holds exactly 2·len(x) bytes.
+func dotF16AVX2(x []float32, row []byte) float32 {
+	var xt [8]float32
+	var wt [8]uint16
+	n8 := halfTail(x, row, &xt, &wt)
+	return dotF16AVX2Asm(unsafe.SliceData(x), unsafe.SliceData(row), n8, &xt, &wt)
+}
+
+// dotBF16AVX2 is dotBF16Generic computed by dotBF16AVX2Asm; row holds exactly 2·len(x)
+// bytes.
+func dotBF16AVX2(x []float32, row []byte) float32 {
+	var xt [8]float32
+	var wt [8]uint16
+	n8 := halfTail(x, row, &xt, &wt)
+	return dotBF16AVX2Asm(unsafe.SliceData(x), unsafe.SliceData(row), n8, &xt, &wt)
+}
+
+// dotQ8_0AVX2 is dotQ8_0Generic computed by dotQ8_0AVX2Asm.
+func dotQ8_0AVX2(x []float32, row []byte) float32 {
+	if len(x) == 0 {
+		return 0
+	}
+	return dotQ8_0AVX2Asm(unsafe.SliceData(x), unsafe.SliceData(row), len(x)/QBlockLen)
+}
+
+// dotQ4_0AVX2 is dotQ4_0Generic computed by dotQ4_0AVX2Asm.
+func dotQ4_0AVX2(x []float32, row []byte) float32 {
+	if len(x) == 0 {
+		return 0
+	}
+	return dotQ4_0AVX2Asm(unsafe.SliceData(x), unsafe.SliceData(row), len(x)/QBlockLen)
+}
+
+func dotF16(x []float32, row []byte) float32 {
+	if useRowAVX2 {
+		return dotF16AVX2(x, row)
+	}
+	return dotF16Generic(x, row)
+}
+
+func dotBF16(x []float32, row []byte) float32 {
+	if useRowAVX2 {
+		return dotBF16AVX2(x, row)
+	}
+	return dotBF16Generic(x, row)
+}
+
+func dotQ8_0(x []float32, row []byte) float32 {
+	if useRowAVX2 {
+		return dotQ8_0AVX2(x, row)
+	}
+	return dotQ8_0Generic(x, row)
+}
+
+func dotQ4_0(x []float32, row []byte) float32 {
+	if useRowAVX2 {
+		return dotQ4_0AVX2(x, row)
+	}
+	return dotQ4_0Generic(x, row)
+}
+
+// rowsAVX2 runs a *Rows kernel on the fast path: blocks of four rows with x4 (when n4 > 0,
+// the length argument x4 takes), then the remaining rows one at a time with dot. When out
+// overlaps x or w, a four-row block could read an output it has already written (the
+// plain loop writes out[r] before it reads row r+1), so such calls go one row at a time,
+// which is the plain loop.
+func rowsAVX2(out, x []float32, w []byte, rb, n4 int, x4 func(out *float32, w *byte, x *float32, n int), dot func(x []float32, row []byte) float32) {
+	r := 0
+	if n4 > 0 && len(out) >= 4 && !overlapsRows(out, x, w) {
+		for ; r+4 <= len(out); r += 4 {
+			x4(&out[r], &w[r*rb], unsafe.SliceData(x), n4)
+		}
+	}
+	for ; r < len(out); r++ {
+		out[r] = dot(x, w[r*rb:(r+1)*rb])
+	}
+}
+
+// overlapsRows reports whether out shares memory with x or w.
+func overlapsRows(out, x []float32, w []byte) bool {
+	o0 := uintptr(unsafe.Pointer(unsafe.SliceData(out)))
+	o1 := o0 + uintptr(len(out))*4
+	x0 := uintptr(unsafe.Pointer(unsafe.SliceData(x)))
+	w0 := uintptr(unsafe.Pointer(unsafe.SliceData(w)))
+	return (len(x) > 0 && o0 < x0+uintptr(len(x))*4 && x0 < o1) ||
+		(len(w) > 0 && o0 < w0+uintptr(len(w)) && w0 < o1)
+}
+
+func dotF16Rows(out, x []float32, w []byte, rb int) {
+	if !useRowAVX2 {
+		rowsGeneric(out, x, w, rb, dotF16Generic)
+		return
+	}
+	n4 := 0
+	if len(x) > 0 && len(x)%8 == 0 {
+		n4 = len(x)
+	}
+	rowsAVX2(out, x, w, rb, n4, dotF16x4AVX2, dotF16AVX2)
+}
+
+func dotBF16Rows(out, x []float32, w []byte, rb int) {
+	if !useRowAVX2 {
+		rowsGeneric(out, x, w, rb, dotBF16Generic)
+		return
+	}
+	n4 := 0
+	if len(x) > 0 && len(x)%8 == 0 {
+		n4 = len(x)
+	}
+	rowsAVX2(out, x, w, rb, n4, dotBF16x4AVX2, dotBF16AVX2)
+}
+
+func dotQ8_0Rows(out, x []float32, w []byte, rb int) {
+	if !useRowAVX2 {
+		rowsGeneric(out, x, w, rb, dotQ8_0Generic)
+		return
+	}
+	x4 := dotQ8_0x4AVX2
+	if useRowAVX512 {
+		x4 = dotQ8_0x4AVX512
+	}
+	rowsAVX2(out, x, w, rb, len(x)/QBlockLen, x4, dotQ8_0AVX2)
+}
+
+func dotQ4_0Rows(out, x []float32, w []byte, rb int) {
+	if !useRowAVX2 {
+		rowsGeneric(out, x, w, rb, dotQ4_0Generic)
+		return
+	}
+	x4 := dotQ4_0x4AVX2
+	if useRowAVX512 {
+		x4 = dotQ4_0x4AVX512
+	}
+	rowsAVX2(out, x, w, rb, len(x)/QBlockLen, x4, dotQ4_0AVX2)
+}

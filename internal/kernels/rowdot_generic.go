@@ -1,0 +1,130 @@
+package kernels
+
+import "math"
+
+// f16ToF32 converts an IEEE 754 binary16 bit pattern to float32, exactly: every finite
+// half and ±Inf is a float32, and a NaN keeps its sign and payload with the quiet bit set
+// (what VCVTPH2PS does, and the same bits as package quant's F16ToF32).
+func f16ToF32(h uint16) float32 {
+	sign := uint32(h&0x8000) << 16
+	exp := uint32(h>>10) & 0x1f
+	mant := uint32(h & 0x3ff)
+	switch exp {
+	case 0x1f: // Inf or NaN
+		if mant == 0 {
+			return math.Float32frombits(sign | 0x7f800000)
+		}
+		return math.Float32frombits(sign | 0x7fc00000 | mant<<13)
+	case 0: // ±0 or subnormal: mant·2^-24, exact in float32
+		return math.Float32frombits(sign | math.Float32bits(float32(mant)*0x1p-24))
+	default: // normal: rebias the exponent from 15 to 127
+		return math.Float32frombits(sign | (exp+127-15)<<23 | mant<<13)
+	}
+}
+
+// bf16ToF32 converts a bfloat16 bit pattern to float32: it is the top half of the float32.
+func bf16ToF32(b uint16) float32 { return math.Float32frombits(uint32(b) << 16) }
+
+// le16 reads the little-endian uint16 at b[0:2].
+func le16(b []byte) uint16 { return uint16(b[0]) | uint16(b[1])<<8 }
+
+// lanes8 holds the eight lanes of a dot product.
+type lanes8 [8]float32
+
+// add8 adds float32(xs[j]*ws[j]) to lane j, the step of dotGeneric for one group of eight.
+func (l *lanes8) add8(xs []float32, ws *[8]float32) {
+	xs = xs[:8:8]
+	l[0] += float32(xs[0] * ws[0])
+	l[1] += float32(xs[1] * ws[1])
+	l[2] += float32(xs[2] * ws[2])
+	l[3] += float32(xs[3] * ws[3])
+	l[4] += float32(xs[4] * ws[4])
+	l[5] += float32(xs[5] * ws[5])
+	l[6] += float32(xs[6] * ws[6])
+	l[7] += float32(xs[7] * ws[7])
+}
+
+// sum combines the lanes with ReduceLanes.
+func (l *lanes8) sum() float32 {
+	return ReduceLanes(l[0], l[1], l[2], l[3], l[4], l[5], l[6], l[7])
+}
+
+// dotHalfGeneric is Dot(x, v) for the row of 16-bit values in row (2·len(x) bytes), each
+// decoded by conv: whole groups of eight, then the last len(x)%8 values and +0 padding,
+// as in dotGeneric (whose tail products are stored into a zeroed array, so lanes past
+// the end receive +0; here the padding is 0·0 = +0).
+func dotHalfGeneric(x []float32, row []byte, conv func(uint16) float32) float32 {
+	n := len(x)
+	row = row[:2*n]
+	var l lanes8
+	var w [8]float32
+	i := 0
+	for ; i+8 <= n; i += 8 {
+		r := row[2*i : 2*i+16 : 2*i+16]
+		for j := range w {
+			w[j] = conv(le16(r[2*j:]))
+		}
+		l.add8(x[i:], &w)
+	}
+	if i < n {
+		var xt [8]float32
+		w = [8]float32{}
+		for j := 0; i+j < n; j++ {
+			xt[j] = x[i+j]
+			w[j] = conv(le16(row[2*(i+j):]))
+		}
+		l.add8(xt[:], &w)
+	}
+	return l.sum()
+}
+
+// dotF16Generic is the portable definition of DotF16.
+func dotF16Generic(x []float32, row []byte) float32 { return dotHalfGeneric(x, row, f16ToF32) }
+
+// dotBF16Generic is the portable definition of DotBF16.
+func dotBF16Generic(x []float32, row []byte) float32 { return dotHalfGeneric(x, row, bf16ToF32) }
+
+// dotQ8_0Generic is the portable definition of DotQ8_0: in every block of 32, value j is
+// float32(float32(int8(q[j]))·d), the product ggml's dequantize_row_q8_0 computes; the
+// block fills the eight lanes four times over. len(x) is a multiple of 32 and row holds
+// exactly len(x)/32 blocks.
+func dotQ8_0Generic(x []float32, row []byte) float32 {
+	var l lanes8
+	var w [8]float32
+	for blk := 0; blk*QBlockLen < len(x); blk++ {
+		in := row[blk*Q8_0BlockBytes : (blk+1)*Q8_0BlockBytes]
+		d := f16ToF32(le16(in))
+		for g := 0; g < QBlockLen; g += 8 {
+			q := in[2+g : 2+g+8 : 2+g+8]
+			for j := range w {
+				w[j] = float32(float32(int8(q[j])) * d)
+			}
+			l.add8(x[blk*QBlockLen+g:], &w)
+		}
+	}
+	return l.sum()
+}
+
+// dotQ4_0Generic is the portable definition of DotQ4_0: value j of a block (0 ≤ j < 16) is
+// the low nibble of byte j, value 16+j its high nibble, each decoded as
+// float32(float32(q−8)·d), the operations of ggml's dequantize_row_q4_0; the values go to
+// the lanes in element order. len(x) is a multiple of 32 and row holds exactly len(x)/32
+// blocks.
+func dotQ4_0Generic(x []float32, row []byte) float32 {
+	var l lanes8
+	var w [8]float32
+	for blk := 0; blk*QBlockLen < len(x); blk++ {
+		in := row[blk*Q4_0BlockBytes : (blk+1)*Q4_0BlockBytes]
+		d := f16ToF32(le16(in))
+		for e := 0; e < QBlockLen; e += 8 {
+			g := e % 16               // first byte of this group of eight values
+			shift := uint(e / 16 * 4) // 0: low nibbles, 4: high nibbles
+			q := in[2+g : 2+g+8 : 2+g+8]
+			for j := range w {
+				w[j] = float32(float32(int(q[j]>>shift&0x0f)-8) * d)
+			}
+			l.add8(x[blk*QBlockLen+e:], &w)
+		}
+	}
+	return l.sum()
+}

@@ -1,0 +1,72 @@
+//go:build !purego
+
+package kernels
+
+import (
+	"math/rand/v2"
+	"syscall"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// guardedBytes returns n bytes that end exactly where an inaccessible page begins (atEnd)
+// or start exactly where one ends (!atEnd), so that a kernel reading one byte outside the
+// slice faults and kills the test.
+func guardedBytes(t *testing.T, n int, atEnd bool) []byte {
+	t.Helper()
+	page := syscall.Getpagesize()
+	require.LessOrEqual(t, n, page, "guardedBytes: %d bytes do not fit in a page", n)
+	mem, err := syscall.Mmap(-1, 0, 3*page, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = syscall.Munmap(mem) })
+	require.NoError(t, syscall.Mprotect(mem[:page], syscall.PROT_NONE))
+	require.NoError(t, syscall.Mprotect(mem[2*page:], syscall.PROT_NONE))
+	start := page
+	if atEnd {
+		start = 2*page - n
+	}
+	return mem[start : start+n : start+n]
+}
+
+// TestRowDotsStayInBounds: the assembly row dots read nothing outside the input vector
+// and the rows (the last block, the last group of halves), and the *Rows kernels write
+// nothing outside out, checked with guard pages on both sides.
+func TestRowDotsStayInBounds(t *testing.T) {
+	sets, reason := fastRowSets()
+	if len(sets) == 0 {
+		t.Skip(reason)
+	}
+	rng := rand.New(rand.NewPCG(21, 21))
+	for _, set := range sets {
+		for _, k := range rowKinds {
+			var ns []int
+			if k.blockLen == 1 {
+				for n := 1; n <= 41; n++ {
+					ns = append(ns, n)
+				}
+			} else {
+				ns = []int{32, 64, 96}
+			}
+			for _, n := range ns {
+				for _, atEnd := range []bool{true, false} {
+					x := guardedFloats(t, n, atEnd)
+					fill(rng, kindNormal, x)
+					rb := k.rowBytes(n)
+					row := guardedBytes(t, rb, !atEnd)
+					fillRow(rng, k, halfNormal, row, n)
+					require.Equal(t, k.generic(x, row), set.dot[k.name](x, row), "%s n=%d", k.name, n)
+
+					const rows = 5 // a four-row block and a single row
+					w := guardedBytes(t, rows*rb, atEnd)
+					fillRow(rng, k, halfNormal, w, rows*n)
+					out := guardedFloats(t, rows, !atEnd)
+					want := make([]float32, rows)
+					rowsGeneric(want, x, w, rb, k.generic)
+					set.rows[k.name](out, x, w)
+					require.Equal(t, want, []float32(out), "%s rows n=%d", k.name, n)
+				}
+			}
+		}
+	}
+}
