@@ -29,12 +29,18 @@ func (s Shape) Scale() float32 { return float32(1 / math.Sqrt(float64(s.HeadDim)
 // table, in one layer of pool. scores needs room for n values. probe, when not nil, is
 // called with each head's attention weights (after the softmax) — for tools that show them.
 func Paged(out, q []float32, pool *kvcache.Pool, layer int, table []int, n int, s Shape, scores []float32, probe func(head int, weights []float32)) {
+	PagedHeads(out, q, pool, layer, table, n, s, 0, s.Heads, scores, probe)
+}
+
+// PagedHeads is Paged for the query heads [h0, h1) only: it reads and writes only those
+// heads' parts of q and out, so disjoint head ranges of one row can run in parallel.
+func PagedHeads(out, q []float32, pool *kvcache.Pool, layer int, table []int, n int, s Shape, h0, h1 int, scores []float32, probe func(head int, weights []float32)) {
 	cfg := pool.Config()
 	bs := cfg.BlockSize
 	group := s.Heads / s.KVHeads
 	scale := s.Scale()
 	scores = scores[:n]
-	for h := 0; h < s.Heads; h++ {
+	for h := h0; h < h1; h++ {
 		kvh := h / group
 		qh := q[h*s.HeadDim : (h+1)*s.HeadDim]
 		for t := 0; t < n; t++ {
@@ -57,11 +63,16 @@ func Paged(out, q []float32, pool *kvcache.Pool, layer int, table []int, n int, 
 // Contiguous is the reference: the same attention over keys and values stored as plain
 // float32 rows, row t at [t·KVHeads·HeadDim, (t+1)·KVHeads·HeadDim).
 func Contiguous(out, q, keys, values []float32, n int, s Shape, scores []float32) {
+	ContiguousHeads(out, q, keys, values, n, s, 0, s.Heads, scores)
+}
+
+// ContiguousHeads is Contiguous for the query heads [h0, h1) only.
+func ContiguousHeads(out, q, keys, values []float32, n int, s Shape, h0, h1 int, scores []float32) {
 	group := s.Heads / s.KVHeads
 	scale := s.Scale()
 	rowLen := s.KVHeads * s.HeadDim
 	scores = scores[:n]
-	for h := 0; h < s.Heads; h++ {
+	for h := h0; h < h1; h++ {
 		kvh := h / group
 		qh := q[h*s.HeadDim : (h+1)*s.HeadDim]
 		for t := 0; t < n; t++ {

@@ -70,13 +70,13 @@ func (p *pagedStore) store(l, b int, k, v []float32) {
 	p.pool.WriteKV(l, blockID, slot, k, v)
 }
 
-func (p *pagedStore) attend(l, b int, out, q, scores []float32) {
+func (p *pagedStore) attend(l, b, h0, h1 int, out, q, scores []float32) {
 	row := p.rows[b]
 	var probe func(head int, weights []float32)
 	if p.probe != nil {
 		probe = func(head int, weights []float32) { p.probe(l, b, head, weights) }
 	}
-	attention.Paged(out, q, p.pool, l, row.Seq.Table(), row.Pos+1, p.shape, scores, probe)
+	attention.PagedHeads(out, q, p.pool, l, row.Seq.Table(), row.Pos+1, p.shape, h0, h1, scores, probe)
 }
 
 func (p *pagedStore) maxPositions() int {
@@ -92,5 +92,5 @@ func (p *pagedStore) maxPositions() int {
 type AttentionProbe func(layer, row, head int, weights []float32)
 
 // SetAttentionProbe installs (or, with nil, removes) a probe called from Forward. Forward
-// calls it from worker threads, one row per thread at a time.
+// calls it from worker threads, concurrently for different heads and rows.
 func (r *Runner) SetAttentionProbe(p AttentionProbe) { r.probe = p }

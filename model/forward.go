@@ -34,8 +34,9 @@ func (r *Runner) Close() { r.threads.Close() }
 type kvStore interface {
 	// store keeps the rotated key and the value of batch row b in layer l.
 	store(l, b int, k, v []float32)
-	// attend writes the attention output of batch row b in layer l for query q.
-	attend(l, b int, out, q, scores []float32)
+	// attend writes the attention output of query heads [h0, h1) of batch row b in layer l
+	// for query q (the row's whole query and output vectors).
+	attend(l, b, h0, h1 int, out, q, scores []float32)
 	// maxPositions bounds how many positions any row attends over (sizes the score buffer).
 	maxPositions() int
 }
@@ -107,10 +108,17 @@ func (r *Runner) forward(tokens, positions []int, want []bool, kv kvStore) ([][]
 		}
 
 		// 4. Each row attends over its own positions 0..pos (GQA: query heads share KV heads).
-		r.threads.For(n, 1, func(start, end int) {
+		//    The threads share out (row, head) pairs, last row first: later rows attend
+		//    over more positions, and handing out the longest work first balances the
+		//    threads in a prefill.
+		heads := c.Heads
+		r.threads.For(n*heads, 1, func(start, end int) {
 			scores := make([]float32, kv.maxPositions())
-			for b := start; b < end; b++ {
-				kv.attend(l, b, att[b*qDim:(b+1)*qDim], q[b*qDim:(b+1)*qDim], scores)
+			for i := n*heads - end; i < n*heads-start; {
+				b, h0 := i/heads, i%heads
+				h1 := min(heads, h0+(n*heads-start-i))
+				kv.attend(l, b, h0, h1, att[b*qDim:(b+1)*qDim], q[b*qDim:(b+1)*qDim], scores)
+				i += h1 - h0
 			}
 		})
 

@@ -61,8 +61,8 @@ func (s *contiguousStore) store(l, b int, k, v []float32) {
 	s.vType.RoundTrip(vd, s.shape.KVHeads, s.shape.HeadDim)
 }
 
-func (s *contiguousStore) attend(l, b int, out, q, scores []float32) {
-	attention.Contiguous(out, q, s.keys[l], s.values[l], b+1, s.shape, scores)
+func (s *contiguousStore) attend(l, b, h0, h1 int, out, q, scores []float32) {
+	attention.ContiguousHeads(out, q, s.keys[l], s.values[l], b+1, s.shape, h0, h1, scores)
 }
 
 func (s *contiguousStore) maxPositions() int { return s.n }

@@ -3,6 +3,7 @@ package quant
 import (
 	"encoding/binary"
 	"math"
+	"unsafe"
 
 	"github.com/kvref/kvref/internal/kernels"
 )
@@ -38,9 +39,27 @@ func f32At(b []byte, i int) float32 {
 	return math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
 }
 
-// dotF32 is kernels.Dot(q, decoded head) on the head's bytes b, in the same lane order.
+// asFloat32s returns b's first n float32 values as a []float32 sharing b's memory, when
+// the machine is little-endian (so the bytes are already the values) and b is 4-byte
+// aligned; ok is false otherwise and the caller decodes the bytes instead.
+func asFloat32s(b []byte, n int) (v []float32, ok bool) {
+	b = b[:4*n]
+	if !nativeLittleEndian || n == 0 || uintptr(unsafe.Pointer(unsafe.SliceData(b)))%4 != 0 {
+		return nil, false
+	}
+	return unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(b))), n), true
+}
+
+// nativeLittleEndian reports whether this machine stores a uint32 little-endian.
+var nativeLittleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
+
+// dotF32 is kernels.Dot(q, decoded head) on the head's bytes b, in the same lane order: on
+// a little-endian machine the bytes are the values, so it is kernels.Dot itself.
 func dotF32(q []float32, b []byte) float32 {
 	n := len(q)
+	if v, ok := asFloat32s(b, n); ok {
+		return kernels.Dot(q, v)
+	}
 	b = b[:4*n]
 	var l0, l1, l2, l3, l4, l5, l6, l7 float32
 	i := 0
@@ -67,6 +86,10 @@ func dotF32(q []float32, b []byte) float32 {
 // axpyF32 is kernels.Axpy(dst, a, decoded head) on the head's bytes b.
 func axpyF32(dst []float32, a float32, b []byte) {
 	n := len(dst)
+	if v, ok := asFloat32s(b, n); ok {
+		kernels.Axpy(dst, a, v)
+		return
+	}
 	b = b[:4*n]
 	i := 0
 	for ; i+8 <= n; i += 8 { // whole groups of 8: one bounds check per group

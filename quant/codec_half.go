@@ -37,30 +37,10 @@ func f16At(b []byte, i int) float32 {
 	return f16Table[binary.LittleEndian.Uint16(b[2*i:])]
 }
 
-// dotF16 is kernels.Dot(q, decoded head) on the head's bytes b, in the same lane order.
+// dotF16 is kernels.Dot(q, decoded head) on the head's bytes b, in the same lane order:
+// kernels.DotF16, the fused row dot that weights use too.
 func dotF16(q []float32, b []byte) float32 {
-	n := len(q)
-	b = b[:2*n]
-	var l0, l1, l2, l3, l4, l5, l6, l7 float32
-	i := 0
-	for ; i+8 <= n; i += 8 {
-		qs := q[i : i+8 : i+8]
-		bs := b[2*i : 2*i+16 : 2*i+16]
-		l0 += float32(qs[0] * f16At(bs, 0))
-		l1 += float32(qs[1] * f16At(bs, 1))
-		l2 += float32(qs[2] * f16At(bs, 2))
-		l3 += float32(qs[3] * f16At(bs, 3))
-		l4 += float32(qs[4] * f16At(bs, 4))
-		l5 += float32(qs[5] * f16At(bs, 5))
-		l6 += float32(qs[6] * f16At(bs, 6))
-		l7 += float32(qs[7] * f16At(bs, 7))
-	}
-	var tail [8]float32
-	for j := 0; i+j < n; j++ {
-		tail[j] = float32(q[i+j] * f16At(b, i+j))
-	}
-	return kernels.ReduceLanes(l0+tail[0], l1+tail[1], l2+tail[2], l3+tail[3],
-		l4+tail[4], l5+tail[5], l6+tail[6], l7+tail[7])
+	return kernels.DotF16(q, b)
 }
 
 // axpyF16 is kernels.Axpy(dst, a, decoded head) on the head's bytes b.
@@ -108,30 +88,10 @@ func bf16At(b []byte, i int) float32 {
 	return BF16ToF32(binary.LittleEndian.Uint16(b[2*i:]))
 }
 
-// dotBF16 is kernels.Dot(q, decoded head) on the head's bytes b, in the same lane order.
+// dotBF16 is kernels.Dot(q, decoded head) on the head's bytes b, in the same lane order:
+// kernels.DotBF16.
 func dotBF16(q []float32, b []byte) float32 {
-	n := len(q)
-	b = b[:2*n]
-	var l0, l1, l2, l3, l4, l5, l6, l7 float32
-	i := 0
-	for ; i+8 <= n; i += 8 {
-		qs := q[i : i+8 : i+8]
-		bs := b[2*i : 2*i+16 : 2*i+16]
-		l0 += float32(qs[0] * bf16At(bs, 0))
-		l1 += float32(qs[1] * bf16At(bs, 1))
-		l2 += float32(qs[2] * bf16At(bs, 2))
-		l3 += float32(qs[3] * bf16At(bs, 3))
-		l4 += float32(qs[4] * bf16At(bs, 4))
-		l5 += float32(qs[5] * bf16At(bs, 5))
-		l6 += float32(qs[6] * bf16At(bs, 6))
-		l7 += float32(qs[7] * bf16At(bs, 7))
-	}
-	var tail [8]float32
-	for j := 0; i+j < n; j++ {
-		tail[j] = float32(q[i+j] * bf16At(b, i+j))
-	}
-	return kernels.ReduceLanes(l0+tail[0], l1+tail[1], l2+tail[2], l3+tail[3],
-		l4+tail[4], l5+tail[5], l6+tail[6], l7+tail[7])
+	return kernels.DotBF16(q, b)
 }
 
 // axpyBF16 is kernels.Axpy(dst, a, decoded head) on the head's bytes b.

@@ -136,6 +136,10 @@ func TestFusedKernelsMatchDecodeBitwise(t *testing.T) {
 				t.Run(fmt.Sprintf("%v/%dx%d/%s", ct, s.kvHeads, s.headDim, ds.name), func(t *testing.T) {
 					n := s.kvHeads * s.headDim
 					row := encodeExact(t, ct, ds.gen(rng, n), s)
+					// The same bytes at an odd address: the f32 type reads aligned rows
+					// in place and must decode unaligned ones to the same values.
+					odd := make([]byte, len(row)+1)[1:]
+					copy(odd, row)
 					decoded := make([]float32, n)
 					ct.Decode(decoded, row, s.kvHeads, s.headDim)
 					for h := range s.kvHeads {
@@ -145,15 +149,21 @@ func TestFusedKernelsMatchDecodeBitwise(t *testing.T) {
 						got := ct.DotHead(q, row, h, s.kvHeads, s.headDim)
 						require.Truef(t, sameBits(want, got), "head %d: DotHead = %v (%#08x), Decode+kernels.Dot = %v (%#08x)",
 							h, got, math.Float32bits(got), want, math.Float32bits(want))
+						gotOdd := ct.DotHead(q, odd, h, s.kvHeads, s.headDim)
+						require.Truef(t, sameBits(want, gotOdd), "head %d, unaligned row: DotHead = %v, Decode+kernels.Dot = %v", h, gotOdd, want)
 
 						for _, a := range []float32{float32(rng.NormFloat64()), 0, -1, 1e-3} {
 							wantDst := normalRow(rng, s.headDim)
 							gotDst := slices.Clone(wantDst)
+							oddDst := slices.Clone(wantDst)
 							kernels.Axpy(wantDst, a, head)
 							ct.AxpyHead(gotDst, a, row, h, s.kvHeads, s.headDim)
+							ct.AxpyHead(oddDst, a, odd, h, s.kvHeads, s.headDim)
 							for i := range wantDst {
 								require.Truef(t, sameBits(wantDst[i], gotDst[i]), "head %d a=%v element %d: AxpyHead = %v, Decode+kernels.Axpy = %v",
 									h, a, i, gotDst[i], wantDst[i])
+								require.Truef(t, sameBits(wantDst[i], oddDst[i]), "head %d a=%v element %d, unaligned row: AxpyHead = %v, Decode+kernels.Axpy = %v",
+									h, a, i, oddDst[i], wantDst[i])
 							}
 						}
 					}

@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"runtime"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"time"
@@ -23,6 +25,7 @@ func init() {
 // benchFlags are the flags of `kvref bench`.
 type benchFlags struct {
 	model, shape, batches, cacheDtype string
+	cpuProfile                        string
 	steps, prompt, threads, blockSize int
 	ctx, cacheBlocks                  int
 	cacheMem                          sizeFlag
@@ -71,6 +74,7 @@ func benchCmd(args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&f.cacheBlocks, "cache-blocks", 0, "cache size in blocks for the memory-bound batch line")
 	fs.Var(&f.cacheMem, "cache-mem", "cache size for the memory-bound batch line (default 1GiB; "+sizeHelp+")")
 	fs.BoolVar(&f.asJSON, "json", false, "print one JSON object")
+	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of the timed runs to this file (read it with go tool pprof)")
 	fs.BoolVar(&f.roofline, "roofline", false, "measure memory bandwidth and arithmetic peak, then batch-1 decode and a 512-token prefill against them")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: kvref bench [-m MODEL | --shape NAME] [flags]")
@@ -101,6 +105,17 @@ func benchCmd(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer m.Close()
+	if f.cpuProfile != "" {
+		pf, err := os.Create(f.cpuProfile)
+		if err != nil {
+			return fmt.Errorf("--cpuprofile: %w", err)
+		}
+		defer pf.Close()
+		if err := pprof.StartCPUProfile(pf); err != nil {
+			return fmt.Errorf("--cpuprofile: %w", err)
+		}
+		defer pprof.StopCPUProfile()
+	}
 
 	if f.roofline {
 		r, err := runRoofline(m, f, kType, vType, stderr)

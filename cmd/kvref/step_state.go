@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -29,9 +30,8 @@ type stepper struct {
 	cur      *stepSeq         // the sequence that n, pick and fork act on
 
 	// probe collects the attention weights of the token being decoded (see decode).
-	probeMu  sync.Mutex
-	probeSum []float64
-	probeN   int
+	probeMu    sync.Mutex
+	probeHeads map[int][]float32 // the chosen layer's weights by head (heads run in parallel)
 
 	// afterCommand, when set, is called after every command with its line: tests use it
 	// to compare what was printed with the pool's own state.
@@ -234,7 +234,7 @@ func (s *stepper) decode(forced int) error {
 	d.evicted = d.event != "" && blocksBefore[d.block].Cached
 	kv.Append(d.token)
 	if s.attn.layer >= 0 {
-		s.probeSum, s.probeN = make([]float64, pos+1), 0
+		s.probeHeads = map[int][]float32{}
 		s.eng.Runner.SetAttentionProbe(s.probe)
 	}
 	logits, err := s.eng.Step([]*kvcache.Sequence{kv})
@@ -243,13 +243,19 @@ func (s *stepper) decode(forced int) error {
 		return fatalError{err}
 	}
 	q.logits = slices.Clone(logits[0])
-	if s.probeN > 0 {
-		d.attention = s.probeSum
-		for i := range d.attention {
-			d.attention[i] /= float64(s.probeN)
+	if len(s.probeHeads) > 0 {
+		// The mean over heads, summed in head order whatever order the threads ran in.
+		d.attention = make([]float64, pos+1)
+		for _, h := range slices.Sorted(maps.Keys(s.probeHeads)) {
+			for i, w := range s.probeHeads[h] {
+				d.attention[i] += float64(w)
+			}
 		}
-		s.probeSum, s.probeN = nil, 0
+		for i := range d.attention {
+			d.attention[i] /= float64(len(s.probeHeads))
+		}
 	}
+	s.probeHeads = nil
 	s.showDecoded(d)
 	return nil
 }
@@ -262,10 +268,7 @@ func (s *stepper) probe(layer, row, head int, weights []float32) {
 	}
 	s.probeMu.Lock()
 	defer s.probeMu.Unlock()
-	for i, w := range weights {
-		s.probeSum[i] += float64(w)
-	}
-	s.probeN++
+	s.probeHeads[head] = slices.Clone(weights)
 }
 
 // fork starts a sibling of the current sequence sharing every block (each block's

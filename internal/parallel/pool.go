@@ -2,26 +2,55 @@
 //
 // Work is only ever split by output index, never across a reduction, so the result of a
 // parallel loop is bit-identical to the serial loop whatever the number of threads.
+//
+// # Waking workers
+//
+// A decode step is a few hundred short parallel loops separated by a few microseconds of
+// serial work (norms, RoPE, sampling). Waking a parked goroutine costs tens of microseconds,
+// which at that rate is a large share of a step, so an idle worker first spins on its
+// mailbox for a while (spinFor) and only then parks; a loop issued while it spins starts
+// within a cache-line transfer. The caller likewise spins while it waits for the others to
+// finish before it parks. Spinning is bounded in time, so an idle pool costs no CPU.
 package parallel
 
 import (
 	"runtime"
 	"sync"
+	"sync/atomic"
+	"time"
 )
+
+// spinFor is how long an idle worker (or a waiting caller) polls before it parks.
+const spinFor = 200 * time.Microsecond
 
 // Pool is a persistent set of worker goroutines. The zero value is not usable; call NewPool.
 // A Pool runs one For at a time; concurrent calls are serialised.
 type Pool struct {
 	threads int
-	mu      sync.Mutex
-	work    chan task
-	wg      sync.WaitGroup
+	yield   bool       // more threads than processors: spinners must yield
+	mu      sync.Mutex // serialises For and Close
+	workers []*worker
 	closed  bool
+
+	pending atomic.Int32  // workers still running the current loop
+	waiting atomic.Bool   // the caller has parked on done
+	done    chan struct{} // capacity 1: the last worker to finish wakes a parked caller
+}
+
+// worker is one goroutine's mailbox. The caller writes task, then bumps posted; the worker
+// runs a task when posted moves past the last one it ran.
+type worker struct {
+	task     task
+	posted   atomic.Uint64
+	sleeping atomic.Bool
+	yield    bool
+	wake     chan struct{} // capacity 1
+	_        [64]byte      // keep mailboxes on separate cache lines
 }
 
 type task struct {
-	fn         func(start, end int)
-	start, end int
+	loop *loop
+	quit bool
 }
 
 // NewPool starts a pool of threads workers (threads ≤ 0 means runtime.NumCPU()). The
@@ -30,17 +59,87 @@ func NewPool(threads int) *Pool {
 	if threads <= 0 {
 		threads = runtime.NumCPU()
 	}
-	p := &Pool{threads: threads, work: make(chan task)}
+	p := &Pool{threads: threads, yield: threads > runtime.GOMAXPROCS(0), done: make(chan struct{}, 1)}
 	for i := 1; i < threads; i++ {
-		go p.worker()
+		w := &worker{wake: make(chan struct{}, 1), yield: p.yield}
+		p.workers = append(p.workers, w)
+		go p.run(w)
 	}
 	return p
 }
 
-func (p *Pool) worker() {
-	for t := range p.work {
-		t.fn(t.start, t.end)
-		p.wg.Done()
+// run is a worker's loop: wait for the next posted task, run it, report it done.
+func (p *Pool) run(w *worker) {
+	var seen uint64
+	for {
+		seen = w.await(seen)
+		t := w.task
+		if t.quit {
+			return
+		}
+		t.loop.run()
+		if p.pending.Add(-1) == 0 && p.waiting.Load() {
+			select {
+			case p.done <- struct{}{}:
+			default:
+			}
+		}
+	}
+}
+
+// await returns once posted has moved past seen, spinning first and parking after spinFor.
+// Parking is race-free: the worker announces it sleeps before its last look at posted,
+// and the poster bumps posted before it looks at sleeping, so one of them sees the other.
+// A wake-up token left over from a race is harmless: the loop looks again.
+func (w *worker) await(seen uint64) uint64 {
+	if spinUntil(func() bool { return w.posted.Load() != seen }, w.yield) {
+		return w.posted.Load()
+	}
+	for {
+		w.sleeping.Store(true)
+		if v := w.posted.Load(); v != seen {
+			w.sleeping.Store(false)
+			return v
+		}
+		<-w.wake
+		w.sleeping.Store(false)
+		if v := w.posted.Load(); v != seen {
+			return v
+		}
+	}
+}
+
+// post hands t to w.
+func (w *worker) post(t task) {
+	w.task = t
+	w.posted.Add(1)
+	if w.sleeping.Load() {
+		select {
+		case w.wake <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// spinUntil polls cond for up to spinFor and reports whether it became true. With yield it
+// gives up its processor now and then, for pools with more threads than GOMAXPROCS.
+func spinUntil(cond func() bool, yield bool) bool {
+	var deadline time.Time
+	for i := 0; ; i++ {
+		if cond() {
+			return true
+		}
+		if i&255 == 255 {
+			now := time.Now()
+			if deadline.IsZero() {
+				deadline = now.Add(spinFor)
+			} else if now.After(deadline) {
+				return false
+			}
+			if yield {
+				runtime.Gosched() // more spinners than processors: let the others progress
+			}
+		}
 	}
 }
 
@@ -50,6 +149,12 @@ func (p *Pool) Threads() int { return p.threads }
 // For calls fn on disjoint sub-ranges [start, end) that together cover [0, n), spread over
 // the pool's workers, and returns when all have finished. Ranges smaller than minChunk
 // items are not split further, so tiny loops run on the caller alone.
+//
+// The range is cut into a few pieces per thread, and every participant (the caller
+// included) claims the next piece from a shared counter until none is left, so a thread
+// that is slowed down (by another process on a shared machine, say) does less of the loop
+// instead of holding up the others. Which thread computes which piece varies from call to
+// call; what each index computes does not.
 func (p *Pool) For(n, minChunk int, fn func(start, end int)) {
 	if n <= 0 {
 		return
@@ -61,37 +166,83 @@ func (p *Pool) For(n, minChunk int, fn func(start, end int)) {
 	if minChunk < 1 {
 		minChunk = 1
 	}
-	parts := p.threads
-	if max := (n + minChunk - 1) / minChunk; parts > max {
-		parts = max
-	}
-	if parts <= 1 {
+	pieces := (n + minChunk - 1) / minChunk
+	if pieces <= 1 || p.threads == 1 {
 		fn(0, n)
 		return
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	chunk := (n + parts - 1) / parts
-	p.wg.Add(parts - 1)
-	for i := 1; i < parts; i++ {
-		start := i * chunk
-		end := min(start+chunk, n)
-		if start >= end {
-			p.wg.Done()
-			continue
-		}
-		p.work <- task{fn: fn, start: start, end: end}
+	if p.closed {
+		fn(0, n)
+		return
 	}
-	fn(0, min(chunk, n))
-	p.wg.Wait()
+	pieces = min(pieces, piecesPerThread*p.threads)
+	l := &loop{fn: fn, n: n, grain: (n + pieces - 1) / pieces}
+	helpers := min(len(p.workers), pieces-1)
+	p.pending.Store(int32(helpers))
+	for _, w := range p.workers[:helpers] {
+		w.post(task{loop: l})
+	}
+	l.run()
+	p.wait()
 }
 
-// Close stops the workers. The pool must not be used afterwards.
+// piecesPerThread is how many pieces For cuts a loop into per thread, at most.
+const piecesPerThread = 4
+
+// loop is one For call's shared state: the pieces are [k·grain, (k+1)·grain) ∩ [0, n),
+// claimed in order through next.
+type loop struct {
+	fn       func(start, end int)
+	n, grain int
+	next     atomic.Int64
+}
+
+// run claims and runs pieces until none is left.
+func (l *loop) run() {
+	for {
+		start := int(l.next.Add(int64(l.grain))) - l.grain
+		if start >= l.n {
+			return
+		}
+		l.fn(start, min(start+l.grain, l.n))
+	}
+}
+
+// wait returns when every worker has finished the current loop: it spins, then parks on
+// done. The same announce-then-look order as worker.await makes the hand-off race-free.
+func (p *Pool) wait() {
+	if spinUntil(func() bool { return p.pending.Load() == 0 }, p.yield) {
+		return
+	}
+	for {
+		p.waiting.Store(true)
+		if p.pending.Load() == 0 {
+			p.waiting.Store(false)
+			select { // drop a token a finishing worker may have left
+			case <-p.done:
+			default:
+			}
+			return
+		}
+		<-p.done
+		p.waiting.Store(false)
+		if p.pending.Load() == 0 {
+			return
+		}
+	}
+}
+
+// Close stops the workers. Loops issued afterwards run on the caller alone.
 func (p *Pool) Close() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if !p.closed {
-		p.closed = true
-		close(p.work)
+	if p.closed {
+		return
+	}
+	p.closed = true
+	for _, w := range p.workers {
+		w.post(task{quit: true})
 	}
 }

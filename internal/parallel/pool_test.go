@@ -3,6 +3,7 @@ package parallel
 import (
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -36,7 +37,7 @@ func TestForSpreadsWork(t *testing.T) {
 	defer p.Close()
 	var calls atomic.Int32
 	p.For(1000, 1, func(start, end int) { calls.Add(1) })
-	require.EqualValues(t, 4, calls.Load(), "1000 items over 4 threads: 4 ranges")
+	require.EqualValues(t, 4*piecesPerThread, calls.Load(), "1000 items over 4 threads: 4 pieces per thread")
 	calls.Store(0)
 	p.For(10, 16, func(start, end int) { calls.Add(1) })
 	require.EqualValues(t, 1, calls.Load(), "below the minimum chunk the caller does it alone")
@@ -51,4 +52,66 @@ func TestNilPoolRunsSerially(t *testing.T) {
 		}
 	})
 	require.Equal(t, 45, sum)
+}
+
+// TestForAfterParking issues loops separated by pauses longer than the spin window, so the
+// workers and the caller take the park-and-wake path as well as the spinning one.
+func TestForAfterParking(t *testing.T) {
+	p := NewPool(3)
+	defer p.Close()
+	for round := 0; round < 6; round++ {
+		if round%2 == 1 {
+			time.Sleep(3 * spinFor)
+		}
+		var sum atomic.Int64
+		p.For(300, 1, func(start, end int) {
+			if round >= 2 && start == 0 {
+				// One piece is slow: whoever does not hold it runs out of work and
+				// either parks (a worker) or waits past the spin window (the caller).
+				time.Sleep(3 * spinFor)
+			}
+			for i := start; i < end; i++ {
+				sum.Add(int64(i))
+			}
+		})
+		require.EqualValues(t, 299*300/2, sum.Load(), "round %d", round)
+	}
+}
+
+// TestManyShortLoops is the decode pattern: thousands of tiny loops back to back.
+func TestManyShortLoops(t *testing.T) {
+	p := NewPool(2)
+	defer p.Close()
+	out := make([]int, 64)
+	for k := 0; k < 20000; k++ {
+		p.For(len(out), 1, func(start, end int) {
+			for i := start; i < end; i++ {
+				out[i]++
+			}
+		})
+	}
+	for i, v := range out {
+		require.Equal(t, 20000, v, "index %d", i)
+	}
+}
+
+func TestForAfterCloseRunsOnCaller(t *testing.T) {
+	p := NewPool(4)
+	p.Close()
+	var calls atomic.Int32
+	p.For(1000, 1, func(start, end int) {
+		require.Equal(t, 0, start)
+		require.Equal(t, 1000, end)
+		calls.Add(1)
+	})
+	require.EqualValues(t, 1, calls.Load())
+}
+
+func BenchmarkForOverhead(b *testing.B) {
+	p := NewPool(2)
+	defer p.Close()
+	var sink [2]int
+	for b.Loop() {
+		p.For(2, 1, func(start, end int) { sink[start]++ })
+	}
 }
