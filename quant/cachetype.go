@@ -97,6 +97,11 @@ func (t CacheType) Validate(kvHeads, headDim int) error {
 // Validate(kvHeads, headDim) reports an error.
 func (t CacheType) RowBytes(kvHeads, headDim int) int {
 	t.mustValidate(kvHeads, headDim)
+	return t.rowBytes(kvHeads, headDim)
+}
+
+// rowBytes is RowBytes for a shape Validate accepts.
+func (t CacheType) rowBytes(kvHeads, headDim int) int {
 	n := kvHeads * headDim
 	switch t {
 	case F32:
@@ -131,6 +136,11 @@ func (t CacheType) checkRow(what string, n, b, kvHeads, headDim int) {
 // checkHead panics unless head is a valid head index, the query has headDim values and
 // the encoded row has RowBytes bytes.
 func (t CacheType) checkHead(what string, q, rowLen, head, kvHeads, headDim int) {
+	// The common case in a few comparisons: attention calls this once per position.
+	if t < numCacheTypes && kvHeads >= 1 && headDim >= 1 && head >= 0 && head < kvHeads && q == headDim &&
+		(t != Q8_0 || kvHeads*headDim%q8BlockLen == 0) && rowLen == t.rowBytes(kvHeads, headDim) {
+		return
+	}
 	want := t.RowBytes(kvHeads, headDim)
 	if head < 0 || head >= kvHeads || q != headDim || rowLen != want {
 		panic(fmt.Sprintf("quant: %v %s with kvHeads=%d headDim=%d needs head in [0,%d), %d float32 values and a %d-byte row, got head %d, %d values and %d bytes",

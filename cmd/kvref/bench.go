@@ -28,8 +28,8 @@ type benchFlags struct {
 	cpuProfile                        string
 	steps, prompt, threads, blockSize int
 	ctx, cacheBlocks                  int
-	cacheMem                          sizeFlag
-	asJSON, roofline                  bool
+	cacheMem, bandwidthBuffer         sizeFlag
+	asJSON, roofline, portable        bool
 }
 
 // batchResult is one row of the batch curve.
@@ -45,6 +45,9 @@ type batchResult struct {
 	SpeedupOverBatch1         float64 `json:"speedup_over_batch_1"`
 	MillisecondsPerStep       float64 `json:"ms_per_step"`
 	CacheBytesPerTokenFormula int64   `json:"bytes_per_token"`
+
+	stepSeconds []float64 // each timed step's duration
+	stepBytes   []int64   // and the bytes it read (weights and cache)
 }
 
 // memoryBoundBatch is the largest batch of full-context sequences the cache holds.
@@ -74,6 +77,8 @@ func benchCmd(args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&f.cacheBlocks, "cache-blocks", 0, "cache size in blocks for the memory-bound batch line")
 	fs.Var(&f.cacheMem, "cache-mem", "cache size for the memory-bound batch line (default 1GiB; "+sizeHelp+")")
 	fs.BoolVar(&f.asJSON, "json", false, "print one JSON object")
+	fs.Var(&f.bandwidthBuffer, "bandwidth-buffer", "--roofline: size of the buffer streamed to measure memory bandwidth (default 1GiB; make it much larger than the last-level cache)")
+	fs.BoolVar(&f.portable, "portable", true, "--roofline: also measure decode and prefill with the portable Go kernels (what -tags purego runs)")
 	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of the timed runs to this file (read it with go tool pprof)")
 	fs.BoolVar(&f.roofline, "roofline", false, "measure memory bandwidth and arithmetic peak, then batch-1 decode and a 512-token prefill against them")
 	fs.Usage = func() {
@@ -123,7 +128,12 @@ func benchCmd(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 		if f.asJSON {
-			b, _ := json.Marshal(map[string]any{"model": m.Source, "roofline": r, "bandwidth_fraction": r.BandwidthFraction, "fma_fraction": r.FMAFraction})
+			out := map[string]any{"model": m.Source, "roofline": r, "bandwidth_fraction": r.BandwidthFraction, "fma_fraction": r.FMAFraction}
+			if r.Portable != nil {
+				out["portable_bandwidth_fraction"] = r.Portable.BandwidthFraction
+				out["portable_fma_fraction"] = r.Portable.FMAFraction
+			}
+			b, _ := json.Marshal(out)
 			fmt.Fprintln(stdout, string(b))
 			return nil
 		}
@@ -206,8 +216,12 @@ func benchBatch(m *model.Model, f benchFlags, b int, kType, vType quant.CacheTyp
 	start := time.Now()
 	for i := 0; i < f.steps; i++ {
 		// Each sequence attends over all its positions: their K and V in every layer.
-		cacheBytes += int64(b) * int64(f.prompt+1+i) * bpt
+		stepCache := int64(b) * int64(f.prompt+1+i) * bpt
+		cacheBytes += stepCache
+		stepStart := time.Now()
 		toks, err := s.Step()
+		res.stepSeconds = append(res.stepSeconds, time.Since(stepStart).Seconds())
+		res.stepBytes = append(res.stepBytes, res.WeightBytesPerStep+stepCache)
 		if err != nil {
 			return batchResult{}, err
 		}

@@ -16,16 +16,27 @@ import (
 // roofline is the --roofline report: the machine's measured limits and how close decode and
 // prefill come to them.
 type roofline struct {
-	Kernels               string  `json:"kernels"` // the kernel implementation in use
-	Threads               int     `json:"threads"`
-	BandwidthGBs1         float64 `json:"bandwidth_gb_s_1_thread"`
-	BandwidthGBs          float64 `json:"bandwidth_gb_s"` // with Threads threads
-	FMAPeakGFLOPs         float64 `json:"fma_peak_gflop_s"`
-	MulAddPeakGFLOPs      float64 `json:"mul_add_peak_gflop_s"`
+	Kernels          string  `json:"kernels"` // the kernel implementation in use
+	Threads          int     `json:"threads"`
+	BandwidthGBs1    float64 `json:"bandwidth_gb_s_1_thread"`
+	BandwidthGBs     float64 `json:"bandwidth_gb_s"` // with Threads threads
+	PeakVectorBits   int     `json:"peak_vector_bits"`
+	FMAPeakGFLOPs    float64 `json:"fma_peak_gflop_s"`
+	MulAddPeakGFLOPs float64 `json:"mul_add_peak_gflop_s"`
+	rooflineRun
+	// The same decode and prefill with the portable Go kernels (kernels.SetPortable), the
+	// code a -tags purego build runs; absent with --portable=false.
+	Portable *rooflineRun `json:"portable,omitempty"`
+}
+
+// rooflineRun is one kernel path's decode and prefill figures against the machine's limits.
+type rooflineRun struct {
 	DecodeBytesPerToken   int64   `json:"decode_bytes_per_token"` // weights + cache read per token
-	DecodeTokensPerSecond float64 `json:"decode_tokens_per_second"`
+	DecodeSteps           int     `json:"decode_steps"`
+	DecodeTokensPerSecond float64 `json:"decode_tokens_per_second"` // best window of decodeWindow steps
 	DecodeGBs             float64 `json:"decode_gb_s"`
 	BandwidthFraction     float64 `json:"bandwidth_fraction"`
+	MeanBandwidthFraction float64 `json:"mean_bandwidth_fraction"` // over all the timed steps
 	PrefillTokens         int     `json:"prefill_tokens"`
 	PrefillSeconds        float64 `json:"prefill_seconds"`
 	PrefillGFLOPs         float64 `json:"prefill_gflop_s"`
@@ -33,13 +44,18 @@ type roofline struct {
 	MulAddFraction        float64 `json:"mul_add_fraction"`
 }
 
+// decodeWindow is how many consecutive decode steps make one timing window; the report
+// takes the best window, as the bandwidth figure is the best of its passes, so that both
+// sides of the ratio are measured the same way on a machine shared with other work.
+const decodeWindow = 8
+
 // measureBandwidth streams a buffer much larger than the last-level cache through
-// kernels.Dot on each of threads goroutines and returns the best of three passes in GB/s.
+// kernels.Dot on each of threads goroutines and returns the best of five passes in GB/s.
 func measureBandwidth(buf []float32, threads int) float64 {
 	best := 0.0
 	var sink float32
 	var mu sync.Mutex
-	for pass := 0; pass < 3; pass++ {
+	for pass := 0; pass < 5; pass++ {
 		chunk := len(buf) / threads / 2 * 2
 		start := time.Now()
 		var wg sync.WaitGroup
@@ -99,12 +115,20 @@ func prefillFlops(m *model.Model, n int) float64 {
 	return 2 * (perToken*float64(n) + attn + float64(c.Vocab)*float64(c.Dim))
 }
 
-// runRoofline measures the machine and the model's decode and prefill against it.
+// runRoofline measures the machine and the model's decode and prefill against it, with
+// the fast kernels and then (unless --portable=false) with the portable ones.
 func runRoofline(m *model.Model, f benchFlags, kType, vType quant.CacheType, stderr io.Writer) (roofline, error) {
 	threads := threadsOr(f.threads)
 	r := roofline{Kernels: kernels.Implementation(), Threads: threads}
-	fmt.Fprintln(stderr, "kvref bench: measuring memory bandwidth (1 GiB stream)...")
-	buf := make([]float32, 1<<28)
+	bufBytes := int64(1 << 30)
+	if f.bandwidthBuffer.set() {
+		bufBytes = f.bandwidthBuffer.bytes
+	}
+	if bufBytes < 1<<20 {
+		return r, fmt.Errorf("--bandwidth-buffer %s: the bandwidth probe needs at least 1MiB, and should be much larger than the last-level cache", f.bandwidthBuffer.text)
+	}
+	fmt.Fprintf(stderr, "kvref bench: measuring memory bandwidth (%s stream)...\n", formatSize(bufBytes))
+	buf := make([]float32, bufBytes/4)
 	for i := range buf {
 		buf[i] = 1
 	}
@@ -112,22 +136,62 @@ func runRoofline(m *model.Model, f benchFlags, kType, vType quant.CacheType, std
 	r.BandwidthGBs = measureBandwidth(buf, threads)
 	buf = nil
 	fmt.Fprintln(stderr, "kvref bench: measuring arithmetic peak...")
-	fma, mulAdd, fmaFlops, mulAddFlops := kernels.PeakLoops()
+	fma, mulAdd, fmaFlops, mulAddFlops, bits := kernels.PeakLoops()
+	r.PeakVectorBits = bits
 	r.FMAPeakGFLOPs = measurePeak(fma, fmaFlops, threads)
 	r.MulAddPeakGFLOPs = measurePeak(mulAdd, mulAddFlops, threads)
 
-	fmt.Fprintln(stderr, "kvref bench: batch-1 decode...")
-	dec, err := benchBatch(m, f, 1, kType, vType)
+	run, err := rooflineDecodePrefill(m, f, kType, vType, r, f.steps, 2, stderr)
 	if err != nil {
 		return r, err
 	}
+	r.rooflineRun = run
+	if f.portable {
+		fmt.Fprintln(stderr, "kvref bench: the same with the portable Go kernels...")
+		kernels.SetPortable(true)
+		run, err := rooflineDecodePrefill(m, f, kType, vType, r, max(decodeWindow, f.steps/4), 1, stderr)
+		kernels.SetPortable(false)
+		if err != nil {
+			return r, err
+		}
+		r.Portable = &run
+	}
+	return r, nil
+}
+
+// rooflineDecodePrefill times steps batch-1 decode steps and prefillPasses 512-token
+// prefills (keeping the fastest) with the kernels currently selected.
+func rooflineDecodePrefill(m *model.Model, f benchFlags, kType, vType quant.CacheType, limits roofline, steps, prefillPasses int, stderr io.Writer) (rooflineRun, error) {
+	var r rooflineRun
+	fmt.Fprintf(stderr, "kvref bench: batch-1 decode (%s kernels)...\n", kernels.Implementation())
+	df := f
+	df.steps = max(steps, decodeWindow)
+	dec, err := benchBatch(m, df, 1, kType, vType)
+	if err != nil {
+		return r, err
+	}
+	r.DecodeSteps = dec.Steps
 	r.DecodeBytesPerToken = dec.WeightBytesPerStep + dec.CacheBytesPerStep
-	r.DecodeTokensPerSecond = dec.TokensPerSecond
-	r.DecodeGBs = dec.GBPerSecond
-	r.BandwidthFraction = dec.GBPerSecond / r.BandwidthGBs
+	bestSecs, bestBytes := 0.0, int64(0)
+	for i := 0; i+decodeWindow <= len(dec.stepSeconds); i++ {
+		secs, bytes := 0.0, int64(0)
+		for _, k := range dec.stepSeconds[i : i+decodeWindow] {
+			secs += k
+		}
+		for _, b := range dec.stepBytes[i : i+decodeWindow] {
+			bytes += b
+		}
+		if bestSecs == 0 || secs < bestSecs {
+			bestSecs, bestBytes = secs, bytes
+		}
+	}
+	r.DecodeTokensPerSecond = decodeWindow / bestSecs
+	r.DecodeGBs = float64(bestBytes) / bestSecs / 1e9
+	r.BandwidthFraction = r.DecodeGBs / limits.BandwidthGBs
+	r.MeanBandwidthFraction = dec.GBPerSecond / limits.BandwidthGBs
 
 	r.PrefillTokens = min(512, m.Config.Context-1)
-	fmt.Fprintf(stderr, "kvref bench: prefill of %d tokens...\n", r.PrefillTokens)
+	fmt.Fprintf(stderr, "kvref bench: prefill of %d tokens (%s kernels)...\n", r.PrefillTokens, kernels.Implementation())
 	e, err := engine.New(m, engine.Config{Context: r.PrefillTokens + 1, BlockSize: f.blockSize, Threads: f.threads, KType: kType, VType: vType})
 	if err != nil {
 		return r, err
@@ -139,7 +203,7 @@ func runRoofline(m *model.Model, f benchFlags, kType, vType quant.CacheType, std
 		prompt[i] = 3 + int(rg.Uint64()%uint64(m.Config.Vocab-3))
 	}
 	best := 0.0
-	for pass := 0; pass < 2; pass++ {
+	for pass := 0; pass < prefillPasses; pass++ {
 		e.Pool.Flush()
 		res, err := e.GenerateWith(engine.SchedulerConfig{MaxBatchTokens: r.PrefillTokens}, engine.Request{Prompt: prompt, MaxTokens: 1, IgnoreEOS: true}, func(engine.Token) error { return nil })
 		if err != nil {
@@ -151,26 +215,35 @@ func runRoofline(m *model.Model, f benchFlags, kType, vType quant.CacheType, std
 	}
 	r.PrefillSeconds = best
 	r.PrefillGFLOPs = prefillFlops(m, r.PrefillTokens) / best / 1e9
-	if r.FMAPeakGFLOPs > 0 {
-		r.FMAFraction = r.PrefillGFLOPs / r.FMAPeakGFLOPs
+	if limits.FMAPeakGFLOPs > 0 {
+		r.FMAFraction = r.PrefillGFLOPs / limits.FMAPeakGFLOPs
 	}
-	if r.MulAddPeakGFLOPs > 0 {
-		r.MulAddFraction = r.PrefillGFLOPs / r.MulAddPeakGFLOPs
+	if limits.MulAddPeakGFLOPs > 0 {
+		r.MulAddFraction = r.PrefillGFLOPs / limits.MulAddPeakGFLOPs
 	}
 	return r, nil
 }
 
 func printRoofline(w io.Writer, r roofline) {
 	fmt.Fprintf(w, "roofline (%s kernels, %d threads)\n", r.Kernels, r.Threads)
-	fmt.Fprintf(w, "  memory bandwidth     %8.2f GB/s (1 thread %.2f GB/s), streaming 1 GiB through the dot kernel\n", r.BandwidthGBs, r.BandwidthGBs1)
+	fmt.Fprintf(w, "  memory bandwidth     %8.2f GB/s (1 thread %.2f GB/s), best of 5 passes streaming the buffer through the dot kernel\n", r.BandwidthGBs, r.BandwidthGBs1)
 	if r.FMAPeakGFLOPs > 0 {
-		fmt.Fprintf(w, "  arithmetic peak      %8.2f GFLOP/s with FMA, %.2f with multiply+add (the kernels' unfused arithmetic)\n", r.FMAPeakGFLOPs, r.MulAddPeakGFLOPs)
+		fmt.Fprintf(w, "  arithmetic peak      %8.2f GFLOP/s with %d-bit FMA, %.2f with multiply+add (the kernels' unfused arithmetic)\n", r.FMAPeakGFLOPs, r.PeakVectorBits, r.MulAddPeakGFLOPs)
 	} else {
 		fmt.Fprintln(w, "  arithmetic peak      not measured (no vector peak loop in this build: -tags purego or no AVX)")
 	}
-	fmt.Fprintf(w, "  decode, batch 1      %8.1f tokens/s, %d B read per token, %.2f GB/s = %.1f%% of the measured bandwidth\n",
-		r.DecodeTokensPerSecond, r.DecodeBytesPerToken, r.DecodeGBs, 100*r.BandwidthFraction)
-	if r.FMAPeakGFLOPs > 0 {
+	printRooflineRun(w, r, r.rooflineRun)
+	if p := r.Portable; p != nil {
+		fmt.Fprintln(w, "portable Go kernels (the -tags purego code), same run")
+		printRooflineRun(w, r, *p)
+		fmt.Fprintf(w, "  fast / portable      decode ×%.2f, prefill ×%.2f\n", r.DecodeTokensPerSecond/p.DecodeTokensPerSecond, p.PrefillSeconds/r.PrefillSeconds)
+	}
+}
+
+func printRooflineRun(w io.Writer, limits roofline, r rooflineRun) {
+	fmt.Fprintf(w, "  decode, batch 1      %8.1f tokens/s, %d B read per token, %.2f GB/s = %.1f%% of the measured bandwidth (best %d-step window; mean of %d steps %.1f%%)\n",
+		r.DecodeTokensPerSecond, r.DecodeBytesPerToken, r.DecodeGBs, 100*r.BandwidthFraction, decodeWindow, r.DecodeSteps, 100*r.MeanBandwidthFraction)
+	if limits.FMAPeakGFLOPs > 0 {
 		fmt.Fprintf(w, "  prefill, %d tokens  %8.2f GFLOP/s in %.3f s = %.1f%% of the FMA peak (%.1f%% of the multiply+add peak)\n",
 			r.PrefillTokens, r.PrefillGFLOPs, r.PrefillSeconds, 100*r.FMAFraction, 100*r.MulAddFraction)
 	} else {

@@ -42,10 +42,13 @@ func BenchmarkDot(b *testing.B) {
 // BenchmarkMatMulRows multiplies a rows × cols matrix by batch vectors. 2048×2048 f32 is
 // 16 MiB of weights; 4096×4096 (64 MiB) is larger than any last-level cache of this
 // class of machine, so batch 1 is bound by memory bandwidth there. Batch 16 reads the
-// weights once for 16 vectors and is bound by arithmetic.
+// weights once for 16 vectors and is bound by arithmetic; the batch-512 cases are the
+// projections of a 512-token prefill on the stories110M shape, where the inputs no longer
+// fit in the core's caches.
 func BenchmarkMatMulRows(b *testing.B) {
 	for _, c := range []struct{ rows, cols, batch int }{
 		{2048, 2048, 1}, {2048, 2048, 16}, {4096, 4096, 1},
+		{768, 768, 512}, {2048, 768, 512}, {768, 2048, 512}, // the stories110M prefill's matrices
 	} {
 		w := randomFloats(c.rows*c.cols, 3)
 		x := randomFloats(c.batch*c.cols, 4)

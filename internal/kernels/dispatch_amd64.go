@@ -19,6 +19,24 @@ var (
 	useAVX512 = useAVX && cpu.X86.HasAVX512F
 )
 
+// SetPortable switches every kernel of the package to its portable Go version (on true) or
+// back to the code path chosen at start-up (on false), so that a benchmark can measure both
+// in one run. It must not be called while any kernel runs. In a purego build it does
+// nothing.
+func SetPortable(on bool) {
+	if on {
+		useAVX, useAVX512, useRowAVX2, useRowAVX512 = false, false, false, false
+		return
+	}
+	useAVX, useAVX512, useRowAVX2, useRowAVX512 = startAVX, startAVX512, startRowAVX2, startRowAVX512
+}
+
+// The choice made at start-up, which SetPortable(false) restores.
+var (
+	startAVX, startAVX512        = useAVX, useAVX512
+	startRowAVX2, startRowAVX512 = useRowAVX2, useRowAVX512
+)
+
 // Implementation names the code path that Dot, MatMulRows and Axpy use: "avx512" for the
 // AVX kernels plus the AVX-512 MatMulRows block (batches of four and more), "avx" for the
 // AVX kernels alone, "generic" for the portable Go (on CPUs without AVX, with -tags purego,

@@ -3,9 +3,11 @@
 package kernels
 
 import (
+	"math"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/cpu"
 )
 
@@ -74,5 +76,27 @@ func extraMatMulRowsBenchmarks() map[string]func(out, w, x []float32, rows, cols
 		"avx": func(out, w, x []float32, rows, cols, batch, start, end int) {
 			matMulRowsAVX(out, w, x, rows, cols, batch, start, end, false)
 		},
+	}
+}
+
+// TestSetPortable switches the package to the portable kernels and back: the reported
+// implementation follows, and the results are the same bits either way.
+func TestSetPortable(t *testing.T) {
+	before, beforeRow := Implementation(), RowDotImplementation()
+	x, w := randomFloats(8*67, 1), randomFloats(13*67, 2)
+	fast := make([]float32, 8*13)
+	MatMulRows(fast, w, x, 13, 67, 8, 0, 13)
+
+	SetPortable(true)
+	require.Equal(t, "generic", Implementation())
+	require.Equal(t, "generic", RowDotImplementation())
+	portable := make([]float32, 8*13)
+	MatMulRows(portable, w, x, 13, 67, 8, 0, 13)
+	SetPortable(false)
+
+	require.Equal(t, before, Implementation())
+	require.Equal(t, beforeRow, RowDotImplementation())
+	for i := range fast {
+		require.Equal(t, math.Float32bits(fast[i]), math.Float32bits(portable[i]), "output %d", i)
 	}
 }

@@ -263,6 +263,13 @@ func TestMatMulRowsMatchesGeneric(t *testing.T) {
 			// A larger shape: long rows with a tail, an odd batch, many row blocks.
 			checkMatMulRows(t, rng, set, kindNormal, 67, 4097, 3, 0, 67)
 			checkMatMulRows(t, rng, set, kindMixed, 67, 4097, 7, 5, 62)
+			// Long batches: several blocks of eight vectors and of tokenBlock vectors, with
+			// every kind of remainder, for cols with and without a tail.
+			for _, batch := range []int{16, 23, 64, 65, 77, 137} {
+				checkMatMulRows(t, rng, set, kindNormal, 13, 72, batch, 0, 13)
+				checkMatMulRows(t, rng, set, kindMixed, 10, 33, batch, 1, 9)
+				checkMatMulRows(t, rng, set, kindSpecial, 8, 8, batch, 4, 8)
+			}
 		})
 	}
 }

@@ -2,6 +2,8 @@
 
 package kernels
 
+import "unsafe"
+
 // dot4x1AVX sets out[k] = Dot(x, w_k) for the four weight rows w_k = w[k*n:(k+1)*n],
 // k = 0..3, each in its own YMM accumulator with Dot's exact lane order; the four
 // independent chains keep the adders busy while the rows stream in. Implemented in
@@ -25,32 +27,92 @@ func dot4x2AVX(out *float32, outStride int, w, x *float32, n int)
 //go:noescape
 func dot4x4AVX512(out *float32, outStride int, w, x *float32, n int)
 
-// matMulRowsAVX is matMulRowsGeneric computed by the assembly kernels: blocks of four
-// weight rows against groups of four batch vectors (with AVX-512, when wide is true), then
-// pairs, then a single one; the last (end-start) mod 4 rows one Dot at a time. Each block
-// of rows is used for the whole batch while it is in cache, so the weights are streamed
-// from memory once. The caller has checked the arguments with matMulRowsFastOK.
+// dot4x8AVX512 is dot4x4AVX512 for eight input vectors x_0..x_7 (32 dot products in 16 ZMM
+// accumulators), the block that prefill spends its time in. n must be a positive multiple
+// of 8. Needs AVX-512F. Implemented in matmul_avx512_amd64.s.
+//
+//go:noescape
+func dot4x8AVX512(out *float32, outStride int, w, x *float32, n int)
+
+// dot4x8PackedAVX512 is dot4x8AVX512 on eight input vectors packed by packPairs8AVX512
+// into xp (8·n floats, 64-byte aligned for speed). n must be a positive multiple of 8.
+// Needs AVX-512F. Implemented in matmul_avx512_amd64.s.
+//
+//go:noescape
+func dot4x8PackedAVX512(out *float32, outStride int, w, xp *float32, n int)
+
+// packPairs8AVX512 packs the eight input vectors at x (n floats each, consecutive) for
+// dot4x8PackedAVX512 into dst (8·n floats): block b of vectors 2p and 2p+1 side by side at
+// dst[64b+16p:]. n must be a positive multiple of 8. Implemented in matmul_avx512_amd64.s.
+//
+//go:noescape
+func packPairs8AVX512(dst, x *float32, n int)
+
+// alignedFloats returns n float32s starting at a 64-byte boundary.
+func alignedFloats(n int) []float32 {
+	buf := make([]float32, n+15)
+	off := int(uintptr(unsafe.Pointer(&buf[0]))%64) / 4
+	if off != 0 {
+		off = 16 - off
+	}
+	return buf[off : off+n : off+n]
+}
+
+// matMulRowsAVX is matMulRowsGeneric computed by the assembly kernels, blocked for the
+// caches like any matrix–matrix product. The batch is taken in blocks of vectors and the
+// rows in blocks of rows, each block about blockBytes, so that both stay in the core's L2
+// cache; within them, each group of eight vectors (in L1) meets every group of four rows
+// of the row block (dot4x8AVX512, with AVX-512 when wide is true and cols is a multiple of
+// 8), and the vectors left over go four, two and one at a time; the last (end-start) mod 4
+// rows go one Dot at a time. Without the blocking, a 512-token prefill would stream every
+// input vector from the last-level cache once per four rows. At batch 1 this is a plain
+// pass over the rows. The caller has checked the arguments with matMulRowsFastOK.
 func matMulRowsAVX(out, w, x []float32, rows, cols, batch, start, end int, wide bool) {
-	r := start
-	for ; r+4 <= end; r += 4 {
-		wr := &w[r*cols]
-		b := 0
-		if wide {
-			for ; b+4 <= batch; b += 4 {
-				dot4x4AVX512(&out[b*rows+r], rows, wr, &x[b*cols], cols)
+	wide8 := wide && cols%8 == 0
+	perBlock := max(8, blockBytes/(4*cols)) &^ 7 // vectors or rows per block
+	quads := start + (end-start)&^3              // rows [start, quads) go four at a time
+	var packed []float32                         // eight vectors packed in pairs
+	if wide8 && batch >= 8 && quads > start {
+		packed = alignedFloats(8 * cols)
+	}
+	for b0 := 0; b0 < batch; b0 += perBlock {
+		b1 := min(b0+perBlock, batch)
+		for r0 := start; r0 < quads; r0 += perBlock {
+			r1 := min(r0+perBlock, quads)
+			b := b0
+			if wide8 {
+				for ; b+8 <= b1; b += 8 {
+					packPairs8AVX512(&packed[0], &x[b*cols], cols)
+					for r := r0; r < r1; r += 4 {
+						dot4x8PackedAVX512(&out[b*rows+r], rows, &w[r*cols], &packed[0], cols)
+					}
+				}
+			}
+			for r := r0; r < r1; r += 4 {
+				wr := &w[r*cols]
+				b := b
+				if wide {
+					for ; b+4 <= b1; b += 4 {
+						dot4x4AVX512(&out[b*rows+r], rows, wr, &x[b*cols], cols)
+					}
+				}
+				for ; b+2 <= b1; b += 2 {
+					dot4x2AVX(&out[b*rows+r], rows, wr, &x[b*cols], cols)
+				}
+				if b < b1 {
+					dot4x1AVX(&out[b*rows+r], wr, &x[b*cols], cols)
+				}
 			}
 		}
-		for ; b+2 <= batch; b += 2 {
-			dot4x2AVX(&out[b*rows+r], rows, wr, &x[b*cols], cols)
-		}
-		if b < batch {
-			dot4x1AVX(&out[b*rows+r], wr, &x[b*cols], cols)
-		}
-	}
-	for ; r < end; r++ {
-		wr := &w[r*cols]
-		for b := 0; b < batch; b++ {
-			out[b*rows+r] = dotAVXAsm(&x[b*cols], wr, cols)
+		for r := quads; r < end; r++ {
+			wr := &w[r*cols]
+			for b := b0; b < b1; b++ {
+				out[b*rows+r] = dotAVXAsm(&x[b*cols], wr, cols)
+			}
 		}
 	}
 }
+
+// blockBytes is the size of matMulRowsAVX's blocks of vectors and of rows: two of them
+// fit comfortably in the 1 MiB L2 cache of current x86 server cores.
+const blockBytes = 256 << 10

@@ -3,6 +3,9 @@
 #include "textflag.h"
 #include "avx_amd64.h"
 
+// DOT4X1_AHEAD is how far ahead of the current position dot4x1AVX prefetches each row.
+#define DOT4X1_AHEAD 1024
+
 // func dot4x1AVX(out, w, x *float32, n int)
 //
 // Weight rows at SI, R8, R9, R10; input at DI; lanes of row k in Yk. AX is the byte offset
@@ -25,6 +28,34 @@ TEXT ·dot4x1AVX(SB), NOSPLIT, $0-32
 	SHLQ   $2, BX
 	TESTQ  BX, BX
 	JZ     tail
+	MOVQ   BX, R13
+	ANDQ   $-64, R13
+	JZ     loop
+
+	// Sixteen elements (one cache line) of each row per iteration, each row's line
+	// DOT4X1_AHEAD bytes ahead prefetched: the four rows are four streams, and decode is
+	// bound by how fast they arrive. The two blocks of eight go into the same accumulator
+	// one after the other, so the lane order is unchanged.
+loop2:
+	PREFETCHT0 DOT4X1_AHEAD(SI)(AX*1)
+	PREFETCHT0 DOT4X1_AHEAD(R8)(AX*1)
+	PREFETCHT0 DOT4X1_AHEAD(R9)(AX*1)
+	PREFETCHT0 DOT4X1_AHEAD(R10)(AX*1)
+	VMOVUPS    (DI)(AX*1), Y8
+	MULADD(Y8, (SI)(AX*1), Y9, Y0)
+	MULADD(Y8, (R8)(AX*1), Y10, Y1)
+	MULADD(Y8, (R9)(AX*1), Y11, Y2)
+	MULADD(Y8, (R10)(AX*1), Y12, Y3)
+	VMOVUPS    32(DI)(AX*1), Y8
+	MULADD(Y8, 32(SI)(AX*1), Y9, Y0)
+	MULADD(Y8, 32(R8)(AX*1), Y10, Y1)
+	MULADD(Y8, 32(R9)(AX*1), Y11, Y2)
+	MULADD(Y8, 32(R10)(AX*1), Y12, Y3)
+	ADDQ       $64, AX
+	CMPQ       AX, R13
+	JNE        loop2
+	CMPQ       AX, BX
+	JEQ        tail
 
 loop:
 	VMOVUPS (DI)(AX*1), Y8

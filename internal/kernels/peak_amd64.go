@@ -11,15 +11,26 @@ func fmaPeakAVX2(iters int)
 func mulAddPeakAVX(iters int)
 
 // PeakLoops reports the register-only loops this build has for measuring the machine's
-// arithmetic peak, and runs them: fma(iters) performs 192·iters flops as fused multiply-adds,
-// mulAdd(iters) 96·iters flops as the separate multiply and add the kernels use. A nil
-// function means the loop is not available (no FMA/AVX, or a purego build).
-func PeakLoops() (fma, mulAdd func(iters int), fmaFlops, mulAddFlops int) {
+// arithmetic peak, in the widest vectors the CPU has (512-bit with AVX-512F, else 256-bit):
+// fma(iters) performs fmaFlops·iters flops as fused multiply-adds, mulAdd(iters)
+// mulAddFlops·iters flops as the separate multiply and add the kernels use; bits names
+// the vector width. A nil function means the loop is not available (no FMA/AVX, or a
+// purego build).
+func PeakLoops() (fma, mulAdd func(iters int), fmaFlops, mulAddFlops, bits int) {
+	if cpu.X86.HasAVX512F {
+		return fmaPeakAVX512, mulAddPeakAVX512, 384, 192, 512
+	}
 	if cpu.X86.HasAVX2 && cpu.X86.HasFMA {
 		fma = fmaPeakAVX2
 	}
 	if cpu.X86.HasAVX {
 		mulAdd = mulAddPeakAVX
 	}
-	return fma, mulAdd, 192, 96
+	return fma, mulAdd, 192, 96, 256
 }
+
+//go:noescape
+func fmaPeakAVX512(iters int)
+
+//go:noescape
+func mulAddPeakAVX512(iters int)
