@@ -27,6 +27,7 @@ type benchFlags struct {
 	model, shape, batches, cacheDtype string
 	cpuProfile                        string
 	steps, prompt, threads, blockSize int
+	prefill                           int
 	ctx, cacheBlocks                  int
 	cacheMem, bandwidthBuffer         sizeFlag
 	asJSON, roofline, portable        bool
@@ -78,6 +79,7 @@ func benchCmd(args []string, stdout, stderr io.Writer) error {
 	fs.Var(&f.cacheMem, "cache-mem", "cache size for the memory-bound batch line (default 1GiB; "+sizeHelp+")")
 	fs.BoolVar(&f.asJSON, "json", false, "print one JSON object")
 	fs.Var(&f.bandwidthBuffer, "bandwidth-buffer", "--roofline: size of the buffer streamed to measure memory bandwidth (default 1GiB; make it much larger than the last-level cache)")
+	fs.IntVar(&f.prefill, "prefill", 512, "--roofline: prompt tokens of the timed prefill (capped at the model's context - 1)")
 	fs.BoolVar(&f.portable, "portable", true, "--roofline: also measure decode and prefill with the portable Go kernels (what -tags purego runs)")
 	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of the timed runs to this file (read it with go tool pprof)")
 	fs.BoolVar(&f.roofline, "roofline", false, "measure memory bandwidth and arithmetic peak, then batch-1 decode and a 512-token prefill against them")

@@ -45,7 +45,7 @@ func TestBenchBatchLine(t *testing.T) {
 // figure is measured and positive, the fractions are the ratios of the figures printed
 // beside them, and the portable kernels were measured in the same run.
 func TestBenchRoofline(t *testing.T) {
-	out, stderr, code := kvref(t, "bench", "--shape", "tiny", "--roofline", "--bandwidth-buffer", "32MiB", "--steps", "8", "--json")
+	out, stderr, code := kvref(t, "bench", "--shape", "tiny", "--roofline", "--bandwidth-buffer", "32MiB", "--steps", "8", "--prefill", "40", "--json")
 	require.Equal(t, 0, code, stderr)
 	var got struct {
 		R                 roofline `json:"roofline"`
@@ -61,6 +61,7 @@ func TestBenchRoofline(t *testing.T) {
 	require.InDelta(t, r.DecodeGBs/r.BandwidthGBs, got.BandwidthFraction, 1e-9)
 	require.Equal(t, r.BandwidthFraction, got.BandwidthFraction)
 	require.Greater(t, r.PrefillGFLOPs, 0.0)
+	require.Equal(t, 40, r.PrefillTokens)
 	if r.FMAPeakGFLOPs > 0 {
 		require.InDelta(t, r.PrefillGFLOPs/r.FMAPeakGFLOPs, got.FMAFraction, 1e-9)
 	} else {

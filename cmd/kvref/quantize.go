@@ -19,7 +19,7 @@ func quantizeCmd(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("quantize", stderr)
 	wtype := fs.String("wtype", "q8_0", "weight type: q8_0, q4_0, q4_k, q6_k, f16, bf16, f32")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: kvref quantize --wtype T IN.gguf OUT.gguf")
+		fmt.Fprintln(stderr, "usage: kvref quantize IN.gguf OUT.gguf --wtype T   (flags may come before or after the files)")
 		fmt.Fprintln(stderr, "\nEvery matrix (2-D tensor) is converted; vectors (norms, biases) stay F32. A matrix whose rows")
 		fmt.Fprintln(stderr, "are not a multiple of the type's block (32, or 256 for the K types) falls back to Q8_0, or")
 		fmt.Fprintln(stderr, "stays as it is, as llama-quantize does.")
@@ -28,7 +28,16 @@ func quantizeCmd(args []string, stdout, stderr io.Writer) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	if fs.NArg() != 2 {
+	// Flags may also follow the files (kvref quantize IN.gguf OUT.gguf --wtype q4_k), as
+	// llama-quantize users write them.
+	var files []string
+	for rest := fs.Args(); len(rest) > 0; rest = fs.Args() {
+		files = append(files, rest[0])
+		if err := parse(fs, rest[1:]); err != nil {
+			return err
+		}
+	}
+	if len(files) != 2 {
 		fs.Usage()
 		return errUsage
 	}
@@ -36,7 +45,7 @@ func quantizeCmd(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	in, err := gguf.Open(fs.Arg(0))
+	in, err := gguf.Open(files[0])
 	if err != nil {
 		return err
 	}
@@ -45,10 +54,10 @@ func quantizeCmd(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if err := w.WriteFile(fs.Arg(1)); err != nil {
+	if err := w.WriteFile(files[1]); err != nil {
 		return err
 	}
-	fmt.Fprintf(stderr, "kvref quantize: wrote %s:", fs.Arg(1))
+	fmt.Fprintf(stderr, "kvref quantize: wrote %s:", files[1])
 	for _, t := range []gguf.TensorType{gguf.F32, gguf.F16, gguf.BF16, gguf.Q8_0, gguf.Q4_0, gguf.Q4_K, gguf.Q6_K} {
 		if counts[t] > 0 {
 			fmt.Fprintf(stderr, " %d %s", counts[t], t)

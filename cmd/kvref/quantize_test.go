@@ -25,10 +25,14 @@ func TestQuantizedWeightsCheckBitwise(t *testing.T) {
 	src := filepath.Join(dir, "f32.gguf")
 	s := synth.Shape{Name: "q", Dim: 256, Layers: 2, Heads: 4, KVHeads: 2, Hidden: 512, Context: 128, RopeBase: 10000, Seed: 21}
 	require.NoError(t, s.WriteFile(src))
-	for _, wt := range weightTypes {
+	for i, wt := range weightTypes {
 		t.Run(wt, func(t *testing.T) {
 			out := filepath.Join(dir, wt+".gguf")
-			_, stderr, code := kvref(t, "quantize", "--wtype", wt, src, out)
+			args := []string{"quantize", "--wtype", wt, src, out}
+			if i%2 == 1 { // the flag after the files, as in llama-quantize
+				args = []string{"quantize", src, out, "--wtype", wt}
+			}
+			_, stderr, code := kvref(t, args...)
 			require.Equal(t, 0, code, stderr)
 			f, err := gguf.Open(out)
 			require.NoError(t, err)
@@ -47,6 +51,9 @@ func TestQuantizedWeightsCheckBitwise(t *testing.T) {
 	_, stderr, code := kvref(t, "quantize", "--wtype", "q3_k", src, filepath.Join(dir, "x.gguf"))
 	require.Equal(t, 1, code)
 	require.Contains(t, stderr, "q4_k")
+	_, stderr, code = kvref(t, "quantize", src, filepath.Join(dir, "x.gguf"), filepath.Join(dir, "y.gguf"))
+	require.NotEqual(t, 0, code, "three files")
+	require.Contains(t, stderr, "usage: kvref quantize")
 }
 
 // TestQuantizedWeightsAccuracyOnGolden measures, teacher-forced on the golden sequences of

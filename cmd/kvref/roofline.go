@@ -124,6 +124,9 @@ func runRoofline(m *model.Model, f benchFlags, kType, vType quant.CacheType, std
 	if f.bandwidthBuffer.set() {
 		bufBytes = f.bandwidthBuffer.bytes
 	}
+	if f.prefill < 1 {
+		return r, fmt.Errorf("--prefill %d: the timed prefill needs at least one token", f.prefill)
+	}
 	if bufBytes < 1<<20 {
 		return r, fmt.Errorf("--bandwidth-buffer %s: the bandwidth probe needs at least 1MiB, and should be much larger than the last-level cache", f.bandwidthBuffer.text)
 	}
@@ -190,7 +193,7 @@ func rooflineDecodePrefill(m *model.Model, f benchFlags, kType, vType quant.Cach
 	r.BandwidthFraction = r.DecodeGBs / limits.BandwidthGBs
 	r.MeanBandwidthFraction = dec.GBPerSecond / limits.BandwidthGBs
 
-	r.PrefillTokens = min(512, m.Config.Context-1)
+	r.PrefillTokens = min(f.prefill, m.Config.Context-1)
 	fmt.Fprintf(stderr, "kvref bench: prefill of %d tokens (%s kernels)...\n", r.PrefillTokens, kernels.Implementation())
 	e, err := engine.New(m, engine.Config{Context: r.PrefillTokens + 1, BlockSize: f.blockSize, Threads: f.threads, KType: kType, VType: vType})
 	if err != nil {
