@@ -136,15 +136,25 @@ func (m *Matrix) MulBatch(threads *parallel.Pool, out, x []float32, batch int) {
 			}
 			return
 		}
-		scratch := make([]float32, m.Cols)
-		for r := start; r < end; r++ {
-			wr := m.Row(r, scratch)
-			for b := 0; b < batch; b++ {
-				out[b*m.Rows+r] = kernels.Dot(x[b*m.Cols:(b+1)*m.Cols], wr)
+		// A batch: decode a panel of rows to float32 once, then multiply it like an f32
+		// matrix, so the decoding is paid once per row for the whole batch and the
+		// matrix kernels' register and cache blocking apply. out[r0:] with stride Rows
+		// puts the panel's row i at output row r0+i.
+		panelRows := max(4, (dequantPanelBytes/(4*m.Cols))&^3)
+		panel := make([]float32, min(panelRows, end-start)*m.Cols)
+		for r0 := start; r0 < end; r0 += panelRows {
+			r1 := min(r0+panelRows, end)
+			for r := r0; r < r1; r++ {
+				m.Row(r, panel[(r-r0)*m.Cols:(r-r0+1)*m.Cols])
 			}
+			kernels.MatMulRows(out[r0:], panel, x, m.Rows, m.Cols, batch, 0, r1-r0)
 		}
 	})
 }
+
+// dequantPanelBytes bounds the float32 panel of decoded rows MulBatch multiplies at a
+// time, so that it stays in the core's L2 cache.
+const dequantPanelBytes = 256 << 10
 
 // PermuteRows returns a copy of m whose row i is m's row perm[i] (same storage type).
 func (m *Matrix) PermuteRows(perm []int) *Matrix {

@@ -73,9 +73,13 @@ func TestHalfMatrixIsBatchInvariant(t *testing.T) {
 			m.MulBatch(threads, three, x, 3)
 			for row := 0; row < rows; row++ {
 				what := fmt.Sprintf("%s cols=%d row %d", f.typ, cols, row)
-				want := kernels.Dot(x[:cols], m.Row(row, make([]float32, cols)))
+				wr := m.Row(row, make([]float32, cols))
+				want := kernels.Dot(x[:cols], wr)
 				require.Equal(t, math.Float32bits(want), math.Float32bits(one[row]), "%s batch 1", what)
-				require.Equal(t, math.Float32bits(want), math.Float32bits(three[row]), "%s batch 3", what)
+				for b := range 3 {
+					want := kernels.Dot(x[b*cols:(b+1)*cols], wr)
+					require.Equal(t, math.Float32bits(want), math.Float32bits(three[b*rows+row]), "%s batch 3, vector %d", what, b)
+				}
 			}
 		}
 	}

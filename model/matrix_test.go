@@ -17,10 +17,16 @@ import (
 // TestQuantizedMatrixIsBatchInvariant: for every ggml block format, the fused batch-1 path
 // and the decode-then-dot batch path give the same bits as kernels.Dot on Row().
 func TestQuantizedMatrixIsBatchInvariant(t *testing.T) {
-	const rows, cols = 7, 512
+	// 7 rows: one panel of decoded rows; 300 rows of 512: several panels per thread.
+	for _, rows := range []int{7, 300} {
+		checkQuantizedBatchInvariant(t, rows, 512, 9)
+	}
+}
+
+func checkQuantizedBatchInvariant(t *testing.T, rows, cols, batch int) {
 	r := rng.New(5)
 	src := make([]float32, cols)
-	x := make([]float32, 3*cols)
+	x := make([]float32, batch*cols)
 	for i := range x {
 		x[i] = r.Symmetric()
 	}
@@ -39,13 +45,17 @@ func TestQuantizedMatrixIsBatchInvariant(t *testing.T) {
 		m, err := model.NewMatrix("w", rows, cols, gguf.TensorType(wt.GGMLType()), data)
 		require.NoError(t, err)
 		one := make([]float32, rows)
-		three := make([]float32, 3*rows)
+		all := make([]float32, batch*rows)
 		m.MulBatch(threads, one, x[:cols], 1)
-		m.MulBatch(threads, three, x, 3)
+		m.MulBatch(threads, all, x, batch)
 		for row := 0; row < rows; row++ {
-			want := kernels.Dot(x[:cols], m.Row(row, make([]float32, cols)))
+			wr := m.Row(row, make([]float32, cols))
+			want := kernels.Dot(x[:cols], wr)
 			require.Equal(t, math.Float32bits(want), math.Float32bits(one[row]), "%s row %d batch 1", wt, row)
-			require.Equal(t, math.Float32bits(want), math.Float32bits(three[row]), "%s row %d batch 3", wt, row)
+			for b := range batch {
+				want := kernels.Dot(x[b*cols:(b+1)*cols], wr)
+				require.Equal(t, math.Float32bits(want), math.Float32bits(all[b*rows+row]), "%s row %d, vector %d of %d", wt, row, b, batch)
+			}
 		}
 	}
 }
