@@ -137,7 +137,6 @@ func runRoofline(m *model.Model, f benchFlags, kType, vType quant.CacheType, std
 	}
 	r.BandwidthGBs1 = measureBandwidth(buf, 1)
 	r.BandwidthGBs = measureBandwidth(buf, threads)
-	buf = nil
 	fmt.Fprintln(stderr, "kvref bench: measuring arithmetic peak...")
 	fma, mulAdd, fmaFlops, mulAddFlops, bits := kernels.PeakLoops()
 	r.PeakVectorBits = bits
@@ -148,6 +147,17 @@ func runRoofline(m *model.Model, f benchFlags, kType, vType quant.CacheType, std
 	if err != nil {
 		return r, err
 	}
+	// Other work on a shared machine can hold the bandwidth down for seconds: measure it
+	// again after the decode and keep the best of both, so that a slow moment during the
+	// probe does not flatter the decode figure.
+	fmt.Fprintln(stderr, "kvref bench: measuring memory bandwidth again...")
+	if again := measureBandwidth(buf, threads); again > r.BandwidthGBs {
+		run.MeanBandwidthFraction *= r.BandwidthGBs / again
+		run.BandwidthFraction = run.DecodeGBs / again
+		r.BandwidthGBs = again
+	}
+	r.BandwidthGBs1 = max(r.BandwidthGBs1, measureBandwidth(buf, 1))
+	buf = nil
 	r.rooflineRun = run
 	if f.portable {
 		fmt.Fprintln(stderr, "kvref bench: the same with the portable Go kernels...")
@@ -229,7 +239,7 @@ func rooflineDecodePrefill(m *model.Model, f benchFlags, kType, vType quant.Cach
 
 func printRoofline(w io.Writer, r roofline) {
 	fmt.Fprintf(w, "roofline (%s kernels, %d threads)\n", r.Kernels, r.Threads)
-	fmt.Fprintf(w, "  memory bandwidth     %8.2f GB/s (1 thread %.2f GB/s), best of 5 passes streaming the buffer through the dot kernel\n", r.BandwidthGBs, r.BandwidthGBs1)
+	fmt.Fprintf(w, "  memory bandwidth     %8.2f GB/s (1 thread %.2f GB/s), best of 10 passes (before and after decode) streaming the buffer through the dot kernel\n", r.BandwidthGBs, r.BandwidthGBs1)
 	if r.FMAPeakGFLOPs > 0 {
 		fmt.Fprintf(w, "  arithmetic peak      %8.2f GFLOP/s with %d-bit FMA, %.2f with multiply+add (the kernels' unfused arithmetic)\n", r.FMAPeakGFLOPs, r.PeakVectorBits, r.MulAddPeakGFLOPs)
 	} else {

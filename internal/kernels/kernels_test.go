@@ -265,7 +265,7 @@ func TestMatMulRowsMatchesGeneric(t *testing.T) {
 			checkMatMulRows(t, rng, set, kindMixed, 67, 4097, 7, 5, 62)
 			// Long batches: several blocks of eight vectors and of tokenBlock vectors, with
 			// every kind of remainder, for cols with and without a tail.
-			for _, batch := range []int{16, 23, 64, 65, 77, 137} {
+			for _, batch := range []int{1, 16, 23, 64, 65, 77, 137} {
 				checkMatMulRows(t, rng, set, kindNormal, 13, 72, batch, 0, 13)
 				checkMatMulRows(t, rng, set, kindMixed, 10, 33, batch, 1, 9)
 				checkMatMulRows(t, rng, set, kindSpecial, 8, 8, batch, 4, 8)

@@ -66,8 +66,14 @@ func alignedFloats(n int) []float32 {
 // 8), and the vectors left over go four, two and one at a time; the last (end-start) mod 4
 // rows go one Dot at a time. Without the blocking, a 512-token prefill would stream every
 // input vector from the last-level cache once per four rows. At batch 1 this is a plain
-// pass over the rows. The caller has checked the arguments with matMulRowsFastOK.
+// pass over the rows (dotRowsAVX, row after row, when cols is a multiple of 8). The caller
+// has checked the arguments with matMulRowsFastOK.
 func matMulRowsAVX(out, w, x []float32, rows, cols, batch, start, end int, wide bool) {
+	if batch == 1 && cols%8 == 0 {
+		// Decode: nothing to reuse, so read the weights as one sequential stream.
+		dotRowsAVX(&out[start], &w[start*cols], &x[0], end-start, cols)
+		return
+	}
 	wide8 := wide && cols%8 == 0
 	perBlock := max(8, blockBytes/(4*cols)) &^ 7 // vectors or rows per block
 	quads := start + (end-start)&^3              // rows [start, quads) go four at a time
@@ -116,3 +122,11 @@ func matMulRowsAVX(out, w, x []float32, rows, cols, batch, start, end int, wide 
 // blockBytes is the size of matMulRowsAVX's blocks of vectors and of rows: two of them
 // fit comfortably in the 1 MiB L2 cache of current x86 server cores.
 const blockBytes = 256 << 10
+
+// dotRowsAVX sets out[r] = Dot(x, w_r) for the rows consecutive weight rows
+// w_r = w[r*n:(r+1)*n], reading the weights as one sequential stream: the batch-1 (decode)
+// product. rows must be at least 1 and n a positive multiple of 8. Implemented in
+// matmul_amd64.s.
+//
+//go:noescape
+func dotRowsAVX(out, w, x *float32, rows, n int)

@@ -183,3 +183,59 @@ reduce:
 	VMOVSS     X7, 12(DX)(R13*1)
 	VZEROUPPER
 	RET
+
+// DOTROWS_AHEAD is how far ahead in the weights dotRowsAVX prefetches.
+#define DOTROWS_AHEAD 2048
+
+// func dotRowsAVX(out, w, x *float32, rows, n int)
+//
+// The batch-1 product: out[r] = Dot(x, w_r) for rows consecutive weight rows of n floats,
+// n a positive multiple of 8, one row after the other, so that the weights are read as a
+// single sequential stream (what the hardware prefetchers follow best; four rows at a time
+// make four short streams that restart every row). Each row is dotAVXAsm's arithmetic: one
+// YMM accumulator (Y0, re-zeroed per row, which also frees the next row from waiting on the
+// last one), x first, VMULPS then VADDPS, REDUCE8.
+TEXT ·dotRowsAVX(SB), NOSPLIT, $0-40
+	MOVQ out+0(FP), DX
+	MOVQ w+8(FP), SI
+	MOVQ x+16(FP), DI
+	MOVQ rows+24(FP), R8
+	MOVQ n+32(FP), CX
+	SHLQ $2, CX
+	MOVQ CX, BX
+	ANDQ $-64, BX
+
+row:
+	VXORPS Y0, Y0, Y0
+	XORQ   AX, AX
+	TESTQ  BX, BX
+	JZ     rest
+
+pair:
+	PREFETCHT0 DOTROWS_AHEAD(SI)(AX*1)
+	VMOVUPS    (DI)(AX*1), Y1
+	VMULPS     (SI)(AX*1), Y1, Y1
+	VADDPS     Y1, Y0, Y0
+	VMOVUPS    32(DI)(AX*1), Y2
+	VMULPS     32(SI)(AX*1), Y2, Y2
+	VADDPS     Y2, Y0, Y0
+	ADDQ       $64, AX
+	CMPQ       AX, BX
+	JNE        pair
+
+rest:
+	CMPQ    AX, CX
+	JEQ     rowdone
+	VMOVUPS (DI)(AX*1), Y1
+	VMULPS  (SI)(AX*1), Y1, Y1
+	VADDPS  Y1, Y0, Y0
+
+rowdone:
+	REDUCE8(Y0, X0, X1)
+	VMOVSS X0, (DX)
+	ADDQ   $4, DX
+	ADDQ   CX, SI
+	DECQ   R8
+	JNZ    row
+	VZEROUPPER
+	RET

@@ -147,14 +147,15 @@ func spinUntil(cond func() bool, yield bool) bool {
 func (p *Pool) Threads() int { return p.threads }
 
 // For calls fn on disjoint sub-ranges [start, end) that together cover [0, n), spread over
-// the pool's workers, and returns when all have finished. Ranges smaller than minChunk
-// items are not split further, so tiny loops run on the caller alone.
+// the pool's workers, and returns when all have finished. Ranges are multiples of minChunk
+// items (but the last), so loops of at most minChunk items run on the caller alone.
 //
-// The range is cut into a few pieces per thread, and every participant (the caller
-// included) claims the next piece from a shared counter until none is left, so a thread
-// that is slowed down (by another process on a shared machine, say) does less of the loop
-// instead of holding up the others. Which thread computes which piece varies from call to
-// call; what each index computes does not.
+// The participants (the caller included) claim ranges from a shared counter until none is
+// left, each claim taking a share of what remains (guided scheduling): large ranges first,
+// then smaller and smaller ones, so that all threads run out of work at nearly the same
+// moment, and a thread slowed down by another process does less of the loop instead of
+// holding up the others. Which thread computes which range varies from call to call; what
+// each index computes does not.
 func (p *Pool) For(n, minChunk int, fn func(start, end int)) {
 	if n <= 0 {
 		return
@@ -166,8 +167,8 @@ func (p *Pool) For(n, minChunk int, fn func(start, end int)) {
 	if minChunk < 1 {
 		minChunk = 1
 	}
-	pieces := (n + minChunk - 1) / minChunk
-	if pieces <= 1 || p.threads == 1 {
+	chunks := (n + minChunk - 1) / minChunk
+	if chunks <= 1 || p.threads == 1 {
 		fn(0, n)
 		return
 	}
@@ -177,9 +178,8 @@ func (p *Pool) For(n, minChunk int, fn func(start, end int)) {
 		fn(0, n)
 		return
 	}
-	pieces = min(pieces, piecesPerThread*p.threads)
-	l := &loop{fn: fn, n: n, grain: (n + pieces - 1) / pieces}
-	helpers := min(len(p.workers), pieces-1)
+	l := &loop{fn: fn, n: n, chunk: minChunk, share: 2 * p.threads}
+	helpers := min(len(p.workers), chunks-1)
 	p.pending.Store(int32(helpers))
 	for _, w := range p.workers[:helpers] {
 		w.post(task{loop: l})
@@ -188,25 +188,27 @@ func (p *Pool) For(n, minChunk int, fn func(start, end int)) {
 	p.wait()
 }
 
-// piecesPerThread is how many pieces For cuts a loop into per thread, at most.
-const piecesPerThread = 4
-
-// loop is one For call's shared state: the pieces are [k·grain, (k+1)·grain) ∩ [0, n),
-// claimed in order through next.
+// loop is one For call's shared state: the next unclaimed index, and how claims are sized.
 type loop struct {
-	fn       func(start, end int)
-	n, grain int
-	next     atomic.Int64
+	fn    func(start, end int)
+	n     int
+	chunk int // claims are whole multiples of chunk items, except at the end
+	share int // a claim takes 1/share of what remains (at least one chunk)
+	next  atomic.Int64
 }
 
-// run claims and runs pieces until none is left.
+// run claims and runs ranges until none is left.
 func (l *loop) run() {
 	for {
-		start := int(l.next.Add(int64(l.grain))) - l.grain
+		start := int(l.next.Load())
 		if start >= l.n {
 			return
 		}
-		l.fn(start, min(start+l.grain, l.n))
+		chunks := max(1, (l.n-start)/(l.share*l.chunk))
+		end := min(start+chunks*l.chunk, l.n)
+		if l.next.CompareAndSwap(int64(start), int64(end)) {
+			l.fn(start, end)
+		}
 	}
 }
 

@@ -1,6 +1,8 @@
 package parallel
 
 import (
+	"slices"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -35,12 +37,30 @@ func TestForCoversEveryIndexOnce(t *testing.T) {
 func TestForSpreadsWork(t *testing.T) {
 	p := NewPool(4)
 	defer p.Close()
+	var mu sync.Mutex
+	var ranges [][2]int
+	p.For(1000, 16, func(start, end int) {
+		mu.Lock()
+		ranges = append(ranges, [2]int{start, end})
+		mu.Unlock()
+	})
+	slices.SortFunc(ranges, func(a, b [2]int) int { return a[0] - b[0] })
+	require.Greater(t, len(ranges), 4, "1000 items over 4 threads: several ranges each")
+	require.Equal(t, [2]int{0, 1000 / 8 / 16 * 16}, ranges[0], "the first claim takes 1/(2·threads) of the loop, in whole chunks")
+	for i, r := range ranges {
+		if i < len(ranges)-1 {
+			require.Zero(t, (r[1]-r[0])%16, "range %v is not whole chunks of 16", r)
+			require.Equal(t, r[1], ranges[i+1][0])
+			require.GreaterOrEqual(t, r[1]-r[0], ranges[i+1][1]-ranges[i+1][0], "claims shrink")
+		}
+	}
+	require.Equal(t, 1000, ranges[len(ranges)-1][1])
 	var calls atomic.Int32
-	p.For(1000, 1, func(start, end int) { calls.Add(1) })
-	require.EqualValues(t, 4*piecesPerThread, calls.Load(), "1000 items over 4 threads: 4 pieces per thread")
+	p.For(16, 16, func(start, end int) { calls.Add(1) })
+	require.EqualValues(t, 1, calls.Load(), "one chunk: the caller does it alone")
 	calls.Store(0)
-	p.For(10, 16, func(start, end int) { calls.Add(1) })
-	require.EqualValues(t, 1, calls.Load(), "below the minimum chunk the caller does it alone")
+	p.For(17, 16, func(start, end int) { calls.Add(1) })
+	require.EqualValues(t, 2, calls.Load(), "two chunks: two ranges")
 }
 
 func TestNilPoolRunsSerially(t *testing.T) {
