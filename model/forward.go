@@ -112,15 +112,21 @@ func (r *Runner) forward(tokens, positions []int, want []bool, kv kvStore) ([][]
 		//    over more positions, and handing out the longest work first balances the
 		//    threads in a prefill.
 		heads := c.Heads
-		r.threads.For(n*heads, 1, func(start, end int) {
-			scores := make([]float32, kv.maxPositions())
-			for i := n*heads - end; i < n*heads-start; {
-				b, h0 := i/heads, i%heads
-				h1 := min(heads, h0+(n*heads-start-i))
-				kv.attend(l, b, h0, h1, att[b*qDim:(b+1)*qDim], q[b*qDim:(b+1)*qDim], scores)
-				i += h1 - h0
-			}
-		})
+		if all, ok := kv.(interface {
+			attendAll(l int, att, q []float32, threads *parallel.Pool)
+		}); ok {
+			all.attendAll(l, att, q, r.threads) // the paged cache batches prefill chunks
+		} else {
+			r.threads.For(n*heads, 1, func(start, end int) {
+				scores := make([]float32, kv.maxPositions())
+				for i := n*heads - end; i < n*heads-start; {
+					b, h0 := i/heads, i%heads
+					h1 := min(heads, h0+(n*heads-start-i))
+					kv.attend(l, b, h0, h1, att[b*qDim:(b+1)*qDim], q[b*qDim:(b+1)*qDim], scores)
+					i += h1 - h0
+				}
+			})
+		}
 
 		// 5. Output projection and residual.
 		lw.Wo.MulBatch(r.threads, out, att, n)
