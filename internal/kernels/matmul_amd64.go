@@ -77,23 +77,28 @@ func matMulRowsAVX(out, w, x []float32, rows, cols, batch, start, end int, wide 
 	wide8 := wide && cols%8 == 0
 	perBlock := max(8, blockBytes/(4*cols)) &^ 7 // vectors or rows per block
 	quads := start + (end-start)&^3              // rows [start, quads) go four at a time
-	var packed []float32                         // eight vectors packed in pairs
+	var packed []float32                         // the block's groups of eight vectors, packed in pairs
 	if wide8 && batch >= 8 && quads > start {
-		packed = alignedFloats(8 * cols)
+		packed = alignedFloats(min(perBlock, batch&^7) * cols)
 	}
 	for b0 := 0; b0 < batch; b0 += perBlock {
 		b1 := min(b0+perBlock, batch)
+		groups := 0 // vectors [b0, b0+8·groups) go eight at a time
+		if packed != nil {
+			groups = (b1 - b0) / 8
+			for g := range groups {
+				packPairs8AVX512(&packed[g*8*cols], &x[(b0+8*g)*cols], cols)
+			}
+		}
 		for r0 := start; r0 < quads; r0 += perBlock {
 			r1 := min(r0+perBlock, quads)
-			b := b0
-			if wide8 {
-				for ; b+8 <= b1; b += 8 {
-					packPairs8AVX512(&packed[0], &x[b*cols], cols)
-					for r := r0; r < r1; r += 4 {
-						dot4x8PackedAVX512(&out[b*rows+r], rows, &w[r*cols], &packed[0], cols)
-					}
+			for g := range groups {
+				b := b0 + 8*g
+				for r := r0; r < r1; r += 4 {
+					dot4x8PackedAVX512(&out[b*rows+r], rows, &w[r*cols], &packed[g*8*cols], cols)
 				}
 			}
+			b := b0 + 8*groups
 			for r := r0; r < r1; r += 4 {
 				wr := &w[r*cols]
 				b := b
