@@ -2,7 +2,10 @@
 
 package kernels
 
-import "unsafe"
+import (
+	"sync"
+	"unsafe"
+)
 
 // dot4x1AVX sets out[k] = Dot(x, w_k) for the four weight rows w_k = w[k*n:(k+1)*n],
 // k = 0..3, each in its own YMM accumulator with Dot's exact lane order; the four
@@ -48,6 +51,10 @@ func dot4x8PackedAVX512(out *float32, outStride int, w, xp *float32, n int)
 //go:noescape
 func packPairs8AVX512(dst, x *float32, n int)
 
+// packBuffers recycles matMulRowsAVX's packing buffers: a fresh one per call would cost
+// page faults and zeroing on every product.
+var packBuffers = sync.Pool{New: func() any { return new([]float32) }}
+
 // alignedFloats returns n float32s starting at a 64-byte boundary.
 func alignedFloats(n int) []float32 {
 	buf := make([]float32, n+15)
@@ -79,7 +86,12 @@ func matMulRowsAVX(out, w, x []float32, rows, cols, batch, start, end int, wide 
 	quads := start + (end-start)&^3              // rows [start, quads) go four at a time
 	var packed []float32                         // the block's groups of eight vectors, packed in pairs
 	if wide8 && batch >= 8 && quads > start {
-		packed = alignedFloats(min(perBlock, batch&^7) * cols)
+		buf := packBuffers.Get().(*[]float32)
+		defer packBuffers.Put(buf)
+		if need := min(perBlock, batch&^7) * cols; len(*buf) < need {
+			*buf = alignedFloats(max(need, blockBytes/4))
+		}
+		packed = *buf
 	}
 	for b0 := 0; b0 < batch; b0 += perBlock {
 		b1 := min(b0+perBlock, batch)
