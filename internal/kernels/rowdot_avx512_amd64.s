@@ -110,6 +110,69 @@ loop:
 	VZEROUPPER
 	RET
 
+// func dotQ8_0x4sAVX512(out *float32, w *byte, x *float32, nb, stride, outStride int)
+//
+// dotQ8_0x4AVX512 for four rows stride bytes apart (w, w+stride, w+2·stride, w+3·stride),
+// their results outStride floats apart, prefetching the row after each of them: called
+// with rows r, r+q, r+2q, r+3q for r = 0, 1, ..., it reads four long sequential streams
+// instead of four short ones that restart every four rows.
+TEXT ·dotQ8_0x4sAVX512(SB), NOSPLIT, $0-48
+	MOVQ   out+0(FP), DX
+	MOVQ   w+8(FP), SI
+	MOVQ   x+16(FP), DI
+	MOVQ   nb+24(FP), CX
+	MOVQ   stride+32(FP), R11
+	MOVQ   outStride+40(FP), R13
+	SHLQ   $2, R13
+	LEAQ   (SI)(R11*1), R8
+	LEAQ   (R8)(R11*1), R9
+	LEAQ   (R9)(R11*1), R10
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	XORQ   BX, BX
+	IMUL3Q $34, CX, R12 // the next row of each run, prefetched
+
+loops:
+	PREFETCHT0 (SI)(R12*1)
+	PREFETCHT0 (R8)(R12*1)
+	PREFETCHT0 (R9)(R12*1)
+	PREFETCHT0 (R10)(R12*1)
+	ADDQ       $34, R12
+	QSCALE16((SI)(BX*1), Y4, Z4)
+	QSCALE16((R8)(BX*1), Y5, Z5)
+	QSCALE16((R9)(BX*1), Y6, Z6)
+	QSCALE16((R10)(BX*1), Y7, Z7)
+	VMOVUPS (DI), Z8
+	VMOVUPS 64(DI), Z9
+	Q8HALF(2(SI)(BX*1), Z4, Z8, Z10, Y10, Y11, Y0)
+	Q8HALF(2(R8)(BX*1), Z5, Z8, Z12, Y12, Y13, Y1)
+	Q8HALF(2(R9)(BX*1), Z6, Z8, Z14, Y14, Y15, Y2)
+	Q8HALF(2(R10)(BX*1), Z7, Z8, Z10, Y10, Y11, Y3)
+	Q8HALF(18(SI)(BX*1), Z4, Z9, Z12, Y12, Y13, Y0)
+	Q8HALF(18(R8)(BX*1), Z5, Z9, Z14, Y14, Y15, Y1)
+	Q8HALF(18(R9)(BX*1), Z6, Z9, Z10, Y10, Y11, Y2)
+	Q8HALF(18(R10)(BX*1), Z7, Z9, Z12, Y12, Y13, Y3)
+	ADDQ    $34, BX
+	ADDQ    $128, DI
+	DECQ    CX
+	JNZ     loops
+
+	REDUCE8(Y0, X0, X8)
+	REDUCE8(Y1, X1, X9)
+	REDUCE8(Y2, X2, X10)
+	REDUCE8(Y3, X3, X11)
+	VMOVSS X0, (DX)
+	ADDQ   R13, DX
+	VMOVSS X1, (DX)
+	ADDQ   R13, DX
+	VMOVSS X2, (DX)
+	ADDQ   R13, DX
+	VMOVSS X3, (DX)
+	VZEROUPPER
+	RET
+
 // Q4ROW16 adds the current block of the Q4_0 row at R (block offset BX) to the lanes ACC.
 // The block's sixteen possible values float32(k−8)·d, k = 0..15, are computed into Z5 with
 // one VMULPS (the levels are in Z15), and VPERMPS, which reads only the low four bits of
