@@ -239,3 +239,55 @@ rowdone:
 	JNZ    row
 	VZEROUPPER
 	RET
+
+// func dotRows2AVX(out, w, x *float32, rows, n, half int)
+//
+// dotRowsAVX over two runs of rows at once, rows 0..rows-1 and half..half+rows-1: two long
+// sequential streams, a row of each at a time, each row with its own accumulator (Y0 for
+// the first run, Y3 for the second). n is a positive multiple of 16.
+TEXT ·dotRows2AVX(SB), NOSPLIT, $0-48
+	MOVQ  out+0(FP), DX
+	MOVQ  w+8(FP), SI
+	MOVQ  x+16(FP), DI
+	MOVQ  rows+24(FP), R8
+	MOVQ  n+32(FP), CX
+	MOVQ  half+40(FP), R9
+	LEAQ  (DX)(R9*4), R10
+	IMULQ CX, R9
+	LEAQ  (SI)(R9*4), R11
+	SHLQ  $2, CX
+
+row2:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y3, Y3, Y3
+	XORQ   AX, AX
+
+line2:
+	PREFETCHT0 DOTROWS_AHEAD(SI)(AX*1)
+	PREFETCHT0 DOTROWS_AHEAD(R11)(AX*1)
+	VMOVUPS    (DI)(AX*1), Y2
+	VMULPS     (SI)(AX*1), Y2, Y1
+	VMULPS     (R11)(AX*1), Y2, Y4
+	VADDPS     Y1, Y0, Y0
+	VADDPS     Y4, Y3, Y3
+	VMOVUPS    32(DI)(AX*1), Y2
+	VMULPS     32(SI)(AX*1), Y2, Y1
+	VMULPS     32(R11)(AX*1), Y2, Y4
+	VADDPS     Y1, Y0, Y0
+	VADDPS     Y4, Y3, Y3
+	ADDQ       $64, AX
+	CMPQ       AX, CX
+	JNE        line2
+
+	REDUCE8(Y0, X0, X1)
+	REDUCE8(Y3, X3, X1)
+	VMOVSS X0, (DX)
+	VMOVSS X3, (R10)
+	ADDQ   $4, DX
+	ADDQ   $4, R10
+	ADDQ   CX, SI
+	ADDQ   CX, R11
+	DECQ   R8
+	JNZ    row2
+	VZEROUPPER
+	RET
