@@ -34,3 +34,20 @@ func fmaPeakAVX512(iters int)
 
 //go:noescape
 func mulAddPeakAVX512(iters int)
+
+//go:noescape
+func streamReadAVX(p *float32, blocks int) float32
+
+// StreamRead reads every element of x as fast as the machine allows and returns a value
+// that depends on all of them (their sum, in no promised order), so that the read cannot
+// be optimised away: the memory-bandwidth probe of kvref bench --roofline, not a numeric
+// kernel. With AVX it runs eight independent vector additions straight from memory.
+func StreamRead(x []float32) float32 {
+	var s float32
+	if useAVX && len(x) >= 64 {
+		blocks := len(x) / 64
+		s = streamReadAVX(&x[0], blocks)
+		x = x[blocks*64:]
+	}
+	return s + streamReadGeneric(x)
+}

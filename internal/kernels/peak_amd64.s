@@ -1,6 +1,7 @@
 //go:build amd64 && !purego
 
 #include "textflag.h"
+#include "avx_amd64.h"
 
 // func fmaPeakAVX2(iters int)
 // 12 independent chains of 8-lane fused multiply-adds per iteration: 192 flops.
@@ -148,5 +149,48 @@ loop4:
 	JNZ    loop4
 
 done4:
+	VZEROUPPER
+	RET
+
+// func streamReadAVX(p *float32, blocks int) float32
+//
+// Reads blocks × 256 bytes at p with eight independent accumulators (VADDPS from memory),
+// so that the loop is bound by how fast memory delivers, not by an addition chain, and
+// returns a value that depends on every element (the sum of the lanes, in no promised
+// order). For the roofline's bandwidth probe only. blocks > 0.
+TEXT ·streamReadAVX(SB), NOSPLIT, $0-20
+	MOVQ   p+0(FP), SI
+	MOVQ   blocks+8(FP), CX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+
+streamloop:
+	VADDPS (SI), Y0, Y0
+	VADDPS 32(SI), Y1, Y1
+	VADDPS 64(SI), Y2, Y2
+	VADDPS 96(SI), Y3, Y3
+	VADDPS 128(SI), Y4, Y4
+	VADDPS 160(SI), Y5, Y5
+	VADDPS 192(SI), Y6, Y6
+	VADDPS 224(SI), Y7, Y7
+	ADDQ   $256, SI
+	DECQ   CX
+	JNZ    streamloop
+
+	VADDPS Y1, Y0, Y0
+	VADDPS Y3, Y2, Y2
+	VADDPS Y5, Y4, Y4
+	VADDPS Y7, Y6, Y6
+	VADDPS Y2, Y0, Y0
+	VADDPS Y6, Y4, Y4
+	VADDPS Y4, Y0, Y0
+	REDUCE8(Y0, X0, X1)
+	VMOVSS X0, ret+16(FP)
 	VZEROUPPER
 	RET

@@ -7,3 +7,9 @@ package kernels
 func PeakLoops() (fma, mulAdd func(iters int), fmaFlops, mulAddFlops, bits int) {
 	return nil, nil, 192, 96, 0
 }
+
+// StreamRead reads every element of x and returns a value that depends on all of them
+// (their sum, in no promised order), so that the read cannot be optimised away: the
+// memory-bandwidth probe of kvref bench --roofline, not a numeric kernel. In this build it
+// is portable Go with eight independent accumulators.
+func StreamRead(x []float32) float32 { return streamReadGeneric(x) }
