@@ -119,7 +119,13 @@ func (m *Matrix) Bytes() int64 {
 // kernels.DotBF16Rows, quant.WeightType.DotRows: the same bits) — so results do not depend
 // on the batch.
 func (m *Matrix) MulBatch(threads *parallel.Pool, out, x []float32, batch int) {
-	threads.For(m.Rows, 16, func(start, end int) {
+	// Decode splits the rows finely (the threads finish together); a batch in a few large
+	// pieces, since each piece re-packs the batch's vectors for the matrix kernels.
+	chunk := 16
+	if batch > 1 && threads != nil {
+		chunk = max(chunk, m.Rows/(2*threads.Threads())&^15)
+	}
+	threads.For(m.Rows, chunk, func(start, end int) {
 		if m.Type == gguf.F32 {
 			kernels.MatMulRows(out, m.f32, x, m.Rows, m.Cols, batch, start, end)
 			return
