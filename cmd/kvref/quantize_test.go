@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/kvref/kvref/golden"
+	"github.com/kvref/kvref/internal/rng"
 	"github.com/kvref/kvref/internal/testutil"
 	"github.com/kvref/kvref/model"
 	"github.com/kvref/kvref/model/gguf"
@@ -62,50 +63,104 @@ func TestQuantizedWeightsCheckBitwise(t *testing.T) {
 // multiple of 256, and the 172-wide down projections stay F32, as llama-quantize does.)
 func TestQuantizedWeightsAccuracyOnGolden(t *testing.T) {
 	path := testutil.Shared(t, "models/stories260K.gguf")
+	var seqs [][]int
+	var from []int
+	for _, g := range testutil.Goldens(t, "stories260K") {
+		seqs, from = append(seqs, g.Tokens()), append(from, len(g.PromptIDs)-1)
+	}
+	floor := map[string]float64{"f16": 0.99, "bf16": 0.97, "q8_0": 0.97, "q6_k": 0.97, "q4_k": 0.97, "q4_0": 0.80}
+	for _, a := range quantizedAccuracy(t, path, seqs, from) {
+		t.Logf("%-5s weights: top-1 agreement with f32 weights %d/%d (%.1f%%), mean KL %.2e", a.wt, a.agree, a.n, 100*a.frac(), a.kl)
+		require.GreaterOrEqual(t, a.frac(), floor[a.wt], a.wt)
+	}
+}
+
+// TestQuantizedWeightsAccuracyWideRows measures the same on a synthetic model whose rows
+// are all multiples of 256 values, so that the K types are used everywhere (stories260K's
+// rows make them fall back to Q8_0), on random token sequences: the error must grow as the
+// bits shrink, q8_0 < q6_k < q4_k < q4_0 in mean KL, as llama.cpp's perplexity tables have it.
+func TestQuantizedWeightsAccuracyWideRows(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "wide.gguf")
+	s := synth.Shape{Name: "wide", Dim: 256, Layers: 2, Heads: 4, KVHeads: 2, Hidden: 768, Context: 128, RopeBase: 10000, Seed: 31}
+	require.NoError(t, s.WriteFile(path))
+	r := rng.New(7)
+	var seqs [][]int
+	var from []int
+	for range 4 {
+		seq := make([]int, 48)
+		for i := range seq {
+			seq[i] = 3 + int(r.Uint64()%256)
+		}
+		seqs, from = append(seqs, seq), append(from, 0)
+	}
+	kl := map[string]float64{}
+	for _, a := range quantizedAccuracy(t, path, seqs, from) {
+		t.Logf("%-5s weights (rows of 256 and 768): top-1 agreement with f32 weights %d/%d (%.1f%%), mean KL %.2e", a.wt, a.agree, a.n, 100*a.frac(), a.kl)
+		kl[a.wt] = a.kl
+	}
+	require.Less(t, kl["f16"], kl["q8_0"])
+	require.Less(t, kl["q8_0"], kl["q6_k"])
+	require.Less(t, kl["q6_k"], kl["q4_k"])
+	require.Less(t, kl["q4_k"], kl["q4_0"])
+}
+
+// accuracy is one weight type's agreement with the f32 weights.
+type accuracy struct {
+	wt       string
+	agree, n int
+	kl       float64 // mean KL(f32 ‖ quantized) per position
+}
+
+func (a accuracy) frac() float64 { return float64(a.agree) / float64(a.n) }
+
+// quantizedAccuracy converts the model at path to every weight type and compares, teacher-
+// forced on each sequence from position from[i] on, its next-token distributions with the
+// f32 model's: top-1 agreement and mean KL divergence.
+func quantizedAccuracy(t *testing.T, path string, seqs [][]int, from []int) []accuracy {
+	t.Helper()
 	base, err := model.LoadGGUF(path)
 	require.NoError(t, err)
 	defer base.Close()
-	goldens := testutil.Goldens(t, "stories260K")
 	ref := model.NewRunner(base, 2)
 	defer ref.Close()
-	want := map[string][][]float32{}
-	for _, g := range goldens {
-		want[g.Name], err = ref.Reference(g.Tokens(), quant.F32, quant.F32, len(g.PromptIDs)-1)
+	want := make([][][]float32, len(seqs))
+	for i, seq := range seqs {
+		want[i], err = ref.Reference(seq, quant.F32, quant.F32, from[i])
 		require.NoError(t, err)
 	}
-	floor := map[string]float64{"f16": 0.99, "bf16": 0.97, "q8_0": 0.97, "q6_k": 0.97, "q4_k": 0.97, "q4_0": 0.80}
 	in, err := gguf.Open(path)
 	require.NoError(t, err)
 	defer in.Close()
+	var out []accuracy
 	for _, wt := range weightTypes {
 		target, err := parseWeightTarget(wt)
 		require.NoError(t, err)
 		w, _, err := quantizeGGUF(in, target)
 		require.NoError(t, err)
-		out := filepath.Join(t.TempDir(), wt+".gguf")
-		require.NoError(t, w.WriteFile(out))
-		m, err := model.LoadGGUF(out)
+		file := filepath.Join(t.TempDir(), wt+".gguf")
+		require.NoError(t, w.WriteFile(file))
+		m, err := model.LoadGGUF(file)
 		require.NoError(t, err)
 		r := model.NewRunner(m, 2)
-		agree, n, kl := 0, 0, 0.0
-		for _, g := range goldens {
-			got, err := r.Reference(g.Tokens(), quant.F32, quant.F32, len(g.PromptIDs)-1)
+		a := accuracy{wt: wt}
+		for s, seq := range seqs {
+			got, err := r.Reference(seq, quant.F32, quant.F32, from[s])
 			require.NoError(t, err)
 			for i := range got {
-				if argmax(got[i]) == argmax(want[g.Name][i]) {
-					agree++
+				if argmax(got[i]) == argmax(want[s][i]) {
+					a.agree++
 				}
-				p, q := golden.LogSoftmax(want[g.Name][i]), golden.LogSoftmax(got[i])
+				p, q := golden.LogSoftmax(want[s][i]), golden.LogSoftmax(got[i])
 				for j := range p {
-					kl += math.Exp(p[j]) * (p[j] - q[j])
+					a.kl += math.Exp(p[j]) * (p[j] - q[j])
 				}
-				n++
+				a.n++
 			}
 		}
+		a.kl /= float64(a.n)
 		r.Close()
 		m.Close()
-		frac := float64(agree) / float64(n)
-		t.Logf("%-5s weights: top-1 agreement with f32 weights %d/%d (%.1f%%), mean KL %.2e", wt, agree, n, 100*frac, kl/float64(n))
-		require.GreaterOrEqual(t, frac, floor[wt], wt)
+		out = append(out, a)
 	}
+	return out
 }
