@@ -119,10 +119,11 @@ func (m *Matrix) Bytes() int64 {
 // kernels.DotBF16Rows, quant.WeightType.DotRows: the same bits) — so results do not depend
 // on the batch.
 func (m *Matrix) MulBatch(threads *parallel.Pool, out, x []float32, batch int) {
-	// Decode splits the rows finely (the threads finish together); a batch in a few large
-	// pieces, since each piece re-packs the batch's vectors for the matrix kernels.
+	// The rows go out in a few large pieces: each piece of a batch re-packs the batch's
+	// vectors for the matrix kernels, and at batch 1 each piece is read as four long
+	// sequential streams, which short pieces would cut up.
 	chunk := 16
-	if batch > 1 && threads != nil {
+	if threads != nil {
 		chunk = max(chunk, m.Rows/(2*threads.Threads())&^15)
 	}
 	threads.For(m.Rows, chunk, func(start, end int) {

@@ -240,54 +240,71 @@ rowdone:
 	VZEROUPPER
 	RET
 
-// func dotRows2AVX(out, w, x *float32, rows, n, half int)
+// func dotRows4AVX(out, w, x *float32, rows, n, quarter int)
 //
-// dotRowsAVX over two runs of rows at once, rows 0..rows-1 and half..half+rows-1: two long
-// sequential streams, a row of each at a time, each row with its own accumulator (Y0 for
-// the first run, Y3 for the second). n is a positive multiple of 16.
-TEXT ·dotRows2AVX(SB), NOSPLIT, $0-48
+// dotRowsAVX over four runs of rows at once, rows k·quarter .. k·quarter+rows-1 for
+// k = 0..3: four long sequential streams, a row of each at a time, each row with its own
+// accumulator (Y0, Y3, Y5, Y7). n is a positive multiple of 16.
+TEXT ·dotRows4AVX(SB), NOSPLIT, $0-48
 	MOVQ  out+0(FP), DX
 	MOVQ  w+8(FP), SI
 	MOVQ  x+16(FP), DI
 	MOVQ  rows+24(FP), R8
 	MOVQ  n+32(FP), CX
-	MOVQ  half+40(FP), R9
-	LEAQ  (DX)(R9*4), R10
-	IMULQ CX, R9
-	LEAQ  (SI)(R9*4), R11
+	MOVQ  quarter+40(FP), R9
+	SHLQ  $2, R9         // output stride between runs, bytes
+	MOVQ  R9, R12
+	IMULQ CX, R12        // weight stride between runs, bytes
+	LEAQ  (SI)(R12*1), R11
+	LEAQ  (R11)(R12*1), R13
+	LEAQ  (R13)(R12*1), BX
 	SHLQ  $2, CX
 
-row2:
+row4:
 	VXORPS Y0, Y0, Y0
 	VXORPS Y3, Y3, Y3
+	VXORPS Y5, Y5, Y5
+	VXORPS Y7, Y7, Y7
 	XORQ   AX, AX
 
-line2:
-	PREFETCHT0 DOTROWS_AHEAD(SI)(AX*1)
-	PREFETCHT0 DOTROWS_AHEAD(R11)(AX*1)
-	VMOVUPS    (DI)(AX*1), Y2
-	VMULPS     (SI)(AX*1), Y2, Y1
-	VMULPS     (R11)(AX*1), Y2, Y4
-	VADDPS     Y1, Y0, Y0
-	VADDPS     Y4, Y3, Y3
-	VMOVUPS    32(DI)(AX*1), Y2
-	VMULPS     32(SI)(AX*1), Y2, Y1
-	VMULPS     32(R11)(AX*1), Y2, Y4
-	VADDPS     Y1, Y0, Y0
-	VADDPS     Y4, Y3, Y3
-	ADDQ       $64, AX
-	CMPQ       AX, CX
-	JNE        line2
+line4:
+	VMOVUPS (DI)(AX*1), Y2
+	VMULPS  (SI)(AX*1), Y2, Y1
+	VMULPS  (R11)(AX*1), Y2, Y4
+	VMULPS  (R13)(AX*1), Y2, Y6
+	VMULPS  (BX)(AX*1), Y2, Y8
+	VADDPS  Y1, Y0, Y0
+	VADDPS  Y4, Y3, Y3
+	VADDPS  Y6, Y5, Y5
+	VADDPS  Y8, Y7, Y7
+	VMOVUPS 32(DI)(AX*1), Y2
+	VMULPS  32(SI)(AX*1), Y2, Y1
+	VMULPS  32(R11)(AX*1), Y2, Y4
+	VMULPS  32(R13)(AX*1), Y2, Y6
+	VMULPS  32(BX)(AX*1), Y2, Y8
+	VADDPS  Y1, Y0, Y0
+	VADDPS  Y4, Y3, Y3
+	VADDPS  Y6, Y5, Y5
+	VADDPS  Y8, Y7, Y7
+	ADDQ    $64, AX
+	CMPQ    AX, CX
+	JNE     line4
 
 	REDUCE8(Y0, X0, X1)
 	REDUCE8(Y3, X3, X1)
+	REDUCE8(Y5, X5, X1)
+	REDUCE8(Y7, X7, X1)
 	VMOVSS X0, (DX)
-	VMOVSS X3, (R10)
+	VMOVSS X3, (DX)(R9*1)
+	VMOVSS X5, (DX)(R9*2)
+	LEAQ   (DX)(R9*2), R10
+	VMOVSS X7, (R10)(R9*1)
 	ADDQ   $4, DX
-	ADDQ   $4, R10
 	ADDQ   CX, SI
 	ADDQ   CX, R11
+	ADDQ   CX, R13
+	ADDQ   CX, BX
 	DECQ   R8
-	JNZ    row2
+	JNZ    row4
 	VZEROUPPER
 	RET

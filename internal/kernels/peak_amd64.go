@@ -35,19 +35,23 @@ func fmaPeakAVX512(iters int)
 //go:noescape
 func mulAddPeakAVX512(iters int)
 
-//go:noescape
-func streamReadAVX(p *float32, blocks int) float32
-
 // StreamRead reads every element of x as fast as the machine allows and returns a value
 // that depends on all of them (their sum, in no promised order), so that the read cannot
 // be optimised away: the memory-bandwidth probe of kvref bench --roofline, not a numeric
-// kernel. With AVX it runs eight independent vector additions straight from memory.
+// kernel. With AVX it reads four streams at once with eight independent vector additions
+// straight from memory.
 func StreamRead(x []float32) float32 {
 	var s float32
-	if useAVX && len(x) >= 64 {
-		blocks := len(x) / 64
-		s = streamReadAVX(&x[0], blocks)
-		x = x[blocks*64:]
+	if useAVX && len(x) >= 4*16 {
+		// Four streams (the quarters of x) at once: one stream per core does not keep
+		// enough reads in flight to reach the memory's bandwidth.
+		q := len(x) / 4 &^ 15
+		s = streamRead4AVX(&x[0], q/16, 4*q)
+		s += streamReadGeneric(x[4*q:])
+		return s
 	}
-	return s + streamReadGeneric(x)
+	return streamReadGeneric(x)
 }
+
+//go:noescape
+func streamRead4AVX(p *float32, blocks, stride int) float32

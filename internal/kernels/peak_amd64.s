@@ -152,15 +152,20 @@ done4:
 	VZEROUPPER
 	RET
 
-// func streamReadAVX(p *float32, blocks int) float32
+// func streamRead4AVX(p *float32, blocks, stride int) float32
 //
-// Reads blocks × 256 bytes at p with eight independent accumulators (VADDPS from memory),
-// so that the loop is bound by how fast memory delivers, not by an addition chain, and
-// returns a value that depends on every element (the sum of the lanes, in no promised
-// order). For the roofline's bandwidth probe only. blocks > 0.
-TEXT ·streamReadAVX(SB), NOSPLIT, $0-20
+// Reads blocks × 64 bytes from each of the four streams p, p+stride, p+2·stride and
+// p+3·stride (stride in bytes) with eight independent accumulators (VADDPS from memory), so
+// that the loop is bound by how fast memory delivers, and returns a value that depends on
+// every element (their sum, in no promised order). For the roofline's bandwidth probe
+// only. blocks > 0. Four streams: one per core does not keep enough reads in flight.
+TEXT ·streamRead4AVX(SB), NOSPLIT, $0-28
 	MOVQ   p+0(FP), SI
 	MOVQ   blocks+8(FP), CX
+	MOVQ   stride+16(FP), DX
+	LEAQ   (SI)(DX*1), R8
+	LEAQ   (R8)(DX*1), R9
+	LEAQ   (R9)(DX*1), R10
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
@@ -170,18 +175,21 @@ TEXT ·streamReadAVX(SB), NOSPLIT, $0-20
 	VXORPS Y6, Y6, Y6
 	VXORPS Y7, Y7, Y7
 
-streamloop:
+stream4loop:
 	VADDPS (SI), Y0, Y0
 	VADDPS 32(SI), Y1, Y1
-	VADDPS 64(SI), Y2, Y2
-	VADDPS 96(SI), Y3, Y3
-	VADDPS 128(SI), Y4, Y4
-	VADDPS 160(SI), Y5, Y5
-	VADDPS 192(SI), Y6, Y6
-	VADDPS 224(SI), Y7, Y7
-	ADDQ   $256, SI
+	VADDPS (R8), Y2, Y2
+	VADDPS 32(R8), Y3, Y3
+	VADDPS (R9), Y4, Y4
+	VADDPS 32(R9), Y5, Y5
+	VADDPS (R10), Y6, Y6
+	VADDPS 32(R10), Y7, Y7
+	ADDQ   $64, SI
+	ADDQ   $64, R8
+	ADDQ   $64, R9
+	ADDQ   $64, R10
 	DECQ   CX
-	JNZ    streamloop
+	JNZ    stream4loop
 
 	VADDPS Y1, Y0, Y0
 	VADDPS Y3, Y2, Y2
@@ -191,6 +199,6 @@ streamloop:
 	VADDPS Y6, Y4, Y4
 	VADDPS Y4, Y0, Y0
 	REDUCE8(Y0, X0, X1)
-	VMOVSS X0, ret+16(FP)
+	VMOVSS X0, ret+24(FP)
 	VZEROUPPER
 	RET
