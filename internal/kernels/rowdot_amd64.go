@@ -237,6 +237,15 @@ func dotBF16Rows(out, x []float32, w []byte, rb int) {
 		rowsGeneric(out, x, w, rb, dotBF16Generic)
 		return
 	}
+	if n, q := len(x), len(out)/4; n > 0 && n%32 == 0 && q > 0 && !overlapsRows(out, x, w) {
+		// As in dotF16Rows: the four quarters of the rows as sequential streams.
+		_ = w[4*q*rb-1]
+		dotBF16RowsSeq4AVX2(&out[0], &w[0], &x[0], q, n, q)
+		for r := 4 * q; r < len(out); r++ {
+			out[r] = dotBF16AVX2(x, w[r*rb:(r+1)*rb])
+		}
+		return
+	}
 	n4 := 0
 	if len(x) > 0 && len(x)%8 == 0 {
 		n4 = len(x)
@@ -294,3 +303,9 @@ func dotF16RowsSeq2AVX2(out *float32, w *byte, x *float32, rows, n, half int)
 //
 //go:noescape
 func dotF16RowsSeq4AVX2(out *float32, w *byte, x *float32, rows, n, quarter int)
+
+// dotBF16RowsSeq4AVX2 is dotF16RowsSeq4AVX2 for bfloat16 rows. Implemented in
+// rowdot_amd64.s.
+//
+//go:noescape
+func dotBF16RowsSeq4AVX2(out *float32, w *byte, x *float32, rows, n, quarter int)

@@ -618,3 +618,125 @@ f16line4:
 	JNZ    f16row4
 	VZEROUPPER
 	RET
+
+// func dotBF16RowsSeq4AVX2(out *float32, w *byte, x *float32, rows, n, quarter int)
+//
+// dotF16RowsSeq4AVX2 for bfloat16 rows: each value widened exactly as in dotBF16x4AVX2
+// (VPMOVZXWD, then a 16-bit left shift).
+TEXT ·dotBF16RowsSeq4AVX2(SB), NOSPLIT, $0-48
+	MOVQ  out+0(FP), DX
+	MOVQ  w+8(FP), SI
+	MOVQ  x+16(FP), DI
+	MOVQ  rows+24(FP), R8
+	MOVQ  n+32(FP), CX
+	MOVQ  quarter+40(FP), R9
+	SHLQ  $2, R9  // output stride between runs, bytes
+	MOVQ  R9, R12
+	SHRQ  $1, R12
+	IMULQ CX, R12 // weight stride between runs, bytes (quarter·n·2)
+	LEAQ  (SI)(R12*1), R11
+	LEAQ  (R11)(R12*1), R13
+	LEAQ  (R13)(R12*1), BX
+
+bf16row4:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y3, Y3, Y3
+	VXORPS Y5, Y5, Y5
+	VXORPS Y7, Y7, Y7
+	XORQ   AX, AX
+
+bf16line4:
+	PREFETCHT0 F16ROWS_AHEAD(SI)(AX*2)
+	PREFETCHT0 F16ROWS_AHEAD(R11)(AX*2)
+	PREFETCHT0 F16ROWS_AHEAD(R13)(AX*2)
+	PREFETCHT0 F16ROWS_AHEAD(BX)(AX*2)
+	VMOVUPS    0(DI)(AX*4), Y2
+	VPMOVZXWD  0(SI)(AX*2), Y1
+	VPSLLD     $16, Y1, Y1
+	VPMOVZXWD  0(R11)(AX*2), Y4
+	VPSLLD     $16, Y4, Y4
+	VPMOVZXWD  0(R13)(AX*2), Y6
+	VPSLLD     $16, Y6, Y6
+	VPMOVZXWD  0(BX)(AX*2), Y8
+	VPSLLD     $16, Y8, Y8
+	VMULPS     Y1, Y2, Y1
+	VMULPS     Y4, Y2, Y4
+	VMULPS     Y6, Y2, Y6
+	VMULPS     Y8, Y2, Y8
+	VADDPS     Y1, Y0, Y0
+	VADDPS     Y4, Y3, Y3
+	VADDPS     Y6, Y5, Y5
+	VADDPS     Y8, Y7, Y7
+	VMOVUPS    32(DI)(AX*4), Y2
+	VPMOVZXWD  16(SI)(AX*2), Y1
+	VPSLLD     $16, Y1, Y1
+	VPMOVZXWD  16(R11)(AX*2), Y4
+	VPSLLD     $16, Y4, Y4
+	VPMOVZXWD  16(R13)(AX*2), Y6
+	VPSLLD     $16, Y6, Y6
+	VPMOVZXWD  16(BX)(AX*2), Y8
+	VPSLLD     $16, Y8, Y8
+	VMULPS     Y1, Y2, Y1
+	VMULPS     Y4, Y2, Y4
+	VMULPS     Y6, Y2, Y6
+	VMULPS     Y8, Y2, Y8
+	VADDPS     Y1, Y0, Y0
+	VADDPS     Y4, Y3, Y3
+	VADDPS     Y6, Y5, Y5
+	VADDPS     Y8, Y7, Y7
+	VMOVUPS    64(DI)(AX*4), Y2
+	VPMOVZXWD  32(SI)(AX*2), Y1
+	VPSLLD     $16, Y1, Y1
+	VPMOVZXWD  32(R11)(AX*2), Y4
+	VPSLLD     $16, Y4, Y4
+	VPMOVZXWD  32(R13)(AX*2), Y6
+	VPSLLD     $16, Y6, Y6
+	VPMOVZXWD  32(BX)(AX*2), Y8
+	VPSLLD     $16, Y8, Y8
+	VMULPS     Y1, Y2, Y1
+	VMULPS     Y4, Y2, Y4
+	VMULPS     Y6, Y2, Y6
+	VMULPS     Y8, Y2, Y8
+	VADDPS     Y1, Y0, Y0
+	VADDPS     Y4, Y3, Y3
+	VADDPS     Y6, Y5, Y5
+	VADDPS     Y8, Y7, Y7
+	VMOVUPS    96(DI)(AX*4), Y2
+	VPMOVZXWD  48(SI)(AX*2), Y1
+	VPSLLD     $16, Y1, Y1
+	VPMOVZXWD  48(R11)(AX*2), Y4
+	VPSLLD     $16, Y4, Y4
+	VPMOVZXWD  48(R13)(AX*2), Y6
+	VPSLLD     $16, Y6, Y6
+	VPMOVZXWD  48(BX)(AX*2), Y8
+	VPSLLD     $16, Y8, Y8
+	VMULPS     Y1, Y2, Y1
+	VMULPS     Y4, Y2, Y4
+	VMULPS     Y6, Y2, Y6
+	VMULPS     Y8, Y2, Y8
+	VADDPS     Y1, Y0, Y0
+	VADDPS     Y4, Y3, Y3
+	VADDPS     Y6, Y5, Y5
+	VADDPS     Y8, Y7, Y7
+	ADDQ       $32, AX
+	CMPQ       AX, CX
+	JNE        bf16line4
+
+	REDUCE8(Y0, X0, X1)
+	REDUCE8(Y3, X3, X1)
+	REDUCE8(Y5, X5, X1)
+	REDUCE8(Y7, X7, X1)
+	VMOVSS X0, (DX)
+	VMOVSS X3, (DX)(R9*1)
+	VMOVSS X5, (DX)(R9*2)
+	LEAQ   (DX)(R9*2), R10
+	VMOVSS X7, (R10)(R9*1)
+	ADDQ   $4, DX
+	LEAQ   (SI)(CX*2), SI
+	LEAQ   (R11)(CX*2), R11
+	LEAQ   (R13)(CX*2), R13
+	LEAQ   (BX)(CX*2), BX
+	DECQ   R8
+	JNZ    bf16row4
+	VZEROUPPER
+	RET
