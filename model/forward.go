@@ -71,13 +71,24 @@ func (r *Runner) forward(tokens, positions []int, want []bool, kv kvStore) ([][]
 		copy(x[b*dim:(b+1)*dim], w.TokenEmbed.Row(t, scratch))
 	}
 
+	// eachRow runs fn for every batch row, the rows shared out among the threads (in a
+	// decode step, one row: the caller alone). Every row's work is independent of the
+	// others', so this changes nothing in the results.
+	eachRow := func(fn func(b int)) {
+		r.threads.For(n, 4, func(start, end int) {
+			for b := start; b < end; b++ {
+				fn(b)
+			}
+		})
+	}
+
 	for l := range w.Layers {
 		lw := &w.Layers[l]
 
 		// 2. Attention: RMSNorm, Q/K/V projections for all rows at once.
-		for b := range n {
+		eachRow(func(b int) {
 			kernels.RMSNorm(xb[b*dim:(b+1)*dim], x[b*dim:(b+1)*dim], lw.AttnNorm, c.NormEps)
-		}
+		})
 		lw.Wq.MulBatch(r.threads, q, xb, n)
 		lw.Wk.MulBatch(r.threads, k, xb, n)
 		lw.Wv.MulBatch(r.threads, v, xb, n)
@@ -101,11 +112,12 @@ func (r *Runner) forward(tokens, positions []int, want []bool, kv kvStore) ([][]
 
 		// 3. Rotate each row's Q and K to its own position, then store K and V (the cache
 		//    quantizes on write).
-		for b, pos := range positions {
+		eachRow(func(b int) {
+			pos := positions[b]
 			r.m.rope.Apply(q[b*qDim:(b+1)*qDim], c.Heads, c.HeadDim, pos)
 			r.m.rope.Apply(k[b*kvDim:(b+1)*kvDim], c.KVHeads, c.HeadDim, pos)
 			kv.store(l, b, k[b*kvDim:(b+1)*kvDim], v[b*kvDim:(b+1)*kvDim])
-		}
+		})
 
 		// 4. Each row attends over its own positions 0..pos (GQA: query heads share KV heads).
 		//    The threads share out (row, head) pairs, last row first: later rows attend
@@ -130,17 +142,17 @@ func (r *Runner) forward(tokens, positions []int, want []bool, kv kvStore) ([][]
 
 		// 5. Output projection and residual.
 		lw.Wo.MulBatch(r.threads, out, att, n)
-		kernels.Add(x, out)
+		eachRow(func(b int) { kernels.Add(x[b*dim:(b+1)*dim], out[b*dim:(b+1)*dim]) })
 
 		// 6. Feed-forward: RMSNorm, SwiGLU (silu(gate) · up), down projection, residual.
-		for b := range n {
+		eachRow(func(b int) {
 			kernels.RMSNorm(xb[b*dim:(b+1)*dim], x[b*dim:(b+1)*dim], lw.FFNNorm, c.NormEps)
-		}
+		})
 		lw.Gate.MulBatch(r.threads, gate, xb, n)
 		lw.Up.MulBatch(r.threads, up, xb, n)
-		kernels.SwiGLU(gate, up)
+		eachRow(func(b int) { kernels.SwiGLU(gate[b*hid:(b+1)*hid], up[b*hid:(b+1)*hid]) })
 		lw.Down.MulBatch(r.threads, out, gate, n)
-		kernels.Add(x, out)
+		eachRow(func(b int) { kernels.Add(x[b*dim:(b+1)*dim], out[b*dim:(b+1)*dim]) })
 	}
 
 	// 7. Final RMSNorm and the classifier, only for the rows that want logits.
