@@ -19,6 +19,10 @@ import (
 // takes the batched path; decode rows (runs of one) attend row by row.
 const batchedAttentionMin = 8
 
+// scoreBlock is how many queries of a run share one product with the keys up to the
+// block's last position.
+const scoreBlock = 64
+
 // attendAll computes the attention outputs of every row in layer l: runs of consecutive
 // positions of one sequence batched, the other rows as kvStore.attend does.
 func (p *pagedStore) attendAll(l int, att, q []float32, threads *parallel.Pool) {
@@ -124,8 +128,13 @@ func (p *pagedStore) attendRun(l, b0, b1, head int, kv, att, q, scores, qs []flo
 	for i := range rows {
 		copy(qs[i*hd:(i+1)*hd], q[(b0+i)*qDim+head*hd:(b0+i)*qDim+(head+1)*hd])
 	}
-	// scores[i·n + t] = Dot(q_i, k_t) for every pair; each row uses t ≤ its position.
-	kernels.MatMulRows(scores, keys, qs, n, hd, rows, 0, n)
+	// scores[i·n + t] = Dot(q_i, k_t) for t ≤ row i's position: blocks of queries, each
+	// against the keys up to its last row's position (the causal triangle, in steps).
+	for i0 := 0; i0 < rows; i0 += scoreBlock {
+		i1 := min(i0+scoreBlock, rows)
+		upto := p.rows[b0+i1-1].Pos + 1
+		kernels.MatMulRows(scores[i0*n:], keys, qs[i0*hd:], n, hd, i1-i0, 0, upto)
+	}
 	scale := s.Scale()
 	for i := range rows {
 		b := b0 + i
