@@ -85,9 +85,7 @@ func (m *Matrix) Row(r int, scratch []float32) []float32 {
 	case m.quantized:
 		m.wt.DequantizeRow(out, raw)
 	case m.Type == gguf.F16:
-		for i := range out {
-			out[i] = quant.F16ToF32(uint16(raw[2*i]) | uint16(raw[2*i+1])<<8)
-		}
+		kernels.DecodeF16(out, raw)
 	default:
 		for i := range out {
 			out[i] = quant.BF16ToF32(uint16(raw[2*i]) | uint16(raw[2*i+1])<<8)

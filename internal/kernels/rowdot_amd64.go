@@ -309,3 +309,18 @@ func dotF16RowsSeq4AVX2(out *float32, w *byte, x *float32, rows, n, quarter int)
 //
 //go:noescape
 func dotBF16RowsSeq4AVX2(out *float32, w *byte, x *float32, rows, n, quarter int)
+
+// decodeF16AVX2Asm widens 8·blocks halves at src into dst (VCVTPH2PS). Implemented in
+// rowdot_amd64.s.
+//
+//go:noescape
+func decodeF16AVX2Asm(dst *float32, src *byte, blocks int)
+
+func decodeF16(dst []float32, src []byte) {
+	if useRowAVX2 && len(dst) >= 8 {
+		blocks := len(dst) / 8
+		decodeF16AVX2Asm(&dst[0], &src[0], blocks)
+		dst, src = dst[8*blocks:], src[16*blocks:]
+	}
+	decodeF16Generic(dst, src)
+}

@@ -15,3 +15,5 @@ func dotF16Rows(out, x []float32, w []byte, rb int)  { rowsGeneric(out, x, w, rb
 func dotBF16Rows(out, x []float32, w []byte, rb int) { rowsGeneric(out, x, w, rb, dotBF16Generic) }
 func dotQ8_0Rows(out, x []float32, w []byte, rb int) { rowsGeneric(out, x, w, rb, dotQ8_0Generic) }
 func dotQ4_0Rows(out, x []float32, w []byte, rb int) { rowsGeneric(out, x, w, rb, dotQ4_0Generic) }
+
+func decodeF16(dst []float32, src []byte) { decodeF16Generic(dst, src) }
