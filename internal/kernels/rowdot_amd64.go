@@ -87,13 +87,6 @@ func dotQ4_0x4AVX2(out *float32, w *byte, x *float32, nb int)
 //go:noescape
 func dotQ8_0x4AVX512(out *float32, w *byte, x *float32, nb int)
 
-// dotQ8_0x4sAVX512 is dotQ8_0x4AVX512 for the four rows w, w+stride, w+2·stride and
-// w+3·stride (bytes), writing out[0], out[outStride], out[2·outStride], out[3·outStride]
-// (rowdot_avx512_amd64.s).
-//
-//go:noescape
-func dotQ8_0x4sAVX512(out *float32, w *byte, x *float32, nb, stride, outStride int)
-
 // dotQ4_0x4AVX512 is dotQ4_0x4AVX2 with AVX-512F: each block's sixteen possible values
 // are computed once and looked up with VPERMPS (rowdot_avx512_amd64.s).
 //
@@ -264,7 +257,7 @@ func dotQ8_0Rows(out, x []float32, w []byte, rb int) {
 		q := len(out) / 4
 		_ = w[4*q*rb-1]
 		for r := 0; r < q; r++ {
-			dotQ8_0x4sAVX512(&out[r], &w[r*rb], unsafe.SliceData(x), nb, q*rb, q)
+			dotQ8_0x4pAVX512(&out[r], &w[r*rb], unsafe.SliceData(x), nb, q*rb, q)
 		}
 		for r := 4 * q; r < len(out); r++ {
 			out[r] = dotQ8_0AVX2(x, w[r*rb:(r+1)*rb])
@@ -324,3 +317,11 @@ func decodeF16(dst []float32, src []byte) {
 	}
 	decodeF16Generic(dst, src)
 }
+
+// dotQ8_0x4pAVX512 is dotQ8_0x4AVX512 for the four rows w, w+stride, w+2·stride and
+// w+3·stride (bytes), writing out[0], out[outStride], out[2·outStride], out[3·outStride],
+// with the rows paired in ZMM accumulators (rowdot_avx512_amd64.s). Called with rows r,
+// r+q, r+2q, r+3q for r = 0, 1, ..., it reads four long sequential streams.
+//
+//go:noescape
+func dotQ8_0x4pAVX512(out *float32, w *byte, x *float32, nb, stride, outStride int)

