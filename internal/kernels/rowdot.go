@@ -124,7 +124,8 @@ func DecodeF16(dst []float32, src []byte) {
 
 // decodeF16Generic is DecodeF16 in portable Go.
 func decodeF16Generic(dst []float32, src []byte) {
+	table := f16Table()
 	for i := range dst {
-		dst[i] = f16ToF32(le16(src[2*i:]))
+		dst[i] = table[le16(src[2*i:])]
 	}
 }

@@ -1,6 +1,9 @@
 package kernels
 
-import "math"
+import (
+	"math"
+	"sync"
+)
 
 // f16ToF32 converts an IEEE 754 binary16 bit pattern to float32, exactly: every finite
 // half and ±Inf is a float32, and a NaN keeps its sign and payload with the quiet bit set
@@ -21,6 +24,16 @@ func f16ToF32(h uint16) float32 {
 		return math.Float32frombits(sign | (exp+127-15)<<23 | mant<<13)
 	}
 }
+
+// f16Table holds f16ToF32 of every half, built on first use (256 KiB): the portable F16
+// row dot looks values up rather than calling the converter per element.
+var f16Table = sync.OnceValue(func() *[1 << 16]float32 {
+	var t [1 << 16]float32
+	for h := range t {
+		t[h] = f16ToF32(uint16(h))
+	}
+	return &t
+})
 
 // bf16ToF32 converts a bfloat16 bit pattern to float32: it is the top half of the float32.
 func bf16ToF32(b uint16) float32 { return math.Float32frombits(uint32(b) << 16) }
@@ -49,11 +62,14 @@ func (l *lanes8) sum() float32 {
 	return ReduceLanes(l[0], l[1], l[2], l[3], l[4], l[5], l[6], l[7])
 }
 
-// dotHalfGeneric is Dot(x, v) for the row of 16-bit values in row (2·len(x) bytes), each
-// decoded by conv: whole groups of eight, then the last len(x)%8 values and +0 padding,
-// as in dotGeneric (whose tail products are stored into a zeroed array, so lanes past
-// the end receive +0; here the padding is 0·0 = +0).
-func dotHalfGeneric(x []float32, row []byte, conv func(uint16) float32) float32 {
+// dotF16Generic is the portable definition of DotF16: Dot(x, v) for the row of halves in
+// row (2·len(x) bytes), whole groups of eight, then the last len(x)%8 values and +0
+// padding, as in dotGeneric (whose tail products are stored into a zeroed array, so lanes
+// past the end receive +0; here the padding is 0·0 = +0). dotBF16Generic is the same loop
+// for bfloat16; the two are spelled out rather than sharing a conversion function value,
+// which would cost an indirect call per element.
+func dotF16Generic(x []float32, row []byte) float32 {
+	table := f16Table()
 	n := len(x)
 	row = row[:2*n]
 	var l lanes8
@@ -62,7 +78,7 @@ func dotHalfGeneric(x []float32, row []byte, conv func(uint16) float32) float32 
 	for ; i+8 <= n; i += 8 {
 		r := row[2*i : 2*i+16 : 2*i+16]
 		for j := range w {
-			w[j] = conv(le16(r[2*j:]))
+			w[j] = table[le16(r[2*j:])]
 		}
 		l.add8(x[i:], &w)
 	}
@@ -71,18 +87,38 @@ func dotHalfGeneric(x []float32, row []byte, conv func(uint16) float32) float32 
 		w = [8]float32{}
 		for j := 0; i+j < n; j++ {
 			xt[j] = x[i+j]
-			w[j] = conv(le16(row[2*(i+j):]))
+			w[j] = table[le16(row[2*(i+j):])]
 		}
 		l.add8(xt[:], &w)
 	}
 	return l.sum()
 }
 
-// dotF16Generic is the portable definition of DotF16.
-func dotF16Generic(x []float32, row []byte) float32 { return dotHalfGeneric(x, row, f16ToF32) }
-
-// dotBF16Generic is the portable definition of DotBF16.
-func dotBF16Generic(x []float32, row []byte) float32 { return dotHalfGeneric(x, row, bf16ToF32) }
+// dotBF16Generic is the portable definition of DotBF16 (see dotF16Generic).
+func dotBF16Generic(x []float32, row []byte) float32 {
+	n := len(x)
+	row = row[:2*n]
+	var l lanes8
+	var w [8]float32
+	i := 0
+	for ; i+8 <= n; i += 8 {
+		r := row[2*i : 2*i+16 : 2*i+16]
+		for j := range w {
+			w[j] = bf16ToF32(le16(r[2*j:]))
+		}
+		l.add8(x[i:], &w)
+	}
+	if i < n {
+		var xt [8]float32
+		w = [8]float32{}
+		for j := 0; i+j < n; j++ {
+			xt[j] = x[i+j]
+			w[j] = bf16ToF32(le16(row[2*(i+j):]))
+		}
+		l.add8(xt[:], &w)
+	}
+	return l.sum()
+}
 
 // dotQ8_0Generic is the portable definition of DotQ8_0: in every block of 32, value j is
 // float32(float32(int8(q[j]))·d), the product ggml's dequantize_row_q8_0 computes; the
