@@ -28,7 +28,7 @@ const scoreBlock = 64
 func (p *pagedStore) attendAll(l int, att, q []float32, threads *parallel.Pool) {
 	s := p.shape
 	qDim := s.Heads * s.HeadDim
-	type item struct{ b0, b1, head int } // rows [b0, b1) of one run (or a single row), one head
+	type item struct{ b, head, run int } // row b (a single row, run -1) or run number run, one head
 	var items []item
 	var runs [][2]int
 	for b := 0; b < len(p.rows); {
@@ -41,7 +41,7 @@ func (p *pagedStore) attendAll(l int, att, q []float32, threads *parallel.Pool) 
 		} else {
 			for i := b; i < e; i++ {
 				for h := range s.Heads {
-					items = append(items, item{i, i + 1, h})
+					items = append(items, item{i, h, -1})
 				}
 			}
 		}
@@ -53,16 +53,8 @@ func (p *pagedStore) attendAll(l int, att, q []float32, threads *parallel.Pool) 
 	for r, run := range runs {
 		kv[r] = p.gather(l, run[1]-1, threads)
 		for h := range s.Heads {
-			items = append(items, item{run[0], run[1], h})
+			items = append(items, item{-1, h, r})
 		}
-	}
-	runOf := func(b0 int) int {
-		for r, run := range runs {
-			if run[0] == b0 {
-				return r
-			}
-		}
-		return -1
 	}
 	// Longest work first: runs attend over many positions.
 	for i, j := 0, len(items)-1; i < j; i, j = i+1, j-1 {
@@ -71,14 +63,15 @@ func (p *pagedStore) attendAll(l int, att, q []float32, threads *parallel.Pool) 
 	threads.For(len(items), 1, func(start, end int) {
 		var scores, qs []float32
 		for _, it := range items[start:end] {
-			if it.b1-it.b0 == 1 && runOf(it.b0) < 0 {
+			if it.run < 0 {
 				if len(scores) < p.maxPositions() {
 					scores = make([]float32, p.maxPositions())
 				}
-				p.attend(l, it.b0, it.head, it.head+1, att[it.b0*qDim:(it.b0+1)*qDim], q[it.b0*qDim:(it.b0+1)*qDim], scores)
+				p.attend(l, it.b, it.head, it.head+1, att[it.b*qDim:(it.b+1)*qDim], q[it.b*qDim:(it.b+1)*qDim], scores)
 				continue
 			}
-			scores, qs = p.attendRun(l, it.b0, it.b1, it.head, kv[runOf(it.b0)], att, q, scores, qs)
+			run := runs[it.run]
+			scores, qs = p.attendRun(l, run[0], run[1], it.head, kv[it.run], att, q, scores, qs)
 		}
 	})
 }

@@ -58,7 +58,7 @@ func measureBandwidth(buf []float32, threads int) float64 {
 	var sink float32
 	var mu sync.Mutex
 	for pass := 0; pass < 5; pass++ {
-		chunk := len(buf) / threads / 2 * 2
+		chunk := len(buf) / threads
 		start := time.Now()
 		var wg sync.WaitGroup
 		for t := 0; t < threads; t++ {

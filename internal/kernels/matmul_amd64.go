@@ -30,16 +30,10 @@ func dot4x2AVX(out *float32, outStride int, w, x *float32, n int)
 //go:noescape
 func dot4x4AVX512(out *float32, outStride int, w, x *float32, n int)
 
-// dot4x8AVX512 is dot4x4AVX512 for eight input vectors x_0..x_7 (32 dot products in 16 ZMM
-// accumulators), the block that prefill spends its time in. n must be a positive multiple
-// of 8. Needs AVX-512F. Implemented in matmul_avx512_amd64.s.
-//
-//go:noescape
-func dot4x8AVX512(out *float32, outStride int, w, x *float32, n int)
-
-// dot4x8PackedAVX512 is dot4x8AVX512 on eight input vectors packed by packPairs8AVX512
-// into xp (8·n floats, 64-byte aligned for speed). n must be a positive multiple of 8.
-// Needs AVX-512F. Implemented in matmul_avx512_amd64.s.
+// dot4x8PackedAVX512 is dot4x4AVX512 for eight input vectors x_0..x_7 (32 dot products in
+// 16 ZMM accumulators), the block that prefill spends its time in, with the vectors packed
+// by packPairs8AVX512 into xp (8·n floats, 64-byte aligned for speed). n must be a
+// positive multiple of 8. Needs AVX-512F. Implemented in matmul_avx512_amd64.s.
 //
 //go:noescape
 func dot4x8PackedAVX512(out *float32, outStride int, w, xp *float32, n int)
@@ -69,7 +63,7 @@ func alignedFloats(n int) []float32 {
 // caches like any matrix–matrix product. The batch is taken in blocks of vectors and the
 // rows in blocks of rows, each block about blockBytes, so that both stay in the core's L2
 // cache; within them, each group of eight vectors (in L1) meets every group of four rows
-// of the row block (dot4x8AVX512, with AVX-512 when wide is true and cols is a multiple of
+// of the row block (dot4x8PackedAVX512, with AVX-512 when wide is true and cols is a multiple of
 // 8), and the vectors left over go four, two and one at a time; the last (end-start) mod 4
 // rows go one Dot at a time. Without the blocking, a 512-token prefill would stream every
 // input vector from the last-level cache once per four rows. At batch 1 this is a plain

@@ -146,201 +146,16 @@ reduce:
 	VZEROUPPER
 	RET
 
-// func dot4x8AVX512(out *float32, outStride int, w, x *float32, n int)
-//
-// The prefill block: four weight rows against eight input vectors, 32 dot products in
-// sixteen ZMM accumulators, Z(16+4k+p) holding (row k, input 2p) in its low half and
-// (row k, input 2p+1) in its high half; each half is exactly Dot's arithmetic, as in
-// dot4x4AVX512. Per block of eight: four input pairs joined into Z0..Z3, each row's block
-// broadcast to both halves, sixteen VMULPS and sixteen VADDPS. Twice dot4x4AVX512's work
-// per weight load keeps both the multipliers and the adders busy instead of the loads.
-//
-// n must be a positive multiple of 8 (no tail). Rows and inputs are n floats apart, so
-// one stride register R9 (n·4 bytes) reaches them all: weight rows at (SI), (SI)(R9*1),
-// (SI)(R9*2) and (R8) = row 3; inputs 0, 1, 2, 4 at (DI), (DI)(R9*1), (DI)(R9*2),
-// (DI)(R9*4), inputs 3, 5, 7 at (R11), (R11)(R9*2), (R11)(R9*4), input 6 at (R12). The
-// base registers advance by 32 bytes per block. The accumulators live in Z16..Z31 (EVEX
-// only); at the end each is moved to Z0 so that REDUCE8's VEX instructions can reach it.
-TEXT ·dot4x8AVX512(SB), NOSPLIT, $0-40
-	MOVQ  w+16(FP), SI
-	MOVQ  x+24(FP), DI
-	MOVQ  n+32(FP), CX
-	MOVQ  CX, R9
-	SHLQ  $2, R9
-	LEAQ  (SI)(R9*2), R8
-	ADDQ  R9, R8
-	LEAQ  (DI)(R9*2), R11
-	ADDQ  R9, R11
-	LEAQ  (R11)(R9*2), R12
-	ADDQ  R9, R12
-	SHRQ  $3, CX
-	VPXORD Z16, Z16, Z16
-	VPXORD Z17, Z17, Z17
-	VPXORD Z18, Z18, Z18
-	VPXORD Z19, Z19, Z19
-	VPXORD Z20, Z20, Z20
-	VPXORD Z21, Z21, Z21
-	VPXORD Z22, Z22, Z22
-	VPXORD Z23, Z23, Z23
-	VPXORD Z24, Z24, Z24
-	VPXORD Z25, Z25, Z25
-	VPXORD Z26, Z26, Z26
-	VPXORD Z27, Z27, Z27
-	VPXORD Z28, Z28, Z28
-	VPXORD Z29, Z29, Z29
-	VPXORD Z30, Z30, Z30
-	VPXORD Z31, Z31, Z31
-
-loop8:
-	VMOVUPS      (DI), Y0
-	VINSERTF64X4 $1, (DI)(R9*1), Z0, Z0
-	VMOVUPS      (DI)(R9*2), Y1
-	VINSERTF64X4 $1, (R11), Z1, Z1
-	VMOVUPS      (DI)(R9*4), Y2
-	VINSERTF64X4 $1, (R11)(R9*2), Z2, Z2
-	VMOVUPS      (R12), Y3
-	VINSERTF64X4 $1, (R11)(R9*4), Z3, Z3
-	VBROADCASTF64X4 (SI), Z4
-	MULADD(Z0, Z4, Z8, Z16)
-	MULADD(Z1, Z4, Z9, Z17)
-	MULADD(Z2, Z4, Z10, Z18)
-	MULADD(Z3, Z4, Z11, Z19)
-	VBROADCASTF64X4 (SI)(R9*1), Z5
-	MULADD(Z0, Z5, Z8, Z20)
-	MULADD(Z1, Z5, Z9, Z21)
-	MULADD(Z2, Z5, Z10, Z22)
-	MULADD(Z3, Z5, Z11, Z23)
-	VBROADCASTF64X4 (SI)(R9*2), Z6
-	MULADD(Z0, Z6, Z8, Z24)
-	MULADD(Z1, Z6, Z9, Z25)
-	MULADD(Z2, Z6, Z10, Z26)
-	MULADD(Z3, Z6, Z11, Z27)
-	VBROADCASTF64X4 (R8), Z7
-	MULADD(Z0, Z7, Z8, Z28)
-	MULADD(Z1, Z7, Z9, Z29)
-	MULADD(Z2, Z7, Z10, Z30)
-	MULADD(Z3, Z7, Z11, Z31)
-	ADDQ $32, SI
-	ADDQ $32, R8
-	ADDQ $32, DI
-	ADDQ $32, R11
-	ADDQ $32, R12
-	DECQ CX
-	JNZ  loop8
-
-	// Row k of input j goes to out[j*outStride+k]: BX points at input 2p's outputs and
-	// (BX)(R10*1) at input 2p+1's, R10 the stride in bytes.
-	MOVQ out+0(FP), BX
-	MOVQ outStride+8(FP), R10
-	SHLQ $2, R10
-	VMOVAPS       Z16, Z0
-	VEXTRACTF64X4 $1, Z0, Y1
-	REDUCE8(Y0, X0, X2)
-	REDUCE8(Y1, X1, X2)
-	VMOVSS        X0, 0(BX)
-	VMOVSS        X1, 0(BX)(R10*1)
-	VMOVAPS       Z20, Z0
-	VEXTRACTF64X4 $1, Z0, Y1
-	REDUCE8(Y0, X0, X2)
-	REDUCE8(Y1, X1, X2)
-	VMOVSS        X0, 4(BX)
-	VMOVSS        X1, 4(BX)(R10*1)
-	VMOVAPS       Z24, Z0
-	VEXTRACTF64X4 $1, Z0, Y1
-	REDUCE8(Y0, X0, X2)
-	REDUCE8(Y1, X1, X2)
-	VMOVSS        X0, 8(BX)
-	VMOVSS        X1, 8(BX)(R10*1)
-	VMOVAPS       Z28, Z0
-	VEXTRACTF64X4 $1, Z0, Y1
-	REDUCE8(Y0, X0, X2)
-	REDUCE8(Y1, X1, X2)
-	VMOVSS        X0, 12(BX)
-	VMOVSS        X1, 12(BX)(R10*1)
-	LEAQ (BX)(R10*2), BX
-	VMOVAPS       Z17, Z0
-	VEXTRACTF64X4 $1, Z0, Y1
-	REDUCE8(Y0, X0, X2)
-	REDUCE8(Y1, X1, X2)
-	VMOVSS        X0, 0(BX)
-	VMOVSS        X1, 0(BX)(R10*1)
-	VMOVAPS       Z21, Z0
-	VEXTRACTF64X4 $1, Z0, Y1
-	REDUCE8(Y0, X0, X2)
-	REDUCE8(Y1, X1, X2)
-	VMOVSS        X0, 4(BX)
-	VMOVSS        X1, 4(BX)(R10*1)
-	VMOVAPS       Z25, Z0
-	VEXTRACTF64X4 $1, Z0, Y1
-	REDUCE8(Y0, X0, X2)
-	REDUCE8(Y1, X1, X2)
-	VMOVSS        X0, 8(BX)
-	VMOVSS        X1, 8(BX)(R10*1)
-	VMOVAPS       Z29, Z0
-	VEXTRACTF64X4 $1, Z0, Y1
-	REDUCE8(Y0, X0, X2)
-	REDUCE8(Y1, X1, X2)
-	VMOVSS        X0, 12(BX)
-	VMOVSS        X1, 12(BX)(R10*1)
-	LEAQ (BX)(R10*2), BX
-	VMOVAPS       Z18, Z0
-	VEXTRACTF64X4 $1, Z0, Y1
-	REDUCE8(Y0, X0, X2)
-	REDUCE8(Y1, X1, X2)
-	VMOVSS        X0, 0(BX)
-	VMOVSS        X1, 0(BX)(R10*1)
-	VMOVAPS       Z22, Z0
-	VEXTRACTF64X4 $1, Z0, Y1
-	REDUCE8(Y0, X0, X2)
-	REDUCE8(Y1, X1, X2)
-	VMOVSS        X0, 4(BX)
-	VMOVSS        X1, 4(BX)(R10*1)
-	VMOVAPS       Z26, Z0
-	VEXTRACTF64X4 $1, Z0, Y1
-	REDUCE8(Y0, X0, X2)
-	REDUCE8(Y1, X1, X2)
-	VMOVSS        X0, 8(BX)
-	VMOVSS        X1, 8(BX)(R10*1)
-	VMOVAPS       Z30, Z0
-	VEXTRACTF64X4 $1, Z0, Y1
-	REDUCE8(Y0, X0, X2)
-	REDUCE8(Y1, X1, X2)
-	VMOVSS        X0, 12(BX)
-	VMOVSS        X1, 12(BX)(R10*1)
-	LEAQ (BX)(R10*2), BX
-	VMOVAPS       Z19, Z0
-	VEXTRACTF64X4 $1, Z0, Y1
-	REDUCE8(Y0, X0, X2)
-	REDUCE8(Y1, X1, X2)
-	VMOVSS        X0, 0(BX)
-	VMOVSS        X1, 0(BX)(R10*1)
-	VMOVAPS       Z23, Z0
-	VEXTRACTF64X4 $1, Z0, Y1
-	REDUCE8(Y0, X0, X2)
-	REDUCE8(Y1, X1, X2)
-	VMOVSS        X0, 4(BX)
-	VMOVSS        X1, 4(BX)(R10*1)
-	VMOVAPS       Z27, Z0
-	VEXTRACTF64X4 $1, Z0, Y1
-	REDUCE8(Y0, X0, X2)
-	REDUCE8(Y1, X1, X2)
-	VMOVSS        X0, 8(BX)
-	VMOVSS        X1, 8(BX)(R10*1)
-	VMOVAPS       Z31, Z0
-	VEXTRACTF64X4 $1, Z0, Y1
-	REDUCE8(Y0, X0, X2)
-	REDUCE8(Y1, X1, X2)
-	VMOVSS        X0, 12(BX)
-	VMOVSS        X1, 12(BX)(R10*1)
-	VZEROUPPER
-	RET
-
 // func dot4x8PackedAVX512(out *float32, outStride int, w, xp *float32, n int)
 //
-// dot4x8AVX512 with the eight input vectors packed by packPairs8AVX512: each pair of
-// input blocks is one aligned 64-byte load instead of a load and an insert, which frees
-// the shuffle unit for the multiplies. The accumulators, arithmetic and reduction are
-// dot4x8AVX512's. n must be a positive multiple of 8.
+// The prefill block: four weight rows against eight input vectors packed in pairs by
+// packPairs8AVX512, 32 dot products in sixteen ZMM accumulators, Z(16+4k+p) holding
+// (row k, input 2p) in its low half and (row k, input 2p+1) in its high half; each half is
+// exactly Dot's arithmetic, as in dot4x4AVX512. Per block of eight: four packed pairs (one
+// aligned 64-byte load each) in Z0..Z3, each row's block broadcast to both halves, sixteen
+// VMULPS and sixteen VADDPS. Weight rows at (SI), (SI)(R9*1), (SI)(R9*2) and (R8) = row 3,
+// R9 = n·4 bytes; n a positive multiple of 8. The accumulators live in Z16..Z31 (EVEX
+// only); at the end each is moved to Z0 so that REDUCE8's VEX instructions can reach it.
 TEXT ·dot4x8PackedAVX512(SB), NOSPLIT, $0-40
 	MOVQ  w+16(FP), SI
 	MOVQ  xp+24(FP), DI
@@ -510,7 +325,9 @@ loopp8:
 // Packs eight input vectors x_j = x[j·n:(j+1)·n] for dot4x8PackedAVX512: for every block
 // of eight elements b, dst[64b+16p : 64b+16p+8] = x_2p's block and dst[64b+16p+8 :
 // 64b+16p+16] = x_(2p+1)'s, p = 0..3 (256 bytes per block). n must be a positive multiple
-// of 8. Addressing as in dot4x8AVX512.
+// of 8. The inputs are n floats apart, so one stride register R9 (n·4 bytes) reaches them
+// all: inputs 0, 1, 2, 4 at (DI), (DI)(R9*1), (DI)(R9*2), (DI)(R9*4), inputs 3, 5, 7 at
+// (R11), (R11)(R9*2), (R11)(R9*4), input 6 at (R12).
 TEXT ·packPairs8AVX512(SB), NOSPLIT, $0-24
 	MOVQ dst+0(FP), SI
 	MOVQ x+8(FP), DI

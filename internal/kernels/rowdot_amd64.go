@@ -81,12 +81,6 @@ func dotQ4_0AVX2Asm(x *float32, w *byte, nb int) float32
 //go:noescape
 func dotQ4_0x4AVX2(out *float32, w *byte, x *float32, nb int)
 
-// dotQ8_0x4AVX512 is dotQ8_0x4AVX2 with AVX-512F: sixteen values per instruction
-// (rowdot_avx512_amd64.s).
-//
-//go:noescape
-func dotQ8_0x4AVX512(out *float32, w *byte, x *float32, nb int)
-
 // dotQ4_0x4AVX512 is dotQ4_0x4AVX2 with AVX-512F: each block's sixteen possible values
 // are computed once and looked up with VPERMPS (rowdot_avx512_amd64.s).
 //
@@ -193,29 +187,30 @@ func overlapsRows(out, x []float32, w []byte) bool {
 		(len(w) > 0 && o0 < w0+uintptr(len(w)) && w0 < o1)
 }
 
+// seq4Rows runs a batch-1 product of 16-bit rows with seq4, which reads the four quarters
+// of the rows side by side as sequential streams (instead of four adjacent rows at a time,
+// four short streams that restart every four rows), and the rows left over one by one with
+// dot. It reports false, doing nothing, when seq4 cannot run: rows not a multiple of 32
+// values, fewer than four rows, or out overlapping x or w.
+func seq4Rows(out, x []float32, w []byte, rb int, seq4 func(out *float32, w *byte, x *float32, rows, n, quarter int), dot func(x []float32, row []byte) float32) bool {
+	n, q := len(x), len(out)/4
+	if n == 0 || n%32 != 0 || q == 0 || overlapsRows(out, x, w) {
+		return false
+	}
+	_ = w[4*q*rb-1]
+	seq4(&out[0], &w[0], &x[0], q, n, q)
+	for r := 4 * q; r < len(out); r++ {
+		out[r] = dot(x, w[r*rb:(r+1)*rb])
+	}
+	return true
+}
+
 func dotF16Rows(out, x []float32, w []byte, rb int) {
 	if !useRowAVX2 {
 		rowsGeneric(out, x, w, rb, dotF16Generic)
 		return
 	}
-	if n := len(x); n > 0 && n%32 == 0 && len(out) >= 2 && !overlapsRows(out, x, w) {
-		// Batch 1 on long rows: the four quarters (or two halves) of the rows as
-		// sequential streams, side by side, instead of four adjacent rows at a time, the
-		// rows left over one by one.
-		if q := len(out) / 4; q > 0 {
-			_ = w[4*q*rb-1]
-			dotF16RowsSeq4AVX2(&out[0], &w[0], &x[0], q, n, q)
-			for r := 4 * q; r < len(out); r++ {
-				out[r] = dotF16AVX2(x, w[r*rb:(r+1)*rb])
-			}
-			return
-		}
-		half := len(out) / 2
-		_ = w[2*half*rb-1]
-		dotF16RowsSeq2AVX2(&out[0], &w[0], &x[0], half, n, half)
-		if r := len(out) - 1; r == 2*half {
-			out[r] = dotF16AVX2(x, w[r*rb:(r+1)*rb])
-		}
+	if seq4Rows(out, x, w, rb, dotF16RowsSeq4AVX2, dotF16AVX2) {
 		return
 	}
 	n4 := 0
@@ -230,13 +225,7 @@ func dotBF16Rows(out, x []float32, w []byte, rb int) {
 		rowsGeneric(out, x, w, rb, dotBF16Generic)
 		return
 	}
-	if n, q := len(x), len(out)/4; n > 0 && n%32 == 0 && q > 0 && !overlapsRows(out, x, w) {
-		// As in dotF16Rows: the four quarters of the rows as sequential streams.
-		_ = w[4*q*rb-1]
-		dotBF16RowsSeq4AVX2(&out[0], &w[0], &x[0], q, n, q)
-		for r := 4 * q; r < len(out); r++ {
-			out[r] = dotBF16AVX2(x, w[r*rb:(r+1)*rb])
-		}
+	if seq4Rows(out, x, w, rb, dotBF16RowsSeq4AVX2, dotBF16AVX2) {
 		return
 	}
 	n4 := 0
@@ -251,24 +240,29 @@ func dotQ8_0Rows(out, x []float32, w []byte, rb int) {
 		rowsGeneric(out, x, w, rb, dotQ8_0Generic)
 		return
 	}
-	nb := len(x) / QBlockLen
-	if useRowAVX512 && nb > 0 && len(out) >= 4 && !overlapsRows(out, x, w) {
-		// Four runs of rows, each read as one sequential stream, a row of each at a time.
-		q := len(out) / 4
-		_ = w[4*q*rb-1]
-		for r := 0; r < q; r++ {
-			dotQ8_0x4pAVX512(&out[r], &w[r*rb], unsafe.SliceData(x), nb, q*rb, q)
-		}
-		for r := 4 * q; r < len(out); r++ {
-			out[r] = dotQ8_0AVX2(x, w[r*rb:(r+1)*rb])
-		}
+	if useRowAVX512 && dotQ8_0RunsAVX512(out, x, w, rb) {
 		return
 	}
-	x4 := dotQ8_0x4AVX2
-	if useRowAVX512 {
-		x4 = dotQ8_0x4AVX512
+	rowsAVX2(out, x, w, rb, len(x)/QBlockLen, dotQ8_0x4AVX2, dotQ8_0AVX2)
+}
+
+// dotQ8_0RunsAVX512 is the AVX-512 Q8_0 product: the four quarters of the rows read side by
+// side as sequential streams, a row of each at a time (dotQ8_0x4pAVX512), the rows left
+// over one by one. It reports false, doing nothing, for fewer than four rows, empty rows,
+// or out overlapping x or w.
+func dotQ8_0RunsAVX512(out, x []float32, w []byte, rb int) bool {
+	nb, q := len(x)/QBlockLen, len(out)/4
+	if nb == 0 || q == 0 || overlapsRows(out, x, w) {
+		return false
 	}
-	rowsAVX2(out, x, w, rb, nb, x4, dotQ8_0AVX2)
+	_ = w[4*q*rb-1]
+	for r := 0; r < q; r++ {
+		dotQ8_0x4pAVX512(&out[r], &w[r*rb], unsafe.SliceData(x), nb, q*rb, q)
+	}
+	for r := 4 * q; r < len(out); r++ {
+		out[r] = dotQ8_0AVX2(x, w[r*rb:(r+1)*rb])
+	}
+	return true
 }
 
 func dotQ4_0Rows(out, x []float32, w []byte, rb int) {
@@ -283,16 +277,10 @@ func dotQ4_0Rows(out, x []float32, w []byte, rb int) {
 	rowsAVX2(out, x, w, rb, len(x)/QBlockLen, x4, dotQ4_0AVX2)
 }
 
-// dotF16RowsSeq2AVX2 sets out[r] = DotF16(x, w_r) for r in 0..rows-1 and half..half+rows-1
-// (rows ≥ 1 F16 rows of n values each, n a positive multiple of 32): the two runs of rows
-// are read as two sequential streams, a row of each at a time, each row with one
+// dotF16RowsSeq4AVX2 sets out[r] = DotF16(x, w_r) for the rows k·quarter ..
+// k·quarter+rows-1, k = 0..3 (F16 rows of n values, n a positive multiple of 32), reading
+// the four runs as four sequential streams, a row of each at a time, each row with one
 // accumulator (dotF16AVX2Asm's arithmetic). Implemented in rowdot_amd64.s.
-//
-//go:noescape
-func dotF16RowsSeq2AVX2(out *float32, w *byte, x *float32, rows, n, half int)
-
-// dotF16RowsSeq4AVX2 is dotF16RowsSeq2AVX2 with the four runs of rows k·quarter ..
-// k·quarter+rows-1, k = 0..3: four sequential streams. Implemented in rowdot_amd64.s.
 //
 //go:noescape
 func dotF16RowsSeq4AVX2(out *float32, w *byte, x *float32, rows, n, quarter int)
@@ -318,10 +306,11 @@ func decodeF16(dst []float32, src []byte) {
 	decodeF16Generic(dst, src)
 }
 
-// dotQ8_0x4pAVX512 is dotQ8_0x4AVX512 for the four rows w, w+stride, w+2·stride and
-// w+3·stride (bytes), writing out[0], out[outStride], out[2·outStride], out[3·outStride],
-// with the rows paired in ZMM accumulators (rowdot_avx512_amd64.s). Called with rows r,
-// r+q, r+2q, r+3q for r = 0, 1, ..., it reads four long sequential streams.
+// dotQ8_0x4pAVX512 is dotQ8_0x4AVX2 with AVX-512F (sixteen values per instruction, rows
+// paired in ZMM accumulators) for the four rows w, w+stride, w+2·stride and w+3·stride
+// (bytes), writing out[0], out[outStride], out[2·outStride], out[3·outStride]. Called
+// with rows r, r+q, r+2q, r+3q for r = 0, 1, ..., it reads four long sequential streams.
+// Implemented in rowdot_avx512_amd64.s.
 //
 //go:noescape
 func dotQ8_0x4pAVX512(out *float32, w *byte, x *float32, nb, stride, outStride int)

@@ -438,85 +438,15 @@ loop:
 	VZEROUPPER
 	RET
 
-// F16ROWS_AHEAD is how far ahead in the weights dotF16RowsSeq2AVX2 prefetches.
+// F16ROWS_AHEAD is how far ahead in the weights the sequential-stream half kernels prefetch.
 #define F16ROWS_AHEAD 2048
-
-// func dotF16RowsSeq2AVX2(out *float32, w *byte, x *float32, rows, n, half int)
-//
-// The batch-1 F16 product over two runs of rows at once, rows 0..rows-1 and
-// half..half+rows-1 (n halves each, n a positive multiple of 32): each run is read as one
-// sequential stream, a row of each at a time, each row with its own accumulator (Y0 for
-// the first run, Y3 for the second), so there are two long streams and two independent
-// chains. Per row: VCVTPH2PS, x first, VMULPS then VADDPS, REDUCE8 — dotF16AVX2Asm's
-// arithmetic.
-TEXT ·dotF16RowsSeq2AVX2(SB), NOSPLIT, $0-48
-	MOVQ out+0(FP), DX
-	MOVQ w+8(FP), SI
-	MOVQ x+16(FP), DI
-	MOVQ rows+24(FP), R8
-	MOVQ n+32(FP), CX
-	MOVQ half+40(FP), R9
-	LEAQ (DX)(R9*4), R10 // second run's outputs
-	IMULQ CX, R9
-	LEAQ (SI)(R9*2), R11 // second run's rows
-
-f16row2:
-	VXORPS Y0, Y0, Y0
-	VXORPS Y3, Y3, Y3
-	XORQ   AX, AX
-
-f16line2:
-	PREFETCHT0 F16ROWS_AHEAD(SI)(AX*2)
-	PREFETCHT0 F16ROWS_AHEAD(R11)(AX*2)
-	VMOVUPS    (DI)(AX*4), Y2
-	VCVTPH2PS  (SI)(AX*2), Y1
-	VCVTPH2PS  (R11)(AX*2), Y4
-	VMULPS     Y1, Y2, Y1
-	VMULPS     Y4, Y2, Y4
-	VADDPS     Y1, Y0, Y0
-	VADDPS     Y4, Y3, Y3
-	VMOVUPS    32(DI)(AX*4), Y2
-	VCVTPH2PS  16(SI)(AX*2), Y1
-	VCVTPH2PS  16(R11)(AX*2), Y4
-	VMULPS     Y1, Y2, Y1
-	VMULPS     Y4, Y2, Y4
-	VADDPS     Y1, Y0, Y0
-	VADDPS     Y4, Y3, Y3
-	VMOVUPS    64(DI)(AX*4), Y2
-	VCVTPH2PS  32(SI)(AX*2), Y1
-	VCVTPH2PS  32(R11)(AX*2), Y4
-	VMULPS     Y1, Y2, Y1
-	VMULPS     Y4, Y2, Y4
-	VADDPS     Y1, Y0, Y0
-	VADDPS     Y4, Y3, Y3
-	VMOVUPS    96(DI)(AX*4), Y2
-	VCVTPH2PS  48(SI)(AX*2), Y1
-	VCVTPH2PS  48(R11)(AX*2), Y4
-	VMULPS     Y1, Y2, Y1
-	VMULPS     Y4, Y2, Y4
-	VADDPS     Y1, Y0, Y0
-	VADDPS     Y4, Y3, Y3
-	ADDQ       $32, AX
-	CMPQ       AX, CX
-	JNE        f16line2
-
-	REDUCE8(Y0, X0, X1)
-	REDUCE8(Y3, X3, X1)
-	VMOVSS X0, (DX)
-	VMOVSS X3, (R10)
-	ADDQ   $4, DX
-	ADDQ   $4, R10
-	LEAQ   (SI)(CX*2), SI
-	LEAQ   (R11)(CX*2), R11
-	DECQ   R8
-	JNZ    f16row2
-	VZEROUPPER
-	RET
 
 // func dotF16RowsSeq4AVX2(out *float32, w *byte, x *float32, rows, n, quarter int)
 //
-// dotF16RowsSeq2AVX2 with four runs of rows, k·quarter .. k·quarter+rows-1 for k = 0..3:
-// four long sequential streams, a row of each at a time, accumulators Y0, Y3, Y5, Y7.
+// The batch-1 F16 product over four runs of rows, k·quarter .. k·quarter+rows-1 for
+// k = 0..3 (n halves each, n a positive multiple of 32): each run is read as one sequential
+// stream, a row of each at a time, each row with its own accumulator (Y0, Y3, Y5, Y7). Per
+// row: VCVTPH2PS, x first, VMULPS then VADDPS, REDUCE8 — dotF16AVX2Asm's arithmetic.
 TEXT ·dotF16RowsSeq4AVX2(SB), NOSPLIT, $0-48
 	MOVQ  out+0(FP), DX
 	MOVQ  w+8(FP), SI

@@ -20,7 +20,10 @@ func fastRowSets() ([]rowDotSet, string) {
 		s := avx2RowSet()
 		s.name = "avx512"
 		s.rows["q8_0"] = func(out, x []float32, w []byte) {
-			rowsAVX2(out, x, w, len(x)/QBlockLen*Q8_0BlockBytes, len(x)/QBlockLen, dotQ8_0x4AVX512, dotQ8_0AVX2)
+			rb := len(x) / QBlockLen * Q8_0BlockBytes
+			if !dotQ8_0RunsAVX512(out, x, w, rb) {
+				rowsAVX2(out, x, w, rb, len(x)/QBlockLen, dotQ8_0x4AVX2, dotQ8_0AVX2)
+			}
 		}
 		s.rows["q4_0"] = func(out, x []float32, w []byte) {
 			rowsAVX2(out, x, w, len(x)/QBlockLen*Q4_0BlockBytes, len(x)/QBlockLen, dotQ4_0x4AVX512, dotQ4_0AVX2)

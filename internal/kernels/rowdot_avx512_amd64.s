@@ -6,10 +6,11 @@
 // Four-row Q8_0 and Q4_0 dots with AVX-512F (rowdot_amd64.go): the values are decoded
 // sixteen at a time in ZMM registers with the same exact operations as the AVX2 kernels
 // (rowdot_amd64.s), multiplied by the inputs (VMULPS, x first), and the sixteen products,
-// which are two consecutive groups of eight, are added to the row's eight YMM lanes low
-// half first, then high half: Dot's order, never fused. Only Z0..Z15 are used, so that the
-// VEX-encoded YMM additions reach every register they need. Like the AVX2 four-row
-// kernels, they prefetch the next four rows as they go (see rowdot_amd64.s).
+// which are two consecutive groups of eight, are added to the row's eight lanes low half
+// first, then high half: Dot's order, never fused (the Q8_0 kernel keeps two rows' lanes in
+// one ZMM register). Only Z0..Z15 are used, so that VEX-encoded additions reach every
+// register they need. Q4_0 prefetches the next four rows as it goes, like the AVX2 kernels
+// (see rowdot_amd64.s); Q8_0, which reads four runs of rows, the next row of each.
 
 // q4Levels: the sixteen Q4_0 levels q−8 = −8..7 as float32, exact.
 DATA q4Levels<>+0(SB)/4, $-8.0
@@ -41,74 +42,6 @@ GLOBL q4Levels<>(SB), RODATA|NOPTR, $64
 	VEXTRACTF64X4 $1, Z, U; \
 	VADDPS        Y, ACC, ACC; \
 	VADDPS        U, ACC, ACC
-
-// Q8HALF adds half a Q8_0 block, the sixteen int8s at M, to the lanes ACC: values
-// float32(q)·d with d in every lane of D, products with the inputs in X. TZ/TY and U are
-// scratch.
-#define Q8HALF(M, D, X, TZ, TY, U, ACC) \
-	VPMOVSXBD M, TZ; \
-	VCVTDQ2PS TZ, TZ; \
-	VMULPS    D, TZ, TZ; \
-	VMULPS    TZ, X, TZ; \
-	ADD16(TZ, TY, U, ACC)
-
-// func dotQ8_0x4AVX512(out *float32, w *byte, x *float32, nb int)
-//
-// Rows at SI, R8, R9, R10 (34·nb bytes apart); BX is the byte offset of the current block
-// in each row, R12 the same offset plus 4·34·nb (the next four rows, prefetched); DI walks
-// the input. Lanes of row k in Yk, its scale in Z(4+k), the block's inputs in Z8 (values
-// 0..15) and Z9 (16..31).
-TEXT ·dotQ8_0x4AVX512(SB), NOSPLIT, $0-32
-	MOVQ   out+0(FP), DX
-	MOVQ   w+8(FP), SI
-	MOVQ   x+16(FP), DI
-	MOVQ   nb+24(FP), CX
-	IMUL3Q $34, CX, R11
-	LEAQ   (SI)(R11*1), R8
-	LEAQ   (R8)(R11*1), R9
-	LEAQ   (R9)(R11*1), R10
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	XORQ   BX, BX
-	LEAQ   (R11*4), R12
-
-loop:
-	PREFETCHT0 (SI)(R12*1)
-	PREFETCHT0 (R8)(R12*1)
-	PREFETCHT0 (R9)(R12*1)
-	PREFETCHT0 (R10)(R12*1)
-	ADDQ       $34, R12
-	QSCALE16((SI)(BX*1), Y4, Z4)
-	QSCALE16((R8)(BX*1), Y5, Z5)
-	QSCALE16((R9)(BX*1), Y6, Z6)
-	QSCALE16((R10)(BX*1), Y7, Z7)
-	VMOVUPS (DI), Z8
-	VMOVUPS 64(DI), Z9
-	Q8HALF(2(SI)(BX*1), Z4, Z8, Z10, Y10, Y11, Y0)
-	Q8HALF(2(R8)(BX*1), Z5, Z8, Z12, Y12, Y13, Y1)
-	Q8HALF(2(R9)(BX*1), Z6, Z8, Z14, Y14, Y15, Y2)
-	Q8HALF(2(R10)(BX*1), Z7, Z8, Z10, Y10, Y11, Y3)
-	Q8HALF(18(SI)(BX*1), Z4, Z9, Z12, Y12, Y13, Y0)
-	Q8HALF(18(R8)(BX*1), Z5, Z9, Z14, Y14, Y15, Y1)
-	Q8HALF(18(R9)(BX*1), Z6, Z9, Z10, Y10, Y11, Y2)
-	Q8HALF(18(R10)(BX*1), Z7, Z9, Z12, Y12, Y13, Y3)
-	ADDQ    $34, BX
-	ADDQ    $128, DI
-	DECQ    CX
-	JNZ     loop
-
-	REDUCE8(Y0, X0, X8)
-	REDUCE8(Y1, X1, X9)
-	REDUCE8(Y2, X2, X10)
-	REDUCE8(Y3, X3, X11)
-	VMOVSS X0, (DX)
-	VMOVSS X1, 4(DX)
-	VMOVSS X2, 8(DX)
-	VMOVSS X3, 12(DX)
-	VZEROUPPER
-	RET
 
 // Q4ROW16 adds the current block of the Q4_0 row at R (block offset BX) to the lanes ACC.
 // The block's sixteen possible values float32(k−8)·d, k = 0..15, are computed into Z5 with
@@ -198,12 +131,15 @@ loop:
 
 // func dotQ8_0x4pAVX512(out *float32, w *byte, x *float32, nb, stride, outStride int)
 //
-// dotQ8_0x4AVX512 for four rows stride bytes apart (w, w+stride, w+2·stride, w+3·stride),
-// their results outStride floats apart, prefetching the row after each: called with rows
-// r, r+q, r+2q, r+3q for r = 0, 1, ..., it reads four long sequential streams. The rows are
-// paired in ZMM accumulators: Z0 holds rows 0 and 1 (low and high eight lanes), Z1 rows 2
-// and 3, so that a shuffle and one addition per pair do what an extraction and two
-// additions per row did (about 15% faster).
+// The four-row Q8_0 dot: rows stride bytes apart (w, w+stride, w+2·stride, w+3·stride),
+// their results outStride floats apart, prefetching the row after each. Called with rows
+// r, r+q, r+2q, r+3q for r = 0, 1, ..., it reads four long sequential streams. Per block:
+// the four scales in Z4..Z7 (QSCALE16), the block's inputs in Z8 (values 0..15) and Z9
+// (16..31), the sixteen products of each half-row by Q8PROD; the rows are paired in ZMM
+// accumulators, Z0 holding rows 0 and 1 (low and high eight lanes) and Z1 rows 2 and 3, so
+// that a shuffle and one addition per pair (PAIRADD) do what an extraction and two
+// additions per row would (about 15% faster). BX is the byte offset of the current block
+// in each row, R12 that offset in the next row.
 TEXT ·dotQ8_0x4pAVX512(SB), NOSPLIT, $0-48
 	MOVQ   out+0(FP), DX
 	MOVQ   w+8(FP), SI
