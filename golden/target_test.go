@@ -221,7 +221,10 @@ func TestTargetDrivesServersOfEachFormat(t *testing.T) {
 			}
 			require.True(t, rep.Passed)
 			require.GreaterOrEqual(t, srv.maxIn, 8, "block-boundary-lengths sends 8 requests in one wave")
-			require.GreaterOrEqual(t, srv.cancels.Load(), int64(2), "cancel-mid-prefill and cancel-mid-decode close their connections")
+			// The server notices a closed connection on its own schedule, after the client
+			// has moved on: give it a moment on a loaded machine.
+			require.Eventually(t, func() bool { return srv.cancels.Load() >= 2 }, 5*time.Second, 5*time.Millisecond,
+				"cancel-mid-prefill and cancel-mid-decode close their connections (server saw %d)", srv.cancels.Load())
 			require.Equal(t, int64(len(goldens)), srv.flushes.Load())
 			for _, name := range []string{"cancel-mid-decode.f32", "cancel-mid-prefill.f32"} {
 				require.True(t, cand.Scenarios[name].Requests["A"].Cancelled, name)
