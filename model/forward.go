@@ -89,9 +89,7 @@ func (r *Runner) forward(tokens, positions []int, want []bool, kv kvStore) ([][]
 		eachRow(func(b int) {
 			kernels.RMSNorm(xb[b*dim:(b+1)*dim], x[b*dim:(b+1)*dim], lw.AttnNorm, c.NormEps)
 		})
-		lw.Wq.MulBatch(r.threads, q, xb, n)
-		lw.Wk.MulBatch(r.threads, k, xb, n)
-		lw.Wv.MulBatch(r.threads, v, xb, n)
+		mulShared(r.threads, xb, n, []*Matrix{lw.Wq, lw.Wk, lw.Wv}, [][]float32{q, k, v})
 		for b := range n {
 			if c.QKVBias { // Qwen2
 				kernels.Add(q[b*qDim:(b+1)*qDim], lw.BiasQ)
@@ -148,8 +146,7 @@ func (r *Runner) forward(tokens, positions []int, want []bool, kv kvStore) ([][]
 		eachRow(func(b int) {
 			kernels.RMSNorm(xb[b*dim:(b+1)*dim], x[b*dim:(b+1)*dim], lw.FFNNorm, c.NormEps)
 		})
-		lw.Gate.MulBatch(r.threads, gate, xb, n)
-		lw.Up.MulBatch(r.threads, up, xb, n)
+		mulShared(r.threads, xb, n, []*Matrix{lw.Gate, lw.Up}, [][]float32{gate, up})
 		eachRow(func(b int) { kernels.SwiGLU(gate[b*hid:(b+1)*hid], up[b*hid:(b+1)*hid]) })
 		lw.Down.MulBatch(r.threads, out, gate, n)
 		eachRow(func(b int) { kernels.Add(x[b*dim:(b+1)*dim], out[b*dim:(b+1)*dim]) })

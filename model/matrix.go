@@ -2,6 +2,7 @@ package model
 
 import (
 	"fmt"
+	"sync"
 	"unsafe"
 
 	"github.com/kvref/kvref/internal/kernels"
@@ -115,32 +116,99 @@ func (m *Matrix) Bytes() int64 {
 // whole batch. Every output equals kernels.Dot(x_b, Row(r)) bit for bit — at batch 1 the
 // rows are dotted in their stored form, several at a time (kernels.DotF16Rows,
 // kernels.DotBF16Rows, quant.WeightType.DotRows: the same bits) — so results do not depend
-// on the batch.
+// on the batch. Q8_0 matrices are the exception that ggml makes too: their input is
+// quantized to Q8_0 and the product is quant.WeightQ8_0.DotRow's (kernels.DotQ8_0Q8), at
+// every batch size.
 func (m *Matrix) MulBatch(threads *parallel.Pool, out, x []float32, batch int) {
+	mulShared(threads, x, batch, []*Matrix{m}, [][]float32{out})
+}
+
+// mulShared runs MulBatch for several matrices with the same input (the Q, K and V
+// projections; the gate and up projections), outs[i] receiving ms[i]'s products: one pass
+// over the threads for all their rows, and the input quantized once for the Q8_0 ones. The
+// results are MulBatch's, bit for bit: each output row is computed the same way whichever
+// piece of rows it falls in.
+func mulShared(threads *parallel.Pool, x []float32, batch int, ms []*Matrix, outs [][]float32) {
+	total, cols := 0, ms[0].Cols
+	var in []kernels.Q8Input
+	for _, m := range ms {
+		total += m.Rows
+		if m.isQ8_0() && in == nil {
+			ins := q8Inputs.Get().(*[]kernels.Q8Input)
+			defer q8Inputs.Put(ins)
+			if len(*ins) < batch {
+				*ins = make([]kernels.Q8Input, batch)
+			}
+			in = (*ins)[:batch]
+			quantizeInputs(threads, in, x, cols)
+		}
+	}
 	// The rows go out in a few large pieces: each piece of a batch re-packs the batch's
 	// vectors for the matrix kernels, and at batch 1 each piece is read as four long
 	// sequential streams, which short pieces would cut up.
 	chunk := 16
 	if threads != nil {
-		chunk = max(chunk, m.Rows/(2*threads.Threads())&^15)
+		chunk = max(chunk, total/(2*threads.Threads())&^15)
 	}
-	threads.For(m.Rows, chunk, func(start, end int) {
-		if m.Type == gguf.F32 {
-			kernels.MatMulRows(out, m.f32, x, m.Rows, m.Cols, batch, start, end)
-			return
-		}
-		if batch == 1 {
-			xs, o, w := x[:m.Cols], out[start:end], m.raw[start*m.rowBytes:end*m.rowBytes]
-			switch {
-			case m.quantized:
-				m.wt.DotRows(o, xs, w)
-			case m.Type == gguf.F16:
-				kernels.DotF16Rows(o, xs, w)
-			default:
-				kernels.DotBF16Rows(o, xs, w)
+	threads.For(total, chunk, func(start, end int) {
+		base := 0
+		for i, m := range ms {
+			if lo, hi := max(start, base), min(end, base+m.Rows); lo < hi {
+				m.mulRows(outs[i], x, batch, lo-base, hi-base, in)
 			}
-			return
+			base += m.Rows
 		}
+	})
+}
+
+// isQ8_0 reports whether m is stored as Q8_0 blocks, whose products take a quantized input.
+func (m *Matrix) isQ8_0() bool { return m.quantized && m.wt == quant.WeightQ8_0 }
+
+// quantizeInputs quantizes the batch's input vectors to Q8_0, on the threads for a batch.
+func quantizeInputs(threads *parallel.Pool, in []kernels.Q8Input, x []float32, cols int) {
+	if len(in) == 1 {
+		in[0].Quantize(x[:cols])
+		return
+	}
+	threads.For(len(in), 1, func(start, end int) {
+		for b := start; b < end; b++ {
+			in[b].Quantize(x[b*cols : (b+1)*cols])
+		}
+	})
+}
+
+// mulRows computes MulBatch's outputs for the rows start..end-1; in holds the quantized
+// input vectors when m is Q8_0.
+func (m *Matrix) mulRows(out, x []float32, batch, start, end int, in []kernels.Q8Input) {
+	switch {
+	case m.Type == gguf.F32:
+		kernels.MatMulRows(out, m.f32, x, m.Rows, m.Cols, batch, start, end)
+	case m.isQ8_0():
+		// A batch goes through panels of rows that stay in the core's L2 cache, each
+		// dotted with every vector in turn; at batch 1 the piece is one panel, whose
+		// quarters are read as four long streams.
+		panelRows := end - start
+		if batch > 1 {
+			panelRows = max(4, (dequantPanelBytes/m.rowBytes)&^3)
+		}
+		for r0 := start; r0 < end; r0 += panelRows {
+			r1 := min(r0+panelRows, end)
+			w := m.raw[r0*m.rowBytes : r1*m.rowBytes]
+			for b := range in {
+				kernels.DotQ8_0Q8Rows(out[b*m.Rows+r0:b*m.Rows+r1], &in[b], w)
+			}
+		}
+	case batch == 1:
+		xs, o, w := x[:m.Cols], out[start:end], m.raw[start*m.rowBytes:end*m.rowBytes]
+		switch {
+		case m.quantized:
+			m.wt.DotRows(o, xs, w)
+		case m.Type == gguf.F16:
+			kernels.DotF16Rows(o, xs, w)
+		default:
+			kernels.DotBF16Rows(o, xs, w)
+		}
+	default:
 		// A batch: decode a panel of rows to float32 once, then multiply it like an f32
 		// matrix, so the decoding is paid once per row for the whole batch and the
 		// matrix kernels' register and cache blocking apply. out[r0:] with stride Rows
@@ -154,8 +222,11 @@ func (m *Matrix) MulBatch(threads *parallel.Pool, out, x []float32, batch int) {
 			}
 			kernels.MatMulRows(out[r0:], panel, x, m.Rows, m.Cols, batch, 0, r1-r0)
 		}
-	})
+	}
 }
+
+// q8Inputs recycles the quantized input vectors of mulShared.
+var q8Inputs = sync.Pool{New: func() any { return new([]kernels.Q8Input) }}
 
 // dequantPanelBytes bounds the float32 panel of decoded rows MulBatch multiplies at a
 // time, so that it stays in the core's L2 cache.

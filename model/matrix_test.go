@@ -15,7 +15,8 @@ import (
 )
 
 // TestQuantizedMatrixIsBatchInvariant: for every ggml block format, the fused batch-1 path
-// and the decode-then-dot batch path give the same bits as kernels.Dot on Row().
+// and the batch path give the same bits as kernels.Dot on Row() (for Q8_0, whose input is
+// quantized, as quant.WeightQ8_0.DotRow on the stored row).
 func TestQuantizedMatrixIsBatchInvariant(t *testing.T) {
 	// 7 rows: one panel of decoded rows; 300 rows of 512: several panels per thread.
 	for _, rows := range []int{7, 300} {
@@ -49,13 +50,21 @@ func checkQuantizedBatchInvariant(t *testing.T, rows, cols, batch int) {
 		m.MulBatch(threads, one, x[:cols], 1)
 		m.MulBatch(threads, all, x, batch)
 		for row := 0; row < rows; row++ {
-			wr := m.Row(row, make([]float32, cols))
-			want := kernels.Dot(x[:cols], wr)
+			want := rowProduct(m, x[:cols], row)
 			require.Equal(t, math.Float32bits(want), math.Float32bits(one[row]), "%s row %d batch 1", wt, row)
 			for b := range batch {
-				want := kernels.Dot(x[b*cols:(b+1)*cols], wr)
+				want := rowProduct(m, x[b*cols:(b+1)*cols], row)
 				require.Equal(t, math.Float32bits(want), math.Float32bits(all[b*rows+row]), "%s row %d, vector %d of %d", wt, row, b, batch)
 			}
 		}
 	}
+}
+
+// rowProduct is what MulBatch must give for row r of m and the input x: kernels.Dot of the
+// decoded row, or for Q8_0 matrices ggml's product with the input quantized.
+func rowProduct(m *model.Matrix, x []float32, r int) float32 {
+	if m.Type == gguf.TensorType(quant.WeightQ8_0.GGMLType()) {
+		return quant.WeightQ8_0.DotRow(x, m.RawRow(r))
+	}
+	return kernels.Dot(x, m.Row(r, make([]float32, m.Cols)))
 }

@@ -61,26 +61,18 @@ func dequantizeQ8_0Weights(dst []float32, src []byte) {
 	}
 }
 
-// dotQ8_0Weights is kernels.Dot(x, dequantized row): each block's 32 values fill the
-// eight lanes four times over. DotRow runs kernels.DotQ8_0, the same computation in SIMD
-// where the CPU has it; this loop is its portable twin, which the tests hold it to.
+// dotQ8_0Weights is the product of x with a Q8_0 row as ggml computes it: x quantized to
+// Q8_0 blocks (kernels.Q8Input), then dotted with the row in integers
+// (kernels.DotQ8_0Q8).
 func dotQ8_0Weights(x []float32, row []byte) float32 {
-	var l0, l1, l2, l3, l4, l5, l6, l7 float32
-	for blk := 0; blk*q8WeightBlockLen < len(x); blk++ {
-		in := row[blk*q8WeightBlockBytes : (blk+1)*q8WeightBlockBytes]
-		d := loadF16(in)
-		for g := 0; g < q8WeightBlockLen; g += 8 {
-			q := in[2+g : 2+g+8 : 2+g+8]
-			xs := x[blk*q8WeightBlockLen+g : blk*q8WeightBlockLen+g+8 : blk*q8WeightBlockLen+g+8]
-			l0 += float32(xs[0] * float32(float32(int8(q[0]))*d))
-			l1 += float32(xs[1] * float32(float32(int8(q[1]))*d))
-			l2 += float32(xs[2] * float32(float32(int8(q[2]))*d))
-			l3 += float32(xs[3] * float32(float32(int8(q[3]))*d))
-			l4 += float32(xs[4] * float32(float32(int8(q[4]))*d))
-			l5 += float32(xs[5] * float32(float32(int8(q[5]))*d))
-			l6 += float32(xs[6] * float32(float32(int8(q[6]))*d))
-			l7 += float32(xs[7] * float32(float32(int8(q[7]))*d))
-		}
-	}
-	return kernels.ReduceLanes(l0, l1, l2, l3, l4, l5, l6, l7)
+	var in kernels.Q8Input
+	in.Quantize(x)
+	return kernels.DotQ8_0Q8(&in, row)
+}
+
+// dotQ8_0WeightsRows is dotQ8_0Weights for consecutive rows, with x quantized once.
+func dotQ8_0WeightsRows(out, x []float32, rows []byte) {
+	var in kernels.Q8Input
+	in.Quantize(x)
+	kernels.DotQ8_0Q8Rows(out, &in, rows)
 }

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/kvref/kvref/internal/kernels"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -112,4 +113,56 @@ func TestQ8_0WeightsTinyBlockIsX86(t *testing.T) {
 		require.Zero(t, v)
 	}
 	assert.True(t, math.IsInf(float64(1/(absf(x[0])/127)), 1), "the block exercises the overflowing 1/d")
+}
+
+// TestQ8_0DotRowQuantizesTheInput: a q8_0 row takes its input quantized to Q8_0, as ggml's
+// matrix product does. DotRow and DotRows are kernels.DotQ8_0Q8 of the quantized input,
+// bit for bit, and stay within the input's rounding of the exact product with the
+// dequantized row: per block, half a step of max|x|/127 per value (plus the fp16 rounding
+// of that step) times Σ|v|, plus float32 rounding.
+func TestQ8_0DotRowQuantizesTheInput(t *testing.T) {
+	rng := rand.New(rand.NewPCG(2, 8))
+	for _, n := range []int{32, 64, 96, 2048, 11008} {
+		for rep := range 4 {
+			x := weightTestRow(rng, "normal", n, 1)
+			rows := 5
+			w := make([]byte, 0, rows*n/32*34)
+			for range rows {
+				row, _ := quantizeWeights(t, WeightQ8_0, weightTestRow(rng, "heavy", n, 0.3))
+				w = append(w, row...)
+			}
+			var in kernels.Q8Input
+			in.Quantize(x)
+			out := make([]float32, rows)
+			WeightQ8_0.DotRows(out, x, w)
+			rb := n / 32 * 34
+			for r := range rows {
+				row := w[r*rb : (r+1)*rb]
+				want := kernels.DotQ8_0Q8(&in, row)
+				got := WeightQ8_0.DotRow(x, row)
+				require.Equal(t, math.Float32bits(want), math.Float32bits(got), "n=%d rep=%d row %d: DotRow", n, rep, r)
+				require.Equal(t, math.Float32bits(want), math.Float32bits(out[r]), "n=%d rep=%d row %d: DotRows", n, rep, r)
+
+				v := make([]float32, n)
+				WeightQ8_0.DequantizeRow(v, row)
+				var exact, bound float64
+				for b := 0; b < n/32; b++ {
+					var amax, sumV float64
+					for j := b * 32; j < (b+1)*32; j++ {
+						exact += float64(x[j]) * float64(v[j])
+						amax = math.Max(amax, math.Abs(float64(x[j])))
+						sumV += math.Abs(float64(v[j]))
+					}
+					step := amax / 127
+					bound += sumV * (step/2 + 127*step*0x1p-11)
+				}
+				var mag float64
+				for j := range x {
+					mag += math.Abs(float64(x[j]) * float64(v[j]))
+				}
+				bound += mag * 1e-5
+				assert.InDelta(t, exact, float64(got), bound, "n=%d rep=%d row %d", n, rep, r)
+			}
+		}
+	}
 }

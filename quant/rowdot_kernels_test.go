@@ -12,10 +12,11 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// The q8_0 and q4_0 row dots run in internal/kernels (SIMD where the CPU has it); the Go
-// loops dotQ8_0Weights and dotQ4_0 of this package are their portable twins. These tests
-// hold the kernels to the twins and to kernels.Dot of DequantizeRow, bit for bit, and the
-// half-float row dots of internal/kernels to F16ToF32 and BF16ToF32.
+// The q4_0 row dots run in internal/kernels (SIMD where the CPU has it); the Go loop
+// dotQ4_0 of this package is their portable twin. These tests hold the kernels to the twin
+// and to kernels.Dot of DequantizeRow, bit for bit, and the half-float row dots of
+// internal/kernels to F16ToF32 and BF16ToF32. (q8_0 rows take a quantized input, see
+// TestQ8_0DotRowQuantizesTheInput.)
 
 // sameFloat reports whether got is want, bit for bit, or both are NaN when the inputs
 // hold NaNs whose propagation is unspecified (see package kernels).
@@ -67,14 +68,14 @@ func kernelTestRow(rng *rand.Rand, wt WeightType, nblocks, off int, kind string)
 	return row
 }
 
-// TestKernelRowDotsMatchGoTwins: DotRow for q8_0 and q4_0 (the kernels) equals this
-// package's Go loops and kernels.Dot of the dequantized row, for scales that are normal,
+// TestKernelRowDotsMatchGoTwins: DotRow for q4_0 (the kernels) equals this package's Go
+// loop and kernels.Dot of the dequantized row, for scales that are normal,
 // extreme (largest, subnormal, ±0, ±Inf, NaN) or any bits, misaligned slices, and lengths
 // of one block to model-sized rows.
 func TestKernelRowDotsMatchGoTwins(t *testing.T) {
 	rng := rand.New(rand.NewPCG(31, 31))
-	twins := map[WeightType]func(x []float32, row []byte) float32{WeightQ8_0: dotQ8_0Weights, WeightQ4_0: dotQ4_0}
-	for _, wt := range []WeightType{WeightQ8_0, WeightQ4_0} {
+	twins := map[WeightType]func(x []float32, row []byte) float32{WeightQ4_0: dotQ4_0}
+	for _, wt := range []WeightType{WeightQ4_0} {
 		for _, kind := range []string{"normal", "extreme", "subnormal", "bits"} {
 			for _, n := range []int{32, 64, 96, 128, 160, 2048, 4096 + 32} {
 				for rep := range 6 {

@@ -29,8 +29,14 @@ import (
 // DequantizeRow computes every value with the float32 operations of ggml's
 // dequantize_row_* (ggml/src/ggml-quants.c), in the same order and with every
 // intermediate rounded to float32 (no fused multiply-add): the results are bit-identical
-// to llama.cpp's. DotRow is the fused form used by matrix products: it returns exactly
-// kernels.Dot(x, DequantizeRow(row)), bit for bit, without the float32 copy.
+// to llama.cpp's. DotRow is the fused form used by matrix products. For q4_0, q4_k and
+// q6_k it returns exactly kernels.Dot(x, DequantizeRow(row)), bit for bit, without the
+// float32 copy. For q8_0 it does what ggml does: x is first quantized to Q8_0 itself
+// (kernels.Q8Input, ggml's quantize_row_q8_0) and the two are dotted in integers, one float
+// multiply per block (kernels.DotQ8_0Q8). That adds the input's rounding (half a step of
+// max|x|/127 per block of 32) to the weights', and it is what lets a q8_0 matrix–vector
+// product run at memory bandwidth: widening every weight to float32 costs about twice the
+// arithmetic, more than two cores can do at the speed memory delivers the weights.
 //
 // # Quantization
 //
@@ -86,11 +92,11 @@ const (
 )
 
 // weightFormat describes one weight type: its names, its sizes and its kernels, which work
-// on whole blocks (the callers check the lengths). dot is the fused row dot: for q8_0 and
-// q4_0 the SIMD kernels of internal/kernels (DotQ8_0, DotQ4_0, whose portable twins are
-// dotQ8_0Weights and dotQ4_0 here, which the tests hold them to), for the k-quants the Go
-// loops of this package. dotRows, when not nil, is the same dot for consecutive rows, run
-// several rows at a time.
+// on whole blocks (the callers check the lengths). dot is the fused row dot: for q8_0 the
+// quantized-input product of internal/kernels (DotQ8_0Q8), for q4_0 the SIMD kernel
+// DotQ4_0 (whose portable twin is dotQ4_0 here, which the tests hold it to), for the
+// k-quants the Go loops of this package. dotRows, when not nil, is the same dot for
+// consecutive rows, run several rows at a time.
 type weightFormat struct {
 	name       string
 	ggmlType   uint32
@@ -103,7 +109,7 @@ type weightFormat struct {
 }
 
 var weightFormats = [numWeightTypes]weightFormat{
-	WeightQ8_0: {"q8_0", 8, q8WeightBlockLen, q8WeightBlockBytes, dequantizeQ8_0Weights, quantizeQ8_0Weights, kernels.DotQ8_0, kernels.DotQ8_0Rows},
+	WeightQ8_0: {"q8_0", 8, q8WeightBlockLen, q8WeightBlockBytes, dequantizeQ8_0Weights, quantizeQ8_0Weights, dotQ8_0Weights, dotQ8_0WeightsRows},
 	WeightQ4_0: {"q4_0", 2, q4BlockLen, q4BlockBytes, dequantizeQ4_0, quantizeQ4_0, kernels.DotQ4_0, kernels.DotQ4_0Rows},
 	WeightQ4_K: {"q4_k", 12, qkK, q4KBlockBytes, dequantizeQ4_K, quantizeQ4_K, dotQ4_K, nil},
 	WeightQ6_K: {"q6_k", 14, qkK, q6KBlockBytes, dequantizeQ6_K, quantizeQ6_K, dotQ6_K, nil},
@@ -226,12 +232,13 @@ func (t WeightType) QuantizeRow(dst []byte, src []float32) {
 }
 
 // DotRow returns the dot product of x with the stored row, whose length is len(x) (a
-// multiple of BlockSize); row must hold at least RowBytes(len(x)) bytes. The result is
-// bit-identical to kernels.Dot(x, v) where v is the row decoded by DequantizeRow: each
-// value is dequantized with the same float32 operations, the products x[i]·v[i] are
-// rounded and added into lane i%8, and the lanes are combined by kernels.ReduceLanes.
-// (len(x) is a multiple of 8, so kernels.Dot's zero-padded tail is empty.) It panics on
-// wrong lengths or an invalid type.
+// multiple of BlockSize); row must hold at least RowBytes(len(x)) bytes. For q4_0, q4_k and
+// q6_k the result is bit-identical to kernels.Dot(x, v) where v is the row decoded by
+// DequantizeRow: each value is dequantized with the same float32 operations, the products
+// x[i]·v[i] are rounded and added into lane i%8, and the lanes are combined by
+// kernels.ReduceLanes. (len(x) is a multiple of 8, so kernels.Dot's zero-padded tail is
+// empty.) For q8_0 it is kernels.DotQ8_0Q8 of x quantized to Q8_0, ggml's product (see
+// WeightType). It panics on wrong lengths or an invalid type.
 func (t WeightType) DotRow(x []float32, row []byte) float32 {
 	need := t.checkRow("DotRow", len(x), len(row))
 	return t.format().dot(x, row[:need])
@@ -240,8 +247,9 @@ func (t WeightType) DotRow(x []float32, row []byte) float32 {
 // DotRows sets out[r] = DotRow(x, rows[r·rb:(r+1)·rb]) for every r < len(out), where
 // rb = RowBytes(len(x)): rows holds len(out) consecutive stored rows (at least
 // len(out)·rb bytes; only those are read). The results are DotRow's, bit for bit; q8_0
-// and q4_0 rows are dotted several at a time (kernels.DotQ8_0Rows, kernels.DotQ4_0Rows),
-// which is how a matrix–vector product reaches memory bandwidth. It panics on wrong
+// and q4_0 rows are dotted several at a time (kernels.DotQ8_0Q8Rows, with x quantized
+// once, and kernels.DotQ4_0Rows), which is how a matrix–vector product reaches memory
+// bandwidth. It panics on wrong
 // lengths or an invalid type.
 func (t WeightType) DotRows(out, x []float32, rows []byte) {
 	rb, err := t.RowBytes(len(x))

@@ -1,0 +1,154 @@
+package kernels
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/x448/float16"
+)
+
+// Q8Input is a float32 vector quantized to Q8_0 blocks, the form in which a Q8_0 weight
+// matrix takes its input: ggml multiplies a Q8_0 matrix by a vector by first quantizing the
+// vector to Q8_0 (the matrix type's vec_dot_type) and then dotting int8 with int8, one
+// float multiply per block, and kvref does the same. The integer products cost a fraction
+// of what widening every weight to float32 costs, which is what lets a Q8_0 matrix–vector
+// product run at memory bandwidth (see DotQ8_0Q8).
+//
+// Quantize follows ggml's quantize_row_q8_0 as its x86 build runs it, per block of 32:
+//
+//	amax = max |x|;  d = fp16(amax/127);  id = amax != 0 ? 127/amax : 0;  q = roundEven(x·id)
+//
+// in float32 arithmetic, d rounded to the nearest fp16 (ties to even), q rounded half to
+// even. A block holding a NaN or an infinity gets d = NaN and q = 0, so every dot product
+// with it is NaN. (ggml leaves that case to the hardware.)
+//
+// A Q8Input is reused across vectors of any length: Quantize resizes it.
+type Q8Input struct {
+	n      int
+	qs     []int8    // the n quantized values
+	qs16   []int16   // the same, widened, for the AVX2 assembly
+	d      []float32 // each block's scale: the fp16 d, widened (exactly)
+	dLanes []float32 // each block's d eight times, for the assembly
+	corr   []int32   // for each four values, −128 times their sum, for the assembly
+}
+
+// Len is the length of the quantized vector.
+func (v *Q8Input) Len() int { return v.n }
+
+// Quantize sets v to x quantized to Q8_0 blocks. It panics if len(x) is not a multiple
+// of 32.
+func (v *Q8Input) Quantize(x []float32) {
+	if len(x)%QBlockLen != 0 {
+		panic(fmt.Sprintf("kernels: Q8Input.Quantize: a vector of %d values is not a whole number of %d-value blocks", len(x), QBlockLen))
+	}
+	n, nb := len(x), len(x)/QBlockLen
+	v.n = n
+	v.qs = grow(v.qs, n)
+	v.qs16 = grow(v.qs16, n)
+	v.d = grow(v.d, nb)
+	v.dLanes = grow(v.dLanes, 8*nb)
+	v.corr = grow(v.corr, n/4)
+	for b := 0; b < nb; b++ {
+		xs := x[b*QBlockLen : (b+1)*QBlockLen : (b+1)*QBlockLen]
+		qs := v.qs[b*QBlockLen : (b+1)*QBlockLen : (b+1)*QBlockLen]
+		// For non-negative floats the order of the bit patterns is the order of the
+		// values, and every NaN and infinity lies above the largest finite value.
+		var amaxBits uint32
+		for _, f := range xs {
+			amaxBits = max(amaxBits, math.Float32bits(f)&^(1<<31))
+		}
+		amax, finite := math.Float32frombits(amaxBits), amaxBits < 0x7f800000
+		var d float32
+		switch {
+		case !finite:
+			d = float32(math.NaN())
+			clear(qs)
+		default:
+			d = float16.Fromfloat32(amax / 127).Float32()
+			var id float32
+			if amax != 0 {
+				id = 127 / amax
+			}
+			for j, f := range xs {
+				// |f·id| <= 127 up to rounding; adding and subtracting 1.5·2^23 rounds
+				// it to an integer, half to even, in float32 arithmetic.
+				p := float32(f * id)
+				qs[j] = int8((p + roundMagic) - roundMagic)
+			}
+		}
+		v.d[b] = d
+		qs16 := v.qs16[b*QBlockLen : (b+1)*QBlockLen : (b+1)*QBlockLen]
+		for j, q := range qs {
+			qs16[j] = int16(q)
+		}
+		for l := range 8 {
+			v.dLanes[8*b+l] = d
+			v.corr[8*b+l] = -128 * (int32(qs[4*l]) + int32(qs[4*l+1]) + int32(qs[4*l+2]) + int32(qs[4*l+3]))
+		}
+	}
+}
+
+// roundMagic is 1.5·2^23: for |v| < 2^22, (v + roundMagic) − roundMagic is v rounded to
+// an integer, half to even (the float32 addition does the rounding).
+const roundMagic = 0x1.8p23
+
+// grow returns s resized to n elements, reallocating only when its capacity is short.
+func grow[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n)
+	}
+	return s[:n]
+}
+
+// DotQ8_0Q8 returns the dot product of the quantized vector x with the Q8_0 row stored in
+// row[0:x.Len()/32·34], the way ggml's Q8_0 × Q8_0 dot product computes it, in a fixed
+// order that both code paths follow exactly. For each block b, with weight scale dw and
+// input scale dx (both fp16 values, so s = dw·dx is exact in float32), lane l of the
+// block's eight collects the exact integer sum p of the four products wq·xq of values
+// 4l..4l+3 (at most 4·128·127 in magnitude, exact in float32), and
+//
+//	acc[8·(b mod 2) + l] += float32(float32(p)·s)
+//
+// (a rounded multiply, then a rounded add, never fused), even blocks in lanes 0-7, odd ones
+// in lanes 8-15; the result is ReduceLanes(acc[0]+acc[8], ..., acc[7]+acc[15]). It panics
+// if row is too short.
+func DotQ8_0Q8(x *Q8Input, row []byte) float32 {
+	return dotQ8_0Q8Generic(x, row[:x.n/QBlockLen*Q8_0BlockBytes])
+}
+
+// DotQ8_0Q8Rows sets out[r] = DotQ8_0Q8(x, w[r·rb:(r+1)·rb]) for every r < len(out), where
+// rb = x.Len()/32·34 is the size of a Q8_0 row: w holds len(out) consecutive rows. On
+// amd64 CPUs with AVX-512 VNNI it runs the integer products with VPDPBUSD, four rows at a
+// time, the same bits. It panics if w is too short.
+func DotQ8_0Q8Rows(out []float32, x *Q8Input, w []byte) {
+	rb := x.n / QBlockLen * Q8_0BlockBytes
+	dotQ8_0Q8Rows(out, x, w[:rowsBytes("DotQ8_0Q8Rows", len(out), rb)], rb)
+}
+
+// dotQ8_0Q8Generic is the definition of DotQ8_0Q8.
+func dotQ8_0Q8Generic(x *Q8Input, row []byte) float32 {
+	var acc [16]float32
+	for b := 0; b < x.n/QBlockLen; b++ {
+		blk := row[b*Q8_0BlockBytes : (b+1)*Q8_0BlockBytes : (b+1)*Q8_0BlockBytes]
+		s := f16ToF32(le16(blk)) * x.d[b]
+		wq := blk[2:]
+		xq := x.qs[b*QBlockLen : (b+1)*QBlockLen : (b+1)*QBlockLen]
+		lanes := (*[8]float32)(acc[8*(b&1):])
+		for l := range lanes {
+			p := int32(int8(wq[4*l]))*int32(xq[4*l]) +
+				int32(int8(wq[4*l+1]))*int32(xq[4*l+1]) +
+				int32(int8(wq[4*l+2]))*int32(xq[4*l+2]) +
+				int32(int8(wq[4*l+3]))*int32(xq[4*l+3])
+			lanes[l] += float32(float32(p) * s)
+		}
+	}
+	return ReduceLanes(acc[0]+acc[8], acc[1]+acc[9], acc[2]+acc[10], acc[3]+acc[11],
+		acc[4]+acc[12], acc[5]+acc[13], acc[6]+acc[14], acc[7]+acc[15])
+}
+
+// q8RowsGeneric is the definition of DotQ8_0Q8Rows: one row dot per output, in order.
+func q8RowsGeneric(out []float32, x *Q8Input, w []byte, rb int) {
+	for r := range out {
+		out[r] = dotQ8_0Q8Generic(x, w[r*rb:(r+1)*rb])
+	}
+}

@@ -1,0 +1,61 @@
+//go:build amd64 && !purego
+
+package kernels
+
+import (
+	"unsafe"
+
+	"golang.org/x/sys/cpu"
+)
+
+// On CPUs with AVX2 and F16C but not AVX-512 VNNI, dotQ8_0Q8AVX2 (q8input_amd64.s) does
+// the integer products with VPMADDWD on the widened input, a row at a time.
+
+// useQ8VNNI selects the AVX-512 Q8_0 × Q8_0 kernel (q8input_avx512_amd64.s), which needs
+// AVX-512 VNNI (VPDPBUSD), BW (VPERMW), DQ (VINSERTI32X8), VL (the 256-bit forms for an
+// odd last block) and F16C (VCVTPH2PS). SetPortable switches it off with the others.
+var useQ8VNNI = useRowAVX512 && cpu.X86.HasAVX512VNNI && cpu.X86.HasAVX512BW &&
+	cpu.X86.HasAVX512DQ && cpu.X86.HasAVX512VL
+
+// startQ8VNNI is the choice made at start-up, which SetPortable(false) restores.
+var startQ8VNNI = useQ8VNNI
+
+func dotQ8_0Q8Rows(out []float32, x *Q8Input, w []byte, rb int) {
+	nb, q := x.n/QBlockLen, len(out)/4
+	if nb > 0 && !useQ8VNNI && useRowAVX2 {
+		xq, dl := unsafe.SliceData(x.qs16), unsafe.SliceData(x.dLanes)
+		for r := range out {
+			out[r] = dotQ8_0Q8AVX2(&w[r*rb], xq, dl, nb)
+		}
+		return
+	}
+	if !useQ8VNNI || nb == 0 || q == 0 || overlapsRows(out, nil, w) {
+		q8RowsGeneric(out, x, w, rb)
+		return
+	}
+	_ = w[4*q*rb-1]
+	xq, corr, dl := unsafe.SliceData(x.qs), unsafe.SliceData(x.corr), unsafe.SliceData(x.dLanes)
+	// The four quarters of the rows are read side by side, a row of each at a time: four
+	// long sequential streams.
+	for r := 0; r < q; r++ {
+		dotQ8_0Q8x4AVX512(&out[r], &w[r*rb], xq, corr, dl, nb, q*rb, q)
+	}
+	// The rows left over go through the same kernel with all four rows the same.
+	for r := 4 * q; r < len(out); r++ {
+		dotQ8_0Q8x4AVX512(&out[r], &w[r*rb], xq, corr, dl, nb, 0, 0)
+	}
+}
+
+// dotQ8_0Q8x4AVX512 sets out[k·outStride] = DotQ8_0Q8 of the row at w + k·stride bytes, for
+// k = 0..3, with the input's values at xq, its correction terms at corr and its scales,
+// eight to a block, at dl; nb > 0 blocks per row. Implemented in q8input_avx512_amd64.s.
+//
+//go:noescape
+func dotQ8_0Q8x4AVX512(out *float32, w *byte, xq *int8, corr *int32, dl *float32, nb, stride, outStride int)
+
+// dotQ8_0Q8AVX2 returns DotQ8_0Q8 of the Q8_0 row at w (nb > 0 blocks) with the input's
+// values widened to int16 at xq16 and its scales, eight to a block, at dl. Implemented in
+// q8input_amd64.s.
+//
+//go:noescape
+func dotQ8_0Q8AVX2(w *byte, xq16 *int16, dl *float32, nb int) float32

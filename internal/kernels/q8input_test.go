@@ -1,0 +1,241 @@
+package kernels
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/x448/float16"
+)
+
+// TestQ8InputQuantize: ggml's x86 quantize_row_q8_0 on hand-made blocks: the fp16 scale
+// amax/127, the multiplier 127/amax, ties rounded to even, an all-zero block, and a block
+// with a NaN or an infinity (scale NaN, values 0).
+func TestQ8InputQuantize(t *testing.T) {
+	x := make([]float32, 4*QBlockLen)
+	// Block 0: amax 127, so id = 1 and the values themselves are rounded.
+	copy(x, []float32{2.5, 3.5, -2.5, -3.5, 0.5, 1.5, 127, -126.4, -126.6})
+	// Block 1: all zero. Block 2: amax 1, a value at 1/3.
+	x[2*QBlockLen], x[2*QBlockLen+1] = 1, float32(1.0/3)
+	// Block 3: an infinity.
+	x[3*QBlockLen], x[3*QBlockLen+1] = float32(math.Inf(-1)), 5
+
+	var v Q8Input
+	v.Quantize(x)
+	require.Equal(t, 4*QBlockLen, v.Len())
+	assert.Equal(t, []int8{2, 4, -2, -4, 0, 2, 127, -126, -127, 0}, v.qs[:10])
+	assert.Equal(t, float32(1), v.d[0])
+	assert.Equal(t, make([]int8, QBlockLen), v.qs[QBlockLen:2*QBlockLen])
+	assert.Equal(t, float32(0), v.d[1])
+	assert.Equal(t, float16.Fromfloat32(float32(1)/127).Float32(), v.d[2])
+	assert.Equal(t, []int8{127, 42}, v.qs[2*QBlockLen:2*QBlockLen+2]) // 127/3 = 42.33
+	assert.True(t, math.IsNaN(float64(v.d[3])))
+	assert.Equal(t, make([]int8, QBlockLen), v.qs[3*QBlockLen:])
+	for b := range 4 {
+		for l := range 8 {
+			q := v.qs[b*QBlockLen+4*l:]
+			assert.Equal(t, -128*(int32(q[0])+int32(q[1])+int32(q[2])+int32(q[3])), v.corr[8*b+l])
+			assert.Equal(t, math.Float32bits(v.d[b]), math.Float32bits(v.dLanes[8*b+l]))
+		}
+	}
+
+	// Reuse with a shorter vector resizes it.
+	v.Quantize(x[:QBlockLen])
+	assert.Equal(t, QBlockLen, v.Len())
+	assert.Len(t, v.d, 1)
+	assert.PanicsWithValue(t, "kernels: Q8Input.Quantize: a vector of 33 values is not a whole number of 32-value blocks", func() {
+		v.Quantize(make([]float32, 33))
+	})
+}
+
+// TestQ8InputRoundTrip: every value comes back within half a step of the block's scale
+// (plus the fp16 rounding of the scale).
+func TestQ8InputRoundTrip(t *testing.T) {
+	rng := rand.New(rand.NewPCG(8, 0))
+	x := make([]float32, 64*QBlockLen)
+	fill(rng, kindNormal, x)
+	var v Q8Input
+	v.Quantize(x)
+	for b := range len(x) / QBlockLen {
+		var amax float64
+		for _, f := range x[b*QBlockLen : (b+1)*QBlockLen] {
+			amax = max(amax, math.Abs(float64(f)))
+		}
+		step := amax / 127
+		for j := range QBlockLen {
+			i := b*QBlockLen + j
+			got := float64(v.qs[i]) * float64(v.d[b])
+			require.InDelta(t, float64(x[i]), got, step/2+127*step*0x1p-11+1e-6, "value %d", i)
+		}
+	}
+}
+
+// TestDotQ8_0Q8IsTheQuantizedProduct: the result is Σ_b dw·dx·Σ wq·xq up to float32
+// rounding, computed here in float64 from the stored bytes, so the lane bookkeeping of
+// the definition cannot hide a wrong product.
+func TestDotQ8_0Q8IsTheQuantizedProduct(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 0))
+	for _, nb := range []int{1, 2, 3, 7, 64} {
+		n := nb * QBlockLen
+		x := make([]float32, n)
+		fill(rng, kindNormal, x)
+		row := make([]byte, nb*Q8_0BlockBytes)
+		fillRow(rng, rowKinds[2], halfNormal, row, n)
+		var v Q8Input
+		v.Quantize(x)
+		var want, mag float64
+		for b := range nb {
+			blk := row[b*Q8_0BlockBytes:]
+			s := float64(f16ToF32(le16(blk))) * float64(v.d[b])
+			var p int64
+			for j := range QBlockLen {
+				p += int64(int8(blk[2+j])) * int64(v.qs[b*QBlockLen+j])
+			}
+			want += s * float64(p)
+			mag += math.Abs(s) * 128 * 127 * QBlockLen
+		}
+		got := DotQ8_0Q8(&v, row)
+		assert.InDelta(t, want, float64(got), mag*1e-6, "nb=%d", nb)
+	}
+}
+
+// TestDotQ8_0Q8RowsMatchGeneric: the *Rows form, on every path this build has, gives the
+// portable row dot bit for bit, for rows with extreme scales (fp16 Inf, NaN, subnormal,
+// largest) and codes (−128, 127), inputs of every kind, misaligned rows, and row counts
+// that leave 0 to 3 rows after the four-row runs; it leaves the rest of out alone.
+func TestDotQ8_0Q8RowsMatchGeneric(t *testing.T) {
+	for _, path := range q8Paths() {
+		t.Run(path.name, func(t *testing.T) {
+			defer path.use()()
+			checkDotQ8_0Q8Rows(t)
+		})
+	}
+}
+
+// q8Path is one code path of DotQ8_0Q8Rows: use switches to it and returns the function
+// that switches back.
+type q8Path struct {
+	name string
+	use  func() (restore func())
+}
+
+func checkDotQ8_0Q8Rows(t *testing.T) {
+	rng := rand.New(rand.NewPCG(10, 0))
+	for _, nb := range []int{1, 2, 3, 7, 31, 33, 64, 129} {
+		n := nb * QBlockLen
+		for _, rows := range []int{1, 3, 4, 5, 8, 11, 17} {
+			for _, kind := range []halfKind{halfNormal, halfExtreme, halfSub, halfBits} {
+				for _, xk := range []dataKind{kindNormal, kindWide, kindMixed} {
+					x := make([]float32, n)
+					fill(rng, xk, x)
+					var v Q8Input
+					v.Quantize(x)
+					rb := nb * Q8_0BlockBytes
+					w := byteBuf(rows*rb, 1+rng.IntN(3))
+					for r := range rows {
+						fillRow(rng, rowKinds[2], kind, w[r*rb:(r+1)*rb], n)
+					}
+					want := make([]float32, rows)
+					for r := range want {
+						want[r] = dotQ8_0Q8Generic(&v, w[r*rb:(r+1)*rb])
+					}
+					out := make([]float32, rows+1)
+					out[rows] = 42
+					DotQ8_0Q8Rows(out[:rows], &v, w)
+					what := fmt.Sprintf("nb=%d rows=%d scales=%s x=%s", nb, rows, kind, xk)
+					requireSameResults(t, want, out[:rows], false, what)
+					require.Equal(t, float32(42), out[rows], what)
+					for r := range rows {
+						require.True(t, sameResult(want[r], DotQ8_0Q8(&v, w[r*rb:(r+1)*rb]), false), what)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestDotQ8_0Q8NonFiniteInput: an input block with an infinity or a NaN makes the product
+// NaN on every path.
+func TestDotQ8_0Q8NonFiniteInput(t *testing.T) {
+	for _, path := range q8Paths() {
+		t.Run(path.name, func(t *testing.T) {
+			defer path.use()()
+			checkDotQ8_0Q8NonFinite(t)
+		})
+	}
+}
+
+func checkDotQ8_0Q8NonFinite(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 0))
+	for _, bad := range []float32{float32(math.Inf(1)), float32(math.NaN())} {
+		x := make([]float32, 4*QBlockLen)
+		fill(rng, kindNormal, x)
+		x[2*QBlockLen+5] = bad
+		var v Q8Input
+		v.Quantize(x)
+		rb := 4 * Q8_0BlockBytes
+		w := make([]byte, 5*rb)
+		for r := range 5 {
+			fillRow(rng, rowKinds[2], halfNormal, w[r*rb:(r+1)*rb], len(x))
+		}
+		out := make([]float32, 5)
+		DotQ8_0Q8Rows(out, &v, w)
+		for r, o := range out {
+			assert.True(t, math.IsNaN(float64(o)), "row %d with input %v: %v", r, bad, o)
+		}
+	}
+}
+
+// TestDotQ8_0Q8RowsPanics: a short weight buffer panics instead of reading past it.
+func TestDotQ8_0Q8RowsPanics(t *testing.T) {
+	var v Q8Input
+	v.Quantize(make([]float32, 64))
+	assert.Panics(t, func() { DotQ8_0Q8Rows(make([]float32, 4), &v, make([]byte, 4*68-1)) })
+	assert.Panics(t, func() { DotQ8_0Q8(&v, make([]byte, 67)) })
+}
+
+// BenchmarkDotQ8_0Q8Rows multiplies a Q8_0 matrix by one quantized vector, beside the
+// float32-input Q8_0 kernel (DotQ8_0Rows) on the same matrix: "l2" is 2048 × 1024 (2.2 MB,
+// mostly cache-resident, so the arithmetic shows), "mem" 2048 × 16384 (36 MB, streamed
+// from memory), on every path this CPU has. Throughput is bytes of weights read per second;
+// "quantize" is the cost of preparing the input, once per product.
+func BenchmarkDotQ8_0Q8Rows(b *testing.B) {
+	const cols = 2048
+	rng := rand.New(rand.NewPCG(16, 16))
+	x := randomFloats(cols, 17)
+	var v Q8Input
+	v.Quantize(x)
+	b.Run("quantize", func(b *testing.B) {
+		b.SetBytes(4 * cols)
+		for b.Loop() {
+			v.Quantize(x)
+		}
+	})
+	for _, size := range []struct {
+		name string
+		rows int
+	}{{"l2", 1024}, {"mem", 16384}} {
+		rb := cols / QBlockLen * Q8_0BlockBytes
+		w := make([]byte, size.rows*rb)
+		fillRow(rng, rowKinds[2], halfNormal, w, size.rows*cols)
+		out := make([]float32, size.rows)
+		for _, path := range q8Paths() {
+			b.Run(size.name+"/q8input/"+path.name, func(b *testing.B) {
+				defer path.use()()
+				b.SetBytes(int64(len(w)))
+				for b.Loop() {
+					DotQ8_0Q8Rows(out, &v, w)
+				}
+			})
+		}
+		b.Run(size.name+"/f32input", func(b *testing.B) {
+			b.SetBytes(int64(len(w)))
+			for b.Loop() {
+				DotQ8_0Rows(out, x, w)
+			}
+		})
+	}
+}
