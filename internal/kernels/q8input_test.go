@@ -11,6 +11,10 @@ import (
 	"github.com/x448/float16"
 )
 
+// q8Kind is the Q8_0 row format, for fillRow: blocks of 32 int8 values and an fp16 scale.
+// (Q8_0 rows have no float32-input row dot, so it is not one of rowKinds.)
+var q8Kind = rowKind{name: "q8_0", blockLen: QBlockLen, blockBytes: Q8_0BlockBytes}
+
 // TestQ8InputQuantize: ggml's x86 quantize_row_q8_0 on hand-made blocks: the fp16 scale
 // amax/127, the multiplier 127/amax, ties rounded to even, an all-zero block, and a block
 // with a NaN or an infinity (scale NaN, values 0).
@@ -83,7 +87,7 @@ func TestDotQ8_0Q8IsTheQuantizedProduct(t *testing.T) {
 		x := make([]float32, n)
 		fill(rng, kindNormal, x)
 		row := make([]byte, nb*Q8_0BlockBytes)
-		fillRow(rng, rowKinds[2], halfNormal, row, n)
+		fillRow(rng, q8Kind, halfNormal, row, n)
 		var v Q8Input
 		v.Quantize(x)
 		var want, mag float64
@@ -136,7 +140,7 @@ func checkDotQ8_0Q8Rows(t *testing.T) {
 					rb := nb * Q8_0BlockBytes
 					w := byteBuf(rows*rb, 1+rng.IntN(3))
 					for r := range rows {
-						fillRow(rng, rowKinds[2], kind, w[r*rb:(r+1)*rb], n)
+						fillRow(rng, q8Kind, kind, w[r*rb:(r+1)*rb], n)
 					}
 					want := make([]float32, rows)
 					for r := range want {
@@ -179,7 +183,7 @@ func checkDotQ8_0Q8NonFinite(t *testing.T) {
 		rb := 4 * Q8_0BlockBytes
 		w := make([]byte, 5*rb)
 		for r := range 5 {
-			fillRow(rng, rowKinds[2], halfNormal, w[r*rb:(r+1)*rb], len(x))
+			fillRow(rng, q8Kind, halfNormal, w[r*rb:(r+1)*rb], len(x))
 		}
 		out := make([]float32, 5)
 		DotQ8_0Q8Rows(out, &v, w)
@@ -197,11 +201,10 @@ func TestDotQ8_0Q8RowsPanics(t *testing.T) {
 	assert.Panics(t, func() { DotQ8_0Q8(&v, make([]byte, 67)) })
 }
 
-// BenchmarkDotQ8_0Q8Rows multiplies a Q8_0 matrix by one quantized vector, beside the
-// float32-input Q8_0 kernel (DotQ8_0Rows) on the same matrix: "l2" is 2048 × 1024 (2.2 MB,
-// mostly cache-resident, so the arithmetic shows), "mem" 2048 × 16384 (36 MB, streamed
-// from memory), on every path this CPU has. Throughput is bytes of weights read per second;
-// "quantize" is the cost of preparing the input, once per product.
+// BenchmarkDotQ8_0Q8Rows multiplies a Q8_0 matrix by one quantized vector: "l2" is
+// 2048 × 1024 (2.2 MB, mostly cache-resident, so the arithmetic shows), "mem" 2048 × 16384
+// (36 MB, streamed from memory), on every path this CPU has. Throughput is bytes of
+// weights read per second; "quantize" is the cost of preparing the input, once per product.
 func BenchmarkDotQ8_0Q8Rows(b *testing.B) {
 	const cols = 2048
 	rng := rand.New(rand.NewPCG(16, 16))
@@ -220,7 +223,7 @@ func BenchmarkDotQ8_0Q8Rows(b *testing.B) {
 	}{{"l2", 1024}, {"mem", 16384}} {
 		rb := cols / QBlockLen * Q8_0BlockBytes
 		w := make([]byte, size.rows*rb)
-		fillRow(rng, rowKinds[2], halfNormal, w, size.rows*cols)
+		fillRow(rng, q8Kind, halfNormal, w, size.rows*cols)
 		out := make([]float32, size.rows)
 		for _, path := range q8Paths() {
 			b.Run(size.name+"/q8input/"+path.name, func(b *testing.B) {
@@ -231,11 +234,5 @@ func BenchmarkDotQ8_0Q8Rows(b *testing.B) {
 				}
 			})
 		}
-		b.Run(size.name+"/f32input", func(b *testing.B) {
-			b.SetBytes(int64(len(w)))
-			for b.Loop() {
-				DotQ8_0Rows(out, x, w)
-			}
-		})
 	}
 }

@@ -4,18 +4,20 @@ import "fmt"
 
 // Fused row dots: the dot product of a float32 vector with a weight row kept in its stored
 // form, decoded on the fly. Each one returns exactly Dot(x, v), bit for bit, where v is the
-// row decoded to float32 (IEEE half, bfloat16, or ggml's Q8_0 and Q4_0 blocks decoded with
-// the float32 operations of ggml's dequantize_row_*, as package quant's DequantizeRow does):
+// row decoded to float32 (IEEE half, bfloat16, or ggml's Q4_0 blocks decoded with the
+// float32 operations of ggml's dequantize_row_q4_0, as package quant's DequantizeRow does):
 // element i goes to lane i%8 as lane += float32(x[i]*v[i]), the tail is zero-padded, and the
 // lanes are combined by ReduceLanes. The decoding itself is exact (a half or a bfloat16 is
 // exactly a float32; a quantized value is one rounded float32 multiply, the same one
-// DequantizeRow performs), so fusing it changes nothing.
+// DequantizeRow performs), so fusing it changes nothing. Q8_0 weight rows are not among
+// them: they take a quantized input instead, as ggml's do (Q8Input and DotQ8_0Q8, in
+// q8input.go).
 //
 // Like Dot, each has a portable Go implementation (rowdot_generic.go) that defines the
 // result, and on amd64 CPUs with AVX2 and F16C an assembly implementation (rowdot_amd64.s)
 // of the same arithmetic: VCVTPH2PS for halves (an exact conversion, subnormals and NaN
-// payloads included), VPMOVZXWD and a 16-bit shift for bfloat16, VPMOVSXBD/VPMOVZXBD and
-// VCVTDQ2PS for the quantized values, then VMULPS and VADDPS, never fused. NaN results follow
+// payloads included), VPMOVZXWD and a 16-bit shift for bfloat16, VPMOVZXBD and VCVTDQ2PS
+// for the quantized values, then VMULPS and VADDPS, never fused. NaN results follow
 // Dot's rule: both paths return a NaN, the same one unless the inputs hold NaNs other than
 // the default NaN 0xffc00000.
 //
@@ -24,8 +26,9 @@ import "fmt"
 // matrix–vector products need to approach memory bandwidth.
 
 // Sizes of ggml's Q8_0 and Q4_0 blocks: 32 values, a little-endian fp16 scale d, then 32
-// int8 values (Q8_0, value q·d) or 16 bytes of nibbles (Q4_0, value (q−8)·d, element j in the
-// low nibble of byte j and element 16+j in its high nibble).
+// int8 values (Q8_0, value q·d, dotted with a quantized input by DotQ8_0Q8) or 16 bytes of
+// nibbles (Q4_0, value (q−8)·d, element j in the low nibble of byte j and element 16+j in
+// its high nibble).
 const (
 	QBlockLen      = 32 // values per Q8_0 or Q4_0 block
 	Q8_0BlockBytes = 34 // bytes per Q8_0 block
@@ -42,14 +45,6 @@ func DotF16(x []float32, row []byte) float32 {
 // row[0:2·len(x)], bit for bit. Like Dot, it panics if cap(row) < 2·len(x).
 func DotBF16(x []float32, row []byte) float32 {
 	return dotBF16(x, row[:2*len(x)])
-}
-
-// DotQ8_0 returns Dot(x, v) for the row v of len(x) values stored as ggml Q8_0 blocks in
-// row[0:len(x)/32·34], each value decoded as float32(q)·d with d the block's fp16 scale
-// (ggml's dequantize_row_q8_0), bit for bit. It panics if len(x) is not a multiple of 32 or
-// row is too short.
-func DotQ8_0(x []float32, row []byte) float32 {
-	return dotQ8_0(x, row[:qRowBytes("DotQ8_0", len(x), Q8_0BlockBytes)])
 }
 
 // DotQ4_0 returns Dot(x, v) for the row v of len(x) values stored as ggml Q4_0 blocks in
@@ -72,14 +67,6 @@ func DotF16Rows(out, x []float32, w []byte) {
 func DotBF16Rows(out, x []float32, w []byte) {
 	rb := 2 * len(x)
 	dotBF16Rows(out, x, w[:rowsBytes("DotBF16Rows", len(out), rb)], rb)
-}
-
-// DotQ8_0Rows sets out[r] = DotQ8_0(x, w[r·rb:(r+1)·rb]) for every r < len(out), where
-// rb = len(x)/32·34 is the size of a Q8_0 row: w holds len(out) consecutive rows. It panics
-// if len(x) is not a multiple of 32 or w is too short.
-func DotQ8_0Rows(out, x []float32, w []byte) {
-	rb := qRowBytes("DotQ8_0Rows", len(x), Q8_0BlockBytes)
-	dotQ8_0Rows(out, x, w[:rowsBytes("DotQ8_0Rows", len(out), rb)], rb)
 }
 
 // DotQ4_0Rows sets out[r] = DotQ4_0(x, w[r·rb:(r+1)·rb]) for every r < len(out), where

@@ -8,20 +8,21 @@ import (
 	"golang.org/x/sys/cpu"
 )
 
-// useRowAVX2 selects the assembly row dots, which need AVX2 (VPMOVSXBD, VPMOVZXWD and the
+// useRowAVX2 selects the assembly row dots, which need AVX2 (VPMOVZXBD, VPMOVZXWD and the
 // other 256-bit integer instructions, VPBROADCASTW) and F16C (VCVTPH2PS). Nothing from FMA
-// is used. useRowAVX512 adds the AVX-512F four-row Q8_0 and Q4_0 kernels
-// (rowdot_avx512_amd64.s), which decode sixteen values per instruction.
+// is used. useRowAVX512 adds the AVX-512F four-row Q4_0 kernel (rowdot_avx512_amd64.s),
+// which decodes sixteen values per instruction; the Q8_0 × Q8_0 kernel of Q8_0 weight rows
+// (DotQ8_0Q8, q8input_amd64.go) requires it too.
 var (
 	useRowAVX2   = useAVX && cpu.X86.HasAVX2 && cpu.X86.HasF16C
 	useRowAVX512 = useRowAVX2 && cpu.X86.HasAVX512F
 )
 
-// RowDotImplementation names the code path of the row dots (DotF16, DotBF16, DotQ8_0,
-// DotQ4_0 and their *Rows forms): "avx512" for the AVX2+F16C assembly with the AVX-512F
-// four-row Q8_0 and Q4_0 kernels, "avx2" for the AVX2+F16C assembly alone, "generic" for
-// the portable Go (on CPUs without them, with -tags purego, or on other architectures).
-// All compute the same bits.
+// RowDotImplementation names the code path of the row dots (DotF16, DotBF16, DotQ4_0 and
+// their *Rows forms): "avx512" for the AVX2+F16C assembly with the AVX-512F four-row Q4_0
+// kernel, "avx2" for the AVX2+F16C assembly alone, "generic" for the portable Go (on CPUs
+// without them, with -tags purego, or on other architectures). All compute the same bits.
+// Q8_0 weight rows take a quantized input instead (DotQ8_0Q8, q8input.go).
 func RowDotImplementation() string {
 	switch {
 	case useRowAVX512:
@@ -58,17 +59,6 @@ func dotF16x4AVX2(out *float32, w *byte, x *float32, n int)
 //
 //go:noescape
 func dotBF16x4AVX2(out *float32, w *byte, x *float32, n int)
-
-// dotQ8_0AVX2Asm returns DotQ8_0 of the nb > 0 blocks at w and the 32·nb floats at x.
-//
-//go:noescape
-func dotQ8_0AVX2Asm(x *float32, w *byte, nb int) float32
-
-// dotQ8_0x4AVX2 sets out[k] = DotQ8_0(x, w_k) for the four rows w_k of nb > 0 blocks
-// starting at w + k·34·nb.
-//
-//go:noescape
-func dotQ8_0x4AVX2(out *float32, w *byte, x *float32, nb int)
 
 // dotQ4_0AVX2Asm returns DotQ4_0 of the nb > 0 blocks at w and the 32·nb floats at x.
 //
@@ -116,14 +106,6 @@ func dotBF16AVX2(x []float32, row []byte) float32 {
 	return dotBF16AVX2Asm(unsafe.SliceData(x), unsafe.SliceData(row), n8, &xt, &wt)
 }
 
-// dotQ8_0AVX2 is dotQ8_0Generic computed by dotQ8_0AVX2Asm.
-func dotQ8_0AVX2(x []float32, row []byte) float32 {
-	if len(x) == 0 {
-		return 0
-	}
-	return dotQ8_0AVX2Asm(unsafe.SliceData(x), unsafe.SliceData(row), len(x)/QBlockLen)
-}
-
 // dotQ4_0AVX2 is dotQ4_0Generic computed by dotQ4_0AVX2Asm.
 func dotQ4_0AVX2(x []float32, row []byte) float32 {
 	if len(x) == 0 {
@@ -144,13 +126,6 @@ func dotBF16(x []float32, row []byte) float32 {
 		return dotBF16AVX2(x, row)
 	}
 	return dotBF16Generic(x, row)
-}
-
-func dotQ8_0(x []float32, row []byte) float32 {
-	if useRowAVX2 {
-		return dotQ8_0AVX2(x, row)
-	}
-	return dotQ8_0Generic(x, row)
 }
 
 func dotQ4_0(x []float32, row []byte) float32 {
@@ -235,36 +210,6 @@ func dotBF16Rows(out, x []float32, w []byte, rb int) {
 	rowsAVX2(out, x, w, rb, n4, dotBF16x4AVX2, dotBF16AVX2)
 }
 
-func dotQ8_0Rows(out, x []float32, w []byte, rb int) {
-	if !useRowAVX2 {
-		rowsGeneric(out, x, w, rb, dotQ8_0Generic)
-		return
-	}
-	if useRowAVX512 && dotQ8_0RunsAVX512(out, x, w, rb) {
-		return
-	}
-	rowsAVX2(out, x, w, rb, len(x)/QBlockLen, dotQ8_0x4AVX2, dotQ8_0AVX2)
-}
-
-// dotQ8_0RunsAVX512 is the AVX-512 Q8_0 product: the four quarters of the rows read side by
-// side as sequential streams, a row of each at a time (dotQ8_0x4pAVX512), the rows left
-// over one by one. It reports false, doing nothing, for fewer than four rows, empty rows,
-// or out overlapping x or w.
-func dotQ8_0RunsAVX512(out, x []float32, w []byte, rb int) bool {
-	nb, q := len(x)/QBlockLen, len(out)/4
-	if nb == 0 || q == 0 || overlapsRows(out, x, w) {
-		return false
-	}
-	_ = w[4*q*rb-1]
-	for r := 0; r < q; r++ {
-		dotQ8_0x4pAVX512(&out[r], &w[r*rb], unsafe.SliceData(x), nb, q*rb, q)
-	}
-	for r := 4 * q; r < len(out); r++ {
-		out[r] = dotQ8_0AVX2(x, w[r*rb:(r+1)*rb])
-	}
-	return true
-}
-
 func dotQ4_0Rows(out, x []float32, w []byte, rb int) {
 	if !useRowAVX2 {
 		rowsGeneric(out, x, w, rb, dotQ4_0Generic)
@@ -305,12 +250,3 @@ func decodeF16(dst []float32, src []byte) {
 	}
 	decodeF16Generic(dst, src)
 }
-
-// dotQ8_0x4pAVX512 is dotQ8_0x4AVX2 with AVX-512F (sixteen values per instruction, rows
-// paired in ZMM accumulators) for the four rows w, w+stride, w+2·stride and w+3·stride
-// (bytes), writing out[0], out[outStride], out[2·outStride], out[3·outStride]. Called
-// with rows r, r+q, r+2q, r+3q for r = 0, 1, ..., it reads four long sequential streams.
-// Implemented in rowdot_avx512_amd64.s.
-//
-//go:noescape
-func dotQ8_0x4pAVX512(out *float32, w *byte, x *float32, nb, stride, outStride int)

@@ -5,16 +5,17 @@
 
 // Row dots on stored weights (rowdot_amd64.go): every group of eight values is decoded
 // exactly into a YMM register (VCVTPH2PS for halves; VPMOVZXWD and a 16-bit left shift for
-// bfloat16; VPMOVSXBD or VPMOVZXBD, VCVTDQ2PS and one VMULPS by the block scale for Q8_0
-// and Q4_0), then MULADD adds float32(x·v) to the lanes, VMULPS then VADDPS, and REDUCE8
-// combines the lanes in Dot's order. Only AVX2 and F16C are used; nothing is fused.
+// bfloat16; VPMOVZXBD, VCVTDQ2PS and one VMULPS by the block scale for Q4_0), then MULADD
+// adds float32(x·v) to the lanes, VMULPS then VADDPS, and REDUCE8 combines the lanes in
+// Dot's order. Only AVX2 and F16C are used; nothing is fused. (Q8_0 weight rows take a
+// quantized input instead: DotQ8_0Q8, q8input_amd64.s.)
 //
 // The four-row kernels also prefetch (PREFETCHT0) the same offset of the next four rows,
 // which the next call will read: batch-1 matrix–vector products walk the rows in order,
 // and without it one core keeps too few cache misses in flight to stream from memory at
-// full speed (measured: f16 about 19 → 32 GB/s on one core, q8_0 9 → 19 GB/s). A prefetch
-// is only a hint: it never faults and changes no result, so prefetching past the end of
-// the matrix is harmless.
+// full speed (measured: f16 about 19 → 32 GB/s on one core). A prefetch is only a hint:
+// it never faults and changes no result, so prefetching past the end of the matrix is
+// harmless.
 
 // rowConsts: the dword 0x0f (Q4_0 nibble mask) and the dword 8 (Q4_0 offset).
 DATA rowConsts<>+0(SB)/4, $0x0f
@@ -26,13 +27,6 @@ GLOBL rowConsts<>(SB), RODATA|NOPTR, $8
 #define QSCALE(M, X, Y) \
 	VPBROADCASTW M, X; \
 	VCVTPH2PS    X, Y
-
-// Q8VAL sets Y to the eight Q8_0 values float32(int8 q)·d of the int8s at M, D holding d
-// in every lane.
-#define Q8VAL(M, D, Y) \
-	VPMOVSXBD M, Y; \
-	VCVTDQ2PS Y, Y; \
-	VMULPS    D, Y, Y
 
 // Q4LO and Q4HI set Y to the eight Q4_0 values float32(q−8)·d whose nibbles q are the low
 // (Q4LO: masked with Y15, the dword 0x0f in every lane) or high (Q4HI: shifted right by 4)
@@ -210,114 +204,6 @@ loop:
 	ADDQ      $8, AX
 	CMPQ      AX, CX
 	JNE       loop
-
-	REDUCE8(Y0, X0, X8)
-	REDUCE8(Y1, X1, X9)
-	REDUCE8(Y2, X2, X10)
-	REDUCE8(Y3, X3, X11)
-	VMOVSS X0, (DX)
-	VMOVSS X1, 4(DX)
-	VMOVSS X2, 8(DX)
-	VMOVSS X3, 12(DX)
-	VZEROUPPER
-	RET
-
-// func dotQ8_0AVX2Asm(x *float32, w *byte, nb int) float32
-//
-// SI walks the blocks (34 bytes: fp16 d, 32 int8), DI the input (128 bytes per block);
-// Y0 holds the lanes, Y4 the scale d. nb > 0.
-TEXT ·dotQ8_0AVX2Asm(SB), NOSPLIT, $0-28
-	MOVQ   x+0(FP), DI
-	MOVQ   w+8(FP), SI
-	MOVQ   nb+16(FP), CX
-	VXORPS Y0, Y0, Y0
-
-loop:
-	QSCALE((SI), X4, Y4)
-	Q8VAL(2(SI), Y4, Y1)
-	VMOVUPS (DI), Y2
-	MULADD(Y2, Y1, Y3, Y0)
-	Q8VAL(10(SI), Y4, Y1)
-	VMOVUPS 32(DI), Y2
-	MULADD(Y2, Y1, Y3, Y0)
-	Q8VAL(18(SI), Y4, Y1)
-	VMOVUPS 64(DI), Y2
-	MULADD(Y2, Y1, Y3, Y0)
-	Q8VAL(26(SI), Y4, Y1)
-	VMOVUPS 96(DI), Y2
-	MULADD(Y2, Y1, Y3, Y0)
-	ADDQ    $34, SI
-	ADDQ    $128, DI
-	DECQ    CX
-	JNZ     loop
-
-	REDUCE8(Y0, X0, X1)
-	VMOVSS X0, ret+24(FP)
-	VZEROUPPER
-	RET
-
-// Q8ROW adds the group of eight values at byte OFF of the current block of the row at R
-// (block offset BX) to the lanes ACC: D holds the row's scale, Y8 the eight inputs, T is
-// scratch.
-#define Q8ROW(OFF, R, D, T, ACC) \
-	Q8VAL(OFF(R)(BX*1), D, T); \
-	MULADD(Y8, T, T, ACC)
-
-// func dotQ8_0x4AVX2(out *float32, w *byte, x *float32, nb int)
-//
-// Rows at SI, R8, R9, R10 (34·nb bytes apart); BX is the byte offset of the current block
-// in each row, R12 the same offset plus 4·34·nb (the next four rows, prefetched); DI walks
-// the input. Lanes of row k in Yk, its scale in Y(4+k).
-TEXT ·dotQ8_0x4AVX2(SB), NOSPLIT, $0-32
-	MOVQ   out+0(FP), DX
-	MOVQ   w+8(FP), SI
-	MOVQ   x+16(FP), DI
-	MOVQ   nb+24(FP), CX
-	IMUL3Q $34, CX, R11
-	LEAQ   (SI)(R11*1), R8
-	LEAQ   (R8)(R11*1), R9
-	LEAQ   (R9)(R11*1), R10
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	XORQ   BX, BX
-	LEAQ   (R11*4), R12
-
-loop:
-	PREFETCHT0 (SI)(R12*1)
-	PREFETCHT0 (R8)(R12*1)
-	PREFETCHT0 (R9)(R12*1)
-	PREFETCHT0 (R10)(R12*1)
-	ADDQ       $34, R12
-	QSCALE((SI)(BX*1), X4, Y4)
-	QSCALE((R8)(BX*1), X5, Y5)
-	QSCALE((R9)(BX*1), X6, Y6)
-	QSCALE((R10)(BX*1), X7, Y7)
-	VMOVUPS (DI), Y8
-	Q8ROW(2, SI, Y4, Y9, Y0)
-	Q8ROW(2, R8, Y5, Y10, Y1)
-	Q8ROW(2, R9, Y6, Y11, Y2)
-	Q8ROW(2, R10, Y7, Y12, Y3)
-	VMOVUPS 32(DI), Y8
-	Q8ROW(10, SI, Y4, Y9, Y0)
-	Q8ROW(10, R8, Y5, Y10, Y1)
-	Q8ROW(10, R9, Y6, Y11, Y2)
-	Q8ROW(10, R10, Y7, Y12, Y3)
-	VMOVUPS 64(DI), Y8
-	Q8ROW(18, SI, Y4, Y9, Y0)
-	Q8ROW(18, R8, Y5, Y10, Y1)
-	Q8ROW(18, R9, Y6, Y11, Y2)
-	Q8ROW(18, R10, Y7, Y12, Y3)
-	VMOVUPS 96(DI), Y8
-	Q8ROW(26, SI, Y4, Y9, Y0)
-	Q8ROW(26, R8, Y5, Y10, Y1)
-	Q8ROW(26, R9, Y6, Y11, Y2)
-	Q8ROW(26, R10, Y7, Y12, Y3)
-	ADDQ    $34, BX
-	ADDQ    $128, DI
-	DECQ    CX
-	JNZ     loop
 
 	REDUCE8(Y0, X0, X8)
 	REDUCE8(Y1, X1, X9)

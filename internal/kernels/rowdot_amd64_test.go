@@ -13,18 +13,12 @@ import (
 // dispatcher), or why this CPU cannot run them.
 func fastRowSets() ([]rowDotSet, string) {
 	if !useRowAVX2 {
-		return nil, "this CPU lacks AVX2 or F16C: the assembly row dots cannot run here, and DotF16, DotQ8_0, ... use the portable Go"
+		return nil, "this CPU lacks AVX2 or F16C: the assembly row dots cannot run here, and DotF16, DotQ4_0, ... use the portable Go"
 	}
 	sets := []rowDotSet{avx2RowSet()}
 	if useRowAVX512 {
 		s := avx2RowSet()
 		s.name = "avx512"
-		s.rows["q8_0"] = func(out, x []float32, w []byte) {
-			rb := len(x) / QBlockLen * Q8_0BlockBytes
-			if !dotQ8_0RunsAVX512(out, x, w, rb) {
-				rowsAVX2(out, x, w, rb, len(x)/QBlockLen, dotQ8_0x4AVX2, dotQ8_0AVX2)
-			}
-		}
 		s.rows["q4_0"] = func(out, x []float32, w []byte) {
 			rowsAVX2(out, x, w, len(x)/QBlockLen*Q4_0BlockBytes, len(x)/QBlockLen, dotQ4_0x4AVX512, dotQ4_0AVX2)
 		}
@@ -38,7 +32,7 @@ func avx2RowSet() rowDotSet {
 	return rowDotSet{
 		name: "avx2",
 		dot: map[string]func(x []float32, row []byte) float32{
-			"f16": dotF16AVX2, "bf16": dotBF16AVX2, "q8_0": dotQ8_0AVX2, "q4_0": dotQ4_0AVX2,
+			"f16": dotF16AVX2, "bf16": dotBF16AVX2, "q4_0": dotQ4_0AVX2,
 		},
 		rows: map[string]func(out, x []float32, w []byte){
 			"f16": func(out, x []float32, w []byte) {
@@ -54,9 +48,6 @@ func avx2RowSet() rowDotSet {
 					n4 = len(x)
 				}
 				rowsAVX2(out, x, w, 2*len(x), n4, dotBF16x4AVX2, dotBF16AVX2)
-			},
-			"q8_0": func(out, x []float32, w []byte) {
-				rowsAVX2(out, x, w, len(x)/QBlockLen*Q8_0BlockBytes, len(x)/QBlockLen, dotQ8_0x4AVX2, dotQ8_0AVX2)
 			},
 			"q4_0": func(out, x []float32, w []byte) {
 				rowsAVX2(out, x, w, len(x)/QBlockLen*Q4_0BlockBytes, len(x)/QBlockLen, dotQ4_0x4AVX2, dotQ4_0AVX2)

@@ -3,14 +3,14 @@
 #include "textflag.h"
 #include "avx_amd64.h"
 
-// Four-row Q8_0 and Q4_0 dots with AVX-512F (rowdot_amd64.go): the values are decoded
-// sixteen at a time in ZMM registers with the same exact operations as the AVX2 kernels
+// The four-row Q4_0 dot with AVX-512F (rowdot_amd64.go): the values are decoded sixteen at
+// a time in ZMM registers with the same exact operations as the AVX2 kernels
 // (rowdot_amd64.s), multiplied by the inputs (VMULPS, x first), and the sixteen products,
 // which are two consecutive groups of eight, are added to the row's eight lanes low half
-// first, then high half: Dot's order, never fused (the Q8_0 kernel keeps two rows' lanes in
-// one ZMM register). Only Z0..Z15 are used, so that VEX-encoded additions reach every
-// register they need. Q4_0 prefetches the next four rows as it goes, like the AVX2 kernels
-// (see rowdot_amd64.s); Q8_0, which reads four runs of rows, the next row of each.
+// first, then high half: Dot's order, never fused. Only Z0..Z15 are used, so that
+// VEX-encoded additions reach every register they need. It prefetches the next four rows
+// as it goes, like the AVX2 kernels (see rowdot_amd64.s). (Q8_0 weight rows take a
+// quantized input instead: DotQ8_0Q8, q8input_avx512_amd64.s.)
 
 // q4Levels: the sixteen Q4_0 levels q−8 = −8..7 as float32, exact.
 DATA q4Levels<>+0(SB)/4, $-8.0
@@ -108,95 +108,5 @@ loop:
 	VMOVSS X1, 4(DX)
 	VMOVSS X2, 8(DX)
 	VMOVSS X3, 12(DX)
-	VZEROUPPER
-	RET
-
-// Q8PROD sets TZ to the sixteen products of half a Q8_0 block, the int8s at M, with the
-// inputs in X: float32(q)·d (d in every lane of D), times x, x first. No accumulation.
-#define Q8PROD(M, D, X, TZ) \
-	VPMOVSXBD M, TZ; \
-	VCVTDQ2PS TZ, TZ; \
-	VMULPS    D, TZ, TZ; \
-	VMULPS    TZ, X, TZ
-
-// PAIRADD adds the products PA of one row and PB of another (sixteen each, two groups of
-// eight) to ACC, whose low eight lanes are the first row's accumulators and high eight the
-// second's: the two low groups first ([PA.lo | PB.lo]), then the two high groups
-// ([PA.hi | PB.hi]), so that each lane takes its values in Dot's order. T is scratch.
-#define PAIRADD(PA, PB, T, ACC) \
-	VSHUFF64X2 $0x44, PB, PA, T; \
-	VADDPS     T, ACC, ACC; \
-	VSHUFF64X2 $0xee, PB, PA, T; \
-	VADDPS     T, ACC, ACC
-
-// func dotQ8_0x4pAVX512(out *float32, w *byte, x *float32, nb, stride, outStride int)
-//
-// The four-row Q8_0 dot: rows stride bytes apart (w, w+stride, w+2·stride, w+3·stride),
-// their results outStride floats apart, prefetching the row after each. Called with rows
-// r, r+q, r+2q, r+3q for r = 0, 1, ..., it reads four long sequential streams. Per block:
-// the four scales in Z4..Z7 (QSCALE16), the block's inputs in Z8 (values 0..15) and Z9
-// (16..31), the sixteen products of each half-row by Q8PROD; the rows are paired in ZMM
-// accumulators, Z0 holding rows 0 and 1 (low and high eight lanes) and Z1 rows 2 and 3, so
-// that a shuffle and one addition per pair (PAIRADD) do what an extraction and two
-// additions per row would (about 15% faster). BX is the byte offset of the current block
-// in each row, R12 that offset in the next row.
-TEXT ·dotQ8_0x4pAVX512(SB), NOSPLIT, $0-48
-	MOVQ   out+0(FP), DX
-	MOVQ   w+8(FP), SI
-	MOVQ   x+16(FP), DI
-	MOVQ   nb+24(FP), CX
-	MOVQ   stride+32(FP), R11
-	MOVQ   outStride+40(FP), R13
-	SHLQ   $2, R13
-	LEAQ   (SI)(R11*1), R8
-	LEAQ   (R8)(R11*1), R9
-	LEAQ   (R9)(R11*1), R10
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	XORQ   BX, BX
-	IMUL3Q $34, CX, R12
-
-loopp:
-	PREFETCHT0 (SI)(R12*1)
-	PREFETCHT0 (R8)(R12*1)
-	PREFETCHT0 (R9)(R12*1)
-	PREFETCHT0 (R10)(R12*1)
-	ADDQ       $34, R12
-	QSCALE16((SI)(BX*1), Y4, Z4)
-	QSCALE16((R8)(BX*1), Y5, Z5)
-	QSCALE16((R9)(BX*1), Y6, Z6)
-	QSCALE16((R10)(BX*1), Y7, Z7)
-	VMOVUPS (DI), Z8
-	VMOVUPS 64(DI), Z9
-	Q8PROD(2(SI)(BX*1), Z4, Z8, Z10)
-	Q8PROD(2(R8)(BX*1), Z5, Z8, Z11)
-	Q8PROD(2(R9)(BX*1), Z6, Z8, Z12)
-	Q8PROD(2(R10)(BX*1), Z7, Z8, Z13)
-	PAIRADD(Z10, Z11, Z14, Z0)
-	PAIRADD(Z12, Z13, Z15, Z1)
-	Q8PROD(18(SI)(BX*1), Z4, Z9, Z10)
-	Q8PROD(18(R8)(BX*1), Z5, Z9, Z11)
-	Q8PROD(18(R9)(BX*1), Z6, Z9, Z12)
-	Q8PROD(18(R10)(BX*1), Z7, Z9, Z13)
-	PAIRADD(Z10, Z11, Z14, Z0)
-	PAIRADD(Z12, Z13, Z15, Z1)
-	ADDQ    $34, BX
-	ADDQ    $128, DI
-	DECQ    CX
-	JNZ     loopp
-
-	VEXTRACTF64X4 $1, Z0, Y2
-	VEXTRACTF64X4 $1, Z1, Y3
-	REDUCE8(Y0, X0, X8)
-	REDUCE8(Y2, X2, X9)
-	REDUCE8(Y1, X1, X10)
-	REDUCE8(Y3, X3, X11)
-	VMOVSS X0, (DX)
-	ADDQ   R13, DX
-	VMOVSS X2, (DX)
-	ADDQ   R13, DX
-	VMOVSS X1, (DX)
-	ADDQ   R13, DX
-	VMOVSS X3, (DX)
 	VZEROUPPER
 	RET

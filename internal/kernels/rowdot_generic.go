@@ -120,27 +120,6 @@ func dotBF16Generic(x []float32, row []byte) float32 {
 	return l.sum()
 }
 
-// dotQ8_0Generic is the portable definition of DotQ8_0: in every block of 32, value j is
-// float32(float32(int8(q[j]))·d), the product ggml's dequantize_row_q8_0 computes; the
-// block fills the eight lanes four times over. len(x) is a multiple of 32 and row holds
-// exactly len(x)/32 blocks.
-func dotQ8_0Generic(x []float32, row []byte) float32 {
-	var l lanes8
-	var w [8]float32
-	for blk := 0; blk*QBlockLen < len(x); blk++ {
-		in := row[blk*Q8_0BlockBytes : (blk+1)*Q8_0BlockBytes]
-		d := f16ToF32(le16(in))
-		for g := 0; g < QBlockLen; g += 8 {
-			q := in[2+g : 2+g+8 : 2+g+8]
-			for j := range w {
-				w[j] = float32(float32(int8(q[j])) * d)
-			}
-			l.add8(x[blk*QBlockLen+g:], &w)
-		}
-	}
-	return l.sum()
-}
-
 // dotQ4_0Generic is the portable definition of DotQ4_0: value j of a block (0 ≤ j < 16) is
 // the low nibble of byte j, value 16+j its high nibble, each decoded as
 // float32(float32(q−8)·d), the operations of ggml's dequantize_row_q4_0; the values go to

@@ -2,18 +2,16 @@
 
 package kernels
 
-// RowDotImplementation names the code path of the row dots (DotF16, DotQ8_0, ...): in this
+// RowDotImplementation names the code path of the row dots (DotF16, DotQ4_0, ...): in this
 // build always "generic", the portable Go.
 func RowDotImplementation() string { return "generic" }
 
 func dotF16(x []float32, row []byte) float32  { return dotF16Generic(x, row) }
 func dotBF16(x []float32, row []byte) float32 { return dotBF16Generic(x, row) }
-func dotQ8_0(x []float32, row []byte) float32 { return dotQ8_0Generic(x, row) }
 func dotQ4_0(x []float32, row []byte) float32 { return dotQ4_0Generic(x, row) }
 
 func dotF16Rows(out, x []float32, w []byte, rb int)  { rowsGeneric(out, x, w, rb, dotF16Generic) }
 func dotBF16Rows(out, x []float32, w []byte, rb int) { rowsGeneric(out, x, w, rb, dotBF16Generic) }
-func dotQ8_0Rows(out, x []float32, w []byte, rb int) { rowsGeneric(out, x, w, rb, dotQ8_0Generic) }
 func dotQ4_0Rows(out, x []float32, w []byte, rb int) { rowsGeneric(out, x, w, rb, dotQ4_0Generic) }
 
 func decodeF16(dst []float32, src []byte) { decodeF16Generic(dst, src) }
