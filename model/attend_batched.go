@@ -12,7 +12,7 @@ import (
 // matrix product on the matrix kernels (each score is still kernels.Dot(q, k), the same
 // bits as attention.Paged's DotHead), and each query then runs Paged's remaining steps
 // unchanged: scale, softmax over its own positions 0..pos, values accumulated in position
-// order with kernels.Axpy (AxpyHead's bits). So the result is bit-identical to attending row
+// order with kernels.AxpyRows (one kernels.Axpy per position: AxpyHead's bits). So the result is bit-identical to attending row
 // by row — which the cache-free reference does, and the bitwise checks compare against.
 
 // batchedAttentionMin is the shortest run of consecutive positions of one sequence that
@@ -141,9 +141,7 @@ func (p *pagedStore) attendRun(l, b0, b1, head int, kv, att, q, scores, qs []flo
 		}
 		out := att[b*qDim+head*hd : b*qDim+(head+1)*hd]
 		clear(out)
-		for t, w := range sc {
-			kernels.Axpy(out, w, values[t*hd:(t+1)*hd])
-		}
+		kernels.AxpyRows(out, sc, values) // one Axpy per position, in order
 	}
 	return scores, qs
 }

@@ -14,3 +14,15 @@ func Scale(x []float32, a float32) {
 		x[i] *= a
 	}
 }
+
+// AxpyRows adds a[t]·x_t to dst for t = 0, 1, ..., len(a)-1 in that order, where x_t is
+// x[t·n:(t+1)·n] and n = len(dst): exactly Axpy(dst, a[t], x_t) one t after another, the
+// same bits, but on the fast path dst stays in registers across all t (attention's weighted
+// sum of value rows). It panics if len(x) < len(a)·len(dst).
+func AxpyRows(dst, a, x []float32) {
+	n := len(dst)
+	if n > 0 && len(a) > len(x)/n {
+		panic("kernels: AxpyRows: x holds fewer than len(a) rows of len(dst)")
+	}
+	axpyRows(dst, a, x[:len(a)*n])
+}

@@ -19,3 +19,36 @@ func axpyAVX(dst []float32, a float32, x []float32) {
 	x = x[:len(dst)]
 	axpyAVXAsm(unsafe.SliceData(dst), a, unsafe.SliceData(x), len(dst))
 }
+
+// axpyRowsAVXAsm adds a[t]·x_t to the n floats at dst for t < rows, x_t the n floats at
+// x + t·stride, n a positive multiple of 8: columns in chunks of 64 (eight YMM accumulators)
+// then 8, each chunk loaded once, updated for every t in order (VMULPS then VADDPS, as
+// axpyAVXAsm) and stored once. Implemented in axpy_amd64.s.
+//
+//go:noescape
+func axpyRowsAVXAsm(dst, a, x *float32, n, stride, rows int)
+
+func axpyRows(dst, a, x []float32) {
+	n := len(dst)
+	n8 := n &^ 7
+	if !useAVX || n8 == 0 || len(a) == 0 || overlaps(dst, x) {
+		axpyRowsGeneric(dst, a, x)
+		return
+	}
+	axpyRowsAVXAsm(unsafe.SliceData(dst), unsafe.SliceData(a), unsafe.SliceData(x), n8, n, len(a))
+	if n8 < n {
+		for t, at := range a {
+			axpyGeneric(dst[n8:], at, x[t*n+n8:(t+1)*n])
+		}
+	}
+}
+
+// overlaps reports whether the two slices share memory.
+func overlaps(a, b []float32) bool {
+	if len(a) == 0 || len(b) == 0 {
+		return false
+	}
+	a0 := uintptr(unsafe.Pointer(unsafe.SliceData(a)))
+	b0 := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
+	return a0 < b0+uintptr(len(b))*4 && b0 < a0+uintptr(len(a))*4
+}

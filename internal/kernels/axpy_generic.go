@@ -8,3 +8,11 @@ func axpyGeneric(dst []float32, a float32, x []float32) {
 		dst[i] += float32(a * x[i])
 	}
 }
+
+// axpyRowsGeneric is the portable definition of AxpyRows: one axpyGeneric per row of x.
+func axpyRowsGeneric(dst, a, x []float32) {
+	n := len(dst)
+	for t, at := range a {
+		axpyGeneric(dst, at, x[t*n:(t+1)*n])
+	}
+}

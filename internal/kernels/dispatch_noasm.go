@@ -15,6 +15,8 @@ func dot(x, y []float32) float32 { return dotGeneric(x, y) }
 
 func axpy(dst []float32, a float32, x []float32) { axpyGeneric(dst, a, x) }
 
+func axpyRows(dst, a, x []float32) { axpyRowsGeneric(dst, a, x) }
+
 func matMulRows(out, w, x []float32, rows, cols, batch, start, end int) {
 	matMulRowsGeneric(out, w, x, rows, cols, batch, start, end)
 }
