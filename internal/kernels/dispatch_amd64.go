@@ -25,10 +25,10 @@ var (
 // nothing.
 func SetPortable(on bool) {
 	if on {
-		useAVX, useAVX512, useRowAVX2, useRowAVX512, useQ8VNNI = false, false, false, false, false
+		useAVX, useAVX512, useRowAVX2, useRowAVX512, useQ8VNNI, useExpAVX512 = false, false, false, false, false, false
 		return
 	}
-	useAVX, useAVX512, useRowAVX2, useRowAVX512, useQ8VNNI = startAVX, startAVX512, startRowAVX2, startRowAVX512, startQ8VNNI
+	useAVX, useAVX512, useRowAVX2, useRowAVX512, useQ8VNNI, useExpAVX512 = startAVX, startAVX512, startRowAVX2, startRowAVX512, startQ8VNNI, startExpAVX512
 }
 
 // The choice made at start-up, which SetPortable(false) restores.

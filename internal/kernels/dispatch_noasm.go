@@ -20,3 +20,7 @@ func axpyRows(dst, a, x []float32) { axpyRowsGeneric(dst, a, x) }
 func matMulRows(out, w, x []float32, rows, cols, batch, start, end int) {
 	matMulRowsGeneric(out, w, x, rows, cols, batch, start, end)
 }
+
+func expShifted(x []float32, shift float32) { expShiftedGeneric(x, shift) }
+
+func swiglu(gate, up []float32) { swigluGeneric(gate, up) }
