@@ -49,6 +49,7 @@ func BenchmarkMatMulRows(b *testing.B) {
 	for _, c := range []struct{ rows, cols, batch int }{
 		{2048, 2048, 1}, {2048, 2048, 16}, {4096, 4096, 1},
 		{768, 768, 512}, {2048, 768, 512}, {768, 2048, 512}, // the stories110M prefill's matrices
+		{512, 64, 64}, // attention scores: 64 queries of one head against 512 keys
 	} {
 		w := randomFloats(c.rows*c.cols, 3)
 		x := randomFloats(c.batch*c.cols, 4)

@@ -146,6 +146,32 @@ reduce:
 	VZEROUPPER
 	RET
 
+// HALVES4 does the first two steps of REDUCE8 for the eight dot products in four
+// accumulators A0..A3 (rows 0..3 of a pair of inputs, each register two eight-lane sums,
+// lanes l0..l7 as four-lane halves c0 = l0..l3 and c1 = l4..l7): a_i = l_i + l_(i+4), then
+// (a0+a2, a1+a3), leaving U with, per 128-bit chunk, [row 0 | row 1] of the pair's first
+// input, the same for its second input, then [row 2 | row 3] of each. Z0..Z3 are scratch.
+#define HALVES4(A0, A1, A2, A3, U) \
+	VSHUFF32X4 $0x88, A2, A0, Z0; \
+	VSHUFF32X4 $0xdd, A2, A0, Z1; \
+	VADDPS     Z1, Z0, Z0; \
+	VSHUFF32X4 $0x88, A3, A1, Z2; \
+	VSHUFF32X4 $0xdd, A3, A1, Z3; \
+	VADDPS     Z3, Z2, Z2; \
+	VSHUFPS    $0x44, Z2, Z0, Z1; \
+	VSHUFPS    $0xee, Z2, Z0, Z3; \
+	VADDPS     Z3, Z1, U
+
+// SUM8x4 finishes REDUCE8 for the two pairs of inputs in U1 and U2 (from HALVES4): the two
+// half-sums of each dot product are added, first plus second, leaving F with the four rows
+// of one input in each 128-bit chunk, inputs in order. Z0..Z3 are scratch.
+#define SUM8x4(U1, U2, F) \
+	VSHUFF32X4 $0x44, U2, U1, Z0; \
+	VSHUFF32X4 $0xee, U2, U1, Z1; \
+	VSHUFPS    $0x88, Z1, Z0, Z2; \
+	VSHUFPS    $0xdd, Z1, Z0, Z3; \
+	VADDPS     Z3, Z2, F
+
 // func dot4x8PackedAVX512(out *float32, outStride int, w, xp *float32, n int)
 //
 // The prefill block: four weight rows against eight input vectors packed in pairs by
@@ -154,8 +180,8 @@ reduce:
 // exactly Dot's arithmetic, as in dot4x4AVX512. Per block of eight: four packed pairs (one
 // aligned 64-byte load each) in Z0..Z3, each row's block broadcast to both halves, sixteen
 // VMULPS and sixteen VADDPS. Weight rows at (SI), (SI)(R9*1), (SI)(R9*2) and (R8) = row 3,
-// R9 = n·4 bytes; n a positive multiple of 8. The accumulators live in Z16..Z31 (EVEX
-// only); at the end each is moved to Z0 so that REDUCE8's VEX instructions can reach it.
+// R9 = n·4 bytes; n a positive multiple of 8. The accumulators live in Z16..Z31; at the
+// end they are reduced together by shuffles (HALVES4, SUM8x4) in REDUCE8's order.
 TEXT ·dot4x8PackedAVX512(SB), NOSPLIT, $0-40
 	MOVQ  w+16(FP), SI
 	MOVQ  xp+24(FP), DI
@@ -213,110 +239,30 @@ loopp8:
 	DECQ CX
 	JNZ  loopp8
 
-	// Row k of input j goes to out[j*outStride+k]: BX points at input 2p's outputs and
-	// (BX)(R10*1) at input 2p+1's, R10 the stride in bytes.
+	// Row k of input j goes to out[j*outStride+k]. The 32 eight-lane sums are reduced
+	// together, REDUCE8's order kept lane for lane (see SUM8x4): the four rows of input j
+	// end up side by side, one 16-byte store per input; BX steps over the inputs, R10 is
+	// the stride in bytes.
 	MOVQ out+0(FP), BX
 	MOVQ outStride+8(FP), R10
 	SHLQ $2, R10
-	VMOVAPS       Z16, Z0
-	VEXTRACTF64X4 $1, Z0, Y1
-	REDUCE8(Y0, X0, X2)
-	REDUCE8(Y1, X1, X2)
-	VMOVSS        X0, 0(BX)
-	VMOVSS        X1, 0(BX)(R10*1)
-	VMOVAPS       Z20, Z0
-	VEXTRACTF64X4 $1, Z0, Y1
-	REDUCE8(Y0, X0, X2)
-	REDUCE8(Y1, X1, X2)
-	VMOVSS        X0, 4(BX)
-	VMOVSS        X1, 4(BX)(R10*1)
-	VMOVAPS       Z24, Z0
-	VEXTRACTF64X4 $1, Z0, Y1
-	REDUCE8(Y0, X0, X2)
-	REDUCE8(Y1, X1, X2)
-	VMOVSS        X0, 8(BX)
-	VMOVSS        X1, 8(BX)(R10*1)
-	VMOVAPS       Z28, Z0
-	VEXTRACTF64X4 $1, Z0, Y1
-	REDUCE8(Y0, X0, X2)
-	REDUCE8(Y1, X1, X2)
-	VMOVSS        X0, 12(BX)
-	VMOVSS        X1, 12(BX)(R10*1)
-	LEAQ (BX)(R10*2), BX
-	VMOVAPS       Z17, Z0
-	VEXTRACTF64X4 $1, Z0, Y1
-	REDUCE8(Y0, X0, X2)
-	REDUCE8(Y1, X1, X2)
-	VMOVSS        X0, 0(BX)
-	VMOVSS        X1, 0(BX)(R10*1)
-	VMOVAPS       Z21, Z0
-	VEXTRACTF64X4 $1, Z0, Y1
-	REDUCE8(Y0, X0, X2)
-	REDUCE8(Y1, X1, X2)
-	VMOVSS        X0, 4(BX)
-	VMOVSS        X1, 4(BX)(R10*1)
-	VMOVAPS       Z25, Z0
-	VEXTRACTF64X4 $1, Z0, Y1
-	REDUCE8(Y0, X0, X2)
-	REDUCE8(Y1, X1, X2)
-	VMOVSS        X0, 8(BX)
-	VMOVSS        X1, 8(BX)(R10*1)
-	VMOVAPS       Z29, Z0
-	VEXTRACTF64X4 $1, Z0, Y1
-	REDUCE8(Y0, X0, X2)
-	REDUCE8(Y1, X1, X2)
-	VMOVSS        X0, 12(BX)
-	VMOVSS        X1, 12(BX)(R10*1)
-	LEAQ (BX)(R10*2), BX
-	VMOVAPS       Z18, Z0
-	VEXTRACTF64X4 $1, Z0, Y1
-	REDUCE8(Y0, X0, X2)
-	REDUCE8(Y1, X1, X2)
-	VMOVSS        X0, 0(BX)
-	VMOVSS        X1, 0(BX)(R10*1)
-	VMOVAPS       Z22, Z0
-	VEXTRACTF64X4 $1, Z0, Y1
-	REDUCE8(Y0, X0, X2)
-	REDUCE8(Y1, X1, X2)
-	VMOVSS        X0, 4(BX)
-	VMOVSS        X1, 4(BX)(R10*1)
-	VMOVAPS       Z26, Z0
-	VEXTRACTF64X4 $1, Z0, Y1
-	REDUCE8(Y0, X0, X2)
-	REDUCE8(Y1, X1, X2)
-	VMOVSS        X0, 8(BX)
-	VMOVSS        X1, 8(BX)(R10*1)
-	VMOVAPS       Z30, Z0
-	VEXTRACTF64X4 $1, Z0, Y1
-	REDUCE8(Y0, X0, X2)
-	REDUCE8(Y1, X1, X2)
-	VMOVSS        X0, 12(BX)
-	VMOVSS        X1, 12(BX)(R10*1)
-	LEAQ (BX)(R10*2), BX
-	VMOVAPS       Z19, Z0
-	VEXTRACTF64X4 $1, Z0, Y1
-	REDUCE8(Y0, X0, X2)
-	REDUCE8(Y1, X1, X2)
-	VMOVSS        X0, 0(BX)
-	VMOVSS        X1, 0(BX)(R10*1)
-	VMOVAPS       Z23, Z0
-	VEXTRACTF64X4 $1, Z0, Y1
-	REDUCE8(Y0, X0, X2)
-	REDUCE8(Y1, X1, X2)
-	VMOVSS        X0, 4(BX)
-	VMOVSS        X1, 4(BX)(R10*1)
-	VMOVAPS       Z27, Z0
-	VEXTRACTF64X4 $1, Z0, Y1
-	REDUCE8(Y0, X0, X2)
-	REDUCE8(Y1, X1, X2)
-	VMOVSS        X0, 8(BX)
-	VMOVSS        X1, 8(BX)(R10*1)
-	VMOVAPS       Z31, Z0
-	VEXTRACTF64X4 $1, Z0, Y1
-	REDUCE8(Y0, X0, X2)
-	REDUCE8(Y1, X1, X2)
-	VMOVSS        X0, 12(BX)
-	VMOVSS        X1, 12(BX)(R10*1)
+	HALVES4(Z16, Z20, Z24, Z28, Z6)
+	HALVES4(Z17, Z21, Z25, Z29, Z7)
+	SUM8x4(Z6, Z7, Z8)
+	HALVES4(Z18, Z22, Z26, Z30, Z6)
+	HALVES4(Z19, Z23, Z27, Z31, Z7)
+	SUM8x4(Z6, Z7, Z9)
+	VMOVUPS       X8, (BX)
+	VEXTRACTF32X4 $1, Z8, (BX)(R10*1)
+	LEAQ          (BX)(R10*2), BX
+	VEXTRACTF32X4 $2, Z8, (BX)
+	VEXTRACTF32X4 $3, Z8, (BX)(R10*1)
+	LEAQ          (BX)(R10*2), BX
+	VMOVUPS       X9, (BX)
+	VEXTRACTF32X4 $1, Z9, (BX)(R10*1)
+	LEAQ          (BX)(R10*2), BX
+	VEXTRACTF32X4 $2, Z9, (BX)
+	VEXTRACTF32X4 $3, Z9, (BX)(R10*1)
 	VZEROUPPER
 	RET
 
