@@ -112,8 +112,8 @@ func (p *pagedStore) attendRun(l, b0, b1, head int, kv, att, q, scores, qs []flo
 	kvh := head / (s.Heads / s.KVHeads)
 	keys := kv[kvh*n*hd : (kvh+1)*n*hd]
 	values := kv[(s.KVHeads+kvh)*n*hd : (s.KVHeads+kvh+1)*n*hd]
-	if len(scores) < rows*n {
-		scores = make([]float32, rows*n)
+	if len(scores) < scoreBlock*n {
+		scores = make([]float32, scoreBlock*n)
 	}
 	if len(qs) < rows*hd {
 		qs = make([]float32, rows*hd)
@@ -121,27 +121,28 @@ func (p *pagedStore) attendRun(l, b0, b1, head int, kv, att, q, scores, qs []flo
 	for i := range rows {
 		copy(qs[i*hd:(i+1)*hd], q[(b0+i)*qDim+head*hd:(b0+i)*qDim+(head+1)*hd])
 	}
-	// scores[i·n + t] = Dot(q_i, k_t) for t ≤ row i's position: blocks of queries, each
-	// against the keys up to its last row's position (the causal triangle, in steps).
+	// Blocks of queries: scores[i·n + t] = Dot(q_i, k_t) for the block's rows i, against
+	// the keys up to its last row's position (the causal triangle, in steps), then each
+	// row's softmax and value sum while its scores are still in the cache.
+	scale := s.Scale()
 	for i0 := 0; i0 < rows; i0 += scoreBlock {
 		i1 := min(i0+scoreBlock, rows)
 		upto := p.rows[b0+i1-1].Pos + 1
-		kernels.MatMulRows(scores[i0*n:], keys, qs[i0*hd:], n, hd, i1-i0, 0, upto)
-	}
-	scale := s.Scale()
-	for i := range rows {
-		b := b0 + i
-		sc := scores[i*n : i*n+p.rows[b].Pos+1]
-		for t := range sc {
-			sc[t] *= scale
+		kernels.MatMulRows(scores, keys, qs[i0*hd:], n, hd, i1-i0, 0, upto)
+		for i := i0; i < i1; i++ {
+			b := b0 + i
+			sc := scores[(i-i0)*n : (i-i0)*n+p.rows[b].Pos+1]
+			for t := range sc {
+				sc[t] *= scale
+			}
+			kernels.Softmax(sc)
+			if p.probe != nil {
+				p.probe(l, b, head, sc)
+			}
+			out := att[b*qDim+head*hd : b*qDim+(head+1)*hd]
+			clear(out)
+			kernels.AxpyRows(out, sc, values) // one Axpy per position, in order
 		}
-		kernels.Softmax(sc)
-		if p.probe != nil {
-			p.probe(l, b, head, sc)
-		}
-		out := att[b*qDim+head*hd : b*qDim+(head+1)*hd]
-		clear(out)
-		kernels.AxpyRows(out, sc, values) // one Axpy per position, in order
 	}
 	return scores, qs
 }
