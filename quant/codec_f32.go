@@ -20,6 +20,10 @@ func encodeF32(dst []byte, src []float32) {
 
 func decodeF32(dst []float32, src []byte) {
 	n := len(dst)
+	if v, ok := asFloat32s(src, n); ok { // the bytes are the values: a plain copy
+		copy(dst, v)
+		return
+	}
 	src = src[:4*n]
 	i := 0
 	for ; i+8 <= n; i += 8 { // whole groups of 8: one bounds check per group
