@@ -43,7 +43,21 @@ func PagedHeads(out, q []float32, pool *kvcache.Pool, layer int, table []int, n 
 	for h := h0; h < h1; h++ {
 		kvh := h / group
 		qh := q[h*s.HeadDim : (h+1)*s.HeadDim]
+		// The first head of a KV group here asks for its keys and values a few positions
+		// ahead: the rows are scattered through the pool and usually in main memory, and
+		// waiting for them one at a time would cost more than all the arithmetic. The
+		// other heads of the group then find them in the cache.
+		ahead := 0
+		if h == h0 || h%group == 0 {
+			ahead = prefetchAhead
+		}
+		klo, khi := cfg.KType.HeadBytes(kvh, s.KVHeads, s.HeadDim)
+		vlo, vhi := cfg.VType.HeadBytes(kvh, s.KVHeads, s.HeadDim)
 		for t := 0; t < n; t++ {
+			if u := t + ahead; ahead > 0 && u < n {
+				kernels.Prefetch(pool.KRow(layer, table[u/bs], u%bs)[klo:khi])
+				kernels.Prefetch(pool.VRow(layer, table[u/bs], u%bs)[vlo:vhi])
+			}
 			row := pool.KRow(layer, table[t/bs], t%bs)
 			scores[t] = cfg.KType.DotHead(qh, row, kvh, s.KVHeads, s.HeadDim) * scale
 		}
@@ -59,6 +73,9 @@ func PagedHeads(out, q []float32, pool *kvcache.Pool, layer int, table []int, n 
 		}
 	}
 }
+
+// prefetchAhead is how many positions ahead PagedHeads asks for keys and values.
+const prefetchAhead = 8
 
 // Contiguous is the reference: the same attention over keys and values stored as plain
 // float32 rows, row t at [t·KVHeads·HeadDim, (t+1)·KVHeads·HeadDim).

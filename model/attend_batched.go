@@ -28,7 +28,10 @@ const scoreBlock = 64
 func (p *pagedStore) attendAll(l int, att, q []float32, threads *parallel.Pool) {
 	s := p.shape
 	qDim := s.Heads * s.HeadDim
-	type item struct{ b, head, run int } // row b (a single row, run -1) or run number run, one head
+	// An item is a KV group's query heads (from head on) of a single row b (run -1), or
+	// one head of run number run.
+	type item struct{ b, head, run int }
+	group := s.Heads / s.KVHeads
 	var items []item
 	var runs [][2]int
 	for b := 0; b < len(p.rows); {
@@ -39,8 +42,10 @@ func (p *pagedStore) attendAll(l int, att, q []float32, threads *parallel.Pool) 
 		if e-b >= batchedAttentionMin {
 			runs = append(runs, [2]int{b, e})
 		} else {
+			// One item per KV group of a row: the group's query heads read the same
+			// keys and values, which the first of them fetches for all.
 			for i := b; i < e; i++ {
-				for h := range s.Heads {
+				for h := 0; h < s.Heads; h += group {
 					items = append(items, item{i, h, -1})
 				}
 			}
@@ -67,7 +72,7 @@ func (p *pagedStore) attendAll(l int, att, q []float32, threads *parallel.Pool) 
 				if len(scores) < p.maxPositions() {
 					scores = make([]float32, p.maxPositions())
 				}
-				p.attend(l, it.b, it.head, it.head+1, att[it.b*qDim:(it.b+1)*qDim], q[it.b*qDim:(it.b+1)*qDim], scores)
+				p.attend(l, it.b, it.head, it.head+group, att[it.b*qDim:(it.b+1)*qDim], q[it.b*qDim:(it.b+1)*qDim], scores)
 				continue
 			}
 			run := runs[it.run]

@@ -194,6 +194,29 @@ func (t CacheType) Decode(dst []float32, src []byte, kvHeads, headDim int) {
 	}
 }
 
+// HeadBytes returns the byte range [lo, hi) of an encoded row that head number head is
+// read from (for q8_0, the 32-value blocks it overlaps): what DotHead, AxpyHead and Decode
+// read for that head. It panics on a shape Validate rejects or a head out of range.
+func (t CacheType) HeadBytes(head, kvHeads, headDim int) (lo, hi int) {
+	t.mustValidate(kvHeads, headDim)
+	if head < 0 || head >= kvHeads {
+		panic(fmt.Sprintf("quant: HeadBytes: head %d of %d", head, kvHeads))
+	}
+	switch t {
+	case F32:
+		return 4 * head * headDim, 4 * (head + 1) * headDim
+	case F16, BF16:
+		return 2 * head * headDim, 2 * (head + 1) * headDim
+	case FP8E5M2:
+		return head * headDim, (head + 1) * headDim
+	case Int8, FP8E4M3:
+		return head * (scaleBytes + headDim), (head + 1) * (scaleBytes + headDim)
+	default: // Q8_0
+		first, last := head*headDim/q8BlockLen, ((head+1)*headDim-1)/q8BlockLen
+		return first * q8BlockBytes, (last + 1) * q8BlockBytes
+	}
+}
+
 // RoundTrip replaces the row x (kvHeads·headDim values) by Decode(Encode(x)): exactly
 // the values a cache of type t returns for it. The cache-free reference forward applies
 // it to K and V so that cached and reference results stay bit-for-bit equal.

@@ -468,3 +468,30 @@ func TestRoundTripPropertyRapid(t *testing.T) {
 		}
 	})
 }
+
+// TestHeadBytesCoverWhatAHeadReads: a head's DotHead and AxpyHead depend only on the bytes
+// HeadBytes names: garbage everywhere else in the row changes nothing.
+func TestHeadBytesCoverWhatAHeadReads(t *testing.T) {
+	rng := rand.New(rand.NewPCG(17, 18))
+	for _, ct := range CacheTypes() {
+		for _, s := range testShapes {
+			if ct.Validate(s.kvHeads, s.headDim) != nil {
+				continue
+			}
+			row := encodeExact(t, ct, normalRow(rng, s.kvHeads*s.headDim), s)
+			for h := range s.kvHeads {
+				lo, hi := ct.HeadBytes(h, s.kvHeads, s.headDim)
+				require.True(t, 0 <= lo && lo < hi && hi <= len(row), "%v %dx%d head %d: [%d, %d) in a row of %d", ct, s.kvHeads, s.headDim, h, lo, hi, len(row))
+				garbled := bytes.Repeat([]byte{0x7f}, len(row))
+				copy(garbled[lo:hi], row[lo:hi])
+				q := normalRow(rng, s.headDim)
+				require.Equal(t, math.Float32bits(ct.DotHead(q, row, h, s.kvHeads, s.headDim)), math.Float32bits(ct.DotHead(q, garbled, h, s.kvHeads, s.headDim)), "%v head %d", ct, h)
+				want, got := make([]float32, s.headDim), make([]float32, s.headDim)
+				ct.AxpyHead(want, 0.5, row, h, s.kvHeads, s.headDim)
+				ct.AxpyHead(got, 0.5, garbled, h, s.kvHeads, s.headDim)
+				require.Equal(t, want, got, "%v head %d", ct, h)
+			}
+			require.Panics(t, func() { ct.HeadBytes(s.kvHeads, s.kvHeads, s.headDim) })
+		}
+	}
+}

@@ -24,3 +24,5 @@ func matMulRows(out, w, x []float32, rows, cols, batch, start, end int) {
 func expShifted(x []float32, shift float32) { expShiftedGeneric(x, shift) }
 
 func swiglu(gate, up []float32) { swigluGeneric(gate, up) }
+
+func prefetch(b []byte) {}

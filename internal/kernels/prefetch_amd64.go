@@ -1,0 +1,17 @@
+//go:build amd64 && !purego
+
+package kernels
+
+import "unsafe"
+
+// prefetchLines issues PREFETCHT0 for every 64-byte line of the n > 0 bytes at p.
+// Implemented in prefetch_amd64.s.
+//
+//go:noescape
+func prefetchLines(p *byte, n int)
+
+func prefetch(b []byte) {
+	if useAVX { // SetPortable turns the hint off with the other fast paths
+		prefetchLines(unsafe.SliceData(b), len(b))
+	}
+}
