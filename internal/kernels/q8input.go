@@ -20,7 +20,9 @@ import (
 //
 // in float32 arithmetic, d rounded to the nearest fp16 (ties to even), q rounded half to
 // even. A block holding a NaN or an infinity gets d = NaN and q = 0, so every dot product
-// with it is NaN. (ggml leaves that case to the hardware.)
+// with it is NaN (ggml leaves that case to the hardware); a block whose d rounds to 0
+// (amax below about 4e-6) gets q = 0, which changes no product. On amd64 with AVX-512
+// VNNI the blocks are quantized in assembly (q8input_avx512_amd64.s), the same bytes.
 //
 // A Q8Input is reused across vectors of any length: Quantize resizes it.
 type Q8Input struct {
@@ -48,7 +50,13 @@ func (v *Q8Input) Quantize(x []float32) {
 	v.d = grow(v.d, nb)
 	v.dLanes = grow(v.dLanes, 8*nb)
 	v.corr = grow(v.corr, n/4)
-	for b := 0; b < nb; b++ {
+	quantizeBlocks(v, x)
+}
+
+// quantizeBlocksGeneric is the definition of Quantize's work, block by block (v already
+// sized for x).
+func quantizeBlocksGeneric(v *Q8Input, x []float32) {
+	for b := 0; b < len(x)/QBlockLen; b++ {
 		xs := x[b*QBlockLen : (b+1)*QBlockLen : (b+1)*QBlockLen]
 		qs := v.qs[b*QBlockLen : (b+1)*QBlockLen : (b+1)*QBlockLen]
 		// For non-negative floats the order of the bit patterns is the order of the
@@ -57,18 +65,19 @@ func (v *Q8Input) Quantize(x []float32) {
 		for _, f := range xs {
 			amaxBits = max(amaxBits, math.Float32bits(f)&^(1<<31))
 		}
-		amax, finite := math.Float32frombits(amaxBits), amaxBits < 0x7f800000
+		amax := math.Float32frombits(amaxBits)
 		var d float32
 		switch {
-		case !finite:
+		case amaxBits >= 0x7f800000: // a NaN or an infinity
 			d = float32(math.NaN())
 			clear(qs)
 		default:
 			d = float16.Fromfloat32(amax / 127).Float32()
-			var id float32
-			if amax != 0 {
-				id = 127 / amax
+			if d == 0 { // every product with the block is 0 whatever q is
+				clear(qs)
+				break
 			}
+			id := 127 / amax
 			for j, f := range xs {
 				// |f·id| <= 127 up to rounding; adding and subtracting 1.5·2^23 rounds
 				// it to an integer, half to even, in float32 arithmetic.

@@ -134,3 +134,101 @@ fold:
 	VMOVSS X3, (DX)
 	VZEROUPPER
 	RET
+
+// func quantizeQ8AVX512(x *float32, nb int, qs *int8, qs16 *int16, d, dLanes *float32, corr *int32)
+//
+// Q8Input.Quantize's blocks, one per iteration, with quantizeBlocksGeneric's arithmetic:
+// the largest |x| as the largest bit pattern without the sign (VPMAXUD), d = fp16(amax/127)
+// (VDIVSS, then VCVTPS2PH with round-to-nearest-even and back), id = 127/amax, q =
+// (x·id + 1.5·2^23) − 1.5·2^23 truncated to int32 (an exact integer by then), stored as
+// bytes and as int16; the correction terms −128·Σ of four q by VPDPBUSD with ones. A
+// block with a NaN or an infinity gets d = NaN (0x7fc00000, what float32(math.NaN()) is)
+// and zeros; a block whose d is 0 gets zeros.
+TEXT ·quantizeQ8AVX512(SB), NOSPLIT, $0-56
+	MOVQ         x+0(FP), SI
+	MOVQ         nb+8(FP), CX
+	MOVQ         qs+16(FP), DI
+	MOVQ         qs16+24(FP), R8
+	MOVQ         d+32(FP), R9
+	MOVQ         dLanes+40(FP), R10
+	MOVQ         corr+48(FP), R11
+	MOVL         $0x7fffffff, AX
+	VPBROADCASTD AX, Z31
+	MOVL         $0x4b400000, AX // 1.5·2^23
+	VPBROADCASTD AX, Z30
+	MOVL         $0x01010101, AX
+	VPBROADCASTD AX, Y29
+	MOVL         $0x42fe0000, AX // 127.0
+	VMOVD        AX, X28
+
+qloop:
+	VMOVUPS       (SI), Z0
+	VMOVUPS       64(SI), Z1
+	VPANDD        Z31, Z0, Z2
+	VPANDD        Z31, Z1, Z3
+	VPMAXUD       Z3, Z2, Z2
+	VEXTRACTI64X4 $1, Z2, Y3
+	VPMAXUD       Y3, Y2, Y2
+	VEXTRACTI128  $1, Y2, X3
+	VPMAXUD       X3, X2, X2
+	VPSHUFD       $0x4e, X2, X3
+	VPMAXUD       X3, X2, X2
+	VPSHUFD       $0xb1, X2, X3
+	VPMAXUD       X3, X2, X2
+	VMOVD         X2, AX
+	CMPL          AX, $0x7f800000
+	JAE           qnonfinite
+	VDIVSS        X28, X2, X4 // amax / 127
+	VCVTPS2PH     $0, X4, X4
+	VCVTPH2PS     X4, X4      // d
+	VXORPS        X5, X5, X5
+	VUCOMISS      X5, X4
+	JE            qzero
+	VDIVSS        X2, X28, X5 // id = 127 / amax
+	VBROADCASTSS  X5, Z5
+	VMULPS        Z5, Z0, Z0
+	VMULPS        Z5, Z1, Z1
+	VADDPS        Z30, Z0, Z0
+	VADDPS        Z30, Z1, Z1
+	VSUBPS        Z30, Z0, Z0
+	VSUBPS        Z30, Z1, Z1
+	VCVTTPS2DQ    Z0, Z0
+	VCVTTPS2DQ    Z1, Z1
+	VPMOVDB       Z0, (DI)
+	VPMOVDB       Z1, 16(DI)
+	VPMOVDW       Z0, (R8)
+	VPMOVDW       Z1, 32(R8)
+	VMOVDQU       (DI), Y6
+	VPXORD        Y7, Y7, Y7
+	VPDPBUSD      Y6, Y29, Y7 // sums of four q (ones × q)
+	VPSLLD        $7, Y7, Y7
+	VPXORD        Y8, Y8, Y8
+	VPSUBD        Y7, Y8, Y7  // −128 · sum
+	VMOVDQU       Y7, (R11)
+
+qstore:
+	VMOVSS       X4, (R9)
+	VBROADCASTSS X4, Y4
+	VMOVUPS      Y4, (R10)
+	ADDQ         $128, SI
+	ADDQ         $32, DI
+	ADDQ         $64, R8
+	ADDQ         $4, R9
+	ADDQ         $32, R10
+	ADDQ         $32, R11
+	DECQ         CX
+	JNZ          qloop
+	VZEROUPPER
+	RET
+
+qnonfinite:
+	MOVL $0x7fc00000, AX
+	VMOVD AX, X4
+
+qzero:
+	VPXORD  Y6, Y6, Y6
+	VMOVDQU Y6, (DI)
+	VMOVDQU Y6, (R8)
+	VMOVDQU Y6, 32(R8)
+	VMOVDQU Y6, (R11)
+	JMP     qstore

@@ -236,3 +236,40 @@ func BenchmarkDotQ8_0Q8Rows(b *testing.B) {
 		}
 	}
 }
+
+// TestQ8InputQuantizeMatchesGeneric: Quantize on this build's path (AVX-512 assembly where
+// the CPU has VNNI) writes exactly what the portable definition writes, for inputs of every
+// kind: ordinary, huge (scales that overflow fp16), tiny (scales that round to 0),
+// subnormal, with infinities and NaNs, and ties of x·127/amax.
+func TestQ8InputQuantizeMatchesGeneric(t *testing.T) {
+	rng := rand.New(rand.NewPCG(12, 0))
+	kinds := []dataKind{kindNormal, kindWide, kindNearOverflow, kindSubnormal, kindSpecial, kindMixed, kindCancel, kindNegZero, kindNaNPayloads}
+	for _, kind := range kinds {
+		for _, nb := range []int{1, 2, 7, 64} {
+			for _, scale := range []float32{1, 1e-6, 3e-6, 1e30, 127} {
+				x := make([]float32, nb*QBlockLen)
+				fill(rng, kind, x)
+				for i := range x {
+					x[i] *= scale
+					if scale == 127 { // integers and halves: ties of x·id
+						x[i] = float32(math.Round(float64(x[i])*2) / 2)
+					}
+				}
+				var got, want Q8Input
+				got.Quantize(x)
+				want.Quantize(x) // sizes the buffers
+				quantizeBlocksGeneric(&want, x)
+				what := fmt.Sprintf("%s nb=%d scale=%g", kind, nb, scale)
+				require.Equal(t, want.qs, got.qs, what)
+				require.Equal(t, want.qs16, got.qs16, what)
+				require.Equal(t, want.corr, got.corr, what)
+				for b := range nb {
+					require.Equal(t, math.Float32bits(want.d[b]), math.Float32bits(got.d[b]), "%s block %d: d", what, b)
+					for l := range 8 {
+						require.Equal(t, math.Float32bits(want.dLanes[8*b+l]), math.Float32bits(got.dLanes[8*b+l]), "%s block %d: dLanes", what, b)
+					}
+				}
+			}
+		}
+	}
+}
