@@ -112,8 +112,7 @@ func (r *Runner) forward(tokens, positions []int, want []bool, kv kvStore) ([][]
 		//    quantizes on write).
 		eachRow(func(b int) {
 			pos := positions[b]
-			r.m.rope.Apply(q[b*qDim:(b+1)*qDim], c.Heads, c.HeadDim, pos)
-			r.m.rope.Apply(k[b*kvDim:(b+1)*kvDim], c.KVHeads, c.HeadDim, pos)
+			r.m.rope.ApplyQK(q[b*qDim:(b+1)*qDim], c.Heads, k[b*kvDim:(b+1)*kvDim], c.KVHeads, c.HeadDim, pos)
 			kv.store(l, b, k[b*kvDim:(b+1)*kvDim], v[b*kvDim:(b+1)*kvDim])
 		})
 
