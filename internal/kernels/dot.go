@@ -17,7 +17,9 @@
 // VMULPS then VADDPS (never VFMADD), the zero-padded tail and the horizontal sum in the
 // order above. MatMulRows runs four weight rows against one, two or (with AVX-512, two
 // eight-lane dot products per ZMM register) four batch vectors at a time. Which path runs
-// is decided once, when the package is initialised, from golang.org/x/sys/cpu;
+// is decided once, when the package is initialised, from golang.org/x/sys/cpu; the same
+// holds for AxpyRows, the exponentials of Softmax and SwiGLU (which repeat math.Exp's
+// amd64 arithmetic), the row dots (rowdot.go) and the Q8_0 × Q8_0 products (q8input.go);
 // Implementation reports the choice. Building with -tags purego (or for any other
 // architecture) compiles the portable path only.
 //
