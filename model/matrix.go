@@ -123,11 +123,11 @@ func (m *Matrix) MulBatch(threads *parallel.Pool, out, x []float32, batch int) {
 	mulShared(threads, x, batch, []*Matrix{m}, [][]float32{out})
 }
 
-// mulShared runs MulBatch for several matrices with the same input (the Q, K and V
-// projections; the gate and up projections), outs[i] receiving ms[i]'s products: one pass
-// over the threads for all their rows, and the input quantized once for the Q8_0 ones. The
-// results are MulBatch's, bit for bit: each output row is computed the same way whichever
-// piece of rows it falls in.
+// mulShared runs MulBatch for several matrices with the same input, and so the same Cols
+// (the Q, K and V projections; the gate and up projections), outs[i] receiving ms[i]'s
+// products: one pass over the threads for all their rows, and the input quantized once for
+// the Q8_0 ones. The results are MulBatch's, bit for bit: each output row is computed the
+// same way whichever piece of rows it falls in.
 func mulShared(threads *parallel.Pool, x []float32, batch int, ms []*Matrix, outs [][]float32) {
 	total, cols := 0, ms[0].Cols
 	var in []kernels.Q8Input
