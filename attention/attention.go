@@ -47,12 +47,12 @@ func PagedHeads(out, q []float32, pool *kvcache.Pool, layer int, table []int, n 
 		// ahead: the rows are scattered through the pool and usually in main memory, and
 		// waiting for them one at a time would cost more than all the arithmetic. The
 		// other heads of the group then find them in the cache.
-		ahead := 0
+		ahead, klo, khi, vlo, vhi := 0, 0, 0, 0, 0
 		if h == h0 || h%group == 0 {
 			ahead = prefetchAhead
+			klo, khi = cfg.KType.HeadBytes(kvh, s.KVHeads, s.HeadDim)
+			vlo, vhi = cfg.VType.HeadBytes(kvh, s.KVHeads, s.HeadDim)
 		}
-		klo, khi := cfg.KType.HeadBytes(kvh, s.KVHeads, s.HeadDim)
-		vlo, vhi := cfg.VType.HeadBytes(kvh, s.KVHeads, s.HeadDim)
 		for t := 0; t < n; t++ {
 			if u := t + ahead; ahead > 0 && u < n {
 				kernels.Prefetch(pool.KRow(layer, table[u/bs], u%bs)[klo:khi])

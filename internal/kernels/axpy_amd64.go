@@ -31,7 +31,7 @@ func axpyRowsAVXAsm(dst, a, x *float32, n, stride, rows int)
 func axpyRows(dst, a, x []float32) {
 	n := len(dst)
 	n8 := n &^ 7
-	if !useAVX || n8 == 0 || len(a) == 0 || overlaps(dst, x) {
+	if !useAVX || n8 == 0 || len(a) == 0 || overlap(dst, x) {
 		axpyRowsGeneric(dst, a, x)
 		return
 	}
@@ -41,14 +41,4 @@ func axpyRows(dst, a, x []float32) {
 			axpyGeneric(dst[n8:], at, x[t*n+n8:(t+1)*n])
 		}
 	}
-}
-
-// overlaps reports whether the two slices share memory.
-func overlaps(a, b []float32) bool {
-	if len(a) == 0 || len(b) == 0 {
-		return false
-	}
-	a0 := uintptr(unsafe.Pointer(unsafe.SliceData(a)))
-	b0 := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
-	return a0 < b0+uintptr(len(b))*4 && b0 < a0+uintptr(len(a))*4
 }
