@@ -327,12 +327,76 @@ loop:
 // F16ROWS_AHEAD is how far ahead in the weights the sequential-stream half kernels prefetch.
 #define F16ROWS_AHEAD 2048
 
+// The sequential-stream kernels for 16-bit rows (dotF16RowsSeq4AVX2, dotBF16RowsSeq4AVX2)
+// differ only in how eight stored values become eight floats: F16LOAD (VCVTPH2PS, exact)
+// or BF16LOAD (VPMOVZXWD, then a 16-bit left shift). The four runs' rows are at SI, R11,
+// R13 and BX, their accumulators Y0, Y3, Y5, Y7; out is in DX, x in DI, the rows left in
+// R8, n in CX, the output stride between runs (bytes) in R9; AX counts values.
+
+#define F16LOAD(M, Y) \
+	VCVTPH2PS M, Y
+
+#define BF16LOAD(M, Y) \
+	VPMOVZXWD M, Y; \
+	VPSLLD    $16, Y, Y
+
+// SEQ4ZERO clears the four accumulators and the value counter.
+#define SEQ4ZERO \
+	VXORPS Y0, Y0, Y0; \
+	VXORPS Y3, Y3, Y3; \
+	VXORPS Y5, Y5, Y5; \
+	VXORPS Y7, Y7, Y7; \
+	XORQ   AX, AX
+
+// SEQ4PREFETCH asks for each run's weights F16ROWS_AHEAD bytes ahead.
+#define SEQ4PREFETCH \
+	PREFETCHT0 F16ROWS_AHEAD(SI)(AX*2); \
+	PREFETCHT0 F16ROWS_AHEAD(R11)(AX*2); \
+	PREFETCHT0 F16ROWS_AHEAD(R13)(AX*2); \
+	PREFETCHT0 F16ROWS_AHEAD(BX)(AX*2)
+
+// SEQ4GROUP adds eight values (at byte offset 2·OFF of the rows, 4·OFF of x) of each run's
+// row to its accumulator: x first, VMULPS then VADDPS, dotF16AVX2Asm's arithmetic. LOAD is
+// F16LOAD or BF16LOAD.
+#define SEQ4GROUP(OFF2, OFF4, LOAD) \
+	VMOVUPS OFF4(DI)(AX*4), Y2; \
+	LOAD(OFF2(SI)(AX*2), Y1); \
+	LOAD(OFF2(R11)(AX*2), Y4); \
+	LOAD(OFF2(R13)(AX*2), Y6); \
+	LOAD(OFF2(BX)(AX*2), Y8); \
+	VMULPS  Y1, Y2, Y1; \
+	VMULPS  Y4, Y2, Y4; \
+	VMULPS  Y6, Y2, Y6; \
+	VMULPS  Y8, Y2, Y8; \
+	VADDPS  Y1, Y0, Y0; \
+	VADDPS  Y4, Y3, Y3; \
+	VADDPS  Y6, Y5, Y5; \
+	VADDPS  Y8, Y7, Y7
+
+// SEQ4STORE reduces the four rows' accumulators, writes the outputs (quarter floats
+// apart) and steps to each run's next row.
+#define SEQ4STORE \
+	REDUCE8(Y0, X0, X1); \
+	REDUCE8(Y3, X3, X1); \
+	REDUCE8(Y5, X5, X1); \
+	REDUCE8(Y7, X7, X1); \
+	VMOVSS X0, (DX); \
+	VMOVSS X3, (DX)(R9*1); \
+	VMOVSS X5, (DX)(R9*2); \
+	LEAQ   (DX)(R9*2), R10; \
+	VMOVSS X7, (R10)(R9*1); \
+	ADDQ   $4, DX; \
+	LEAQ   (SI)(CX*2), SI; \
+	LEAQ   (R11)(CX*2), R11; \
+	LEAQ   (R13)(CX*2), R13; \
+	LEAQ   (BX)(CX*2), BX
+
 // func dotF16RowsSeq4AVX2(out *float32, w *byte, x *float32, rows, n, quarter int)
 //
 // The batch-1 F16 product over four runs of rows, k·quarter .. k·quarter+rows-1 for
 // k = 0..3 (n halves each, n a positive multiple of 32): each run is read as one sequential
-// stream, a row of each at a time, each row with its own accumulator (Y0, Y3, Y5, Y7). Per
-// row: VCVTPH2PS, x first, VMULPS then VADDPS, REDUCE8 — dotF16AVX2Asm's arithmetic.
+// stream, a row of each at a time, each row with its own accumulator. Per row: VCVTPH2PS,
+// x first, VMULPS then VADDPS, REDUCE8 — dotF16AVX2Asm's arithmetic.
 TEXT ·dotF16RowsSeq4AVX2(SB), NOSPLIT, $0-48
 	MOVQ  out+0(FP), DX
 	MOVQ  w+8(FP), SI
@@ -349,89 +413,20 @@ TEXT ·dotF16RowsSeq4AVX2(SB), NOSPLIT, $0-48
 	LEAQ  (R13)(R12*1), BX
 
 f16row4:
-	VXORPS Y0, Y0, Y0
-	VXORPS Y3, Y3, Y3
-	VXORPS Y5, Y5, Y5
-	VXORPS Y7, Y7, Y7
-	XORQ   AX, AX
+	SEQ4ZERO
 
 f16line4:
-	PREFETCHT0 F16ROWS_AHEAD(SI)(AX*2)
-	PREFETCHT0 F16ROWS_AHEAD(R11)(AX*2)
-	PREFETCHT0 F16ROWS_AHEAD(R13)(AX*2)
-	PREFETCHT0 F16ROWS_AHEAD(BX)(AX*2)
-	VMOVUPS    0(DI)(AX*4), Y2
-	VCVTPH2PS  0(SI)(AX*2), Y1
-	VCVTPH2PS  0(R11)(AX*2), Y4
-	VCVTPH2PS  0(R13)(AX*2), Y6
-	VCVTPH2PS  0(BX)(AX*2), Y8
-	VMULPS     Y1, Y2, Y1
-	VMULPS     Y4, Y2, Y4
-	VMULPS     Y6, Y2, Y6
-	VMULPS     Y8, Y2, Y8
-	VADDPS     Y1, Y0, Y0
-	VADDPS     Y4, Y3, Y3
-	VADDPS     Y6, Y5, Y5
-	VADDPS     Y8, Y7, Y7
-	VMOVUPS    32(DI)(AX*4), Y2
-	VCVTPH2PS  16(SI)(AX*2), Y1
-	VCVTPH2PS  16(R11)(AX*2), Y4
-	VCVTPH2PS  16(R13)(AX*2), Y6
-	VCVTPH2PS  16(BX)(AX*2), Y8
-	VMULPS     Y1, Y2, Y1
-	VMULPS     Y4, Y2, Y4
-	VMULPS     Y6, Y2, Y6
-	VMULPS     Y8, Y2, Y8
-	VADDPS     Y1, Y0, Y0
-	VADDPS     Y4, Y3, Y3
-	VADDPS     Y6, Y5, Y5
-	VADDPS     Y8, Y7, Y7
-	VMOVUPS    64(DI)(AX*4), Y2
-	VCVTPH2PS  32(SI)(AX*2), Y1
-	VCVTPH2PS  32(R11)(AX*2), Y4
-	VCVTPH2PS  32(R13)(AX*2), Y6
-	VCVTPH2PS  32(BX)(AX*2), Y8
-	VMULPS     Y1, Y2, Y1
-	VMULPS     Y4, Y2, Y4
-	VMULPS     Y6, Y2, Y6
-	VMULPS     Y8, Y2, Y8
-	VADDPS     Y1, Y0, Y0
-	VADDPS     Y4, Y3, Y3
-	VADDPS     Y6, Y5, Y5
-	VADDPS     Y8, Y7, Y7
-	VMOVUPS    96(DI)(AX*4), Y2
-	VCVTPH2PS  48(SI)(AX*2), Y1
-	VCVTPH2PS  48(R11)(AX*2), Y4
-	VCVTPH2PS  48(R13)(AX*2), Y6
-	VCVTPH2PS  48(BX)(AX*2), Y8
-	VMULPS     Y1, Y2, Y1
-	VMULPS     Y4, Y2, Y4
-	VMULPS     Y6, Y2, Y6
-	VMULPS     Y8, Y2, Y8
-	VADDPS     Y1, Y0, Y0
-	VADDPS     Y4, Y3, Y3
-	VADDPS     Y6, Y5, Y5
-	VADDPS     Y8, Y7, Y7
-	ADDQ       $32, AX
-	CMPQ       AX, CX
-	JNE        f16line4
-
-	REDUCE8(Y0, X0, X1)
-	REDUCE8(Y3, X3, X1)
-	REDUCE8(Y5, X5, X1)
-	REDUCE8(Y7, X7, X1)
-	VMOVSS X0, (DX)
-	VMOVSS X3, (DX)(R9*1)
-	VMOVSS X5, (DX)(R9*2)
-	LEAQ   (DX)(R9*2), R10
-	VMOVSS X7, (R10)(R9*1)
-	ADDQ   $4, DX
-	LEAQ   (SI)(CX*2), SI
-	LEAQ   (R11)(CX*2), R11
-	LEAQ   (R13)(CX*2), R13
-	LEAQ   (BX)(CX*2), BX
-	DECQ   R8
-	JNZ    f16row4
+	SEQ4PREFETCH
+	SEQ4GROUP(0, 0, F16LOAD)
+	SEQ4GROUP(16, 32, F16LOAD)
+	SEQ4GROUP(32, 64, F16LOAD)
+	SEQ4GROUP(48, 96, F16LOAD)
+	ADDQ $32, AX
+	CMPQ AX, CX
+	JNE  f16line4
+	SEQ4STORE
+	DECQ R8
+	JNZ  f16row4
 	VZEROUPPER
 	RET
 
@@ -455,105 +450,20 @@ TEXT ·dotBF16RowsSeq4AVX2(SB), NOSPLIT, $0-48
 	LEAQ  (R13)(R12*1), BX
 
 bf16row4:
-	VXORPS Y0, Y0, Y0
-	VXORPS Y3, Y3, Y3
-	VXORPS Y5, Y5, Y5
-	VXORPS Y7, Y7, Y7
-	XORQ   AX, AX
+	SEQ4ZERO
 
 bf16line4:
-	PREFETCHT0 F16ROWS_AHEAD(SI)(AX*2)
-	PREFETCHT0 F16ROWS_AHEAD(R11)(AX*2)
-	PREFETCHT0 F16ROWS_AHEAD(R13)(AX*2)
-	PREFETCHT0 F16ROWS_AHEAD(BX)(AX*2)
-	VMOVUPS    0(DI)(AX*4), Y2
-	VPMOVZXWD  0(SI)(AX*2), Y1
-	VPSLLD     $16, Y1, Y1
-	VPMOVZXWD  0(R11)(AX*2), Y4
-	VPSLLD     $16, Y4, Y4
-	VPMOVZXWD  0(R13)(AX*2), Y6
-	VPSLLD     $16, Y6, Y6
-	VPMOVZXWD  0(BX)(AX*2), Y8
-	VPSLLD     $16, Y8, Y8
-	VMULPS     Y1, Y2, Y1
-	VMULPS     Y4, Y2, Y4
-	VMULPS     Y6, Y2, Y6
-	VMULPS     Y8, Y2, Y8
-	VADDPS     Y1, Y0, Y0
-	VADDPS     Y4, Y3, Y3
-	VADDPS     Y6, Y5, Y5
-	VADDPS     Y8, Y7, Y7
-	VMOVUPS    32(DI)(AX*4), Y2
-	VPMOVZXWD  16(SI)(AX*2), Y1
-	VPSLLD     $16, Y1, Y1
-	VPMOVZXWD  16(R11)(AX*2), Y4
-	VPSLLD     $16, Y4, Y4
-	VPMOVZXWD  16(R13)(AX*2), Y6
-	VPSLLD     $16, Y6, Y6
-	VPMOVZXWD  16(BX)(AX*2), Y8
-	VPSLLD     $16, Y8, Y8
-	VMULPS     Y1, Y2, Y1
-	VMULPS     Y4, Y2, Y4
-	VMULPS     Y6, Y2, Y6
-	VMULPS     Y8, Y2, Y8
-	VADDPS     Y1, Y0, Y0
-	VADDPS     Y4, Y3, Y3
-	VADDPS     Y6, Y5, Y5
-	VADDPS     Y8, Y7, Y7
-	VMOVUPS    64(DI)(AX*4), Y2
-	VPMOVZXWD  32(SI)(AX*2), Y1
-	VPSLLD     $16, Y1, Y1
-	VPMOVZXWD  32(R11)(AX*2), Y4
-	VPSLLD     $16, Y4, Y4
-	VPMOVZXWD  32(R13)(AX*2), Y6
-	VPSLLD     $16, Y6, Y6
-	VPMOVZXWD  32(BX)(AX*2), Y8
-	VPSLLD     $16, Y8, Y8
-	VMULPS     Y1, Y2, Y1
-	VMULPS     Y4, Y2, Y4
-	VMULPS     Y6, Y2, Y6
-	VMULPS     Y8, Y2, Y8
-	VADDPS     Y1, Y0, Y0
-	VADDPS     Y4, Y3, Y3
-	VADDPS     Y6, Y5, Y5
-	VADDPS     Y8, Y7, Y7
-	VMOVUPS    96(DI)(AX*4), Y2
-	VPMOVZXWD  48(SI)(AX*2), Y1
-	VPSLLD     $16, Y1, Y1
-	VPMOVZXWD  48(R11)(AX*2), Y4
-	VPSLLD     $16, Y4, Y4
-	VPMOVZXWD  48(R13)(AX*2), Y6
-	VPSLLD     $16, Y6, Y6
-	VPMOVZXWD  48(BX)(AX*2), Y8
-	VPSLLD     $16, Y8, Y8
-	VMULPS     Y1, Y2, Y1
-	VMULPS     Y4, Y2, Y4
-	VMULPS     Y6, Y2, Y6
-	VMULPS     Y8, Y2, Y8
-	VADDPS     Y1, Y0, Y0
-	VADDPS     Y4, Y3, Y3
-	VADDPS     Y6, Y5, Y5
-	VADDPS     Y8, Y7, Y7
-	ADDQ       $32, AX
-	CMPQ       AX, CX
-	JNE        bf16line4
-
-	REDUCE8(Y0, X0, X1)
-	REDUCE8(Y3, X3, X1)
-	REDUCE8(Y5, X5, X1)
-	REDUCE8(Y7, X7, X1)
-	VMOVSS X0, (DX)
-	VMOVSS X3, (DX)(R9*1)
-	VMOVSS X5, (DX)(R9*2)
-	LEAQ   (DX)(R9*2), R10
-	VMOVSS X7, (R10)(R9*1)
-	ADDQ   $4, DX
-	LEAQ   (SI)(CX*2), SI
-	LEAQ   (R11)(CX*2), R11
-	LEAQ   (R13)(CX*2), R13
-	LEAQ   (BX)(CX*2), BX
-	DECQ   R8
-	JNZ    bf16row4
+	SEQ4PREFETCH
+	SEQ4GROUP(0, 0, BF16LOAD)
+	SEQ4GROUP(16, 32, BF16LOAD)
+	SEQ4GROUP(32, 64, BF16LOAD)
+	SEQ4GROUP(48, 96, BF16LOAD)
+	ADDQ $32, AX
+	CMPQ AX, CX
+	JNE  bf16line4
+	SEQ4STORE
+	DECQ R8
+	JNZ  bf16row4
 	VZEROUPPER
 	RET
 
