@@ -47,11 +47,11 @@ func parseJSONRun(t *testing.T, out string) jsonRun {
 	return r
 }
 
-// goldenLogitTolerance is how far kvref's float32 logits may be from the golden files. The
-// independent engine that made them computed with an f16 KV cache (see
-// model.TestGoldenWasMadeWithF16Cache), which moves logits by up to ~1.6e-2 over 200 steps;
-// kvref itself is within 1e-4 of float64 (model.TestReferenceMatchesFloat64Oracle).
-const goldenLogitTolerance = 2e-2
+// goldenLogitTolerance is how far kvref's float32 logits may be from the golden files, which
+// llama.cpp computed with f32 weights and an f32 K/V cache (model.TestGoldenWasMadeWithF32Cache).
+// Two fp32 engines differ here only in their summation orders: kvref is within 1e-5 of
+// float64 (model.TestReferenceMatchesFloat64Oracle) and measures about 1.2e-5 from the goldens.
+const goldenLogitTolerance = 1e-4
 
 // TestGoldenStories260K is the conformance test: for every golden file, kvref run with an
 // f32 cache gives exactly the golden token ids at every step, top-5 logits within
@@ -84,10 +84,17 @@ func TestGoldenStories260K(t *testing.T) {
 						for _, p := range tok.Top {
 							mine[int(p[0])] = p[1]
 						}
+						fifth := tok.Top[len(tok.Top)-1][1]
 						for _, p := range step.Top {
 							v, ok := mine[int(p[0])]
 							if !ok {
-								continue // outside our top-5 only at a near tie; bounded below via the ids
+								// Outside kvref's top-5: allowed only at a near tie with
+								// kvref's 5th, which the golden logit must then match.
+								d := math.Abs(fifth - p[1])
+								require.LessOrEqual(t, d, goldenLogitTolerance,
+									"step %d: golden top-5 token %d (logit %g) is not in kvref's top-5 and not within the tolerance of kvref's 5th (%g)", i, int(p[0]), p[1], fifth)
+								worst = math.Max(worst, d)
+								continue
 							}
 							worst = math.Max(worst, math.Abs(v-p[1]))
 						}
