@@ -6,7 +6,7 @@ import (
 	"math"
 	"os"
 
-	"github.com/kvref/kvref/model/safetensors"
+	"github.com/kvref/kvref/format/safetensors"
 )
 
 // writeLogits writes a golden's full logits as safetensors: one F32 tensor of shape

@@ -11,7 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/kvref/kvref/model/safetensors"
+	"github.com/kvref/kvref/format/safetensors"
 	"github.com/kvref/kvref/quant"
 )
 

@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/kvref/kvref/internal/kernels"
+	"github.com/kvref/kvref/internal/plan"
 )
 
 // Config holds a model's hyper-parameters.
@@ -86,3 +87,11 @@ func (c Config) QDim() int { return c.Heads * c.HeadDim }
 
 // KVDim is the width of all key (or value) heads together: one cache row.
 func (c Config) KVDim() int { return c.KVHeads * c.HeadDim }
+
+// PlanShape is the configuration's shape for the cache arithmetic of internal/plan.
+func (c Config) PlanShape() plan.Shape {
+	return plan.Shape{
+		Layers: c.Layers, Heads: c.Heads, KVHeads: c.KVHeads, HeadDim: c.HeadDim,
+		Dim: c.Dim, Hidden: c.Hidden, Vocab: c.Vocab, Context: c.Context, Tied: c.Tied,
+	}
+}

@@ -3,8 +3,8 @@ package model
 import (
 	"fmt"
 
+	"github.com/kvref/kvref/format/gguf"
 	"github.com/kvref/kvref/internal/kernels"
-	"github.com/kvref/kvref/model/gguf"
 	"github.com/kvref/kvref/tokenizer"
 )
 

@@ -1,14 +1,15 @@
 package model_test
 
 import (
+	"github.com/kvref/kvref/internal/half"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/kvref/kvref/format/gguf"
 	"github.com/kvref/kvref/model"
-	"github.com/kvref/kvref/model/gguf"
 	"github.com/kvref/kvref/model/synth"
 	"github.com/kvref/kvref/quant"
 )
@@ -175,9 +176,9 @@ func TestF16AndBF16WeightsLoadAndRun(t *testing.T) {
 
 func halfBits(typ gguf.TensorType, v float32) uint16 {
 	if typ == gguf.F16 {
-		return quant.F32ToF16(v)
+		return half.F32ToF16(v)
 	}
-	return quant.F32ToBF16(v)
+	return half.F32ToBF16(v)
 }
 
 func toF64(x []float32) []float64 {

@@ -2,12 +2,13 @@ package model
 
 import (
 	"fmt"
+	"github.com/kvref/kvref/internal/half"
 	"sync"
 	"unsafe"
 
+	"github.com/kvref/kvref/format/gguf"
 	"github.com/kvref/kvref/internal/kernels"
 	"github.com/kvref/kvref/internal/parallel"
-	"github.com/kvref/kvref/model/gguf"
 	"github.com/kvref/kvref/quant"
 )
 
@@ -89,7 +90,7 @@ func (m *Matrix) Row(r int, scratch []float32) []float32 {
 		kernels.DecodeF16(out, raw)
 	default:
 		for i := range out {
-			out[i] = quant.BF16ToF32(uint16(raw[2*i]) | uint16(raw[2*i+1])<<8)
+			out[i] = half.BF16ToF32(uint16(raw[2*i]) | uint16(raw[2*i+1])<<8)
 		}
 	}
 	return out

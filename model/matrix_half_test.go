@@ -3,15 +3,16 @@ package model_test
 import (
 	"encoding/binary"
 	"fmt"
+	"github.com/kvref/kvref/internal/half"
 	"math"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/kvref/kvref/format/gguf"
 	"github.com/kvref/kvref/internal/parallel"
 	"github.com/kvref/kvref/internal/rng"
 	"github.com/kvref/kvref/model"
-	"github.com/kvref/kvref/model/gguf"
 	"github.com/kvref/kvref/quant"
 )
 
@@ -37,8 +38,8 @@ func TestHalfMatrixIsBatchInvariant(t *testing.T) {
 		}
 	}
 	formats := []format{
-		{gguf.F16, []int{1, 8, 100, 512}, halves(quant.F32ToF16)},
-		{gguf.BF16, []int{1, 8, 100, 512}, halves(quant.F32ToBF16)},
+		{gguf.F16, []int{1, 8, 100, 512}, halves(half.F32ToF16)},
+		{gguf.BF16, []int{1, 8, 100, 512}, halves(half.F32ToBF16)},
 	}
 	for _, wt := range quant.WeightTypes() {
 		formats = append(formats, format{gguf.TensorType(wt.GGMLType()), []int{wt.BlockSize(), 512}, func(data []byte, rows, cols int) {

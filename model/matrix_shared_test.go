@@ -1,14 +1,15 @@
 package model
 
 import (
+	"github.com/kvref/kvref/internal/half"
 	"math"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/kvref/kvref/format/gguf"
 	"github.com/kvref/kvref/internal/parallel"
 	"github.com/kvref/kvref/internal/rng"
-	"github.com/kvref/kvref/model/gguf"
 	"github.com/kvref/kvref/quant"
 )
 
@@ -34,7 +35,7 @@ func TestMulSharedIsMulBatch(t *testing.T) {
 		case "f16":
 			data := make([]byte, 2*rows*cols)
 			for i := 0; i < rows*cols; i++ {
-				h := quant.F32ToF16(r.Symmetric())
+				h := half.F32ToF16(r.Symmetric())
 				data[2*i], data[2*i+1] = byte(h), byte(h>>8)
 			}
 			m, err := NewMatrix(typ, rows, cols, gguf.F16, data)

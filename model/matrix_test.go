@@ -6,11 +6,11 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/kvref/kvref/format/gguf"
 	"github.com/kvref/kvref/internal/kernels"
 	"github.com/kvref/kvref/internal/parallel"
 	"github.com/kvref/kvref/internal/rng"
 	"github.com/kvref/kvref/model"
-	"github.com/kvref/kvref/model/gguf"
 	"github.com/kvref/kvref/quant"
 )
 

@@ -1,6 +1,7 @@
 package model_test
 
 import (
+	"github.com/kvref/kvref/internal/half"
 	"math"
 	"testing"
 
@@ -21,7 +22,7 @@ func oracle(m *model.Model, tokens []int, roundF16 bool) [][]float64 {
 		if !roundF16 {
 			return v
 		}
-		return float64(quant.F16ToF32(quant.F32ToF16(float32(v))))
+		return float64(half.F16ToF32(half.F32ToF16(float32(v))))
 	}
 	scratch := make([]float32, max(c.Dim, c.Hidden, c.QDim()))
 	matmul := func(mat *model.Matrix, x []float64) []float64 {

@@ -58,7 +58,7 @@
 //   - fp8-e5m2 has no scale, like vLLM's fp8_e5m2 cache: its range (2^-16 to 57344) covers
 //     K/V activations without one, at 2 mantissa bits. Out-of-range values saturate.
 //   - q8_0 is llama.cpp's block_q8_0 byte for byte (ggml's quantize_row_q8_0_ref; the
-//     details are in q8_0.go), so a kvref q8_0 cache can be compared with llama.cpp's
+//     details are in cache_q8_0.go), so a kvref q8_0 cache can be compared with llama.cpp's
 //     --cache-type-k q8_0.
 //     Its blocks run across the row, not per head, hence Validate's multiple-of-32 rule.
 //     Its fp16 scale is the format's weak point: a block with maxabs above 65504·127 ≈

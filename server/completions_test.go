@@ -26,18 +26,19 @@ func TestModels(t *testing.T) {
 	require.NoError(t, json.Unmarshal(out, &list))
 	require.Equal(t, "list", list.Object)
 	require.Len(t, list.Data, 1)
-	require.Equal(t, "builtin", list.Data[0].ID)
+	require.Equal(t, "synth:kvref-synthetic-tiny:seed7", list.Data[0].ID)
 	require.Equal(t, "model", list.Data[0].Object)
 	require.Equal(t, synth.Tiny.Context, list.Data[0].MaxModelLen)
 
-	status, out = ts.get(t, "/v1/models/builtin")
+	status, out = ts.get(t, "/v1/models/synth:kvref-synthetic-tiny:seed7")
 	require.Equal(t, http.StatusOK, status, string(out))
 	status, out = ts.get(t, "/v1/models/gpt-4")
 	require.Equal(t, http.StatusNotFound, status)
 	require.Equal(t, "model_not_found", *decodeError(t, out).Code)
 
 	require.Equal(t, "stories260K.gguf", ModelName("/home/me/.cache/kvref/stories260K.gguf"))
-	require.Equal(t, "builtin", ModelName("builtin:kvref-synthetic-default:seed1"))
+	require.Equal(t, "stories260K", ModelName("builtin:stories260K"))
+	require.Equal(t, "synth:default", ModelName("synth:default"))
 
 	named := start(t, synth.Tiny, engine.Config{}, Options{ModelName: "tiny"})
 	_, out = named.get(t, "/v1/models")
@@ -45,7 +46,7 @@ func TestModels(t *testing.T) {
 	require.Equal(t, "tiny", list.Data[0].ID)
 	resp := named.complete(t, map[string]any{"model": "tiny", "prompt": "x", "max_tokens": 1})
 	require.Equal(t, "tiny", resp.Model)
-	named.apiError(t, "/v1/completions", map[string]any{"model": "builtin", "prompt": "x"}, http.StatusNotFound)
+	named.apiError(t, "/v1/completions", map[string]any{"model": "stories260K", "prompt": "x"}, http.StatusNotFound)
 }
 
 // TestGreedyMatchesGenerate: temperature 0 gives engine.Generate's greedy ids, the
@@ -57,7 +58,7 @@ func TestGreedyMatchesGenerate(t *testing.T) {
 			ts := start(t, shape, engine.Config{}, Options{})
 			const prompt, n, k = "Once upon a time", 24, 5
 			resp := ts.complete(t, map[string]any{
-				"model": "builtin", "prompt": prompt, "max_tokens": n, "temperature": 0, "ignore_eos": true, "logprobs": k,
+				"prompt": prompt, "max_tokens": n, "temperature": 0, "ignore_eos": true, "logprobs": k,
 			})
 			ids := ts.model.Tokenizer.Encode(prompt, true)
 			want, toks := generate(t, ts.model, engine.Config{}, engine.Request{Prompt: ids, MaxTokens: n, IgnoreEOS: true})

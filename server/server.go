@@ -82,8 +82,7 @@ const (
 // Options configure a Server. The zero value serves with the defaults.
 type Options struct {
 	// ModelName is the model's id in /v1/models and in responses; requests naming another
-	// model get 404. Empty: the base name of the model file, or "builtin" for the built-in
-	// synthetic model.
+	// model get 404. Empty: ModelName of the model's source.
 	ModelName string
 	// Scheduler tunes continuous batching (tokens per step, prefill chunk size, ...).
 	Scheduler engine.SchedulerConfig
@@ -179,11 +178,17 @@ func New(e *engine.Engine, opts Options) *Server {
 	}
 }
 
-// ModelName is the id a model is served under by default: the base name of its file, or
-// "builtin" for a built-in synthetic model (source "builtin:...").
+// ModelName is the id a model is served under by default: the base name of its file, the
+// name of the embedded model ("builtin:stories260K" is served as "stories260K"), or the
+// reference of a synthetic one ("synth:default").
 func ModelName(source string) string {
-	if source == "" || strings.HasPrefix(source, "builtin:") {
+	switch {
+	case source == "":
 		return "builtin"
+	case strings.HasPrefix(source, "builtin:"):
+		return strings.TrimPrefix(source, "builtin:")
+	case strings.HasPrefix(source, "synth:"):
+		return source
 	}
 	return filepath.Base(source)
 }

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kvref/kvref/format/gguf"
 	"github.com/kvref/kvref/internal/testutil"
-	"github.com/kvref/kvref/model/gguf"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/kvref/kvref/format/gguf"
 	"github.com/kvref/kvref/internal/testutil"
-	"github.com/kvref/kvref/model/gguf"
 )
 
 // sharedFile reads a file under ../shared, or returns nil when it is

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/kvref/kvref/model/gguf"
+	"github.com/kvref/kvref/format/gguf"
 )
 
 // GGUF metadata keys read by FromGGUF.

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/kvref/kvref/model/gguf"
+	"github.com/kvref/kvref/format/gguf"
 )
 
 // GGUF metadata keys read for byte-level BPE vocabularies only.

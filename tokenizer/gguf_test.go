@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/kvref/kvref/model/gguf"
+	"github.com/kvref/kvref/format/gguf"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )

@@ -5,7 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/kvref/kvref/model/gguf"
+	"github.com/kvref/kvref/format/gguf"
 	"github.com/stretchr/testify/require"
 )
 

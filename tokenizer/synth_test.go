@@ -12,8 +12,8 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/kvref/kvref/format/gguf"
 	"github.com/kvref/kvref/internal/testutil"
-	"github.com/kvref/kvref/model/gguf"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )

@@ -46,7 +46,7 @@ type evalReport struct {
 
 func evalCmd(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("eval", stderr)
-	modelPath := fs.String("m", "", "model (GGUF, Hugging Face directory, llama2.c, hf://); empty: the built-in synthetic model")
+	modelPath := fs.String("m", "", "model (GGUF, Hugging Face directory, llama2.c, hf://, synth:SHAPE); empty: the built-in stories260K")
 	tokPath := fs.String("tokenizer", "", "tokenizer.bin of a llama2.c checkpoint")
 	file := fs.String("file", "", "text to evaluate on (default: a built-in TinyStories-style sample)")
 	dtypes := fs.String("cache-dtype", "all", "comma-separated cache types to compare with f32, or all: "+typeNames())

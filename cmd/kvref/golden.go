@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/kvref/kvref/model/loader"
 	"io"
 	"os"
 	"regexp"
@@ -13,7 +14,6 @@ import (
 	"github.com/kvref/kvref/engine"
 	"github.com/kvref/kvref/golden"
 	"github.com/kvref/kvref/model"
-	"github.com/kvref/kvref/model/synth"
 	"github.com/kvref/kvref/quant"
 )
 
@@ -42,7 +42,7 @@ type goldenFlags struct {
 func goldenCmd(args []string, stdout, stderr io.Writer) error {
 	var f goldenFlags
 	fs := newFlags("golden", stderr)
-	fs.StringVar(&f.model, "model", "", "model file (GGUF); empty: the built-in synthetic model")
+	fs.StringVar(&f.model, "model", "", "model: a file, directory, hf:// reference or synth:SHAPE; empty: the built-in stories260K")
 	fs.StringVar(&f.model, "m", "", "shorthand for --model")
 	fs.StringVar(&f.suite, "suite", "default", "built-in suite: "+strings.Join(golden.Suites, ", "))
 	fs.Var(&f.scenarios, "scenario", "record this scenario file instead of a built-in suite (repeatable)")
@@ -190,8 +190,8 @@ func modelInfo(path string, m *model.Model, ctx int) (golden.ModelInfo, error) {
 		ctx = min(m.Config.Context, engine.DefaultContext)
 	}
 	info := golden.ModelInfo{Path: path, Source: m.Source, Vocab: m.Config.Vocab, Context: ctx, BOS: m.Tokenizer.BOS(), EOS: m.Tokenizer.EOS()}
-	if path == "" {
-		b, err := synth.Default.Bytes()
+	if loader.KindOf(path) != loader.File {
+		b, err := loader.InMemoryGGUF(path)
 		if err != nil {
 			return info, err
 		}

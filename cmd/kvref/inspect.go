@@ -83,7 +83,7 @@ func inspectCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	for _, ct := range quant.CacheTypes() {
 		row := inspectCache{CacheType: ct.String()}
-		r, err := plan.Compute(plan.Input{Shape: plan.ShapeOf(c), KType: ct, VType: ct, Context: c.Context,
+		r, err := plan.Compute(plan.Input{Shape: c.PlanShape(), KType: ct, VType: ct, Context: c.Context,
 			BlockSize: *blockSize, Memory: rep.Memory, Weights: rep.WeightBytes})
 		switch {
 		case err != nil && !plan.IsNoRoom(err):

@@ -213,7 +213,7 @@ func resolvePlanModel(f *planFlags) (planModel, error) {
 			return planModel{}, err
 		}
 		defer mdl.Close()
-		return planModel{name: f.model, from: "GGUF file", shape: plan.ShapeOf(mdl.Config), fileWeights: mdl.Weights.Bytes()}, nil
+		return planModel{name: f.model, from: "GGUF file", shape: mdl.Config.PlanShape(), fileWeights: mdl.Weights.Bytes()}, nil
 	case f.preset != "":
 		p, err := plan.LookupPreset(f.preset)
 		if err != nil {

@@ -3,11 +3,12 @@ package main
 import (
 	"encoding/binary"
 	"fmt"
+	"github.com/kvref/kvref/internal/half"
 	"io"
 	"math"
 
+	"github.com/kvref/kvref/format/gguf"
 	"github.com/kvref/kvref/model"
-	"github.com/kvref/kvref/model/gguf"
 	"github.com/kvref/kvref/quant"
 )
 
@@ -140,11 +141,11 @@ func convertMatrix(m *model.Matrix, typ gguf.TensorType) []byte {
 			}
 		case gguf.F16:
 			for _, v := range row {
-				out = binary.LittleEndian.AppendUint16(out, quant.F32ToF16(v))
+				out = binary.LittleEndian.AppendUint16(out, half.F32ToF16(v))
 			}
 		case gguf.BF16:
 			for _, v := range row {
-				out = binary.LittleEndian.AppendUint16(out, quant.F32ToBF16(v))
+				out = binary.LittleEndian.AppendUint16(out, half.F32ToBF16(v))
 			}
 		default:
 			wt, _ := quant.WeightTypeForGGML(uint32(typ))

@@ -7,11 +7,11 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/kvref/kvref/format/gguf"
 	"github.com/kvref/kvref/golden"
 	"github.com/kvref/kvref/internal/rng"
 	"github.com/kvref/kvref/internal/testutil"
 	"github.com/kvref/kvref/model"
-	"github.com/kvref/kvref/model/gguf"
 	"github.com/kvref/kvref/model/synth"
 	"github.com/kvref/kvref/quant"
 )

@@ -37,7 +37,7 @@ func init() {
 func runCmd(args []string, stdout, stderr io.Writer) error {
 	var f runFlags
 	fs := newFlags("run", stderr)
-	fs.StringVar(&f.model, "m", "", "model: GGUF file, Hugging Face directory, llama2.c checkpoint, or hf:// reference; empty: the built-in synthetic model")
+	fs.StringVar(&f.model, "m", "", "model: GGUF file, Hugging Face directory, llama2.c checkpoint, hf:// reference, or synth:SHAPE; empty: the built-in stories260K")
 	fs.StringVar(&f.tokenizer, "tokenizer", "", "tokenizer.bin of a llama2.c checkpoint (default: tokenizer.bin beside it)")
 	fs.StringVar(&f.prompt, "p", "", "prompt text (BOS is added when the model's tokenizer adds one)")
 	fs.StringVar(&f.promptFile, "prompt-file", "", "file with one prompt per line, run one after another in one shared cache")

@@ -119,8 +119,18 @@ func TestRunBuiltinModel(t *testing.T) {
 	out, stderr, code := kvref(t, "run", "-p", "Once upon a time", "-n", "32")
 	require.Equal(t, 0, code, stderr)
 	require.True(t, strings.HasPrefix(out, "Once upon a time"))
-	require.Contains(t, stderr, "built-in synthetic model")
+	require.Contains(t, stderr, "built-in stories260K")
 	require.Contains(t, stderr, "32 generated")
+	// The embedded model is the real stories260K: greedy decoding tells the story that
+	// ../shared/README.md gives for it.
+	out, stderr, code = kvref(t, "run", "-p", "Once upon a time", "-n", "40", "--temp", "0")
+	require.Equal(t, 0, code, stderr)
+	require.Equal(t, "Once upon a time, there was a little girl named Lily. She loved to play outside in the park. One day, she saw a big, red ball.\n", out)
+	// Synthetic models are still there, by name, and say what they are.
+	out, stderr, code = kvref(t, "run", "-m", "synth:default", "-p", "Once upon a time", "-n", "8")
+	require.Equal(t, 0, code, stderr)
+	require.True(t, strings.HasPrefix(out, "Once upon a time"))
+	require.Contains(t, stderr, "synth:default is a synthetic model (random weights")
 }
 
 func TestRunJSONSummaryAccountsBytes(t *testing.T) {
@@ -128,10 +138,10 @@ func TestRunJSONSummaryAccountsBytes(t *testing.T) {
 	require.Equal(t, 0, code, stderr)
 	r := parseJSONRun(t, out)
 	require.Len(t, r.Tokens, 20)
-	// The built-in model: 4 layers, 2 KV heads of width 16, f32: 2·4·2·16·4 bytes per token.
-	require.EqualValues(t, 2*4*2*16*4, r.Summary["bytes_per_token"])
+	// The built-in stories260K: 5 layers, 4 KV heads of width 8, f32: 2·5·4·8·4 bytes per token.
+	require.EqualValues(t, 2*5*4*8*4, r.Summary["bytes_per_token"])
 	require.EqualValues(t, 4, r.Summary["block_size"])
-	// BOS + "hi" + 20 generated, the last never computed: 22 slots → 6 blocks of 4.
+	// BOS + "hi" (two tokens) + 20 generated, the last never computed: 22 slots → 6 blocks of 4.
 	require.EqualValues(t, 6, r.Summary["blocks_used"])
 	for _, k := range []string{"prompt_tokens", "generated_tokens", "prefill_ms", "decode_ms", "tokens_per_second"} {
 		require.Contains(t, r.Summary, k)
@@ -195,11 +205,12 @@ func TestRunBadInput(t *testing.T) {
 }
 
 func TestTokenizeBuiltin(t *testing.T) {
-	out, _, code := kvref(t, "tokenize", "--json", "Hé")
+	// The ids llama.cpp gives for this prompt on stories260K (../shared/golden's
+	// once-upon-a-time.json), BOS first.
+	out, _, code := kvref(t, "tokenize", "--json", "Once upon a time")
 	require.Equal(t, 0, code)
-	// BOS, then the bytes of "Hé" as byte tokens (<0xNN> is id 3+NN).
-	require.JSONEq(t, "[1, 75, 198, 172]", out)
-	out, _, code = kvref(t, "tokenize", "--no-bos", "Hé")
+	require.JSONEq(t, "[1, 403, 407, 261, 378]", out)
+	out, _, code = kvref(t, "tokenize", "--no-bos", "Once upon a time")
 	require.Equal(t, 0, code)
-	require.Equal(t, "75 198 172\n", out)
+	require.Equal(t, "403 407 261 378\n", out)
 }

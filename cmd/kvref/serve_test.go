@@ -97,12 +97,12 @@ func TestServeMatchesRun(t *testing.T) {
 	var models server.ModelList
 	require.NoError(t, json.NewDecoder(resp.Body).Decode(&models))
 	resp.Body.Close()
-	require.Equal(t, "builtin", models.Data[0].ID)
+	require.Equal(t, "stories260K", models.Data[0].ID)
 	require.Equal(t, 256, models.Data[0].MaxModelLen)
 
 	var got server.CompletionResponse
 	require.NoError(t, json.Unmarshal(postJSON(t, url+"/completions", map[string]any{
-		"model": "builtin", "prompt": prompt, "max_tokens": n, "temperature": 0, "ignore_eos": true, "logprobs": 1,
+		"model": "stories260K", "prompt": prompt, "max_tokens": n, "temperature": 0, "ignore_eos": true, "logprobs": 1,
 	}), &got))
 	require.Equal(t, want, got.Choices[0].Logprobs.TokenIDs)
 	require.Contains(t, errb.String(), "POST /v1/completions 200")

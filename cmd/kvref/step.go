@@ -54,7 +54,7 @@ flags:
 func parseStepFlags(args []string, stderr io.Writer) (stepOptions, error) {
 	var o stepOptions
 	fs := newFlags("step", stderr)
-	fs.StringVar(&o.model, "m", "", "model: GGUF file, Hugging Face directory, llama2.c checkpoint, or hf:// reference; empty: the built-in synthetic model")
+	fs.StringVar(&o.model, "m", "", "model: GGUF file, Hugging Face directory, llama2.c checkpoint, hf:// reference, or synth:SHAPE; empty: the built-in stories260K")
 	fs.StringVar(&o.prompt, "p", "", "prompt text (BOS is added when the model's tokenizer adds one)")
 	fs.IntVar(&o.blockSize, "block-size", kvcache.DefaultBlockSize, "token slots per KV cache block")
 	fs.IntVar(&o.cacheBlocks, "cache-blocks", 0, "blocks in the pool (0: enough for one full-context sequence)")

@@ -9,7 +9,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/kvref/kvref/model/gguf"
+	"github.com/kvref/kvref/format/gguf"
 	"github.com/kvref/kvref/model/hf"
 	"github.com/kvref/kvref/model/llama2c"
 	"github.com/kvref/kvref/model/synth"

@@ -13,7 +13,7 @@ func init() {
 
 func tokenizeCmd(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("tokenize", stderr)
-	modelPath := fs.String("m", "", "model: GGUF file, Hugging Face directory, llama2.c checkpoint, or hf:// reference; empty: the built-in synthetic model")
+	modelPath := fs.String("m", "", "model: GGUF file, Hugging Face directory, llama2.c checkpoint, hf:// reference, or synth:SHAPE; empty: the built-in stories260K")
 	tokPath := fs.String("tokenizer", "", "tokenizer.bin of a llama2.c checkpoint (default: tokenizer.bin beside it)")
 	noBOS := fs.Bool("no-bos", false, "do not add BOS even when the model's tokenizer adds one")
 	asJSON := fs.Bool("json", false, "print a JSON array")

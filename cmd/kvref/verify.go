@@ -3,13 +3,13 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/kvref/kvref/model/loader"
 	"io"
 	"os"
 	"os/signal"
 	"regexp"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/kvref/kvref/golden"
@@ -110,8 +110,11 @@ func verifyCmd(args []string, stdout, stderr io.Writer) error {
 	var opt golden.VerifyOptions
 	opt.Overrides, opt.TopK, opt.AllowVacuous = f.over, f.topK, f.allowVacuous
 	if f.model != "" || f.self {
-		if f.model == "" && man.Model.Source != "" && !strings.HasPrefix(man.Model.Source, "builtin:") {
-			return fmt.Errorf("--self needs -m MODEL (the goldens were recorded with %s)", man.Model.Path)
+		if f.model == "" && man.Model.Source != "" {
+			if loader.KindOf(man.Model.Source) == loader.File {
+				return fmt.Errorf("--self needs -m MODEL (the goldens were recorded with %s)", man.Model.Path)
+			}
+			f.model = man.Model.Source // the embedded or a synthetic model: open the same one
 		}
 		if m, err = loadModel(f.model, stderr); err != nil {
 			return err

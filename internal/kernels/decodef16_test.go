@@ -1,6 +1,7 @@
 package kernels
 
 import (
+	"github.com/kvref/kvref/internal/half"
 	"math"
 	"testing"
 
@@ -21,7 +22,7 @@ func TestDecodeF16Exhaustive(t *testing.T) {
 		dst := make([]float32, n+shift+1)[1:]
 		DecodeF16(dst, src)
 		for i := range dst {
-			want := f16ToF32(le16(src[2*i:]))
+			want := half.F16ToF32(le16(src[2*i:]))
 			require.Equal(t, math.Float32bits(want), math.Float32bits(dst[i]), "half %#04x", le16(src[2*i:]))
 		}
 	}
@@ -33,7 +34,7 @@ func TestDecodeF16Exhaustive(t *testing.T) {
 		dst := make([]float32, m)
 		DecodeF16(dst, src)
 		for i := range dst {
-			require.Equal(t, math.Float32bits(f16ToF32(le16(src[2*i:]))), math.Float32bits(dst[i]), "length %d element %d", m, i)
+			require.Equal(t, math.Float32bits(half.F16ToF32(le16(src[2*i:]))), math.Float32bits(dst[i]), "length %d element %d", m, i)
 		}
 	}
 	require.Panics(t, func() { DecodeF16(make([]float32, 4), make([]byte, 7)) })

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/x448/float16"
+	"github.com/kvref/kvref/internal/half"
 )
 
 // Q8Input is a float32 vector quantized to Q8_0 blocks, the form in which a Q8_0 weight
@@ -72,7 +72,7 @@ func quantizeBlocksGeneric(v *Q8Input, x []float32) {
 			d = float32(math.NaN())
 			clear(qs)
 		default:
-			d = float16.Fromfloat32(amax / 127).Float32()
+			d = half.F16ToF32(half.F32ToF16(amax / 127))
 			if d == 0 { // every product with the block is 0 whatever q is
 				clear(qs)
 				break
@@ -139,7 +139,7 @@ func dotQ8_0Q8Generic(x *Q8Input, row []byte) float32 {
 	var acc [16]float32
 	for b := 0; b < x.n/QBlockLen; b++ {
 		blk := row[b*Q8_0BlockBytes : (b+1)*Q8_0BlockBytes : (b+1)*Q8_0BlockBytes]
-		s := f16ToF32(le16(blk)) * x.d[b]
+		s := half.F16ToF32(le16(blk)) * x.d[b]
 		wq := blk[2:]
 		xq := x.qs[b*QBlockLen : (b+1)*QBlockLen : (b+1)*QBlockLen]
 		lanes := (*[8]float32)(acc[8*(b&1):])

@@ -2,6 +2,7 @@ package kernels
 
 import (
 	"fmt"
+	"github.com/kvref/kvref/internal/half"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -93,7 +94,7 @@ func TestDotQ8_0Q8IsTheQuantizedProduct(t *testing.T) {
 		var want, mag float64
 		for b := range nb {
 			blk := row[b*Q8_0BlockBytes:]
-			s := float64(f16ToF32(le16(blk))) * float64(v.d[b])
+			s := float64(half.F16ToF32(le16(blk))) * float64(v.d[b])
 			var p int64
 			for j := range QBlockLen {
 				p += int64(int8(blk[2+j])) * int64(v.qs[b*QBlockLen+j])

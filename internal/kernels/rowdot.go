@@ -1,6 +1,10 @@
 package kernels
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/kvref/kvref/internal/half"
+)
 
 // Fused row dots: the dot product of a float32 vector with a weight row kept in its stored
 // form, decoded on the fly. Each one returns exactly Dot(x, v), bit for bit, where v is the
@@ -111,7 +115,7 @@ func DecodeF16(dst []float32, src []byte) {
 
 // decodeF16Generic is DecodeF16 in portable Go.
 func decodeF16Generic(dst []float32, src []byte) {
-	table := f16Table()
+	table := half.F16Table
 	for i := range dst {
 		dst[i] = table[le16(src[2*i:])]
 	}

@@ -1,42 +1,8 @@
 package kernels
 
 import (
-	"math"
-	"sync"
+	"github.com/kvref/kvref/internal/half"
 )
-
-// f16ToF32 converts an IEEE 754 binary16 bit pattern to float32, exactly: every finite
-// half and ±Inf is a float32, and a NaN keeps its sign and payload with the quiet bit set
-// (what VCVTPH2PS does, and the same bits as package quant's F16ToF32).
-func f16ToF32(h uint16) float32 {
-	sign := uint32(h&0x8000) << 16
-	exp := uint32(h>>10) & 0x1f
-	mant := uint32(h & 0x3ff)
-	switch exp {
-	case 0x1f: // Inf or NaN
-		if mant == 0 {
-			return math.Float32frombits(sign | 0x7f800000)
-		}
-		return math.Float32frombits(sign | 0x7fc00000 | mant<<13)
-	case 0: // ±0 or subnormal: mant·2^-24, exact in float32
-		return math.Float32frombits(sign | math.Float32bits(float32(mant)*0x1p-24))
-	default: // normal: rebias the exponent from 15 to 127
-		return math.Float32frombits(sign | (exp+127-15)<<23 | mant<<13)
-	}
-}
-
-// f16Table holds f16ToF32 of every half, built on first use (256 KiB): the portable F16
-// row dot looks values up rather than calling the converter per element.
-var f16Table = sync.OnceValue(func() *[1 << 16]float32 {
-	var t [1 << 16]float32
-	for h := range t {
-		t[h] = f16ToF32(uint16(h))
-	}
-	return &t
-})
-
-// bf16ToF32 converts a bfloat16 bit pattern to float32: it is the top half of the float32.
-func bf16ToF32(b uint16) float32 { return math.Float32frombits(uint32(b) << 16) }
 
 // le16 reads the little-endian uint16 at b[0:2].
 func le16(b []byte) uint16 { return uint16(b[0]) | uint16(b[1])<<8 }
@@ -69,7 +35,7 @@ func (l *lanes8) sum() float32 {
 // for bfloat16; the two are spelled out rather than sharing a conversion function value,
 // which would cost an indirect call per element.
 func dotF16Generic(x []float32, row []byte) float32 {
-	table := f16Table()
+	table := half.F16Table
 	n := len(x)
 	row = row[:2*n]
 	var l lanes8
@@ -104,7 +70,7 @@ func dotBF16Generic(x []float32, row []byte) float32 {
 	for ; i+8 <= n; i += 8 {
 		r := row[2*i : 2*i+16 : 2*i+16]
 		for j := range w {
-			w[j] = bf16ToF32(le16(r[2*j:]))
+			w[j] = half.BF16ToF32(le16(r[2*j:]))
 		}
 		l.add8(x[i:], &w)
 	}
@@ -113,7 +79,7 @@ func dotBF16Generic(x []float32, row []byte) float32 {
 		w = [8]float32{}
 		for j := 0; i+j < n; j++ {
 			xt[j] = x[i+j]
-			w[j] = bf16ToF32(le16(row[2*(i+j):]))
+			w[j] = half.BF16ToF32(le16(row[2*(i+j):]))
 		}
 		l.add8(xt[:], &w)
 	}
@@ -130,7 +96,7 @@ func dotQ4_0Generic(x []float32, row []byte) float32 {
 	var w [8]float32
 	for blk := 0; blk*QBlockLen < len(x); blk++ {
 		in := row[blk*Q4_0BlockBytes : (blk+1)*Q4_0BlockBytes]
-		d := f16ToF32(le16(in))
+		d := half.F16ToF32(le16(in))
 		for e := 0; e < QBlockLen; e += 8 {
 			g := e % 16               // first byte of this group of eight values
 			shift := uint(e / 16 * 4) // 0: low nibbles, 4: high nibbles

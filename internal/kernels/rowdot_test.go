@@ -2,6 +2,7 @@ package kernels
 
 import (
 	"fmt"
+	"github.com/kvref/kvref/internal/half"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -23,8 +24,8 @@ type rowKind struct {
 }
 
 var rowKinds = []rowKind{
-	{"f16", 1, 2, dotF16Generic, decodeHalves(f16ToF32)},
-	{"bf16", 1, 2, dotBF16Generic, decodeHalves(bf16ToF32)},
+	{"f16", 1, 2, dotF16Generic, decodeHalves(half.F16ToF32)},
+	{"bf16", 1, 2, dotBF16Generic, decodeHalves(half.BF16ToF32)},
 	{"q4_0", QBlockLen, Q4_0BlockBytes, dotQ4_0Generic, decodeQ4_0},
 }
 
@@ -47,7 +48,7 @@ func decodeQ4_0(row []byte, n int) []float32 {
 	v := make([]float32, n)
 	for i := range v {
 		blk := row[i/32*Q4_0BlockBytes:]
-		d := f16ToF32(uint16(blk[0]) | uint16(blk[1])<<8)
+		d := half.F16ToF32(uint16(blk[0]) | uint16(blk[1])<<8)
 		j := i % 32
 		q := blk[2+j%16]
 		if j >= 16 {
@@ -318,16 +319,6 @@ func TestRowDotEdgeCases(t *testing.T) {
 				assert.Equalf(t, math.Float32bits(c.want), math.Float32bits(got), "%s: got %v want %v", c.name, got, c.want)
 			}
 		})
-	}
-}
-
-// TestF16ToF32 checks the portable half conversion against github.com/x448/float16 for
-// every bit pattern (NaNs keep sign and payload and get the quiet bit).
-func TestF16ToF32(t *testing.T) {
-	for h := range 1 << 16 {
-		want := float16.Frombits(uint16(h)).Float32()
-		got := f16ToF32(uint16(h))
-		require.Equal(t, math.Float32bits(want), math.Float32bits(got), "half %#04x", h)
 	}
 }
 

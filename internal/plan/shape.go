@@ -2,8 +2,6 @@ package plan
 
 import (
 	"fmt"
-
-	"github.com/kvref/kvref/model"
 )
 
 // Shape is what the planner needs to know about a model. Layers, KVHeads and HeadDim
@@ -92,12 +90,4 @@ func (s Shape) GQAGroup() int {
 		return 0
 	}
 	return s.Heads / s.KVHeads
-}
-
-// ShapeOf returns the shape of a loaded model's configuration.
-func ShapeOf(c model.Config) Shape {
-	return Shape{
-		Layers: c.Layers, Heads: c.Heads, KVHeads: c.KVHeads, HeadDim: c.HeadDim,
-		Dim: c.Dim, Hidden: c.Hidden, Vocab: c.Vocab, Context: c.Context, Tied: c.Tied,
-	}
 }

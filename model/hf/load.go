@@ -8,10 +8,10 @@ import (
 	"path/filepath"
 	"slices"
 
+	"github.com/kvref/kvref/format/gguf"
+	"github.com/kvref/kvref/format/safetensors"
 	"github.com/kvref/kvref/internal/kernels"
 	"github.com/kvref/kvref/model"
-	"github.com/kvref/kvref/model/gguf"
-	"github.com/kvref/kvref/model/safetensors"
 	"github.com/kvref/kvref/tokenizer"
 )
 

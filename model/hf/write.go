@@ -9,9 +9,9 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/kvref/kvref/format/safetensors"
 	"github.com/kvref/kvref/internal/kernels"
 	"github.com/kvref/kvref/model"
-	"github.com/kvref/kvref/model/safetensors"
 )
 
 // WriteOptions adjusts Write.

@@ -1,6 +1,8 @@
 package llama2c
 
 import (
+	l2c "github.com/kvref/kvref/format/llama2c"
+
 	"bytes"
 	"testing"
 )
@@ -17,7 +19,7 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte("GGUF\x03\x00\x00\x00"))
 
 	f.Fuzz(func(t *testing.T, data []byte) {
-		h, err := ReadHeader("fuzz.bin", data)
+		h, err := l2c.ReadHeader("fuzz.bin", data)
 		if err != nil {
 			return
 		}
@@ -35,7 +37,7 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("cannot write back an accepted checkpoint: %v", err)
 		}
 		out := buf.Bytes()
-		h2, err := ReadHeader("rewritten.bin", out)
+		h2, err := l2c.ReadHeader("rewritten.bin", out)
 		if err != nil {
 			t.Fatalf("rewritten checkpoint does not parse: %v", err)
 		}
@@ -45,9 +47,9 @@ func FuzzParse(f *testing.F) {
 			}
 			return
 		}
-		freqStart := HeaderSize
-		for _, s := range h.segments()[:11] {
-			freqStart += s.count * s.rows * s.cols * 4
+		freqStart := l2c.HeaderSize
+		for _, s := range h.Segments()[:11] {
+			freqStart += s.Count * s.Rows * s.Cols * 4
 		}
 		freqEnd := freqStart + 2*h.SeqLen*h.HeadDim()/2*4
 		if !bytes.Equal(data[:freqStart], out[:freqStart]) || !bytes.Equal(data[freqEnd:], out[freqEnd:]) {

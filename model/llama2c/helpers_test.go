@@ -1,6 +1,8 @@
 package llama2c
 
 import (
+	l2c "github.com/kvref/kvref/format/llama2c"
+
 	"bytes"
 	"encoding/binary"
 	"fmt"
@@ -30,10 +32,11 @@ func headerBytes(v ...int32) []byte {
 func checkpoint(t testing.TB, v ...int32) []byte {
 	t.Helper()
 	data := headerBytes(v...)
-	h, _ := decodeHeader(data)
-	size, ok := h.fileSize()
+	h, _ := l2c.DecodeHeader(data)
+	size := h.FileSize()
+	ok := size >= 0
 	require.True(t, ok)
-	for i := int64(HeaderSize); i < size; i += 4 {
+	for i := int64(l2c.HeaderSize); i < size; i += 4 {
 		x := float32(math.Sin(float64(i))) * 0.5
 		data = binary.LittleEndian.AppendUint32(data, math.Float32bits(x))
 	}

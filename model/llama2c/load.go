@@ -1,6 +1,8 @@
 package llama2c
 
 import (
+	l2c "github.com/kvref/kvref/format/llama2c"
+
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -8,9 +10,9 @@ import (
 	"io"
 	"math"
 
+	"github.com/kvref/kvref/format/gguf"
 	"github.com/kvref/kvref/internal/kernels"
 	"github.com/kvref/kvref/model"
-	"github.com/kvref/kvref/model/gguf"
 	"github.com/kvref/kvref/tokenizer"
 )
 
@@ -43,7 +45,7 @@ func Load(path, tokenizerPath string) (*model.Model, error) {
 
 // load reads the header, the tokenizer and the weights.
 func load(path string, data []byte, tokenizerPath string, closer io.Closer) (*model.Model, error) {
-	h, err := ReadHeader(path, data)
+	h, err := l2c.ReadHeader(path, data)
 	if err != nil {
 		return nil, err
 	}
@@ -59,7 +61,7 @@ func load(path string, data []byte, tokenizerPath string, closer io.Closer) (*mo
 // in error messages. The weight matrices alias data, which must not change
 // while the model is used.
 func Parse(name string, data []byte, tok tokenizer.Tokenizer) (*model.Model, error) {
-	h, err := ReadHeader(name, data)
+	h, err := l2c.ReadHeader(name, data)
 	if err != nil {
 		return nil, err
 	}
@@ -68,7 +70,7 @@ func Parse(name string, data []byte, tok tokenizer.Tokenizer) (*model.Model, err
 
 // Config returns the model configuration a checkpoint with header h describes:
 // the header's sizes and run.c's fixed RoPE and RMSNorm constants.
-func Config(h Header) model.Config {
+func Config(h l2c.Header) model.Config {
 	return model.Config{
 		Arch:      "llama",
 		Dim:       h.Dim,
@@ -88,7 +90,7 @@ func Config(h Header) model.Config {
 }
 
 // build wraps the tensors of data, whose header h has been validated.
-func build(name string, data []byte, h Header, tok tokenizer.Tokenizer, closer io.Closer) (*model.Model, error) {
+func build(name string, data []byte, h l2c.Header, tok tokenizer.Tokenizer, closer io.Closer) (*model.Model, error) {
 	if tok == nil {
 		return nil, fmt.Errorf("llama2c: %s: no tokenizer given", name)
 	}
@@ -101,25 +103,25 @@ func build(name string, data []byte, h Header, tok tokenizer.Tokenizer, closer i
 	}
 
 	// Each segment holds count tensors of rows × cols float32 values.
-	off := HeaderSize
+	off := l2c.HeaderSize
 	var errs []error
-	next := func(s segment) [][]byte {
-		size := s.rows * s.cols * 4
-		out := make([][]byte, s.count)
+	next := func(s l2c.Segment) [][]byte {
+		size := s.Rows * s.Cols * 4
+		out := make([][]byte, s.Count)
 		for i := range out {
 			out[i] = data[off : off+size : off+size]
 			off += size
 		}
 		return out
 	}
-	matrices := func(s segment) []*model.Matrix {
-		out := make([]*model.Matrix, s.count)
+	matrices := func(s l2c.Segment) []*model.Matrix {
+		out := make([]*model.Matrix, s.Count)
 		for i, b := range next(s) {
-			label := s.name
-			if s.count > 1 || s.name != "token_embedding_table" && s.name != "wcls" {
-				label = fmt.Sprintf("%s[%d]", s.name, i)
+			label := s.Name
+			if s.Count > 1 || s.Name != "token_embedding_table" && s.Name != "wcls" {
+				label = fmt.Sprintf("%s[%d]", s.Name, i)
 			}
-			m, err := model.NewMatrix(label, s.rows, s.cols, gguf.F32, b)
+			m, err := model.NewMatrix(label, s.Rows, s.Cols, gguf.F32, b)
 			if err != nil {
 				errs = append(errs, err)
 			}
@@ -127,8 +129,8 @@ func build(name string, data []byte, h Header, tok tokenizer.Tokenizer, closer i
 		}
 		return out
 	}
-	vectors := func(s segment) [][]float32 {
-		out := make([][]float32, s.count)
+	vectors := func(s l2c.Segment) [][]float32 {
+		out := make([][]float32, s.Count)
 		for i, b := range next(s) {
 			out[i] = make([]float32, len(b)/4)
 			for j := range out[i] {
@@ -138,7 +140,7 @@ func build(name string, data []byte, h Header, tok tokenizer.Tokenizer, closer i
 		return out
 	}
 
-	segs := h.segments()
+	segs := h.Segments()
 	w := &model.Weights{Layers: make([]model.Layer, h.Layers)}
 	w.TokenEmbed = matrices(segs[0])[0]
 	attnNorm := vectors(segs[1])

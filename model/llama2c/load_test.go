@@ -1,6 +1,8 @@
 package llama2c
 
 import (
+	l2c "github.com/kvref/kvref/format/llama2c"
+
 	"math"
 	"os"
 	"path/filepath"
@@ -73,14 +75,14 @@ func TestLoadAliasesTheMapping(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, path, m.Source)
 	row := m.Weights.TokenEmbed.Row(1, nil)
-	assert.Equal(t, math.Float32frombits(le32(data[HeaderSize+4*8:])), row[0])
+	assert.Equal(t, math.Float32frombits(le32(data[l2c.HeaderSize+4*8:])), row[0])
 	require.NoError(t, m.Close())
 	require.NoError(t, m.Close(), "Close twice")
 
 	p, err := Parse("mem", data, vocabTokenizer(t, 5))
 	require.NoError(t, err)
 	row = p.Weights.Layers[1].Wq.Row(0, nil)
-	data[HeaderSize+4*(5*8+2*8+8*8)] = 0x7f // first value of wq[1] (after the embedding, two attention norms and wq[0])
+	data[l2c.HeaderSize+4*(5*8+2*8+8*8)] = 0x7f // first value of wq[1] (after the embedding, two attention norms and wq[0])
 	assert.Equal(t, byte(0x7f), byte(math.Float32bits(row[0])), "Parse aliases its data")
 }
 
@@ -129,12 +131,12 @@ func TestReadHeaderRejectsBadFiles(t *testing.T) {
 		{"too long", append(append([]byte(nil), good...), 0, 0, 0, 0), []string{"file is 5024 bytes", "needs exactly 5020"}},
 		{"classifier without negative vocab", append(append([]byte(nil), good...), make([]byte, 5*8*4)...),
 			[]string{"file is 5180 bytes", "needs exactly 5020", "as if vocab_size were negative"}},
-		{"negative vocab without classifier", append(headerBytes(8, 16, 2, 2, 1, -5, 4), good[HeaderSize:]...),
+		{"negative vocab without classifier", append(headerBytes(8, 16, 2, 2, 1, -5, 4), good[l2c.HeaderSize:]...),
 			[]string{"file is 5020 bytes", "needs exactly 5180", "lacks the vocab_size × dim classifier"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := ReadHeader("bad.bin", c.data)
+			_, err := l2c.ReadHeader("bad.bin", c.data)
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), "bad.bin")
 			for _, w := range c.want {
@@ -144,11 +146,11 @@ func TestReadHeaderRejectsBadFiles(t *testing.T) {
 			require.Error(t, err, "Parse")
 		})
 	}
-	h, err := ReadHeader("good.bin", good)
+	h, err := l2c.ReadHeader("good.bin", good)
 	require.NoError(t, err)
-	assert.Equal(t, Header{Dim: 8, Hidden: 16, Layers: 2, Heads: 2, KVHeads: 1, Vocab: 5, SeqLen: 4, Shared: true}, h)
+	assert.Equal(t, l2c.Header{Dim: 8, Hidden: 16, Layers: 2, Heads: 2, KVHeads: 1, Vocab: 5, SeqLen: 4, Shared: true}, h)
 	assert.Equal(t, int64(len(good)), h.FileSize())
-	assert.Equal(t, int64(-1), Header{Dim: math.MaxInt32, Hidden: math.MaxInt32, Layers: math.MaxInt32, Heads: 1, KVHeads: 1, Vocab: 1, SeqLen: 1}.FileSize())
+	assert.Equal(t, int64(-1), l2c.Header{Dim: math.MaxInt32, Hidden: math.MaxInt32, Layers: math.MaxInt32, Heads: 1, KVHeads: 1, Vocab: 1, SeqLen: 1}.FileSize())
 }
 
 func TestLoadRejects(t *testing.T) {
@@ -196,7 +198,7 @@ func TestLoadRejects(t *testing.T) {
 
 // TestConfigIsRunCs: the constants are the ones run.c hardcodes.
 func TestConfigIsRunCs(t *testing.T) {
-	c := Config(Header{Dim: 288, Hidden: 768, Layers: 6, Heads: 6, KVHeads: 6, Vocab: 32000, SeqLen: 256, Shared: true})
+	c := Config(l2c.Header{Dim: 288, Hidden: 768, Layers: 6, Heads: 6, KVHeads: 6, Vocab: 32000, SeqLen: 256, Shared: true})
 	assert.Equal(t, 48, c.HeadDim)
 	assert.Equal(t, 48, c.RopeDims)
 	assert.Equal(t, 10000.0, c.RopeBase)

@@ -1,6 +1,8 @@
 package llama2c
 
 import (
+	l2c "github.com/kvref/kvref/format/llama2c"
+
 	"bufio"
 	"encoding/binary"
 	"fmt"
@@ -86,7 +88,7 @@ func Write(w io.Writer, m *model.Model) error {
 // freqCis returns the freq_cis_real and freq_cis_imag tables export.py writes:
 // cos and sin of pos·θ_i for every position and every pair i, in float32 as
 // PyTorch computes them.
-func freqCis(h Header) (cos, sin []float32) {
+func freqCis(h l2c.Header) (cos, sin []float32) {
 	half := h.HeadDim() / 2
 	cos = make([]float32, h.SeqLen*half)
 	sin = make([]float32, h.SeqLen*half)
@@ -104,10 +106,10 @@ func freqCis(h Header) (cos, sin []float32) {
 }
 
 // headerOf checks that m can be written as a llama2.c checkpoint and returns its header.
-func headerOf(m *model.Model) (Header, error) {
+func headerOf(m *model.Model) (l2c.Header, error) {
 	c := m.Config
-	fail := func(format string, args ...any) (Header, error) {
-		return Header{}, fmt.Errorf("llama2c: cannot write %s as a llama2.c checkpoint: "+format, append([]any{m.Source}, args...)...)
+	fail := func(format string, args ...any) (l2c.Header, error) {
+		return l2c.Header{}, fmt.Errorf("llama2c: cannot write %s as a llama2.c checkpoint: "+format, append([]any{m.Source}, args...)...)
 	}
 	switch {
 	case c.Arch != "llama":
@@ -143,12 +145,12 @@ func headerOf(m *model.Model) (Header, error) {
 		return fail("%v", err)
 	}
 	w := m.Weights
-	h := Header{Dim: c.Dim, Hidden: c.Hidden, Layers: c.Layers, Heads: c.Heads, KVHeads: c.KVHeads, Vocab: c.Vocab, SeqLen: c.Context,
+	h := l2c.Header{Dim: c.Dim, Hidden: c.Hidden, Layers: c.Layers, Heads: c.Heads, KVHeads: c.KVHeads, Vocab: c.Vocab, SeqLen: c.Context,
 		Shared: w.Output == w.TokenEmbed || sameValues(w.Output, w.TokenEmbed)}
 	if h.HeadDim()%2 != 0 {
 		return fail("head width %d is odd", h.HeadDim())
 	}
-	if _, ok := h.fileSize(); !ok {
+	if h.FileSize() < 0 {
 		return fail("the checkpoint would be larger than 2^63 bytes")
 	}
 	return h, nil

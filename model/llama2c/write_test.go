@@ -1,6 +1,8 @@
 package llama2c
 
 import (
+	l2c "github.com/kvref/kvref/format/llama2c"
+
 	"bytes"
 	"encoding/binary"
 	"errors"
@@ -57,7 +59,7 @@ func TestWriteRoundTripSynth(t *testing.T) {
 	require.False(t, orig.Config.Tied)
 
 	path, tokPath := writeModel(t, orig)
-	h, err := ReadHeader(path, mustRead(t, path))
+	h, err := l2c.ReadHeader(path, mustRead(t, path))
 	require.NoError(t, err)
 	assert.False(t, h.Shared, "an untied model is written with a negative vocab_size")
 
@@ -92,7 +94,7 @@ func TestWriteRoundTripTied(t *testing.T) {
 	assert.True(t, back.Config.Tied)
 	assert.Same(t, back.Weights.TokenEmbed, back.Weights.Output)
 	assert.Equal(t, tied.Weights.Bytes(), back.Weights.Bytes())
-	h, err := ReadHeader(path, mustRead(t, path))
+	h, err := l2c.ReadHeader(path, mustRead(t, path))
 	require.NoError(t, err)
 	assert.True(t, h.Shared)
 	tokens := testTokens(tied)
@@ -114,7 +116,7 @@ func TestWriteReproducesStories260K(t *testing.T) {
 	got := buf.Bytes()
 	require.Equal(t, len(orig), len(got))
 
-	h, err := ReadHeader(path, orig)
+	h, err := l2c.ReadHeader(path, orig)
 	require.NoError(t, err)
 	half := h.HeadDim() / 2
 	freqStart := len(orig) - 2*h.SeqLen*half*4 // the tables end the file: the classifier is shared
@@ -180,7 +182,7 @@ func TestWriteRefusesOtherConventions(t *testing.T) {
 			var buf bytes.Buffer
 			err = Write(&buf, m)
 			require.Error(t, err)
-			assert.Contains(t, err.Error(), "cannot write builtin:kvref-synthetic-tiny:seed7 as a llama2.c checkpoint")
+			assert.Contains(t, err.Error(), "cannot write synth:kvref-synthetic-tiny:seed7 as a llama2.c checkpoint")
 			assert.Contains(t, err.Error(), c.want)
 			assert.Zero(t, buf.Len(), "nothing is written")
 		})

@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"fmt"
 
+	"github.com/kvref/kvref/format/gguf"
 	"github.com/kvref/kvref/model"
-	"github.com/kvref/kvref/model/gguf"
 )
 
 // Bytes returns the model as the bytes of a GGUF file.
@@ -36,7 +36,7 @@ func (s Shape) Model() (*model.Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	source := fmt.Sprintf("builtin:%s:seed%d", s.Name, s.Seed)
+	source := fmt.Sprintf("synth:%s:seed%d", s.Name, s.Seed)
 	f, err := gguf.Parse(source, data)
 	if err != nil {
 		return nil, err

@@ -9,9 +9,9 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/kvref/kvref/format/gguf"
 	"github.com/kvref/kvref/internal/rng"
 	"github.com/kvref/kvref/model"
-	"github.com/kvref/kvref/model/gguf"
 )
 
 // Shape is the hyper-parameters and seed of a synthetic model.

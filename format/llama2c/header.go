@@ -39,18 +39,21 @@ func (h Header) String() string {
 		h.Dim, h.Hidden, h.Layers, h.Heads, h.KVHeads, h.Vocab, classifier, h.SeqLen)
 }
 
-// segment is one run of float32 values in the file: count tensors of rows × cols.
-type segment struct {
-	name       string
-	count      int
-	rows, cols int
+// Segment is one run of float32 values in the file: Count tensors of Rows × Cols.
+type Segment struct {
+	Name       string
+	Count      int
+	Rows, Cols int
 }
 
-// segments lists the file's tensors after the header, in run.c's order.
-func (h Header) segments() []segment {
+// Bytes is the segment's size in the file.
+func (s Segment) Bytes() int { return s.Count * s.Rows * s.Cols * 4 }
+
+// Segments lists the file's tensors after the header, in run.c's order.
+func (h Header) Segments() []Segment {
 	hd := h.HeadDim()
 	q, kv := h.Heads*hd, h.KVHeads*hd
-	s := []segment{
+	s := []Segment{
 		{"token_embedding_table", 1, h.Vocab, h.Dim},
 		{"rms_att_weight", h.Layers, 1, h.Dim},
 		{"wq", h.Layers, q, h.Dim},
@@ -66,7 +69,7 @@ func (h Header) segments() []segment {
 		{"freq_cis_imag", 1, h.SeqLen, hd / 2},
 	}
 	if !h.Shared {
-		s = append(s, segment{"wcls", 1, h.Vocab, h.Dim})
+		s = append(s, Segment{"wcls", 1, h.Vocab, h.Dim})
 	}
 	return s
 }
@@ -75,8 +78,8 @@ func (h Header) segments() []segment {
 // it does not fit in an int64.
 func (h Header) fileSize() (size int64, ok bool) {
 	total := uint64(HeaderSize)
-	for _, s := range h.segments() {
-		n, ok := mulChecked(uint64(s.count), uint64(s.rows), uint64(s.cols), 4)
+	for _, s := range h.Segments() {
+		n, ok := mulChecked(uint64(s.Count), uint64(s.Rows), uint64(s.Cols), 4)
 		if !ok {
 			return 0, false
 		}
@@ -136,7 +139,7 @@ func ReadHeader(name string, data []byte) (Header, error) {
 	if len(data) < HeaderSize {
 		return Header{}, fmt.Errorf("llama2c: %s: file is %d bytes, too short for the %d-byte header of a llama2.c checkpoint", name, len(data), HeaderSize)
 	}
-	h, v := decodeHeader(data)
+	h, v := DecodeHeader(data)
 	for _, f := range []struct {
 		name  string
 		value int
@@ -167,9 +170,9 @@ func ReadHeader(name string, data []byte) (Header, error) {
 	return h, nil
 }
 
-// decodeHeader decodes the seven header values of data (at least HeaderSize
-// bytes) without checking them; raw holds them as stored.
-func decodeHeader(data []byte) (h Header, raw [7]int) {
+// DecodeHeader decodes the seven header values of data (at least HeaderSize
+// bytes) without checking them (ReadHeader checks); raw holds them as stored.
+func DecodeHeader(data []byte) (h Header, raw [7]int) {
 	for i := range raw {
 		raw[i] = int(int32(binary.LittleEndian.Uint32(data[4*i:])))
 	}

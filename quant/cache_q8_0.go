@@ -2,6 +2,7 @@ package quant
 
 import (
 	"encoding/binary"
+	"github.com/kvref/kvref/internal/half"
 
 	"github.com/kvref/kvref/internal/kernels"
 )
@@ -15,7 +16,7 @@ import (
 //	amax = max |x|;  d = amax/127;  id = d != 0 ? 1/d : 0;  q = roundf(x*id)
 //
 // with every operation in float32 and roundf rounding half away from zero; the scale is
-// stored as fp16(d). A value decodes as float32(q) * F16ToF32(stored d), as ggml's
+// stored as fp16(d). A value decodes as float32(q) * half.F16ToF32(stored d), as ggml's
 // dequantize_row_q8_0 does. Where ggml's C code is undefined (1/d overflows to Inf for a
 // subnormal d, and (int8_t)roundf(±Inf or NaN) is undefined behaviour), kvref clamps to
 // ±127 and maps NaN to 0; the fp16 scale of such a block is 0 anyway, so it decodes to
@@ -35,7 +36,7 @@ func encodeQ8_0(dst []byte, src []float32) {
 		if d != 0 {
 			id = 1 / d
 		}
-		binary.LittleEndian.PutUint16(out, F32ToF16(d))
+		binary.LittleEndian.PutUint16(out, half.F32ToF16(d))
 		qs := out[2:]
 		qs = qs[:len(x)]
 		for i, v := range x {
@@ -48,7 +49,7 @@ func decodeQ8_0(dst []float32, src []byte) {
 	for blk := 0; blk*q8BlockLen < len(dst); blk++ {
 		x := dst[blk*q8BlockLen : (blk+1)*q8BlockLen]
 		in := src[blk*q8BlockBytes : (blk+1)*q8BlockBytes]
-		d := f16Table[binary.LittleEndian.Uint16(in)]
+		d := half.F16Table[binary.LittleEndian.Uint16(in)]
 		qs := in[2:]
 		qs = qs[:len(x)]
 		for i, b := range qs {
@@ -61,7 +62,7 @@ func decodeQ8_0(dst []float32, src []byte) {
 // decodeQ8_0 computes it.
 func q8At(row []byte, e int) float32 {
 	blk := row[e/q8BlockLen*q8BlockBytes:]
-	d := f16Table[binary.LittleEndian.Uint16(blk)]
+	d := half.F16Table[binary.LittleEndian.Uint16(blk)]
 	return float32(float32(int8(blk[2+e%q8BlockLen])) * d)
 }
 
@@ -78,7 +79,7 @@ func dotQ8_0(q []float32, row []byte, e0 int) float32 {
 			e := e0 + i
 			blk := row[e/q8BlockLen*q8BlockBytes:]
 			blk = blk[:q8BlockBytes]
-			d := f16Table[binary.LittleEndian.Uint16(blk)]
+			d := half.F16Table[binary.LittleEndian.Uint16(blk)]
 			o := 2 + e%q8BlockLen
 			bs := blk[o : o+8 : o+8]
 			qs := q[i : i+8 : i+8]
@@ -120,7 +121,7 @@ func axpyQ8_0(dst []float32, a float32, row []byte, e0 int) {
 		e := e0 + i
 		blk := row[e/q8BlockLen*q8BlockBytes:]
 		blk = blk[:q8BlockBytes]
-		d := f16Table[binary.LittleEndian.Uint16(blk)]
+		d := half.F16Table[binary.LittleEndian.Uint16(blk)]
 		o := e % q8BlockLen
 		seg := min(q8BlockLen-o, len(dst)-i)
 		qs := blk[2+o : 2+o+seg]

@@ -1,4 +1,4 @@
-package quant
+package half
 
 import (
 	"math"
@@ -33,8 +33,8 @@ func TestF16ToF32AllPatternsMatchX448(t *testing.T) {
 
 func TestF16TableEqualsBitTwiddling(t *testing.T) {
 	for h := range 1 << 16 {
-		if math.Float32bits(f16Table[h]) != math.Float32bits(F16ToF32(uint16(h))) {
-			require.Failf(t, "mismatch", "f16Table[%#04x] = %v, F16ToF32 = %v", h, f16Table[h], F16ToF32(uint16(h)))
+		if math.Float32bits(F16Table[h]) != math.Float32bits(F16ToF32(uint16(h))) {
+			require.Failf(t, "mismatch", "F16Table[%#04x] = %v, F16ToF32 = %v", h, F16Table[h], F16ToF32(uint16(h)))
 		}
 	}
 }

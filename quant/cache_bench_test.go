@@ -1,6 +1,7 @@
 package quant
 
 import (
+	"github.com/kvref/kvref/internal/half"
 	"math/rand/v2"
 	"testing"
 
@@ -90,20 +91,20 @@ func BenchmarkF16ToF32(b *testing.B) {
 	hs := make([]uint16, 4096)
 	rng := rand.New(rand.NewPCG(7, 8))
 	for i := range hs {
-		hs[i] = F32ToF16(float32(rng.NormFloat64()))
+		hs[i] = half.F32ToF16(float32(rng.NormFloat64()))
 	}
 	out := make([]float32, len(hs))
 	b.Run("bits", func(b *testing.B) {
 		for b.Loop() {
 			for i, h := range hs {
-				out[i] = F16ToF32(h)
+				out[i] = half.F16ToF32(h)
 			}
 		}
 	})
 	b.Run("table", func(b *testing.B) {
 		for b.Loop() {
 			for i, h := range hs {
-				out[i] = f16Table[h]
+				out[i] = half.F16Table[h]
 			}
 		}
 	})

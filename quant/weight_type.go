@@ -21,8 +21,8 @@ import (
 //
 // q4_k and q6_k are "super-blocks": q4_k has eight sub-blocks of 32 values, each with a
 // 6-bit scale sc and a 6-bit min m; q6_k has sixteen sub-blocks of 16 values, each with
-// an int8 scale. The exact bit positions are documented beside each format (q4_0.go,
-// q8_0_weights.go, q4_k.go, q6_k.go).
+// an int8 scale. The exact bit positions are documented beside each format (weight_q4_0.go,
+// weight_q8_0.go, weight_q4_k.go, weight_q6_k.go).
 //
 // # Dequantization
 //

@@ -1,6 +1,7 @@
 package quant
 
 import (
+	"github.com/kvref/kvref/internal/half"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -123,7 +124,7 @@ func TestFP8KnownValues(t *testing.T) {
 	}
 	// E5M2 is the top byte of an IEEE half.
 	for b := range 256 {
-		want := F16ToF32(uint16(b) << 8)
+		want := half.F16ToF32(uint16(b) << 8)
 		got := FP8E5M2ToF32(uint8(b))
 		if !math.IsNaN(float64(want)) {
 			require.Equal(t, math.Float32bits(want), math.Float32bits(got))

@@ -2,6 +2,7 @@ package quant
 
 import (
 	"encoding/binary"
+	"github.com/kvref/kvref/internal/half"
 
 	"github.com/kvref/kvref/internal/kernels"
 )
@@ -12,7 +13,7 @@ import (
 func encodeF16(dst []byte, src []float32) {
 	dst = dst[:2*len(src)]
 	for i, v := range src {
-		binary.LittleEndian.PutUint16(dst[2*i:], F32ToF16(v))
+		binary.LittleEndian.PutUint16(dst[2*i:], half.F32ToF16(v))
 	}
 }
 
@@ -34,7 +35,7 @@ func decodeF16(dst []float32, src []byte) {
 
 // f16At returns the i-th half stored in b, widened to float32.
 func f16At(b []byte, i int) float32 {
-	return f16Table[binary.LittleEndian.Uint16(b[2*i:])]
+	return half.F16Table[binary.LittleEndian.Uint16(b[2*i:])]
 }
 
 // dotF16 is kernels.Dot(q, decoded head) on the head's bytes b, in the same lane order:
@@ -63,7 +64,7 @@ func axpyF16(dst []float32, a float32, b []byte) {
 func encodeBF16(dst []byte, src []float32) {
 	dst = dst[:2*len(src)]
 	for i, v := range src {
-		binary.LittleEndian.PutUint16(dst[2*i:], F32ToBF16(v))
+		binary.LittleEndian.PutUint16(dst[2*i:], half.F32ToBF16(v))
 	}
 }
 
@@ -85,7 +86,7 @@ func decodeBF16(dst []float32, src []byte) {
 
 // bf16At returns the i-th bfloat16 stored in b, widened to float32.
 func bf16At(b []byte, i int) float32 {
-	return BF16ToF32(binary.LittleEndian.Uint16(b[2*i:]))
+	return half.BF16ToF32(binary.LittleEndian.Uint16(b[2*i:]))
 }
 
 // dotBF16 is kernels.Dot(q, decoded head) on the head's bytes b, in the same lane order:

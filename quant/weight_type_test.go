@@ -3,6 +3,7 @@ package quant
 import (
 	"encoding/binary"
 	"fmt"
+	"github.com/kvref/kvref/internal/half"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -179,15 +180,15 @@ func TestF32ToF16MatchesGGML(t *testing.T) {
 		if f != f {
 			return
 		}
-		if got, want := F32ToF16(f), ggmlFP32ToFP16(f); got != want {
-			t.Fatalf("F32ToF16(%g = %#08x) = %#04x, ggml gives %#04x", f, b, got, want)
+		if got, want := half.F32ToF16(f), ggmlFP32ToFP16(f); got != want {
+			t.Fatalf("half.F32ToF16(%g = %#08x) = %#04x, ggml gives %#04x", f, b, got, want)
 		}
 	}
 	for b := uint64(0); b < 1<<32; b += 4093 {
 		check(uint32(b))
 	}
 	for h := uint32(0); h < 0x7c00; h++ {
-		mid := math.Float32bits((F16ToF32(uint16(h)) + F16ToF32(uint16(h+1))) / 2)
+		mid := math.Float32bits((half.F16ToF32(uint16(h)) + half.F16ToF32(uint16(h+1))) / 2)
 		for d := uint32(0); d < 5; d++ {
 			check(mid - 2 + d)
 			check(mid - 2 + d | 1<<31)

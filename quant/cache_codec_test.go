@@ -3,6 +3,7 @@ package quant
 import (
 	"bytes"
 	"fmt"
+	"github.com/kvref/kvref/internal/half"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -407,15 +408,15 @@ func TestQ8_0MatchesGGML(t *testing.T) {
 	assert.Equal(t, []int8{127, 2, -2, 3, 0, 0}, asInt8(row[36:42]))
 
 	// amax 1: d = 1/127 in float32, stored as fp16 0x2008 (0.0078735...), and the
-	// decoded value uses the stored scale: 127 * F16ToF32(0x2008).
+	// decoded value uses the stored scale: 127 * half.F16ToF32(0x2008).
 	y := make([]float32, 32)
 	y[0] = 1
 	blk := make([]byte, 34)
 	Q8_0.Encode(blk, y, 1, 32)
-	assert.Equal(t, F32ToF16(float32(1)/127), uint16(blk[0])|uint16(blk[1])<<8)
+	assert.Equal(t, half.F32ToF16(float32(1)/127), uint16(blk[0])|uint16(blk[1])<<8)
 	out := make([]float32, 32)
 	Q8_0.Decode(out, blk, 1, 32)
-	assert.Equal(t, float32(127)*F16ToF32(F32ToF16(float32(1)/127)), out[0])
+	assert.Equal(t, float32(127)*half.F16ToF32(half.F32ToF16(float32(1)/127)), out[0])
 }
 
 func TestQ8_0OverflowingScaleIsLikeGGML(t *testing.T) {

@@ -1,4 +1,4 @@
-package quant
+package half
 
 import (
 	"math"

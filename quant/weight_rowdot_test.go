@@ -3,6 +3,7 @@ package quant
 import (
 	"encoding/binary"
 	"fmt"
+	"github.com/kvref/kvref/internal/half"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -40,7 +41,7 @@ func onlyDefaultNaNs(vs ...[]float32) bool {
 func kernelRowScale(rng *rand.Rand, kind string) uint16 {
 	switch kind {
 	case "normal":
-		return F32ToF16(float32(rng.NormFloat64()) / 64)
+		return half.F32ToF16(float32(rng.NormFloat64()) / 64)
 	case "extreme": // largest, smallest subnormal, zero, −0, ±Inf, default NaN
 		return []uint16{0x7bff, 0xfbff, 0x0001, 0x8001, 0x0000, 0x8000, 0x7c00, 0xfc00, 0xfe00}[rng.IntN(9)]
 	case "subnormal":
@@ -159,14 +160,14 @@ func TestKernelHalfRowDots(t *testing.T) {
 			for i := 0; i < n; i++ {
 				h := uint16(rng.Uint32())
 				if rep < 4 { // finite halves of both kinds only, so that the bits are pinned down
-					h = F32ToF16(float32(rng.NormFloat64()) * []float32{1, 1e-6, 6e4, 1e3}[rep])
+					h = half.F32ToF16(float32(rng.NormFloat64()) * []float32{1, 1e-6, 6e4, 1e3}[rep])
 				}
 				binary.LittleEndian.PutUint16(row[2*i:], h)
 			}
 			f16, bf16 := make([]float32, n), make([]float32, n)
 			for i := range n {
 				h := binary.LittleEndian.Uint16(row[2*i:])
-				f16[i], bf16[i] = F16ToF32(h), BF16ToF32(h)
+				f16[i], bf16[i] = half.F16ToF32(h), half.BF16ToF32(h)
 			}
 			want, got := kernels.Dot(x, f16), kernels.DotF16(x, row)
 			require.True(t, sameFloat(want, got, onlyDefaultNaNs(f16)), "f16 n=%d rep=%d: %#08x vs %#08x", n, rep, math.Float32bits(got), math.Float32bits(want))

@@ -1,4 +1,9 @@
-package quant
+// Package half converts between float32 and the two 16-bit floating-point formats kvref
+// stores: IEEE 754 binary16 ("half", f16) and bfloat16 (bf16). It is the one home of these
+// conversions, at the bottom of the import graph: the cache codecs (quant), the weight
+// matrices (model) and the portable twins of the SIMD kernels (internal/kernels) all use it,
+// so every path agrees on every bit, NaN payloads included.
+package half
 
 import "math"
 
@@ -6,8 +11,8 @@ import "math"
 // is exact for every finite value and for ±Inf. A NaN stays a NaN with the same sign and
 // payload, with the quiet bit set (the same bits github.com/x448/float16 produces).
 //
-// This is the readable bit-field version; the cache codecs use the equivalent
-// 65536-entry table f16Table, which the tests check against this function.
+// This is the readable bit-field version; inner loops use the equivalent 65536-entry
+// table F16Table, which the tests check against this function.
 func F16ToF32(h uint16) float32 {
 	sign := uint32(h&0x8000) << 16
 	exp := uint32(h>>10) & 0x1f
@@ -51,12 +56,32 @@ func F32ToF16(f float32) uint16 {
 	}
 }
 
-// f16Table holds F16ToF32 for every bit pattern. A table lookup inlines into the cache
-// kernels' inner loops and needs no branches; the table is 256 KiB.
-var f16Table = func() *[1 << 16]float32 {
+// F16Table holds F16ToF32 for every bit pattern. A table lookup inlines into inner loops
+// and needs no branches; the table is 256 KiB. Do not modify it.
+var F16Table = func() *[1 << 16]float32 {
 	var t [1 << 16]float32
 	for h := range t {
 		t[h] = F16ToF32(uint16(h))
 	}
 	return &t
 }()
+
+// BF16ToF32 converts a bfloat16 bit pattern to float32. bfloat16 is the top half of a
+// float32 (1 sign, 8 exponent, 7 mantissa bits), so the conversion is the shift b<<16 and
+// is exact for every pattern, NaNs included.
+func BF16ToF32(b uint16) float32 {
+	return math.Float32frombits(uint32(b) << 16)
+}
+
+// F32ToBF16 converts a float32 to the nearest bfloat16, rounding ties to even. Finite
+// values that round beyond the largest bfloat16 become ±Inf (IEEE overflow). A NaN
+// becomes a quiet NaN with the same sign and the top 7 payload bits kept; it never turns
+// into Inf, which plain truncation of a NaN with a low payload would.
+func F32ToBF16(f float32) uint16 {
+	b := math.Float32bits(f)
+	if b&0x7fffffff > 0x7f800000 {
+		return uint16(b>>16) | 0x0040
+	}
+	b += 0x7fff + (b>>16)&1
+	return uint16(b >> 16)
+}

@@ -2,6 +2,7 @@ package quant
 
 import (
 	"encoding/binary"
+	"github.com/kvref/kvref/internal/half"
 	"math"
 )
 
@@ -47,8 +48,8 @@ func sqrtf(f float32) float32 { return float32(math.Sqrt(float64(f))) }
 
 // loadF16 returns the fp16 value stored little-endian at b[0:2] as float32, as ggml's
 // GGML_FP16_TO_FP32 does (exactly).
-func loadF16(b []byte) float32 { return f16Table[binary.LittleEndian.Uint16(b)] }
+func loadF16(b []byte) float32 { return half.F16Table[binary.LittleEndian.Uint16(b)] }
 
 // storeF16 stores f as fp16, little-endian, rounded to nearest even as ggml's
 // GGML_FP32_TO_FP16 does (the two agree on every value but NaN payloads).
-func storeF16(b []byte, f float32) { binary.LittleEndian.PutUint16(b, F32ToF16(f)) }
+func storeF16(b []byte, f float32) { binary.LittleEndian.PutUint16(b, half.F32ToF16(f)) }

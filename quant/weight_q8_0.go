@@ -12,7 +12,7 @@ import "github.com/kvref/kvref/internal/kernels"
 //
 //	amax = max |x|;  d = amax/127;  id = d != 0 ? 1/d : 0;  q = (int8) roundf(x·id)
 //
-// It differs from the cache codec (q8_0.go) only where C is undefined: when 1/d
+// It differs from the cache codec (cache_q8_0.go) only where C is undefined: when 1/d
 // overflows (amax below about 4e-37, so that the stored fp16 d is 0 anyway) x·id is
 // infinite or NaN, and the weights follow x86-64's conversion (q = 0) where the cache
 // clamps to ±127. Both decode such a block to zeros.
