@@ -116,76 +116,114 @@ func (r *traceRunner) isLive(s *kvcache.Sequence) bool {
 func TestCacheTracesProperty(t *testing.T) {
 	m, err := microShape.Model()
 	require.NoError(t, err)
+	moreRapidChecks(t)
+	for _, bs := range []int{1, 2, 16, 64} {
+		t.Run(fmt.Sprintf("block%d", bs), func(t *testing.T) {
+			rapid.Check(t, cacheTrace(m, bs, propertyCacheTypes(m)))
+		})
+	}
+}
+
+// microBlockShape is a micro model whose K/V rows are 32 values wide (2 KV heads of 16),
+// the smallest row the block types store: microShape's 8-value rows admit none of them.
+var microBlockShape = synth.Shape{Name: "micro-blocks", Dim: 16, Layers: 2, Heads: 4, KVHeads: 2, HeadDim: 16, Hidden: 24, Context: 512, RopeBase: 10000, Seed: 4}
+
+// TestBlockCacheTracesProperty runs TestCacheTracesProperty's traces for the block types
+// (q8_0 and llama.cpp's 4- and 5-bit formats, whose blocks of 32 values span both KV heads
+// here) at block sizes 1 and 16.
+func TestBlockCacheTracesProperty(t *testing.T) {
+	m, err := microBlockShape.Model()
+	require.NoError(t, err)
+	var types []quant.CacheType
+	for _, ct := range propertyCacheTypes(m) {
+		if values, _ := ct.Block(); values > 0 {
+			types = append(types, ct)
+		}
+	}
+	require.Len(t, types, 6)
+	moreRapidChecks(t)
+	for _, bs := range []int{1, 16} {
+		t.Run(fmt.Sprintf("block%d", bs), func(t *testing.T) {
+			rapid.Check(t, cacheTrace(m, bs, types))
+		})
+	}
+}
+
+// moreRapidChecks raises rapid's default of 100 traces per property to 500 (an explicit
+// -rapid.checks is kept).
+func moreRapidChecks(t *testing.T) {
 	if f := flag.Lookup("rapid.checks"); f != nil && f.Value.String() == "100" {
 		require.NoError(t, flag.Set("rapid.checks", "500"))
 	}
-	for _, bs := range []int{1, 2, 16, 64} {
-		t.Run(fmt.Sprintf("block%d", bs), func(t *testing.T) {
-			rapid.Check(t, func(rt *rapid.T) {
-				ct := rapid.SampledFrom(propertyCacheTypes(m)).Draw(rt, "cacheType")
-				// Between 2 and 3 sequences' worth of a typical prompt: eviction happens.
-				blocks := rapid.IntRange(max(3, 96/bs), max(6, 240/bs)).Draw(rt, "blocks")
-				r := newTraceRunner(rt, m, bs, blocks, ct)
-				defer r.close()
-				token := rapid.IntRange(3, m.Config.Vocab-1)
-				nOps := rapid.IntRange(1, 14).Draw(rt, "ops")
-				for op := 0; op < nOps; op++ {
-					switch rapid.IntRange(0, 6).Draw(rt, "op") {
-					case 0, 1: // add a prompt, often sharing a prefix with an earlier one
-						var prompt []int
-						if len(r.prompts) > 0 && rapid.Bool().Draw(rt, "share") {
-							base := rapid.SampledFrom(r.prompts).Draw(rt, "base")
-							k := rapid.IntRange(1, len(base)).Draw(rt, "shared")
-							prompt = append(prompt, base[:k]...)
-						} else {
-							prompt = []int{1}
-						}
-						target := bs*rapid.IntRange(0, 3).Draw(rt, "blocksLong") + rapid.IntRange(-1, 1).Draw(rt, "jitter")
-						for len(prompt) < max(target, 1) {
-							prompt = append(prompt, token.Draw(rt, "t"))
-						}
-						r.add(prompt)
-					case 2: // append tokens to one sequence
-						if len(r.live) > 0 {
-							s := rapid.SampledFrom(r.live).Draw(rt, "seq")
-							n := rapid.IntRange(1, 3).Draw(rt, "n")
-							toks := make([]int, n)
-							for i := range toks {
-								toks[i] = token.Draw(rt, "t")
-							}
-							r.appendTokens(s, toks...)
-						}
-					case 3: // fork, then write into the fork (copy-on-write)
-						if len(r.live) > 0 {
-							f := r.fork(rapid.SampledFrom(r.live).Draw(rt, "parent"))
-							r.appendTokens(f, token.Draw(rt, "t"))
-						}
-					case 4: // one batched decode step of every live sequence
-						batch := append([]*kvcache.Sequence(nil), r.live...)
-						for _, s := range batch {
-							s.Append(token.Draw(rt, "t"))
-						}
-						if len(batch) > 0 {
-							r.run(batch...)
-						}
-					case 5: // free a sequence: its full blocks stay cached
-						if len(r.live) > 0 {
-							r.free(rapid.SampledFrom(r.live).Draw(rt, "victim"))
-						}
-					case 6: // re-add an earlier prompt exactly
-						if len(r.prompts) > 0 {
-							r.add(append([]int(nil), rapid.SampledFrom(r.prompts).Draw(rt, "again")...))
-						}
+}
+
+// cacheTrace is one random trace on m at block size bs with one of the cache types: adds
+// of prompts sharing prefixes, appends, forks, batched steps, frees and re-adds, with the
+// invariants and the bitwise logits checked after every operation.
+func cacheTrace(m *model.Model, bs int, types []quant.CacheType) func(*rapid.T) {
+	return func(rt *rapid.T) {
+		ct := rapid.SampledFrom(types).Draw(rt, "cacheType")
+		// Between 2 and 3 sequences' worth of a typical prompt: eviction happens.
+		blocks := rapid.IntRange(max(3, 96/bs), max(6, 240/bs)).Draw(rt, "blocks")
+		r := newTraceRunner(rt, m, bs, blocks, ct)
+		defer r.close()
+		token := rapid.IntRange(3, m.Config.Vocab-1)
+		nOps := rapid.IntRange(1, 14).Draw(rt, "ops")
+		for op := 0; op < nOps; op++ {
+			switch rapid.IntRange(0, 6).Draw(rt, "op") {
+			case 0, 1: // add a prompt, often sharing a prefix with an earlier one
+				var prompt []int
+				if len(r.prompts) > 0 && rapid.Bool().Draw(rt, "share") {
+					base := rapid.SampledFrom(r.prompts).Draw(rt, "base")
+					k := rapid.IntRange(1, len(base)).Draw(rt, "shared")
+					prompt = append(prompt, base[:k]...)
+				} else {
+					prompt = []int{1}
+				}
+				target := bs*rapid.IntRange(0, 3).Draw(rt, "blocksLong") + rapid.IntRange(-1, 1).Draw(rt, "jitter")
+				for len(prompt) < max(target, 1) {
+					prompt = append(prompt, token.Draw(rt, "t"))
+				}
+				r.add(prompt)
+			case 2: // append tokens to one sequence
+				if len(r.live) > 0 {
+					s := rapid.SampledFrom(r.live).Draw(rt, "seq")
+					n := rapid.IntRange(1, 3).Draw(rt, "n")
+					toks := make([]int, n)
+					for i := range toks {
+						toks[i] = token.Draw(rt, "t")
 					}
+					r.appendTokens(s, toks...)
 				}
-				for _, s := range append([]*kvcache.Sequence(nil), r.live...) {
-					r.free(s)
+			case 3: // fork, then write into the fork (copy-on-write)
+				if len(r.live) > 0 {
+					f := r.fork(rapid.SampledFrom(r.live).Draw(rt, "parent"))
+					r.appendTokens(f, token.Draw(rt, "t"))
 				}
-				st := r.e.Pool.Stats()
-				require.Zero(rt, st.BlocksUsed)
-				require.Equal(rt, st.BlocksTotal, st.BlocksFree+st.BlocksCached)
-			})
-		})
+			case 4: // one batched decode step of every live sequence
+				batch := append([]*kvcache.Sequence(nil), r.live...)
+				for _, s := range batch {
+					s.Append(token.Draw(rt, "t"))
+				}
+				if len(batch) > 0 {
+					r.run(batch...)
+				}
+			case 5: // free a sequence: its full blocks stay cached
+				if len(r.live) > 0 {
+					r.free(rapid.SampledFrom(r.live).Draw(rt, "victim"))
+				}
+			case 6: // re-add an earlier prompt exactly
+				if len(r.prompts) > 0 {
+					r.add(append([]int(nil), rapid.SampledFrom(r.prompts).Draw(rt, "again")...))
+				}
+			}
+		}
+		for _, s := range append([]*kvcache.Sequence(nil), r.live...) {
+			r.free(s)
+		}
+		st := r.e.Pool.Stats()
+		require.Zero(rt, st.BlocksUsed)
+		require.Equal(rt, st.BlocksTotal, st.BlocksFree+st.BlocksCached)
 	}
 }
 

@@ -60,6 +60,17 @@ const blockLen = 32
 // heads (q8_0 and ggml's 4- and 5-bit formats).
 func (t CacheType) blocked() bool { return t < numCacheTypes && cacheBlockBytes[t] != 0 }
 
+// Block returns the values and bytes of one block for the block types (32 values in 34
+// bytes for q8_0, 18 for q4_0 and iq4_nl, 20 for q4_1, 22 for q5_0, 24 for q5_1), whose
+// rows must hold whole blocks, and 0, 0 for the types that store each value or each head
+// on its own.
+func (t CacheType) Block() (values, bytes int) {
+	if !t.blocked() {
+		return 0, 0
+	}
+	return blockLen, int(cacheBlockBytes[t])
+}
+
 // cacheTypeAliases are extra names ParseCacheType accepts.
 var cacheTypeAliases = map[string]CacheType{
 	"fp32": F32,

@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/kvref/kvref/engine"
@@ -20,7 +21,9 @@ func init() {
 
 // dtypeAccuracy is one row of `kvref eval`.
 type dtypeAccuracy struct {
-	CacheType      string  `json:"cache_type"`
+	CacheType      string  `json:"cache_type"` // "q8_0", or "K/V" such as "q8_0/f16" for different key and value types
+	CacheTypeK     string  `json:"cache_type_k"`
+	CacheTypeV     string  `json:"cache_type_v"`
 	BytesPerToken  int64   `json:"bytes_per_token"`
 	BytesVsF32     float64 `json:"bytes_vs_f32"`
 	Perplexity     float64 `json:"perplexity"`
@@ -50,28 +53,45 @@ func evalCmd(args []string, stdout, stderr io.Writer) error {
 	tokPath := fs.String("tokenizer", "", "tokenizer.bin of a llama2.c checkpoint")
 	file := fs.String("file", "", "text to evaluate on (default: a built-in TinyStories-style sample)")
 	dtypes := fs.String("cache-dtype", "all", "comma-separated cache types to compare with f32, or all: "+typeNames())
+	var mixed cacheFlags
+	fs.StringVar(&mixed.k, "cache-type-k", "", "also compare one cache with this key type and --cache-type-v's value type (llama.cpp's spelling)")
+	fs.StringVar(&mixed.k, "ctk", "", "same as --cache-type-k")
+	fs.StringVar(&mixed.v, "cache-type-v", "", "value type of the --cache-type-k row (default: f32)")
+	fs.StringVar(&mixed.v, "ctv", "", "same as --cache-type-v")
 	ctx := fs.Int("c", 0, "window length in tokens (0: the model's context, at most 4096)")
 	threads := fs.Int("t", 0, "threads (0: one per core)")
 	asJSON := fs.Bool("json", false, "print one JSON object")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: kvref eval [-m MODEL] [--file TEXT] [--cache-dtype T,...] [-c N] [--json]")
+		fmt.Fprintln(stderr, "usage: kvref eval [-m MODEL] [--file TEXT] [--cache-dtype T,...] [-ctk K -ctv V] [-c N] [--json]")
 		fs.PrintDefaults()
 	}
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	types := []quant.CacheType{quant.F32}
+	types := []cachePair{{quant.F32, quant.F32}}
 	if *dtypes == "all" {
-		types = quant.CacheTypes()
-	} else {
+		for _, t := range quant.CacheTypes()[1:] {
+			types = append(types, cachePair{t, t})
+		}
+	} else if *dtypes != "" {
 		for _, name := range strings.Split(*dtypes, ",") {
-			t, err := quant.ParseCacheType(name)
+			t, err := parseCacheFlag("--cache-dtype", name)
 			if err != nil {
 				return err
 			}
 			if t != quant.F32 {
-				types = append(types, t)
+				types = append(types, cachePair{t, t})
 			}
+		}
+	}
+	if mixed.k != "" || mixed.v != "" {
+		mixed.both = "f32"
+		k, v, err := mixed.types()
+		if err != nil {
+			return err
+		}
+		if p := (cachePair{k, v}); !slices.Contains(types, p) {
+			types = append(types, p)
 		}
 	}
 	text, source := sampleText, "built-in sample"
@@ -87,13 +107,13 @@ func evalCmd(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer m.Close()
-	var usable []quant.CacheType
-	for _, t := range types {
-		if err := t.Validate(m.Config.KVHeads, m.Config.HeadDim); err != nil {
-			fmt.Fprintf(stderr, "kvref eval: skipping %s: %v\n", t, err)
+	var usable []cachePair
+	for _, p := range types {
+		if err := p.validate(m.Config.KVHeads, m.Config.HeadDim); err != nil {
+			fmt.Fprintf(stderr, "kvref eval: skipping %s: %v\n", p, err)
 			continue
 		}
-		usable = append(usable, t)
+		usable = append(usable, p)
 	}
 	rep, err := evaluate(m, text, usable, *ctx, *threads, stderr)
 	if err != nil {
@@ -107,17 +127,40 @@ func evalCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "model %s, text %s: %d tokens in %d windows of up to %d, %d predictions\n\n",
 		rep.Model, rep.Text, rep.Tokens, rep.Windows, rep.Window, rep.Predicted)
-	fmt.Fprintf(stdout, "%-9s %9s %6s %11s %10s %10s %10s %8s %10s\n", "cache", "B/token", "×f32", "perplexity", "Δppl", "mean KL", "max KL", "top-1", "max|Δlogit|")
+	width := 9 // the longest single type name, fp8-e4m3, and a space
 	for _, r := range rep.Results {
-		fmt.Fprintf(stdout, "%-9s %9d %6.3f %11.4f %+10.4f %10.2e %10.2e %7.2f%% %10.2e\n", r.CacheType, r.BytesPerToken, r.BytesVsF32,
+		width = max(width, len(r.CacheType))
+	}
+	fmt.Fprintf(stdout, "%-*s %9s %6s %11s %10s %10s %10s %8s %10s\n", width, "cache", "B/token", "×f32", "perplexity", "Δppl", "mean KL", "max KL", "top-1", "max|Δlogit|")
+	for _, r := range rep.Results {
+		fmt.Fprintf(stdout, "%-*s %9d %6.3f %11.4f %+10.4f %10.2e %10.2e %7.2f%% %10.2e\n", width, r.CacheType, r.BytesPerToken, r.BytesVsF32,
 			r.Perplexity, r.PerplexityDiff, r.MeanKL, r.MaxKL, 100*r.Top1Agreement, r.MaxAbsLogitErr)
 	}
 	return nil
 }
 
-// evaluate runs the text, window by window, through one engine per cache type and compares
-// each type's logits at every position with the f32 cache's (types[0] must be f32).
-func evaluate(m *model.Model, text string, types []quant.CacheType, window, threads int, stderr io.Writer) (evalReport, error) {
+// cachePair is the key and value types of one cache `kvref eval` measures.
+type cachePair struct{ k, v quant.CacheType }
+
+// String is "q8_0" when keys and values share the type, else "q8_0/f16".
+func (p cachePair) String() string {
+	if p.k == p.v {
+		return p.k.String()
+	}
+	return p.k.String() + "/" + p.v.String()
+}
+
+// validate reports whether the model's rows fit both types.
+func (p cachePair) validate(kvHeads, headDim int) error {
+	if err := p.k.Validate(kvHeads, headDim); err != nil {
+		return err
+	}
+	return p.v.Validate(kvHeads, headDim)
+}
+
+// evaluate runs the text, window by window, through one engine per cache and compares each
+// cache's logits at every position with the f32 cache's (types[0] must be f32 for both).
+func evaluate(m *model.Model, text string, types []cachePair, window, threads int, stderr io.Writer) (evalReport, error) {
 	ids := m.Tokenizer.Encode(text, false)
 	if window <= 0 {
 		window = min(m.Config.Context, engine.DefaultContext)
@@ -130,7 +173,7 @@ func evaluate(m *model.Model, text string, types []quant.CacheType, window, thre
 	}
 	engines := make([]*engine.Engine, len(types))
 	for i, t := range types {
-		e, err := engine.New(m, engine.Config{Context: window, Threads: threads, KType: t, VType: t})
+		e, err := engine.New(m, engine.Config{Context: window, Threads: threads, KType: t.k, VType: t.v})
 		if err != nil {
 			return evalReport{}, err
 		}
@@ -202,7 +245,7 @@ func evaluate(m *model.Model, text string, types []quant.CacheType, window, thre
 	f32Bytes := engines[0].Pool.Config().BytesPerToken()
 	for i, t := range types {
 		r := &res[i]
-		r.CacheType = t.String()
+		r.CacheType, r.CacheTypeK, r.CacheTypeV = t.String(), t.k.String(), t.v.String()
 		r.BytesPerToken = engines[i].Pool.Config().BytesPerToken()
 		r.BytesVsF32 = float64(r.BytesPerToken) / float64(f32Bytes)
 		r.Perplexity = math.Exp(r.nll / float64(r.n))

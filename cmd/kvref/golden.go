@@ -33,6 +33,7 @@ func (m *multiFlag) Set(s string) error { *m = append(*m, s); return nil }
 // goldenFlags are the flags of `kvref golden`.
 type goldenFlags struct {
 	model, suite, out, run, dtypes string
+	pair                           cacheFlags // --cache-type-k/-ctk and --cache-type-v/-ctv
 	scenarios                      multiFlag
 	list, fullLogits, noCheck      bool
 	blockSize, blocks, topK        int
@@ -49,7 +50,12 @@ func goldenCmd(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&f.out, "out", "", "directory to write the goldens to")
 	fs.BoolVar(&f.list, "list", false, "list the scenario classes and the suites' scenarios, and exit")
 	fs.StringVar(&f.run, "run", "", "record only scenarios whose name matches this regular expression")
-	fs.StringVar(&f.dtypes, "cache-dtypes", "", "comma-separated reference cache types to record every class at, instead of the suite's choice (e.g. f32,f16)")
+	fs.StringVar(&f.dtypes, "cache-dtypes", "", "comma-separated reference cache types to record every class at, instead of the suite's choice (e.g. f32,f16,q4_0): "+typeNames())
+	fs.StringVar(&f.dtypes, "cache-dtype", "", "same as --cache-dtypes")
+	fs.StringVar(&f.pair.k, "cache-type-k", "", "record every class with keys stored as this type and values as --cache-type-v's (default f32), for a candidate such as llama-server -ctk q8_0 -ctv f16")
+	fs.StringVar(&f.pair.k, "ctk", "", "same as --cache-type-k")
+	fs.StringVar(&f.pair.v, "cache-type-v", "", "value type of the --cache-type-k recording (default f32)")
+	fs.StringVar(&f.pair.v, "ctv", "", "same as --cache-type-v")
 	fs.IntVar(&f.blockSize, "block-size", golden.DefaultParams().BlockSize, "reference-side tokens per cache block (give the candidate the same)")
 	fs.IntVar(&f.blocks, "cache-blocks", golden.DefaultParams().Blocks, "reference-side blocks in the pool (give the candidate the same, so eviction and preemption happen there too)")
 	fs.IntVar(&f.topK, "top-k", golden.DefaultTopK, "log-probabilities recorded per step")
@@ -147,7 +153,8 @@ func goldenCmd(args []string, stdout, stderr io.Writer) error {
 }
 
 // selectScenarios returns the scenario files given with --scenario, or the suite's
-// scenarios (at --cache-dtypes when given).
+// scenarios: at --cache-dtypes, or at the key and value types of --cache-type-k and
+// --cache-type-v, every class of the library.
 func selectScenarios(f goldenFlags, p golden.Params) ([]*golden.Scenario, []golden.Skipped, error) {
 	if len(f.scenarios) > 0 {
 		var out []*golden.Scenario
@@ -159,6 +166,12 @@ func selectScenarios(f goldenFlags, p golden.Params) ([]*golden.Scenario, []gold
 			out = append(out, s)
 		}
 		return out, nil, nil
+	}
+	if f.pair.k != "" || f.pair.v != "" {
+		if f.dtypes != "" {
+			return nil, nil, fmt.Errorf("give --cache-dtypes (keys and values alike) or --cache-type-k/--cache-type-v, not both")
+		}
+		return scenariosAtPair(f.pair, p)
 	}
 	if f.dtypes == "" {
 		return golden.Suite(f.suite, p)
@@ -177,6 +190,33 @@ func selectScenarios(f goldenFlags, p golden.Params) ([]*golden.Scenario, []gold
 	}
 	all = slices.DeleteFunc(all, func(s *golden.Scenario) bool { return !want[s.Cache.TypeK] })
 	return all, skipped, nil
+}
+
+// scenariosAtPair returns every class of the library with keys and values stored as the
+// types of --cache-type-k and --cache-type-v (f32 for the one not given).
+func scenariosAtPair(pair cacheFlags, p golden.Params) ([]*golden.Scenario, []golden.Skipped, error) {
+	pair.both = "f32"
+	k, v, err := pair.types()
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, t := range []quant.CacheType{k, v} {
+		if p.Supports != nil && !p.Supports(t) {
+			return nil, nil, fmt.Errorf("the model's K/V rows cannot be stored as %s (the block types need kv_heads·head_dim to be a multiple of 32)", t)
+		}
+	}
+	all, skipped, err := golden.Suite("full", p)
+	if err != nil {
+		return nil, nil, err
+	}
+	var out []*golden.Scenario
+	for _, s := range all {
+		if s.Cache.TypeK == quant.F32.String() {
+			out = append(out, golden.AtCacheTypes(s, k, v))
+		}
+	}
+	skipped = slices.DeleteFunc(skipped, func(s golden.Skipped) bool { return !strings.HasSuffix(s.Name, "."+quant.F32.String()) })
+	return out, skipped, nil
 }
 
 // supports reports which cache types the model's K/V rows can be stored as.

@@ -12,7 +12,6 @@ import (
 
 	"github.com/kvref/kvref/engine"
 	"github.com/kvref/kvref/kvcache"
-	"github.com/kvref/kvref/quant"
 )
 
 // runFlags are the flags of `kvref run`.
@@ -27,7 +26,7 @@ type runFlags struct {
 	ignoreEOS, check, asJSON   bool
 	parallel                   bool
 	chunk, batchTokens         int
-	cacheDtype, cacheK, cacheV string
+	cache                      cacheFlags
 }
 
 func init() {
@@ -58,9 +57,7 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	fs.BoolVar(&f.ignoreEOS, "ignore-eos", false, "keep generating past end-of-text tokens")
 	fs.BoolVar(&f.check, "check", false, "recompute every step with the cache-free reference and require bit-identical logits")
 	fs.BoolVar(&f.asJSON, "json", false, "print one JSON object per token and a final summary line")
-	fs.StringVar(&f.cacheDtype, "cache-dtype", "f32", "KV cache storage for keys and values: "+typeNames())
-	fs.StringVar(&f.cacheK, "cache-type-k", "", "key storage (overrides --cache-dtype)")
-	fs.StringVar(&f.cacheV, "cache-type-v", "", "value storage (overrides --cache-dtype)")
+	f.cache.register(fs, "f32")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: kvref run [-m MODEL] [-p PROMPT | --prompt-file FILE] [flags]")
 		fs.PrintDefaults()
@@ -71,7 +68,7 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments %q (quote the prompt: -p \"...\")", fs.Args())
 	}
-	kType, vType, err := cacheTypes(f.cacheDtype, f.cacheK, f.cacheV)
+	kType, vType, err := f.cache.types()
 	if err != nil {
 		return err
 	}
@@ -309,30 +306,6 @@ func topK(logits []float32, k int) [][2]float64 {
 		out[i] = [2]float64{float64(id), float64(logits[id])}
 	}
 	return out
-}
-
-// cacheTypes resolves --cache-dtype, --cache-type-k and --cache-type-v.
-func cacheTypes(both, k, v string) (quant.CacheType, quant.CacheType, error) {
-	if k == "" {
-		k = both
-	}
-	if v == "" {
-		v = both
-	}
-	kt, err := quant.ParseCacheType(k)
-	if err != nil {
-		return 0, 0, err
-	}
-	vt, err := quant.ParseCacheType(v)
-	return kt, vt, err
-}
-
-func typeNames() string {
-	var s []string
-	for _, t := range quant.CacheTypes() {
-		s = append(s, t.String())
-	}
-	return strings.Join(s, ", ")
 }
 
 // readPrompts reads one prompt per line; blank lines are skipped.

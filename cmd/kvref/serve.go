@@ -19,16 +19,16 @@ import (
 
 // serveFlags are the flags of `kvref serve`.
 type serveFlags struct {
-	model, host, name          string
-	tokenizer                  string
-	port                       int
-	ctx, threads, blockSize    int
-	cacheBlocks, sequences     int
-	batchTokens, chunk         int
-	maxLogprobs                int
-	cacheDtype, cacheK, cacheV string
-	check, quiet               bool
-	shutdownTimeout            time.Duration
+	model, host, name       string
+	tokenizer               string
+	port                    int
+	ctx, threads, blockSize int
+	cacheBlocks, sequences  int
+	batchTokens, chunk      int
+	maxLogprobs             int
+	cache                   cacheFlags
+	check, quiet            bool
+	shutdownTimeout         time.Duration
 }
 
 const serveUsage = `usage: kvref serve [-m MODEL] [--host H] [--port P] [flags]
@@ -78,9 +78,7 @@ func serve(ctx context.Context, restore func(), args []string, stdout, stderr io
 	fs.IntVar(&f.sequences, "sequences", 4, "full-context sequences the default pool holds (with --cache-blocks 0)")
 	fs.IntVar(&f.batchTokens, "max-batch-tokens", 2048, "tokens per step, decode and prefill together")
 	fs.IntVar(&f.chunk, "chunk-size", 0, "most prompt tokens of one sequence per step (chunked prefill; 0: the batch budget)")
-	fs.StringVar(&f.cacheDtype, "cache-dtype", "f32", "KV cache storage for keys and values: "+typeNames())
-	fs.StringVar(&f.cacheK, "cache-type-k", "", "key storage (overrides --cache-dtype)")
-	fs.StringVar(&f.cacheV, "cache-type-v", "", "value storage (overrides --cache-dtype)")
+	f.cache.register(fs, "f32")
 	fs.BoolVar(&f.check, "check", false, "recompute every step of every request with the cache-free reference and fail the request unless the logits are bit-identical")
 	fs.IntVar(&f.maxLogprobs, "max-logprobs", server.DefaultMaxLogprobs, "largest logprobs a request may ask for")
 	fs.DurationVar(&f.shutdownTimeout, "shutdown-timeout", server.DefaultShutdownTimeout, "on Ctrl-C or SIGTERM, how long running requests may finish")
@@ -95,7 +93,7 @@ func serve(ctx context.Context, restore func(), args []string, stdout, stderr io
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
-	kType, vType, err := cacheTypes(f.cacheDtype, f.cacheK, f.cacheV)
+	kType, vType, err := f.cache.types()
 	if err != nil {
 		return err
 	}

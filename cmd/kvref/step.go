@@ -26,13 +26,14 @@ func init() {
 // stepOptions are the flags of `kvref step`.
 type stepOptions struct {
 	model, prompt, script  string
-	cacheDtype, attn       string
+	cache                  cacheFlags
+	attn                   string
 	blockSize, cacheBlocks int
 	threads, top           int
 	sampling               engine.Sampling
 }
 
-const stepUsage = `usage: kvref step [-m MODEL] -p PROMPT [--block-size B] [--cache-blocks N] [--cache-dtype T]
+const stepUsage = `usage: kvref step [-m MODEL] -p PROMPT [--block-size B] [--cache-blocks N] [--cache-dtype T | -ctk T -ctv T]
                   [--temp T] [--top-k K] [--seed S] [--top N] [--attn LAYER[:HEAD]] [--script FILE]
 
 Decodes one token at a time through the paged KV cache and shows where everything lives.
@@ -58,7 +59,7 @@ func parseStepFlags(args []string, stderr io.Writer) (stepOptions, error) {
 	fs.StringVar(&o.prompt, "p", "", "prompt text (BOS is added when the model's tokenizer adds one)")
 	fs.IntVar(&o.blockSize, "block-size", kvcache.DefaultBlockSize, "token slots per KV cache block")
 	fs.IntVar(&o.cacheBlocks, "cache-blocks", 0, "blocks in the pool (0: enough for one full-context sequence)")
-	fs.StringVar(&o.cacheDtype, "cache-dtype", "f32", "KV cache storage: "+typeNames())
+	o.cache.register(fs, "f32")
 	fs.Float64Var(&o.sampling.Temperature, "temp", 0.8, "sampling temperature (0: greedy)")
 	fs.IntVar(&o.sampling.TopK, "top-k", 40, "sample from the K most likely tokens only (0: all)")
 	fs.Float64Var(&o.sampling.TopP, "top-p", 0.95, "top-p (nucleus) sampling (1: off)")

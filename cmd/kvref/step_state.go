@@ -82,7 +82,7 @@ func stepSeed(seed uint64, n int) uint64 { return seed + uint64(n)*0x9e3779b97f4
 
 // newStepper loads the model, builds the engine and runs the prompt's prefill.
 func newStepper(o stepOptions, stdout, stderr io.Writer, color bool) (*stepper, error) {
-	kType, vType, err := cacheTypes(o.cacheDtype, "", "")
+	kType, vType, err := o.cache.types()
 	if err != nil {
 		return nil, err
 	}
