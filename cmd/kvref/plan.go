@@ -10,7 +10,6 @@ import (
 
 	"github.com/kvref/kvref/internal/plan"
 	"github.com/kvref/kvref/kvcache"
-	"github.com/kvref/kvref/model"
 	"github.com/kvref/kvref/quant"
 )
 
@@ -40,7 +39,7 @@ const defaultShapeContext = 4096
 func planCmd(args []string, stdout, stderr io.Writer) error {
 	var f planFlags
 	fs := newFlags("plan", stderr)
-	fs.StringVar(&f.model, "m", "", "GGUF model file: its shape and its real weight bytes")
+	fs.StringVar(&f.model, "m", "", "model (GGUF file, Hugging Face directory, llama2.c checkpoint, hf:// reference): its shape and its real weight bytes")
 	fs.StringVar(&f.preset, "preset", "", "a published model's shape (--preset list, or --list, shows them)")
 	fs.BoolVar(&f.list, "list", false, "list the presets and where their shapes come from")
 	fs.IntVar(&f.layers, "layers", 0, "shape: transformer layers")
@@ -176,7 +175,7 @@ flags:
 // planModel is the model being planned and where its shape came from.
 type planModel struct {
 	name        string // preset name, file path or "shape flags"
-	from        string // the preset's repository, "GGUF file" or "flags"
+	from        string // the preset's repository, the model's format ("gguf model", ...) or "flags"
 	shape       plan.Shape
 	fileWeights int64 // the tensors' real bytes with -m; -1 otherwise
 	note        string
@@ -208,12 +207,12 @@ func resolvePlanModel(f *planFlags) (planModel, error) {
 
 	switch {
 	case f.model != "":
-		mdl, err := model.LoadGGUF(f.model)
+		mdl, err := loadModel(f.model, io.Discard)
 		if err != nil {
 			return planModel{}, err
 		}
 		defer mdl.Close()
-		return planModel{name: f.model, from: "GGUF file", shape: mdl.Config.PlanShape(), fileWeights: mdl.Weights.Bytes()}, nil
+		return planModel{name: f.model, from: mdl.Format + " model", shape: mdl.Config.PlanShape(), fileWeights: mdl.Weights.Bytes()}, nil
 	case f.preset != "":
 		p, err := plan.LookupPreset(f.preset)
 		if err != nil {

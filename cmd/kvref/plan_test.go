@@ -274,3 +274,31 @@ func TestPlanHelp(t *testing.T) {
 	}
 	require.True(t, strings.Contains(stderr, "kvref plan --list"))
 }
+
+// TestPlanAcceptsEveryModelFormat: plan -m opens what run -m opens: the same synthetic model
+// as a GGUF file, a Hugging Face directory and a llama2.c checkpoint plans to the same
+// bytes per token, context and weight bytes.
+func TestPlanAcceptsEveryModelFormat(t *testing.T) {
+	dir := t.TempDir()
+	var plans []planJSON
+	for _, f := range []struct{ format, out string }{
+		{"gguf", filepath.Join(dir, "m.gguf")},
+		{"hf", filepath.Join(dir, "hf")},
+		{"llama2c", filepath.Join(dir, "l2c", "model.bin")},
+	} {
+		_, stderr, code := kvref(t, "synth", "-o", f.out, "--format", f.format, "--vocab", "512")
+		require.Equal(t, 0, code, stderr)
+		p := planJSONOf(t, "-m", f.out, "--mem", "1GiB", "--cache-dtype", "f16")
+		require.Equal(t, f.out, p.Model.Name)
+		plans = append(plans, p)
+	}
+	for _, p := range plans[1:] {
+		require.Equal(t, plans[0].BytesPerToken, p.BytesPerToken)
+		require.Equal(t, plans[0].Context, p.Context)
+		require.Equal(t, plans[0].MaxSequences, p.MaxSequences)
+	}
+	require.Equal(t, "safetensors model", plans[1].Model.From)
+	_, stderr, code := kvref(t, "plan", "-m", filepath.Join(dir, "nothing-here"))
+	require.NotEqual(t, 0, code)
+	require.Contains(t, stderr, "nothing-here")
+}
