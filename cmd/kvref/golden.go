@@ -33,7 +33,7 @@ func (m *multiFlag) Set(s string) error { *m = append(*m, s); return nil }
 // goldenFlags are the flags of `kvref golden`.
 type goldenFlags struct {
 	model, suite, out, run, dtypes string
-	pair                           cacheFlags // --cache-type-k/-ctk and --cache-type-v/-ctv
+	pairK, pairV                   string // --cache-type-k/-ctk and --cache-type-v/-ctv
 	scenarios                      multiFlag
 	list, fullLogits, noCheck      bool
 	blockSize, blocks, topK        int
@@ -52,10 +52,10 @@ func goldenCmd(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&f.run, "run", "", "record only scenarios whose name matches this regular expression")
 	fs.StringVar(&f.dtypes, "cache-dtypes", "", "comma-separated reference cache types to record every class at, instead of the suite's choice (e.g. f32,f16,q4_0): "+typeNames())
 	fs.StringVar(&f.dtypes, "cache-dtype", "", "same as --cache-dtypes")
-	fs.StringVar(&f.pair.k, "cache-type-k", "", "record every class with keys stored as this type and values as --cache-type-v's (default f32), for a candidate such as llama-server -ctk q8_0 -ctv f16")
-	fs.StringVar(&f.pair.k, "ctk", "", "same as --cache-type-k")
-	fs.StringVar(&f.pair.v, "cache-type-v", "", "value type of the --cache-type-k recording (default f32)")
-	fs.StringVar(&f.pair.v, "ctv", "", "same as --cache-type-v")
+	fs.StringVar(&f.pairK, "cache-type-k", "", "record every class with keys stored as this type and values as --cache-type-v's (default f32), for a candidate such as llama-server -ctk q8_0 -ctv f16; also -ctk")
+	fs.StringVar(&f.pairK, "ctk", "", "same as --cache-type-k")
+	fs.StringVar(&f.pairV, "cache-type-v", "", "value type of the --cache-type-k recording (default f32); also -ctv")
+	fs.StringVar(&f.pairV, "ctv", "", "same as --cache-type-v")
 	fs.IntVar(&f.blockSize, "block-size", golden.DefaultParams().BlockSize, "reference-side tokens per cache block (give the candidate the same)")
 	fs.IntVar(&f.blocks, "cache-blocks", golden.DefaultParams().Blocks, "reference-side blocks in the pool (give the candidate the same, so eviction and preemption happen there too)")
 	fs.IntVar(&f.topK, "top-k", golden.DefaultTopK, "log-probabilities recorded per step")
@@ -167,11 +167,15 @@ func selectScenarios(f goldenFlags, p golden.Params) ([]*golden.Scenario, []gold
 		}
 		return out, nil, nil
 	}
-	if f.pair.k != "" || f.pair.v != "" {
+	if f.pairK != "" || f.pairV != "" {
 		if f.dtypes != "" {
 			return nil, nil, fmt.Errorf("give --cache-dtypes (keys and values alike) or --cache-type-k/--cache-type-v, not both")
 		}
-		return scenariosAtPair(f.pair, p)
+		k, v, err := cacheTypes("f32", f.pairK, f.pairV)
+		if err != nil {
+			return nil, nil, err
+		}
+		return scenariosAtPair(k, v, p)
 	}
 	if f.dtypes == "" {
 		return golden.Suite(f.suite, p)
@@ -192,14 +196,8 @@ func selectScenarios(f goldenFlags, p golden.Params) ([]*golden.Scenario, []gold
 	return all, skipped, nil
 }
 
-// scenariosAtPair returns every class of the library with keys and values stored as the
-// types of --cache-type-k and --cache-type-v (f32 for the one not given).
-func scenariosAtPair(pair cacheFlags, p golden.Params) ([]*golden.Scenario, []golden.Skipped, error) {
-	pair.both = "f32"
-	k, v, err := pair.types()
-	if err != nil {
-		return nil, nil, err
-	}
+// scenariosAtPair returns every class of the library with keys stored as k and values as v.
+func scenariosAtPair(k, v quant.CacheType, p golden.Params) ([]*golden.Scenario, []golden.Skipped, error) {
 	for _, t := range []quant.CacheType{k, v} {
 		if p.Supports != nil && !p.Supports(t) {
 			return nil, nil, fmt.Errorf("the model's K/V rows cannot be stored as %s (the block types need kv_heads·head_dim to be a multiple of 32)", t)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/kvref/kvref/eval"
 	"github.com/kvref/kvref/quant"
 )
 
@@ -75,7 +76,7 @@ func TestEveryCacheCommandTakesLlamaSpellings(t *testing.T) {
 
 	out, stderr, code = kvref(t, "eval", "-c", "64", "--cache-dtype", "q5_0", "-ctk", "q8_0", "-ctv", "q4_0", "--json")
 	require.Equal(t, 0, code, stderr)
-	var rep evalReport
+	var rep eval.Report
 	require.NoError(t, json.Unmarshal([]byte(out), &rep))
 	var rows []string
 	for _, r := range rep.Results {
