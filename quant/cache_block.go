@@ -47,66 +47,75 @@ const (
 	blockHalf       = blockLen / 2           // values in the low (or high) nibbles of a block
 )
 
-// lowNibbles8 returns the 4-bit codes of elements o..o+7 (o a multiple of 8) of a block
-// whose 16 bytes of nibbles are qs: elements 0..15 are the low nibbles, 16..31 the high.
-func lowNibbles8(qs []byte, o int) (c [8]uint8) {
+// nibbles8 returns the eight bytes of qs (a block's 16 bytes of nibbles) that hold elements
+// o..o+7 (o a multiple of 8), and the shift that brings their nibble down: elements 0..15
+// are the low nibbles of qs[0..15], elements 16..31 the high ones.
+func nibbles8(qs []byte, o int) ([]byte, uint) {
 	b := o % blockHalf
-	qs = qs[b : b+8 : b+8]
-	shift := uint(o / blockHalf * 4)
-	for j := range c {
-		c[j] = qs[j] >> shift & 0x0f
-	}
-	return c
+	return qs[b : b+8 : b+8], uint(o / blockHalf * 4)
 }
 
-// addFifthBits adds bit o+j of the little-endian uint32 qh to code j as its fifth bit
-// (value 16), as ggml's 5-bit formats store it.
-func addFifthBits(c *[8]uint8, qh []byte, o int) {
-	h := binary.LittleEndian.Uint32(qh) >> uint(o)
-	for j := range c {
-		c[j] |= uint8(h>>uint(j)&1) << 4
-	}
+// fifthBits8 returns bits o..o+7 of the little-endian uint32 qh (a 5-bit block's fifth
+// bits), bit j of the result for element o+j.
+func fifthBits8(qh []byte, o int) uint32 {
+	return binary.LittleEndian.Uint32(qh) >> uint(o)
 }
+
+// Codes as float32, exactly (every code converts without rounding): q4Levels[c] = c−8
+// (q4_0), q5Levels[c] = c−16 (q5_0), codeLevels[c] = c (q4_1, q5_1), iq4nlLevels[c] =
+// kvalues[c]. A table lookup gives the same bits as ggml's integer-to-float conversion.
+var q4Levels, q5Levels, codeLevels, iq4nlLevels = func() (a, b, c, d [blockLen]float32) {
+	for i := range a {
+		a[i], b[i], c[i] = float32(i-q4Offset), float32(i-q5Offset), float32(i)
+		d[i] = float32(iq4nlValues[i%iq4nlPoints])
+	}
+	return
+}()
 
 // blockGroup decodes elements o..o+7 (o a multiple of 8) of one block blk of the 4- or
-// 5-bit type t into v, with the float32 arithmetic of ggml's dequantize_row_*. Decode,
-// DotHead and AxpyHead all decode through it.
+// 5-bit type t into v, with the float32 arithmetic of ggml's dequantize_row_*: a code's
+// integer value times d (q4_0, q5_0, iq4_nl), or times d plus m, rounded twice (q4_1,
+// q5_1). Decode, DotHead and AxpyHead all decode through it.
 func blockGroup(t CacheType, blk []byte, o int, v *[8]float32) {
 	d := loadF16(blk)
 	switch t {
-	case Q4_0:
-		c := lowNibbles8(blk[2:q4BlockBytes], o)
-		for j := range v {
-			v[j] = q4Value(c[j], d)
+	case Q4_0, IQ4_NL:
+		lv := &q4Levels
+		if t == IQ4_NL {
+			lv = &iq4nlLevels
 		}
-	case IQ4_NL:
-		c := lowNibbles8(blk[2:iq4nlBlockBytes], o)
-		for j := range v {
-			v[j] = d * float32(iq4nlValues[c[j]])
-		}
+		qs, sh := nibbles8(blk[2:q4BlockBytes], o)
+		v[0], v[1], v[2], v[3] = lv[qs[0]>>sh&0x0f]*d, lv[qs[1]>>sh&0x0f]*d, lv[qs[2]>>sh&0x0f]*d, lv[qs[3]>>sh&0x0f]*d
+		v[4], v[5], v[6], v[7] = lv[qs[4]>>sh&0x0f]*d, lv[qs[5]>>sh&0x0f]*d, lv[qs[6]>>sh&0x0f]*d, lv[qs[7]>>sh&0x0f]*d
 	case Q4_1:
 		m := loadF16(blk[2:])
-		c := lowNibbles8(blk[4:q4_1BlockBytes], o)
-		for j := range v {
-			v[j] = float32(float32(c[j])*d) + m
-		}
+		qs, sh := nibbles8(blk[4:q4_1BlockBytes], o)
+		v[0], v[1], v[2], v[3] = affine(qs[0]>>sh&0x0f, d, m), affine(qs[1]>>sh&0x0f, d, m), affine(qs[2]>>sh&0x0f, d, m), affine(qs[3]>>sh&0x0f, d, m)
+		v[4], v[5], v[6], v[7] = affine(qs[4]>>sh&0x0f, d, m), affine(qs[5]>>sh&0x0f, d, m), affine(qs[6]>>sh&0x0f, d, m), affine(qs[7]>>sh&0x0f, d, m)
 	case Q5_0:
-		c := lowNibbles8(blk[6:q5_0BlockBytes], o)
-		addFifthBits(&c, blk[2:6], o)
-		for j := range v {
-			v[j] = float32(int(c[j])-q5Offset) * d
-		}
+		qs, sh := nibbles8(blk[6:q5_0BlockBytes], o)
+		h := fifthBits8(blk[2:6], o)
+		lv := &q5Levels
+		v[0], v[1], v[2], v[3] = lv[code5(qs[0]>>sh, h, 0)]*d, lv[code5(qs[1]>>sh, h, 1)]*d, lv[code5(qs[2]>>sh, h, 2)]*d, lv[code5(qs[3]>>sh, h, 3)]*d
+		v[4], v[5], v[6], v[7] = lv[code5(qs[4]>>sh, h, 4)]*d, lv[code5(qs[5]>>sh, h, 5)]*d, lv[code5(qs[6]>>sh, h, 6)]*d, lv[code5(qs[7]>>sh, h, 7)]*d
 	case Q5_1:
 		m := loadF16(blk[2:])
-		c := lowNibbles8(blk[8:q5_1BlockBytes], o)
-		addFifthBits(&c, blk[4:8], o)
-		for j := range v {
-			v[j] = float32(float32(c[j])*d) + m
-		}
+		qs, sh := nibbles8(blk[8:q5_1BlockBytes], o)
+		h := fifthBits8(blk[4:8], o)
+		v[0], v[1], v[2], v[3] = affine(code5(qs[0]>>sh, h, 0), d, m), affine(code5(qs[1]>>sh, h, 1), d, m), affine(code5(qs[2]>>sh, h, 2), d, m), affine(code5(qs[3]>>sh, h, 3), d, m)
+		v[4], v[5], v[6], v[7] = affine(code5(qs[4]>>sh, h, 4), d, m), affine(code5(qs[5]>>sh, h, 5), d, m), affine(code5(qs[6]>>sh, h, 6), d, m), affine(code5(qs[7]>>sh, h, 7), d, m)
 	default:
 		panic("quant: blockGroup: " + t.String() + " is not a 4- or 5-bit block type")
 	}
 }
+
+// code5 is a 5-bit code: the low four bits of b (a nibble shifted down, higher bits
+// ignored) and bit j of h as its fifth bit.
+func code5(b uint8, h uint32, j uint) uint8 { return b&0x0f | uint8(h>>j&1)<<4 }
+
+// affine is q4_1's and q5_1's value of code c (0..31): c·d + m, the product rounded to
+// float32 before the sum, as ggml computes it.
+func affine(c uint8, d, m float32) float32 { return float32(codeLevels[c&0x1f]*d) + m }
 
 // blockAt returns the block of type t that holds element e of row.
 func blockAt(t CacheType, row []byte, e int) []byte {

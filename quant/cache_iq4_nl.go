@@ -41,7 +41,7 @@ const (
 	iq4nlCacheTries  = -1    // ntry of quantize_row_iq4_nl_ref, what the cache uses
 	iq4nlWeightTries = 7     // ntry of quantize_iq4_nl, what llama-quantize uses
 	iq4nlMinMax      = 1e-15 // ggml's GROUP_MAX_EPS: a block whose |max| is below it stores zeros
-	iq4nlLevels      = 16    // grid points
+	iq4nlPoints      = 16    // grid points
 )
 
 // iq4nlIndex is ggml's best_index_int8 for kvalues_iq4nl: the index of the grid point
@@ -50,7 +50,7 @@ const (
 func iq4nlIndex(x float32) uint8 {
 	x2 := x + x
 	idx := 0
-	for step := iq4nlLevels / 2; step > 0; step /= 2 {
+	for step := iq4nlPoints / 2; step > 0; step /= 2 {
 		j := idx + step
 		if x2 >= float32(int(iq4nlValues[j-1])+int(iq4nlValues[j])) {
 			idx = j

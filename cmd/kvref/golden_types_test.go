@@ -15,8 +15,9 @@ import (
 
 // TestGoldenAtLlamaCacheTypes records goldens with the reference cache in llama.cpp's
 // spellings — --cache-dtype q4_0 (keys and values), and -ctk q5_1 -ctv iq4_nl (a pair) —
-// and verifies kvref's server running the same cache types: teacher-forced, every step
-// must match exactly (worst error 0), every expected hit observed.
+// and verifies kvref's server running the same cache types, selecting the goldens with the
+// same flags: teacher-forced, every step must match exactly (worst error 0), every expected
+// hit observed.
 func TestGoldenAtLlamaCacheTypes(t *testing.T) {
 	modelPath := testutil.Shared(t, "models/stories260K.gguf")
 	for _, c := range []struct {
@@ -43,7 +44,7 @@ func TestGoldenAtLlamaCacheTypes(t *testing.T) {
 			require.Equal(t, c.name+".json", man.Scenarios[0].File)
 
 			url := serveKvrefWith(t, modelPath, engine.Config{BlockSize: 16, CacheBlocks: 128, Threads: 2, KType: c.k, VType: c.v})
-			out, stderr, code = kvref(t, "verify", "--golden", dir, "--target", url, "-m", modelPath, "--json", "-t", "2")
+			out, stderr, code = kvref(t, append([]string{"verify", "--golden", dir, "--target", url, "-m", modelPath, "--json", "-t", "2"}, c.record...)...)
 			require.Equal(t, 0, code, out+stderr)
 			var rep golden.Report
 			require.NoError(t, json.Unmarshal([]byte(out), &rep))
@@ -53,6 +54,11 @@ func TestGoldenAtLlamaCacheTypes(t *testing.T) {
 			require.Zero(t, s.WorstError, "the same cache types give the same logits")
 			require.Equal(t, s.ExpectedHits, s.ObservedHits)
 			require.Positive(t, s.StepsCompared)
+
+			// Selecting other types finds nothing to check.
+			_, stderr, code = kvref(t, "verify", "--golden", dir, "--target", url, "-m", modelPath, "-ctk", "q8_0")
+			require.Equal(t, 1, code)
+			require.Contains(t, stderr, "no golden matches")
 		})
 	}
 	_, stderr, code := kvref(t, "golden", "--model", modelPath, "--cache-dtypes", "q8_0", "-ctk", "q4_0", "--out", filepath.Join(t.TempDir(), "x"))
