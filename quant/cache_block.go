@@ -10,7 +10,9 @@ import (
 // names, byte for byte, so that a kvref cache can be compared with llama.cpp's
 // --cache-type-k/--cache-type-v of that name. Like q8_0, the row is cut into blocks of 32
 // consecutive values that run across heads (a block spans 32/headDim heads when
-// headDim < 32), and each block is stored on its own (all fields little-endian):
+// headDim < 32; llama.cpp itself refuses such models, asserting that the block size
+// divides head_dim, so there these types are kvref's own), and each block is stored on its
+// own (all fields little-endian):
 //
 //	type    bytes  layout                  value of element j (code c)
 //	q4_0    18     d · qs[16]              (c−8)·d
