@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/kvref/kvref/internal/logit"
 	"io"
 	"math"
 	"os"
@@ -181,7 +182,7 @@ func evaluate(m *model.Model, text string, types []quant.CacheType, window, thre
 				kl = math.Max(kl, 0)
 				r.kl += kl
 				r.MaxKL = math.Max(r.MaxKL, kl)
-				if engine.Argmax(logits) == engine.Argmax(base[pos]) {
+				if logit.Argmax(logits) == logit.Argmax(base[pos]) {
 					r.agree++
 				}
 				r.n++

@@ -29,11 +29,12 @@ type stepOptions struct {
 	cacheDtype, attn       string
 	blockSize, cacheBlocks int
 	threads, top           int
+	check                  bool
 	sampling               engine.Sampling
 }
 
 const stepUsage = `usage: kvref step [-m MODEL] -p PROMPT [--block-size B] [--cache-blocks N] [--cache-dtype T]
-                  [--temp T] [--top-k K] [--seed S] [--top N] [--attn LAYER[:HEAD]] [--script FILE]
+                  [--temp T] [--top-k K] [--seed S] [--top N] [--attn LAYER[:HEAD]] [--check] [--script FILE]
 
 Decodes one token at a time through the paged KV cache and shows where everything lives.
 After the prompt's prefill it lists the prompt's tokens with their positions and the block
@@ -68,6 +69,7 @@ func parseStepFlags(args []string, stderr io.Writer) (stepOptions, error) {
 	fs.StringVar(&o.attn, "attn", "", "show the new token's attention in LAYER (HEAD, or the mean over heads), e.g. 2 or 2:5")
 	fs.StringVar(&o.script, "script", "", "run the commands of FILE, one per line, echoing them (a # line is a comment, a blank line is Enter)")
 	fs.IntVar(&o.threads, "t", 0, "threads (0: one per core)")
+	fs.BoolVar(&o.check, "check", false, "recompute every step with the cache-free reference and require bit-identical logits before showing it")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, stepUsage)
 		fs.PrintDefaults()
