@@ -22,15 +22,15 @@ var fixtureTime = time.Date(2024, 7, 26, 0, 0, 0, 0, time.UTC)
 // Hugging Face's JavaScript Jinja (@huggingface/jinja 0.5.11), cross-checked with Python
 // Jinja2 configured as transformers configures it.
 type fixture struct {
-	Family              string          `json:"family"`
-	Conversation        string          `json:"conversation_id"`
-	Messages            json.RawMessage `json:"messages"`
-	AddGenerationPrompt bool            `json:"add_generation_prompt"`
-	BOS                 *string         `json:"bos_token"`
-	EOS                 *string         `json:"eos_token"`
+	Family              string                     `json:"family"`
+	Conversation        string                     `json:"conversation_id"`
+	Messages            json.RawMessage            `json:"messages"`
+	AddGenerationPrompt bool                       `json:"add_generation_prompt"`
+	BOS                 *string                    `json:"bos_token"`
+	EOS                 *string                    `json:"eos_token"`
 	Extra               map[string]json.RawMessage `json:"extra"`
-	Rendered            *string `json:"rendered"`
-	Error               *string `json:"error"`
+	Rendered            *string                    `json:"rendered"`
+	Error               *string                    `json:"error"`
 }
 
 // loadFixtures reads renders.jsonl, skipping the test when ../shared is absent.
