@@ -133,7 +133,7 @@ func (t *BPE) DecodeSpecial(ids []int, keepSpecial bool) string {
 		if id < 0 || id >= len(t.decText) || t.types[id] == TypeUndefined {
 			continue
 		}
-		if a := t.addedID[id]; a != nil && a.special && !keepSpecial {
+		if !keepSpecial && t.specialText[t.decText[id]] {
 			continue
 		}
 		toks = append(toks, t.decText[id])
