@@ -420,6 +420,7 @@ func (t *BPE) loadHFAddedTokens(list []hfAddedToken) error {
 		}
 	}
 	slices.SortFunc(t.added, func(a, b *addedToken) int { return a.id - b.id })
+	t.specialText = specialSet
 	return nil
 }
 

@@ -1,0 +1,263 @@
+package tokenizer
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/kvref/kvref/format/gguf"
+	"github.com/kvref/kvref/internal/testutil"
+	"github.com/stretchr/testify/require"
+)
+
+// The fixtures of the special-token vectors (testdata/special, see its
+// README.md). Hugging Face's tokenizers library and llama.cpp's llama-server
+// produced the vectors from the tokenizers these helpers build;
+// testdata/gen regenerates them.
+
+// specialDir holds the special-token fixtures and vectors.
+var specialDir = filepath.Join("testdata", "special")
+
+// flagToken is an added token of the special-token fixtures.
+type flagToken struct {
+	content                                     string
+	special, normalized, lstrip, rstrip, single bool
+}
+
+// flagTokens are added tokens with each of Hugging Face's flags, alone and
+// combined, special and not: appended to the tokenizers of the vectors.
+var flagTokens = []flagToken{
+	{content: "<|lstrip|>", special: true, lstrip: true},
+	{content: "<|rstrip|>", special: true, rstrip: true},
+	{content: "<|both|>", special: true, lstrip: true, rstrip: true},
+	{content: "<|word|>", special: true, single: true},
+	{content: "<norm>", special: true, normalized: true},
+	{content: "<|im", special: true},
+	{content: "cat", normalized: true, single: true},
+	{content: " dog", normalized: true},
+	{content: "<user>", lstrip: true, rstrip: true},
+	{content: "<sep>", rstrip: true},
+	{content: "[lone]", lstrip: true, single: true},
+}
+
+// chatTokens are ChatML's control tokens, added where a vocabulary lacks them.
+var chatTokens = []flagToken{
+	{content: "<|im_start|>", special: true},
+	{content: "<|im_end|>", special: true},
+}
+
+// specialHFNames lists the tokenizer.json files of the special-token vectors:
+// the genuine SmolLM and GPT-2 files (../shared), the same with chatTokens
+// and flagTokens added, and llama2-260k, the project's own Llama 2 layout
+// tokenizer.json (testdata/special/llama2-260k).
+var specialHFNames = []string{"smollm", "gpt2", "smollm-flags", "gpt2-flags", "llama2-260k"}
+
+// specialHFTokenizer returns the tokenizer.json and tokenizer_config.json
+// (nil when there is none) of one of specialHFNames.
+func specialHFTokenizer(t testing.TB, name string) (data, config []byte) {
+	t.Helper()
+	read := func(path string) []byte {
+		b, err := os.ReadFile(path)
+		if os.IsNotExist(err) {
+			return nil
+		}
+		require.NoError(t, err)
+		return b
+	}
+	switch name {
+	case "smollm", "gpt2":
+		dir := testutil.Shared(t, filepath.Join("tokenizer", "hf", name))
+		return read(filepath.Join(dir, "tokenizer.json")), read(filepath.Join(dir, "tokenizer_config.json"))
+	case "smollm-flags", "gpt2-flags":
+		base := name[:len(name)-len("-flags")]
+		dir := testutil.Shared(t, filepath.Join("tokenizer", "hf", base))
+		return withAddedTokens(t, read(filepath.Join(dir, "tokenizer.json")), slices.Concat(chatTokens, flagTokens)),
+			read(filepath.Join(dir, "tokenizer_config.json"))
+	case "llama2-260k":
+		dir := filepath.Join(specialDir, name)
+		data := read(filepath.Join(dir, "tokenizer.json"))
+		require.NotNil(t, data, "%s/tokenizer.json is missing", dir)
+		return data, read(filepath.Join(dir, "tokenizer_config.json"))
+	}
+	t.Fatalf("no special-token fixture %q", name)
+	return nil, nil
+}
+
+// withAddedTokens appends added tokens to a tokenizer.json, with the ids the
+// tokenizers library gives them (the next free ids); a token whose content
+// is already an added token is left out.
+func withAddedTokens(t testing.TB, data []byte, toks []flagToken) []byte {
+	t.Helper()
+	var doc map[string]any
+	require.NoError(t, json.Unmarshal(data, &doc))
+	next := 0
+	for _, id := range doc["model"].(map[string]any)["vocab"].(map[string]any) {
+		next = max(next, int(id.(float64))+1)
+	}
+	added, _ := doc["added_tokens"].([]any)
+	have := map[string]bool{}
+	for _, a := range added {
+		m := a.(map[string]any)
+		have[m["content"].(string)] = true
+		next = max(next, int(m["id"].(float64))+1)
+	}
+	for _, f := range toks {
+		if have[f.content] {
+			continue
+		}
+		added = append(added, addedTok(next, f.content, f.special, f.normalized, f.lstrip, f.rstrip, f.single))
+		next++
+	}
+	doc["added_tokens"] = added
+	out, err := json.Marshal(doc)
+	require.NoError(t, err)
+	return out
+}
+
+// llama2260kJSON builds testdata/special/llama2-260k/tokenizer.json: the
+// 512-token SentencePiece vocabulary of stories260K (model/builtin, trained
+// by Andrej Karpathy for llama2.c, MIT) in the layout of Llama 2's
+// tokenizer.json (spmDoc "llama2-style": BPE with byte_fallback, the ▁
+// normalizer, the Replace/ByteFallback/Fuse/Strip decoder, added tokens
+// <unk> <s> </s>), plus chatTokens and flagTokens with ids from 512 on.
+func llama2260kJSON(t testing.TB) []byte {
+	t.Helper()
+	f, err := gguf.Open(filepath.Join(testutil.ModuleRoot(t), "model", "builtin", "stories260K.gguf"))
+	require.NoError(t, err)
+	defer f.Close()
+	toks, err := f.Strings(keyTokens)
+	require.NoError(t, err)
+	scores, err := f.Float32s(keyScores)
+	require.NoError(t, err)
+	types, err := f.Int32s(keyTypes)
+	require.NoError(t, err)
+	out, err := json.Marshal(spmDoc(toks, scores, types, "llama2-style"))
+	require.NoError(t, err)
+	var doc any
+	require.NoError(t, json.Unmarshal(withAddedTokens(t, out, slices.Concat(chatTokens, flagTokens)), &doc))
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", " ")
+	require.NoError(t, enc.Encode(doc))
+	return b.Bytes()
+}
+
+// llama2260kConfig is the tokenizer_config.json beside it, in the form of
+// Llama 2's (BOS added, no EOS).
+const llama2260kConfig = `{
+  "add_bos_token": true,
+  "add_eos_token": false,
+  "bos_token": {"content": "<s>", "lstrip": false, "normalized": false, "rstrip": false, "single_word": false},
+  "eos_token": {"content": "</s>", "lstrip": false, "normalized": false, "rstrip": false, "single_word": false},
+  "unk_token": {"content": "<unk>", "lstrip": false, "normalized": false, "rstrip": false, "single_word": false},
+  "pad_token": null,
+  "clean_up_tokenization_spaces": false,
+  "legacy": false,
+  "model_max_length": 2048,
+  "tokenizer_class": "LlamaTokenizer"
+}
+`
+
+// TestLlama2260kIsGenerated checks that the committed llama2-260k files are
+// what llama2260kJSON makes (KVREF_UPDATE_SPECIAL=1 rewrites them).
+func TestLlama2260kIsGenerated(t *testing.T) {
+	dir := filepath.Join(specialDir, "llama2-260k")
+	want := map[string][]byte{"tokenizer.json": llama2260kJSON(t), "tokenizer_config.json": []byte(llama2260kConfig)}
+	for name, data := range want {
+		path := filepath.Join(dir, name)
+		if os.Getenv("KVREF_UPDATE_SPECIAL") != "" {
+			require.NoError(t, os.MkdirAll(dir, 0o755))
+			require.NoError(t, os.WriteFile(path, data, 0o644))
+		}
+		got, err := os.ReadFile(path)
+		require.NoError(t, err)
+		require.True(t, slices.Equal(data, got), "%s differs from what llama2260kJSON makes: run with KVREF_UPDATE_SPECIAL=1 and regenerate the vectors (testdata/gen)", path)
+	}
+}
+
+// specialGGUFNames lists the GGUF vocabularies of the llama-server vectors.
+var specialGGUFNames = []string{"stories260K", "llama-spm", "phi-3", "gpt-2"}
+
+// specialGGUFPath returns the GGUF file holding a vocabulary of specialGGUFNames.
+func specialGGUFPath(t testing.TB, name string) string {
+	t.Helper()
+	if name == "stories260K" {
+		return filepath.Join(testutil.ModuleRoot(t), "model", "builtin", "stories260K.gguf")
+	}
+	return testutil.Shared(t, "tokenizer/ggml-vocab-"+name+".gguf")
+}
+
+// writeVocabModel writes a tiny llama model (one layer, width 16, zero
+// weights) carrying the tokenizer of the GGUF file src and its general.name
+// (which selects llama.cpp's per-model token attributes), so that
+// llama-server, which needs weights, can load the vocabulary.
+func writeVocabModel(t testing.TB, src, dst string) {
+	t.Helper()
+	f, err := gguf.Open(src)
+	require.NoError(t, err)
+	defer f.Close()
+	toks, err := f.Strings(keyTokens)
+	require.NoError(t, err)
+	n := uint64(len(toks))
+	const dim, hidden = 16, 32
+	w := gguf.NewWriter()
+	w.AddString("general.architecture", "llama")
+	for _, kv := range f.Metadata {
+		if kv.Key == "general.name" || len(kv.Key) > 10 && kv.Key[:10] == "tokenizer." {
+			w.Add(kv.Key, kv.Value)
+		}
+	}
+	for key, v := range map[string]uint32{"context_length": 256, "embedding_length": dim, "block_count": 1,
+		"feed_forward_length": hidden, "attention.head_count": 2, "attention.head_count_kv": 2, "rope.dimension_count": dim / 2} {
+		w.AddUint32("llama."+key, v)
+	}
+	w.AddFloat32("llama.attention.layer_norm_rms_epsilon", 1e-5)
+	zeros := func(name string, dims ...uint64) {
+		size := uint64(4)
+		for _, d := range dims {
+			size *= d
+		}
+		require.NoError(t, w.AddTensor(name, gguf.F32, dims, make([]byte, size)))
+	}
+	zeros("token_embd.weight", dim, n)
+	zeros("output_norm.weight", dim)
+	zeros("output.weight", dim, n)
+	for _, m := range []struct {
+		name string
+		dims []uint64
+	}{{"attn_norm", []uint64{dim}}, {"ffn_norm", []uint64{dim}}, {"attn_q", []uint64{dim, dim}}, {"attn_k", []uint64{dim, dim}},
+		{"attn_v", []uint64{dim, dim}}, {"attn_output", []uint64{dim, dim}}, {"ffn_gate", []uint64{dim, hidden}},
+		{"ffn_up", []uint64{dim, hidden}}, {"ffn_down", []uint64{hidden, dim}}} {
+		zeros("blk.0."+m.name+".weight", m.dims...)
+	}
+	require.NoError(t, w.WriteFile(dst))
+}
+
+// TestWriteSpecialFixtures writes what testdata/gen needs into the directory
+// named by KVREF_WRITE_SPECIAL: inputs.json (specialInputs), hf/NAME/tokenizer.json
+// for each of specialHFNames, and gguf/NAME.gguf, a model llama-server can
+// load, for each of specialGGUFNames.
+func TestWriteSpecialFixtures(t *testing.T) {
+	dir := os.Getenv("KVREF_WRITE_SPECIAL")
+	if dir == "" {
+		t.Skip("set KVREF_WRITE_SPECIAL=DIR to write the fixtures of the special-token vectors")
+	}
+	inputs, err := json.Marshal(specialInputs)
+	require.NoError(t, err)
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "gguf"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "inputs.json"), inputs, 0o644))
+	for _, name := range specialHFNames {
+		data, _ := specialHFTokenizer(t, name)
+		require.NoError(t, os.MkdirAll(filepath.Join(dir, "hf", name), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "hf", name, "tokenizer.json"), data, 0o644))
+	}
+	for _, name := range specialGGUFNames {
+		writeVocabModel(t, specialGGUFPath(t, name), filepath.Join(dir, "gguf", name+".gguf"))
+	}
+	fmt.Println("wrote", dir)
+}

@@ -1,0 +1,156 @@
+package tokenizer
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/kvref/kvref/format/gguf"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// specialInputs are the inputs of the special-token vectors: the special
+// tokens of every fixture vocabulary at the start, in the middle and at the
+// end of text, next to spaces and to each other; near misses that must stay
+// text; and the flagTokens in the contexts each of their flags is about.
+var specialInputs = []string{
+	// BOS / EOS / UNK strings, and near misses.
+	"<s>Hello</s>", "Hello <s> world </s> end", "a</s>b<s>c", " <s> ", "<s><s></s></s>", "<s>",
+	"< s >", "<S>", "</S>", "<s >", "< /s>", "<\ns>", "<<s>>", "<s", "s>",
+	"<unk>", " <unk> ", "x<unk>y", "<unk><unk>", "<UNK>", "< unk >", "a <unk>\tb", "<unk >",
+	// GPT-2's end of text.
+	"<|endoftext|>", "a<|endoftext|>b", " <|endoftext|> ", "<|endoftext|><|endoftext|>", "Hi<|endoftext|>\n\nBye",
+	"<|endoftext", "|endoftext|>", "<|ENDOFTEXT|>", "<| endoftext |>", "<|endoftext|\n>",
+	// ChatML and SmolLM's other special tokens.
+	"<|im_start|>system\nYou are helpful.<|im_end|>\n<|im_start|>user\nHi!<|im_end|>\n<|im_start|>assistant\n",
+	"<|im_start|><|im_end|>", "<|im_start |>", "<|im_start|", "<<|im_end|>>", "<|im_end|><|im_end|>x", " <|im_end|> ",
+	"<|im_start|>user\n<s>x</s><|endoftext|><|im_end|>", "<repo_name>kvref<file_sep>main.go<|endoftext|>",
+	"<jupyter_code>print(1)<jupyter_output>1<empty_output>",
+	// Phi-3's chat tokens (each swallows the whitespace after it, but
+	// <|endoftext|>), and Llama 3's, which no fixture has.
+	"<|user|>\nHello<|end|>\n<|assistant|>\n", "a <|end|>   b", "<|system|>  x</s>  y", "<|endoftext|>  x",
+	"<|end|><|end|>  <|end|>\t", " <|assistant|>", "<|placeholder1|>\n\n<|placeholder2|> z",
+	"<|begin_of_text|><|start_header_id|>user<|end_header_id|>\n\nHi<|eot_id|>",
+	// lstrip.
+	"a <|lstrip|> b", "a\t\n<|lstrip|>b", "<|lstrip|>", "  <|lstrip|>  ", "x\u3000\u00a0<|lstrip|>y",
+	// rstrip.
+	"a <|rstrip|>  b", "x<|rstrip|>\n\ny", "<|rstrip|> ", "x<|rstrip|>\u2003\u00a0y",
+	// both, and strips that meet.
+	"a  <|both|>  b", " <|both|> <|both|> ", "<|lstrip|><|rstrip|>", "<|rstrip|>   <|lstrip|>", "a <|both|><user> <|both|> b",
+	// single_word.
+	"a<|word|>b", "a <|word|> b", "<|word|>", "(<|word|>)", "é<|word|>", "1<|word|>", "<|word|>_",
+	"cat", "a cat sat", "concat", "cats", "cat's", "the_cat", " cat ", "Cat", "cat cat,cat.", "catcat",
+	"[lone]", "x [lone]", "x[lone]", "x  [lone] y", "[lone]s", "([lone])",
+	// normalized.
+	"<norm>", "a <norm> b", "a<norm>b", "<norm><norm>",
+	"a dog", "adog", "a  dog", " dog dog", "dog", "hot dogs",
+	// not special, stripped.
+	"x <user> y", "x<user>y", "  <user>  ", "<user>", "a <sep>  b", "a<sep>\n b", "<sep><sep>",
+	// a prefix of a longer special token.
+	"<|im", "<|im_start", "<|imx", "<|im<|im_start|>", "<|im_end",
+	// mixed, and nothing special.
+	"<s> <|both|> </s>", "Once upon a time <s>there was", "Hello world", "", " ", "\n",
+}
+
+// specialVector is one line of testdata/special/*.jsonl.
+type specialVector struct {
+	Tokenizer string `json:"tokenizer"`
+	Input     string `json:"input"`
+	// IDs and IDsWithSpecial are the ids with special tokens parsed, without
+	// and with the tokenizer's BOS/EOS added.
+	IDs            []int `json:"ids"`
+	IDsWithSpecial []int `json:"ids_with_special"`
+	// Keep and Skip (Hugging Face vectors only) decode IDsWithSpecial with
+	// skip_special_tokens false and true.
+	Keep *string `json:"decode_keep"`
+	Skip *string `json:"decode_skip"`
+}
+
+// readSpecialVectors reads a JSON-lines file of special-token vectors.
+func readSpecialVectors(t *testing.T, name string) []specialVector {
+	t.Helper()
+	f, err := os.Open(filepath.Join(specialDir, name))
+	require.NoError(t, err)
+	defer f.Close()
+	var vs []specialVector
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var v specialVector
+		require.NoError(t, json.Unmarshal(sc.Bytes(), &v), "%s: %s", name, sc.Text())
+		vs = append(vs, v)
+	}
+	require.NoError(t, sc.Err())
+	require.NotEmpty(t, vs, "%s has no vectors", name)
+	return vs
+}
+
+// checkSpecialVectors runs the vectors through the tokenizers load gives
+// and logs how many pass per tokenizer.
+func checkSpecialVectors(t *testing.T, vs []specialVector, load func(name string) Tokenizer) {
+	toks := map[string]Tokenizer{}
+	pass, total := map[string]int{}, map[string]int{}
+	var order []string
+	for i, v := range vs {
+		tok, ok := toks[v.Tokenizer]
+		if !ok {
+			tok = load(v.Tokenizer)
+			toks[v.Tokenizer] = tok
+			order = append(order, v.Tokenizer)
+		}
+		total[v.Tokenizer]++
+		ok = t.Run(fmt.Sprintf("%s/%d/%q", v.Tokenizer, i, shorten(v.Input, 30)), func(t *testing.T) {
+			assert.Equal(t, orEmpty(v.IDs), orEmpty(tok.EncodeSpecial(v.Input, false, true)), "EncodeSpecial(%q, false, true)", v.Input)
+			assert.Equal(t, orEmpty(v.IDsWithSpecial), orEmpty(tok.EncodeSpecial(v.Input, true, true)), "EncodeSpecial(%q, true, true)", v.Input)
+			if v.Keep != nil {
+				assert.Equal(t, *v.Keep, tok.DecodeSpecial(v.IDsWithSpecial, true), "DecodeSpecial(%v, true)", v.IDsWithSpecial)
+			}
+			if v.Skip != nil {
+				assert.Equal(t, *v.Skip, tok.DecodeSpecial(v.IDsWithSpecial, false), "DecodeSpecial(%v, false)", v.IDsWithSpecial)
+				assert.Equal(t, *v.Skip, tok.Decode(v.IDsWithSpecial), "Decode(%v)", v.IDsWithSpecial)
+			}
+		})
+		if ok {
+			pass[v.Tokenizer]++
+		}
+	}
+	for _, n := range order {
+		t.Logf("%s: %d/%d vectors pass", n, pass[n], total[n])
+	}
+}
+
+// TestSpecialVectorsHF checks EncodeSpecial and DecodeSpecial against what
+// Hugging Face's tokenizers library (npm tokenizers@0.23.2) gives for text
+// with special tokens, for SmolLM's and GPT-2's tokenizer.json (genuine, and
+// with added tokens carrying each flag) and for a Llama 2 layout
+// tokenizer.json (testdata/special/llama2-260k).
+func TestSpecialVectorsHF(t *testing.T) {
+	vs := readSpecialVectors(t, "hf-special.jsonl")
+	checkSpecialVectors(t, vs, func(name string) Tokenizer {
+		data, config := specialHFTokenizer(t, name)
+		tok, err := FromTokenizerJSON(data, config)
+		require.NoError(t, err, name)
+		return tok
+	})
+}
+
+// TestSpecialVectorsLlamaServer checks EncodeSpecial against llama.cpp's
+// llama-server (its /tokenize endpoint parses special tokens) for GGUF
+// vocabularies: stories260K's, and llama.cpp's Llama 2, Phi-3 (every special
+// token but <unk>, <s> and <|endoftext|> swallowing the spaces after it) and
+// GPT-2 vocabularies.
+func TestSpecialVectorsLlamaServer(t *testing.T) {
+	vs := readSpecialVectors(t, "llama-server-special.jsonl")
+	checkSpecialVectors(t, vs, func(name string) Tokenizer {
+		f, err := gguf.Open(specialGGUFPath(t, name))
+		require.NoError(t, err)
+		defer f.Close()
+		tok, err := FromGGUF(f)
+		require.NoError(t, err, name)
+		return tok
+	})
+}
