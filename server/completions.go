@@ -261,7 +261,7 @@ func (c *completion) apply(ev event) ([]CompletionChoice, *APIError) {
 	}
 	ch.full = append(ch.full, c.s.eng.Model.Tokenizer.Piece(t.ID)...)
 	ch.pending = append(ch.pending, pt)
-	if !ev.last && incompleteTail(ch.full) > 0 {
+	if !ev.last && engine.IncompleteUTF8(ch.full) > 0 {
 		return nil, nil
 	}
 	out := make([]CompletionChoice, len(ch.pending))
@@ -286,7 +286,7 @@ func (c *completion) apply(ev event) ([]CompletionChoice, *APIError) {
 		last.FinishReason = &reason
 		return out, nil
 	}
-	if n := releasable(ch.full, c.p.stops); n > ch.sent {
+	if n := engine.Releasable(ch.full, c.p.stops); n > ch.sent {
 		last.Text = string(ch.full[ch.sent:n])
 		ch.sent = n
 	}
