@@ -33,11 +33,11 @@ type stepper struct {
 // newStepper loads the model, builds the engine and the session, and runs the prompt's
 // prefill.
 func newStepper(o stepOptions, stdout, stderr io.Writer, color bool) (*stepper, error) {
-	kType, vType, err := cacheTypes(o.cacheDtype, "", "")
+	cfg, err := o.engineFlags.config(1)
 	if err != nil {
 		return nil, err
 	}
-	m, err := loadModel(o.model, stderr)
+	m, err := o.modelFlags.open(stderr)
 	if err != nil {
 		return nil, err
 	}
@@ -46,7 +46,7 @@ func newStepper(o stepOptions, stdout, stderr io.Writer, color bool) (*stepper, 
 		m.Close()
 		return nil, fmt.Errorf("--attn: %w", err)
 	}
-	eng, err := engine.New(m, engine.Config{BlockSize: o.blockSize, CacheBlocks: o.cacheBlocks, Threads: o.threads, KType: kType, VType: vType})
+	eng, err := engine.New(m, cfg)
 	if err != nil {
 		m.Close()
 		return nil, err
