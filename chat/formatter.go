@@ -92,6 +92,22 @@ func tokenText(tok tokenizer.Tokenizer, id int) string {
 	return tok.TokenText(id)
 }
 
+// With returns a copy of f whose template variables are f's and vars (vars win).
+func (f *Formatter) With(vars map[string]any) *Formatter {
+	if len(vars) == 0 {
+		return f
+	}
+	g := *f
+	g.Vars = make(map[string]any, len(f.Vars)+len(vars))
+	for k, v := range f.Vars {
+		g.Vars[k] = v
+	}
+	for k, v := range vars {
+		g.Vars[k] = v
+	}
+	return &g
+}
+
 // Render renders a conversation (messages as chattemplate.Context takes them).
 func (f *Formatter) Render(messages []any, addGenerationPrompt bool) (string, error) {
 	return f.Template.Render(chattemplate.Context{

@@ -120,8 +120,11 @@ func TestMethodsAndPaths(t *testing.T) {
 	require.Equal(t, http.StatusNotFound, status)
 	require.Contains(t, decodeError(t, out).Message, "no such endpoint")
 
-	e = ts.apiError(t, "/v1/chat/completions", map[string]any{"messages": []any{}}, http.StatusNotFound)
-	require.Contains(t, e.Message, "no chat endpoint")
+	e = ts.apiError(t, "/v1/chat/completions", map[string]any{"messages": []any{}}, http.StatusBadRequest)
+	require.Contains(t, e.Message, "messages: is empty")
+	status, out = ts.get(t, "/v1/chat/completions")
+	require.Equal(t, http.StatusMethodNotAllowed, status)
+	require.Contains(t, decodeError(t, out).Message, "use POST")
 }
 
 func TestHealthAndMetrics(t *testing.T) {
