@@ -11,7 +11,6 @@ import (
 
 	"github.com/kvref/kvref/chat"
 	"github.com/kvref/kvref/engine"
-	"github.com/kvref/kvref/kvcache"
 )
 
 func init() {
@@ -42,7 +41,10 @@ const chatCommands = `  /reset       start a new conversation (the system messag
 
 func chatCmd(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("chat", stderr)
-	modelRef := fs.String("m", "", "model: GGUF file, Hugging Face directory, llama2.c checkpoint, hf:// reference, or synth:SHAPE; empty: the built-in stories260K")
+	var mf modelFlags
+	var ef engineFlags
+	mf.register(fs)
+	ef.register(fs, "one full context")
 	topt := templateFlagSet(fs)
 	system := fs.String("system", "", "the system message")
 	n := fs.Int("n", -1, "most tokens per reply (-1: until the end of the turn or a full context)")
@@ -51,11 +53,6 @@ func chatCmd(args []string, stdout, stderr io.Writer) error {
 	topP := fs.Float64("top-p", 0.95, "top-p (nucleus) sampling (1: off)")
 	minP := fs.Float64("min-p", 0.05, "min-p sampling (0: off)")
 	seed := fs.Uint64("seed", 42, "sampling seed (turn i samples with seed + i)")
-	ctxLen := fs.Int("c", 0, "context length (0: the model's, at most 4096)")
-	threads := fs.Int("t", 0, "threads (0: one per core)")
-	blockSize := fs.Int("block-size", kvcache.DefaultBlockSize, "token slots per KV cache block")
-	cacheBlocks := fs.Int("cache-blocks", 0, "blocks in the KV cache pool (0: one full context)")
-	cacheDtype := fs.String("cache-dtype", "f32", "KV cache storage: "+typeNames())
 	check := fs.Bool("check", false, "recompute every step with the cache-free reference and require bit-identical logits")
 	script := fs.String("script", "", "read the messages and commands from FILE, echoing them (a # line is a comment)")
 	fs.Usage = func() {
@@ -68,11 +65,11 @@ func chatCmd(args []string, stdout, stderr io.Writer) error {
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments %q (the conversation comes from the terminal, stdin or --script)", fs.Args())
 	}
-	kType, vType, err := cacheTypes(*cacheDtype, "", "")
+	cfg, err := ef.config(1)
 	if err != nil {
 		return err
 	}
-	m, err := loadModel(*modelRef, stderr)
+	m, err := mf.open(stderr)
 	if err != nil {
 		return err
 	}
@@ -88,7 +85,7 @@ func chatCmd(args []string, stdout, stderr io.Writer) error {
 		}
 		fmt.Fprintf(stderr, "kvref chat: %s has no chat template: using ChatML, as llama.cpp does; a reply ends at <|im_end|> (%s) or at the end of text (--chat-template FILE for another template)\n", m.Source, how)
 	}
-	eng, err := engine.New(m, engine.Config{Context: *ctxLen, BlockSize: *blockSize, CacheBlocks: *cacheBlocks, Threads: *threads, KType: kType, VType: vType})
+	eng, err := engine.New(m, cfg)
 	if err != nil {
 		return err
 	}

@@ -37,7 +37,8 @@ type templateOutput struct {
 
 func templateCmd(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("template", stderr)
-	modelRef := fs.String("m", "", "model whose template and tokenizer to use (default: the built-in stories260K, which has no template: ChatML)")
+	var mf modelFlags
+	mf.register(fs)
 	topt := templateFlagSet(fs)
 	fs.StringVar(&topt.TokenizerConfig, "tokenizer-config", "", "a tokenizer_config.json whose chat_template, bos_token and eos_token to use")
 	messages := fs.String("messages", "", "the conversation: a JSON FILE holding an array of {\"role\", \"content\", ...} messages (required)")
@@ -64,7 +65,7 @@ func templateCmd(args []string, stdout, stderr io.Writer) error {
 	if !ok {
 		return fmt.Errorf("%s: want a JSON array of messages", *messages)
 	}
-	m, err := loadModel(*modelRef, stderr)
+	m, err := mf.open(stderr)
 	if err != nil {
 		return err
 	}
