@@ -51,7 +51,7 @@ func ParseMessages(raw json.RawMessage) ([]any, error) {
 	}
 	list, ok := v.([]any)
 	if !ok {
-		return nil, &MessageError{"messages", fmt.Sprintf("must be an array of messages, got %s", kind(v))}
+		return nil, &MessageError{"messages", fmt.Sprintf("must be an array of messages, got %s", chattemplate.KindOf(v))}
 	}
 	if len(list) == 0 {
 		return nil, &MessageError{"messages", "is empty: a conversation needs at least one message"}
@@ -71,7 +71,7 @@ func ParseMessages(raw json.RawMessage) ([]any, error) {
 func parseMessage(v any, field string) (chattemplate.Object, error) {
 	obj, ok := v.(chattemplate.Object)
 	if !ok {
-		return nil, &MessageError{field, fmt.Sprintf("must be an object with \"role\" and \"content\", got %s", kind(v))}
+		return nil, &MessageError{field, fmt.Sprintf("must be an object with \"role\" and \"content\", got %s", chattemplate.KindOf(v))}
 	}
 	rv, ok := obj.Get("role")
 	if !ok {
@@ -79,7 +79,7 @@ func parseMessage(v any, field string) (chattemplate.Object, error) {
 	}
 	role, ok := rv.(string)
 	if !ok {
-		return nil, &MessageError{field + ".role", fmt.Sprintf("must be a string, got %s", kind(rv))}
+		return nil, &MessageError{field + ".role", fmt.Sprintf("must be a string, got %s", chattemplate.KindOf(rv))}
 	}
 	switch role {
 	case "system", "user", "assistant":
@@ -120,7 +120,7 @@ func content(v any, field string) (string, error) {
 			pf := fmt.Sprintf("%s[%d]", field, i)
 			part, ok := p.(chattemplate.Object)
 			if !ok {
-				return "", &MessageError{pf, fmt.Sprintf("must be a content part object, got %s", kind(p))}
+				return "", &MessageError{pf, fmt.Sprintf("must be a content part object, got %s", chattemplate.KindOf(p))}
 			}
 			tv, _ := part.Get("type")
 			switch tv {
@@ -135,32 +135,13 @@ func content(v any, field string) (string, error) {
 			tx, _ := part.Get("text")
 			s, ok := tx.(string)
 			if !ok {
-				return "", &MessageError{pf + ".text", fmt.Sprintf("must be a string, got %s", kind(tx))}
+				return "", &MessageError{pf + ".text", fmt.Sprintf("must be a string, got %s", chattemplate.KindOf(tx))}
 			}
 			texts[i] = s
 		}
 		return strings.Join(texts, "\n"), nil
 	}
-	return "", &MessageError{field, fmt.Sprintf("must be a string or an array of text parts, got %s", kind(v))}
-}
-
-// kind names the JSON kind of a decoded value.
-func kind(v any) string {
-	switch v.(type) {
-	case nil:
-		return "null"
-	case bool:
-		return "a boolean"
-	case json.Number:
-		return "a number"
-	case string:
-		return "a string"
-	case []any:
-		return "an array"
-	case chattemplate.Object:
-		return "an object"
-	}
-	return fmt.Sprintf("%T", v)
+	return "", &MessageError{field, fmt.Sprintf("must be a string or an array of text parts, got %s", chattemplate.KindOf(v))}
 }
 
 // describe quotes a string value and names the kind of anything else.
@@ -168,5 +149,5 @@ func describe(v any) string {
 	if s, ok := v.(string); ok {
 		return fmt.Sprintf("%q", s)
 	}
-	return kind(v)
+	return chattemplate.KindOf(v)
 }

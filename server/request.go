@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/kvref/kvref/engine"
+	"github.com/kvref/kvref/tokenizer/chattemplate"
 )
 
 // generationFields are the request fields /v1/completions and /v1/chat/completions share.
@@ -264,7 +265,7 @@ func (s *Server) parsePrompt(raw json.RawMessage) ([][]int, *APIError) {
 			for i, e := range v {
 				text, ok := e.(string)
 				if !ok {
-					return nil, badRequest("prompt", "prompt[%d] is %s, but prompt[0] is a string: a batch is all strings or all token-id arrays", i, jsonKind(e))
+					return nil, badRequest("prompt", "prompt[%d] is %s, but prompt[0] is a string: a batch is all strings or all token-id arrays", i, chattemplate.KindOf(e))
 				}
 				out[i] = tok.Encode(text, true)
 			}
@@ -274,7 +275,7 @@ func (s *Server) parsePrompt(raw json.RawMessage) ([][]int, *APIError) {
 			for i, e := range v {
 				arr, ok := e.([]any)
 				if !ok {
-					return nil, badRequest("prompt", "prompt[%d] is %s, but prompt[0] is an array: a batch is all strings or all token-id arrays", i, jsonKind(e))
+					return nil, badRequest("prompt", "prompt[%d] is %s, but prompt[0] is an array: a batch is all strings or all token-id arrays", i, chattemplate.KindOf(e))
 				}
 				ids, aerr := tokenIDs(arr, fmt.Sprintf("prompt[%d]", i))
 				if aerr != nil {
@@ -284,9 +285,9 @@ func (s *Server) parsePrompt(raw json.RawMessage) ([][]int, *APIError) {
 			}
 			return out, nil
 		}
-		return nil, badRequest("prompt", "prompt[0] is %s: the prompt is a string, an array of token ids, or an array of those", jsonKind(v[0]))
+		return nil, badRequest("prompt", "prompt[0] is %s: the prompt is a string, an array of token ids, or an array of those", chattemplate.KindOf(v[0]))
 	}
-	return nil, badRequest("prompt", "prompt is %s: it must be a string, an array of token ids, or an array of those", jsonKind(v))
+	return nil, badRequest("prompt", "prompt is %s: it must be a string, an array of token ids, or an array of those", chattemplate.KindOf(v))
 }
 
 // tokenIDs converts a JSON array to token ids (range checks come later, in fit).
@@ -295,7 +296,7 @@ func tokenIDs(arr []any, name string) ([]int, *APIError) {
 	for i, e := range arr {
 		n, ok := e.(json.Number)
 		if !ok {
-			return nil, badRequest("prompt", "%s[%d] is %s: token ids are integers", name, i, jsonKind(e))
+			return nil, badRequest("prompt", "%s[%d] is %s: token ids are integers", name, i, chattemplate.KindOf(e))
 		}
 		id, err := strconv.ParseInt(n.String(), 10, 32)
 		if err != nil {
@@ -394,25 +395,6 @@ func goTypeName(t string) string {
 		return "an object"
 	}
 	return t
-}
-
-// jsonKind names the JSON kind of a decoded value.
-func jsonKind(v any) string {
-	switch v.(type) {
-	case nil:
-		return "null"
-	case bool:
-		return "a boolean"
-	case json.Number:
-		return "a number"
-	case string:
-		return "a string"
-	case []any:
-		return "an array"
-	case map[string]any:
-		return "an object"
-	}
-	return fmt.Sprintf("%T", v)
 }
 
 // abbreviate shortens s for an error message.

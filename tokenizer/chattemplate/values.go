@@ -203,3 +203,23 @@ func valueString(v jinja.Value) string {
 	}
 	return v.String()
 }
+
+// KindOf names the JSON kind of a decoded value ("a string", "an object", ...), for error
+// messages about JSON input.
+func KindOf(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case bool:
+		return "a boolean"
+	case json.Number, float64:
+		return "a number"
+	case string:
+		return "a string"
+	case []any:
+		return "an array"
+	case Object, map[string]any:
+		return "an object"
+	}
+	return fmt.Sprintf("%T", v)
+}
