@@ -158,3 +158,17 @@ func TestTokenizeVocabularyOnly(t *testing.T) {
 		assert.Contains(t, stderr, c.want, "%v", c.args)
 	}
 }
+
+// TestTokenizeREADMEExamples keeps the README's special-token commands true (the
+// conformance of the ids is TestTokenizeSpecialCLI's).
+func TestTokenizeREADMEExamples(t *testing.T) {
+	out, _, code := kvref(t, "tokenize", "--special", "<s>Once</s>")
+	require.Equal(t, 0, code)
+	assert.Equal(t, "1 1 403 2\n", out)
+	out, _, code = kvref(t, "tokenize", "--decode", "--keep-special", "1 403 2")
+	require.Equal(t, 0, code)
+	assert.Equal(t, "<s> Once</s>\n", out)
+	out, _, code = kvref(t, "tokenize", "--decode", "1 403 2")
+	require.Equal(t, 0, code)
+	assert.Equal(t, "Once\n", out)
+}
