@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/kvref/kvref/format/gguf"
@@ -180,38 +181,104 @@ func TestLlama2260kIsGenerated(t *testing.T) {
 	}
 }
 
-// specialGGUFNames lists the GGUF vocabularies of the llama-server vectors.
-var specialGGUFNames = []string{"stories260K", "llama-spm", "phi-3", "gpt-2"}
+// specialGGUFNames lists the GGUF vocabularies of the llama-server vectors:
+// stories260K's (the embedded model), llama.cpp's test vocabularies, and
+// two made from stories260K's with end-of-generation tokens added (eogTokens):
+// "eog-text", where llama.cpp must find them by their text, and "eog-keys",
+// which also names eot_token_id and eom_token_id.
+var specialGGUFNames = []string{"stories260K", "llama-spm", "phi-3", "gpt-2", "eog-text", "eog-keys"}
 
-// specialGGUFPath returns the GGUF file holding a vocabulary of specialGGUFNames.
+// eogTokens are the tokens added to stories260K's vocabulary for "eog-text"
+// and "eog-keys", as normal tokens: llama.cpp (c392e50) recognises all but
+// the last two by their text.
+var eogTokens = []string{"<|eot_id|>", "<|im_end|>", "<end_of_turn>", "<|eom_id|>", "<|endoftext|>", "<EOT>",
+	"<|fim_prefix|>", "<|fim_pad|>", "<|fim_repo|>", "<|file_sep|>", "<|im_start|>", "<|start_header_id|>"}
+
+// specialGGUFPath returns a GGUF file holding a vocabulary of
+// specialGGUFNames (the synthetic ones are written into a temporary directory).
 func specialGGUFPath(t testing.TB, name string) string {
 	t.Helper()
-	if name == "stories260K" {
-		return filepath.Join(testutil.ModuleRoot(t), "model", "builtin", "stories260K.gguf")
+	builtin := filepath.Join(testutil.ModuleRoot(t), "model", "builtin", "stories260K.gguf")
+	switch name {
+	case "stories260K":
+		return builtin
+	case "eog-text", "eog-keys":
+		path := filepath.Join(t.TempDir(), name+".gguf")
+		writeVocabModel(t, builtin, path, eogVocab(name))
+		return path
 	}
 	return testutil.Shared(t, "tokenizer/ggml-vocab-"+name+".gguf")
 }
 
+// vocabEdit changes the vocabulary writeVocabModel copies.
+type vocabEdit struct {
+	name     string   // general.name
+	extra    []string // tokens appended, as normal tokens
+	eot, eom int      // tokenizer.ggml.eot_token_id / eom_token_id, when >= 0
+}
+
+// eogVocab is the edit that makes "eog-text" or "eog-keys" from stories260K's
+// vocabulary (512 tokens).
+func eogVocab(name string) *vocabEdit {
+	e := &vocabEdit{name: name, extra: eogTokens, eot: -1, eom: -1}
+	if name == "eog-keys" {
+		e.eot = 512 + slices.Index(eogTokens, "<|im_start|>")
+		e.eom = 512 + slices.Index(eogTokens, "<|start_header_id|>")
+	}
+	return e
+}
+
 // writeVocabModel writes a tiny llama model (one layer, width 16, zero
-// weights) carrying the tokenizer of the GGUF file src and its general.name
-// (which selects llama.cpp's per-model token attributes), so that
-// llama-server, which needs weights, can load the vocabulary.
-func writeVocabModel(t testing.TB, src, dst string) {
+// weights) carrying the tokenizer metadata of the GGUF file src and its
+// general.name (which selects llama.cpp's per-model token attributes), so
+// that llama-server, which needs weights, can load the vocabulary. edit, when
+// not nil, changes the vocabulary.
+func writeVocabModel(t testing.TB, src, dst string, edit *vocabEdit) {
 	t.Helper()
 	f, err := gguf.Open(src)
 	require.NoError(t, err)
 	defer f.Close()
-	toks, err := f.Strings(keyTokens)
-	require.NoError(t, err)
-	n := uint64(len(toks))
-	const dim, hidden = 16, 32
 	w := gguf.NewWriter()
 	w.AddString("general.architecture", "llama")
+	var n int
 	for _, kv := range f.Metadata {
-		if kv.Key == "general.name" || len(kv.Key) > 10 && kv.Key[:10] == "tokenizer." {
-			w.Add(kv.Key, kv.Value)
+		if kv.Key != "general.name" && !strings.HasPrefix(kv.Key, "tokenizer.") {
+			continue
 		}
+		v := kv.Value
+		switch {
+		case kv.Key == keyTokens:
+			toks, ok := v.Strings()
+			require.True(t, ok, "%s: %s is not a string array", src, kv.Key)
+			if edit != nil {
+				toks = slices.Concat(toks, edit.extra)
+				v = gguf.StringsValue(toks)
+			}
+			n = len(toks)
+		case edit == nil:
+		case kv.Key == keyScores:
+			scores, ok := v.Float32s()
+			require.True(t, ok)
+			v = gguf.Float32sValue(append(scores, make([]float32, len(edit.extra))...))
+		case kv.Key == keyTypes:
+			types, ok := v.Int32s()
+			require.True(t, ok)
+			for range edit.extra {
+				types = append(types, TypeNormal)
+			}
+			v = gguf.Int32sValue(types)
+		case kv.Key == "general.name":
+			v = gguf.StringValue(edit.name)
+		}
+		w.Add(kv.Key, v)
 	}
+	if edit != nil && edit.eot >= 0 {
+		w.AddUint32(keyEOT, uint32(edit.eot))
+	}
+	if edit != nil && edit.eom >= 0 {
+		w.AddUint32(keyEOM, uint32(edit.eom))
+	}
+	const dim, hidden = 16, 32
 	for key, v := range map[string]uint32{"context_length": 256, "embedding_length": dim, "block_count": 1,
 		"feed_forward_length": hidden, "attention.head_count": 2, "attention.head_count_kv": 2, "rope.dimension_count": dim / 2} {
 		w.AddUint32("llama."+key, v)
@@ -224,9 +291,10 @@ func writeVocabModel(t testing.TB, src, dst string) {
 		}
 		require.NoError(t, w.AddTensor(name, gguf.F32, dims, make([]byte, size)))
 	}
-	zeros("token_embd.weight", dim, n)
+	vocab := uint64(n)
+	zeros("token_embd.weight", dim, vocab)
 	zeros("output_norm.weight", dim)
-	zeros("output.weight", dim, n)
+	zeros("output.weight", dim, vocab)
 	for _, m := range []struct {
 		name string
 		dims []uint64
@@ -257,7 +325,7 @@ func TestWriteSpecialFixtures(t *testing.T) {
 		require.NoError(t, os.WriteFile(filepath.Join(dir, "hf", name, "tokenizer.json"), data, 0o644))
 	}
 	for _, name := range specialGGUFNames {
-		writeVocabModel(t, specialGGUFPath(t, name), filepath.Join(dir, "gguf", name+".gguf"))
+		writeVocabModel(t, specialGGUFPath(t, name), filepath.Join(dir, "gguf", name+".gguf"), nil)
 	}
 	fmt.Println("wrote", dir)
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/kvref/kvref/format/gguf"
@@ -89,37 +90,42 @@ func readSpecialVectors(t *testing.T, name string) []specialVector {
 	return vs
 }
 
-// checkSpecialVectors runs the vectors through the tokenizers load gives
-// and logs how many pass per tokenizer.
-func checkSpecialVectors(t *testing.T, vs []specialVector, load func(name string) Tokenizer) {
-	toks := map[string]Tokenizer{}
-	pass, total := map[string]int{}, map[string]int{}
+// checkSpecialVectors runs the vectors through the tokenizers load gives,
+// one subtest per tokenizer (skipped alone when its files are absent), and
+// logs how many pass per tokenizer.
+func checkSpecialVectors(t *testing.T, vs []specialVector, load func(t *testing.T, name string) Tokenizer) {
+	byName := map[string][]specialVector{}
 	var order []string
-	for i, v := range vs {
-		tok, ok := toks[v.Tokenizer]
-		if !ok {
-			tok = load(v.Tokenizer)
-			toks[v.Tokenizer] = tok
+	for _, v := range vs {
+		if byName[v.Tokenizer] == nil {
 			order = append(order, v.Tokenizer)
 		}
-		total[v.Tokenizer]++
-		ok = t.Run(fmt.Sprintf("%s/%d/%q", v.Tokenizer, i, shorten(v.Input, 30)), func(t *testing.T) {
-			assert.Equal(t, orEmpty(v.IDs), orEmpty(tok.EncodeSpecial(v.Input, false, true)), "EncodeSpecial(%q, false, true)", v.Input)
-			assert.Equal(t, orEmpty(v.IDsWithSpecial), orEmpty(tok.EncodeSpecial(v.Input, true, true)), "EncodeSpecial(%q, true, true)", v.Input)
-			if v.Keep != nil {
-				assert.Equal(t, *v.Keep, tok.DecodeSpecial(v.IDsWithSpecial, true), "DecodeSpecial(%v, true)", v.IDsWithSpecial)
-			}
-			if v.Skip != nil {
-				assert.Equal(t, *v.Skip, tok.DecodeSpecial(v.IDsWithSpecial, false), "DecodeSpecial(%v, false)", v.IDsWithSpecial)
-				assert.Equal(t, *v.Skip, tok.Decode(v.IDsWithSpecial), "Decode(%v)", v.IDsWithSpecial)
-			}
-		})
-		if ok {
-			pass[v.Tokenizer]++
-		}
+		byName[v.Tokenizer] = append(byName[v.Tokenizer], v)
 	}
-	for _, n := range order {
-		t.Logf("%s: %d/%d vectors pass", n, pass[n], total[n])
+	for _, name := range order {
+		t.Run(name, func(t *testing.T) {
+			tok := load(t, name)
+			pass := 0
+			for i, v := range byName[name] {
+				if t.Run(fmt.Sprintf("%d/%q", i, shorten(v.Input, 30)), func(t *testing.T) { checkSpecialVector(t, tok, v) }) {
+					pass++
+				}
+			}
+			t.Logf("%s: %d/%d vectors pass", name, pass, len(byName[name]))
+		})
+	}
+}
+
+// checkSpecialVector checks one vector.
+func checkSpecialVector(t *testing.T, tok Tokenizer, v specialVector) {
+	assert.Equal(t, orEmpty(v.IDs), orEmpty(tok.EncodeSpecial(v.Input, false, true)), "EncodeSpecial(%q, false, true)", v.Input)
+	assert.Equal(t, orEmpty(v.IDsWithSpecial), orEmpty(tok.EncodeSpecial(v.Input, true, true)), "EncodeSpecial(%q, true, true)", v.Input)
+	if v.Keep != nil {
+		assert.Equal(t, *v.Keep, tok.DecodeSpecial(v.IDsWithSpecial, true), "DecodeSpecial(%v, true)", v.IDsWithSpecial)
+	}
+	if v.Skip != nil {
+		assert.Equal(t, *v.Skip, tok.DecodeSpecial(v.IDsWithSpecial, false), "DecodeSpecial(%v, false)", v.IDsWithSpecial)
+		assert.Equal(t, *v.Skip, tok.Decode(v.IDsWithSpecial), "Decode(%v)", v.IDsWithSpecial)
 	}
 }
 
@@ -130,7 +136,7 @@ func checkSpecialVectors(t *testing.T, vs []specialVector, load func(name string
 // tokenizer.json (testdata/special/llama2-260k).
 func TestSpecialVectorsHF(t *testing.T) {
 	vs := readSpecialVectors(t, "hf-special.jsonl")
-	checkSpecialVectors(t, vs, func(name string) Tokenizer {
+	checkSpecialVectors(t, vs, func(t *testing.T, name string) Tokenizer {
 		data, config := specialHFTokenizer(t, name)
 		tok, err := FromTokenizerJSON(data, config)
 		require.NoError(t, err, name)
@@ -145,7 +151,7 @@ func TestSpecialVectorsHF(t *testing.T) {
 // GPT-2 vocabularies.
 func TestSpecialVectorsLlamaServer(t *testing.T) {
 	vs := readSpecialVectors(t, "llama-server-special.jsonl")
-	checkSpecialVectors(t, vs, func(name string) Tokenizer {
+	checkSpecialVectors(t, vs, func(t *testing.T, name string) Tokenizer {
 		f, err := gguf.Open(specialGGUFPath(t, name))
 		require.NoError(t, err)
 		defer f.Close()
@@ -153,4 +159,65 @@ func TestSpecialVectorsLlamaServer(t *testing.T) {
 		require.NoError(t, err, name)
 		return tok
 	})
+}
+
+// TestEOGLlamaServer checks the end-of-generation ids against the ones
+// llama.cpp's vocabulary loader chose (llama-server's log), for GGUF
+// vocabularies that name them (eot_token_id, eom_token_id) and ones where
+// they are found by their text. Where several tokens could be the end of
+// turn, llama.cpp's pick depends on hash order; then only membership in the
+// EOG set is checked.
+func TestEOGLlamaServer(t *testing.T) {
+	f, err := os.Open(filepath.Join(specialDir, "llama-server-eog.jsonl"))
+	require.NoError(t, err)
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	n := 0
+	for sc.Scan() {
+		var want struct {
+			Tokenizer string `json:"tokenizer"`
+			EOT       int    `json:"eot"`
+			EOG       []int  `json:"eog"`
+		}
+		require.NoError(t, json.Unmarshal(sc.Bytes(), &want))
+		n++
+		t.Run(want.Tokenizer, func(t *testing.T) {
+			g, err := gguf.Open(specialGGUFPath(t, want.Tokenizer))
+			require.NoError(t, err)
+			defer g.Close()
+			tok, err := FromGGUF(g)
+			require.NoError(t, err)
+			assert.Equal(t, want.EOG, eogIDs(tok), "end-of-generation ids")
+			eot, candidates := -1, 0
+			switch x := tok.(type) {
+			case *SPM:
+				eot = x.eot
+			case *BPE:
+				eot = x.eot
+			}
+			for id := range tok.VocabSize() {
+				if slices.Contains(eotTexts, tok.TokenText(id)) {
+					candidates++
+				}
+			}
+			if _, named := g.Lookup(keyEOT); named || candidates <= 1 {
+				assert.Equal(t, want.EOT, eot, "end-of-turn id")
+			} else {
+				assert.Contains(t, want.EOG, eot, "end-of-turn id %d (llama.cpp chose %d of %d candidates)", eot, want.EOT, candidates)
+			}
+		})
+	}
+	require.NoError(t, sc.Err())
+	require.Equal(t, len(specialGGUFNames), n, "one line per vocabulary")
+}
+
+// eogIDs lists the ids for which tok.IsEOG holds.
+func eogIDs(tok Tokenizer) []int {
+	var out []int
+	for id := range tok.VocabSize() {
+		if tok.IsEOG(id) {
+			out = append(out, id)
+		}
+	}
+	return out
 }

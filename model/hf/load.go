@@ -1,7 +1,6 @@
 package hf
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -47,7 +46,7 @@ func fromSet(dir string, cfg model.Config, hc Config, set *safetensors.Set) (*mo
 	if err != nil {
 		return nil, err
 	}
-	tok, err := readTokenizer(dir, hc)
+	tok, err := tokenizer.FromHFDir(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -222,60 +221,6 @@ func permute(v []float32, perm []int) []float32 {
 		out[i] = v[p]
 	}
 	return out
-}
-
-// readTokenizer loads tokenizer.json with tokenizer_config.json, and adds the
-// end-of-generation ids of config.json and generation_config.json.
-func readTokenizer(dir string, hc Config) (tokenizer.Tokenizer, error) {
-	data, err := os.ReadFile(filepath.Join(dir, "tokenizer.json"))
-	if err != nil {
-		return nil, fmt.Errorf("hf: %w (kvref needs the model's tokenizer.json)", err)
-	}
-	config, err := os.ReadFile(filepath.Join(dir, "tokenizer_config.json"))
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return nil, err
-	}
-	tok, err := tokenizer.FromTokenizerJSON(data, config)
-	if err != nil {
-		return nil, fmt.Errorf("hf: %s: %w", filepath.Join(dir, "tokenizer.json"), err)
-	}
-	eos := ids(hc.EOSTokenID)
-	if gen, err := os.ReadFile(filepath.Join(dir, "generation_config.json")); err == nil {
-		var g struct {
-			EOS json.RawMessage `json:"eos_token_id"`
-		}
-		if err := json.Unmarshal(gen, &g); err != nil {
-			return nil, fmt.Errorf("hf: %s: %w", filepath.Join(dir, "generation_config.json"), err)
-		}
-		eos = append(eos, ids(g.EOS)...)
-	}
-	if len(eos) == 0 {
-		return tok, nil
-	}
-	return &withEOG{Tokenizer: tok, extra: eos}, nil
-}
-
-// ids reads a token id or a list of them; anything else is no ids.
-func ids(raw json.RawMessage) []int {
-	var one int
-	if json.Unmarshal(raw, &one) == nil {
-		return []int{one}
-	}
-	var many []int
-	if json.Unmarshal(raw, &many) == nil {
-		return many
-	}
-	return nil
-}
-
-// withEOG adds end-of-generation ids to a tokenizer.
-type withEOG struct {
-	tokenizer.Tokenizer
-	extra []int
-}
-
-func (t *withEOG) IsEOG(id int) bool {
-	return slices.Contains(t.extra, id) || t.Tokenizer.IsEOG(id)
 }
 
 // readChatTemplates reads the chat templates of tokenizer_config.json and, as transformers

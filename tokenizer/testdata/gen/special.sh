@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Regenerates testdata/special/hf-special.jsonl (Hugging Face's tokenizers, npm
-# tokenizers@0.23.2 from package-lock.json) and llama-server-special.jsonl
-# (llama.cpp's llama-server from ../shared/bin). go test reads the committed
+# tokenizers@0.23.2 from package-lock.json), llama-server-special.jsonl and
+# llama-server-eog.jsonl (llama.cpp's llama-server from ../shared/bin). go test reads the committed
 # vectors and needs neither Node nor the server. Run from anywhere:
 #
 #   bash tokenizer/testdata/gen/special.sh
@@ -14,5 +14,5 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 (cd "$root" && KVREF_WRITE_SPECIAL=$tmp go test ./tokenizer -run '^TestWriteSpecialFixtures$' -count=1 >/dev/null)
 node special_hf.js "$tmp" > ../special/hf-special.jsonl
-node special_llama_server.js "$tmp" "$shared/bin/llama-server" > ../special/llama-server-special.jsonl
-wc -l ../special/hf-special.jsonl ../special/llama-server-special.jsonl
+node special_llama_server.js "$tmp" "$shared/bin/llama-server" ../special
+wc -l ../special/*.jsonl

@@ -1,20 +1,23 @@
-// Writes testdata/special/llama-server-special.jsonl: the token ids llama.cpp
-// gives for text with special tokens, from llama-server's /tokenize endpoint
-// (which parses special tokens, as llama-server does for text prompts). See
-// ../special/README.md.
+// Writes OUT/llama-server-special.jsonl: the token ids llama.cpp gives for
+// text with special tokens, from llama-server's /tokenize endpoint (which
+// parses special tokens, as llama-server does for text prompts); and
+// OUT/llama-server-eog.jsonl: the end-of-turn and end-of-generation ids
+// llama.cpp's vocabulary loader chose, from the lines "EOT token = ID" and
+// "EOG token = ID" of its log. See ../special/README.md.
 //
-//   node special_llama_server.js FIXTURES LLAMA_SERVER > ../special/llama-server-special.jsonl
+//   node special_llama_server.js FIXTURES LLAMA_SERVER ../special
 //
 // FIXTURES is the directory TestWriteSpecialFixtures wrote (inputs.json and
 // gguf/NAME.gguf: tiny models carrying each vocabulary, since llama-server
-// needs weights); LLAMA_SERVER is ../shared/bin/llama-server. Each line:
-// {"tokenizer", "input", "ids", "ids_with_special"}, with add_special false
-// and true. Only the loopback address is used.
+// needs weights); LLAMA_SERVER is ../shared/bin/llama-server. Each line of
+// the first file: {"tokenizer", "input", "ids", "ids_with_special"}, with
+// add_special false and true; of the second: {"tokenizer", "eot", "eog"}.
+// Only the loopback address is used.
 const { spawn } = require('child_process');
 const fs = require('fs');
 const path = require('path');
 
-const names = ['stories260K', 'llama-spm', 'phi-3', 'gpt-2'];
+const names = ['stories260K', 'llama-spm', 'phi-3', 'gpt-2', 'eog-text', 'eog-keys'];
 
 async function waitHealthy(base, child) {
   for (let i = 0; i < 600; i++) {
@@ -38,8 +41,10 @@ async function tokenize(base, content, addSpecial) {
 }
 
 (async () => {
-  const [dir, server] = process.argv.slice(2);
+  const [dir, server, out] = process.argv.slice(2);
   const inputs = JSON.parse(fs.readFileSync(path.join(dir, 'inputs.json'), 'utf8'));
+  const vectors = [];
+  const eogs = [];
   for (const [i, name] of names.entries()) {
     const port = 18461 + i;
     const base = `http://127.0.0.1:${port}`;
@@ -52,8 +57,12 @@ async function tokenize(base, content, addSpecial) {
       for (const input of inputs) {
         const ids = await tokenize(base, input, false);
         const withSpecial = await tokenize(base, input, true);
-        console.log(JSON.stringify({ tokenizer: name, input, ids, ids_with_special: withSpecial }));
+        vectors.push(JSON.stringify({ tokenizer: name, input, ids, ids_with_special: withSpecial }));
       }
+      const eot = [...log.matchAll(/EOT token\s*=\s*(\d+)/g)].map((m) => Number(m[1]));
+      const eog = [...log.matchAll(/EOG token\s*=\s*(\d+)/g)].map((m) => Number(m[1]));
+      if (eog.length === 0) throw new Error('no "EOG token" lines in the log of llama-server');
+      eogs.push(JSON.stringify({ tokenizer: name, eot: eot.length ? eot[0] : -1, eog: eog.sort((a, b) => a - b) }));
     } catch (e) {
       console.error(log);
       throw e;
@@ -62,4 +71,6 @@ async function tokenize(base, content, addSpecial) {
       await new Promise((res) => (child.exitCode !== null ? res() : child.on('exit', res)));
     }
   }
+  fs.writeFileSync(path.join(out, 'llama-server-special.jsonl'), vectors.join('\n') + '\n');
+  fs.writeFileSync(path.join(out, 'llama-server-eog.jsonl'), eogs.join('\n') + '\n');
 })().catch((e) => { console.error(e); process.exit(1); });
