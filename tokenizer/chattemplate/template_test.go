@@ -173,3 +173,15 @@ func FuzzTemplate(f *testing.F) {
 		tmpl.Render(Context{Messages: list, Vars: map[string]any{"x": v}})
 	})
 }
+
+// Python's string methods and the Jinja constructs chat templates use; the expected string
+// is Python Jinja2 3.1.6's render (trim_blocks, lstrip_blocks) of the same source.
+func TestPythonStringMethodsAndJinjaAsPython(t *testing.T) {
+	src := `{{ ' a b '.strip() }}|{{ 'a,b'.split(',') }}|{{ 'hello world'.title() }}|{{ 'abc'.startswith('ab') }}|{{ 'abc'.endswith('c') }}|{{ 'AbC'.lower() }}{{ 'x'.upper() }}|{{ 'a-b'.replace('-', '+') }}|{{ '  x'.lstrip() }}|{{ 'x  '.rstrip() }}|{{ 'a b  c'.split() }}|{{ 'hello'.capitalize() }}|{{ 'banana'.count('a') }}|{{ 'banana'.find('n') }}|{{ messages[0]['content'].strip().split('\n')[0] }}|{{ (messages | selectattr('role', 'equalto', 'user') | list | length) }}|{{ messages[-1].role }}|{% set ns = namespace(n=0) %}{% for m in messages %}{% set ns.n = ns.n + 1 %}{% endfor %}{{ ns.n }}|{{ messages | map(attribute='role') | join(',') }}|{{ 'x' if messages else 'y' }}|{{ messages[1:] | length }}|{{ 'abc'[::-1] }}|{{ {'a': 1}.get('b', 2) }}`
+	out, err := render(t, src, Context{Messages: []any{
+		Object{{"role", "system"}, {"content", "  First line\nsecond  "}},
+		Object{{"role", "user"}, {"content", "hi"}},
+	}})
+	require.NoError(t, err)
+	require.Equal(t, "a b|['a', 'b']|Hello World|True|True|abcX|a+b|x|x|['a', 'b', 'c']|Hello|3|2|First line|1|user|2|system,user|x|1|cba|2", out)
+}
