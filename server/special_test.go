@@ -1,10 +1,6 @@
 package server
 
 import (
-	"bufio"
-	"encoding/json"
-	"os"
-	"path/filepath"
 	"slices"
 	"testing"
 
@@ -23,19 +19,9 @@ func TestTextPromptsParseSpecialTokens(t *testing.T) {
 	m, err := builtin.Model()
 	require.NoError(t, err)
 	ts := startModel(t, m, engine.Config{BlockSize: 16}, Options{})
-	f, err := os.Open(filepath.Join(testutil.ModuleRoot(t), "tokenizer", "testdata", "special", "llama-server-special.jsonl"))
-	require.NoError(t, err)
-	defer f.Close()
-	sc := bufio.NewScanner(f)
 	n := 0
-	for sc.Scan() {
-		var v struct {
-			Tokenizer      string `json:"tokenizer"`
-			Input          string `json:"input"`
-			IDsWithSpecial []int  `json:"ids_with_special"`
-		}
-		require.NoError(t, json.Unmarshal(sc.Bytes(), &v))
-		if v.Tokenizer != "stories260K" || slices.Equal(m.Tokenizer.Encode(v.Input, true), v.IDsWithSpecial) {
+	for _, v := range testutil.SpecialVectors(t, "llama-server-special.jsonl", "stories260K") {
+		if slices.Equal(m.Tokenizer.Encode(v.Input, true), v.IDsWithSpecial) {
 			continue // only the prompts where parsing special tokens matters
 		}
 		body := map[string]any{"prompt": v.Input, "max_tokens": 2, "temperature": 0, "ignore_eos": true, "logprobs": 1}
@@ -46,6 +32,5 @@ func TestTextPromptsParseSpecialTokens(t *testing.T) {
 		require.Equal(t, ids.Choices[0].Logprobs.TokenIDs, text.Choices[0].Logprobs.TokenIDs, "prompt %q", v.Input)
 		n++
 	}
-	require.NoError(t, sc.Err())
 	require.GreaterOrEqual(t, n, 10, "prompts whose special tokens parse")
 }

@@ -127,16 +127,8 @@ func withAddedTokens(t testing.TB, data []byte, toks []flagToken) []byte {
 // <unk> <s> </s>), plus chatTokens and flagTokens with ids from 512 on.
 func llama2260kJSON(t testing.TB) []byte {
 	t.Helper()
-	f, err := gguf.Open(filepath.Join(testutil.ModuleRoot(t), "model", "builtin", "stories260K.gguf"))
-	require.NoError(t, err)
-	defer f.Close()
-	toks, err := f.Strings(keyTokens)
-	require.NoError(t, err)
-	scores, err := f.Float32s(keyScores)
-	require.NoError(t, err)
-	types, err := f.Int32s(keyTypes)
-	require.NoError(t, err)
-	out, err := json.Marshal(spmDoc(toks, scores, types, "llama2-style"))
+	v := spmVocabOf(t, filepath.Join(testutil.ModuleRoot(t), "model", "builtin", "stories260K.gguf"))
+	out, err := json.Marshal(spmDoc(v, "llama2-style"))
 	require.NoError(t, err)
 	var doc any
 	require.NoError(t, json.Unmarshal(withAddedTokens(t, out, slices.Concat(chatTokens, flagTokens)), &doc))

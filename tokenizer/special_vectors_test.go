@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/kvref/kvref/format/gguf"
+	"github.com/kvref/kvref/internal/testutil"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -57,44 +58,11 @@ var specialInputs = []string{
 	"<s> <|both|> </s>", "Once upon a time <s>there was", "Hello world", "", " ", "\n",
 }
 
-// specialVector is one line of testdata/special/*.jsonl.
-type specialVector struct {
-	Tokenizer string `json:"tokenizer"`
-	Input     string `json:"input"`
-	// IDs and IDsWithSpecial are the ids with special tokens parsed, without
-	// and with the tokenizer's BOS/EOS added.
-	IDs            []int `json:"ids"`
-	IDsWithSpecial []int `json:"ids_with_special"`
-	// Keep and Skip (Hugging Face vectors only) decode IDsWithSpecial with
-	// skip_special_tokens false and true.
-	Keep *string `json:"decode_keep"`
-	Skip *string `json:"decode_skip"`
-}
-
-// readSpecialVectors reads a JSON-lines file of special-token vectors.
-func readSpecialVectors(t *testing.T, name string) []specialVector {
-	t.Helper()
-	f, err := os.Open(filepath.Join(specialDir, name))
-	require.NoError(t, err)
-	defer f.Close()
-	var vs []specialVector
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		var v specialVector
-		require.NoError(t, json.Unmarshal(sc.Bytes(), &v), "%s: %s", name, sc.Text())
-		vs = append(vs, v)
-	}
-	require.NoError(t, sc.Err())
-	require.NotEmpty(t, vs, "%s has no vectors", name)
-	return vs
-}
-
 // checkSpecialVectors runs the vectors through the tokenizers load gives,
 // one subtest per tokenizer (skipped alone when its files are absent), and
 // logs how many pass per tokenizer.
-func checkSpecialVectors(t *testing.T, vs []specialVector, load func(t *testing.T, name string) Tokenizer) {
-	byName := map[string][]specialVector{}
+func checkSpecialVectors(t *testing.T, vs []testutil.SpecialVector, load func(t *testing.T, name string) Tokenizer) {
+	byName := map[string][]testutil.SpecialVector{}
 	var order []string
 	for _, v := range vs {
 		if byName[v.Tokenizer] == nil {
@@ -117,7 +85,7 @@ func checkSpecialVectors(t *testing.T, vs []specialVector, load func(t *testing.
 }
 
 // checkSpecialVector checks one vector.
-func checkSpecialVector(t *testing.T, tok Tokenizer, v specialVector) {
+func checkSpecialVector(t *testing.T, tok Tokenizer, v testutil.SpecialVector) {
 	assert.Equal(t, orEmpty(v.IDs), orEmpty(tok.EncodeSpecial(v.Input, false, true)), "EncodeSpecial(%q, false, true)", v.Input)
 	assert.Equal(t, orEmpty(v.IDsWithSpecial), orEmpty(tok.EncodeSpecial(v.Input, true, true)), "EncodeSpecial(%q, true, true)", v.Input)
 	if v.Keep != nil {
@@ -135,7 +103,7 @@ func checkSpecialVector(t *testing.T, tok Tokenizer, v specialVector) {
 // with added tokens carrying each flag) and for a Llama 2 layout
 // tokenizer.json (testdata/special/llama2-260k).
 func TestSpecialVectorsHF(t *testing.T) {
-	vs := readSpecialVectors(t, "hf-special.jsonl")
+	vs := testutil.SpecialVectors(t, "hf-special.jsonl")
 	checkSpecialVectors(t, vs, func(t *testing.T, name string) Tokenizer {
 		data, config := specialHFTokenizer(t, name)
 		tok, err := FromTokenizerJSON(data, config)
@@ -150,7 +118,7 @@ func TestSpecialVectorsHF(t *testing.T) {
 // token but <unk>, <s> and <|endoftext|> swallowing the spaces after it) and
 // GPT-2 vocabularies.
 func TestSpecialVectorsLlamaServer(t *testing.T) {
-	vs := readSpecialVectors(t, "llama-server-special.jsonl")
+	vs := testutil.SpecialVectors(t, "llama-server-special.jsonl")
 	checkSpecialVectors(t, vs, func(t *testing.T, name string) Tokenizer {
 		f, err := gguf.Open(specialGGUFPath(t, name))
 		require.NoError(t, err)

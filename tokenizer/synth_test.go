@@ -151,16 +151,23 @@ func buildSynthTokenizer(t testing.TB, name string) []byte {
 // spmTokenizerJSON builds a SentencePiece-style BPE tokenizer.json (model
 // BPE with byte_fallback) from the Llama 2 GGUF vocabulary; see spmDoc.
 func spmTokenizerJSON(t testing.TB, name string) map[string]any {
-	f, err := gguf.Open(testutil.Shared(t, "tokenizer/ggml-vocab-llama-spm.gguf"))
+	return spmDoc(spmVocabOf(t, testutil.Shared(t, "tokenizer/ggml-vocab-llama-spm.gguf")), name)
+}
+
+// spmVocabOf reads the tokens, scores and types of a GGUF SentencePiece vocabulary.
+func spmVocabOf(t testing.TB, path string) Vocab {
+	t.Helper()
+	f, err := gguf.Open(path)
 	require.NoError(t, err)
 	defer f.Close()
-	toks, err := f.Strings(keyTokens)
+	var v Vocab
+	v.Tokens, err = f.Strings(keyTokens)
 	require.NoError(t, err)
-	scores, err := f.Float32s(keyScores)
+	v.Scores, err = f.Float32s(keyScores)
 	require.NoError(t, err)
-	types, err := f.Int32s(keyTypes)
+	v.Types, err = f.Int32s(keyTypes)
 	require.NoError(t, err)
-	return spmDoc(toks, scores, types, name)
+	return v
 }
 
 // spmDoc builds the tokenizer.json document of a SentencePiece vocabulary
@@ -169,7 +176,8 @@ func spmTokenizerJSON(t testing.TB, name string) map[string]any {
 // does, and the components of layout "llama2-style" (Llama 2's Prepend +
 // Replace normalizer and its decoder) or "metaspace-style" (the Metaspace
 // pre-tokenizer and decoder of newer conversions).
-func spmDoc(toks []string, scores []float32, types []int32, layout string) map[string]any {
+func spmDoc(v Vocab, layout string) map[string]any {
+	toks, scores, types := v.Tokens, v.Scores, v.Types
 	vocab := make(map[string]int, len(toks))
 	for id, s := range toks {
 		vocab[s] = id

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -49,38 +48,6 @@ func TestTokenizeLlamaCppVectorsCLI(t *testing.T) {
 	}
 }
 
-// specialVector is a line of tokenizer/testdata/special/*.jsonl (see its README.md).
-type specialVector struct {
-	Tokenizer      string  `json:"tokenizer"`
-	Input          string  `json:"input"`
-	IDs            []int   `json:"ids"`
-	IDsWithSpecial []int   `json:"ids_with_special"`
-	Keep           *string `json:"decode_keep"`
-	Skip           *string `json:"decode_skip"`
-}
-
-// readSpecialVectors reads the vectors of one tokenizer from a file of
-// tokenizer/testdata/special.
-func readSpecialVectors(t *testing.T, file, tokenizer string) []specialVector {
-	t.Helper()
-	f, err := os.Open(filepath.Join(testutil.ModuleRoot(t), "tokenizer", "testdata", "special", file))
-	require.NoError(t, err)
-	defer f.Close()
-	var vs []specialVector
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		var v specialVector
-		require.NoError(t, json.Unmarshal(sc.Bytes(), &v))
-		if v.Tokenizer == tokenizer {
-			vs = append(vs, v)
-		}
-	}
-	require.NoError(t, sc.Err())
-	require.NotEmpty(t, vs, "no %s vectors in %s", tokenizer, file)
-	return vs
-}
-
 // tokenizeIDs runs kvref tokenize --json with args and returns the ids.
 func tokenizeIDs(t *testing.T, args ...string) []int {
 	t.Helper()
@@ -107,14 +74,14 @@ func decodeText(t *testing.T, args ...string) string {
 // tokenizer.json and tokenizer_config.json.
 func TestTokenizeSpecialCLI(t *testing.T) {
 	t.Run("builtin", func(t *testing.T) {
-		for _, v := range readSpecialVectors(t, "llama-server-special.jsonl", "stories260K") {
+		for _, v := range testutil.SpecialVectors(t, "llama-server-special.jsonl", "stories260K") {
 			assert.Equal(t, v.IDsWithSpecial, tokenizeIDs(t, "--special", "--", v.Input), "tokenize --special %q", v.Input)
 			assert.Equal(t, v.IDs, tokenizeIDs(t, "--special", "--no-bos", "--", v.Input), "tokenize --special --no-bos %q", v.Input)
 		}
 	})
 	t.Run("tokenizer.json", func(t *testing.T) {
 		dir := filepath.Join(testutil.ModuleRoot(t), "tokenizer", "testdata", "special", "llama2-260k")
-		for _, v := range readSpecialVectors(t, "hf-special.jsonl", "llama2-260k") {
+		for _, v := range testutil.SpecialVectors(t, "hf-special.jsonl", "llama2-260k") {
 			assert.Equal(t, v.IDsWithSpecial, tokenizeIDs(t, "-m", dir, "--special", "--", v.Input), "tokenize --special %q", v.Input)
 			assert.Equal(t, v.IDs, tokenizeIDs(t, "-m", dir, "--special", "--no-bos", "--", v.Input), "tokenize --special --no-bos %q", v.Input)
 			ids := strings.Trim(fmt.Sprint(v.IDsWithSpecial), "[]")

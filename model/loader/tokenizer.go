@@ -1,14 +1,9 @@
 package loader
 
 import (
-	"bytes"
-	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 
 	"github.com/kvref/kvref/format/gguf"
-	"github.com/kvref/kvref/internal/hub"
 	"github.com/kvref/kvref/tokenizer"
 )
 
@@ -26,28 +21,17 @@ func OpenTokenizer(ref string, opt Options) (tokenizer.Tokenizer, error) {
 	if KindOf(ref) != File {
 		return modelTokenizer(ref, opt)
 	}
-	path := ref
-	if hub.IsRef(ref) {
-		var err error
-		if path, err = hub.Fetch(context.Background(), ref, hub.Options{Progress: opt.Progress}); err != nil {
-			return nil, err
-		}
-	}
-	st, err := os.Stat(path)
+	path, kind, _, err := locate(ref, opt)
 	if err != nil {
 		return nil, err
 	}
-	if st.IsDir() {
+	switch kind {
+	case dirFile:
 		if !tokenizer.IsHFDir(path) {
 			return nil, fmt.Errorf("%s is a directory without tokenizer.json: kvref reads a Hugging Face tokenizer from tokenizer.json", path)
 		}
 		return tokenizer.FromHFDir(path)
-	}
-	magic, err := readMagic(path)
-	if err != nil {
-		return nil, err
-	}
-	if bytes.Equal(magic, []byte("GGUF")) || filepath.Ext(path) == ".gguf" {
+	case ggufFile:
 		f, err := gguf.Open(path)
 		if err != nil {
 			return nil, err
