@@ -189,3 +189,15 @@ func eogIDs(tok Tokenizer) []int {
 	}
 	return out
 }
+
+// TestSpecialVectorsLlama2c runs llama-server's vectors for stories260K's vocabulary
+// through the same vocabulary read from llama2.c's tokenizer.bin (tok512.bin), whose
+// special tokens kvref types by llama2.c's convention (<unk>, <s>, </s> at ids 0, 1, 2).
+func TestSpecialVectorsLlama2c(t *testing.T) {
+	vs := testutil.SpecialVectors(t, "llama-server-special.jsonl", "stories260K")
+	checkSpecialVectors(t, vs, func(t *testing.T, name string) Tokenizer {
+		tok, err := FromLlama2cFile(testutil.Shared(t, "models/tok512.bin"), 512)
+		require.NoError(t, err)
+		return tok
+	})
+}
