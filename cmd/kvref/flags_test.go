@@ -44,7 +44,7 @@ func TestEveryCacheCommandTakesLlamaSpellings(t *testing.T) {
 	for _, name := range []string{"q4_0", "q4_1", "iq4_nl", "q5_0", "q5_1"} {
 		require.Contains(t, names, name)
 	}
-	for _, cmd := range []string{"run", "step", "serve", "bench", "plan", "eval", "golden", "verify"} {
+	for _, cmd := range []string{"run", "step", "serve", "chat", "bench", "plan", "eval", "golden", "verify"} {
 		_, stderr, code := kvref(t, cmd, "-h")
 		require.Equal(t, 0, code, cmd)
 		for _, flag := range []string{"-ctk", "-ctv", "-cache-type-k", "-cache-type-v"} {
