@@ -118,7 +118,10 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 				seq := promptOf[t.Request]*f.np + t.Seq
 				line.Seq = &seq
 			}
-			b, _ := json.Marshal(line)
+			b, err := json.Marshal(line)
+			if err != nil { // the engine refuses non-finite logits, so this is a kvref bug
+				return fmt.Errorf("step %d (position %d): encoding the --json line: %w", t.Step, t.Pos, err)
+			}
 			out.Write(append(b, '\n'))
 			return nil
 		}
@@ -172,7 +175,7 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 			}
 			ids = append(ids, id)
 		}
-		if err := sched.RunAll(emit); err != nil {
+		if err := runAll(eng, sched, emit); err != nil {
 			return err
 		}
 	} else {
@@ -189,7 +192,7 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 				return err
 			}
 			ids = append(ids, id)
-			if err := sched.RunAll(emit); err != nil {
+			if err := runAll(eng, sched, emit); err != nil {
 				return err
 			}
 			if err := finish(id); err != nil {
@@ -210,7 +213,10 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	sum.Engine = &es
 	sum.BlocksUsed = es.PeakBlocksUsed
 	if f.asJSON {
-		b, _ := json.Marshal(map[string]any{"summary": sum})
+		b, err := json.Marshal(map[string]any{"summary": sum})
+		if err != nil {
+			return fmt.Errorf("encoding the --json summary: %w", err)
+		}
 		fmt.Fprintln(out, string(b))
 		return nil
 	}
@@ -219,7 +225,31 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 		sum.PromptTokens, sum.PrefixHitTokens, sum.GeneratedTokens, es.Steps, es.RowsMean, es.Preemptions, sum.PrefillMS, sum.DecodeMS, sum.TokensPerSecond,
 		kType, sum.BytesPerToken, sum.BlocksUsed, sum.BlockSize)
 	if f.check {
-		fmt.Fprintf(stderr, "kvref: --check: every one of the %d generated tokens' logits was recomputed without the cache: bit-identical\n", sum.GeneratedTokens)
+		fmt.Fprintf(stderr, "kvref: --check: %d of the %d generated tokens were printed only after their logits were recomputed without the cache: bit-identical\n",
+			es.CheckedTokens, sum.GeneratedTokens)
+	}
+	return nil
+}
+
+// stepHook, when set (by tests), runs after every scheduler step of kvref run with the
+// engine and the number of steps run so far: the place to corrupt a cache entry mid-run.
+var stepHook func(eng *engine.Engine, steps int)
+
+// runAll is sched.RunAll with stepHook.
+func runAll(eng *engine.Engine, sched *engine.Scheduler, emit func(engine.Token) error) error {
+	for !sched.Done() {
+		toks, err := sched.Step()
+		for _, t := range toks {
+			if eerr := emit(t); eerr != nil {
+				return eerr
+			}
+		}
+		if err != nil {
+			return err
+		}
+		if stepHook != nil {
+			stepHook(eng, sched.Stats().Steps)
+		}
 	}
 	return nil
 }

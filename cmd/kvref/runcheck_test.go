@@ -1,0 +1,64 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/kvref/kvref/engine"
+)
+
+// corruptAfter makes kvref run flip one bit of a cached key (layer 1, position 2) right
+// after scheduler step n: every logit computed afterwards reads it.
+func corruptAfter(t *testing.T, n int) {
+	t.Helper()
+	stepHook = func(eng *engine.Engine, steps int) {
+		if steps != n {
+			return
+		}
+		seqs := eng.Pool.Sequences()
+		require.Len(t, seqs, 1)
+		eng.Pool.KRow(1, seqs[0].Table()[0], 2)[5] ^= 0x40
+	}
+	t.Cleanup(func() { stepHook = nil })
+}
+
+// TestRunCheckPrintsOnlyVerifiedTokens: with --check, kvref run prints a token only after
+// its logits have been recomputed without the cache. A clean run counts every generated
+// token as checked; after a cache entry is corrupted at step 10, exactly the 10 tokens
+// sampled before it are printed — as JSON lines or as streamed text — then the error.
+func TestRunCheckPrintsOnlyVerifiedTokens(t *testing.T) {
+	args := []string{"run", "-p", "Once upon a time", "-n", "60", "--temp", "0", "--ignore-eos", "--check", "--block-size", "4"}
+	out, stderr, code := kvref(t, append(args, "--json")...)
+	require.Equal(t, 0, code, stderr)
+	clean := parseJSONRun(t, out)
+	require.Len(t, clean.Tokens, 60)
+	eng := clean.Summary["engine"].(map[string]any)
+	require.EqualValues(t, 60, eng["checked_tokens"], "every printed token was checked")
+	_, stderr, code = kvref(t, args...)
+	require.Equal(t, 0, code, stderr)
+	require.Contains(t, stderr, "--check: 60 of the 60 generated tokens were printed only after")
+
+	corruptAfter(t, 10)
+	out, stderr, code = kvref(t, append(args, "--json")...)
+	require.Equal(t, 1, code, stderr)
+	require.Contains(t, stderr, "check failed: sequence 0 step 10")
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	require.Len(t, lines, 10, "only the verified tokens are printed, and no summary:\n%s", out)
+	for i, line := range lines {
+		require.NotContains(t, line, "summary")
+		got := parseJSONRun(t, line+"\n"+`{"summary": {}}`).Tokens[0]
+		require.Equal(t, clean.Tokens[i], got, "line %d", i)
+	}
+
+	corruptAfter(t, 10)
+	out, stderr, code = kvref(t, args...)
+	require.Equal(t, 1, code, stderr)
+	require.Contains(t, stderr, "check failed")
+	text := "Once upon a time"
+	for _, tk := range clean.Tokens[:10] {
+		text += tk.Piece
+	}
+	require.Equal(t, text, out, "the stream stops at the last verified token")
+}

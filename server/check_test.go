@@ -1,0 +1,120 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/kvref/kvref/engine"
+	"github.com/kvref/kvref/model/synth"
+)
+
+// corruptWhenSampled waits, on the engine loop between steps, until the one running
+// sequence has sampled at least n tokens after a prompt of p tokens, then flips one bit of
+// its cached key at position 2 of layer 1, and returns how many tokens it had sampled:
+// every logit computed afterwards reads the corrupted entry.
+func (ts *testServer) corruptWhenSampled(t *testing.T, p, n int) int {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		sampled := 0
+		require.NoError(t, ts.do(context.Background(), func() {
+			seqs := ts.eng.Pool.Sequences()
+			if len(seqs) != 1 {
+				return
+			}
+			if got := seqs[0].Computed() - p + 1; got >= n {
+				ts.eng.Pool.KRow(1, seqs[0].Table()[0], 2)[5] ^= 0x40
+				sampled = got
+			}
+		}))
+		if sampled > 0 {
+			return sampled
+		}
+		time.Sleep(time.Millisecond)
+	}
+	t.Fatal("the request never reached the step to corrupt")
+	return 0
+}
+
+// TestCheckStreamsNoUnverifiedToken is the strict --check contract through the server: a
+// cache entry corrupted mid-request is found, and the stream carries exactly the tokens
+// sampled before the corruption (each the clean run's), then an error event and [DONE];
+// the same request without streaming gets an error and no text.
+func TestCheckStreamsNoUnverifiedToken(t *testing.T) {
+	prompt := []int{1, 10, 20, 30, 40, 50}
+	const n = 60
+	m := loadShape(t, synth.Tiny)
+	cfg := engine.Config{BlockSize: 4}
+	_, clean := generate(t, m, cfg, engine.Request{Prompt: prompt, MaxTokens: n, IgnoreEOS: true, Check: true})
+	require.Len(t, clean, n)
+	body := map[string]any{"prompt": prompt, "max_tokens": n, "temperature": 0, "ignore_eos": true, "logprobs": 0}
+
+	// post sends the request from another goroutine, so that the test can corrupt the
+	// cache while it runs.
+	type reply struct {
+		status int
+		body   []byte
+	}
+	post := func(ts *testServer, req map[string]any) <-chan reply {
+		done := make(chan reply, 1)
+		go func() {
+			b, _ := json.Marshal(req)
+			resp, err := http.Post(ts.URL+"/v1/completions", "application/json", bytes.NewReader(b))
+			if err != nil {
+				done <- reply{}
+				return
+			}
+			defer resp.Body.Close()
+			out, _ := io.ReadAll(resp.Body)
+			done <- reply{resp.StatusCode, out}
+		}()
+		return done
+	}
+
+	t.Run("stream", func(t *testing.T) {
+		ts := startModel(t, m, cfg, Options{Check: true})
+		stream := map[string]any{"stream": true}
+		for k, v := range body {
+			stream[k] = v
+		}
+		done := post(ts, stream)
+		sampled := ts.corruptWhenSampled(t, len(prompt), 6)
+		r := <-done
+		require.Equal(t, http.StatusOK, r.status)
+		events := sseEvents(t, r.body)
+		require.Equal(t, "[DONE]", events[len(events)-1])
+		var ids []int
+		for _, ev := range events[:len(events)-2] {
+			var chunk CompletionResponse
+			require.NoError(t, json.Unmarshal([]byte(ev), &chunk), ev)
+			for _, ch := range chunk.Choices {
+				ids = append(ids, ch.Logprobs.TokenIDs...)
+			}
+		}
+		var final ErrorResponse
+		require.NoError(t, json.Unmarshal([]byte(events[len(events)-2]), &final))
+		require.Contains(t, final.Error.Message, "check failed")
+		require.Len(t, ids, sampled, "exactly the tokens sampled before the corruption are streamed")
+		for i, id := range ids {
+			require.Equal(t, clean[i].ID, id, "token %d", i)
+		}
+	})
+
+	t.Run("whole response", func(t *testing.T) {
+		ts := startModel(t, m, cfg, Options{Check: true})
+		done := post(ts, body)
+		ts.corruptWhenSampled(t, len(prompt), 6)
+		r := <-done
+		require.Equal(t, http.StatusInternalServerError, r.status, string(r.body))
+		e := decodeError(t, r.body)
+		require.Contains(t, e.Message, "check failed")
+		require.NotContains(t, string(r.body), `"choices"`)
+	})
+}
