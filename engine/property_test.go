@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"pgregory.net/rapid"
 
+	"github.com/kvref/kvref/engine/oracle"
 	"github.com/kvref/kvref/kvcache"
 	"github.com/kvref/kvref/model"
 	"github.com/kvref/kvref/model/synth"
@@ -141,7 +142,8 @@ func (r *traceRunner) isLive(s *kvcache.Sequence) bool {
 // evict — on two shapes (micro; small, whose heads fill the eight-lane loops and whose rows
 // q8_0 can store), at block sizes 1, 2, 16 and 64 and for every cache type the shape
 // allows, and checks invariants and bitwise logits after every operation. Failing traces
-// shrink to a minimal one. Afterwards it requires that every cache type was drawn and that
+// shrink to a minimal one. At the end of each trace the oracle (engine/oracle) checks what
+// the newest live sequence stored, with decoders independent of the codecs. Afterwards it requires that every cache type was drawn and that
 // batched prefill ran at every block size, so that the traces cover what they claim.
 func TestCacheTracesProperty(t *testing.T) {
 	if f := flag.Lookup("rapid.checks"); f != nil && f.Value.String() == "100" {
@@ -244,6 +246,13 @@ func runTrace(rt *rapid.T, m *model.Model, bs int, ct quant.CacheType) *traceRun
 				r.appendTokens(s, tokens(rapid.IntRange(batchedPrefill, 24).Draw(rt, "nLong"))...)
 			}
 		}
+	}
+	// The oracle reads what the newest live sequence stored with its own decoders: each
+	// element within its format's bound of the exact value, attention within bounds.
+	if len(r.live) > 0 {
+		s := r.live[len(r.live)-1]
+		_, err := oracle.Check(r.e.Runner, r.e.Pool, s)
+		require.NoError(rt, err, "sequence %d", s.ID())
 	}
 	for _, s := range append([]*kvcache.Sequence(nil), r.live...) {
 		r.free(s)
