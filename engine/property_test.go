@@ -95,7 +95,7 @@ func (r *traceRunner) add(prompt []int) *kvcache.Sequence {
 // addHit is add, and also returns the prompt tokens the new sequence reused from the cache
 // (its Computed() when added, before its first step).
 func (r *traceRunner) addHit(prompt []int) (*kvcache.Sequence, int) {
-	s := r.e.Pool.AddSequence(prompt)
+	s := r.e.Pool.AddSequence(prompt, "")
 	hit := s.Computed()
 	r.prompts = append(r.prompts, prompt)
 	r.live = append(r.live, s)

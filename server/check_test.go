@@ -16,21 +16,24 @@ import (
 )
 
 // corruptWhenSampled waits, on the engine loop between steps, until the one running
-// sequence has sampled at least n tokens after a prompt of p tokens, then flips one bit of
-// its cached key at position 2 of layer 1, and returns how many tokens it had sampled:
-// every logit computed afterwards reads the corrupted entry.
+// sequence (in a fresh pool: its first block is block 0) has sampled at least n tokens
+// after a prompt of p tokens, then flips one bit of its cached key at position 2 of layer
+// 1, and returns how many tokens it had sampled: every logit computed afterwards reads the
+// corrupted entry.
 func (ts *testServer) corruptWhenSampled(t *testing.T, p, n int) int {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
 		sampled := 0
 		require.NoError(t, ts.do(context.Background(), func() {
-			seqs := ts.eng.Pool.Sequences()
-			if len(seqs) != 1 {
-				return
+			computed := 0
+			for _, b := range ts.eng.Pool.Blocks() {
+				if b.Ref > 0 {
+					computed += b.Filled
+				}
 			}
-			if got := seqs[0].Computed() - p + 1; got >= n {
-				ts.eng.Pool.KRow(1, seqs[0].Table()[0], 2)[5] ^= 0x40
+			if got := computed - p + 1; got >= n {
+				ts.eng.Pool.KRow(1, 0, 2)[5] ^= 0x40
 				sampled = got
 			}
 		}))

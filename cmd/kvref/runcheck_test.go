@@ -9,17 +9,17 @@ import (
 	"github.com/kvref/kvref/engine"
 )
 
-// corruptAfter makes kvref run flip one bit of a cached key (layer 1, position 2) right
-// after scheduler step n: every logit computed afterwards reads it.
+// corruptAfter makes kvref run flip one bit of a cached key (layer 1, position 2: slot 2 of
+// block 0, the first block of a fresh pool) right after scheduler step n: every logit
+// computed afterwards reads it.
 func corruptAfter(t *testing.T, n int) {
 	t.Helper()
 	stepHook = func(eng *engine.Engine, steps int) {
 		if steps != n {
 			return
 		}
-		seqs := eng.Pool.Sequences()
-		require.Len(t, seqs, 1)
-		eng.Pool.KRow(1, seqs[0].Table()[0], 2)[5] ^= 0x40
+		require.Positive(t, eng.Pool.Blocks()[0].Ref, "block 0 holds the sequence's first positions")
+		eng.Pool.KRow(1, 0, 2)[5] ^= 0x40
 	}
 	t.Cleanup(func() { stepHook = nil })
 }

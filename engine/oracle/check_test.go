@@ -29,7 +29,7 @@ func prompt(m *model.Model, n int) []int {
 // write it) and returns the sequence, still live.
 func fill(t *testing.T, e *engine.Engine, tokens []int, chunk int) *kvcache.Sequence {
 	t.Helper()
-	s := e.Pool.AddSequence(tokens[:chunk])
+	s := e.Pool.AddSequence(tokens[:chunk], "")
 	_, err := e.Step([]*kvcache.Sequence{s})
 	require.NoError(t, err)
 	for s.Len() < len(tokens) {
