@@ -127,11 +127,17 @@ func configFromGGUF(f *gguf.File) (Config, error) {
 		if cfg.RopeBase, err = f.Float(arch + ".rope.freq_base"); err != nil {
 			return Config{}, err
 		}
+		if err := CheckRopeBase(cfg.RopeBase); err != nil {
+			return Config{}, fmt.Errorf("model: %s: %s.rope.freq_base %w", f.Path, arch, err)
+		}
 	}
 	if t, err := f.String(arch + ".rope.scaling.type"); err == nil && t != "none" {
 		factor, err := f.Float(arch + ".rope.scaling.factor")
 		if err != nil {
 			return Config{}, err
+		}
+		if err := CheckPositiveFinite(factor); err != nil {
+			return Config{}, fmt.Errorf("model: %s: %s.rope.scaling.factor %w", f.Path, arch, err)
 		}
 		cfg.RopeScaling = RopeScaling{Type: t, Factor: factor}
 	}
@@ -145,6 +151,9 @@ func configFromGGUF(f *gguf.File) (Config, error) {
 	eps, err := f.Float(arch + ".attention.layer_norm_rms_epsilon")
 	if err != nil {
 		return Config{}, err
+	}
+	if err := CheckNormEps(eps); err != nil {
+		return Config{}, fmt.Errorf("model: %s: %s.attention.layer_norm_rms_epsilon %w", f.Path, arch, err)
 	}
 	cfg.NormEps = float32(eps)
 	emb, ok := f.Tensor("token_embd.weight")
@@ -197,7 +206,11 @@ func weightsFromGGUF(f *gguf.File, cfg *Config) (*Weights, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%w (in %s)", err, f.Path)
 		}
-		return append([]float32(nil), m.Row(0, make([]float32, n))...), nil
+		v := append([]float32(nil), m.Row(0, make([]float32, n))...)
+		if i, x := CheckFinite(v); i >= 0 {
+			return nil, fmt.Errorf("model: %s: tensor %q holds %v at index %d; norm weights, biases and RoPE divisors must be finite", f.Path, name, x, i)
+		}
+		return v, nil
 	}
 	var w Weights
 	var err error
@@ -267,6 +280,11 @@ func weightsFromGGUF(f *gguf.File, cfg *Config) (*Weights, error) {
 	if _, ok := f.Tensor("rope_freqs.weight"); ok {
 		if w.RopeFreqs, err = vector("rope_freqs.weight", cfg.RopeDims/2); err != nil {
 			return nil, err
+		}
+		for i, d := range w.RopeFreqs {
+			if err := CheckPositiveFinite(float64(d)); err != nil {
+				return nil, fmt.Errorf("model: %s: tensor \"rope_freqs.weight\" divisor %d %w", f.Path, i, err)
+			}
 		}
 	}
 	return &w, nil

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"math"
 	"net/http"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/kvref/kvref/engine"
+	"github.com/kvref/kvref/model"
 	"github.com/kvref/kvref/model/synth"
 )
 
@@ -120,4 +122,32 @@ func TestCheckStreamsNoUnverifiedToken(t *testing.T) {
 		require.Contains(t, e.Message, "check failed")
 		require.NotContains(t, string(r.body), `"choices"`)
 	})
+}
+
+// TestNonFiniteLogitsAreAnErrorNotNaN: a model whose weights produce NaN logits gets an
+// OpenAI-shaped error, never a 500 "json: unsupported value: NaN" nor a streaming 200 with an
+// empty body.
+func TestNonFiniteLogitsAreAnErrorNotNaN(t *testing.T) {
+	m, err := synth.Tiny.Model() // its own copy: the weights are changed
+	require.NoError(t, err)
+	wq := m.Weights.Layers[0].Wq
+	bad := make([]float32, wq.Rows*wq.Cols)
+	for i := range bad {
+		bad[i] = float32(math.NaN())
+	}
+	m.Weights.Layers[0].Wq, err = model.NewMatrixF32(wq.Name, wq.Rows, wq.Cols, bad)
+	require.NoError(t, err)
+	ts := startModel(t, m, engine.Config{}, Options{})
+	body := map[string]any{"prompt": []int{1, 5, 6}, "max_tokens": 4, "logprobs": 2}
+	e := ts.apiError(t, "/v1/completions", body, http.StatusInternalServerError)
+	require.Contains(t, e.Message, "non-finite logit")
+
+	body["stream"] = true
+	status, out := ts.post(t, "/v1/completions", body)
+	require.Equal(t, http.StatusOK, status)
+	events := sseEvents(t, out)
+	require.Equal(t, []string{"[DONE]"}, events[len(events)-1:])
+	require.Len(t, events, 2, "an error event, then [DONE]: %q", out)
+	require.Contains(t, events[0], "non-finite logit")
+	require.True(t, json.Valid([]byte(events[0])))
 }

@@ -1,12 +1,18 @@
 package main
 
 import (
+	"encoding/binary"
+	"encoding/json"
+	"math"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/kvref/kvref/engine"
+	"github.com/kvref/kvref/format/gguf"
+	"github.com/kvref/kvref/model/synth"
 )
 
 // corruptAfter makes kvref run flip one bit of a cached key (layer 1, position 2: slot 2 of
@@ -61,4 +67,48 @@ func TestRunCheckPrintsOnlyVerifiedTokens(t *testing.T) {
 		text += tk.Piece
 	}
 	require.Equal(t, text, out, "the stream stops at the last verified token")
+}
+
+// nanModelFile writes the tiny synthetic model with blk.0.attn_q.weight full of NaN: it
+// loads (its hyper-parameters are fine) and every logit is NaN.
+func nanModelFile(t *testing.T) string {
+	t.Helper()
+	data, err := synth.Tiny.Bytes()
+	require.NoError(t, err)
+	src, err := gguf.Parse("tiny.gguf", data)
+	require.NoError(t, err)
+	w := gguf.NewWriter()
+	for _, kv := range src.Metadata {
+		w.Add(kv.Key, kv.Value)
+	}
+	for i := range src.Tensors {
+		info := &src.Tensors[i]
+		b, err := src.TensorData(info)
+		require.NoError(t, err)
+		if info.Name == "blk.0.attn_q.weight" {
+			b = append([]byte(nil), b...)
+			for j := 0; j+4 <= len(b); j += 4 {
+				binary.LittleEndian.PutUint32(b[j:], math.Float32bits(float32(math.NaN())))
+			}
+		}
+		require.NoError(t, w.AddTensor(info.Name, info.Type, info.Dims, b))
+	}
+	path := filepath.Join(t.TempDir(), "nan.gguf")
+	require.NoError(t, w.WriteFile(path))
+	return path
+}
+
+// TestRunJSONNeverPrintsAnInvalidLine: with a model whose logits are NaN, kvref run --json
+// ends with an error that says so, and prints no empty or invalid JSON line.
+func TestRunJSONNeverPrintsAnInvalidLine(t *testing.T) {
+	path := nanModelFile(t)
+	out, stderr, code := kvref(t, "run", "-m", path, "-p", "hi", "-n", "5", "--json")
+	require.Equal(t, 1, code)
+	require.Contains(t, stderr, "non-finite logit")
+	for _, line := range strings.Split(out, "\n") {
+		if line != "" {
+			require.True(t, json.Valid([]byte(line)), "invalid JSON line %q", line)
+		}
+	}
+	require.NotContains(t, out, "\n\n", "no empty lines")
 }

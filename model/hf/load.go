@@ -46,7 +46,7 @@ func fromSet(dir string, cfg model.Config, hc Config, set *safetensors.Set) (*mo
 	if err != nil {
 		return nil, err
 	}
-	tok, err := readTokenizer(dir, hc)
+	tok, err := readTokenizer(dir, hc, cfg.Vocab)
 	if err != nil {
 		return nil, err
 	}
@@ -114,7 +114,11 @@ func readWeights(set *safetensors.Set, cfg *model.Config) (*model.Weights, error
 		if err != nil {
 			return nil, err
 		}
-		return append([]float32(nil), m.Row(0, make([]float32, n))...), nil
+		v := append([]float32(nil), m.Row(0, make([]float32, n))...)
+		if i, x := model.CheckFinite(v); i >= 0 {
+			return nil, fmt.Errorf("hf: tensor %q holds %v at index %d; norm weights and biases must be finite", name, x, i)
+		}
+		return v, nil
 	}
 	var w model.Weights
 	var err error
@@ -221,8 +225,9 @@ func permute(v []float32, perm []int) []float32 {
 }
 
 // readTokenizer loads tokenizer.json with tokenizer_config.json, and adds the
-// end-of-generation ids of config.json and generation_config.json.
-func readTokenizer(dir string, hc Config) (tokenizer.Tokenizer, error) {
+// end-of-generation ids of config.json and generation_config.json. Every token id these
+// files give (bos_token_id, eos_token_id) must be inside the vocabulary of vocab tokens.
+func readTokenizer(dir string, hc Config, vocab int) (tokenizer.Tokenizer, error) {
 	data, err := os.ReadFile(filepath.Join(dir, "tokenizer.json"))
 	if err != nil {
 		return nil, fmt.Errorf("hf: %w (kvref needs the model's tokenizer.json)", err)
@@ -235,15 +240,31 @@ func readTokenizer(dir string, hc Config) (tokenizer.Tokenizer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("hf: %s: %w", filepath.Join(dir, "tokenizer.json"), err)
 	}
-	eos := ids(hc.EOSTokenID)
-	if gen, err := os.ReadFile(filepath.Join(dir, "generation_config.json")); err == nil {
+	cfgPath := filepath.Join(dir, "config.json")
+	if _, err := tokenIDs(hc.BOSTokenID, cfgPath, "bos_token_id", vocab); err != nil {
+		return nil, err
+	}
+	eos, err := tokenIDs(hc.EOSTokenID, cfgPath, "eos_token_id", vocab)
+	if err != nil {
+		return nil, err
+	}
+	genPath := filepath.Join(dir, "generation_config.json")
+	if gen, err := os.ReadFile(genPath); err == nil {
 		var g struct {
+			BOS json.RawMessage `json:"bos_token_id"`
 			EOS json.RawMessage `json:"eos_token_id"`
 		}
 		if err := json.Unmarshal(gen, &g); err != nil {
-			return nil, fmt.Errorf("hf: %s: %w", filepath.Join(dir, "generation_config.json"), err)
+			return nil, fmt.Errorf("hf: %s: %w", genPath, err)
 		}
-		eos = append(eos, ids(g.EOS)...)
+		if _, err := tokenIDs(g.BOS, genPath, "bos_token_id", vocab); err != nil {
+			return nil, err
+		}
+		more, err := tokenIDs(g.EOS, genPath, "eos_token_id", vocab)
+		if err != nil {
+			return nil, err
+		}
+		eos = append(eos, more...)
 	}
 	if len(eos) == 0 {
 		return tok, nil
@@ -251,17 +272,25 @@ func readTokenizer(dir string, hc Config) (tokenizer.Tokenizer, error) {
 	return &withEOG{Tokenizer: tok, extra: eos}, nil
 }
 
-// ids reads a token id or a list of them; anything else is no ids.
-func ids(raw json.RawMessage) []int {
-	var one int
-	if json.Unmarshal(raw, &one) == nil {
-		return []int{one}
+// tokenIDs reads a token id or a list of them (absent or null: none). An id outside
+// [0, vocab), or a value that is not an integer id, is an error naming the file and key.
+func tokenIDs(raw json.RawMessage, path, key string, vocab int) ([]int, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, nil
 	}
 	var many []int
-	if json.Unmarshal(raw, &many) == nil {
-		return many
+	var one int
+	if err := json.Unmarshal(raw, &one); err == nil {
+		many = []int{one}
+	} else if err := json.Unmarshal(raw, &many); err != nil {
+		return nil, fmt.Errorf("hf: %s: %s is %s, want a token id or a list of them", path, key, raw)
 	}
-	return nil
+	for _, id := range many {
+		if id < 0 || id >= vocab {
+			return nil, fmt.Errorf("hf: %s: %s %d is outside the vocabulary of %d tokens", path, key, id, vocab)
+		}
+	}
+	return many, nil
 }
 
 // withEOG adds end-of-generation ids to a tokenizer.
