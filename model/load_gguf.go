@@ -4,11 +4,14 @@ import (
 	"fmt"
 
 	"github.com/kvref/kvref/format/gguf"
+	"github.com/kvref/kvref/internal/digest"
 	"github.com/kvref/kvref/internal/kernels"
 	"github.com/kvref/kvref/tokenizer"
 )
 
-// LoadGGUF opens a GGUF file (memory-mapped) and loads the model and its tokenizer.
+// LoadGGUF opens a GGUF file (memory-mapped) and loads the model and its tokenizer. Its
+// Digest is the file's SHA-256 (internal/digest: a large file is read for it once per
+// version).
 func LoadGGUF(path string) (*Model, error) {
 	f, err := gguf.Open(path)
 	if err != nil {
@@ -20,11 +23,16 @@ func LoadGGUF(path string) (*Model, error) {
 		return nil, err
 	}
 	m.closer = f
+	if m.Digest, err = digest.File(path); err != nil {
+		m.Close()
+		return nil, fmt.Errorf("model: %s: %w", path, err)
+	}
 	return m, nil
 }
 
 // FromGGUF builds a model from a parsed GGUF file. The weights alias the file's data, so
-// the file must stay open while the model is used.
+// the file must stay open while the model is used. It sets no Digest: the caller knows
+// where the bytes came from (LoadGGUF hashes the file).
 func FromGGUF(f *gguf.File, source string) (*Model, error) {
 	cfg, err := configFromGGUF(f)
 	if err != nil {

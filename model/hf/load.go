@@ -10,6 +10,7 @@ import (
 
 	"github.com/kvref/kvref/format/gguf"
 	"github.com/kvref/kvref/format/safetensors"
+	"github.com/kvref/kvref/internal/digest"
 	"github.com/kvref/kvref/internal/kernels"
 	"github.com/kvref/kvref/model"
 	"github.com/kvref/kvref/tokenizer"
@@ -38,7 +39,31 @@ func Load(dir string) (*model.Model, error) {
 		set.Close()
 		return nil, err
 	}
+	if m.Digest, err = dirDigest(dir, set); err != nil {
+		m.Close()
+		return nil, err
+	}
 	return m, nil
+}
+
+// dirDigest names a directory's weights: the SHA-256 over each safetensors file's name and
+// SHA-256, in name order, and config.json's (internal/digest: a large file is read for it
+// once per version).
+func dirDigest(dir string, set *safetensors.Set) (string, error) {
+	paths := []string{filepath.Join(dir, "config.json")}
+	for _, f := range set.Files {
+		paths = append(paths, f.Path)
+	}
+	slices.Sort(paths[1:])
+	var list []byte
+	for _, p := range paths {
+		sum, err := digest.File(p)
+		if err != nil {
+			return "", fmt.Errorf("hf: %w", err)
+		}
+		list = fmt.Appendf(list, "%s %s\n", filepath.Base(p), sum)
+	}
+	return digest.Bytes(list), nil
 }
 
 func fromSet(dir string, cfg model.Config, hc Config, set *safetensors.Set) (*model.Model, error) {
