@@ -50,7 +50,7 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&f.chunk, "chunk-size", 0, "most prompt tokens of one sequence per step (chunked prefill; 0: the batch budget)")
 	fs.IntVar(&f.batchTokens, "max-batch-tokens", 2048, "tokens per step, decode and prefill together")
 	fs.BoolVar(&f.ignoreEOS, "ignore-eos", false, "keep generating past end-of-text tokens")
-	fs.BoolVar(&f.check, "check", false, "recompute every step with the cache-free reference and require bit-identical logits")
+	fs.BoolVar(&f.check, "check", false, "recompute every step with the cache-free reference and require bit-identical logits; a token is printed only once its step has passed")
 	fs.BoolVar(&f.asJSON, "json", false, "print one JSON object per token and a final summary line")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: kvref run [-m MODEL] [-p PROMPT | --prompt-file FILE] [flags]")
