@@ -274,6 +274,7 @@ func (s *Scheduler) Step() ([]Token, error) {
 		if err := s.e.Pool.Commit(p.q.kv, p.n); err != nil {
 			return s.takeOut(), err
 		}
+		s.e.reclaim(p.q.kv)
 		if p.q.kv.Computed() == p.q.kv.Len() {
 			done = append(done, p.q)
 		}
@@ -393,7 +394,13 @@ func (s *Scheduler) promised(q *sequence, table []int) int {
 	if len(q.output) == 0 {
 		end++
 	}
-	need := s.e.Pool.Config().BlocksFor(end) - len(table)
+	cfg := s.e.Pool.Config()
+	need := cfg.BlocksFor(end) - len(table)
+	if w := s.e.Model.Config.ReclaimWindow(); w > 0 {
+		// Sliding-window attention releases the blocks that fall out of the window after
+		// every chunk: a sequence never holds more than the window and one chunk.
+		need = min(need, cfg.BlocksFor(w+s.cfg.ChunkSize)+1)
+	}
 	if q.idx == 0 && len(q.r.seqs) == 1 && len(q.output) == 0 {
 		need += max(q.r.req.N, 1) - 1
 	}

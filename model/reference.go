@@ -38,6 +38,7 @@ func newContiguousStore(c Config, n int, kType, vType quant.CacheType, trace *Tr
 	s := &contiguousStore{
 		kType: kType, vType: vType,
 		shape:  attention.Shape{Heads: c.Heads, KVHeads: c.KVHeads, HeadDim: c.HeadDim},
+		window: c.Window,
 		keys:   make([][]float32, c.Layers),
 		values: make([][]float32, c.Layers),
 		n:      n,
@@ -55,7 +56,8 @@ func newContiguousStore(c Config, n int, kType, vType quant.CacheType, trace *Tr
 type contiguousStore struct {
 	kType, vType quant.CacheType
 	shape        attention.Shape
-	keys, values [][]float32 // per layer, n rows of kv_heads·head_dim
+	window       func(layer int) int // each layer's attention window (Config.Window)
+	keys, values [][]float32         // per layer, n rows of kv_heads·head_dim
 	n            int
 	trace        *Trace // when not nil, receives the queries and the K/V before the round trip
 }
@@ -78,5 +80,7 @@ func (s *contiguousStore) attend(l int, att, q []float32, threads *parallel.Pool
 	if s.trace != nil {
 		copy(s.trace.Q[l], q)
 	}
-	attention.ContiguousBatch(att, q, s.keys[l], s.values[l], s.n, s.shape, threads)
+	shape := s.shape
+	shape.Window = s.window(l)
+	attention.ContiguousBatch(att, q, s.keys[l], s.values[l], s.n, shape, threads)
 }

@@ -197,6 +197,7 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	es := sched.Stats()
 	sum.Engine = &es
 	sum.BlocksUsed = es.PeakBlocksUsed
+	sum.BlocksReclaimed = st.BlocksReclaimed
 	if f.asJSON {
 		b, err := json.Marshal(map[string]any{"summary": sum})
 		if err != nil {
@@ -209,6 +210,9 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stderr, "kvref: %d prompt tokens (%d from cache), %d generated in %d steps (mean batch %.1f tokens, %d preemptions); prefill %.1f ms, decode %.1f ms (%.1f tokens/s); cache %s, %d B/token, %d blocks of %d used at peak\n",
 		sum.PromptTokens, sum.PrefixHitTokens, sum.GeneratedTokens, es.Steps, es.RowsMean, es.Preemptions, sum.PrefillMS, sum.DecodeMS, sum.TokensPerSecond,
 		kType, sum.BytesPerToken, sum.BlocksUsed, sum.BlockSize)
+	if w := m.Config.ReclaimWindow(); w > 0 {
+		fmt.Fprintf(stderr, "kvref: sliding window %d: %d blocks reclaimed as sequences slid past them\n", w, sum.BlocksReclaimed)
+	}
 	if f.check {
 		fmt.Fprintf(stderr, "kvref: --check: %d of the %d generated tokens were printed only after their logits were recomputed without the cache: bit-identical\n",
 			es.CheckedTokens, sum.GeneratedTokens)
@@ -256,7 +260,8 @@ type summary struct {
 	GeneratedTokens int            `json:"generated_tokens"`
 	BytesPerToken   int64          `json:"bytes_per_token"`
 	BlockSize       int            `json:"block_size"`
-	BlocksUsed      int            `json:"blocks_used"` // peak during the run
+	BlocksUsed      int            `json:"blocks_used"`      // peak during the run
+	BlocksReclaimed int64          `json:"blocks_reclaimed"` // released as sequences slid past them (sliding-window attention)
 	CacheTypeK      string         `json:"cache_type_k"`
 	CacheTypeV      string         `json:"cache_type_v"`
 	Context         int            `json:"context"`

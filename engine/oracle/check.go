@@ -57,6 +57,16 @@ func (e *Error) Error() string {
 		e.Layer, e.Pos, e.Head, e.Elem, e.Got, e.Want, math.Abs(e.Got-e.Want), e.Type, e.Bound)
 }
 
+// holeBefore reports whether any position in [first, last] of s lies in a released block.
+func holeBefore(s *kvcache.Sequence, first, last, blockSize int) bool {
+	for b := first / blockSize; b <= last/blockSize; b++ {
+		if s.Table()[b] == kvcache.Hole {
+			return true
+		}
+	}
+	return false
+}
+
 // HasFormat reports whether the oracle has a reference decoder for cache type t.
 func HasFormat(t quant.CacheType) bool { _, ok := formats[t]; return ok }
 
@@ -110,9 +120,13 @@ func Check(r *model.Runner, pool *kvcache.Pool, s *kvcache.Sequence) (Report, er
 	exact64 := make([]float64, hd)
 	var w, wx []float64
 	for l := range cfg.Layers {
-		// 1. Storage: every stored element against the exact value.
+		// 1. Storage: every stored element against the exact value (positions a sliding
+		// window has released are gone: their blocks are holes).
 		for t := range n {
 			blk, slot := s.Slot(t)
+			if blk == kvcache.Hole {
+				continue
+			}
 			for i, tensor := range []struct {
 				name string
 				f    format
@@ -142,30 +156,42 @@ func Check(r *model.Runner, pool *kvcache.Pool, s *kvcache.Sequence) (Report, er
 				}
 			}
 		}
-		// 2 and 3. The engine's attention for every position's query, through the block
-		// table: all positions as one run (the batched prefill path), and one by one in
-		// reverse order (the decode path), against float64 attention.
-		rows := make([]attention.Query, n)
-		back := make([]attention.Query, n)
-		qBack := make([]float32, n*qDim)
-		for t := range n {
-			rows[t] = attention.Query{Seq: s.ID(), Pos: t, Table: s.Table()}
-			back[n-1-t] = rows[t]
-			copy(qBack[(n-1-t)*qDim:(n-t)*qDim], trace.Q[l][t*qDim:(t+1)*qDim])
+		// 2 and 3. The engine's attention for every position's query whose window the pool
+		// still holds, through the block table: all of them as one run (the batched prefill
+		// path), and one by one in reverse order (the decode path), against float64
+		// attention over the same positions.
+		shape.Window = mc.Window(l)
+		t0 := 0
+		for t0 < n && holeBefore(s, shape.First(t0), t0, cfg.BlockSize) {
+			t0++
 		}
-		att := make([]float32, n*qDim)
-		attBack := make([]float32, n*qDim)
-		attention.PagedBatch(att, trace.Q[l], pool, l, rows, shape, threads, nil)
+		m := n - t0
+		rows := make([]attention.Query, m)
+		back := make([]attention.Query, m)
+		qBack := make([]float32, m*qDim)
+		for i := range m {
+			t := t0 + i
+			rows[i] = attention.Query{Seq: s.ID(), Pos: t, Table: s.Table()}
+			back[m-1-i] = rows[i]
+			copy(qBack[(m-1-i)*qDim:(m-i)*qDim], trace.Q[l][t*qDim:(t+1)*qDim])
+		}
+		att := make([]float32, m*qDim)
+		attBack := make([]float32, m*qDim)
+		attention.PagedBatch(att, trace.Q[l][t0*qDim:], pool, l, rows, shape, threads, nil)
 		attention.PagedBatch(attBack, qBack, pool, l, back, shape, threads, nil)
-		for t := range n {
+		for i := range m {
+			t := t0 + i
+			first := shape.First(t)
+			span := t + 1 - first
+			from := first * kvDim
 			for h := range shape.Heads {
 				q := trace.Q[l][t*qDim+h*hd : t*qDim+(h+1)*hd]
 				off := h / group * hd
-				w = attention64(out64, q, stored[0], stored[1], t+1, kvDim, off, scale, w)
-				roundingTolerance(tol, q, stored[0], stored[1], w, t+1, kvDim, off, scale)
-				wx = attention64(exact64, q, exact[0], exact[1], t+1, kvDim, off, scale, wx)
-				formatBound(fb, q, bounds[0], bounds[1], exact[1], wx, t+1, kvDim, off, scale)
-				for _, engine := range [][]float32{att[t*qDim+h*hd:], attBack[(n-1-t)*qDim+h*hd:]} {
+				w = attention64(out64, q, stored[0][from:], stored[1][from:], span, kvDim, off, scale, w)
+				roundingTolerance(tol, q, stored[0][from:], stored[1][from:], w, span, kvDim, off, scale)
+				wx = attention64(exact64, q, exact[0][from:], exact[1][from:], span, kvDim, off, scale, wx)
+				formatBound(fb, q, bounds[0][from:], bounds[1][from:], exact[1][from:], wx, span, kvDim, off, scale)
+				for _, engine := range [][]float32{att[i*qDim+h*hd:], attBack[(m-1-i)*qDim+h*hd:]} {
 					for e := range hd {
 						got := float64(engine[e])
 						if d := math.Abs(got - out64[e]); !(d <= tol[e]) {

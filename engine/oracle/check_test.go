@@ -91,3 +91,22 @@ func TestEveryCacheTypeHasAFormat(t *testing.T) {
 		require.True(t, oracle.HasFormat(ct), "engine/oracle/formats.go has no entry for cache type %v", ct)
 	}
 }
+
+// TestOracleFollowsSlidingWindows: with sliding-window attention the pool releases the
+// blocks that fall out of the window; the oracle checks what is still stored and the
+// queries whose window it still holds, attending over the window only.
+func TestOracleFollowsSlidingWindows(t *testing.T) {
+	swa := synth.Shape{Name: "oracle-swa", Dim: 64, Layers: 2, Heads: 4, KVHeads: 2, Hidden: 96, Context: 512, RopeBase: 10000, Seed: 22, SlidingWindow: 16}
+	m, err := swa.Model()
+	require.NoError(t, err)
+	for _, ct := range []quant.CacheType{quant.F32, quant.Int8, quant.Q8_0} {
+		e, err := engine.New(m, engine.Config{BlockSize: 4, KType: ct, VType: ct, Threads: 2})
+		require.NoError(t, err)
+		s := fill(t, e, prompt(m, 60), 9)
+		require.Equal(t, kvcache.Hole, s.Table()[0], "the window has moved on")
+		rep, err := oracle.Check(e.Runner, e.Pool, s)
+		require.NoError(t, err, ct.String())
+		t.Log(rep)
+		e.Close()
+	}
+}
