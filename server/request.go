@@ -207,8 +207,9 @@ func parseSeed(s string) (uint64, error) {
 }
 
 // parsePrompt reads the prompt: a string, an array of token ids, or an array of strings or
-// of id arrays (a batch: one engine request each). Text is tokenized as kvref run does
-// (BOS added when the model's tokenizer adds one); token ids are used as they are.
+// of id arrays (a batch: one engine request each). Text is tokenized with BOS added when the
+// model's tokenizer adds one and special tokens parsed ("<|im_start|>" in the text is that
+// token), as llama-server and vLLM do; token ids are used as they are.
 func (s *Server) parsePrompt(raw json.RawMessage) ([][]int, *APIError) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || string(raw) == "null" {
@@ -223,7 +224,7 @@ func (s *Server) parsePrompt(raw json.RawMessage) ([][]int, *APIError) {
 	tok := s.eng.Model.Tokenizer
 	switch v := v.(type) {
 	case string:
-		return [][]int{tok.Encode(v, true)}, nil
+		return [][]int{tok.EncodeSpecial(v, true, true)}, nil
 	case []any:
 		if len(v) == 0 {
 			return nil, badRequest("prompt", "prompt is an empty array: give a string, token ids, or a batch of those")
@@ -242,7 +243,7 @@ func (s *Server) parsePrompt(raw json.RawMessage) ([][]int, *APIError) {
 				if !ok {
 					return nil, badRequest("prompt", "prompt[%d] is %s, but prompt[0] is a string: a batch is all strings or all token-id arrays", i, jsonKind(e))
 				}
-				out[i] = tok.Encode(text, true)
+				out[i] = tok.EncodeSpecial(text, true, true)
 			}
 			return out, nil
 		case []any:

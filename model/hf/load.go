@@ -71,8 +71,11 @@ func fromSet(dir string, cfg model.Config, hc Config, set *safetensors.Set) (*mo
 	if err != nil {
 		return nil, err
 	}
-	tok, err := readTokenizer(dir, hc, cfg.Vocab)
+	tok, err := tokenizer.FromHFDir(dir) // with the eos ids of config.json and generation_config.json
 	if err != nil {
+		return nil, err
+	}
+	if err := checkBOS(dir, hc, cfg.Vocab); err != nil {
 		return nil, err
 	}
 	if tok.VocabSize() > cfg.Vocab {
@@ -249,81 +252,41 @@ func permute(v []float32, perm []int) []float32 {
 	return out
 }
 
-// readTokenizer loads tokenizer.json with tokenizer_config.json, and adds the
-// end-of-generation ids of config.json and generation_config.json. Every token id these
-// files give (bos_token_id, eos_token_id) must be inside the vocabulary of vocab tokens.
-func readTokenizer(dir string, hc Config, vocab int) (tokenizer.Tokenizer, error) {
-	data, err := os.ReadFile(filepath.Join(dir, "tokenizer.json"))
-	if err != nil {
-		return nil, fmt.Errorf("hf: %w (kvref needs the model's tokenizer.json)", err)
-	}
-	config, err := os.ReadFile(filepath.Join(dir, "tokenizer_config.json"))
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return nil, err
-	}
-	tok, err := tokenizer.FromTokenizerJSON(data, config)
-	if err != nil {
-		return nil, fmt.Errorf("hf: %s: %w", filepath.Join(dir, "tokenizer.json"), err)
-	}
-	cfgPath := filepath.Join(dir, "config.json")
-	if _, err := tokenIDs(hc.BOSTokenID, cfgPath, "bos_token_id", vocab); err != nil {
-		return nil, err
-	}
-	eos, err := tokenIDs(hc.EOSTokenID, cfgPath, "eos_token_id", vocab)
-	if err != nil {
-		return nil, err
+// checkBOS requires the bos_token_id of config.json and generation_config.json, when they
+// give one, to be a token of the vocab: an id outside it is an error naming the file and the
+// key, never silently another token. (tokenizer.FromHFDir checks their eos_token_id.)
+func checkBOS(dir string, hc Config, vocab int) error {
+	if err := checkTokenID(hc.BOSTokenID, filepath.Join(dir, "config.json"), "bos_token_id", vocab); err != nil {
+		return err
 	}
 	genPath := filepath.Join(dir, "generation_config.json")
-	if gen, err := os.ReadFile(genPath); err == nil {
-		var g struct {
-			BOS json.RawMessage `json:"bos_token_id"`
-			EOS json.RawMessage `json:"eos_token_id"`
-		}
-		if err := json.Unmarshal(gen, &g); err != nil {
-			return nil, fmt.Errorf("hf: %s: %w", genPath, err)
-		}
-		if _, err := tokenIDs(g.BOS, genPath, "bos_token_id", vocab); err != nil {
-			return nil, err
-		}
-		more, err := tokenIDs(g.EOS, genPath, "eos_token_id", vocab)
-		if err != nil {
-			return nil, err
-		}
-		eos = append(eos, more...)
+	gen, err := os.ReadFile(genPath)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
 	}
-	if len(eos) == 0 {
-		return tok, nil
+	if err != nil {
+		return fmt.Errorf("hf: %w", err)
 	}
-	return &withEOG{Tokenizer: tok, extra: eos}, nil
+	var g struct {
+		BOS json.RawMessage `json:"bos_token_id"`
+	}
+	if err := json.Unmarshal(gen, &g); err != nil {
+		return fmt.Errorf("hf: %s: %w", genPath, err)
+	}
+	return checkTokenID(g.BOS, genPath, "bos_token_id", vocab)
 }
 
-// tokenIDs reads a token id or a list of them (absent or null: none). An id outside
-// [0, vocab), or a value that is not an integer id, is an error naming the file and key.
-func tokenIDs(raw json.RawMessage, path, key string, vocab int) ([]int, error) {
+// checkTokenID checks a token id (absent or null: none) against [0, vocab).
+func checkTokenID(raw json.RawMessage, path, key string, vocab int) error {
 	if len(raw) == 0 || string(raw) == "null" {
-		return nil, nil
+		return nil
 	}
-	var many []int
-	var one int
-	if err := json.Unmarshal(raw, &one); err == nil {
-		many = []int{one}
-	} else if err := json.Unmarshal(raw, &many); err != nil {
-		return nil, fmt.Errorf("hf: %s: %s is %s, want a token id or a list of them", path, key, raw)
+	var id int
+	if err := json.Unmarshal(raw, &id); err != nil {
+		return fmt.Errorf("hf: %s: %s is %s, want a token id", path, key, raw)
 	}
-	for _, id := range many {
-		if id < 0 || id >= vocab {
-			return nil, fmt.Errorf("hf: %s: %s %d is outside the vocabulary of %d tokens", path, key, id, vocab)
-		}
+	if id < 0 || id >= vocab {
+		return fmt.Errorf("hf: %s: %s %d is outside the vocabulary of %d tokens", path, key, id, vocab)
 	}
-	return many, nil
-}
-
-// withEOG adds end-of-generation ids to a tokenizer.
-type withEOG struct {
-	tokenizer.Tokenizer
-	extra []int
-}
-
-func (t *withEOG) IsEOG(id int) bool {
-	return slices.Contains(t.extra, id) || t.Tokenizer.IsEOG(id)
+	return nil
 }

@@ -51,9 +51,10 @@ func TestLoadRejectsHyperParametersThatGiveNaN(t *testing.T) {
 		{"config.json", "rope_theta", -10000, "rope_theta is -10000"},
 		{"config.json", "bos_token_id", 600, "bos_token_id 600 is outside the vocabulary of 259 tokens"},
 		{"config.json", "bos_token_id", -1, "bos_token_id -1 is outside"},
-		{"config.json", "eos_token_id", []int{2, 1000}, "eos_token_id 1000 is outside"},
-		{"config.json", "eos_token_id", "two", `eos_token_id is "two", want a token id`},
-		{"generation_config.json", "eos_token_id", 259, "generation_config.json: eos_token_id 259 is outside"},
+		{"generation_config.json", "bos_token_id", 259, "generation_config.json: bos_token_id 259 is outside"},
+		// eos_token_id is checked by tokenizer.FromHFDir.
+		{"config.json", "eos_token_id", []int{2, 1000}, "eos_token_id 1000 is not a token"},
+		{"generation_config.json", "eos_token_id", 259, "generation_config.json: eos_token_id 259 is not a token"},
 	} {
 		t.Run(tc.key+"="+string(must(json.Marshal(tc.value))), func(t *testing.T) {
 			dir := writeTiny(t)
