@@ -65,7 +65,7 @@ func New(m *model.Model, cfg Config) (*Engine, error) {
 		Layers: c.Layers, KVHeads: c.KVHeads, HeadDim: c.HeadDim,
 		BlockSize: bs, NumBlocks: blocks,
 		KType: cfg.KType, VType: cfg.VType,
-		Salt: m.Identity(),
+		ModelID: m.Identity(),
 	})
 	if err != nil {
 		return nil, err

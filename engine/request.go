@@ -65,10 +65,6 @@ type Result struct {
 // larger than the whole cache pool). It is returned by Scheduler.Add and Generate.
 var ErrRejected = errors.New("engine: request rejected")
 
-// seedFor derives continuation i's sampling seed from the request's seed; continuation 0
-// uses the seed itself, so -np 1 samples exactly like a plain run.
-func seedFor(seed uint64, i int) uint64 { return seed + uint64(i)*0x9e3779b97f4a7c15 }
-
 // Validate checks a request against the engine's limits before anything is allocated. The
 // errors wrap ErrRejected.
 func (e *Engine) Validate(req Request) error {

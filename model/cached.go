@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/kvref/kvref/attention"
+	"github.com/kvref/kvref/internal/parallel"
 	"github.com/kvref/kvref/kvcache"
 )
 
@@ -49,20 +50,25 @@ func (r *Runner) Forward(pool *kvcache.Pool, rows []Row) ([][]float32, error) {
 		tokens[b], positions[b], want[b] = s.Tokens()[row.Pos], row.Pos, row.Logits
 	}
 	store := &pagedStore{
-		pool:  pool,
-		rows:  rows,
-		shape: attention.Shape{Heads: c.Heads, KVHeads: c.KVHeads, HeadDim: c.HeadDim},
-		probe: r.probe,
+		pool:    pool,
+		rows:    rows,
+		queries: make([]attention.Query, len(rows)),
+		shape:   attention.Shape{Heads: c.Heads, KVHeads: c.KVHeads, HeadDim: c.HeadDim},
+		probe:   r.probe,
+	}
+	for b, row := range rows {
+		store.queries[b] = attention.Query{Seq: row.Seq.ID(), Pos: row.Pos, Table: row.Seq.Table()}
 	}
 	return r.forward(tokens, positions, want, store)
 }
 
 // pagedStore keeps K/V in the paged cache and attends through block tables.
 type pagedStore struct {
-	pool  *kvcache.Pool
-	rows  []Row
-	shape attention.Shape
-	probe AttentionProbe
+	pool    *kvcache.Pool
+	rows    []Row
+	queries []attention.Query // the rows as attention sees them
+	shape   attention.Shape
+	probe   AttentionProbe
 }
 
 func (p *pagedStore) store(l, b int, k, v []float32) {
@@ -70,21 +76,12 @@ func (p *pagedStore) store(l, b int, k, v []float32) {
 	p.pool.WriteKV(l, blockID, slot, k, v)
 }
 
-func (p *pagedStore) attend(l, b, h0, h1 int, out, q, scores []float32) {
-	row := p.rows[b]
-	var probe func(head int, weights []float32)
+func (p *pagedStore) attend(l int, att, q []float32, threads *parallel.Pool) {
+	var probe attention.Probe
 	if p.probe != nil {
-		probe = func(head int, weights []float32) { p.probe(l, b, head, weights) }
+		probe = func(row, head int, weights []float32) { p.probe(l, row, head, weights) }
 	}
-	attention.PagedHeads(out, q, p.pool, l, row.Seq.Table(), row.Pos+1, p.shape, h0, h1, scores, probe)
-}
-
-func (p *pagedStore) maxPositions() int {
-	n := 0
-	for _, row := range p.rows {
-		n = max(n, row.Pos+1)
-	}
-	return n
+	attention.PagedBatch(att, q, p.pool, l, p.queries, p.shape, threads, probe)
 }
 
 // AttentionProbe receives the attention weights of one head of one batch row in one layer,

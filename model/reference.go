@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/kvref/kvref/attention"
+	"github.com/kvref/kvref/internal/parallel"
 	"github.com/kvref/kvref/quant"
 )
 
@@ -61,8 +62,6 @@ func (s *contiguousStore) store(l, b int, k, v []float32) {
 	s.vType.RoundTrip(vd, s.shape.KVHeads, s.shape.HeadDim)
 }
 
-func (s *contiguousStore) attend(l, b, h0, h1 int, out, q, scores []float32) {
-	attention.ContiguousHeads(out, q, s.keys[l], s.values[l], b+1, s.shape, h0, h1, scores)
+func (s *contiguousStore) attend(l int, att, q []float32, threads *parallel.Pool) {
+	attention.ContiguousBatch(att, q, s.keys[l], s.values[l], s.n, s.shape, threads)
 }
-
-func (s *contiguousStore) maxPositions() int { return s.n }
