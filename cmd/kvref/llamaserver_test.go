@@ -213,13 +213,21 @@ func llamaServerSetup(t *testing.T) (bin, model, dir string, cmds map[string]doc
 	return bin, model, dir, docLlamaServerCommands(t)
 }
 
+// verifyRun is the outcome of one kvref verify.
+type verifyRun struct {
+	rep    *golden.Report // from --json
+	stderr string
+	code   int    // exit status
+	junit  string // the JUnit file it wrote
+}
+
 // verifyDoc runs the documentation's verify line for c against s with the goldens in dir and
-// the model, plus extra flags, and returns the report (from --json), stdout, stderr and the
-// exit status.
-func verifyDoc(t *testing.T, c docCommand, s *llamaServer, dir, model string, extra ...string) (*golden.Report, string, int) {
+// the model, plus extra flags, and logs the report as a table.
+func verifyDoc(t *testing.T, c docCommand, s *llamaServer, dir, model string, extra ...string) verifyRun {
 	t.Helper()
+	junit := filepath.Join(t.TempDir(), "junit.xml")
 	args := substitute(c.verify, "goldens/", dir, "MODEL.gguf", model, "http://127.0.0.1:"+c.port+"/v1", s.url)
-	args = replaceFlag(args, "--junit", filepath.Join(t.TempDir(), "junit.xml"))
+	args = replaceFlag(args, "--junit", junit)
 	args = append(args, "--json", "-t", "2", "--timeout", "3m")
 	args = append(args, extra...)
 	start := time.Now()
@@ -228,7 +236,7 @@ func verifyDoc(t *testing.T, c docCommand, s *llamaServer, dir, model string, ex
 	var table bytes.Buffer
 	require.NoError(t, rep.WriteTable(&table))
 	t.Logf("kvref %s\n(%.1f s, exit %d)\n%s", strings.Join(args, " "), time.Since(start).Seconds(), code, table.String())
-	return rep, stderr, code
+	return verifyRun{rep, stderr, code, junit}
 }
 
 func decodeReport(t *testing.T, out, stderr string) *golden.Report {
@@ -243,7 +251,8 @@ func decodeReport(t *testing.T, out, stderr string) *golden.Report {
 // Every scenario passes except fork-partial-block, which is unsupported (llama-server
 // refuses n > 1); the hits are read from timings.prompt_n, and every expected hit is
 // observed or, for a slot cache, served to a sibling of the same wave; the eviction
-// scenario's misses are real misses. Then --require n fails the fork scenario, and a proxy
+// scenario's misses are real misses. Then --require n fails the fork scenario, a control
+// run (cache_prompt false) passes with no hits, and a proxy
 // that serves one block of another prompt to a request, and one that drops a token from a
 // response, make the run fail where they act.
 func TestLlamaServerPassesTheDefaultSuite(t *testing.T) {
@@ -252,12 +261,11 @@ func TestLlamaServerPassesTheDefaultSuite(t *testing.T) {
 	cmd := cmds["f32"]
 	srv := startLlamaServer(t, bin, cmd, model)
 	dump := filepath.Join(t.TempDir(), "llama-server.jsonl")
-	junit := filepath.Join(t.TempDir(), "junit.xml")
-	rep, stderr, code := verifyDoc(t, cmd, srv, dir, model, "--save", dump, "--junit", junit)
-	require.Equal(t, 0, code, stderr)
-	require.True(t, rep.Passed)
-	require.Len(t, rep.Scenarios, 13)
-	for _, s := range rep.Scenarios {
+	run := verifyDoc(t, cmd, srv, dir, model, "--save", dump)
+	require.Equal(t, 0, run.code, run.stderr)
+	require.True(t, run.rep.Passed)
+	require.Len(t, run.rep.Scenarios, 13)
+	for _, s := range run.rep.Scenarios {
 		if s.Class == "fork-partial-block" {
 			require.Equal(t, golden.StatusUnsupported, s.Status, s.Name)
 			require.Equal(t, golden.FeatureN, s.Unsupported[0].Feature)
@@ -275,8 +283,8 @@ func TestLlamaServerPassesTheDefaultSuite(t *testing.T) {
 			require.Contains(t, strings.Join(s.Notes, "\n"), "leaves out the token that completes the stop string")
 		}
 	}
-	require.Equal(t, "", junitCases(t, junit)["mixed-hits-misses.f32"])
-	require.Contains(t, readFile(t, junit), `<skipped message="unsupported: request A needs n &gt; 1`)
+	require.Equal(t, "", junitCases(t, run.junit)["mixed-hits-misses.f32"])
+	require.Contains(t, readFile(t, run.junit), `<skipped message="unsupported: request A needs n &gt; 1`)
 
 	// Engines that must support forks say so.
 	out, stderr, code := kvref(t, "verify", "--golden", dir, "--candidate", dump, "--run", `^fork-partial-block\.f32$`, "--require", "n")
@@ -284,12 +292,19 @@ func TestLlamaServerPassesTheDefaultSuite(t *testing.T) {
 	require.Contains(t, out, "FAIL [unsupported] request A needs n > 1")
 	require.Contains(t, stderr, "1 of 1 scenarios did not pass (1 failed")
 
+	// The control run: with cache_prompt false on every request nothing is reused.
+	control := verifyDoc(t, cmd, srv, dir, model, "--control", "--run", `^mixed-hits-misses\.f32$`)
+	require.Equal(t, 0, control.code, control.stderr)
+	require.True(t, control.rep.Control)
+	require.Zero(t, control.rep.Scenarios[0].ObservedHits)
+	require.True(t, control.rep.Scenarios[0].HitsReported)
+
 	// A mutated response stream is caught.
 	proxy := mutatingProxy(t, srv.url, dir)
-	mutated, stderr, code := verifyDoc(t, cmd, &llamaServer{url: proxy}, dir, model, "--run", `^(mixed-hits-misses|block-boundary-lengths)\.f32$`)
-	require.Equal(t, 1, code, stderr)
+	mutated := verifyDoc(t, cmd, &llamaServer{url: proxy}, dir, model, "--run", `^(mixed-hits-misses|block-boundary-lengths)\.f32$`)
+	require.Equal(t, 1, mutated.code, mutated.stderr)
 	byName := map[string]*golden.ScenarioReport{}
-	for _, s := range mutated.Scenarios {
+	for _, s := range mutated.rep.Scenarios {
 		byName[s.Name] = s
 	}
 	wrong := byName["mixed-hits-misses.f32"]
@@ -383,52 +398,46 @@ func mutatingProxy(t *testing.T, target, dir string) string {
 func TestLlamaServerQuantizedCaches(t *testing.T) {
 	start := time.Now()
 	bin, model, dir, cmds := llamaServerSetup(t)
+	pass := func(run verifyRun) {
+		t.Helper()
+		require.Equal(t, 0, run.code, run.stderr)
+		requireAllPass(t, run.rep, 2)
+	}
 
 	f16 := startLlamaServer(t, bin, cmds["f16"], model)
-	rep, stderr, code := verifyDoc(t, cmds["f16"], f16, dir, model)
-	require.Equal(t, 0, code, stderr)
-	requireAllPass(t, rep, 2)
+	pass(verifyDoc(t, cmds["f16"], f16, dir, model))
 	f16.stop()
 
 	bf16 := startLlamaServer(t, bin, cmds["f16"], model, "-ctk", "bf16", "-ctv", "bf16")
 	broken := filepath.Join(t.TempDir(), "bf16-as-f16.jsonl")
-	rep, _, code = verifyDoc(t, cmds["f16"], bf16, dir, model, "--save", broken)
-	require.Equal(t, 1, code)
-	requireQuantizationFailure(t, rep)
+	requireQuantizationFailure(t, verifyDoc(t, cmds["f16"], bf16, dir, model, "--save", broken))
 	out, _, code := kvref(t, "verify", "--golden", dir, "--candidate", broken, "-m", model, "--cache-dtype", "f16", "--cache-model", "slots", "-t", "2")
 	require.Equal(t, 1, code, "the broken candidate dump fails offline too:\n%s", out)
 	require.Contains(t, out, "quantization error")
-	rep, stderr, code = verifyDoc(t, cmds["f16"], bf16, dir, model, "--cache-dtype", "bf16")
-	require.Equal(t, 0, code, stderr)
-	requireAllPass(t, rep, 2)
+	pass(verifyDoc(t, cmds["f16"], bf16, dir, model, "--cache-dtype", "bf16"))
 	bf16.stop()
 
 	shape := synth.Shape{Name: "kvref-synthetic-head64", Dim: 128, Layers: 2, Heads: 2, KVHeads: 1, Hidden: 256, Context: 2048, RopeBase: 10000, Seed: 1}
 	synthetic := asciiVocabModel(t, shape)
 	sdir := t.TempDir()
-	_, stderr, code = kvref(t, "golden", "--model", synthetic, "--out", sdir, "-t", "2",
+	_, stderr, code := kvref(t, "golden", "--model", synthetic, "--out", sdir, "-t", "2",
 		"--run", `^(mixed-hits-misses|block-boundary-lengths)\.(f32|q8_0)$`)
 	require.Equal(t, 0, code, stderr)
 
 	f32 := startLlamaServer(t, bin, cmds["f32"], synthetic)
-	rep, stderr, code = verifyDoc(t, cmds["f32"], f32, sdir, synthetic)
-	require.Equal(t, 0, code, stderr)
-	requireAllPass(t, rep, 2)
-	for _, s := range rep.Scenarios {
-		require.Less(t, s.WorstError, 1e-4, s.Name)
+	run := verifyDoc(t, cmds["f32"], f32, sdir, synthetic)
+	pass(run)
+	for _, s := range run.rep.Scenarios {
+		require.Less(t, s.WorstError, 1e-4, "%s: the synthetic model's arithmetic is kvref's", s.Name)
 	}
 	f32.stop()
 
 	q8 := startLlamaServer(t, bin, cmds["q8_0"], synthetic)
-	rep, stderr, code = verifyDoc(t, cmds["q8_0"], q8, sdir, synthetic)
-	require.Equal(t, 0, code, stderr)
-	requireAllPass(t, rep, 2)
+	pass(verifyDoc(t, cmds["q8_0"], q8, sdir, synthetic))
 	q8.stop()
 
 	q4 := startLlamaServer(t, bin, cmds["q8_0"], synthetic, "-ctk", "q4_0", "-ctv", "q4_0")
-	rep, _, code = verifyDoc(t, cmds["q8_0"], q4, sdir, synthetic)
-	require.Equal(t, 1, code)
-	requireQuantizationFailure(t, rep)
+	requireQuantizationFailure(t, verifyDoc(t, cmds["q8_0"], q4, sdir, synthetic))
 	t.Logf("TestLlamaServerQuantizedCaches: %.1f s", time.Since(start).Seconds())
 }
 
@@ -442,12 +451,13 @@ func requireAllPass(t *testing.T, rep *golden.Report, n int) {
 	}
 }
 
-// requireQuantizationFailure requires every scenario to fail on log-probabilities beyond
-// the quantized tolerance, and nothing else.
-func requireQuantizationFailure(t *testing.T, rep *golden.Report) {
+// requireQuantizationFailure requires the run to fail, every scenario on log-probabilities
+// beyond the quantized tolerance (or tokens beyond the margin), and nothing else.
+func requireQuantizationFailure(t *testing.T, run verifyRun) {
 	t.Helper()
-	require.False(t, rep.Passed)
-	for _, s := range rep.Scenarios {
+	require.Equal(t, 1, run.code, run.stderr)
+	require.False(t, run.rep.Passed)
+	for _, s := range run.rep.Scenarios {
 		require.Equal(t, golden.StatusFail, s.Status, s.Name)
 		for _, f := range s.Failures {
 			require.Contains(t, []string{golden.KindLogprob, golden.KindToken}, f.Kind, f.Message)
