@@ -56,6 +56,15 @@ type CandidateStep struct {
 	Top     []Logprob // the top log-probabilities, most likely first
 }
 
+// tokens returns how many tokens the request has received over all continuations.
+func (r *CandidateRequest) tokens() int {
+	n := 0
+	for _, c := range r.Choices {
+		n += len(c)
+	}
+	return n
+}
+
 // chosenLogprob returns the step's log-probability of its chosen token, from Logprob or
 // from Top.
 func (s CandidateStep) chosenLogprob() (float64, bool) {

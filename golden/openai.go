@@ -1,6 +1,7 @@
 package golden
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -175,4 +176,40 @@ func parseCompletion(b []byte) (*completionResponse, error) {
 		return nil, &serverError{Context: "the server returned an error", Body: r.Error.Message, Message: r.Error.Message}
 	}
 	return &r, nil
+}
+
+// serverError is an error the server returned instead of a completion: an HTTP status
+// other than 200, or an error object in a stream.
+type serverError struct {
+	Context string // the request and status, or "a stream chunk"
+	Body    string // what the server sent
+	Message string // the error message in it (the body when it has no error object)
+}
+
+func (e *serverError) Error() string { return e.Context + ": " + e.Body }
+
+// errorMessage returns the message of an error body: OpenAI's {"error": {"message": ...}},
+// {"error": "..."}, {"message": ...} or {"detail": ...} (FastAPI), else the body itself.
+func errorMessage(b []byte) string {
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(b, &obj) == nil {
+		for _, key := range []string{"error", "message", "detail"} {
+			raw, ok := obj[key]
+			if !ok {
+				continue
+			}
+			var s string
+			if json.Unmarshal(raw, &s) == nil {
+				return s
+			}
+			var inner struct {
+				Message string `json:"message"`
+			}
+			if json.Unmarshal(raw, &inner) == nil && inner.Message != "" {
+				return inner.Message
+			}
+			return string(raw) // FastAPI's detail may be a list of field errors
+		}
+	}
+	return string(bytes.TrimSpace(b))
 }

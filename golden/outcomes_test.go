@@ -37,6 +37,16 @@ func TestRefusedFeatureRecognition(t *testing.T) {
 		require.Equal(t, tc.want, refusedFeature(tc.body, tc.message), tc.message)
 	}
 
+	for body, want := range map[string]string{
+		`{"error":{"code":500,"message":"Only one completion choice is allowed","type":"server_error"}}`: "Only one completion choice is allowed",
+		`{"error":"top_k is not supported"}`:                                          "top_k is not supported",
+		`{"message":"n must be 1"}`:                                                   "n must be 1",
+		`{"detail":[{"loc":["body","seed"],"msg":"extra inputs are not permitted"}]}`: `[{"loc":["body","seed"],"msg":"extra inputs are not permitted"}]`,
+		"  Bad Gateway\n":                                                             "Bad Gateway",
+	} {
+		require.Equal(t, want, errorMessage([]byte(body)), body)
+	}
+
 	r, err := ParseRequirements("n, top_k,cache-report")
 	require.NoError(t, err)
 	require.True(t, r.has(FeatureN) && r.has("top_k") && r.has(FeatureCacheReport))

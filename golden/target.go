@@ -367,51 +367,6 @@ func (t *Target) send(ctx context.Context, base string, body completionRequest, 
 	return sc.Err()
 }
 
-// serverError is an error the server returned instead of a completion: an HTTP status
-// other than 200, or an error object in a stream.
-type serverError struct {
-	Context string // the request and status, or "a stream chunk"
-	Body    string // what the server sent
-	Message string // the error message in it (the body when it has no error object)
-}
-
-func (e *serverError) Error() string { return e.Context + ": " + e.Body }
-
-// errorMessage returns the message of an error body: OpenAI's {"error": {"message": ...}},
-// {"error": "..."}, {"message": ...} or {"detail": ...} (FastAPI), else the body itself.
-func errorMessage(b []byte) string {
-	var obj map[string]json.RawMessage
-	if json.Unmarshal(b, &obj) == nil {
-		for _, key := range []string{"error", "message", "detail"} {
-			raw, ok := obj[key]
-			if !ok {
-				continue
-			}
-			var s string
-			if json.Unmarshal(raw, &s) == nil {
-				return s
-			}
-			var inner struct {
-				Message string `json:"message"`
-			}
-			if json.Unmarshal(raw, &inner) == nil && inner.Message != "" {
-				return inner.Message
-			}
-			return string(raw) // FastAPI's detail may be a list of field errors
-		}
-	}
-	return string(bytes.TrimSpace(b))
-}
-
-// tokens returns how many tokens the request has received over all continuations.
-func (r *CandidateRequest) tokens() int {
-	n := 0
-	for _, c := range r.Choices {
-		n += len(c)
-	}
-	return n
-}
-
 // add merges a response or stream chunk into the request's result.
 func (f *inflight) add(r *completionResponse) error {
 	f.mu.Lock()

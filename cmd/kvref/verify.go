@@ -64,7 +64,7 @@ func verifyCmd(args []string, stdout, stderr io.Writer) error {
 	fs.BoolVar(&f.allowVacuous, "allow-vacuous", false, "count scenarios whose cache expectations the candidate did not meet (no hit where one was expected) as passed")
 	fs.StringVar(&f.require, "require", "", "comma-separated features the candidate must support (n, token-ids, logprobs, cache-report, a request parameter such as top_k or seed, or all): a scenario whose request the candidate refused for one of them fails instead of being unsupported")
 	fs.StringVar(&f.cacheModel, "cache-model", "paged", "how the candidate's prefix cache works: paged (a shared block pool: vLLM, SGLang, kvref; every expected hit must be observed) or slots (a cache per slot: llama-server; a hit served to one request of a wave may not be served to its siblings)")
-	fs.BoolVar(&f.control, "control", false, "control run: the candidate's prefix cache is disabled (--target sends a distinct cache_salt with every request); cache hits fail")
+	fs.BoolVar(&f.control, "control", false, "control run: the candidate's prefix cache is disabled (--target sends every request with a distinct cache_salt and cache_prompt false); cache hits fail")
 	fs.IntVar(&f.topK, "top-k", 0, "compare at most this many log-probabilities per step (0: all the golden has); with --target, ask for this many")
 	fs.Func("logprob-tol", "largest allowed log-probability error (default: each golden's, 0.05 for f32 goldens)", floatFlag(&f.over.Logprob))
 	fs.Func("margin-tol", "a chosen token may differ from the reference argmax only where the reference margin is below this (default: each golden's)", floatFlag(&f.over.Margin))
