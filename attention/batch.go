@@ -53,8 +53,8 @@ func PagedBatch(att, q []float32, pool *kvcache.Pool, layer int, rows []Query, s
 	// keys then the values, each as KVHeads arrays of n rows of HeadDim.
 	kv := make([][]float32, len(runs))
 	for r, run := range runs {
-		last := rows[run[1]-1]
-		kv[r] = gather(pool, layer, last.Table, last.Pos+1, s, threads)
+		first, last := rows[run[0]], rows[run[1]-1]
+		kv[r] = gather(pool, layer, last.Table, s.First(first.Pos), last.Pos+1, s, threads)
 		for h := range s.Heads {
 			items = append(items, item{-1, h, r})
 		}
@@ -91,7 +91,7 @@ func PagedBatch(att, q []float32, pool *kvcache.Pool, layer int, rows []Query, s
 }
 
 // ContiguousBatch is the reference's attention for one layer: row b is position b of one
-// sequence and attends over positions 0..b of keys and values held as plain float32 rows
+// sequence and attends over positions s.First(b)..b of keys and values held as plain float32 rows
 // (row t at [t·KVHeads·HeadDim, (t+1)·KVHeads·HeadDim)), with ContiguousHeads. The threads
 // share out (row, head) pairs, last row first: later rows attend over more positions, and
 // handing out the longest work first balances the threads.

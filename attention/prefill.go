@@ -25,24 +25,26 @@ const batchedMin = 8
 // block's last position.
 const scoreBlock = 64
 
-// gather decodes the keys and values of positions 0..n-1 of the sequence with block table
-// table in one layer into one array: KVHeads key arrays of n·HeadDim values, then as many
-// value arrays.
-func gather(pool *kvcache.Pool, layer int, table []int, n int, s Shape, threads *parallel.Pool) []float32 {
+// gather decodes the keys and values of positions [lo, n) of the sequence with block table
+// table in one layer into one array: KVHeads key arrays of (n-lo)·HeadDim values, then as
+// many value arrays (position t at row t-lo).
+func gather(pool *kvcache.Pool, layer int, table []int, lo, n int, s Shape, threads *parallel.Pool) []float32 {
 	cfg := pool.Config()
 	hd, kvDim := s.HeadDim, s.KVHeads*s.HeadDim
-	out := make([]float32, 2*n*kvDim)
-	threads.For(n, 64, func(start, end int) {
+	m := n - lo
+	out := make([]float32, 2*m*kvDim)
+	threads.For(m, 64, func(start, end int) {
 		row := make([]float32, kvDim)
-		for t := start; t < end; t++ {
+		for i := start; i < end; i++ {
+			t := lo + i
 			block, slot := table[t/cfg.BlockSize], t%cfg.BlockSize
 			cfg.KType.Decode(row, pool.KRow(layer, block, slot), s.KVHeads, hd)
 			for h := range s.KVHeads {
-				copy(out[(h*n+t)*hd:(h*n+t+1)*hd], row[h*hd:(h+1)*hd])
+				copy(out[(h*m+i)*hd:(h*m+i+1)*hd], row[h*hd:(h+1)*hd])
 			}
 			cfg.VType.Decode(row, pool.VRow(layer, block, slot), s.KVHeads, hd)
 			for h := range s.KVHeads {
-				copy(out[((s.KVHeads+h)*n+t)*hd:((s.KVHeads+h)*n+t+1)*hd], row[h*hd:(h+1)*hd])
+				copy(out[((s.KVHeads+h)*m+i)*hd:((s.KVHeads+h)*m+i+1)*hd], row[h*hd:(h+1)*hd])
 			}
 		}
 	})
@@ -50,11 +52,12 @@ func gather(pool *kvcache.Pool, layer int, table []int, n int, s Shape, threads 
 }
 
 // attendRun is PagedHeads for one head of the rows [b0, b1), consecutive positions of one
-// sequence, over the keys and values kv that gather decoded. scores and qs are scratch,
-// returned for reuse.
+// sequence, over the keys and values kv that gather decoded from the run's first attended
+// position on. scores and qs are scratch, returned for reuse.
 func attendRun(rows []Query, b0, b1, head int, s Shape, kv, att, q, scores, qs []float32, probe Probe) ([]float32, []float32) {
 	hd, qDim := s.HeadDim, s.Heads*s.HeadDim
-	n := rows[b1-1].Pos + 1 // the last row attends over every position
+	lo := s.First(rows[b0].Pos)  // the first position any row of the run attends over
+	n := rows[b1-1].Pos + 1 - lo // the last row attends up to its own position
 	kvh := head / (s.Heads / s.KVHeads)
 	keys := kv[kvh*n*hd : (kvh+1)*n*hd]
 	values := kv[(s.KVHeads+kvh)*n*hd : (s.KVHeads+kvh+1)*n*hd]
@@ -68,27 +71,35 @@ func attendRun(rows []Query, b0, b1, head int, s Shape, kv, att, q, scores, qs [
 	for i := range count {
 		copy(qs[i*hd:(i+1)*hd], q[(b0+i)*qDim+head*hd:(b0+i)*qDim+(head+1)*hd])
 	}
-	// Blocks of queries: scores[i·n + t] = Dot(q_i, k_t) for the block's rows i, against
-	// the keys up to its last row's position (the causal triangle, in steps), then each
-	// row's softmax and value sum while its scores are still in the cache.
+	// Blocks of queries: scores[i·n + t-lo] = Dot(q_i, k_t) for the block's rows i, against
+	// the keys from the block's first row's window up to its last row's position (the causal
+	// band, in steps), then each row's softmax and value sum while its scores are still in
+	// the cache.
 	scale := s.Scale()
 	for i0 := 0; i0 < count; i0 += scoreBlock {
 		i1 := min(i0+scoreBlock, count)
-		upto := rows[b0+i1-1].Pos + 1
-		kernels.MatMulRows(scores, keys, qs[i0*hd:], n, hd, i1-i0, 0, upto)
+		from := s.First(rows[b0+i0].Pos) - lo
+		upto := rows[b0+i1-1].Pos + 1 - lo
+		kernels.MatMulRows(scores, keys, qs[i0*hd:], n, hd, i1-i0, from, upto)
 		for i := i0; i < i1; i++ {
 			b := b0 + i
-			sc := scores[(i-i0)*n : (i-i0)*n+rows[b].Pos+1]
+			first := s.First(rows[b].Pos) - lo
+			sc := scores[(i-i0)*n+first : (i-i0)*n+rows[b].Pos+1-lo]
 			for t := range sc {
 				sc[t] *= scale
 			}
 			kernels.Softmax(sc)
 			if probe != nil {
-				probe(b, head, sc)
+				weights := sc
+				if first+lo > 0 { // weights over 0..pos, 0 outside the window
+					weights = make([]float32, rows[b].Pos+1)
+					copy(weights[first+lo:], sc)
+				}
+				probe(b, head, weights)
 			}
 			out := att[b*qDim+head*hd : b*qDim+(head+1)*hd]
 			clear(out)
-			kernels.AxpyRows(out, sc, values) // one Axpy per position, in order
+			kernels.AxpyRows(out, sc, values[first*hd:]) // one Axpy per position, in order
 		}
 	}
 	return scores, qs

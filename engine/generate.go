@@ -65,6 +65,7 @@ func (e *Engine) Step(seqs []*kvcache.Sequence) ([][]float32, error) {
 		if err := pool.Commit(s, s.Len()-s.Computed()); err != nil {
 			return nil, err
 		}
+		e.reclaim(s)
 	}
 	return logits, nil
 }

@@ -41,6 +41,7 @@ func (e *Engine) AllLogits(tokens []int, chunk int, fn func(pos int, logits []fl
 		if err := pool.Commit(s, n); err != nil {
 			return err
 		}
+		e.reclaim(s)
 	}
 	return nil
 }

@@ -76,8 +76,6 @@ func (e *Engine) Validate(req Request) error {
 	switch {
 	case p == 0:
 		return reject("empty prompt: there is no token to start from (use a prompt, or a model that adds BOS)")
-	case p >= e.Context && e.Model.Config.SlidingWindow == e.Context:
-		return reject("prompt has %d tokens but the model attends over a sliding window of %d, which kvref does not implement: it runs sequences up to the window only; shorten the prompt", p, e.Context)
 	case p >= e.Context:
 		return reject("prompt has %d tokens but the context holds %d; shorten the prompt or raise -c (the model was trained for %d)", p, e.Context, e.Model.Config.Context)
 	case req.MaxTokens > 0 && p+req.MaxTokens > e.Context:

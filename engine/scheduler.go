@@ -250,6 +250,7 @@ func (s *Scheduler) Step() ([]Token, error) {
 		if err := s.e.Pool.Commit(p.q.kv, p.n); err != nil {
 			return nil, err
 		}
+		s.e.reclaim(p.q.kv)
 		if p.q.kv.Computed() == p.q.kv.Len() {
 			done = append(done, p.q)
 		}

@@ -14,9 +14,10 @@ const (
 	Released                       // a sequence dropped its reference (Free); Ref says what is left
 	Forked                         // a fork took a reference to one of its parent's blocks
 	Flushed                        // Flush dropped a cached block from the index
+	Reclaimed                      // a block fell out of a sequence's attention window and was released (Reclaim)
 )
 
-var eventNames = [...]string{"alloc", "prefix_hit", "cow", "evict", "indexed", "release", "fork", "flush"}
+var eventNames = [...]string{"alloc", "prefix_hit", "cow", "evict", "indexed", "release", "fork", "flush", "reclaim"}
 
 // String names the kind ("alloc", "prefix_hit", "cow", "evict", ...), as JSON shows it.
 func (k EventKind) String() string { return eventNames[k] }

@@ -129,3 +129,55 @@ func TestPrefixHitEventsSayWhatWasShared(t *testing.T) {
 	require.Equal(t, b.Table(), c.Table())
 	require.Equal(t, "prefix_hit", PrefixHit.String())
 }
+
+// TestReclaimReleasesBlocksOutsideTheWindow: blocks wholly before the first position still
+// attended are released (cached when full and unshared), become holes in the table, and are
+// still held by a sequence that shares them; a prefix hit may reuse a reclaimed block while
+// it is cached; the invariants hold throughout.
+func TestReclaimReleasesBlocksOutsideTheWindow(t *testing.T) {
+	p := newTestPool(t, 2, 16)
+	var rec recorder
+	p.SetObserver(func(e Event) { rec.events = append(rec.events, e) })
+	a := p.AddSequence(seqTokens(9, 0), "") // blocks [0 1] [2 3] [4 5] [6 7] [8]
+	compute(t, p, a)
+	b := p.Fork(a) // shares all five
+	rec.take()
+
+	// Window 4 at next position 9: positions before 6 are no longer read.
+	require.Equal(t, 3, p.Reclaim(a, 9-4+1))
+	ev := rec.take()
+	require.Len(t, ev, 3)
+	for i, e := range ev {
+		require.Equal(t, Reclaimed, e.Kind)
+		require.Equal(t, i, e.Index)
+		require.Equal(t, 1, e.Ref, "b still holds it")
+	}
+	require.Equal(t, []int{Hole, Hole, Hole}, a.Table()[:3])
+	require.Equal(t, b.Table()[3:], a.Table()[3:])
+	require.NoError(t, p.Check())
+	require.Zero(t, p.Reclaim(a, 6), "reclaiming again does nothing")
+	require.EqualValues(t, 3, p.Stats().BlocksReclaimed)
+
+	// b slides too: the three blocks nobody holds now stay cached (full, hashed).
+	require.Equal(t, 3, p.Reclaim(b, 6))
+	require.Equal(t, 3, p.Stats().BlocksCached)
+	require.NoError(t, p.Check())
+
+	// A new sequence with the same prompt hits the cached blocks; a fork of a sequence
+	// with holes shares only what it still holds; Free skips the holes.
+	c := p.AddSequence(seqTokens(9, 0), "")
+	require.Equal(t, 8, c.Computed())
+	f := p.Fork(a)
+	require.Equal(t, a.Table(), f.Table())
+	require.NoError(t, p.Check())
+	for _, s := range []*Sequence{a, b, c, f} {
+		p.Free(s)
+	}
+	require.NoError(t, p.Check())
+	require.Zero(t, p.Stats().BlocksUsed)
+
+	// Positions not yet computed are never released.
+	d := p.AddSequence(seqTokens(5, 100), "")
+	require.NoError(t, reserve(p, d, 5))
+	require.Zero(t, p.Reclaim(d, 5), "nothing computed yet")
+}

@@ -17,6 +17,9 @@ func (p *Pool) Fork(s *Sequence) *Sequence {
 	p.nextSeq++
 	p.seqs[f.id] = f
 	for i, id := range f.table {
+		if id == Hole {
+			continue
+		}
 		p.blocks[id].ref++
 		e := p.event(Forked, f.id, id)
 		e.Index = i

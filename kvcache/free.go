@@ -11,6 +11,9 @@ func (p *Pool) Free(s *Sequence) {
 	delete(p.seqs, s.id)
 	for i := len(s.table) - 1; i >= 0; i-- {
 		id := s.table[i]
+		if id == Hole {
+			continue
+		}
 		p.release(id)
 		e := p.event(Released, s.id, id)
 		e.Index = i

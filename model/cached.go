@@ -45,6 +45,8 @@ func (r *Runner) Forward(pool *kvcache.Pool, rows []Row) ([][]float32, error) {
 			return nil, fmt.Errorf("model: batch row %d: sequence %d has no token at position %d (length %d)", b, s.ID(), row.Pos, s.Len())
 		case row.Pos/pc.BlockSize >= len(s.Table()):
 			return nil, fmt.Errorf("model: batch row %d: sequence %d has no cache slot for position %d; call Reserve first", b, s.ID(), row.Pos)
+		case holeBefore(s.Table(), pc.BlockSize, row.Pos, c):
+			return nil, fmt.Errorf("model: batch row %d: sequence %d released a block that position %d still attends over", b, s.ID(), row.Pos)
 		}
 		next[s] = row.Pos + 1
 		tokens[b], positions[b], want[b] = s.Tokens()[row.Pos], row.Pos, row.Logits
@@ -54,6 +56,7 @@ func (r *Runner) Forward(pool *kvcache.Pool, rows []Row) ([][]float32, error) {
 		rows:    rows,
 		queries: make([]attention.Query, len(rows)),
 		shape:   attention.Shape{Heads: c.Heads, KVHeads: c.KVHeads, HeadDim: c.HeadDim},
+		window:  c.Window,
 		probe:   r.probe,
 	}
 	for b, row := range rows {
@@ -62,12 +65,24 @@ func (r *Runner) Forward(pool *kvcache.Pool, rows []Row) ([][]float32, error) {
 	return r.forward(tokens, positions, want, store)
 }
 
+// holeBefore reports whether a block that the row at pos attends over was reclaimed
+// (kvcache.Hole). Reclaim releases a prefix of the table, so it is enough to look at the
+// block of the first position the row attends over.
+func holeBefore(table []int, blockSize, pos int, c Config) bool {
+	first := 0
+	if w := c.ReclaimWindow(); w > 0 {
+		first = max(0, pos-w+1)
+	}
+	return table[first/blockSize] == kvcache.Hole
+}
+
 // pagedStore keeps K/V in the paged cache and attends through block tables.
 type pagedStore struct {
 	pool    *kvcache.Pool
 	rows    []Row
 	queries []attention.Query // the rows as attention sees them
 	shape   attention.Shape
+	window  func(layer int) int // each layer's attention window (Config.Window)
 	probe   AttentionProbe
 }
 
@@ -81,7 +96,9 @@ func (p *pagedStore) attend(l int, att, q []float32, threads *parallel.Pool) {
 	if p.probe != nil {
 		probe = func(row, head int, weights []float32) { p.probe(l, row, head, weights) }
 	}
-	attention.PagedBatch(att, q, p.pool, l, p.queries, p.shape, threads, probe)
+	s := p.shape
+	s.Window = p.window(l)
+	attention.PagedBatch(att, q, p.pool, l, p.queries, s, threads, probe)
 }
 
 // AttentionProbe receives the attention weights of one head of one batch row in one layer,

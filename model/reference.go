@@ -28,6 +28,7 @@ func (r *Runner) Reference(tokens []int, kType, vType quant.CacheType, from int)
 	store := &contiguousStore{
 		kType: kType, vType: vType,
 		shape:  attention.Shape{Heads: c.Heads, KVHeads: c.KVHeads, HeadDim: c.HeadDim},
+		window: c.Window,
 		keys:   make([][]float32, c.Layers),
 		values: make([][]float32, c.Layers),
 		n:      n,
@@ -48,7 +49,8 @@ func (r *Runner) Reference(tokens []int, kType, vType quant.CacheType, from int)
 type contiguousStore struct {
 	kType, vType quant.CacheType
 	shape        attention.Shape
-	keys, values [][]float32 // per layer, n rows of kv_heads·head_dim
+	window       func(layer int) int // each layer's attention window (Config.Window)
+	keys, values [][]float32         // per layer, n rows of kv_heads·head_dim
 	n            int
 }
 
@@ -63,5 +65,7 @@ func (s *contiguousStore) store(l, b int, k, v []float32) {
 }
 
 func (s *contiguousStore) attend(l int, att, q []float32, threads *parallel.Pool) {
-	attention.ContiguousBatch(att, q, s.keys[l], s.values[l], s.n, s.shape, threads)
+	shape := s.shape
+	shape.Window = s.window(l)
+	attention.ContiguousBatch(att, q, s.keys[l], s.values[l], s.n, shape, threads)
 }

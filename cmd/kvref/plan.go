@@ -336,6 +336,9 @@ func writePlanText(w io.Writer, m planModel, r plan.Report, ws weightsSource, me
 	if ws.params > 0 {
 		desc += ", " + formatCount(ws.params) + " parameters"
 	}
+	if s.Window > 0 {
+		desc += fmt.Sprintf(", sliding window %d", s.Window)
+	}
 	name := m.name
 	if m.from != "flags" {
 		name += " (" + m.from + ")"
@@ -349,7 +352,7 @@ func writePlanText(w io.Writer, m planModel, r plan.Report, ws weightsSource, me
 	}
 	writeTable(w, "", "lrl", [][]string{
 		{"per token", plan.FormatSize(r.BytesPerToken), tokenArithmetic(r)},
-		{"per sequence", plan.FormatSize(r.BytesPerSequence), fmt.Sprintf("%d tokens × %d B", r.Context, r.BytesPerToken)},
+		{"per sequence", plan.FormatSize(r.BytesPerSequence), sequenceArithmetic(r)},
 		{"in blocks", plan.FormatSize(r.BlockBytesPerSequence), blockArithmetic(r)},
 		{"memory", plan.FormatSize(r.Memory), mem.from},
 		{"weights", plan.FormatSize(r.Weights), ws.from},
@@ -417,9 +420,21 @@ func tokenArithmetic(r plan.Report) string {
 	return fmt.Sprintf("%d layers × (%d B K row + %d B V row) = %d B", s.Layers, r.KRowBytes, r.VRowBytes, r.BytesPerToken)
 }
 
+// sequenceArithmetic spells out the bytes of one full sequence: its tokens, or with a sliding
+// window the window's.
+func sequenceArithmetic(r plan.Report) string {
+	if w := r.Shape.Window; w > 0 && w < r.Context {
+		return fmt.Sprintf("%d tokens of the sliding window (of %d) × %d B", w, r.Context, r.BytesPerToken)
+	}
+	return fmt.Sprintf("%d tokens × %d B", r.Context, r.BytesPerToken)
+}
+
 // blockArithmetic spells out the block rounding of one sequence.
 func blockArithmetic(r plan.Report) string {
 	s := fmt.Sprintf("%d blocks of %d tokens, %s each", r.BlocksPerSequence, r.BlockSize, plan.FormatSize(r.BytesPerBlock))
+	if w := r.Shape.Window; w > 0 && w < r.Context {
+		return s + " (the window spans at most this many; the blocks it has left are released)"
+	}
 	if pad := r.BlocksPerSequence*r.BlockSize - r.Context; pad > 0 {
 		s += fmt.Sprintf(" (%d slots of the last block unused)", pad)
 	}

@@ -194,6 +194,7 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	es := sched.Stats()
 	sum.Engine = &es
 	sum.BlocksUsed = es.PeakBlocksUsed
+	sum.BlocksReclaimed = st.BlocksReclaimed
 	if f.asJSON {
 		b, _ := json.Marshal(map[string]any{"summary": sum})
 		fmt.Fprintln(out, string(b))
@@ -203,6 +204,9 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stderr, "kvref: %d prompt tokens (%d from cache), %d generated in %d steps (mean batch %.1f tokens, %d preemptions); prefill %.1f ms, decode %.1f ms (%.1f tokens/s); cache %s, %d B/token, %d blocks of %d used at peak\n",
 		sum.PromptTokens, sum.PrefixHitTokens, sum.GeneratedTokens, es.Steps, es.RowsMean, es.Preemptions, sum.PrefillMS, sum.DecodeMS, sum.TokensPerSecond,
 		kType, sum.BytesPerToken, sum.BlocksUsed, sum.BlockSize)
+	if w := m.Config.ReclaimWindow(); w > 0 {
+		fmt.Fprintf(stderr, "kvref: sliding window %d: %d blocks reclaimed as sequences slid past them\n", w, sum.BlocksReclaimed)
+	}
 	if f.check {
 		fmt.Fprintf(stderr, "kvref: --check: every one of the %d generated tokens' logits was recomputed without the cache: bit-identical\n", sum.GeneratedTokens)
 	}
@@ -226,7 +230,8 @@ type summary struct {
 	GeneratedTokens int            `json:"generated_tokens"`
 	BytesPerToken   int64          `json:"bytes_per_token"`
 	BlockSize       int            `json:"block_size"`
-	BlocksUsed      int            `json:"blocks_used"` // peak during the run
+	BlocksUsed      int            `json:"blocks_used"`      // peak during the run
+	BlocksReclaimed int64          `json:"blocks_reclaimed"` // released as sequences slid past them (sliding-window attention)
 	CacheTypeK      string         `json:"cache_type_k"`
 	CacheTypeV      string         `json:"cache_type_v"`
 	Context         int            `json:"context"`
