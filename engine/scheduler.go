@@ -18,6 +18,9 @@ type SchedulerConfig struct {
 	ChunkSize       int // most prefill tokens of one sequence in one step (0: MaxBatchTokens)
 	MaxSequences    int // most sequences running at once (0: 256)
 	WatermarkBlocks int // blocks kept free when admitting a request (-1: none; 0: 1% of the pool)
+	// Observer, when set, is called on the scheduler's goroutine with every admission and
+	// preemption (scheduler_events.go). It must be quick and must not call the scheduler.
+	Observer func(SchedulerEvent)
 }
 
 func (c SchedulerConfig) withDefaults(pool kvcache.Config) SchedulerConfig {
@@ -341,6 +344,7 @@ func (s *Scheduler) schedule() []scheduled {
 			q.r.admitted = true
 			q.r.prefixHit = kv.Computed()
 		}
+		s.observe(SeqAdmitted, q)
 		plan = append(plan, scheduled{q, n})
 		budget -= n
 		promised += max(0, cfg.BlocksFor(kv.Len())-len(kv.Table()))
@@ -351,6 +355,7 @@ func (s *Scheduler) schedule() []scheduled {
 // preempt frees a running sequence's blocks and puts it at the front of the waiting queue
 // with all its tokens; it is recomputed when readmitted.
 func (s *Scheduler) preempt(q *sequence) {
+	s.observe(SeqPreempted, q)
 	s.e.Pool.Free(q.kv)
 	q.kv = nil
 	q.state = Preempted
