@@ -18,8 +18,8 @@ type SchedulerConfig struct {
 	ChunkSize       int // most prefill tokens of one sequence in one step (0: MaxBatchTokens)
 	MaxSequences    int // most sequences running at once (0: 256)
 	WatermarkBlocks int // blocks kept free when admitting a request (-1: none; 0: 1% of the pool)
-	// Observer, when set, is called on the scheduler's goroutine with every admission and
-	// preemption (scheduler_events.go). It must be quick and must not call the scheduler.
+	// Observer, when set, is called on the scheduler's goroutine with every admission,
+	// preemption and fork (scheduler_events.go). It must be quick and must not call the scheduler.
 	Observer func(SchedulerEvent)
 }
 
@@ -413,6 +413,7 @@ func (s *Scheduler) forkIfFirst(q *sequence) []*sequence {
 		c.stamp = s.clock
 		r.seqs = append(r.seqs, c)
 		s.running = append(s.running, c)
+		s.observe(SeqForked, c)
 		out = append(out, c)
 	}
 	return out

@@ -13,17 +13,21 @@ const (
 	// waits again with all its tokens and is recomputed when readmitted (the Released
 	// events of its blocks follow).
 	SeqPreempted
+	// SeqForked: a request with N > 1 continuations forked its first sequence after the
+	// prompt, once per further continuation (the Forked events of the shared blocks just
+	// before).
+	SeqForked
 )
 
-var schedulerEventNames = [...]string{"admit", "preempt"}
+var schedulerEventNames = [...]string{"admit", "preempt", "fork_seq"}
 
-// String names the kind ("admit", "preempt"), as JSON shows it.
+// String names the kind ("admit", "preempt", "fork_seq"), as JSON shows it.
 func (k SchedulerEventKind) String() string { return schedulerEventNames[k] }
 
 // MarshalText spells the kind by its name.
 func (k SchedulerEventKind) MarshalText() ([]byte, error) { return []byte(k.String()), nil }
 
-// SchedulerEvent is one admission or preemption.
+// SchedulerEvent is one admission, preemption or fork.
 type SchedulerEvent struct {
 	Kind     SchedulerEventKind `json:"kind"`
 	Request  int                `json:"request"`  // the request's id (from Scheduler.Add)
@@ -34,7 +38,7 @@ type SchedulerEvent struct {
 	Blocks   int                `json:"blocks"`   // blocks in its table (holes included)
 }
 
-// observe reports q's admission or preemption to the observer, if any. q must hold its
+// observe reports q's admission, preemption or fork to the observer, if any. q must hold its
 // cache sequence.
 func (s *Scheduler) observe(kind SchedulerEventKind, q *sequence) {
 	if s.cfg.Observer == nil {

@@ -79,4 +79,23 @@ func TestSchedulerReportsAdmissionsAndPreemptions(t *testing.T) {
 	}
 	require.Positive(t, preempted, "12 blocks for four 20-token sequences must preempt")
 	require.Equal(t, s.Stats().Preemptions-before, preempted)
+
+	// A request with three continuations forks twice after its prompt.
+	log = nil
+	id, err = s.Add(Request{Prompt: ramp(7, 5), MaxTokens: 2, N: 3, IgnoreEOS: true})
+	require.NoError(t, err)
+	require.NoError(t, s.RunAll(func(Token) error { return nil }))
+	var forks []SchedulerEvent
+	for _, h := range log {
+		if h.sched != nil && h.sched.Kind == SeqForked {
+			forks = append(forks, *h.sched)
+		}
+	}
+	require.Len(t, forks, 2)
+	for i, f := range forks {
+		require.Equal(t, id, f.Request)
+		require.Equal(t, i+1, f.Choice)
+		require.Equal(t, 5, f.Computed, "the fork shares the computed prompt")
+	}
+	require.NotEqual(t, forks[0].Seq, forks[1].Seq)
 }

@@ -83,18 +83,7 @@ func (f *engineFlags) config(sequences int) (engine.Config, error) {
 
 // cacheTypes resolves --cache-dtype, --cache-type-k and --cache-type-v.
 func cacheTypes(both, k, v string) (quant.CacheType, quant.CacheType, error) {
-	if k == "" {
-		k = both
-	}
-	if v == "" {
-		v = both
-	}
-	kt, err := quant.ParseCacheType(k)
-	if err != nil {
-		return 0, 0, err
-	}
-	vt, err := quant.ParseCacheType(v)
-	return kt, vt, err
+	return quant.ParseCacheTypes(both, k, v)
 }
 
 // typeNames lists the cache types for help texts.
