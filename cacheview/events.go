@@ -7,8 +7,9 @@ import (
 
 // Event is one line of the event log, as GET /v1/cache/events sends it: a change of a block
 // (kvcache.Event: alloc, prefix_hit, cow, evict, indexed, release, fork, flush, reclaim) or
-// a decision of the scheduler (engine.SchedulerEvent: admit, fork_seq, preempt). Fields that
-// do not apply to a kind are -1 (ids) or 0 (counts).
+// a decision of the scheduler (engine.SchedulerEvent: admit, fork_seq, preempt), or, in
+// stepping mode, "reset": a new, empty pool of Blocks blocks of Slots slots. Fields that do
+// not apply to a kind are -1 (ids) or 0 (counts).
 type Event struct {
 	N     int64  `json:"n"` // its number in the stream, from 1
 	Kind  string `json:"kind"`

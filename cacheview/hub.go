@@ -38,8 +38,8 @@ func NewHub(buffer int) *Hub {
 
 // Publish numbers e and offers it to every viewer; a viewer whose buffer is full loses it.
 // It never blocks. Events are numbered in the order of Publish calls, which one goroutine
-// at a time makes (the engine's, or the stepper's under its lock).
-func (h *Hub) Publish(e Event) {
+// at a time makes (the engine's, or the stepper's under its lock). It returns e's number.
+func (h *Hub) Publish(e Event) int64 {
 	e.N = h.published.Add(1)
 	for _, s := range *h.subs.Load() {
 		select {
@@ -48,6 +48,7 @@ func (h *Hub) Publish(e Event) {
 			s.dropped.Add(1)
 		}
 	}
+	return e.N
 }
 
 // Published is the number of events published so far (the N of the last one).

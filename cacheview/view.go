@@ -31,6 +31,7 @@ type View struct {
 
 	Stats  kvcache.Stats `json:"stats"`
 	Engine *engine.Stats `json:"engine,omitempty"` // the scheduler's totals (serve mode)
+	Step   *Settings     `json:"step,omitempty"`   // the stepper's settings (step mode)
 	// Events is how many events were published before this snapshot: the stream's events
 	// numbered up to it are reflected here, later ones are not.
 	Events    int64      `json:"events"`
@@ -63,7 +64,8 @@ type Sequence struct {
 	Request *int `json:"request,omitempty"` // serve: the engine request (from the scheduler's admissions and forks)
 	Choice  *int `json:"choice,omitempty"`  // serve: the continuation within it
 	Parent  *int `json:"parent,omitempty"`  // step: the sequence it was forked from
-	Prompt  int  `json:"prompt,omitempty"`  // step: prompt tokens
+	Prompt  int    `json:"prompt,omitempty"` // step: prompt tokens
+	Text    string `json:"text,omitempty"`   // step: the sequence's text so far
 }
 
 // Build describes e's pool from a snapshot of it (taken by the pool's owner between

@@ -137,6 +137,7 @@ type Server struct {
 	active  []int                // the ids of routes, in submission order
 	counter counters             // requests and tokens served
 	pending map[*mailbox][]event // events of the current step, per mailbox
+	view    *cacheView           // the cache's events and snapshots for the web view (cacheview.go)
 }
 
 // counters are the engine loop's totals, for /metrics.
@@ -164,6 +165,7 @@ func New(e *engine.Engine, opts Options) *Server {
 	if name == "" {
 		name = ModelName(e.Model.Source)
 	}
+	view := newCacheView(e, &opts)
 	return &Server{
 		eng:     e,
 		opts:    opts,
@@ -175,6 +177,7 @@ func New(e *engine.Engine, opts Options) *Server {
 		sched:   e.NewScheduler(opts.Scheduler),
 		routes:  map[int]*route{},
 		pending: map[*mailbox][]event{},
+		view:    view,
 	}
 }
 
@@ -207,6 +210,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("/health", s.handleHealth)
 	mux.HandleFunc("/reset_prefix_cache", s.handleResetPrefixCache)
 	mux.HandleFunc("/metrics", s.handleMetrics)
+	s.mountCacheView(mux)
 	mux.HandleFunc("/", s.handleNotFound)
 	return mux
 }
