@@ -1,6 +1,7 @@
 package hf
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	"github.com/kvref/kvref/internal/kernels"
 	"github.com/kvref/kvref/model"
 	"github.com/kvref/kvref/tokenizer"
+	"github.com/kvref/kvref/tokenizer/chattemplate"
 )
 
 // IsDir reports whether path is a directory holding a config.json.
@@ -56,6 +58,9 @@ func fromSet(dir string, cfg model.Config, hc Config, set *safetensors.Set) (*mo
 		return nil, err
 	}
 	m.Format = "safetensors"
+	if m.ChatTemplates, err = readChatTemplates(dir); err != nil {
+		return nil, err
+	}
 	for _, name := range set.Names() {
 		info, _, _ := set.Tensor(name)
 		shape := make([]uint64, len(info.Shape))
@@ -216,4 +221,24 @@ func permute(v []float32, perm []int) []float32 {
 		out[i] = v[p]
 	}
 	return out
+}
+
+// readChatTemplates reads the chat templates of tokenizer_config.json and, as transformers
+// does since it saves templates beside it, chat_template.jinja (which is the default).
+func readChatTemplates(dir string) (chattemplate.Set, error) {
+	set := chattemplate.Set{}
+	path := filepath.Join(dir, "tokenizer_config.json")
+	if _, err := os.Stat(path); err == nil {
+		tc, err := chattemplate.ReadTokenizerConfig(path)
+		if err != nil {
+			return nil, fmt.Errorf("hf: %w", err)
+		}
+		set = tc.Templates
+	}
+	if src, err := os.ReadFile(filepath.Join(dir, "chat_template.jinja")); err == nil {
+		set[chattemplate.DefaultName] = string(src)
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("hf: %w", err)
+	}
+	return set, nil
 }
