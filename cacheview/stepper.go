@@ -78,6 +78,14 @@ func (s *Stepper) Handler() http.Handler {
 	return mux
 }
 
+// Inspect runs f with the stepper's engine under its lock, between commands (for tests and
+// tools that read the pool's own accounts). f must not keep the engine.
+func (s *Stepper) Inspect(f func(e *engine.Engine)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	f(s.eng)
+}
+
 // Settings are the stepper's current choices, shown by the page's controls.
 type Settings struct {
 	Sampling  engine.Sampling `json:"sampling"`

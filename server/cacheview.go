@@ -78,3 +78,10 @@ func (s *Server) buildView() cacheview.View {
 	}
 	return v
 }
+
+// Inspect runs f with the server's engine on the engine loop, between steps, and waits for
+// it (for tests and tools that read the pool's or the model's own accounts). f must be quick
+// and must not keep the engine.
+func (s *Server) Inspect(ctx context.Context, f func(e *engine.Engine)) error {
+	return s.do(ctx, func() { f(s.eng) })
+}

@@ -83,6 +83,7 @@ function render() {
   renderDetail();
   if (v.mode === "step") renderControls(v);
   state.flash.clear();
+  window.kvrefView = v; // what the page drew, for tests and the curious (the browser's console)
   document.body.dataset.snapshotEvents = String(v.events);
   document.body.dataset.rendered = String(Number(document.body.dataset.rendered || 0) + 1);
 }
@@ -272,6 +273,7 @@ function renderLog() {
     items.push(el("li", { "data-kind": e.kind, "data-n": e.n }, el("span", { class: "n", text: e.n }), el("span", { class: "kind " + e.kind, text: e.kind }), el("span", { text: describe(e) })));
   }
   $("#log").replaceChildren(...items);
+  if (state.log.length) document.body.dataset.logEvents = String(state.log[state.log.length - 1].n);
 }
 
 function connect() {
