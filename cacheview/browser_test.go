@@ -347,7 +347,9 @@ func TestBrowserStepView(t *testing.T) {
 		requireDOMShows(t, readDOM(t, ctx), v)
 		return v
 	}
-	rows := func(n int) string { return fmt.Sprintf(`document.querySelectorAll("#tables .seqrow").length === %d`, n) }
+	rows := func(n int) string {
+		return fmt.Sprintf(`document.querySelectorAll("#tables .seqrow").length === %d`, n)
+	}
 
 	run(t, ctx, chromedp.Navigate(ts.URL+"/"))
 	waitJS(t, ctx, `document.body.dataset.mode === "step"`)

@@ -30,10 +30,10 @@ type Stepper struct {
 
 // Limits of the stepping commands.
 const (
-	MaxDecodeSteps = 512  // most tokens one decode command computes
-	MaxResetBlocks = 4096 // most blocks a reset pool may have
-	MaxBlockSize   = 256  // most slots per block after a reset
-	topAlternatives = 8   // alternatives shown per decoded token
+	MaxDecodeSteps  = 512  // most tokens one decode command computes
+	MaxResetBlocks  = 4096 // most blocks a reset pool may have
+	MaxBlockSize    = 256  // most slots per block after a reset
+	topAlternatives = 8    // alternatives shown per decoded token
 )
 
 // NewStepper starts a session on a new engine for m with cfg, sampling as given, and each
@@ -284,4 +284,3 @@ func plural(n int, one string) string {
 
 // quoted shows a token's text in double quotes, as kvref step does.
 func quoted(text string) string { return fmt.Sprintf("%q", text) }
-

@@ -338,4 +338,3 @@ func viewConsistent(v View) error {
 	}
 	return nil
 }
-

@@ -61,11 +61,11 @@ type Block struct {
 // Sequence is one live sequence with what the front end knows about it.
 type Sequence struct {
 	kvcache.SequenceView
-	Request *int `json:"request,omitempty"` // serve: the engine request (from the scheduler's admissions and forks)
-	Choice  *int `json:"choice,omitempty"`  // serve: the continuation within it
-	Parent  *int `json:"parent,omitempty"`  // step: the sequence it was forked from
-	Prompt  int    `json:"prompt,omitempty"` // step: prompt tokens
-	Text    string `json:"text,omitempty"`   // step: the sequence's text so far
+	Request *int   `json:"request,omitempty"` // serve: the engine request (from the scheduler's admissions and forks)
+	Choice  *int   `json:"choice,omitempty"`  // serve: the continuation within it
+	Parent  *int   `json:"parent,omitempty"`  // step: the sequence it was forked from
+	Prompt  int    `json:"prompt,omitempty"`  // step: prompt tokens
+	Text    string `json:"text,omitempty"`    // step: the sequence's text so far
 }
 
 // Build describes e's pool from a snapshot of it (taken by the pool's owner between
