@@ -81,7 +81,7 @@ function render() {
   renderFormula(v);
   renderCounters(v);
   renderDetail();
-  if (v.mode === "step") renderControls(v);
+  if (v.mode === "step") { renderControls(v); renderLastStep(); }
   state.flash.clear();
   window.kvrefView = v; // what the page drew, for tests and the curious (the browser's console)
   document.body.dataset.snapshotEvents = String(v.events);
@@ -169,15 +169,15 @@ function renderFormula(v) {
   const used = v.stats.blocks_used, cached = v.stats.blocks_cached, total = v.blocks_total;
   const pct = (n) => `${(100 * n) / total}%`;
   $("#formula").replaceChildren(
-    el("div", { class: "eq" }, "bytes per token = 2 · layers · kv_heads · head_dim · bytes", el("br"),
-      `  = ${per}`, el("br"), "  = ", el("span", { class: "big", text: `${fmtInt(v.bytes_per_token)} B` })),
+    el("div", { class: "eq" }, "per token = 2 · layers · kv_heads · head_dim · bytes", el("br"),
+      `          = ${per}`, el("br"), "          = ", el("span", { class: "big", text: `${fmtInt(v.bytes_per_token)} B` })),
     el("div", {}, "bytes per block = ", el("b", { text: `${v.block_size} slots × ${fmtInt(v.bytes_per_token)} B = ${fmtBytes(v.bytes_per_block)}` })),
     el("div", {}, "in use: ", el("b", { text: `${used} blocks × ${fmtBytes(v.bytes_per_block)} = ${fmtBytes(v.bytes_in_use)}` }),
       ` of ${fmtBytes(v.bytes_total)} (${total} blocks)`),
     el("div", { class: "bar", title: `${used} in use, ${cached} cached, ${total - used - cached} free` },
       el("span", { style: `width:${pct(used)};background:var(--used)` }), el("span", { style: `width:${pct(cached)};background:var(--cached)` })),
     el("div", {}, `a full ${fmtInt(v.context)}-token sequence holds ${fmtInt(v.blocks_per_sequence)} blocks: `,
-      el("b", { id: "fit", text: `${fmtInt(v.sequences_fit)} fit in this pool` })),
+      el("b", { id: "fit", text: `${fmtInt(v.sequences_fit)} fit in this pool` }), ` (it holds ${fmtInt(v.blocks_total * v.block_size)} tokens in all)`),
     el("div", { class: "muted small" }, `tokens stored ${fmtInt(v.stats.tokens_stored)} in ${fmtInt(used * v.block_size)} slots; ` +
       `${fmtInt(v.stats.unused_slots)} slots of used blocks are empty (paging's only waste)`),
   );
