@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"net/http"
 	"sync"
+	"time"
 )
 
 //go:embed static
@@ -53,11 +54,18 @@ func Mount(mux *http.ServeMux, src Source, planner Planner) {
 	mux.HandleFunc("GET /v1/plan/presets", planner.ServePresets)
 }
 
+// MinSnapshotInterval is the least time between the starts of two snapshots: however many
+// viewers ask, and however fast, the engine spends at most one snapshot's time per interval
+// on them.
+const MinSnapshotInterval = 50 * time.Millisecond
+
 // coalescer lets many viewers share snapshots: the engine takes at most one at a time,
-// however many viewers ask. A request never gets a snapshot that began before it arrived:
-// while one is being taken, later requests wait for the next one, which all of them share.
+// however many viewers ask, and starts at most one per MinSnapshotInterval. A request never
+// gets a snapshot that began before it arrived: while one is being taken, later requests
+// wait for the next one, which all of them share.
 type coalescer struct {
 	view    func(context.Context) (View, error)
+	last    time.Time // when the last snapshot started
 	mu      sync.Mutex
 	running *flight // being taken
 	queued  *flight // to be taken when running is done
@@ -95,6 +103,8 @@ func (c *coalescer) get(ctx context.Context) (View, error) {
 // take takes f's snapshot (with no caller's deadline: others wait for it too), then starts
 // the queued one.
 func (c *coalescer) take(f *flight) {
+	time.Sleep(time.Until(c.last.Add(MinSnapshotInterval)))
+	c.last = time.Now() // only the one running take touches last
 	f.v, f.err = c.view(context.Background())
 	c.mu.Lock()
 	c.running = nil

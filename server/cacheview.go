@@ -50,33 +50,42 @@ func (s *Server) mountCacheView(mux *http.ServeMux) {
 		cacheview.Planner{This: &cacheview.PlanModel{Name: s.model, Shape: m.Config.PlanShape(), WeightsBytes: m.Weights.Bytes()}})
 }
 
-// cacheSnapshot takes a snapshot of the pool on the engine loop, between steps.
+// cacheSnapshot copies the pool's state on the engine loop, between steps, and describes it
+// (token texts and all) off the loop, so that a viewer costs the engine only the copy.
 func (s *Server) cacheSnapshot(ctx context.Context) (cacheview.View, error) {
-	var v cacheview.View
-	err := s.do(ctx, func() { v = s.buildView() })
-	return v, err
-}
-
-// buildView describes the pool; only the engine loop may call it.
-func (s *Server) buildView() cacheview.View {
-	v := cacheview.Build("serve", s.model, s.eng, s.eng.Pool.Snapshot(), s.view.hub.Published())
-	st := combineStats(s.past, s.sched.Stats())
+	var snap kvcache.Snapshot
+	var st engine.Stats
+	var published int64
+	requests := map[int][2]int{}
+	err := s.do(ctx, func() {
+		snap, published = s.eng.Pool.Snapshot(), s.view.hub.Published()
+		st = combineStats(s.past, s.sched.Stats())
+		live := map[int]bool{}
+		for _, q := range snap.Sequences {
+			live[q.ID] = true
+			if rc, ok := s.view.requests[q.ID]; ok {
+				requests[q.ID] = rc
+			}
+		}
+		for id := range s.view.requests {
+			if !live[id] {
+				delete(s.view.requests, id) // the sequence has ended
+			}
+		}
+	})
+	if err != nil {
+		return cacheview.View{}, err
+	}
+	v := cacheview.Build("serve", s.model, s.eng, snap, published)
 	v.Engine = &st
-	live := map[int]bool{}
 	for i := range v.Sequences {
 		q := &v.Sequences[i]
-		live[q.ID] = true
-		if rc, ok := s.view.requests[q.ID]; ok {
+		if rc, ok := requests[q.ID]; ok {
 			req, choice := rc[0], rc[1]
 			q.Request, q.Choice = &req, &choice
 		}
 	}
-	for id := range s.view.requests {
-		if !live[id] {
-			delete(s.view.requests, id)
-		}
-	}
-	return v
+	return v, nil
 }
 
 // Inspect runs f with the server's engine on the engine loop, between steps, and waits for

@@ -1,0 +1,141 @@
+package server
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/kvref/kvref/engine"
+	"github.com/kvref/kvref/model/builtin"
+)
+
+// BenchmarkCacheViewers measures what watching costs the engine: kvref serve's throughput
+// on the embedded stories260K with 4 viewers connected against none, in one run, rounds
+// alternating. A viewer does what the page does: it reads the event stream and fetches
+// /v1/cache at most every 150 ms ("page"); the "greedy" viewers fetch /v1/cache back to
+// back, the worst a client can do. It reports tokens per second of each and the ratios:
+//
+//	go test ./server -run '^$' -bench CacheViewers -benchtime 1x
+func BenchmarkCacheViewers(b *testing.B) {
+	m, err := builtin.Model()
+	if err != nil {
+		b.Fatal(err)
+	}
+	eng, err := engine.New(m, engine.Config{BlockSize: 16, Sequences: 16})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer eng.Close()
+	srv := New(eng, Options{})
+	loop := make(chan error, 1)
+	go func() { loop <- srv.Run(context.Background()) }()
+	hs := &http.Server{Handler: srv.Handler()}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	go hs.Serve(ln)
+	defer func() { hs.Close(); srv.Close(); <-loop }()
+	url := "http://" + ln.Addr().String()
+
+	// One round: 16 concurrent requests of 256 tokens each (a shared 5-token prefix).
+	round := func() float64 {
+		start := time.Now()
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		tokens := 0
+		for i := range 16 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				body := fmt.Sprintf(`{"prompt": "Once upon a time", "max_tokens": 256, "ignore_eos": true, "temperature": 0.8, "seed": %d}`, i)
+				resp, err := http.Post(url+"/v1/completions", "application/json", strings.NewReader(body))
+				if err != nil {
+					b.Error(err)
+					return
+				}
+				var r CompletionResponse
+				err = json.NewDecoder(resp.Body).Decode(&r)
+				resp.Body.Close()
+				if err != nil || r.Usage == nil {
+					b.Errorf("request %d: %v", i, err)
+					return
+				}
+				mu.Lock()
+				tokens += r.Usage.CompletionTokens
+				mu.Unlock()
+			}()
+		}
+		wg.Wait()
+		return float64(tokens) / time.Since(start).Seconds()
+	}
+	// viewers connects n viewers until stop is closed; interval 0 fetches back to back.
+	viewers := func(n int, interval time.Duration) (stop func()) {
+		ctx, cancel := context.WithCancel(context.Background())
+		var wg sync.WaitGroup
+		for range n {
+			wg.Add(2)
+			go func() { // the event stream
+				defer wg.Done()
+				req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url+"/v1/cache/events", nil)
+				resp, err := http.DefaultClient.Do(req)
+				if err != nil {
+					return
+				}
+				defer resp.Body.Close()
+				sc := bufio.NewScanner(resp.Body)
+				for sc.Scan() {
+				}
+			}()
+			go func() { // the snapshots
+				defer wg.Done()
+				for ctx.Err() == nil {
+					req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url+"/v1/cache", nil)
+					if resp, err := http.DefaultClient.Do(req); err == nil {
+						io.Copy(io.Discard, resp.Body)
+						resp.Body.Close()
+					}
+					if interval > 0 {
+						select {
+						case <-time.After(interval):
+						case <-ctx.Done():
+						}
+					}
+				}
+			}()
+		}
+		time.Sleep(100 * time.Millisecond) // connected
+		return func() { cancel(); wg.Wait() }
+	}
+
+	round() // warm up
+	const rounds = 3
+	var none, page, greedy []float64
+	for range rounds {
+		none = append(none, round())
+		stop := viewers(4, 150*time.Millisecond)
+		page = append(page, round())
+		stop()
+		stop = viewers(4, 0)
+		greedy = append(greedy, round())
+		stop()
+	}
+	med := func(x []float64) float64 { slices.Sort(x); return x[len(x)/2] }
+	n, p, g := med(none), med(page), med(greedy)
+	b.ReportMetric(n, "tok/s_none")
+	b.ReportMetric(p, "tok/s_4page")
+	b.ReportMetric(g, "tok/s_4greedy")
+	b.ReportMetric(p/n, "ratio_4page/none")
+	b.ReportMetric(g/n, "ratio_4greedy/none")
+	b.Logf("median of %d rounds of 16×256 tokens: none %.0f tok/s, 4 page viewers %.0f tok/s (%.3f×), 4 greedy viewers %.0f tok/s (%.3f×)",
+		rounds, n, p, p/n, g, g/n)
+}
