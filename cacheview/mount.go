@@ -3,6 +3,7 @@ package cacheview
 import (
 	"context"
 	"embed"
+	"encoding/json"
 	"io/fs"
 	"net/http"
 	"sync"
@@ -40,12 +41,14 @@ func Mount(mux *http.ServeMux, src Source, planner Planner) {
 			writeError(w, http.StatusMethodNotAllowed, "GET /v1/cache only")
 			return
 		}
-		v, err := snap.get(r.Context())
+		body, err := snap.get(r.Context())
 		if err != nil {
 			writeError(w, http.StatusServiceUnavailable, "no snapshot of the cache: "+err.Error())
 			return
 		}
-		writeJSON(w, http.StatusOK, v)
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Cache-Control", "no-store")
+		w.Write(body)
 	})
 	mux.HandleFunc("/v1/cache/events", func(w http.ResponseWriter, r *http.Request) {
 		ServeEvents(w, r, src.Hub, map[string]int64{"published": src.Hub.Published()})
@@ -73,11 +76,11 @@ type coalescer struct {
 
 type flight struct {
 	done chan struct{}
-	v    View
+	body []byte // the View as JSON, encoded once for everyone waiting
 	err  error
 }
 
-func (c *coalescer) get(ctx context.Context) (View, error) {
+func (c *coalescer) get(ctx context.Context) ([]byte, error) {
 	c.mu.Lock()
 	var f *flight
 	switch {
@@ -94,9 +97,9 @@ func (c *coalescer) get(ctx context.Context) (View, error) {
 	c.mu.Unlock()
 	select {
 	case <-f.done:
-		return f.v, f.err
+		return f.body, f.err
 	case <-ctx.Done():
-		return View{}, ctx.Err()
+		return nil, ctx.Err()
 	}
 }
 
@@ -105,7 +108,11 @@ func (c *coalescer) get(ctx context.Context) (View, error) {
 func (c *coalescer) take(f *flight) {
 	time.Sleep(time.Until(c.last.Add(MinSnapshotInterval)))
 	c.last = time.Now() // only the one running take touches last
-	f.v, f.err = c.view(context.Background())
+	var v View
+	v, f.err = c.view(context.Background())
+	if f.err == nil {
+		f.body, f.err = json.Marshal(v)
+	}
 	c.mu.Lock()
 	c.running = nil
 	if next := c.queued; next != nil {

@@ -28,6 +28,10 @@
 //   - GET /health: 200 while serving, 503 once shutting down.
 //   - GET /metrics: the server's, the scheduler's and the cache pool's counters (Prometheus
 //     text format).
+//   - GET /: the cache you can watch (package cacheview), with GET /v1/cache (a snapshot of
+//     the pool taken between engine steps), GET /v1/cache/events (the cache's and the
+//     scheduler's events as Server-Sent Events; a slow viewer loses events, the engine never
+//     waits) and GET /v1/plan (cacheview.go).
 //
 // Errors have OpenAI's shape, {"error": {"message", "type", "param", "code"}}: 400 for a
 // request that is malformed or can never run (a prompt longer than the context, an id
