@@ -135,7 +135,7 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, c *completio
 	send := func(v any) error {
 		b, err := json.Marshal(v)
 		if err != nil {
-			return err
+			return &encodeError{err}
 		}
 		if _, err := fmt.Fprintf(w, "data: %s\n\n", b); err != nil {
 			return err
@@ -176,6 +176,10 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, c *completio
 			}
 			for _, choice := range choices {
 				if err := send(c.shape.chunk(c, choice)); err != nil {
+					var ee *encodeError
+					if errors.As(err, &ee) { // say so, rather than end the stream empty
+						return fail(newError(500, serverError, "", "", "encoding the response: %v", ee.err))
+					}
 					s.cancel(mb, ids)
 					return 0
 				}
@@ -195,6 +199,12 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, c *completio
 	flush()
 	return http.StatusOK
 }
+
+// encodeError is a chunk that JSON cannot carry (a NaN, which the engine's finiteness check
+// keeps out of logits): the stream ends with an error event, not silently.
+type encodeError struct{ err error }
+
+func (e *encodeError) Error() string { return e.err.Error() }
 
 // completion gathers the events of one HTTP request into its choices.
 type completion struct {
