@@ -14,7 +14,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kvref/kvref/cacheview"
 	"github.com/kvref/kvref/engine"
+	"github.com/kvref/kvref/kvcache"
 	"github.com/kvref/kvref/model/builtin"
 )
 
@@ -47,7 +49,7 @@ func BenchmarkCacheViewers(b *testing.B) {
 	defer func() { hs.Close(); srv.Close(); <-loop }()
 	url := "http://" + ln.Addr().String()
 
-	// One round: 16 concurrent requests of 128 tokens each (a shared 5-token prefix).
+	// One round: 16 concurrent requests of 96 tokens each (a shared 5-token prefix).
 	round := func() float64 {
 		start := time.Now()
 		var wg sync.WaitGroup
@@ -57,7 +59,7 @@ func BenchmarkCacheViewers(b *testing.B) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				body := fmt.Sprintf(`{"prompt": "Once upon a time", "max_tokens": 128, "ignore_eos": true, "temperature": 0.8, "seed": %d}`, i)
+				body := fmt.Sprintf(`{"prompt": "Once upon a time", "max_tokens": 96, "ignore_eos": true, "temperature": 0.8, "seed": %d}`, i)
 				resp, err := http.Post(url+"/v1/completions", "application/json", strings.NewReader(body))
 				if err != nil {
 					b.Error(err)
@@ -121,7 +123,7 @@ func BenchmarkCacheViewers(b *testing.B) {
 	// ratios are taken within a round, so that a change in the machine's load between
 	// rounds cancels out; the medians over the rounds are reported.
 	round() // warm up
-	const rounds = 7
+	const rounds = 11
 	var none, page, greedy, pageRatio, greedyRatio []float64
 	for r := range rounds {
 		var tps [3]float64
@@ -148,7 +150,32 @@ func BenchmarkCacheViewers(b *testing.B) {
 	b.ReportMetric(med(greedy), "tok/s_4greedy")
 	b.ReportMetric(med(pageRatio), "ratio_4page/none")
 	b.ReportMetric(med(greedyRatio), "ratio_4greedy/none")
-	b.Logf("%d rounds of 16 requests × 128 tokens: none %.0f tok/s, 4 page viewers %.0f tok/s, 4 greedy viewers %.0f tok/s (medians); "+
+	// What one snapshot costs, measured while a round runs: the copy on the engine loop, and
+	// the description and JSON off it.
+	var onLoop, offLoop time.Duration
+	const samples = 40
+	busy := make(chan float64, 1)
+	go func() { busy <- round() }()
+	time.Sleep(200 * time.Millisecond)
+	for range samples {
+		time.Sleep(20 * time.Millisecond)
+		var snap kvcache.Snapshot
+		srv.Inspect(context.Background(), func(e *engine.Engine) {
+			t1 := time.Now()
+			snap = e.Pool.Snapshot()
+			onLoop += time.Since(t1)
+		})
+		t2 := time.Now()
+		json.Marshal(cacheview.Build("serve", "x", eng, snap, 0))
+		offLoop += time.Since(t2)
+	}
+	<-busy
+	onLoop, offLoop = onLoop/samples, offLoop/samples
+	b.ReportMetric(float64(onLoop.Microseconds()), "µs_snapshot_on_loop")
+	b.ReportMetric(float64(offLoop.Microseconds()), "µs_snapshot_off_loop")
+	b.Logf("one snapshot of the %d-block pool: %v on the engine loop (at most one per %v: ≤ %.2f%% of the loop), %v to describe and encode off it",
+		eng.Pool.Config().NumBlocks, onLoop, cacheview.MinSnapshotInterval, 100*float64(onLoop)/float64(cacheview.MinSnapshotInterval), offLoop)
+	b.Logf("%d rounds of 16 requests × 96 tokens: none %.0f tok/s, 4 page viewers %.0f tok/s, 4 greedy viewers %.0f tok/s (medians); "+
 		"ratios within a round, median (min–max): 4 page/none %.3f (%.3f–%.3f), 4 greedy/none %.3f (%.3f–%.3f)",
 		rounds, med(none), med(page), med(greedy), med(pageRatio), slices.Min(pageRatio), slices.Max(pageRatio),
 		med(greedyRatio), slices.Min(greedyRatio), slices.Max(greedyRatio))

@@ -369,3 +369,23 @@ func consistent(v cacheview.View) error {
 	}
 	return nil
 }
+
+// TestCacheViewSlidingWindow: with a sliding window in every layer, the stream reports
+// each block a sequence slides past (reclaim), as many as the pool counts.
+func TestCacheViewSlidingWindow(t *testing.T) {
+	ts := start(t, synth.Variants["mistral-sliding-window"], engine.Config{BlockSize: 4, CacheBlocks: 32}, Options{})
+	events := ts.watch(t)
+	ts.complete(t, map[string]any{"prompt": []int{1, 5, 6, 7, 8, 9}, "max_tokens": 40, "ignore_eos": true, "temperature": 0})
+	v := ts.view(t)
+	require.Equal(t, 8, v.Model.SlidingWindow)
+	reclaimed := 0
+	for _, e := range events.waitFor(t, v.Events) {
+		if e.Kind == "reclaim" {
+			reclaimed++
+			require.GreaterOrEqual(t, e.Index, 0)
+		}
+	}
+	require.Positive(t, reclaimed)
+	require.EqualValues(t, v.Stats.BlocksReclaimed, reclaimed)
+	require.Equal(t, 4, v.BlocksPerSequence, "a sequence holds at most ceil(8/4)+1 blocks")
+}
