@@ -387,5 +387,5 @@ func TestCacheViewSlidingWindow(t *testing.T) {
 	}
 	require.Positive(t, reclaimed)
 	require.EqualValues(t, v.Stats.BlocksReclaimed, reclaimed)
-	require.Equal(t, 4, v.BlocksPerSequence, "a sequence holds at most ceil(8/4)+1 blocks")
+	require.Equal(t, 3, v.BlocksPerSequence, "a sequence holds at most ceil(8/4)+1 blocks")
 }
