@@ -289,7 +289,7 @@ func TestStepperConcurrentClients(t *testing.T) {
 				err = json.NewDecoder(resp.Body).Decode(&v)
 				resp.Body.Close()
 				if err == nil {
-					err = viewConsistent(v)
+					err = v.Check()
 				}
 				if err != nil {
 					errs <- err
@@ -307,34 +307,22 @@ func TestStepperConcurrentClients(t *testing.T) {
 	require.Equal(t, 5+4*4, v.Sequences[0].Len, "every decode of seq 0 counted once")
 }
 
-// viewConsistent checks a snapshot against itself: block states against the counts, and
-// every table entry against its block's owners.
-func viewConsistent(v View) error {
-	count := map[kvcache.State]int{}
-	for _, b := range v.Blocks {
-		count[b.State]++
-		if len(b.Seqs) != b.Ref {
-			return fmt.Errorf("block %d: refcount %d but %d owners", b.ID, b.Ref, len(b.Seqs))
-		}
+// TestViewCheckFindsDisagreements: Check refuses a snapshot whose parts disagree.
+func TestViewCheckFindsDisagreements(t *testing.T) {
+	st := newStepper(t, 8, 4)
+	do(t, st, Command{Op: "add", Text: "Once upon a time"})
+	good, err := st.View(t.Context())
+	require.NoError(t, err)
+	require.NoError(t, good.Check())
+	for name, spoil := range map[string]func(v *View){
+		"owners": func(v *View) { v.Blocks[0].Seqs = nil },
+		"tokens": func(v *View) { v.Blocks[1].Tokens = append(v.Blocks[1].Tokens, 7) },
+		"states": func(v *View) { v.Blocks[5].State = kvcache.StateCached },
+		"tables": func(v *View) { v.Sequences[0].Table[1] = 6 },
+		"range":  func(v *View) { v.Sequences[0].Table[0] = 99 },
+	} {
+		v, _ := st.View(t.Context())
+		spoil(&v)
+		require.Error(t, v.Check(), name)
 	}
-	s := v.Stats
-	if count[kvcache.StateFree] != s.BlocksFree || count[kvcache.StateCached] != s.BlocksCached ||
-		count[kvcache.StateUsed]+count[kvcache.StateShared] != s.BlocksUsed || count[kvcache.StateShared] != s.BlocksShared {
-		return fmt.Errorf("states %v disagree with stats %+v", count, s)
-	}
-	for _, q := range v.Sequences {
-		for _, id := range q.Table {
-			if id == kvcache.Hole {
-				continue
-			}
-			found := false
-			for _, o := range v.Blocks[id].Seqs {
-				found = found || o == q.ID
-			}
-			if !found {
-				return fmt.Errorf("seq %d's table holds block %d, which does not list it", q.ID, id)
-			}
-		}
-	}
-	return nil
 }
