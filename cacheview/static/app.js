@@ -141,7 +141,9 @@ function renderTables(v) {
     const who = el("div", { class: "who" }, el("b", { text: `seq ${s.id}` }), ` · ${s.len} tokens`);
     if (s.request !== undefined) who.append(el("br"), `request ${s.request}` + (s.choice ? `, choice ${s.choice}` : ""));
     if (s.parent !== undefined) who.append(el("br"), `forked from seq ${s.parent}`);
-    if (s.len > s.computed) who.append(el("br"), el("span", { class: "muted", text: `${s.len - s.computed} to compute` }));
+    // (A decoding sequence always has its sampled token waiting: only a prompt still being
+    // computed is worth a word.)
+    if (s.len - s.computed > 1) who.append(el("br"), el("span", { class: "muted", text: `${s.len - s.computed} prompt tokens to compute` }));
     const cells = el("div", { class: "cells" }, ...s.table.map((id, i) => {
       if (id < 0) {
         return el("div", { class: "blk", "data-block-id": -1, "data-state": "hole", "data-index": i,
@@ -161,15 +163,17 @@ function renderTables(v) {
 function renderFormula(v) {
   const m = v.model;
   let per;
+  let head = "per token = 2 · layers · kv_heads · head_dim · bytes";
   if (v.element_bytes) {
-    per = `2 · ${m.layers} layers · ${m.kv_heads} kv_heads · ${m.head_dim} head_dim · ${v.element_bytes} B`;
+    per = `2 · ${m.layers} · ${m.kv_heads} · ${m.head_dim} · ${v.element_bytes} B`;
   } else {
-    per = `${m.layers} layers · (${v.k_row_bytes} B K row + ${v.v_row_bytes} B V row)`;
+    head = "per token = layers · (K row + V row)   (rows carry scales)";
+    per = `${m.layers} · (${v.k_row_bytes} B + ${v.v_row_bytes} B)`;
   }
   const used = v.stats.blocks_used, cached = v.stats.blocks_cached, total = v.blocks_total;
   const pct = (n) => `${(100 * n) / total}%`;
   $("#formula").replaceChildren(
-    el("div", { class: "eq" }, "per token = 2 · layers · kv_heads · head_dim · bytes", el("br"),
+    el("div", { class: "eq" }, head, el("br"),
       `          = ${per}`, el("br"), "          = ", el("span", { class: "big", text: `${fmtInt(v.bytes_per_token)} B` })),
     el("div", {}, "bytes per block = ", el("b", { text: `${v.block_size} slots × ${fmtInt(v.bytes_per_token)} B = ${fmtBytes(v.bytes_per_block)}` })),
     el("div", {}, "in use: ", el("b", { text: `${used} blocks × ${fmtBytes(v.bytes_per_block)} = ${fmtBytes(v.bytes_in_use)}` }),
