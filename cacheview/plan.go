@@ -37,12 +37,12 @@ type PlanAnswer struct {
 // Curve is sequences-that-fit against context for every cache type, with the plan's memory,
 // weights, shape and block size.
 type Curve struct {
-	Contexts []int        `json:"contexts"`
-	Types    []CurveSerie `json:"types"`
+	Contexts []int         `json:"contexts"`
+	Types    []CurveSeries `json:"types"`
 }
 
-// CurveSerie is one cache type's line of a Curve.
-type CurveSerie struct {
+// CurveSeries is one cache type's line of a Curve.
+type CurveSeries struct {
 	CacheType    string  `json:"cache_type"`
 	MaxSequences []int64 `json:"max_sequences"` // one per context
 	Error        string  `json:"error,omitempty"`
@@ -251,7 +251,7 @@ func curve(in plan.Input) Curve {
 		c.Contexts = append(c.Contexts, n)
 	}
 	for _, t := range quant.CacheTypes() {
-		serie := CurveSerie{CacheType: t.String(), MaxSequences: []int64{}}
+		serie := CurveSeries{CacheType: t.String(), MaxSequences: []int64{}}
 		for _, n := range c.Contexts {
 			x := in
 			x.KType, x.VType, x.Context, x.SharedPrefixes = t, t, n, nil

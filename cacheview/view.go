@@ -4,6 +4,7 @@ import (
 	"github.com/kvref/kvref/engine"
 	"github.com/kvref/kvref/internal/plan"
 	"github.com/kvref/kvref/kvcache"
+	"github.com/kvref/kvref/tokenizer"
 )
 
 // View is GET /v1/cache: the pool at one moment with the numbers of the formula that sizes
@@ -108,15 +109,9 @@ func Build(mode, name string, e *engine.Engine, snap kvcache.Snapshot, events in
 	return v
 }
 
-// pieceSource is the part of a tokenizer TokenText needs.
-type pieceSource interface {
-	Piece(id int) []byte
-	TokenText(id int) string
-}
-
 // TokenText is what a token adds to the text, or its vocabulary entry when it adds none
 // (a control token such as <s>), for display.
-func TokenText(tok pieceSource, id int) string {
+func TokenText(tok tokenizer.Tokenizer, id int) string {
 	if p := tok.Piece(id); len(p) > 0 {
 		return string(p)
 	}
