@@ -398,7 +398,7 @@ func TestBrowserStepView(t *testing.T) {
 	require.Equal(t, int64(3), v.Stats.Evictions, "two for the long prompt, one when the first prompt comes back")
 	evicts := eval[int](t, ctx, `document.querySelectorAll('#log li[data-kind="evict"]').length`)
 	require.GreaterOrEqual(t, evicts, 2)
-	requireFitsNarrowScreen(t, ctx, "step-view-narrow.png")
+	requireFitsNarrowScreen(t, ctx, "")
 
 	// Price it: the numbers come from /v1/plan.
 	run(t, ctx, click("#tab-plan"))
