@@ -18,6 +18,9 @@ type SchedulerConfig struct {
 	ChunkSize       int // most prefill tokens of one sequence in one step (0: MaxBatchTokens)
 	MaxSequences    int // most sequences running at once (0: 256)
 	WatermarkBlocks int // blocks kept free when admitting a request, for decode growth (-1: none; 0: 1% of the pool)
+	// Observer, when set, is called on the scheduler's goroutine with every admission,
+	// preemption and fork (scheduler_events.go). It must be quick and must not call the scheduler.
+	Observer func(SchedulerEvent)
 }
 
 func (c SchedulerConfig) withDefaults(pool kvcache.Config) SchedulerConfig {
@@ -375,6 +378,7 @@ func (s *Scheduler) schedule() []scheduled {
 			q.r.admitted = true
 			q.r.prefixHit = kv.Computed()
 		}
+		s.observe(SeqAdmitted, q)
 		plan = append(plan, scheduled{q, n})
 		budget -= n
 		promised += s.promised(q, kv.Table())
@@ -421,6 +425,7 @@ func (s *Scheduler) promised(q *sequence, table []int) int {
 // preempt frees a running sequence's blocks and puts it at the front of the waiting queue
 // with all its tokens; it is recomputed when readmitted.
 func (s *Scheduler) preempt(q *sequence) {
+	s.observe(SeqPreempted, q)
 	s.e.Pool.Free(q.kv)
 	q.kv = nil
 	q.state = Preempted
@@ -488,6 +493,7 @@ func (s *Scheduler) forkIfFirst(q *sequence) []*sequence {
 		c.stamp = s.clock
 		r.seqs = append(r.seqs, c)
 		s.running = append(s.running, c)
+		s.observe(SeqForked, c)
 		out = append(out, c)
 	}
 	return out

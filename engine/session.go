@@ -265,6 +265,18 @@ func (s *Session) SetTemperature(t float64) {
 	}
 }
 
+// SetSeed changes the sampling seed: every live sequence, and every later one, samples
+// with the seed derived from it and the sequence's id (as if the session had started with
+// it), from a fresh sampler.
+func (s *Session) SetSeed(seed uint64) {
+	s.sampling.Seed = seed
+	for _, q := range s.Live() {
+		q.Seed = logit.ContinuationSeed(seed, q.ID())
+		q.reseeds = 0
+		s.newSampler(q)
+	}
+}
+
 // SetAttention chooses the attention weights decode steps record.
 func (s *Session) SetAttention(a AttentionChoice) { s.attn = a }
 

@@ -119,3 +119,37 @@ func TestSessionAttentionAndTemperature(t *testing.T) {
 	}
 	require.Equal(t, run(), run(), "a session replays exactly")
 }
+
+// TestSessionSetSeed: after SetSeed(S), a session samples exactly what a session started
+// with seed S samples, for sequences that were live at the change and for later ones; and a
+// different seed gives a different stream.
+func TestSessionSetSeed(t *testing.T) {
+	m := tinyModel(t)
+	sample := func(start uint64, change bool) []int {
+		e := newEngine(t, m, Config{BlockSize: 4, KType: quant.F32, VType: quant.F32})
+		s := e.NewSession(Sampling{Temperature: 1.5, Seed: start}, false)
+		defer s.Close()
+		a, err := s.Add([]int{1, 2, 3})
+		require.NoError(t, err)
+		if change {
+			s.SetSeed(9)
+		}
+		b, err := s.Add([]int{1, 5})
+		require.NoError(t, err)
+		var toks []int
+		for range 12 {
+			for _, q := range []*SessionSeq{a.Seq, b.Seq} {
+				d, err := s.Decode(q, -1, 0)
+				require.NoError(t, err)
+				toks = append(toks, d.Token)
+			}
+		}
+		if change {
+			require.Equal(t, uint64(9), s.Sampling().Seed, "the session reports the seed it samples with")
+		}
+		return toks
+	}
+	want := sample(9, false)
+	require.Equal(t, want, sample(4, true), "SetSeed(9) on a seed-4 session samples as a seed-9 session")
+	require.NotEqual(t, want, sample(4, false), "another seed, another stream")
+}

@@ -71,6 +71,24 @@ func (t CacheType) Block() (values, bytes int) {
 	return blockLen, int(cacheBlockBytes[t])
 }
 
+// ParseCacheTypes resolves a cache type for keys and values together and optional ones for
+// each (llama.cpp's --cache-type-k and --cache-type-v): k and v, when not empty, override
+// both.
+func ParseCacheTypes(both, k, v string) (CacheType, CacheType, error) {
+	if strings.TrimSpace(k) == "" {
+		k = both
+	}
+	if strings.TrimSpace(v) == "" {
+		v = both
+	}
+	kt, err := ParseCacheType(k)
+	if err != nil {
+		return 0, 0, err
+	}
+	vt, err := ParseCacheType(v)
+	return kt, vt, err
+}
+
 // cacheTypeAliases are extra names ParseCacheType accepts.
 var cacheTypeAliases = map[string]CacheType{
 	"fp32": F32,

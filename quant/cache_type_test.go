@@ -122,3 +122,19 @@ func TestWrongSizesPanic(t *testing.T) {
 	assert.Panics(t, func() { F16.AxpyHead(x[:32], 1, row[:10], 0, 2, 32) })
 	assert.NotPanics(t, func() { F16.DotHead(x[:32], row, 1, 2, 32) })
 }
+
+// TestParseCacheTypes: the per-type names override the shared one, an empty one falls back
+// to it, and a bad name is an error naming the valid ones.
+func TestParseCacheTypes(t *testing.T) {
+	k, v, err := ParseCacheTypes("f16", "", "")
+	require.NoError(t, err)
+	require.Equal(t, [2]CacheType{F16, F16}, [2]CacheType{k, v})
+	k, v, err = ParseCacheTypes("f16", "q8_0", " ")
+	require.NoError(t, err)
+	require.Equal(t, [2]CacheType{Q8_0, F16}, [2]CacheType{k, v})
+	k, v, err = ParseCacheTypes("f32", "", "int8")
+	require.NoError(t, err)
+	require.Equal(t, [2]CacheType{F32, Int8}, [2]CacheType{k, v})
+	_, _, err = ParseCacheTypes("f16", "", "f12")
+	require.ErrorContains(t, err, "q8_0")
+}

@@ -8,44 +8,36 @@ import (
 	"math"
 	"net/http"
 	"testing"
-	"time"
-
+	
 	"github.com/stretchr/testify/require"
 
 	"github.com/kvref/kvref/engine"
+	"github.com/kvref/kvref/kvcache"
 	"github.com/kvref/kvref/model"
 	"github.com/kvref/kvref/model/synth"
 )
 
-// corruptWhenSampled waits, on the engine loop between steps, until the one running
-// sequence (in a fresh pool: its first block is block 0) has sampled at least n tokens
-// after a prompt of p tokens, then flips one bit of its cached key at position 2 of layer
-// 1, and returns how many tokens it had sampled: every logit computed afterwards reads the
-// corrupted entry.
-func (ts *testServer) corruptWhenSampled(t *testing.T, p, n int) int {
+// corruptAtBlock arms the engine's pool so that, when the one running sequence (in a fresh
+// pool: its first block is block 0) gets its table entry index, which happens in the
+// Reserve of the step that computes position index·B, one bit of its cached key at
+// position 2 of layer 1 is flipped. Every logit computed from that step on reads the
+// corrupted entry, so exactly index·B − p + 1 tokens (p: the prompt's length) were sampled
+// clean; that count is returned. The hook runs on the engine loop inside Reserve, so no
+// step can slip by between checking and corrupting, however fast the model.
+func (ts *testServer) corruptAtBlock(t *testing.T, p, index int) int {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
-		sampled := 0
-		require.NoError(t, ts.do(context.Background(), func() {
-			computed := 0
-			for _, b := range ts.eng.Pool.Blocks() {
-				if b.Ref > 0 {
-					computed += b.Filled
-				}
-			}
-			if got := computed - p + 1; got >= n {
+	b := ts.eng.Pool.Config().BlockSize
+	require.Greater(t, index*b, p, "the corrupted block must come after the prompt")
+	require.NoError(t, ts.do(context.Background(), func() {
+		done := false
+		ts.eng.Pool.SetObserver(func(ev kvcache.Event) {
+			if !done && ev.Kind == kvcache.Allocated && ev.Index == index {
 				ts.eng.Pool.KRow(1, 0, 2)[5] ^= 0x40
-				sampled = got
+				done = true
 			}
-		}))
-		if sampled > 0 {
-			return sampled
-		}
-		time.Sleep(time.Millisecond)
-	}
-	t.Fatal("the request never reached the step to corrupt")
-	return 0
+		})
+	}))
+	return index*b - p + 1
 }
 
 // TestCheckStreamsNoUnverifiedToken is the strict --check contract through the server: a
@@ -89,8 +81,8 @@ func TestCheckStreamsNoUnverifiedToken(t *testing.T) {
 		for k, v := range body {
 			stream[k] = v
 		}
+		sampled := ts.corruptAtBlock(t, len(prompt), 3)
 		done := post(ts, stream)
-		sampled := ts.corruptWhenSampled(t, len(prompt), 6)
 		r := <-done
 		require.Equal(t, http.StatusOK, r.status)
 		events := sseEvents(t, r.body)
@@ -114,8 +106,8 @@ func TestCheckStreamsNoUnverifiedToken(t *testing.T) {
 
 	t.Run("whole response", func(t *testing.T) {
 		ts := startModel(t, m, cfg, Options{Check: true})
+		ts.corruptAtBlock(t, len(prompt), 3)
 		done := post(ts, body)
-		ts.corruptWhenSampled(t, len(prompt), 6)
 		r := <-done
 		require.Equal(t, http.StatusInternalServerError, r.status, string(r.body))
 		e := decodeError(t, r.body)

@@ -28,6 +28,10 @@
 //   - GET /health: 200 while serving, 503 once shutting down.
 //   - GET /metrics: the server's, the scheduler's and the cache pool's counters (Prometheus
 //     text format).
+//   - GET /: the cache you can watch (package cacheview), with GET /v1/cache (a snapshot of
+//     the pool taken between engine steps), GET /v1/cache/events (the cache's and the
+//     scheduler's events as Server-Sent Events; a slow viewer loses events, the engine never
+//     waits) and GET /v1/plan (cacheview.go).
 //
 // Errors have OpenAI's shape, {"error": {"message", "type", "param", "code"}}: 400 for a
 // request that is malformed or can never run (a prompt longer than the context, an id
@@ -155,6 +159,7 @@ type Server struct {
 	active  []int                // the ids of routes, in submission order
 	counter counters             // requests and tokens served
 	pending map[*mailbox][]event // events of the current step, per mailbox
+	view    *cacheView           // the cache's events and snapshots for the web view (cacheview.go)
 }
 
 // counters are the engine loop's totals, for /metrics.
@@ -186,6 +191,7 @@ func New(e *engine.Engine, opts Options) *Server {
 	if f == nil {
 		f, ferr = chat.NewFormatter(e.Model, chat.TemplateOptions{})
 	}
+	view := newCacheView(e, &opts)
 	return &Server{
 		chat:    f,
 		chatErr: ferr,
@@ -199,6 +205,7 @@ func New(e *engine.Engine, opts Options) *Server {
 		sched:   e.NewScheduler(opts.Scheduler),
 		routes:  map[int]*route{},
 		pending: map[*mailbox][]event{},
+		view:    view,
 	}
 }
 
@@ -231,6 +238,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("/health", s.handleHealth)
 	mux.HandleFunc("/reset_prefix_cache", s.handleResetPrefixCache)
 	mux.HandleFunc("/metrics", s.handleMetrics)
+	s.mountCacheView(mux)
 	mux.HandleFunc("/", s.handleNotFound)
 	return mux
 }

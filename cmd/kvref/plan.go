@@ -412,7 +412,7 @@ func writePlanText(w io.Writer, m planModel, r plan.Report, ws weightsSource, me
 // tokenArithmetic spells out how the bytes per token come about.
 func tokenArithmetic(r plan.Report) string {
 	s := r.Shape
-	if e, ok := elementBytes(r.KType); ok && r.KType == r.VType {
+	if e, ok := plan.ElementBytes(r.KType); ok && r.KType == r.VType {
 		return fmt.Sprintf("2 · %d layers · %d KV heads · %d · %d B = %d B", s.Layers, s.KVHeads, s.HeadDim, e, r.BytesPerToken)
 	}
 	return fmt.Sprintf("%d layers × (%d B K row + %d B V row) = %d B", s.Layers, r.KRowBytes, r.VRowBytes, r.BytesPerToken)
@@ -439,22 +439,9 @@ func blockArithmetic(r plan.Report) string {
 	return s
 }
 
-// elementBytes is the size of one stored value of an unscaled cache type.
-func elementBytes(t quant.CacheType) (int, bool) {
-	switch t {
-	case quant.F32:
-		return 4, true
-	case quant.F16, quant.BF16:
-		return 2, true
-	case quant.FP8E5M2:
-		return 1, true
-	}
-	return 0, false
-}
-
 // storesPerValue says in a few words what a cache type stores per value.
 func storesPerValue(t quant.CacheType) string {
-	if e, ok := elementBytes(t); ok {
+	if e, ok := plan.ElementBytes(t); ok {
 		return fmt.Sprintf("%d B", e)
 	}
 	if values, bytes := t.Block(); values > 0 {

@@ -50,6 +50,8 @@ scheduler (every request shares one paged, prefix-caching KV cache):
   GET  /v1/models        the model (id: the file's base name, or "builtin")
   GET  /health           200 while serving
   GET  /metrics          scheduler and cache counters (Prometheus text format)
+  GET  /                 the cache you can watch: the pool, the block tables and the events, live
+                         (GET /v1/cache, GET /v1/cache/events, GET /v1/plan)
 
 Log-probabilities are the float64 log-softmax of the raw logits. The same request with the same
 seed gives the same tokens whatever else is running. Ctrl-C (or SIGTERM) stops accepting
@@ -151,6 +153,7 @@ func serve(ctx context.Context, restore func(), args []string, stdout, stderr io
 	logf("model %s (%s), context %d, vocabulary %d, %d threads", srv.Model(), m.Source, eng.Context, m.Config.Vocab, eng.Runner.Threads())
 	logf("KV cache %s/%s: %d blocks of %d tokens, %d B/token, %.1f MiB", pc.KType, pc.VType, pc.NumBlocks, pc.BlockSize, pc.BytesPerToken(), float64(st.BytesTotal)/(1<<20))
 	logf("listening on http://%s/v1", ln.Addr())
+	logf("watch the cache: http://%s/", ln.Addr())
 
 	done := make(chan struct{})     // closed when Serve failed on its own
 	stopping := make(chan struct{}) // closed when the watcher below has finished

@@ -2,13 +2,16 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"math"
 	"os"
+	"os/signal"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/kvref/kvref/engine"
 )
@@ -30,10 +33,14 @@ type stepOptions struct {
 	top                  int
 	check                bool
 	sampling             engine.Sampling
+	web                  bool   // --web: the browser front end (step_web.go)
+	host                 string // --host, with --web
+	port                 int    // --port, with --web
 }
 
 const stepUsage = `usage: kvref step [-m MODEL] -p PROMPT [--block-size B] [--cache-blocks N] [--cache-dtype T] [-c N]
                   [--temp T] [--top-k K] [--seed S] [--top N] [--attn LAYER[:HEAD]] [--check] [--script FILE]
+       kvref step --web [--port P] [--host H] [-p PROMPT] [the same model, cache and sampling flags]
 
 Decodes one token at a time through the paged KV cache and shows where everything lives.
 After the prompt's prefill it lists the prompt's tokens with their positions and the block
@@ -42,6 +49,11 @@ it samples from the logits it holds, then computes the chosen token — which is
 K/V is written — and shows the token and its probability, the most likely alternatives,
 the block and slot its K/V went to (a new block, or a copy of a shared one), the block
 table and the cache totals.
+
+With --web the same session runs in the browser instead: kvref serves a page (by default at
+http://127.0.0.1:8090/) that draws the pool, the block tables, the formula, the event log, the
+last step's top-k and an attention heatmap, with buttons for every command and the
+tutorial's walk.
 
 Commands come from the terminal, from --script FILE, or from stdin when it is not a
 terminal; the last two echo every command, so a session can be replayed. ` + "`help`" + ` at the
@@ -66,6 +78,9 @@ func parseStepFlags(args []string, stderr io.Writer) (stepOptions, error) {
 	fs.StringVar(&o.attn, "attn", "", "show the new token's attention in LAYER (HEAD, or the mean over heads), e.g. 2 or 2:5")
 	fs.StringVar(&o.script, "script", "", "run the commands of FILE, one per line, echoing them (a # line is a comment, a blank line is Enter)")
 	fs.BoolVar(&o.check, "check", false, "recompute every step with the cache-free reference and require bit-identical logits before showing it")
+	fs.BoolVar(&o.web, "web", false, "step in the browser: serve the cache view with stepping controls on --host:--port")
+	fs.StringVar(&o.host, "host", "127.0.0.1", "with --web: address to listen on")
+	fs.IntVar(&o.port, "port", 8090, "with --web: port to listen on (0: any free port; the URL is printed on stderr)")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, stepUsage)
 		fs.PrintDefaults()
@@ -86,6 +101,10 @@ func parseStepFlags(args []string, stderr io.Writer) (stepOptions, error) {
 		return o, fmt.Errorf("--top must be ≥ 0, got %d", o.top)
 	case o.sampling.Temperature < 0 || math.IsNaN(o.sampling.Temperature) || math.IsInf(o.sampling.Temperature, 0):
 		return o, fmt.Errorf("--temp must be a number ≥ 0, got %v", o.sampling.Temperature)
+	case o.port < 0 || o.port > 65535:
+		return o, fmt.Errorf("--port must be between 0 and 65535, got %d", o.port)
+	case o.web && o.script != "":
+		return o, fmt.Errorf("--web and --script do not go together: a script runs in the terminal")
 	}
 	return o, nil
 }
@@ -94,6 +113,11 @@ func stepCmd(args []string, stdout, stderr io.Writer) error {
 	o, err := parseStepFlags(args, stderr)
 	if err != nil {
 		return err
+	}
+	if o.web {
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		defer stop()
+		return stepWeb(ctx, o, stderr, nil)
 	}
 	in, name := io.Reader(os.Stdin), "stdin"
 	interactive := o.script == "" && isTerminal(os.Stdin)

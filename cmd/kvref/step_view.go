@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/kvref/kvref/internal/plan"
 	"github.com/kvref/kvref/kvcache"
 )
 
@@ -82,7 +83,7 @@ func plural(n int, one, many string) string {
 // tokenFormula spells out the bytes of one token slot from the cache's shape:
 // 2 · layers · kv_heads · head_dim · bytes_per_element, or per row for scaled types.
 func tokenFormula(c kvcache.Config) string {
-	if e, ok := elementBytes(c.KType); ok && c.KType == c.VType {
+	if e, ok := plan.ElementBytes(c.KType); ok && c.KType == c.VType {
 		return fmt.Sprintf("2 · %d layers · %d KV heads · %d head_dim · %d B", c.Layers, c.KVHeads, c.HeadDim, e)
 	}
 	return fmt.Sprintf("%d layers × (%d B K row + %d B V row)", c.Layers, c.KRowBytes(), c.VRowBytes())
@@ -96,7 +97,7 @@ func (s *stepper) showHeader() {
 		s.m.Source, c.Layers, c.Heads, c.KVHeads, c.HeadDim, s.m.Tokenizer.VocabSize(), s.eng.Context)
 	fmt.Fprintf(&w, "cache     %s, %d blocks of %d token slots\n", cacheTypeName(pc.KType, pc.VType), pc.NumBlocks, pc.BlockSize)
 	if pc.KType == pc.VType {
-		if _, ok := elementBytes(pc.KType); !ok {
+		if _, ok := plan.ElementBytes(pc.KType); !ok {
 			fmt.Fprintf(&w, "          %s stores %s\n", pc.KType, storesPerValue(pc.KType))
 		}
 	}

@@ -272,3 +272,18 @@ func TestSlidingWindowCapsTheSequence(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, f.MaxSequences, l.MaxSequences)
 }
+
+// TestElementBytes: an unscaled type's element size times the values of a row is its row,
+// as the cache stores it; the scaled types say they have no one element size.
+func TestElementBytes(t *testing.T) {
+	for _, ct := range quant.CacheTypes() {
+		n, ok := ElementBytes(ct)
+		switch ct {
+		case quant.Int8, quant.FP8E4M3, quant.Q8_0:
+			require.False(t, ok, ct.String())
+			continue
+		}
+		require.True(t, ok, ct.String())
+		require.Equal(t, ct.RowBytes(4, 32), n*4*32, ct.String())
+	}
+}

@@ -1,0 +1,22 @@
+// Package cacheview is the KV cache you can watch: one web page, embedded in the binary,
+// that draws the pool as a grid of blocks, every live sequence's block table, the bytes
+// formula with the model's numbers, counters and an event log, updated live; a stepping
+// mode driven from the browser (engine.Session behind a mutex); and an interactive
+// `kvref plan`.
+//
+// # Endpoints
+//
+//   - GET /: the page (static/index.html, app.js, style.css: plain JavaScript and CSS, no
+//     framework, nothing fetched from the network).
+//   - GET /v1/cache: a View, a JSON snapshot of the pool taken between engine steps.
+//   - GET /v1/cache/events: Server-Sent Events, one "cache" event per Event (the pool's and
+//     the scheduler's), and a "dropped" event when a slow viewer lost some (the engine
+//     never waits for a viewer: each has a bounded buffer, see Hub).
+//   - GET /v1/plan: `kvref plan` as JSON (internal/plan), plus sequences-that-fit against
+//     context for every cache type, for the page's "price it" panel.
+//   - POST /v1/step (stepping mode only): one Session command (add, decode, fork, free,
+//     temperature, seed, attention, reset), answered with what it did.
+//
+// kvref serve mounts the first four on its API (server/cacheview.go); kvref step --web
+// serves them all from a Stepper.
+package cacheview

@@ -1,0 +1,75 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/kvref/kvref/cacheview"
+	"github.com/kvref/kvref/server"
+)
+
+// stepWeb is `kvref step --web`: the session of kvref step behind the cache view's page,
+// until ctx is done. ready, when not nil, receives the page's URL once it is served (tests).
+func stepWeb(ctx context.Context, o stepOptions, stderr io.Writer, ready func(url string)) error {
+	cfg, err := o.engineFlags.config(1)
+	if err != nil {
+		return err
+	}
+	m, err := o.modelFlags.open(stderr)
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	st, err := cacheview.NewStepper(m, server.ModelName(m.Source), cfg, o.sampling, o.check)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	if o.attn != "" {
+		a, err := parseAttention(o.attn, m.Config)
+		if err != nil {
+			return fmt.Errorf("--attn: %w", err)
+		}
+		layer, head := a.Layer, a.Head
+		if _, err := st.Do(cacheview.Command{Op: "attention", Layer: &layer, Head: &head}); err != nil {
+			return err
+		}
+	}
+	if o.prompt != "" {
+		if _, err := st.Do(cacheview.Command{Op: "add", Text: o.prompt}); err != nil {
+			return err
+		}
+	}
+	ln, err := net.Listen("tcp", net.JoinHostPort(o.host, strconv.Itoa(o.port)))
+	if err != nil {
+		return err
+	}
+	url := "http://" + ln.Addr().String() + "/"
+	fmt.Fprintf(stderr, "kvref step --web: %s on %s; open %s (Ctrl-C stops)\n", server.ModelName(m.Source), m.Source, url)
+	hs := &http.Server{Handler: st.Handler(), ReadHeaderTimeout: 30 * time.Second}
+	served := make(chan error, 1)
+	go func() { served <- hs.Serve(ln) }()
+	if ready != nil {
+		ready(url)
+	}
+	select {
+	case <-ctx.Done():
+	case err := <-served:
+		return err
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	if err := hs.Shutdown(sctx); err != nil {
+		hs.Close() // open event streams do not end by themselves
+	}
+	if err := <-served; !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
