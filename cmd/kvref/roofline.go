@@ -16,13 +16,15 @@ import (
 // roofline is the --roofline report: the machine's measured limits and how close decode and
 // prefill come to them.
 type roofline struct {
-	Kernels          string  `json:"kernels"` // the kernel implementation in use
-	Threads          int     `json:"threads"`
-	BandwidthGBs1    float64 `json:"bandwidth_gb_s_1_thread"`
-	BandwidthGBs     float64 `json:"bandwidth_gb_s"` // with Threads threads
-	PeakVectorBits   int     `json:"peak_vector_bits"`
-	FMAPeakGFLOPs    float64 `json:"fma_peak_gflop_s"`
-	MulAddPeakGFLOPs float64 `json:"mul_add_peak_gflop_s"`
+	Kernels string `json:"kernels"` // the kernel implementation in use
+	// Implementations says which implementation each kernel ran (kernels.Implementations).
+	Implementations  []kernels.Choice `json:"implementations"`
+	Threads          int              `json:"threads"`
+	BandwidthGBs1    float64          `json:"bandwidth_gb_s_1_thread"`
+	BandwidthGBs     float64          `json:"bandwidth_gb_s"` // with Threads threads
+	PeakVectorBits   int              `json:"peak_vector_bits"`
+	FMAPeakGFLOPs    float64          `json:"fma_peak_gflop_s"`
+	MulAddPeakGFLOPs float64          `json:"mul_add_peak_gflop_s"`
 	rooflineRun
 	// The same decode and prefill with the portable Go kernels (kernels.SetPortable), the
 	// code a -tags purego build runs; absent with --portable=false.
@@ -120,7 +122,7 @@ func prefillFlops(m *model.Model, n int) float64 {
 // the fast kernels and then (unless --portable=false) with the portable ones.
 func runRoofline(m *model.Model, f benchFlags, kType, vType quant.CacheType, stderr io.Writer) (roofline, error) {
 	threads := threadsOr(f.threads)
-	r := roofline{Kernels: kernels.Implementation(), Threads: threads}
+	r := roofline{Kernels: kernels.Implementation(), Implementations: kernels.Implementations(), Threads: threads}
 	bufBytes := int64(1 << 30)
 	if f.bandwidthBuffer.set() {
 		bufBytes = f.bandwidthBuffer.bytes
@@ -247,6 +249,10 @@ func printRoofline(w io.Writer, r roofline) {
 		fmt.Fprintln(w, "  arithmetic peak      not measured (no vector peak loop in this build: -tags purego or no AVX)")
 	}
 	printRooflineRun(w, r, r.rooflineRun)
+	fmt.Fprintln(w, "  kernels (the fast run; the portable run uses every twin):")
+	for _, l := range kernels.ReportLines() {
+		fmt.Fprintln(w, "    "+l)
+	}
 	if p := r.Portable; p != nil {
 		fmt.Fprintln(w, "portable Go kernels (the -tags purego code), same run")
 		printRooflineRun(w, r, *p)

@@ -23,14 +23,42 @@ type kernelSet struct {
 	raw bool
 }
 
-// exportedSet is the package API, whatever path it dispatches to in this build.
-var exportedSet = kernelSet{name: "exported", dot: Dot, matMulRows: MatMulRows, axpy: Axpy}
+// levelSet is the package API with the kernels restricted to one level for each call,
+// recording which implementations ran.
+func levelSet(level string) kernelSet {
+	return kernelSet{
+		name: level,
+		dot: func(x, y []float32) float32 {
+			defer atLevel(level)()
+			use(implDotAVX)
+			return Dot(x, y)
+		},
+		matMulRows: func(out, w, x []float32, rows, cols, batch, start, end int) {
+			defer atLevel(level)()
+			if batch == 1 {
+				use(implMatVecAVX)
+			} else {
+				use(implMatMulAVX)
+			}
+			MatMulRows(out, w, x, rows, cols, batch, start, end)
+		},
+		axpy: func(dst []float32, a float32, x []float32) {
+			defer atLevel(level)()
+			use(implAxpyAVX)
+			Axpy(dst, a, x)
+		},
+	}
+}
 
-// allSets returns the exported kernels and, when this build and CPU have them, the
-// assembly kernels called directly.
+// allSets returns the package API at every level this CPU has (testLevels) and, when this
+// build and CPU have them, the assembly kernels called directly.
 func allSets() []kernelSet {
+	var sets []kernelSet
+	for _, l := range testLevels() {
+		sets = append(sets, levelSet(l))
+	}
 	fast, _ := fastKernelSets()
-	return append([]kernelSet{exportedSet}, fast...)
+	return append(sets, fast...)
 }
 
 // defaultNaN is the NaN that x86 arithmetic creates (Inf-Inf, 0·Inf).

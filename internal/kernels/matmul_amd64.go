@@ -66,25 +66,9 @@ func alignedFloats(n int) []float32 {
 // of the row block (dot4x8PackedAVX512, with AVX-512 when wide is true and cols is a multiple of
 // 8), and the vectors left over go four, two and one at a time; the last (end-start) mod 4
 // rows go one Dot at a time. Without the blocking, a 512-token prefill would stream every
-// input vector from the last-level cache once per four rows. At batch 1 this is a plain
-// pass over the rows (dotRows4AVX or dotRowsAVX, when cols is a multiple of 8). The caller
-// has checked the arguments with matMulRowsFastOK.
+// input vector from the last-level cache once per four rows. (Batch-1 products whose
+// cols is a multiple of 8 go to matVecAVX instead.) The caller has checked the arguments with matMulRowsFastOK.
 func matMulRowsAVX(out, w, x []float32, rows, cols, batch, start, end int, wide bool) {
-	if batch == 1 && cols%8 == 0 {
-		// Decode: nothing to reuse, so read the weights as long sequential streams: the
-		// four quarters of the rows side by side (two streams reach 55 GB/s on this
-		// class of machine, four 65), or all of them in one.
-		n := end - start
-		if quarter := n / 4; cols%16 == 0 && quarter > 0 {
-			dotRows4AVX(&out[start], &w[start*cols], &x[0], quarter, cols, quarter)
-			if r := start + 4*quarter; r < end {
-				dotRowsAVX(&out[r], &w[r*cols], &x[0], end-r, cols)
-			}
-			return
-		}
-		dotRowsAVX(&out[start], &w[start*cols], &x[0], n, cols)
-		return
-	}
 	wide8 := wide && cols%8 == 0
 	perBlock := max(8, blockBytes/(4*cols)) &^ 7 // vectors or rows per block
 	quads := start + (end-start)&^3              // rows [start, quads) go four at a time
@@ -138,6 +122,23 @@ func matMulRowsAVX(out, w, x []float32, rows, cols, batch, start, end int, wide 
 			}
 		}
 	}
+}
+
+// matVecAVX is matMulRowsGeneric for one input vector (decode), cols a positive multiple
+// of 8: nothing to reuse, so the weights are read as long sequential streams, the four
+// quarters of the rows side by side (two streams reach 55 GB/s on this class of machine,
+// four 65), or all of them in one. The caller has checked the arguments with
+// matMulRowsFastOK.
+func matVecAVX(out, w, x []float32, cols, start, end int) {
+	n := end - start
+	if quarter := n / 4; cols%16 == 0 && quarter > 0 {
+		dotRows4AVX(&out[start], &w[start*cols], &x[0], quarter, cols, quarter)
+		if r := start + 4*quarter; r < end {
+			dotRowsAVX(&out[r], &w[r*cols], &x[0], end-r, cols)
+		}
+		return
+	}
+	dotRowsAVX(&out[start], &w[start*cols], &x[0], n, cols)
 }
 
 // blockBytes is the size of matMulRowsAVX's blocks of vectors and of rows: two of them

@@ -42,7 +42,7 @@ func mulAddPeakAVX512(iters int)
 // straight from memory.
 func StreamRead(x []float32) float32 {
 	var s float32
-	if useAVX && len(x) >= 4*16 {
+	if implStreamReadAVX.on && len(x) >= 4*16 {
 		// Four streams (the quarters of x) at once: one stream per core does not keep
 		// enough reads in flight to reach the memory's bandwidth.
 		q := len(x) / 4 &^ 15
