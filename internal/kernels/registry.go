@@ -216,15 +216,17 @@ func levelByName(name string) (feature, error) {
 // Restrict limits the kernels to the fast implementations of the named level (see
 // Levels) that the CPU can run: "avx2" makes an AVX-512 machine run what an AVX2-only one
 // runs, "generic" is the portable Go, "avx512" everything the CPU has. Every level
-// computes the same bits. It must not be called while any kernel runs.
-func Restrict(level string) error {
+// computes the same bits. It returns the level that was in force before, for restoring.
+// It must not be called while any kernel runs.
+func Restrict(level string) (previous string, err error) {
 	f, err := levelByName(level)
 	if err != nil {
-		return err
+		return "", err
 	}
+	previous = levelName(allowed)
 	allowed = f
 	apply(f)
-	return nil
+	return previous, nil
 }
 
 // SetPortable switches every kernel of the package to its portable Go version (on true)
@@ -310,10 +312,9 @@ func levelName(f feature) string {
 	return f.String()
 }
 
-// ReportLines formats Implementations as aligned text, one kernel per line (and one line
-// per faster implementation that does not run).
-func ReportLines() []string {
-	cs := Implementations()
+// ReportLines formats a report from Implementations as aligned text, one line per kernel
+// saying what runs, then one per faster implementation that does not and why.
+func ReportLines(cs []Choice) []string {
 	width := 0
 	for _, c := range cs {
 		width = max(width, len([]rune(c.Kernel)))

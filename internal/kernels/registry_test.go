@@ -182,7 +182,8 @@ func TestRestrictAndSetPortable(t *testing.T) {
 	for _, name := range Levels() {
 		f, err := levelByName(name)
 		require.NoError(t, err)
-		require.NoError(t, Restrict(name))
+		_, err = Restrict(name)
+		require.NoError(t, err)
 		for _, k := range registry {
 			for _, i := range k.impls {
 				assert.Equal(t, i.supported() && i.needs&^f == 0, i.on, "level %s: %s", name, i.name)
@@ -197,9 +198,12 @@ func TestRestrictAndSetPortable(t *testing.T) {
 		SetPortable(false)
 		assert.Equal(t, f, inEffect, "SetPortable(false) returns to the restricted level %s", name)
 	}
-	require.ErrorContains(t, Restrict("sse9"), `unknown kernel level "sse9" (want one of generic, avx, avx2, avx512)`)
+	_, err := Restrict("sse9")
+	require.ErrorContains(t, err, `unknown kernel level "sse9" (want one of generic, avx, avx2, avx512)`)
 
-	require.NoError(t, Restrict("avx512"))
+	prev, err := Restrict("avx512")
+	require.NoError(t, err)
+	require.Equal(t, "avx512", prev, "the last level of the loop above")
 	for _, c := range Implementations() {
 		k := registryKernel(c.Kernel)
 		if a := k.active(); a != nil {
@@ -256,7 +260,7 @@ func TestFeatureNames(t *testing.T) {
 // implementation left out.
 func TestReportLines(t *testing.T) {
 	defer atLevel("generic")()
-	lines := ReportLines()
+	lines := ReportLines(Implementations())
 	n := 0
 	for _, k := range registry {
 		n += 1 + len(k.impls)
