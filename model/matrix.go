@@ -82,17 +82,7 @@ func (m *Matrix) Row(r int, scratch []float32) []float32 {
 		return m.f32[r*m.Cols : (r+1)*m.Cols : (r+1)*m.Cols]
 	}
 	out := scratch[:m.Cols]
-	raw := m.raw[r*m.rowBytes : (r+1)*m.rowBytes]
-	switch {
-	case m.quantized:
-		m.wt.DequantizeRow(out, raw)
-	case m.Type == gguf.F16:
-		kernels.DecodeF16(out, raw)
-	default:
-		for i := range out {
-			out[i] = half.BF16ToF32(uint16(raw[2*i]) | uint16(raw[2*i+1])<<8)
-		}
-	}
+	m.decodeRow(out, r)
 	return out
 }
 
@@ -210,18 +200,25 @@ func (m *Matrix) mulRows(out, x []float32, batch, start, end int, in []kernels.Q
 			kernels.DotBF16Rows(o, xs, w)
 		}
 	default:
-		// A batch: decode a panel of rows to float32 once, then multiply it like an f32
-		// matrix, so the decoding is paid once per row for the whole batch and the
-		// matrix kernels' register and cache blocking apply. out[r0:] with stride Rows
-		// puts the panel's row i at output row r0+i.
-		panelRows := max(4, (dequantPanelBytes/(4*m.Cols))&^3)
-		panel := make([]float32, min(panelRows, end-start)*m.Cols)
-		for r0 := start; r0 < end; r0 += panelRows {
-			r1 := min(r0+panelRows, end)
-			for r := r0; r < r1; r++ {
-				m.Row(r, panel[(r-r0)*m.Cols:(r-r0+1)*m.Cols])
-			}
-			kernels.MatMulRows(out[r0:], panel, x, m.Rows, m.Cols, batch, 0, r1-r0)
+		// A batch: each row decoded to float32 once, in blocks of rows that stay in the
+		// core's caches while every input vector meets them (the matrix kernels' register
+		// blocking), the same bits as Dot with the decoded row.
+		kernels.MatMulRowsDecoded(out, x, m.Rows, m.Cols, batch, start, end, m.decodeRow)
+	}
+}
+
+// decodeRow writes row r of a stored (non-F32) matrix to dst as float32: exactly the
+// values its products multiply.
+func (m *Matrix) decodeRow(dst []float32, r int) {
+	raw := m.raw[r*m.rowBytes : (r+1)*m.rowBytes]
+	switch {
+	case m.quantized:
+		m.wt.DequantizeRow(dst, raw)
+	case m.Type == gguf.F16:
+		kernels.DecodeF16(dst, raw)
+	default:
+		for i := range dst {
+			dst[i] = half.BF16ToF32(uint16(raw[2*i]) | uint16(raw[2*i+1])<<8)
 		}
 	}
 }
@@ -229,8 +226,8 @@ func (m *Matrix) mulRows(out, x []float32, batch, start, end int, in []kernels.Q
 // q8Inputs recycles the quantized input vectors of mulShared.
 var q8Inputs = sync.Pool{New: func() any { return new([]kernels.Q8Input) }}
 
-// dequantPanelBytes bounds the float32 panel of decoded rows MulBatch multiplies at a
-// time, so that it stays in the core's L2 cache.
+// dequantPanelBytes bounds the panel of Q8_0 rows a batch multiplies at a time, so that it
+// stays in the core's L2 cache.
 const dequantPanelBytes = 256 << 10
 
 // PermuteRows returns a copy of m whose row i is m's row perm[i] (same storage type).

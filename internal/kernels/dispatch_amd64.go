@@ -35,12 +35,34 @@ func matMulRows(out, w, x []float32, rows, cols, batch, start, end int) {
 		case batch == 1 && cols%8 == 0 && implMatVecAVX.on:
 			matVecAVX(out, w, x, cols, start, end)
 			return
+		case batch > 1 && cols%8 == 0 && implMatMulAVX.on:
+			gemmAVX(out, w, x, rows, cols, batch, start, end, nil, implMatMulAVX512.on)
+			return
 		case implMatMulAVX.on:
 			matMulRowsAVX(out, w, x, rows, cols, batch, start, end, implMatMulAVX512.on)
 			return
 		}
 	}
 	matMulRowsGeneric(out, w, x, rows, cols, batch, start, end)
+}
+
+func matMulRowsDecoded(out, x []float32, rows, cols, batch, start, end int, decode func(dst []float32, r int)) {
+	if batch > 1 && cols%8 == 0 && implMatMulAVX.on && decodedFastOK(out, x, rows, cols, batch, start, end) {
+		gemmAVX(out, nil, x, rows, cols, batch, start, end, decode, implMatMulAVX512.on)
+		return
+	}
+	matMulRowsDecodedGeneric(out, x, rows, cols, batch, start, end, decode)
+}
+
+// decodedFastOK is matMulRowsFastOK for MatMulRowsDecoded, which reads no weight slice.
+func decodedFastOK(out, x []float32, rows, cols, batch, start, end int) bool {
+	if cols <= 0 || batch <= 0 || start < 0 || start >= end || end > rows {
+		return false
+	}
+	if batch > len(x)/cols || end > len(out) || batch-1 > (len(out)-end)/rows {
+		return false
+	}
+	return !overlap(out[start:(batch-1)*rows+end], x[:batch*cols])
 }
 
 // matMulRowsFastOK reports whether the assembly may run MatMulRows: all indices in range,

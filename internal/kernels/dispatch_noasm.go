@@ -15,6 +15,10 @@ func matMulRows(out, w, x []float32, rows, cols, batch, start, end int) {
 	matMulRowsGeneric(out, w, x, rows, cols, batch, start, end)
 }
 
+func matMulRowsDecoded(out, x []float32, rows, cols, batch, start, end int, decode func(dst []float32, r int)) {
+	matMulRowsDecodedGeneric(out, x, rows, cols, batch, start, end, decode)
+}
+
 func expShifted(x []float32, shift float32) { expShiftedGeneric(x, shift) }
 
 func swiglu(gate, up []float32) { swigluGeneric(gate, up) }

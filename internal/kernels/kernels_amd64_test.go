@@ -36,6 +36,10 @@ func avxSet(name string, wide bool) kernelSet {
 				matVecAVX(out, w, x, cols, start, end)
 				return
 			}
+			if cols%8 == 0 {
+				gemmAVX(out, w, x, rows, cols, batch, start, end, nil, wide)
+				return
+			}
 			matMulRowsAVX(out, w, x, rows, cols, batch, start, end, wide)
 		},
 		axpy: axpyAVX,
@@ -58,14 +62,21 @@ func TestCPUFeatures(t *testing.T) {
 }
 
 // extraMatMulRowsBenchmarks are MatMulRows paths that "fast" does not show on this CPU:
-// with AVX-512, the AVX kernels alone ("avx"), to measure what the AVX-512 block adds.
+// the 256-bit blocked kernel ("avx", what an AVX2-only CPU runs) and the four-row kernels
+// without blocking ("rows4", what cols not a multiple of 8 runs).
 func extraMatMulRowsBenchmarks() map[string]func(out, w, x []float32, rows, cols, batch, start, end int) {
-	if !implMatMulAVX512.supported() {
+	if !implMatMulAVX.supported() {
 		return nil
 	}
-	return map[string]func(out, w, x []float32, rows, cols, batch, start, end int){
-		"avx": func(out, w, x []float32, rows, cols, batch, start, end int) {
+	m := map[string]func(out, w, x []float32, rows, cols, batch, start, end int){
+		"rows4": func(out, w, x []float32, rows, cols, batch, start, end int) {
 			matMulRowsAVX(out, w, x, rows, cols, batch, start, end, false)
 		},
 	}
+	if implMatMulAVX512.supported() {
+		m["avx"] = func(out, w, x []float32, rows, cols, batch, start, end int) {
+			gemmAVX(out, w, x, rows, cols, batch, start, end, nil, false)
+		}
+	}
+	return m
 }

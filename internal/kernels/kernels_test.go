@@ -298,6 +298,20 @@ func TestMatMulRowsMatchesGeneric(t *testing.T) {
 				checkMatMulRows(t, rng, set, kindMixed, 10, 33, batch, 1, 9)
 				checkMatMulRows(t, rng, set, kindSpecial, 8, 8, batch, 4, 8)
 			}
+			// The blocked prefill product: several chunks of columns (their lanes carried
+			// from chunk to chunk), blocks of rows and of inputs, and every remainder.
+			for _, c := range []struct {
+				kind                          dataKind
+				rows, cols, batch, start, end int
+			}{
+				{kindNormal, 70, 776, 139, 0, 70},
+				{kindMixed, 41, 1032, 67, 3, 38},
+				{kindSpecial, 36, 640, 14, 0, 36},
+				{kindNaNPayloads, 33, 520, 13, 1, 33},
+				{kindNearOverflow, 9, 392, 8, 0, 9},
+			} {
+				checkMatMulRows(t, rng, set, c.kind, c.rows, c.cols, c.batch, c.start, c.end)
+			}
 		})
 	}
 }

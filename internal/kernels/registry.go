@@ -103,8 +103,8 @@ var (
 	implAxpyAVX        = &impl{name: "axpyAVXAsm", needs: setAVX}
 	implAxpyRowsAVX    = &impl{name: "axpyRowsAVXAsm", needs: setAVX}
 	implMatVecAVX      = &impl{name: "dotRows4AVX, dotRowsAVX", needs: setAVX}
-	implMatMulAVX512   = &impl{name: "dot4x8PackedAVX512, dot4x4AVX512", needs: setAVX | featAVX512F}
-	implMatMulAVX      = &impl{name: "dot4x2AVX, dot4x1AVX", needs: setAVX}
+	implMatMulAVX512   = &impl{name: "gemm4x8AVX512, dot4x4AVX512", needs: setAVX | featAVX512F}
+	implMatMulAVX      = &impl{name: "gemm2x6AVX, dot4x2AVX, dot4x1AVX", needs: setAVX}
 	implF16AVX2        = &impl{name: "dotF16RowsSeq4AVX2, dotF16x4AVX2, dotF16AVX2Asm", needs: setAVX2}
 	implBF16AVX2       = &impl{name: "dotBF16RowsSeq4AVX2, dotBF16x4AVX2, dotBF16AVX2Asm", needs: setAVX2}
 	implQ4_0AVX512     = &impl{name: "dotQ4_0x4AVX512, dotQ4_0AVX2Asm", needs: setAVX512}
@@ -124,7 +124,7 @@ var registry = []*kernel{
 	{"Axpy", "axpyGeneric", []*impl{implAxpyAVX}},
 	{"AxpyRows", "axpyRowsGeneric", []*impl{implAxpyRowsAVX}},
 	{"MatMulRows, batch 1 (f32 decode)", "matMulRowsGeneric", []*impl{implMatVecAVX}},
-	{"MatMulRows, batch ≥ 2 (f32 prefill)", "matMulRowsGeneric", []*impl{implMatMulAVX512, implMatMulAVX}},
+	{"MatMulRows, MatMulRowsDecoded, batch ≥ 2 (prefill)", "matMulRowsGeneric, matMulRowsDecodedGeneric", []*impl{implMatMulAVX512, implMatMulAVX}},
 	{"DotF16, DotF16Rows (f16 weights)", "dotF16Generic", []*impl{implF16AVX2}},
 	{"DotBF16, DotBF16Rows (bf16 weights)", "dotBF16Generic", []*impl{implBF16AVX2}},
 	{"DotQ4_0, DotQ4_0Rows (q4_0 weights)", "dotQ4_0Generic", []*impl{implQ4_0AVX512, implQ4_0AVX2}},
