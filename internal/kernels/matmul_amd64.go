@@ -2,7 +2,6 @@
 
 package kernels
 
-
 // dot4x1AVX sets out[k] = Dot(x, w_k) for the four weight rows w_k = w[k*n:(k+1)*n],
 // k = 0..3, each in its own YMM accumulator with Dot's exact lane order; the four
 // independent chains keep the adders busy while the rows stream in. Implemented in
