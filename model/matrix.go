@@ -121,17 +121,13 @@ func (m *Matrix) MulBatch(threads *parallel.Pool, out, x []float32, batch int) {
 // same way whichever piece of rows it falls in.
 func mulShared(threads *parallel.Pool, x []float32, batch int, ms []*Matrix, outs [][]float32) {
 	total, cols := 0, ms[0].Cols
-	var in []kernels.Q8Input
+	var in *kernels.Q8Batch
 	for _, m := range ms {
 		total += m.Rows
 		if m.isQ8_0() && in == nil {
-			ins := q8Inputs.Get().(*[]kernels.Q8Input)
-			defer q8Inputs.Put(ins)
-			if len(*ins) < batch {
-				*ins = make([]kernels.Q8Input, batch)
-			}
-			in = (*ins)[:batch]
-			quantizeInputs(threads, in, x, cols)
+			in = q8Batches.Get().(*kernels.Q8Batch)
+			defer q8Batches.Put(in)
+			quantizeInputs(threads, in, x, batch, cols)
 		}
 	}
 	// The rows go out in a few large pieces: each piece of a batch re-packs the batch's
@@ -156,39 +152,30 @@ func mulShared(threads *parallel.Pool, x []float32, batch int, ms []*Matrix, out
 func (m *Matrix) isQ8_0() bool { return m.quantized && m.wt == quant.WeightQ8_0 }
 
 // quantizeInputs quantizes the batch's input vectors to Q8_0, on the threads for a batch.
-func quantizeInputs(threads *parallel.Pool, in []kernels.Q8Input, x []float32, cols int) {
-	if len(in) == 1 {
-		in[0].Quantize(x[:cols])
+func quantizeInputs(threads *parallel.Pool, in *kernels.Q8Batch, x []float32, batch, cols int) {
+	in.Reset(batch, cols)
+	if batch == 1 {
+		in.Quantize(0, x[:cols])
 		return
 	}
-	threads.For(len(in), 1, func(start, end int) {
+	threads.For(batch, 1, func(start, end int) {
 		for b := start; b < end; b++ {
-			in[b].Quantize(x[b*cols : (b+1)*cols])
+			in.Quantize(b, x[b*cols:(b+1)*cols])
 		}
 	})
 }
 
 // mulRows computes MulBatch's outputs for the rows start..end-1; in holds the quantized
 // input vectors when m is Q8_0.
-func (m *Matrix) mulRows(out, x []float32, batch, start, end int, in []kernels.Q8Input) {
+func (m *Matrix) mulRows(out, x []float32, batch, start, end int, in *kernels.Q8Batch) {
 	switch {
 	case m.Type == gguf.F32:
 		kernels.MatMulRows(out, m.f32, x, m.Rows, m.Cols, batch, start, end)
+	case m.isQ8_0() && batch == 1:
+		// The piece's quarters are read as four long streams.
+		kernels.DotQ8_0Q8Rows(out[start:end], in.Input(0), m.raw[start*m.rowBytes:end*m.rowBytes])
 	case m.isQ8_0():
-		// A batch goes through panels of rows that stay in the core's L2 cache, each
-		// dotted with every vector in turn; at batch 1 the piece is one panel, whose
-		// quarters are read as four long streams.
-		panelRows := end - start
-		if batch > 1 {
-			panelRows = max(4, (dequantPanelBytes/m.rowBytes)&^3)
-		}
-		for r0 := start; r0 < end; r0 += panelRows {
-			r1 := min(r0+panelRows, end)
-			w := m.raw[r0*m.rowBytes : r1*m.rowBytes]
-			for b := range in {
-				kernels.DotQ8_0Q8Rows(out[b*m.Rows+r0:b*m.Rows+r1], &in[b], w)
-			}
-		}
+		kernels.MatMulQ8_0(out, m.raw, in, m.Rows, start, end)
 	case batch == 1:
 		xs, o, w := x[:m.Cols], out[start:end], m.raw[start*m.rowBytes:end*m.rowBytes]
 		switch {
@@ -223,12 +210,8 @@ func (m *Matrix) decodeRow(dst []float32, r int) {
 	}
 }
 
-// q8Inputs recycles the quantized input vectors of mulShared.
-var q8Inputs = sync.Pool{New: func() any { return new([]kernels.Q8Input) }}
-
-// dequantPanelBytes bounds the panel of Q8_0 rows a batch multiplies at a time, so that it
-// stays in the core's L2 cache.
-const dequantPanelBytes = 256 << 10
+// q8Batches recycles the quantized input vectors of mulShared.
+var q8Batches = sync.Pool{New: func() any { return new(kernels.Q8Batch) }}
 
 // PermuteRows returns a copy of m whose row i is m's row perm[i] (same storage type).
 func (m *Matrix) PermuteRows(perm []int) *Matrix {

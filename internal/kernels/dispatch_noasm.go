@@ -38,3 +38,7 @@ func decodeF16(dst []float32, src []byte) { decodeF16Generic(dst, src) }
 func dotQ8_0Q8Rows(out []float32, x *Q8Input, w []byte, rb int) { q8RowsGeneric(out, x, w, rb) }
 
 func quantizeBlocks(v *Q8Input, x []float32) { quantizeBlocksGeneric(v, x) }
+
+func matMulQ8_0(out []float32, w []byte, x *Q8Batch, rows, rb, start, end int) {
+	matMulQ8_0Generic(out, w, x, rows, rb, start, end)
+}

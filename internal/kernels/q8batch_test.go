@@ -1,0 +1,117 @@
+package kernels
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestMatMulQ8_0IsDotQ8_0Q8: the batched Q8_0 product gives DotQ8_0Q8's bits for every row
+// and vector, at every level, for odd and even block counts (the odd last block), odd and
+// even row ranges, batches with and without whole groups of four, and rows with extreme
+// scales and codes; it writes nothing but the outputs of the rows asked for.
+func TestMatMulQ8_0IsDotQ8_0Q8(t *testing.T) {
+	forEachLevel(t, func(t *testing.T) {
+		use(implQ8GemmVNNI)
+		rng := rand.New(rand.NewPCG(50, 50))
+		for _, c := range []struct {
+			nb, rows, batch, start, end int
+			scales                      halfKind
+		}{
+			{64, 70, 13, 0, 70, halfNormal},
+			{65, 37, 9, 1, 36, halfNormal},
+			{1, 9, 8, 0, 9, halfExtreme},
+			{3, 12, 4, 3, 12, halfSub},
+			{7, 5, 5, 0, 5, halfBits},
+			{2, 4, 3, 0, 4, halfNormal},
+			{24, 66, 16, 2, 65, halfExtreme},
+		} {
+			n := c.nb * QBlockLen
+			rb := c.nb * Q8_0BlockBytes
+			w := byteBuf(c.rows*rb, rng.IntN(4))
+			for r := range c.rows {
+				fillRow(rng, q8Kind, c.scales, w[r*rb:(r+1)*rb], n)
+			}
+			var q Q8Batch
+			q.Reset(c.batch, n)
+			for b := range c.batch {
+				x := make([]float32, n)
+				fill(rng, []dataKind{kindNormal, kindWide, kindMixed}[b%3], x)
+				q.Quantize(b, x)
+			}
+			out := make([]float32, c.batch*c.rows)
+			for i := range out {
+				out[i] = math.Float32frombits(0x7f8abcde)
+			}
+			MatMulQ8_0(out, w, &q, c.rows, c.start, c.end)
+			what := fmt.Sprintf("nb=%d rows=%d batch=%d [%d,%d) scales=%s", c.nb, c.rows, c.batch, c.start, c.end, c.scales)
+			for b := range c.batch {
+				for r := range c.rows {
+					got := out[b*c.rows+r]
+					if r < c.start || r >= c.end {
+						require.Equal(t, uint32(0x7f8abcde), math.Float32bits(got), "%s: row %d vector %d was written", what, r, b)
+						continue
+					}
+					want := dotQ8_0Q8Generic(q.Input(b), w[r*rb:(r+1)*rb])
+					if !sameResult(want, got, false) {
+						require.Failf(t, "MatMulQ8_0 differs from DotQ8_0Q8", "%s: row %d vector %d: %v (%#08x), want %v (%#08x)",
+							what, r, b, got, math.Float32bits(got), want, math.Float32bits(want))
+					}
+				}
+			}
+		}
+	})
+}
+
+// TestQ8BatchChecks: lengths that are not whole blocks, vectors of the wrong length and
+// short matrices panic.
+func TestQ8BatchChecks(t *testing.T) {
+	var q Q8Batch
+	assert.Panics(t, func() { q.Reset(4, 33) })
+	q.Reset(4, 64)
+	assert.Equal(t, 4, q.Len())
+	assert.Panics(t, func() { q.Quantize(0, make([]float32, 32)) })
+	for b := range 4 {
+		q.Quantize(b, make([]float32, 64))
+	}
+	assert.Panics(t, func() { MatMulQ8_0(make([]float32, 4*3), make([]byte, 3*68-1), &q, 3, 0, 3) })
+	assert.Panics(t, func() { MatMulQ8_0(make([]float32, 4*3-1), make([]byte, 3*68), &q, 3, 0, 3) })
+	assert.Panics(t, func() { MatMulQ8_0(make([]float32, 4*3), make([]byte, 3*68), &q, 3, 2, 4) })
+	assert.NotPanics(t, func() { MatMulQ8_0(make([]float32, 4*3), make([]byte, 3*68), &q, 3, 0, 3) })
+}
+
+// BenchmarkMatMulQ8_0 multiplies a 2048 × 2048 Q8_0 matrix by 64 quantized vectors, as a
+// prefill does: "batched" is MatMulQ8_0 at every level this CPU has, "rows" one vector at
+// a time through DotQ8_0Q8Rows (what a batch ran before MatMulQ8_0).
+func BenchmarkMatMulQ8_0(b *testing.B) {
+	const rows, cols, batch = 2048, 2048, 64
+	rng := rand.New(rand.NewPCG(51, 51))
+	rb := cols / QBlockLen * Q8_0BlockBytes
+	w := make([]byte, rows*rb)
+	fillRow(rng, q8Kind, halfNormal, w, rows*cols)
+	var q Q8Batch
+	q.Reset(batch, cols)
+	for i := range batch {
+		q.Quantize(i, randomFloats(cols, uint64(60+i)))
+	}
+	out := make([]float32, batch*rows)
+	flops := 2.0 * rows * cols * batch
+	for _, level := range testLevels() {
+		b.Run("batched/"+level, func(b *testing.B) {
+			defer atLevel(level)()
+			cpuLoop(b, flops, func() { MatMulQ8_0(out, w, &q, rows, 0, rows) })
+		})
+		b.Run("rows/"+level, func(b *testing.B) {
+			defer atLevel(level)()
+			cpuLoop(b, flops, func() {
+				for i := range batch {
+					DotQ8_0Q8Rows(out[i*rows:(i+1)*rows], q.Input(i), w)
+				}
+			})
+		})
+	}
+}
