@@ -112,6 +112,7 @@ var (
 	implQ8Q8VNNI       = &impl{name: "dotQ8_0Q8x4AVX512", needs: setVNNI}
 	implQ8Q8AVX2       = &impl{name: "dotQ8_0Q8AVX2", needs: setAVX2}
 	implQ8GemmVNNI     = &impl{name: "gemmQ8x2x4VNNI", needs: setVNNI}
+	implQ8GemmAVX2     = &impl{name: "gemmQ8x1x4AVX2", needs: setAVX2}
 	implQuantizeQ8VNNI = &impl{name: "quantizeQ8AVX512", needs: setVNNI}
 	implExpAVX512      = &impl{name: "expShiftedAVX512, swigluAVX512", needs: setAVX | featAVX512F | featFMA}
 	implDecodeF16AVX2  = &impl{name: "decodeF16AVX2Asm", needs: setAVX2}
@@ -130,7 +131,7 @@ var registry = []*kernel{
 	{"DotBF16, DotBF16Rows (bf16 weights)", "dotBF16Generic", []*impl{implBF16AVX2}},
 	{"DotQ4_0, DotQ4_0Rows (q4_0 weights)", "dotQ4_0Generic", []*impl{implQ4_0AVX512, implQ4_0AVX2}},
 	{"DotQ8_0Q8Rows (q8_0 weights × Q8_0 input)", "q8RowsGeneric", []*impl{implQ8Q8VNNI, implQ8Q8AVX2}},
-	{"MatMulQ8_0 (q8_0 weights, batch ≥ 2)", "matMulQ8_0Generic", []*impl{implQ8GemmVNNI}},
+	{"MatMulQ8_0 (q8_0 weights, batch ≥ 2)", "matMulQ8_0Generic", []*impl{implQ8GemmVNNI, implQ8GemmAVX2}},
 	{"Q4_K, Q6_K weight rows (package quant)", "quant's dotQ4_K, dotQ6_K (no fast path yet)", nil},
 	{"Q8Input.Quantize (the Q8_0 input)", "quantizeBlocksGeneric", []*impl{implQuantizeQ8VNNI}},
 	{"Softmax, SwiGLU exponentials", "expShiftedGeneric, swigluGeneric", []*impl{implExpAVX512}},
