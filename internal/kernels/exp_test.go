@@ -99,24 +99,35 @@ func TestSoftmaxMatchesDefinition(t *testing.T) {
 	})
 }
 
-// BenchmarkSoftmax is one attention row of 256 scores.
+// BenchmarkSoftmax is one attention row of 256 scores, at every level this CPU has.
 func BenchmarkSoftmax(b *testing.B) {
 	x := randomFloats(256, 32)
 	buf := make([]float32, 256)
-	b.SetBytes(4 * 256)
-	for b.Loop() {
-		copy(buf, x)
-		Softmax(buf)
+	for _, level := range testLevels() {
+		b.Run(level, func(b *testing.B) {
+			defer atLevel(level)()
+			b.SetBytes(4 * 256)
+			cpuLoop(b, 0, func() {
+				copy(buf, x)
+				Softmax(buf)
+			})
+		})
 	}
 }
 
-// BenchmarkSwiGLU is one token of a 2048-wide feed-forward layer.
+// BenchmarkSwiGLU is one token of a 2048-wide feed-forward layer, at every level this CPU
+// has.
 func BenchmarkSwiGLU(b *testing.B) {
 	g, u := randomFloats(2048, 33), randomFloats(2048, 34)
 	buf := make([]float32, 2048)
-	b.SetBytes(4 * 2048)
-	for b.Loop() {
-		copy(buf, g)
-		SwiGLU(buf, u)
+	for _, level := range testLevels() {
+		b.Run(level, func(b *testing.B) {
+			defer atLevel(level)()
+			b.SetBytes(4 * 2048)
+			cpuLoop(b, 0, func() {
+				copy(buf, g)
+				SwiGLU(buf, u)
+			})
+		})
 	}
 }

@@ -114,7 +114,8 @@ var (
 	implQ8GemmVNNI     = &impl{name: "gemmQ8x2x4VNNI", needs: setVNNI}
 	implQ8GemmAVX2     = &impl{name: "gemmQ8x1x4AVX2", needs: setAVX2}
 	implQuantizeQ8VNNI = &impl{name: "quantizeQ8AVX512", needs: setVNNI}
-	implExpAVX512      = &impl{name: "expShiftedAVX512, swigluAVX512", needs: setAVX | featAVX512F | featFMA}
+	implExpAVX512      = &impl{name: "expShiftedAVX512, swigluAVX512", needs: setAVX512 | featFMA}
+	implExpAVX2        = &impl{name: "expShiftedAVX2, swigluAVX2", needs: setAVX2 | featFMA}
 	implDecodeF16AVX2  = &impl{name: "decodeF16AVX2Asm", needs: setAVX2}
 	implPrefetchAVX    = &impl{name: "prefetchLines", needs: setAVX}
 	implStreamReadAVX  = &impl{name: "streamRead4AVX", needs: setAVX}
@@ -134,7 +135,7 @@ var registry = []*kernel{
 	{"MatMulQ8_0 (q8_0 weights, batch ≥ 2)", "matMulQ8_0Generic", []*impl{implQ8GemmVNNI, implQ8GemmAVX2}},
 	{"Q4_K, Q6_K weight rows (package quant)", "quant's dotQ4_K, dotQ6_K (no fast path yet)", nil},
 	{"Q8Input.Quantize (the Q8_0 input)", "quantizeBlocksGeneric", []*impl{implQuantizeQ8VNNI}},
-	{"Softmax, SwiGLU exponentials", "expShiftedGeneric, swigluGeneric", []*impl{implExpAVX512}},
+	{"Softmax, SwiGLU exponentials", "expShiftedGeneric, swigluGeneric", []*impl{implExpAVX512, implExpAVX2}},
 	{"DecodeF16", "decodeF16Generic", []*impl{implDecodeF16AVX2}},
 	{"Prefetch (a hint, no result)", "nothing", []*impl{implPrefetchAVX}},
 	{"StreamRead (the bandwidth probe)", "streamReadGeneric", []*impl{implStreamReadAVX}},
