@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/kvref/kvref/internal/logit"
 	"math"
 	"net"
 	"net/http"
@@ -119,8 +120,11 @@ func TestMethodsAndPaths(t *testing.T) {
 	require.Equal(t, http.StatusNotFound, status)
 	require.Contains(t, decodeError(t, out).Message, "no such endpoint")
 
-	e = ts.apiError(t, "/v1/chat/completions", map[string]any{"messages": []any{}}, http.StatusNotFound)
-	require.Contains(t, e.Message, "no chat endpoint")
+	e = ts.apiError(t, "/v1/chat/completions", map[string]any{"messages": []any{}}, http.StatusBadRequest)
+	require.Contains(t, e.Message, "messages: is empty")
+	status, out = ts.get(t, "/v1/chat/completions")
+	require.Equal(t, http.StatusMethodNotAllowed, status)
+	require.Contains(t, decodeError(t, out).Message, "use POST")
 }
 
 func TestHealthAndMetrics(t *testing.T) {
@@ -246,28 +250,6 @@ func TestServeShutsDownGracefully(t *testing.T) {
 	}
 }
 
-func TestReleasableHoldsBackStopPrefixesAndPartialCharacters(t *testing.T) {
-	cases := []struct {
-		text  string
-		stops []string
-		want  int
-	}{
-		{"hello", nil, 5},
-		{"hello wor", []string{"world"}, 6},
-		{"hello w", []string{"world", "hello"}, 6},
-		{"abab", []string{"abc"}, 2},
-		{"xyz", []string{"", "q"}, 3},
-		{"caf\xc3", nil, 3},               // the first byte of "é"
-		{"caf\xc3\xa9", nil, 5},           // "café"
-		{"\xe2\x82", nil, 0},              // two bytes of "€"
-		{"a\x80", nil, 2},                 // an invalid byte is sent as it is
-		{"end\xe2\x82", []string{"d"}, 3}, // both
-	}
-	for _, c := range cases {
-		require.Equal(t, c.want, releasable([]byte(c.text), c.stops), "%q %q", c.text, c.stops)
-	}
-}
-
 func TestCharCounter(t *testing.T) {
 	offsets := func(pieces []string, final bool) []int {
 		var c charCounter
@@ -294,11 +276,11 @@ func TestCharCounter(t *testing.T) {
 
 func TestTopIDs(t *testing.T) {
 	logits := []float32{0.5, 2, -1, 2, 0.5, 3}
-	require.Equal(t, []int{5, 1, 3}, topIDs(logits, 3), "ties go to the lower id")
-	require.Equal(t, []int{5, 1, 3, 0, 4, 2}, topIDs(logits, 10))
-	require.Empty(t, topIDs(logits, 0))
-	require.InDelta(t, math.Log(2), logSumExp([]float32{0, 0}), 1e-15)
-	require.InDelta(t, 3+math.Log(1+math.Exp(-1)), logSumExp([]float32{3, 2}), 1e-15)
+	require.Equal(t, []int{5, 1, 3}, logit.TopK(logits, 3), "ties go to the lower id")
+	require.Equal(t, []int{5, 1, 3, 0, 4, 2}, logit.TopK(logits, 10))
+	require.Empty(t, logit.TopK(logits, 0))
+	require.InDelta(t, math.Log(2), logit.LogSumExp([]float32{0, 0}), 1e-15)
+	require.InDelta(t, 3+math.Log(1+math.Exp(-1)), logit.LogSumExp([]float32{3, 2}), 1e-15)
 }
 
 func TestLogprobsJSON(t *testing.T) {

@@ -14,6 +14,7 @@ import (
 	"github.com/kvref/kvref/format/gguf"
 	"github.com/kvref/kvref/internal/benchmark"
 	"github.com/kvref/kvref/internal/kernels"
+	"github.com/kvref/kvref/internal/plan"
 	"github.com/kvref/kvref/model"
 	"github.com/kvref/kvref/model/loader"
 )
@@ -47,7 +48,7 @@ func benchCmd(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&f.cacheDtype, "cache-dtype", "f32", "cache storage: "+typeNames()+" (with --vs-llama-bench the default is f16, llama-bench's)")
 	fs.IntVar(&f.ctx, "ctx", 0, "context of the sequences in the memory-bound batch line (0: the model's)")
 	fs.IntVar(&f.cacheBlocks, "cache-blocks", 0, "cache size in blocks for the memory-bound batch line")
-	fs.Var(&f.cacheMem, "cache-mem", "cache size for the memory-bound batch line (default 1GiB; "+sizeHelp+")")
+	fs.Var(&f.cacheMem, "cache-mem", "cache size for the memory-bound batch line (default 1GiB; "+plan.SizeHelp+")")
 	fs.BoolVar(&f.asJSON, "json", false, "print one JSON object")
 	fs.Var(&f.bandwidthBuffer, "bandwidth-buffer", "--roofline: size of the buffer streamed to measure memory bandwidth (default 1GiB; make it much larger than the last-level cache)")
 	fs.IntVar(&f.prefill, "prefill", 512, "--roofline, --vs-llama-bench: prompt tokens of the timed prefill (pp; capped at the model's context - 1 by --roofline)")
@@ -144,7 +145,7 @@ func benchCmd(args []string, stdout, stderr io.Writer) error {
 			r.MillisecondsPerStep, r.WeightBytesPerStep, r.CacheBytesPerStep, r.GBPerSecond, r.SpeedupOverBatch1)
 	}
 	fmt.Fprintf(stdout, "\nmemory-bound batch: a %s cache (%d blocks of %d tokens, %d B/token) holds %d sequences of %d tokens (%d blocks each) by the formula; the scheduler admitted %d\n",
-		formatSize(mb.CacheBytes), mb.CacheBlocks, mb.BlockSize, mb.BytesPerToken, mb.FromFormula, mb.Context, mb.BlocksPerSeq, mb.ObservedRunning)
+		plan.FormatSize(mb.CacheBytes), mb.CacheBlocks, mb.BlockSize, mb.BytesPerToken, mb.FromFormula, mb.Context, mb.BlocksPerSeq, mb.ObservedRunning)
 	return nil
 }
 
