@@ -10,7 +10,6 @@ import (
 
 	"github.com/kvref/kvref/internal/benchmark"
 	"github.com/kvref/kvref/internal/testutil"
-	"github.com/kvref/kvref/model/hf"
 	"github.com/kvref/kvref/model/synth"
 )
 
@@ -88,12 +87,7 @@ func TestBenchRooflineRejectsTinyBuffer(t *testing.T) {
 // a Hugging Face directory, and measures the same model as its GGUF (the same bytes read
 // per decode step).
 func TestBenchHuggingFaceDirectory(t *testing.T) {
-	m, err := synth.Tiny.Model()
-	require.NoError(t, err)
-	dir := filepath.Join(t.TempDir(), "tiny-hf")
-	require.NoError(t, hf.Write(dir, m, hf.WriteOptions{}))
-	ggufPath := filepath.Join(t.TempDir(), "tiny.gguf")
-	require.NoError(t, synth.Tiny.WriteFile(ggufPath))
+	dir, ggufPath := tinyHFAndGGUF(t)
 	var weights []int64
 	for _, ref := range []string{dir, ggufPath} {
 		out, stderr, code := kvref(t, "bench", "-m", ref, "--batches", "1", "--steps", "2", "--prompt", "3", "--cache-mem", "256KiB", "--ctx", "40", "--json")

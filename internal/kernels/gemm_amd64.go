@@ -87,19 +87,7 @@ func gemmAVX(out, w, x []float32, rows, cols, batch, start, end int, decode func
 			}
 		}
 		for r := r0; r < r1; r += 4 {
-			wq := &wb[(r-r0)*cols]
-			b := full
-			if wide {
-				for ; b+4 <= batch; b += 4 {
-					dot4x4AVX512(&out[b*rows+r], rows, wq, &x[b*cols], cols)
-				}
-			}
-			for ; b+2 <= batch; b += 2 {
-				dot4x2AVX(&out[b*rows+r], rows, wq, &x[b*cols], cols)
-			}
-			if b < batch {
-				dot4x1AVX(&out[b*rows+r], wq, &x[b*cols], cols)
-			}
+			rows4(out, &wb[(r-r0)*cols], x, rows, cols, r, full, batch, wide)
 		}
 	}
 	for r := quadEnd; r < end; r++ {

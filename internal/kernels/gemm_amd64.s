@@ -36,6 +36,14 @@
 	MULADD(Y14, Y12, Y15, Y5); \
 	MULADD(Y14, Y13, Y15, Y11)
 
+// STORE2 reduces the accumulators of rows 0 and 1 of one input (A and B, whose low halves
+// are XA and XB) and stores them side by side at R9.
+#define STORE2(A, XA, B, XB) \
+	REDUCE8(A, XA, X12); \
+	REDUCE8(B, XB, X13); \
+	VMOVSS XA, (R9); \
+	VMOVSS XB, 4(R9)
+
 // func gemm2x6AVX(out *float32, outStride int, w *float32, x *float32, n, tiles int)
 //
 // For each of tiles pairs of rows (n floats each, one after the other from w): the two
@@ -101,35 +109,17 @@ done:
 	// inputs.
 	MOVQ R8, SI
 	MOVQ AX, R9
-	REDUCE8(Y0, X0, X12)
-	REDUCE8(Y6, X6, X13)
-	VMOVSS X0, (R9)
-	VMOVSS X6, 4(R9)
-	ADDQ   R13, R9
-	REDUCE8(Y1, X1, X12)
-	REDUCE8(Y7, X7, X13)
-	VMOVSS X1, (R9)
-	VMOVSS X7, 4(R9)
-	ADDQ   R13, R9
-	REDUCE8(Y2, X2, X12)
-	REDUCE8(Y8, X8, X13)
-	VMOVSS X2, (R9)
-	VMOVSS X8, 4(R9)
-	ADDQ   R13, R9
-	REDUCE8(Y3, X3, X12)
-	REDUCE8(Y9, X9, X13)
-	VMOVSS X3, (R9)
-	VMOVSS X9, 4(R9)
-	ADDQ   R13, R9
-	REDUCE8(Y4, X4, X12)
-	REDUCE8(Y10, X10, X13)
-	VMOVSS X4, (R9)
-	VMOVSS X10, 4(R9)
-	ADDQ   R13, R9
-	REDUCE8(Y5, X5, X12)
-	REDUCE8(Y11, X11, X13)
-	VMOVSS X5, (R9)
-	VMOVSS X11, 4(R9)
+	STORE2(Y0, X0, Y6, X6)
+	ADDQ R13, R9
+	STORE2(Y1, X1, Y7, X7)
+	ADDQ R13, R9
+	STORE2(Y2, X2, Y8, X8)
+	ADDQ R13, R9
+	STORE2(Y3, X3, Y9, X9)
+	ADDQ R13, R9
+	STORE2(Y4, X4, Y10, X10)
+	ADDQ R13, R9
+	STORE2(Y5, X5, Y11, X11)
 	ADDQ   $8, AX
 	DECQ   R12
 	JNZ    tile

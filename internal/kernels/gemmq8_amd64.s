@@ -37,6 +37,13 @@
 	VMULPS     Y14, Y13, Y13; \
 	VADDPS     Y13, ACC, ACC
 
+// FOLD1 adds an input's odd-block lanes O to its even-block lanes A (acc[l] + acc[l+8]),
+// reduces them and stores the result at R10.
+#define FOLD1(A, XA, O) \
+	VADDPS O, A, A; \
+	REDUCE8(A, XA, X15); \
+	VMOVSS XA, (R10)
+
 // func gemmQ8x1x4AVX2(out *float32, outStride int, w *byte, rb int, xp *byte, nb, tiles int)
 //
 // For each of tiles Q8_0 rows (rb bytes each, one after the other from w): the row against
@@ -83,22 +90,14 @@ last:
 	Q8BLOCKAVX2(0, 0, 256, 32, Y0, Y1, Y2, Y3)
 
 fold:
-	MOVQ   AX, R10
-	VADDPS Y4, Y0, Y0
-	REDUCE8(Y0, X0, X15)
-	VMOVSS X0, (R10)
-	ADDQ   R13, R10
-	VADDPS Y5, Y1, Y1
-	REDUCE8(Y1, X1, X15)
-	VMOVSS X1, (R10)
-	ADDQ   R13, R10
-	VADDPS Y6, Y2, Y2
-	REDUCE8(Y2, X2, X15)
-	VMOVSS X2, (R10)
-	ADDQ   R13, R10
-	VADDPS Y7, Y3, Y3
-	REDUCE8(Y3, X3, X15)
-	VMOVSS X3, (R10)
+	MOVQ AX, R10
+	FOLD1(Y0, X0, Y4)
+	ADDQ R13, R10
+	FOLD1(Y1, X1, Y5)
+	ADDQ R13, R10
+	FOLD1(Y2, X2, Y6)
+	ADDQ R13, R10
+	FOLD1(Y3, X3, Y7)
 	ADDQ   $4, AX
 	ADDQ   rb+24(FP), R9
 	DECQ   R12

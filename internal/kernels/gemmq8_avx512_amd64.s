@@ -10,21 +10,9 @@
 // VCVTPH2PS, its 64 weights made unsigned) and meets the four inputs, whose values,
 // correction terms and scales packQ8Inputs4 interleaves, 768 bytes per pair of blocks.
 
-// q8PairScales selects, for VPERMW over the first 64 bytes of a pair of Q8_0 blocks, the
-// first block's fp16 scale (word 0) into words 0-7 and the second block's (word 17, at byte
-// 34) into words 8-15; the upper 256 bits are not used.
-DATA q8PairScales<>+0(SB)/8, $0x0000000000000000
-DATA q8PairScales<>+8(SB)/8, $0x0000000000000000
-DATA q8PairScales<>+16(SB)/8, $0x0011001100110011
-DATA q8PairScales<>+24(SB)/8, $0x0011001100110011
-DATA q8PairScales<>+32(SB)/8, $0x0000000000000000
-DATA q8PairScales<>+40(SB)/8, $0x0000000000000000
-DATA q8PairScales<>+48(SB)/8, $0x0000000000000000
-DATA q8PairScales<>+56(SB)/8, $0x0000000000000000
-GLOBL q8PairScales<>(SB), RODATA|NOPTR, $64
-
 // Q8ROWPAIR prepares one row's pair of blocks at R (byte offset BX): S its two scales (dw,
-// eight lanes each), W its 64 weights XOR 0x80 (that is +128, unsigned for VPDPBUSD).
+// eight lanes each, picked by q8ScaleIndex in Z30), W its 64 weights XOR 0x80 (that is
+// +128, unsigned for VPDPBUSD).
 #define Q8ROWPAIR(R, S, SY, W, WY) \
 	VPERMW       (R)(BX*1), Z30, S; \
 	VCVTPH2PS    SY, S; \
@@ -65,6 +53,14 @@ GLOBL q8PairScales<>(SB), RODATA|NOPTR, $64
 	VADDPS H, Y, Y; \
 	REDUCE8(Y, X, X12)
 
+// STOREQ8 folds and reduces the two rows' accumulators of one input (A with its saved high
+// half HA, B with HB) and stores them side by side at R10.
+#define STOREQ8(A, HA, XA, B, HB, XB) \
+	REDUCEQ8(A, HA, XA); \
+	REDUCEQ8(B, HB, XB); \
+	VMOVSS XA, (R10); \
+	VMOVSS XB, 4(R10)
+
 // func gemmQ8x2x4VNNI(out *float32, outStride int, w *byte, rb int, xp *byte, nb, tiles int)
 //
 // For each of tiles pairs of Q8_0 rows (rb bytes each, one after the other from w): the
@@ -75,7 +71,7 @@ GLOBL q8PairScales<>(SB), RODATA|NOPTR, $64
 // scratch. SI and R8 are the rows, BX the offset of the current pair, DI the packed
 // inputs, CX the pairs left, R12 the tiles left, AX the pair of rows' first output.
 TEXT ·gemmQ8x2x4VNNI(SB), NOSPLIT, $0-56
-	VMOVDQU64    q8PairScales<>(SB), Z30
+	VMOVDQU64    ·q8ScaleIndex(SB), Z30
 	MOVL         $0x80808080, AX
 	VPBROADCASTD AX, Z31
 	MOVQ         tiles+48(FP), R12
@@ -155,25 +151,13 @@ last:
 fold:
 	// Row 2t+k of input j goes to out[j*outStride+2t+k]: R10 walks the inputs.
 	MOVQ AX, R10
-	REDUCEQ8(Y0, Y16, X0)
-	REDUCEQ8(Y4, Y20, X4)
-	VMOVSS X0, (R10)
-	VMOVSS X4, 4(R10)
-	ADDQ   R13, R10
-	REDUCEQ8(Y1, Y17, X1)
-	REDUCEQ8(Y5, Y21, X5)
-	VMOVSS X1, (R10)
-	VMOVSS X5, 4(R10)
-	ADDQ   R13, R10
-	REDUCEQ8(Y2, Y18, X2)
-	REDUCEQ8(Y6, Y22, X6)
-	VMOVSS X2, (R10)
-	VMOVSS X6, 4(R10)
-	ADDQ   R13, R10
-	REDUCEQ8(Y3, Y19, X3)
-	REDUCEQ8(Y7, Y23, X7)
-	VMOVSS X3, (R10)
-	VMOVSS X7, 4(R10)
+	STOREQ8(Y0, Y16, X0, Y4, Y20, X4)
+	ADDQ R13, R10
+	STOREQ8(Y1, Y17, X1, Y5, Y21, X5)
+	ADDQ R13, R10
+	STOREQ8(Y2, Y18, X2, Y6, Y22, X6)
+	ADDQ R13, R10
+	STOREQ8(Y3, Y19, X3, Y7, Y23, X7)
 	ADDQ   $8, AX
 	LEAQ   (SI)(R9*2), SI
 	DECQ   R12

@@ -40,25 +40,31 @@ func packPairs8AVX512(dst, x *float32, n int)
 func matMulRowsAVX(out, w, x []float32, rows, cols, batch, start, end int, wide bool) {
 	quads := start + (end-start)&^3 // rows [start, quads) go four at a time
 	for r := start; r < quads; r += 4 {
-		wr := &w[r*cols]
-		b := 0
-		if wide {
-			for ; b+4 <= batch; b += 4 {
-				dot4x4AVX512(&out[b*rows+r], rows, wr, &x[b*cols], cols)
-			}
-		}
-		for ; b+2 <= batch; b += 2 {
-			dot4x2AVX(&out[b*rows+r], rows, wr, &x[b*cols], cols)
-		}
-		if b < batch {
-			dot4x1AVX(&out[b*rows+r], wr, &x[b*cols], cols)
-		}
+		rows4(out, &w[r*cols], x, rows, cols, r, 0, batch, wide)
 	}
 	for r := quads; r < end; r++ {
 		wr := &w[r*cols]
 		for b := range batch {
 			out[b*rows+r] = dotAVXAsm(&x[b*cols], wr, cols)
 		}
+	}
+}
+
+// rows4 computes the outputs of the four rows r..r+3 (the first at wq, n = cols floats
+// apart) for the input vectors [b0, batch): four at a time with dot4x4AVX512 when wide,
+// then two and one at a time.
+func rows4(out []float32, wq *float32, x []float32, rows, cols, r, b0, batch int, wide bool) {
+	b := b0
+	if wide {
+		for ; b+4 <= batch; b += 4 {
+			dot4x4AVX512(&out[b*rows+r], rows, wq, &x[b*cols], cols)
+		}
+	}
+	for ; b+2 <= batch; b += 2 {
+		dot4x2AVX(&out[b*rows+r], rows, wq, &x[b*cols], cols)
+	}
+	if b < batch {
+		dot4x1AVX(&out[b*rows+r], wq, &x[b*cols], cols)
 	}
 }
 
