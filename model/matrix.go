@@ -121,13 +121,23 @@ func (m *Matrix) MulBatch(threads *parallel.Pool, out, x []float32, batch int) {
 // same way whichever piece of rows it falls in.
 func mulShared(threads *parallel.Pool, x []float32, batch int, ms []*Matrix, outs [][]float32) {
 	total, cols := 0, ms[0].Cols
-	var in *kernels.Q8Batch
+	var in []kernels.Q8Input
+	var batched *kernels.Q8Batch
 	for _, m := range ms {
 		total += m.Rows
 		if m.isQ8_0() && in == nil {
-			in = q8Batches.Get().(*kernels.Q8Batch)
-			defer q8Batches.Put(in)
-			quantizeInputs(threads, in, x, batch, cols)
+			ins := q8Inputs.Get().(*[]kernels.Q8Input)
+			defer q8Inputs.Put(ins)
+			if len(*ins) < batch {
+				*ins = make([]kernels.Q8Input, batch)
+			}
+			in = (*ins)[:batch]
+			quantizeInputs(threads, in, x, cols)
+			if batch > 1 {
+				batched = q8Batches.Get().(*kernels.Q8Batch)
+				defer q8Batches.Put(batched)
+				batched.Set(in)
+			}
 		}
 	}
 	// The rows go out in a few large pieces: each piece of a batch re-packs the batch's
@@ -141,7 +151,7 @@ func mulShared(threads *parallel.Pool, x []float32, batch int, ms []*Matrix, out
 		base := 0
 		for i, m := range ms {
 			if lo, hi := max(start, base), min(end, base+m.Rows); lo < hi {
-				m.mulRows(outs[i], x, batch, lo-base, hi-base, in)
+				m.mulRows(outs[i], x, batch, lo-base, hi-base, in, batched)
 			}
 			base += m.Rows
 		}
@@ -152,30 +162,29 @@ func mulShared(threads *parallel.Pool, x []float32, batch int, ms []*Matrix, out
 func (m *Matrix) isQ8_0() bool { return m.quantized && m.wt == quant.WeightQ8_0 }
 
 // quantizeInputs quantizes the batch's input vectors to Q8_0, on the threads for a batch.
-func quantizeInputs(threads *parallel.Pool, in *kernels.Q8Batch, x []float32, batch, cols int) {
-	in.Reset(batch, cols)
-	if batch == 1 {
-		in.Quantize(0, x[:cols])
+func quantizeInputs(threads *parallel.Pool, in []kernels.Q8Input, x []float32, cols int) {
+	if len(in) == 1 {
+		in[0].Quantize(x[:cols])
 		return
 	}
-	threads.For(batch, 1, func(start, end int) {
+	threads.For(len(in), 1, func(start, end int) {
 		for b := start; b < end; b++ {
-			in.Quantize(b, x[b*cols:(b+1)*cols])
+			in[b].Quantize(x[b*cols : (b+1)*cols])
 		}
 	})
 }
 
 // mulRows computes MulBatch's outputs for the rows start..end-1; in holds the quantized
-// input vectors when m is Q8_0.
-func (m *Matrix) mulRows(out, x []float32, batch, start, end int, in *kernels.Q8Batch) {
+// input vectors when m is Q8_0, and batched the same as one batch when there are several.
+func (m *Matrix) mulRows(out, x []float32, batch, start, end int, in []kernels.Q8Input, batched *kernels.Q8Batch) {
 	switch {
 	case m.Type == gguf.F32:
 		kernels.MatMulRows(out, m.f32, x, m.Rows, m.Cols, batch, start, end)
 	case m.isQ8_0() && batch == 1:
 		// The piece's quarters are read as four long streams.
-		kernels.DotQ8_0Q8Rows(out[start:end], in.Input(0), m.raw[start*m.rowBytes:end*m.rowBytes])
+		kernels.DotQ8_0Q8Rows(out[start:end], &in[0], m.raw[start*m.rowBytes:end*m.rowBytes])
 	case m.isQ8_0():
-		kernels.MatMulQ8_0(out, m.raw, in, m.Rows, start, end)
+		kernels.MatMulQ8_0(out, m.raw, batched, m.Rows, start, end)
 	case batch == 1:
 		xs, o, w := x[:m.Cols], out[start:end], m.raw[start*m.rowBytes:end*m.rowBytes]
 		switch {
@@ -210,8 +219,11 @@ func (m *Matrix) decodeRow(dst []float32, r int) {
 	}
 }
 
-// q8Batches recycles the quantized input vectors of mulShared.
-var q8Batches = sync.Pool{New: func() any { return new(kernels.Q8Batch) }}
+// q8Inputs and q8Batches recycle the quantized input vectors of mulShared.
+var (
+	q8Inputs  = sync.Pool{New: func() any { return new([]kernels.Q8Input) }}
+	q8Batches = sync.Pool{New: func() any { return new(kernels.Q8Batch) }}
+)
 
 // PermuteRows returns a copy of m whose row i is m's row perm[i] (same storage type).
 func (m *Matrix) PermuteRows(perm []int) *Matrix {

@@ -5,46 +5,40 @@ import (
 	"unsafe"
 )
 
-// Q8Batch is a batch of input vectors quantized to Q8_0 (Q8Input's blocks, one Q8Input
-// per vector), the input of MatMulQ8_0, the batched product of a Q8_0 matrix. Beside the
+// Q8Batch is a batch of input vectors quantized to Q8_0 (one Q8Input each, all of one
+// length), the input of MatMulQ8_0, the batched product of a Q8_0 matrix: beside the
 // vectors it keeps them interleaved four at a time in the layout the batched kernels read
-// (packQ8Vector). A Q8Batch is reused across batches: Reset resizes it.
+// (packQ8Vector). A Q8Batch is reused across batches: Set refills it.
 type Q8Batch struct {
 	in     []Q8Input
 	n      int    // values per vector
-	packed []byte // the groups of four vectors, groupBytes(n) each
+	packed []byte // the groups of four vectors, q8GroupBytes(n) each
 }
 
-// Reset sizes q for batch vectors of n values (a multiple of 32) each, to be filled by
-// Quantize. It panics if n is not a whole number of blocks.
-func (q *Q8Batch) Reset(batch, n int) {
-	if n%QBlockLen != 0 {
-		panic(fmt.Sprintf("kernels: Q8Batch.Reset: vectors of %d values are not a whole number of %d-value blocks", n, QBlockLen))
+// Set makes q the batch of the quantized vectors in (which it refers to, not copies: they
+// must not change while q is in use). It panics unless they all have one length.
+func (q *Q8Batch) Set(in []Q8Input) {
+	q.in, q.n = in, 0
+	if len(in) > 0 {
+		q.n = in[0].n
 	}
-	if cap(q.in) < batch {
-		q.in = append(q.in[:cap(q.in)], make([]Q8Input, batch-cap(q.in))...)
+	q.packed = grow(q.packed, len(in)/4*q8GroupBytes(q.n))
+	gb := q8GroupBytes(q.n)
+	for b := range in {
+		if in[b].n != q.n {
+			panic(fmt.Sprintf("kernels: Q8Batch.Set: vector %d has %d values, vector 0 %d", b, in[b].n, q.n))
+		}
+		if g := b / 4; g < len(in)/4 {
+			packQ8Vector(q.packed[g*gb:(g+1)*gb], &in[b], b%4)
+		}
 	}
-	q.in, q.n = q.in[:batch], n
-	q.packed = grow(q.packed, batch/4*q8GroupBytes(n))
 }
 
 // Len is the number of vectors.
 func (q *Q8Batch) Len() int { return len(q.in) }
 
-// Input returns vector b, quantized.
+// Input returns vector b.
 func (q *Q8Batch) Input(b int) *Q8Input { return &q.in[b] }
-
-// Quantize quantizes x (n values) as vector b. Different vectors may be quantized
-// concurrently.
-func (q *Q8Batch) Quantize(b int, x []float32) {
-	if len(x) != q.n {
-		panic(fmt.Sprintf("kernels: Q8Batch.Quantize: a vector of %d values in a batch of %d-value vectors", len(x), q.n))
-	}
-	q.in[b].Quantize(x)
-	if g := b / 4; g < len(q.in)/4 {
-		packQ8Vector(q.packed[g*q8GroupBytes(q.n):(g+1)*q8GroupBytes(q.n)], &q.in[b], b%4)
-	}
-}
 
 // q8GroupBytes is the size of a packed group of four n-value vectors: per pair of blocks
 // 768 bytes (the four vectors' 64 values, then their 16 correction terms, then their 16

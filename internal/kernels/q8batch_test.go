@@ -36,13 +36,14 @@ func TestMatMulQ8_0IsDotQ8_0Q8(t *testing.T) {
 			for r := range c.rows {
 				fillRow(rng, q8Kind, c.scales, w[r*rb:(r+1)*rb], n)
 			}
-			var q Q8Batch
-			q.Reset(c.batch, n)
-			for b := range c.batch {
+			in := make([]Q8Input, c.batch)
+			for b := range in {
 				x := make([]float32, n)
 				fill(rng, []dataKind{kindNormal, kindWide, kindMixed}[b%3], x)
-				q.Quantize(b, x)
+				in[b].Quantize(x)
 			}
+			var q Q8Batch
+			q.Set(in)
 			out := make([]float32, c.batch*c.rows)
 			for i := range out {
 				out[i] = math.Float32frombits(0x7f8abcde)
@@ -67,21 +68,21 @@ func TestMatMulQ8_0IsDotQ8_0Q8(t *testing.T) {
 	})
 }
 
-// TestQ8BatchChecks: lengths that are not whole blocks, vectors of the wrong length and
-// short matrices panic.
+// TestQ8BatchChecks: vectors of different lengths and short matrices panic.
 func TestQ8BatchChecks(t *testing.T) {
-	var q Q8Batch
-	assert.Panics(t, func() { q.Reset(4, 33) })
-	q.Reset(4, 64)
-	assert.Equal(t, 4, q.Len())
-	assert.Panics(t, func() { q.Quantize(0, make([]float32, 32)) })
-	for b := range 4 {
-		q.Quantize(b, make([]float32, 64))
+	in := make([]Q8Input, 4)
+	for b := range in {
+		in[b].Quantize(make([]float32, 64))
 	}
+	var q Q8Batch
+	q.Set(in)
+	assert.Equal(t, 4, q.Len())
 	assert.Panics(t, func() { MatMulQ8_0(make([]float32, 4*3), make([]byte, 3*68-1), &q, 3, 0, 3) })
 	assert.Panics(t, func() { MatMulQ8_0(make([]float32, 4*3-1), make([]byte, 3*68), &q, 3, 0, 3) })
 	assert.Panics(t, func() { MatMulQ8_0(make([]float32, 4*3), make([]byte, 3*68), &q, 3, 2, 4) })
 	assert.NotPanics(t, func() { MatMulQ8_0(make([]float32, 4*3), make([]byte, 3*68), &q, 3, 0, 3) })
+	in[2].Quantize(make([]float32, 32))
+	assert.Panics(t, func() { q.Set(in) })
 }
 
 // BenchmarkMatMulQ8_0 multiplies a 2048 × 2048 Q8_0 matrix by 64 quantized vectors, as a
@@ -93,11 +94,12 @@ func BenchmarkMatMulQ8_0(b *testing.B) {
 	rb := cols / QBlockLen * Q8_0BlockBytes
 	w := make([]byte, rows*rb)
 	fillRow(rng, q8Kind, halfNormal, w, rows*cols)
-	var q Q8Batch
-	q.Reset(batch, cols)
-	for i := range batch {
-		q.Quantize(i, randomFloats(cols, uint64(60+i)))
+	in := make([]Q8Input, batch)
+	for i := range in {
+		in[i].Quantize(randomFloats(cols, uint64(60+i)))
 	}
+	var q Q8Batch
+	q.Set(in)
 	out := make([]float32, batch*rows)
 	flops := 2.0 * rows * cols * batch
 	for _, level := range testLevels() {
