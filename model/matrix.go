@@ -82,17 +82,7 @@ func (m *Matrix) Row(r int, scratch []float32) []float32 {
 		return m.f32[r*m.Cols : (r+1)*m.Cols : (r+1)*m.Cols]
 	}
 	out := scratch[:m.Cols]
-	raw := m.raw[r*m.rowBytes : (r+1)*m.rowBytes]
-	switch {
-	case m.quantized:
-		m.wt.DequantizeRow(out, raw)
-	case m.Type == gguf.F16:
-		kernels.DecodeF16(out, raw)
-	default:
-		for i := range out {
-			out[i] = half.BF16ToF32(uint16(raw[2*i]) | uint16(raw[2*i+1])<<8)
-		}
-	}
+	m.decodeRow(out, r)
 	return out
 }
 
@@ -132,6 +122,7 @@ func (m *Matrix) MulBatch(threads *parallel.Pool, out, x []float32, batch int) {
 func mulShared(threads *parallel.Pool, x []float32, batch int, ms []*Matrix, outs [][]float32) {
 	total, cols := 0, ms[0].Cols
 	var in []kernels.Q8Input
+	var batched *kernels.Q8Batch
 	for _, m := range ms {
 		total += m.Rows
 		if m.isQ8_0() && in == nil {
@@ -142,6 +133,11 @@ func mulShared(threads *parallel.Pool, x []float32, batch int, ms []*Matrix, out
 			}
 			in = (*ins)[:batch]
 			quantizeInputs(threads, in, x, cols)
+			if batch > 1 {
+				batched = q8Batches.Get().(*kernels.Q8Batch)
+				defer q8Batches.Put(batched)
+				batched.Set(in)
+			}
 		}
 	}
 	// The rows go out in a few large pieces: each piece of a batch re-packs the batch's
@@ -155,7 +151,7 @@ func mulShared(threads *parallel.Pool, x []float32, batch int, ms []*Matrix, out
 		base := 0
 		for i, m := range ms {
 			if lo, hi := max(start, base), min(end, base+m.Rows); lo < hi {
-				m.mulRows(outs[i], x, batch, lo-base, hi-base, in)
+				m.mulRows(outs[i], x, batch, lo-base, hi-base, in, batched)
 			}
 			base += m.Rows
 		}
@@ -179,26 +175,16 @@ func quantizeInputs(threads *parallel.Pool, in []kernels.Q8Input, x []float32, c
 }
 
 // mulRows computes MulBatch's outputs for the rows start..end-1; in holds the quantized
-// input vectors when m is Q8_0.
-func (m *Matrix) mulRows(out, x []float32, batch, start, end int, in []kernels.Q8Input) {
+// input vectors when m is Q8_0, and batched the same as one batch when there are several.
+func (m *Matrix) mulRows(out, x []float32, batch, start, end int, in []kernels.Q8Input, batched *kernels.Q8Batch) {
 	switch {
 	case m.Type == gguf.F32:
 		kernels.MatMulRows(out, m.f32, x, m.Rows, m.Cols, batch, start, end)
+	case m.isQ8_0() && batch == 1:
+		// The piece's quarters are read as four long streams.
+		kernels.DotQ8_0Q8Rows(out[start:end], &in[0], m.raw[start*m.rowBytes:end*m.rowBytes])
 	case m.isQ8_0():
-		// A batch goes through panels of rows that stay in the core's L2 cache, each
-		// dotted with every vector in turn; at batch 1 the piece is one panel, whose
-		// quarters are read as four long streams.
-		panelRows := end - start
-		if batch > 1 {
-			panelRows = max(4, (dequantPanelBytes/m.rowBytes)&^3)
-		}
-		for r0 := start; r0 < end; r0 += panelRows {
-			r1 := min(r0+panelRows, end)
-			w := m.raw[r0*m.rowBytes : r1*m.rowBytes]
-			for b := range in {
-				kernels.DotQ8_0Q8Rows(out[b*m.Rows+r0:b*m.Rows+r1], &in[b], w)
-			}
-		}
+		kernels.MatMulQ8_0(out, m.raw, batched, m.Rows, start, end)
 	case batch == 1:
 		xs, o, w := x[:m.Cols], out[start:end], m.raw[start*m.rowBytes:end*m.rowBytes]
 		switch {
@@ -210,28 +196,34 @@ func (m *Matrix) mulRows(out, x []float32, batch, start, end int, in []kernels.Q
 			kernels.DotBF16Rows(o, xs, w)
 		}
 	default:
-		// A batch: decode a panel of rows to float32 once, then multiply it like an f32
-		// matrix, so the decoding is paid once per row for the whole batch and the
-		// matrix kernels' register and cache blocking apply. out[r0:] with stride Rows
-		// puts the panel's row i at output row r0+i.
-		panelRows := max(4, (dequantPanelBytes/(4*m.Cols))&^3)
-		panel := make([]float32, min(panelRows, end-start)*m.Cols)
-		for r0 := start; r0 < end; r0 += panelRows {
-			r1 := min(r0+panelRows, end)
-			for r := r0; r < r1; r++ {
-				m.Row(r, panel[(r-r0)*m.Cols:(r-r0+1)*m.Cols])
-			}
-			kernels.MatMulRows(out[r0:], panel, x, m.Rows, m.Cols, batch, 0, r1-r0)
+		// A batch: each row decoded to float32 once, in blocks of rows that stay in the
+		// core's caches while every input vector meets them (the matrix kernels' register
+		// blocking), the same bits as Dot with the decoded row.
+		kernels.MatMulRowsDecoded(out, x, m.Rows, m.Cols, batch, start, end, m.decodeRow)
+	}
+}
+
+// decodeRow writes row r of a stored (non-F32) matrix to dst as float32: exactly the
+// values its products multiply.
+func (m *Matrix) decodeRow(dst []float32, r int) {
+	raw := m.raw[r*m.rowBytes : (r+1)*m.rowBytes]
+	switch {
+	case m.quantized:
+		m.wt.DequantizeRow(dst, raw)
+	case m.Type == gguf.F16:
+		kernels.DecodeF16(dst, raw)
+	default:
+		for i := range dst {
+			dst[i] = half.BF16ToF32(uint16(raw[2*i]) | uint16(raw[2*i+1])<<8)
 		}
 	}
 }
 
-// q8Inputs recycles the quantized input vectors of mulShared.
-var q8Inputs = sync.Pool{New: func() any { return new([]kernels.Q8Input) }}
-
-// dequantPanelBytes bounds the float32 panel of decoded rows MulBatch multiplies at a
-// time, so that it stays in the core's L2 cache.
-const dequantPanelBytes = 256 << 10
+// q8Inputs and q8Batches recycle the quantized input vectors of mulShared.
+var (
+	q8Inputs  = sync.Pool{New: func() any { return new([]kernels.Q8Input) }}
+	q8Batches = sync.Pool{New: func() any { return new(kernels.Q8Batch) }}
+)
 
 // PermuteRows returns a copy of m whose row i is m's row perm[i] (same storage type).
 func (m *Matrix) PermuteRows(perm []int) *Matrix {

@@ -2,10 +2,14 @@ package main
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/kvref/kvref/internal/benchmark"
+	"github.com/kvref/kvref/internal/testutil"
 	"github.com/kvref/kvref/model/synth"
 )
 
@@ -17,8 +21,8 @@ func TestBenchBatchLine(t *testing.T) {
 	out, stderr, code := kvref(t, "bench", "--shape", "tiny", "--batches", "1,3", "--steps", "4", "--prompt", "5", "--cache-mem", "256KiB", "--ctx", "40", "--json")
 	require.Equal(t, 0, code, stderr)
 	var got struct {
-		Batches []batchResult    `json:"batches"`
-		MB      memoryBoundBatch `json:"memory_bound_batch"`
+		Batches []benchmark.BatchResult    `json:"batches"`
+		MB      benchmark.MemoryBoundBatch `json:"memory_bound_batch"`
 	}
 	require.NoError(t, json.Unmarshal([]byte(out), &got), out)
 	require.Len(t, got.Batches, 2)
@@ -48,10 +52,10 @@ func TestBenchRoofline(t *testing.T) {
 	out, stderr, code := kvref(t, "bench", "--shape", "tiny", "--roofline", "--bandwidth-buffer", "32MiB", "--steps", "8", "--prefill", "40", "--json")
 	require.Equal(t, 0, code, stderr)
 	var got struct {
-		R                 roofline `json:"roofline"`
-		BandwidthFraction float64  `json:"bandwidth_fraction"`
-		FMAFraction       float64  `json:"fma_fraction"`
-		PortableBandwidth *float64 `json:"portable_bandwidth_fraction"`
+		R                 benchmark.Roofline `json:"roofline"`
+		BandwidthFraction float64            `json:"bandwidth_fraction"`
+		FMAFraction       float64            `json:"fma_fraction"`
+		PortableBandwidth *float64           `json:"portable_bandwidth_fraction"`
 	}
 	require.NoError(t, json.Unmarshal([]byte(out), &got), out)
 	r := got.R
@@ -77,4 +81,110 @@ func TestBenchRooflineRejectsTinyBuffer(t *testing.T) {
 	_, stderr, code := kvref(t, "bench", "--shape", "tiny", "--roofline", "--bandwidth-buffer", "4KiB")
 	require.NotEqual(t, 0, code)
 	require.Contains(t, stderr, "--bandwidth-buffer 4KiB")
+}
+
+// TestBenchHuggingFaceDirectory: bench -m takes every model format loader.Open reads, here
+// a Hugging Face directory, and measures the same model as its GGUF (the same bytes read
+// per decode step).
+func TestBenchHuggingFaceDirectory(t *testing.T) {
+	dir, ggufPath := tinyHFAndGGUF(t)
+	var weights []int64
+	for _, ref := range []string{dir, ggufPath} {
+		out, stderr, code := kvref(t, "bench", "-m", ref, "--batches", "1", "--steps", "2", "--prompt", "3", "--cache-mem", "256KiB", "--ctx", "40", "--json")
+		require.Equal(t, 0, code, stderr)
+		var got struct {
+			Batches []benchmark.BatchResult `json:"batches"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(out), &got), out)
+		require.Len(t, got.Batches, 1)
+		weights = append(weights, got.Batches[0].WeightBytesPerStep)
+	}
+	require.Equal(t, weights[0], weights[1])
+}
+
+// fakeLlamaBenchScript writes a stand-in for llama-bench that reports tg at 50 and pp at
+// 500 tokens/s in llama-bench's JSON.
+func fakeLlamaBenchScript(t *testing.T) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "llama-bench")
+	script := `#!/bin/sh
+p=0; n=0
+while [ $# -gt 0 ]; do case "$1" in -p) p=$2;; -n) n=$2;; esac; shift; done
+ts=50; [ "$p" -gt 0 ] && ts=500
+echo "[{\"build_commit\": \"fake\", \"cpu_info\": \"Fake CPU\", \"model_type\": \"llama fake\", \"n_prompt\": $p, \"n_gen\": $n, \"avg_ts\": $ts}]"
+`
+	require.NoError(t, os.WriteFile(p, []byte(script), 0o755))
+	return p
+}
+
+// TestBenchVsLlamaBench: --vs-llama-bench prints a table with both engines' medians and
+// the ratio, and --json the per-round figures, against a stand-in llama-bench.
+func TestBenchVsLlamaBench(t *testing.T) {
+	ggufPath := filepath.Join(t.TempDir(), "tiny.gguf")
+	require.NoError(t, synth.Tiny.WriteFile(ggufPath))
+	fake := fakeLlamaBenchScript(t)
+	args := []string{"bench", "-m", ggufPath, "--vs-llama-bench", fake, "--tg", "8", "--prefill", "16", "--rounds", "2", "--reps", "1", "-t", "1"}
+	out, stderr, code := kvref(t, args...)
+	require.Equal(t, 0, code, stderr)
+	require.Contains(t, out, "llama.cpp tok/s")
+	require.Contains(t, out, "tg8")
+	require.Contains(t, out, "pp16")
+	require.Contains(t, out, "CPU ")
+
+	out, stderr, code = kvref(t, append(args, "--json")...)
+	require.Equal(t, 0, code, stderr)
+	var got struct {
+		C benchmark.Comparison `json:"comparison"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &got), out)
+	require.Len(t, got.C.Tests, 2)
+	require.Equal(t, []float64{50, 50}, got.C.Tests[0].Llama)
+	require.Equal(t, []float64{500, 500}, got.C.Tests[1].Llama)
+	for _, tr := range got.C.Tests {
+		for r, k := range tr.Kvref {
+			require.InDelta(t, k/tr.Llama[r], tr.Ratios[r], 1e-12)
+		}
+	}
+	require.Equal(t, "f16", got.C.CacheType, "llama-bench's default cache")
+}
+
+// TestBenchVsLlamaBenchRefuses: llama-bench reads only GGUF files and has no int8 cache.
+func TestBenchVsLlamaBenchRefuses(t *testing.T) {
+	fake := fakeLlamaBenchScript(t)
+	_, stderr, code := kvref(t, "bench", "--shape", "tiny", "--vs-llama-bench", fake)
+	require.NotEqual(t, 0, code)
+	require.Contains(t, stderr, "-m must name a GGUF file")
+	notGGUF := filepath.Join(t.TempDir(), "model.bin")
+	require.NoError(t, os.WriteFile(notGGUF, []byte("not a model"), 0o644))
+	_, stderr, code = kvref(t, "bench", "-m", notGGUF, "--vs-llama-bench", fake)
+	require.NotEqual(t, 0, code)
+	require.Contains(t, stderr, "is not a GGUF file")
+	ggufPath := filepath.Join(t.TempDir(), "tiny.gguf")
+	require.NoError(t, synth.Tiny.WriteFile(ggufPath))
+	_, stderr, code = kvref(t, "bench", "-m", ggufPath, "--vs-llama-bench", fake, "--cache-dtype", "int8")
+	require.NotEqual(t, 0, code)
+	require.Contains(t, stderr, "no llama.cpp equivalent")
+	_, stderr, code = kvref(t, "bench", "--shape", "tiny", "--kernels", "sse9")
+	require.NotEqual(t, 0, code)
+	require.Contains(t, stderr, `unknown kernel level "sse9"`)
+}
+
+// TestBenchVsRealLlamaBench runs the comparison against llama.cpp's own llama-bench
+// (../shared/bin) on the project's tiny model: both engines report a positive rate for
+// each test, llama-bench on the threads and cache type asked for.
+func TestBenchVsRealLlamaBench(t *testing.T) {
+	lb := testutil.Shared(t, "bin/llama-bench")
+	model := filepath.Join(testutil.ModuleRoot(t), "testdata", "tiny.gguf")
+	out, stderr, code := kvref(t, "bench", "-m", model, "--vs-llama-bench", lb, "--tg", "4", "--prefill", "16", "--rounds", "1", "--reps", "1", "-t", "1", "--json")
+	require.Equal(t, 0, code, stderr)
+	var got struct {
+		C benchmark.Comparison `json:"comparison"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &got), out)
+	require.Len(t, got.C.Tests, 2)
+	for _, tr := range got.C.Tests {
+		require.Greater(t, tr.Llama[0], 0.0, tr.Name)
+		require.Greater(t, tr.Kvref[0], 0.0, tr.Name)
+	}
+	require.NotEmpty(t, got.C.LlamaCPU)
 }

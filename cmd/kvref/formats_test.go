@@ -25,15 +25,23 @@ func TestLlama2cCheckpointEqualsGGUF(t *testing.T) {
 	require.Equal(t, parseJSONRun(t, a).Tokens, parseJSONRun(t, b).Tokens)
 }
 
+// tinyHFAndGGUF writes the tiny synthetic model as a Hugging Face directory and as a GGUF
+// file, and returns their paths.
+func tinyHFAndGGUF(t *testing.T) (dir, ggufPath string) {
+	t.Helper()
+	m, err := synth.Tiny.Model()
+	require.NoError(t, err)
+	dir = filepath.Join(t.TempDir(), "tiny-hf")
+	require.NoError(t, hf.Write(dir, m, hf.WriteOptions{}))
+	ggufPath = filepath.Join(t.TempDir(), "tiny.gguf")
+	require.NoError(t, synth.Tiny.WriteFile(ggufPath))
+	return dir, ggufPath
+}
+
 // TestRunHuggingFaceDirectory: a synthetic model written as a Hugging Face directory runs
 // through -m DIR with the same tokens and logits as its GGUF.
 func TestRunHuggingFaceDirectory(t *testing.T) {
-	m, err := synth.Tiny.Model()
-	require.NoError(t, err)
-	dir := filepath.Join(t.TempDir(), "tiny-hf")
-	require.NoError(t, hf.Write(dir, m, hf.WriteOptions{}))
-	ggufPath := filepath.Join(t.TempDir(), "tiny.gguf")
-	require.NoError(t, synth.Tiny.WriteFile(ggufPath))
+	dir, ggufPath := tinyHFAndGGUF(t)
 	args := []string{"-p", "Hello there", "-n", "16", "--temp", "0", "--ignore-eos", "--json", "--check"}
 	a, stderr, code := kvref(t, append([]string{"run", "-m", ggufPath}, args...)...)
 	require.Equal(t, 0, code, stderr)

@@ -1,5 +1,5 @@
 // Macros shared by the AVX and AVX-512 kernels (dot_amd64.s, matmul_amd64.s,
-// matmul_avx512_amd64.s).
+// matmul_avx512_amd64.s, gemm_avx512_amd64.s, ...).
 
 // TAILMASK loads into M the VMASKMOVPS mask whose first R lanes (1 ≤ R ≤ 7) are all ones
 // and whose other lanes are zero: the eight dwords of ·tailMask starting at index 8-R.
@@ -28,3 +28,29 @@
 #define MULADD(X, W, P, ACC) \
 	VMULPS W, X, P; \
 	VADDPS P, ACC, ACC
+
+// HALVES4 does the first two steps of REDUCE8 for the eight dot products in four
+// accumulators A0..A3 (rows 0..3 of a pair of inputs, each register two eight-lane sums,
+// lanes l0..l7 as four-lane halves c0 = l0..l3 and c1 = l4..l7): a_i = l_i + l_(i+4), then
+// (a0+a2, a1+a3), leaving U with, per 128-bit chunk, [row 0 | row 1] of the pair's first
+// input, the same for its second input, then [row 2 | row 3] of each. Z0..Z3 are scratch.
+#define HALVES4(A0, A1, A2, A3, U) \
+	VSHUFF32X4 $0x88, A2, A0, Z0; \
+	VSHUFF32X4 $0xdd, A2, A0, Z1; \
+	VADDPS     Z1, Z0, Z0; \
+	VSHUFF32X4 $0x88, A3, A1, Z2; \
+	VSHUFF32X4 $0xdd, A3, A1, Z3; \
+	VADDPS     Z3, Z2, Z2; \
+	VSHUFPS    $0x44, Z2, Z0, Z1; \
+	VSHUFPS    $0xee, Z2, Z0, Z3; \
+	VADDPS     Z3, Z1, U
+
+// SUM8x4 finishes REDUCE8 for the two pairs of inputs in U1 and U2 (from HALVES4): the two
+// half-sums of each dot product are added, first plus second, leaving F with the four rows
+// of one input in each 128-bit chunk, inputs in order. Z0..Z3 are scratch.
+#define SUM8x4(U1, U2, F) \
+	VSHUFF32X4 $0x44, U2, U1, Z0; \
+	VSHUFF32X4 $0xee, U2, U1, Z1; \
+	VSHUFPS    $0x88, Z1, Z0, Z2; \
+	VSHUFPS    $0xdd, Z1, Z0, Z3; \
+	VADDPS     Z3, Z2, F

@@ -31,7 +31,7 @@ func axpyRowsAVXAsm(dst, a, x *float32, n, stride, rows int)
 func axpyRows(dst, a, x []float32) {
 	n := len(dst)
 	n8 := n &^ 7
-	if !useAVX || n8 == 0 || len(a) == 0 || overlap(dst, x) {
+	if !implAxpyRowsAVX.on || n8 == 0 || len(a) == 0 || overlap(dst, x) {
 		axpyRowsGeneric(dst, a, x)
 		return
 	}

@@ -46,10 +46,12 @@ func BenchmarkDot(b *testing.B) {
 // projections of a 512-token prefill on the stories110M shape, where the inputs no longer
 // fit in the core's caches.
 func BenchmarkMatMulRows(b *testing.B) {
+
 	for _, c := range []struct{ rows, cols, batch int }{
 		{2048, 2048, 1}, {2048, 2048, 16}, {4096, 4096, 1},
 		{768, 768, 512}, {2048, 768, 512}, {768, 2048, 512}, // the stories110M prefill's matrices
-		{512, 64, 64}, // attention scores: 64 queries of one head against 512 keys
+		{512, 64, 64},     // attention scores: 64 queries of one head against 512 keys
+		{2048, 5632, 128}, // a TinyLlama down projection, a quarter of a 512-token prefill
 	} {
 		w := randomFloats(c.rows*c.cols, 3)
 		x := randomFloats(c.batch*c.cols, 4)
@@ -69,10 +71,8 @@ func BenchmarkMatMulRows(b *testing.B) {
 		for _, impl := range impls {
 			b.Run(fmt.Sprintf("%dx%d/batch=%d/%s", c.rows, c.cols, c.batch, impl.name), func(b *testing.B) {
 				b.SetBytes(int64(4 * (c.rows*c.cols + c.batch*c.cols)))
-				for b.Loop() {
-					impl.mm(out, w, x, c.rows, c.cols, c.batch, 0, c.rows)
-				}
 				flops := 2 * float64(c.rows) * float64(c.cols) * float64(c.batch)
+				cpuLoop(b, flops, func() { impl.mm(out, w, x, c.rows, c.cols, c.batch, 0, c.rows) })
 				b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 			})
 		}
@@ -93,5 +93,24 @@ func BenchmarkAxpy(b *testing.B) {
 				}
 			})
 		}
+	}
+}
+
+// BenchmarkPeak runs the arithmetic peak loops of PeakLoops on one thread: the ceiling of
+// the matrix kernels ("muladd": the unfused multiply and add they use).
+func BenchmarkPeak(b *testing.B) {
+	fma, mulAdd, fmaFlops, mulAddFlops, bits := PeakLoops()
+	for _, l := range []struct {
+		name  string
+		loop  func(int)
+		flops int
+	}{{"fma", fma, fmaFlops}, {"muladd", mulAdd, mulAddFlops}} {
+		if l.loop == nil {
+			continue
+		}
+		b.Run(fmt.Sprintf("%s/%d-bit", l.name, bits), func(b *testing.B) {
+			const iters = 1 << 20
+			cpuLoop(b, float64(iters*l.flops), func() { l.loop(iters) })
+		})
 	}
 }

@@ -2,64 +2,27 @@
 
 package kernels
 
-import (
-	"unsafe"
+import "unsafe"
 
-	"golang.org/x/sys/cpu"
-)
-
-// The code path is decided once, at package initialisation. The assembly kernels need AVX
-// (256-bit VEX instructions: VMULPS, VADDPS, VMASKMOVPS, VEXTRACTF128, VBROADCASTSS) and an
-// operating system that saves the YMM registers, which cpu.X86.HasAVX includes; the
-// MatMulRows block for four batch vectors also needs AVX-512F (and ZMM state saving, which
-// cpu.X86.HasAVX512F includes). Nothing from AVX2 or FMA is used: a fused multiply-add
-// would round differently from the portable Go.
-var (
-	useAVX    = cpu.X86.HasAVX
-	useAVX512 = useAVX && cpu.X86.HasAVX512F
-)
-
-// SetPortable switches every kernel of the package to its portable Go version (on true) or
-// back to the code path chosen at start-up (on false), so that a benchmark can measure both
-// in one run. It must not be called while any kernel runs. In a purego build it does
-// nothing.
-func SetPortable(on bool) {
-	if on {
-		useAVX, useAVX512, useRowAVX2, useRowAVX512, useQ8VNNI, useExpAVX512 = false, false, false, false, false, false
-		return
-	}
-	useAVX, useAVX512, useRowAVX2, useRowAVX512, useQ8VNNI, useExpAVX512 = startAVX, startAVX512, startRowAVX2, startRowAVX512, startQ8VNNI, startExpAVX512
-}
-
-// The choice made at start-up, which SetPortable(false) restores.
-var (
-	startAVX, startAVX512        = useAVX, useAVX512
-	startRowAVX2, startRowAVX512 = useRowAVX2, useRowAVX512
-)
-
-// Implementation names the code path that Dot, MatMulRows and Axpy use: "avx512" for the
-// AVX kernels plus the AVX-512 MatMulRows block (batches of four and more), "avx" for the
-// AVX kernels alone, "generic" for the portable Go (on CPUs without AVX, with -tags purego,
-// or on other architectures). All compute the same bits.
-func Implementation() string {
-	switch {
-	case useAVX512:
-		return "avx512"
-	case useAVX:
-		return "avx"
-	}
-	return "generic"
-}
+// The dispatch of Dot, Axpy and MatMulRows. Which fast implementations may run is decided
+// in registry.go (from the CPU at start-up, then by SetPortable and Restrict); here each
+// call takes the fastest one that is on and whose preconditions the arguments meet, and
+// falls back to the portable Go otherwise. The float kernels use AVX (256-bit VMULPS,
+// VADDPS, VMASKMOVPS, ...) and, for the prefill blocks, AVX-512F; they never fuse a
+// multiply with an add (no FMA instruction), which would round differently from the
+// portable Go. The row dots (rowdot_amd64.go) need AVX2 and F16C, the Q8_0 products
+// (q8input_amd64.go) AVX2 or AVX-512 VNNI, the exponentials (exp_amd64.go) AVX-512F and
+// FMA, because they repeat what math.Exp computes with FMA.
 
 func dot(x, y []float32) float32 {
-	if useAVX {
+	if implDotAVX.on {
 		return dotAVX(x, y)
 	}
 	return dotGeneric(x, y)
 }
 
 func axpy(dst []float32, a float32, x []float32) {
-	if useAVX && !overlapsBefore(x, dst) {
+	if implAxpyAVX.on && !overlapsBefore(x, dst) {
 		axpyAVX(dst, a, x)
 		return
 	}
@@ -67,11 +30,39 @@ func axpy(dst []float32, a float32, x []float32) {
 }
 
 func matMulRows(out, w, x []float32, rows, cols, batch, start, end int) {
-	if useAVX && matMulRowsFastOK(out, w, x, rows, cols, batch, start, end) {
-		matMulRowsAVX(out, w, x, rows, cols, batch, start, end, useAVX512)
-		return
+	if matMulRowsFastOK(out, w, x, rows, cols, batch, start, end) {
+		switch {
+		case batch == 1 && cols%8 == 0 && implMatVecAVX.on:
+			matVecAVX(out, w, x, cols, start, end)
+			return
+		case batch > 1 && cols%8 == 0 && implMatMulAVX.on:
+			gemmAVX(out, w, x, rows, cols, batch, start, end, nil, implMatMulAVX512.on)
+			return
+		case implMatMulAVX.on:
+			matMulRowsAVX(out, w, x, rows, cols, batch, start, end, implMatMulAVX512.on)
+			return
+		}
 	}
 	matMulRowsGeneric(out, w, x, rows, cols, batch, start, end)
+}
+
+func matMulRowsDecoded(out, x []float32, rows, cols, batch, start, end int, decode func(dst []float32, r int)) {
+	if batch > 1 && cols%8 == 0 && implMatMulAVX.on && decodedFastOK(out, x, rows, cols, batch, start, end) {
+		gemmAVX(out, nil, x, rows, cols, batch, start, end, decode, implMatMulAVX512.on)
+		return
+	}
+	matMulRowsDecodedGeneric(out, x, rows, cols, batch, start, end, decode)
+}
+
+// decodedFastOK is matMulRowsFastOK for MatMulRowsDecoded, which reads no weight slice.
+func decodedFastOK(out, x []float32, rows, cols, batch, start, end int) bool {
+	if cols <= 0 || batch <= 0 || start < 0 || start >= end || end > rows {
+		return false
+	}
+	if batch > len(x)/cols || end > len(out) || batch-1 > (len(out)-end)/rows {
+		return false
+	}
+	return !overlap(out[start:(batch-1)*rows+end], x[:batch*cols])
 }
 
 // matMulRowsFastOK reports whether the assembly may run MatMulRows: all indices in range,

@@ -2,14 +2,8 @@
 
 package kernels
 
-// Implementation names the code path that Dot, MatMulRows and Axpy use: in this build
-// (-tags purego, or an architecture without assembly kernels) always "generic", the
-// portable Go.
-func Implementation() string { return "generic" }
-
-// SetPortable would switch the kernels to their portable versions; in this build they
-// always are, so it does nothing.
-func SetPortable(on bool) {}
+// In this build (-tags purego, or an architecture without assembly kernels) every kernel
+// is its portable Go twin.
 
 func dot(x, y []float32) float32 { return dotGeneric(x, y) }
 
@@ -21,8 +15,30 @@ func matMulRows(out, w, x []float32, rows, cols, batch, start, end int) {
 	matMulRowsGeneric(out, w, x, rows, cols, batch, start, end)
 }
 
+func matMulRowsDecoded(out, x []float32, rows, cols, batch, start, end int, decode func(dst []float32, r int)) {
+	matMulRowsDecodedGeneric(out, x, rows, cols, batch, start, end, decode)
+}
+
 func expShifted(x []float32, shift float32) { expShiftedGeneric(x, shift) }
 
 func swiglu(gate, up []float32) { swigluGeneric(gate, up) }
 
 func prefetch(b []byte) {}
+
+func dotF16(x []float32, row []byte) float32  { return dotF16Generic(x, row) }
+func dotBF16(x []float32, row []byte) float32 { return dotBF16Generic(x, row) }
+func dotQ4_0(x []float32, row []byte) float32 { return dotQ4_0Generic(x, row) }
+
+func dotF16Rows(out, x []float32, w []byte, rb int)  { rowsGeneric(out, x, w, rb, dotF16Generic) }
+func dotBF16Rows(out, x []float32, w []byte, rb int) { rowsGeneric(out, x, w, rb, dotBF16Generic) }
+func dotQ4_0Rows(out, x []float32, w []byte, rb int) { rowsGeneric(out, x, w, rb, dotQ4_0Generic) }
+
+func decodeF16(dst []float32, src []byte) { decodeF16Generic(dst, src) }
+
+func dotQ8_0Q8Rows(out []float32, x *Q8Input, w []byte, rb int) { q8RowsGeneric(out, x, w, rb) }
+
+func quantizeBlocks(v *Q8Input, x []float32) { quantizeBlocksGeneric(v, x) }
+
+func matMulQ8_0(out []float32, w []byte, x *Q8Batch, rows, rb, start, end int) {
+	matMulQ8_0Generic(out, w, x, rows, rb, start, end)
+}

@@ -16,12 +16,18 @@
 // same arithmetic in 256-bit AVX registers: one register of eight lanes per dot product,
 // VMULPS then VADDPS (never VFMADD), the zero-padded tail and the horizontal sum in the
 // order above. MatMulRows runs four weight rows against one, two or (with AVX-512, two
-// eight-lane dot products per ZMM register) four batch vectors at a time. Which path runs
-// is decided once, when the package is initialised, from golang.org/x/sys/cpu; the same
-// holds for AxpyRows, the exponentials of Softmax and SwiGLU (which repeat math.Exp's
-// amd64 arithmetic), the row dots (rowdot.go) and the Q8_0 × Q8_0 products (q8input.go);
-// Implementation reports the choice. Building with -tags purego (or for any other
-// architecture) compiles the portable path only.
+// eight-lane dot products per ZMM register) four batch vectors at a time. The same holds
+// for AxpyRows, the exponentials of Softmax and SwiGLU (which repeat math.Exp's amd64
+// arithmetic), the row dots (rowdot.go) and the Q8_0 × Q8_0 products (q8input.go).
+//
+// One table, the registry (registry.go), lists every fast implementation with the CPU
+// features it needs and the portable twin that defines its bits. Which ones run is decided
+// when the package is initialised, from golang.org/x/sys/cpu; Restrict (or the
+// environment variable KVREF_KERNELS=generic|avx|avx2|avx512) caps them at a level, so that
+// an AVX-512 machine runs and tests what an AVX2-only one runs, SetPortable switches to
+// the portable Go and back, and Implementations reports which implementation each kernel
+// uses. Building with -tags purego (or for any other architecture) compiles the portable
+// path only.
 //
 // The two paths return the same bits for every input, with one exception that Go itself
 // does not pin down: when a result is NaN, both return a NaN, but which NaN (sign and

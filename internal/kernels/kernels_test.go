@@ -23,14 +23,42 @@ type kernelSet struct {
 	raw bool
 }
 
-// exportedSet is the package API, whatever path it dispatches to in this build.
-var exportedSet = kernelSet{name: "exported", dot: Dot, matMulRows: MatMulRows, axpy: Axpy}
+// levelSet is the package API with the kernels restricted to one level for each call,
+// recording which implementations ran.
+func levelSet(level string) kernelSet {
+	return kernelSet{
+		name: level,
+		dot: func(x, y []float32) float32 {
+			defer atLevel(level)()
+			use(implDotAVX)
+			return Dot(x, y)
+		},
+		matMulRows: func(out, w, x []float32, rows, cols, batch, start, end int) {
+			defer atLevel(level)()
+			if batch == 1 {
+				use(implMatVecAVX)
+			} else {
+				use(implMatMulAVX)
+			}
+			MatMulRows(out, w, x, rows, cols, batch, start, end)
+		},
+		axpy: func(dst []float32, a float32, x []float32) {
+			defer atLevel(level)()
+			use(implAxpyAVX)
+			Axpy(dst, a, x)
+		},
+	}
+}
 
-// allSets returns the exported kernels and, when this build and CPU have them, the
-// assembly kernels called directly.
+// allSets returns the package API at every level this CPU has (testLevels) and, when this
+// build and CPU have them, the assembly kernels called directly.
 func allSets() []kernelSet {
+	var sets []kernelSet
+	for _, l := range testLevels() {
+		sets = append(sets, levelSet(l))
+	}
 	fast, _ := fastKernelSets()
-	return append([]kernelSet{exportedSet}, fast...)
+	return append(sets, fast...)
 }
 
 // defaultNaN is the NaN that x86 arithmetic creates (Inf-Inf, 0·Inf).
@@ -269,6 +297,20 @@ func TestMatMulRowsMatchesGeneric(t *testing.T) {
 				checkMatMulRows(t, rng, set, kindNormal, 13, 72, batch, 0, 13)
 				checkMatMulRows(t, rng, set, kindMixed, 10, 33, batch, 1, 9)
 				checkMatMulRows(t, rng, set, kindSpecial, 8, 8, batch, 4, 8)
+			}
+			// The blocked prefill product: several chunks of columns (their lanes carried
+			// from chunk to chunk), blocks of rows and of inputs, and every remainder.
+			for _, c := range []struct {
+				kind                          dataKind
+				rows, cols, batch, start, end int
+			}{
+				{kindNormal, 70, 776, 139, 0, 70},
+				{kindMixed, 41, 1032, 67, 3, 38},
+				{kindSpecial, 36, 640, 14, 0, 36},
+				{kindNaNPayloads, 33, 520, 13, 1, 33},
+				{kindNearOverflow, 9, 392, 8, 0, 9},
+			} {
+				checkMatMulRows(t, rng, set, c.kind, c.rows, c.cols, c.batch, c.start, c.end)
 			}
 		})
 	}

@@ -13,3 +13,27 @@ package kernels
 func MatMulRows(out, w, x []float32, rows, cols, batch, start, end int) {
 	matMulRows(out, w, x, rows, cols, batch, start, end)
 }
+
+// MatMulRowsDecoded is MatMulRows for a matrix kept in another form: decode(dst, r) writes
+// row r (cols values) as float32, the exact values its products multiply (an F16 or BF16
+// row widened, a quantized row dequantized). The results are MatMulRows's on the decoded
+// matrix, bit for bit. The fast path decodes each row once per call, a block of rows at a
+// time that stays in the core's caches while every input vector meets it.
+//
+// It panics when out or x is too short, like MatMulRows; decode must not write anywhere
+// but dst.
+func MatMulRowsDecoded(out, x []float32, rows, cols, batch, start, end int, decode func(dst []float32, r int)) {
+	matMulRowsDecoded(out, x, rows, cols, batch, start, end, decode)
+}
+
+// matMulRowsDecodedGeneric is the portable definition of MatMulRowsDecoded: each row
+// decoded, then matMulRowsGeneric's loop over the batch.
+func matMulRowsDecodedGeneric(out, x []float32, rows, cols, batch, start, end int, decode func(dst []float32, r int)) {
+	row := make([]float32, cols)
+	for r := start; r < end; r++ {
+		decode(row, r)
+		for b := 0; b < batch; b++ {
+			out[b*rows+r] = dotGeneric(x[b*cols:(b+1)*cols], row)
+		}
+	}
+}

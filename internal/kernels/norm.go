@@ -40,28 +40,12 @@ func Softmax(x []float32) {
 	}
 }
 
-// expShiftedGeneric sets x[i] = float32(math.Exp(float64(x[i] - shift))).
-func expShiftedGeneric(x []float32, shift float32) {
-	for i, v := range x {
-		x[i] = float32(math.Exp(float64(v - shift)))
-	}
-}
-
 // SwiGLU writes gate[i] = silu(gate[i]) · up[i], with silu(g) = g / (1 + e^-g) computed in
 // float64 and rounded to float32: float32(float64(g) / (1 + math.Exp(-float64(g)))). On
 // amd64 with AVX-512 and FMA it runs eight at a time with math.Exp's own arithmetic: the
 // same bits.
 func SwiGLU(gate, up []float32) {
 	swiglu(gate, up[:len(gate)])
-}
-
-// swigluGeneric is the portable definition of SwiGLU.
-func swigluGeneric(gate, up []float32) {
-	up = up[:len(gate)]
-	for i, g := range gate {
-		s := float32(float64(g) / (1 + math.Exp(-float64(g))))
-		gate[i] = s * up[i]
-	}
 }
 
 // Add sets dst[i] += x[i].

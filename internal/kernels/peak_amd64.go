@@ -2,8 +2,6 @@
 
 package kernels
 
-import "golang.org/x/sys/cpu"
-
 //go:noescape
 func fmaPeakAVX2(iters int)
 
@@ -11,22 +9,24 @@ func fmaPeakAVX2(iters int)
 func mulAddPeakAVX(iters int)
 
 // PeakLoops reports the register-only loops this build has for measuring the machine's
-// arithmetic peak, in the widest vectors the CPU has (512-bit with AVX-512F, else 256-bit):
+// arithmetic peak, in the widest vectors the kernels may use now (512-bit with AVX-512F,
+// else 256-bit; Restrict("avx2") gives the 256-bit loops):
 // fma(iters) performs fmaFlops·iters flops as fused multiply-adds, mulAdd(iters)
 // mulAddFlops·iters flops as the separate multiply and add the kernels use; bits names
 // the vector width. A nil function means the loop is not available (no FMA/AVX, or a
 // purego build).
 func PeakLoops() (fma, mulAdd func(iters int), fmaFlops, mulAddFlops, bits int) {
-	if cpu.X86.HasAVX512F {
-		return fmaPeakAVX512, mulAddPeakAVX512, 384, 192, 512
+	f := cpuFeatures & allowed
+	if f&featAVX512F != 0 && f&featFMA != 0 {
+		return fmaPeakAVX512, mulAddPeakAVX512, 384, 384, 512
 	}
-	if cpu.X86.HasAVX2 && cpu.X86.HasFMA {
+	if f&(featAVX2|featFMA) == featAVX2|featFMA {
 		fma = fmaPeakAVX2
 	}
-	if cpu.X86.HasAVX {
+	if f&featAVX != 0 {
 		mulAdd = mulAddPeakAVX
 	}
-	return fma, mulAdd, 192, 96, 256
+	return fma, mulAdd, 192, 192, 256
 }
 
 //go:noescape
@@ -42,7 +42,7 @@ func mulAddPeakAVX512(iters int)
 // straight from memory.
 func StreamRead(x []float32) float32 {
 	var s float32
-	if useAVX && len(x) >= 4*16 {
+	if implStreamReadAVX.on && len(x) >= 4*16 {
 		// Four streams (the quarters of x) at once: one stream per core does not keep
 		// enough reads in flight to reach the memory's bandwidth.
 		q := len(x) / 4 &^ 15

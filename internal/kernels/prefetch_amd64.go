@@ -11,7 +11,7 @@ import "unsafe"
 func prefetchLines(p *byte, n int)
 
 func prefetch(b []byte) {
-	if useAVX { // SetPortable turns the hint off with the other fast paths
+	if implPrefetchAVX.on { // SetPortable turns the hint off with the other fast paths
 		prefetchLines(unsafe.SliceData(b), len(b))
 	}
 }

@@ -2,34 +2,25 @@
 
 package kernels
 
-import (
-	"unsafe"
+import "unsafe"
 
-	"golang.org/x/sys/cpu"
-)
-
-// On CPUs with AVX2 and F16C but not AVX-512 VNNI, dotQ8_0Q8AVX2 (q8input_amd64.s) does
+// The Q8_0 × Q8_0 kernels (registry.go): on CPUs with AVX-512 VNNI, dotQ8_0Q8x4AVX512
+// (q8input_avx512_amd64.s) does the integer products with VPDPBUSD four rows at a time
+// and needs VNNI, BW (VPERMW), DQ (VINSERTI32X8), VL (the 256-bit forms for an odd last
+// block) and F16C (VCVTPH2PS); quantizeQ8AVX512 quantizes the input with the same
+// features. On CPUs with AVX2 and F16C but not VNNI, dotQ8_0Q8AVX2 (q8input_amd64.s) does
 // the integer products with VPMADDWD on the widened input, a row at a time.
-
-// useQ8VNNI selects the AVX-512 Q8_0 × Q8_0 kernel (q8input_avx512_amd64.s), which needs
-// AVX-512 VNNI (VPDPBUSD), BW (VPERMW), DQ (VINSERTI32X8), VL (the 256-bit forms for an
-// odd last block) and F16C (VCVTPH2PS). SetPortable switches it off with the others.
-var useQ8VNNI = useRowAVX512 && cpu.X86.HasAVX512VNNI && cpu.X86.HasAVX512BW &&
-	cpu.X86.HasAVX512DQ && cpu.X86.HasAVX512VL
-
-// startQ8VNNI is the choice made at start-up, which SetPortable(false) restores.
-var startQ8VNNI = useQ8VNNI
 
 func dotQ8_0Q8Rows(out []float32, x *Q8Input, w []byte, rb int) {
 	nb, q := x.n/QBlockLen, len(out)/4
-	if nb > 0 && !useQ8VNNI && useRowAVX2 {
+	if nb > 0 && !implQ8Q8VNNI.on && implQ8Q8AVX2.on {
 		xq, dl := unsafe.SliceData(x.qs16), unsafe.SliceData(x.dLanes)
 		for r := range out {
 			out[r] = dotQ8_0Q8AVX2(&w[r*rb], xq, dl, nb)
 		}
 		return
 	}
-	if !useQ8VNNI || nb == 0 || q == 0 || overlapsRows(out, nil, w) {
+	if !implQ8Q8VNNI.on || nb == 0 || q == 0 || overlapsRows(out, nil, w) {
 		q8RowsGeneric(out, x, w, rb)
 		return
 	}
@@ -68,7 +59,7 @@ func quantizeQ8AVX512(x *float32, nb int, qs *int8, qs16 *int16, d, dLanes *floa
 
 func quantizeBlocks(v *Q8Input, x []float32) {
 	nb := len(x) / QBlockLen
-	if !useQ8VNNI || nb == 0 {
+	if !implQuantizeQ8VNNI.on || nb == 0 {
 		quantizeBlocksGeneric(v, x)
 		return
 	}

@@ -7,16 +7,16 @@
 
 // q8ScaleIndex selects, for VPERMW over the first 64 bytes of a pair of Q8_0 blocks, the
 // first block's fp16 scale (word 0) into words 0-7 and the second block's (word 17, at byte
-// 34) into words 8-15; the upper 256 bits are not used.
-DATA q8ScaleIndex<>+0(SB)/8, $0x0000000000000000
-DATA q8ScaleIndex<>+8(SB)/8, $0x0000000000000000
-DATA q8ScaleIndex<>+16(SB)/8, $0x0011001100110011
-DATA q8ScaleIndex<>+24(SB)/8, $0x0011001100110011
-DATA q8ScaleIndex<>+32(SB)/8, $0x0000000000000000
-DATA q8ScaleIndex<>+40(SB)/8, $0x0000000000000000
-DATA q8ScaleIndex<>+48(SB)/8, $0x0000000000000000
-DATA q8ScaleIndex<>+56(SB)/8, $0x0000000000000000
-GLOBL q8ScaleIndex<>(SB), RODATA|NOPTR, $64
+// 34) into words 8-15; the upper 256 bits are not used. gemmq8_avx512_amd64.s reads it too.
+DATA ·q8ScaleIndex+0(SB)/8, $0x0000000000000000
+DATA ·q8ScaleIndex+8(SB)/8, $0x0000000000000000
+DATA ·q8ScaleIndex+16(SB)/8, $0x0011001100110011
+DATA ·q8ScaleIndex+24(SB)/8, $0x0011001100110011
+DATA ·q8ScaleIndex+32(SB)/8, $0x0000000000000000
+DATA ·q8ScaleIndex+40(SB)/8, $0x0000000000000000
+DATA ·q8ScaleIndex+48(SB)/8, $0x0000000000000000
+DATA ·q8ScaleIndex+56(SB)/8, $0x0000000000000000
+GLOBL ·q8ScaleIndex(SB), RODATA|NOPTR, $64
 
 // Q8Q8PAIR adds one row's pair of blocks (at R, byte offset BX) to ACC: lanes 0-7 the first
 // block's, 8-15 the second's, each lane float32(float32(p)·s) with p the integer sum of four
@@ -58,7 +58,7 @@ GLOBL q8ScaleIndex<>(SB), RODATA|NOPTR, $64
 // acc[l]+acc[l+8] after an odd last block went into lanes 0-7, and summed by REDUCE8.
 // R15 is BX plus PREFETCH_AHEAD, the offset the loop prefetches in each stream.
 TEXT ·dotQ8_0Q8x4AVX512(SB), NOSPLIT, $0-64
-	VMOVDQU64 q8ScaleIndex<>(SB), Z30
+	VMOVDQU64 ·q8ScaleIndex(SB), Z30
 	MOVL      $0x80808080, AX
 	VPBROADCASTD AX, Z31
 	MOVQ   out+0(FP), DX

@@ -107,24 +107,15 @@ func TestDotQ8_0Q8IsTheQuantizedProduct(t *testing.T) {
 	}
 }
 
-// TestDotQ8_0Q8RowsMatchGeneric: the *Rows form, on every path this build has, gives the
+// TestDotQ8_0Q8RowsMatchGeneric: the *Rows form, at every level this CPU has, gives the
 // portable row dot bit for bit, for rows with extreme scales (fp16 Inf, NaN, subnormal,
 // largest) and codes (−128, 127), inputs of every kind, misaligned rows, and row counts
 // that leave 0 to 3 rows after the four-row runs; it leaves the rest of out alone.
 func TestDotQ8_0Q8RowsMatchGeneric(t *testing.T) {
-	for _, path := range q8Paths() {
-		t.Run(path.name, func(t *testing.T) {
-			defer path.use()()
-			checkDotQ8_0Q8Rows(t)
-		})
-	}
-}
-
-// q8Path is one code path of DotQ8_0Q8Rows: use switches to it and returns the function
-// that switches back.
-type q8Path struct {
-	name string
-	use  func() (restore func())
+	forEachLevel(t, func(t *testing.T) {
+		use(implQ8Q8AVX2)
+		checkDotQ8_0Q8Rows(t)
+	})
 }
 
 func checkDotQ8_0Q8Rows(t *testing.T) {
@@ -165,12 +156,10 @@ func checkDotQ8_0Q8Rows(t *testing.T) {
 // TestDotQ8_0Q8NonFiniteInput: an input block with an infinity or a NaN makes the product
 // NaN on every path.
 func TestDotQ8_0Q8NonFiniteInput(t *testing.T) {
-	for _, path := range q8Paths() {
-		t.Run(path.name, func(t *testing.T) {
-			defer path.use()()
-			checkDotQ8_0Q8NonFinite(t)
-		})
-	}
+	forEachLevel(t, func(t *testing.T) {
+		use(implQ8Q8AVX2)
+		checkDotQ8_0Q8NonFinite(t)
+	})
 }
 
 func checkDotQ8_0Q8NonFinite(t *testing.T) {
@@ -226,9 +215,9 @@ func BenchmarkDotQ8_0Q8Rows(b *testing.B) {
 		w := make([]byte, size.rows*rb)
 		fillRow(rng, q8Kind, halfNormal, w, size.rows*cols)
 		out := make([]float32, size.rows)
-		for _, path := range q8Paths() {
-			b.Run(size.name+"/q8input/"+path.name, func(b *testing.B) {
-				defer path.use()()
+		for _, level := range testLevels() {
+			b.Run(size.name+"/q8input/"+level, func(b *testing.B) {
+				defer atLevel(level)()
 				b.SetBytes(int64(len(w)))
 				for b.Loop() {
 					DotQ8_0Q8Rows(out, &v, w)
@@ -238,11 +227,18 @@ func BenchmarkDotQ8_0Q8Rows(b *testing.B) {
 	}
 }
 
-// TestQ8InputQuantizeMatchesGeneric: Quantize on this build's path (AVX-512 assembly where
-// the CPU has VNNI) writes exactly what the portable definition writes, for inputs of every
+// TestQ8InputQuantizeMatchesGeneric: Quantize at every level (AVX-512 assembly where the
+// CPU has VNNI) writes exactly what the portable definition writes, for inputs of every
 // kind: ordinary, huge (scales that overflow fp16), tiny (scales that round to 0),
 // subnormal, with infinities and NaNs, and ties of x·127/amax.
 func TestQ8InputQuantizeMatchesGeneric(t *testing.T) {
+	forEachLevel(t, func(t *testing.T) {
+		use(implQuantizeQ8VNNI)
+		checkQ8InputQuantize(t)
+	})
+}
+
+func checkQ8InputQuantize(t *testing.T) {
 	rng := rand.New(rand.NewPCG(12, 0))
 	kinds := []dataKind{kindNormal, kindWide, kindNearOverflow, kindSubnormal, kindSpecial, kindMixed, kindCancel, kindNegZero, kindNaNPayloads}
 	for _, kind := range kinds {

@@ -1,10 +1,6 @@
 package kernels
 
-import (
-	"fmt"
-
-	"github.com/kvref/kvref/internal/half"
-)
+import "fmt"
 
 // Fused row dots: the dot product of a float32 vector with a weight row kept in its stored
 // form, decoded on the fly. Each one returns exactly Dot(x, v), bit for bit, where v is the
@@ -102,21 +98,5 @@ func rowsBytes(what string, rows, rowBytes int) int {
 func rowsGeneric(out, x []float32, w []byte, rb int, dot func(x []float32, row []byte) float32) {
 	for r := range out {
 		out[r] = dot(x, w[r*rb:(r+1)*rb])
-	}
-}
-
-// DecodeF16 widens the len(dst) IEEE 754 binary16 values stored little-endian in src to
-// float32 (exactly: every half is a float32, subnormals and NaN payloads included). On
-// amd64 with F16C it converts eight at a time with VCVTPH2PS. It panics if
-// len(src) < 2·len(dst).
-func DecodeF16(dst []float32, src []byte) {
-	decodeF16(dst, src[:2*len(dst)])
-}
-
-// decodeF16Generic is DecodeF16 in portable Go.
-func decodeF16Generic(dst []float32, src []byte) {
-	table := half.F16Table
-	for i := range dst {
-		dst[i] = table[le16(src[2*i:])]
 	}
 }

@@ -2,36 +2,13 @@
 
 package kernels
 
-import (
-	"unsafe"
+import "unsafe"
 
-	"golang.org/x/sys/cpu"
-)
-
-// useRowAVX2 selects the assembly row dots, which need AVX2 (VPMOVZXBD, VPMOVZXWD and the
-// other 256-bit integer instructions, VPBROADCASTW) and F16C (VCVTPH2PS). Nothing from FMA
-// is used. useRowAVX512 adds the AVX-512F four-row Q4_0 kernel (rowdot_avx512_amd64.s),
-// which decodes sixteen values per instruction; the Q8_0 × Q8_0 kernel of Q8_0 weight rows
-// (DotQ8_0Q8, q8input_amd64.go) requires it too.
-var (
-	useRowAVX2   = useAVX && cpu.X86.HasAVX2 && cpu.X86.HasF16C
-	useRowAVX512 = useRowAVX2 && cpu.X86.HasAVX512F
-)
-
-// RowDotImplementation names the code path of the row dots (DotF16, DotBF16, DotQ4_0 and
-// their *Rows forms): "avx512" for the AVX2+F16C assembly with the AVX-512F four-row Q4_0
-// kernel, "avx2" for the AVX2+F16C assembly alone, "generic" for the portable Go (on CPUs
-// without them, with -tags purego, or on other architectures). All compute the same bits.
-// Q8_0 weight rows take a quantized input instead (DotQ8_0Q8, q8input.go).
-func RowDotImplementation() string {
-	switch {
-	case useRowAVX512:
-		return "avx512"
-	case useRowAVX2:
-		return "avx2"
-	}
-	return "generic"
-}
+// The row dots' fast paths (registry.go: implF16AVX2, implBF16AVX2, implQ4_0AVX2,
+// implQ4_0AVX512, implDecodeF16AVX2) need AVX2 (VPMOVZXBD, VPMOVZXWD and the other
+// 256-bit integer instructions, VPBROADCASTW) and F16C (VCVTPH2PS); nothing from FMA is
+// used. The AVX-512F four-row Q4_0 kernel (rowdot_avx512_amd64.s) decodes sixteen values
+// per instruction.
 
 // The assembly kernels (rowdot_amd64.s). n counts values; the x pointers address float32
 // vectors, the w pointers stored rows.
@@ -115,21 +92,21 @@ func dotQ4_0AVX2(x []float32, row []byte) float32 {
 }
 
 func dotF16(x []float32, row []byte) float32 {
-	if useRowAVX2 {
+	if implF16AVX2.on {
 		return dotF16AVX2(x, row)
 	}
 	return dotF16Generic(x, row)
 }
 
 func dotBF16(x []float32, row []byte) float32 {
-	if useRowAVX2 {
+	if implBF16AVX2.on {
 		return dotBF16AVX2(x, row)
 	}
 	return dotBF16Generic(x, row)
 }
 
 func dotQ4_0(x []float32, row []byte) float32 {
-	if useRowAVX2 {
+	if implQ4_0AVX2.on {
 		return dotQ4_0AVX2(x, row)
 	}
 	return dotQ4_0Generic(x, row)
@@ -181,7 +158,7 @@ func seq4Rows(out, x []float32, w []byte, rb int, seq4 func(out *float32, w *byt
 }
 
 func dotF16Rows(out, x []float32, w []byte, rb int) {
-	if !useRowAVX2 {
+	if !implF16AVX2.on {
 		rowsGeneric(out, x, w, rb, dotF16Generic)
 		return
 	}
@@ -196,7 +173,7 @@ func dotF16Rows(out, x []float32, w []byte, rb int) {
 }
 
 func dotBF16Rows(out, x []float32, w []byte, rb int) {
-	if !useRowAVX2 {
+	if !implBF16AVX2.on {
 		rowsGeneric(out, x, w, rb, dotBF16Generic)
 		return
 	}
@@ -211,12 +188,12 @@ func dotBF16Rows(out, x []float32, w []byte, rb int) {
 }
 
 func dotQ4_0Rows(out, x []float32, w []byte, rb int) {
-	if !useRowAVX2 {
+	if !implQ4_0AVX2.on {
 		rowsGeneric(out, x, w, rb, dotQ4_0Generic)
 		return
 	}
 	x4 := dotQ4_0x4AVX2
-	if useRowAVX512 {
+	if implQ4_0AVX512.on {
 		x4 = dotQ4_0x4AVX512
 	}
 	rowsAVX2(out, x, w, rb, len(x)/QBlockLen, x4, dotQ4_0AVX2)
@@ -235,18 +212,3 @@ func dotF16RowsSeq4AVX2(out *float32, w *byte, x *float32, rows, n, quarter int)
 //
 //go:noescape
 func dotBF16RowsSeq4AVX2(out *float32, w *byte, x *float32, rows, n, quarter int)
-
-// decodeF16AVX2Asm widens 8·blocks halves at src into dst (VCVTPH2PS). Implemented in
-// rowdot_amd64.s.
-//
-//go:noescape
-func decodeF16AVX2Asm(dst *float32, src *byte, blocks int)
-
-func decodeF16(dst []float32, src []byte) {
-	if useRowAVX2 && len(dst) >= 8 {
-		blocks := len(dst) / 8
-		decodeF16AVX2Asm(&dst[0], &src[0], blocks)
-		dst, src = dst[8*blocks:], src[16*blocks:]
-	}
-	decodeF16Generic(dst, src)
-}

@@ -45,6 +45,83 @@ GLOBL rowConsts<>(SB), RODATA|NOPTR, $8
 	VCVTDQ2PS Y, Y; \
 	VMULPS    D, Y, Y
 
+// The 16-bit row kernels (dotF16AVX2Asm, dotBF16AVX2Asm, dotF16x4AVX2, dotBF16x4AVX2 and
+// the sequential-stream ones below) differ only in how eight stored values become eight
+// floats: F16LOAD (VCVTPH2PS, exact) or BF16LOAD (VPMOVZXWD, then a 16-bit left shift: a
+// bfloat16 b is the float32 with bits b<<16). Each kernel's loop is one macro taking the
+// LOAD.
+
+#define F16LOAD(M, Y) \
+	VCVTPH2PS M, Y
+
+#define BF16LOAD(M, Y) \
+	VPMOVZXWD M, Y; \
+	VPSLLD    $16, Y, Y
+
+// The one-row kernels: x in SI, the row in DI, n8 in CX, the tail groups at R8 and R9,
+// the lanes in Y0; AX is the index of the current group of eight values.
+
+// ROW1GROUP adds the eight values at WM times the eight floats at XM to the lanes: x first,
+// VMULPS then VADDPS.
+#define ROW1GROUP(WM, XM, LOAD) \
+	LOAD(WM, Y1); \
+	VMOVUPS XM, Y2; \
+	MULADD(Y2, Y1, Y3, Y0)
+
+// ROW1END adds the zero-padded last group (all +0 products when n is a multiple of 8),
+// and combines the lanes into X0.
+#define ROW1END(LOAD) \
+	ROW1GROUP((R9), (R8), LOAD); \
+	REDUCE8(Y0, X0, X1)
+
+// The four-row kernels: rows at SI, R8, R9, R10 (2n bytes apart), the next four rows
+// (prefetched) at R11, R12, R13, BX; x in DI, out in DX, n in CX; lanes of row k in Yk;
+// AX is the index of the current group of eight values.
+
+// ROW4START derives the rows' addresses from SI and CX and clears the lanes and the
+// counter.
+#define ROW4START \
+	LEAQ   (SI)(CX*2), R8; \
+	LEAQ   (R8)(CX*2), R9; \
+	LEAQ   (R9)(CX*2), R10; \
+	LEAQ   (SI)(CX*8), R11; \
+	LEAQ   (R8)(CX*8), R12; \
+	LEAQ   (R9)(CX*8), R13; \
+	LEAQ   (R10)(CX*8), BX; \
+	VXORPS Y0, Y0, Y0; \
+	VXORPS Y1, Y1, Y1; \
+	VXORPS Y2, Y2, Y2; \
+	VXORPS Y3, Y3, Y3; \
+	XORQ   AX, AX
+
+// ROW4GROUP prefetches the next four rows' values at AX and adds eight values of each row
+// times x to its lanes.
+#define ROW4GROUP(LOAD) \
+	PREFETCHT0 (R11)(AX*2); \
+	PREFETCHT0 (R12)(AX*2); \
+	PREFETCHT0 (R13)(AX*2); \
+	PREFETCHT0 (BX)(AX*2); \
+	VMOVUPS    (DI)(AX*4), Y8; \
+	LOAD((SI)(AX*2), Y4); \
+	LOAD((R8)(AX*2), Y5); \
+	LOAD((R9)(AX*2), Y6); \
+	LOAD((R10)(AX*2), Y7); \
+	MULADD(Y8, Y4, Y9, Y0); \
+	MULADD(Y8, Y5, Y10, Y1); \
+	MULADD(Y8, Y6, Y11, Y2); \
+	MULADD(Y8, Y7, Y12, Y3)
+
+// ROW4END combines each row's lanes and stores the four results.
+#define ROW4END \
+	REDUCE8(Y0, X0, X8); \
+	REDUCE8(Y1, X1, X9); \
+	REDUCE8(Y2, X2, X10); \
+	REDUCE8(Y3, X3, X11); \
+	VMOVSS X0, (DX); \
+	VMOVSS X1, 4(DX); \
+	VMOVSS X2, 8(DX); \
+	VMOVSS X3, 12(DX)
+
 // func dotF16AVX2Asm(x *float32, w *byte, n8 int, xt *[8]float32, wt *[8]uint16) float32
 //
 // Y0 holds the lanes; AX is the index of the current group of eight values.
@@ -56,30 +133,24 @@ TEXT ·dotF16AVX2Asm(SB), NOSPLIT, $0-44
 	MOVQ   wt+32(FP), R9
 	VXORPS Y0, Y0, Y0
 	XORQ   AX, AX
-	TESTQ  CX, CX
-	JZ     tail
+	TESTQ CX, CX
+	JZ    tail
 
 loop:
-	VCVTPH2PS (DI)(AX*2), Y1
-	VMOVUPS   (SI)(AX*4), Y2
-	MULADD(Y2, Y1, Y3, Y0)
-	ADDQ      $8, AX
-	CMPQ      AX, CX
-	JNE       loop
+	ROW1GROUP((DI)(AX*2), (SI)(AX*4), F16LOAD)
+	ADDQ $8, AX
+	CMPQ AX, CX
+	JNE  loop
 
 tail:
-	// The zero-padded last group (all +0 products when n is a multiple of 8).
-	VCVTPH2PS (R9), Y1
-	VMOVUPS   (R8), Y2
-	MULADD(Y2, Y1, Y3, Y0)
-	REDUCE8(Y0, X0, X1)
-	VMOVSS    X0, ret+40(FP)
+	ROW1END(F16LOAD)
+	VMOVSS X0, ret+40(FP)
 	VZEROUPPER
 	RET
 
 // func dotBF16AVX2Asm(x *float32, w *byte, n8 int, xt *[8]float32, wt *[8]uint16) float32
 //
-// As dotF16AVX2Asm; a bfloat16 b is the float32 with bits b<<16.
+// As dotF16AVX2Asm, for bfloat16 values.
 TEXT ·dotBF16AVX2Asm(SB), NOSPLIT, $0-44
 	MOVQ   x+0(FP), SI
 	MOVQ   w+8(FP), DI
@@ -88,77 +159,37 @@ TEXT ·dotBF16AVX2Asm(SB), NOSPLIT, $0-44
 	MOVQ   wt+32(FP), R9
 	VXORPS Y0, Y0, Y0
 	XORQ   AX, AX
-	TESTQ  CX, CX
-	JZ     tail
+	TESTQ CX, CX
+	JZ    tail
 
 loop:
-	VPMOVZXWD (DI)(AX*2), Y1
-	VPSLLD    $16, Y1, Y1
-	VMOVUPS   (SI)(AX*4), Y2
-	MULADD(Y2, Y1, Y3, Y0)
-	ADDQ      $8, AX
-	CMPQ      AX, CX
-	JNE       loop
+	ROW1GROUP((DI)(AX*2), (SI)(AX*4), BF16LOAD)
+	ADDQ $8, AX
+	CMPQ AX, CX
+	JNE  loop
 
 tail:
-	VPMOVZXWD (R9), Y1
-	VPSLLD    $16, Y1, Y1
-	VMOVUPS   (R8), Y2
-	MULADD(Y2, Y1, Y3, Y0)
-	REDUCE8(Y0, X0, X1)
-	VMOVSS    X0, ret+40(FP)
+	ROW1END(BF16LOAD)
+	VMOVSS X0, ret+40(FP)
 	VZEROUPPER
 	RET
 
 // func dotF16x4AVX2(out *float32, w *byte, x *float32, n int)
 //
-// Rows at SI, R8, R9, R10 (2n bytes apart), the next four rows (prefetched) at R11, R12,
-// R13, BX; lanes of row k in Yk; AX is the index of the current group of eight values.
 // n > 0 is a multiple of 8.
 TEXT ·dotF16x4AVX2(SB), NOSPLIT, $0-32
-	MOVQ   out+0(FP), DX
-	MOVQ   w+8(FP), SI
-	MOVQ   x+16(FP), DI
-	MOVQ   n+24(FP), CX
-	LEAQ   (SI)(CX*2), R8
-	LEAQ   (R8)(CX*2), R9
-	LEAQ   (R9)(CX*2), R10
-	LEAQ   (SI)(CX*8), R11
-	LEAQ   (R8)(CX*8), R12
-	LEAQ   (R9)(CX*8), R13
-	LEAQ   (R10)(CX*8), BX
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	XORQ   AX, AX
+	MOVQ out+0(FP), DX
+	MOVQ w+8(FP), SI
+	MOVQ x+16(FP), DI
+	MOVQ n+24(FP), CX
+	ROW4START
 
 loop:
-	PREFETCHT0 (R11)(AX*2)
-	PREFETCHT0 (R12)(AX*2)
-	PREFETCHT0 (R13)(AX*2)
-	PREFETCHT0 (BX)(AX*2)
-	VMOVUPS   (DI)(AX*4), Y8
-	VCVTPH2PS (SI)(AX*2), Y4
-	VCVTPH2PS (R8)(AX*2), Y5
-	VCVTPH2PS (R9)(AX*2), Y6
-	VCVTPH2PS (R10)(AX*2), Y7
-	MULADD(Y8, Y4, Y9, Y0)
-	MULADD(Y8, Y5, Y10, Y1)
-	MULADD(Y8, Y6, Y11, Y2)
-	MULADD(Y8, Y7, Y12, Y3)
-	ADDQ      $8, AX
-	CMPQ      AX, CX
-	JNE       loop
-
-	REDUCE8(Y0, X0, X8)
-	REDUCE8(Y1, X1, X9)
-	REDUCE8(Y2, X2, X10)
-	REDUCE8(Y3, X3, X11)
-	VMOVSS X0, (DX)
-	VMOVSS X1, 4(DX)
-	VMOVSS X2, 8(DX)
-	VMOVSS X3, 12(DX)
+	ROW4GROUP(F16LOAD)
+	ADDQ $8, AX
+	CMPQ AX, CX
+	JNE  loop
+	ROW4END
 	VZEROUPPER
 	RET
 
@@ -166,53 +197,18 @@ loop:
 //
 // As dotF16x4AVX2, for bfloat16 rows.
 TEXT ·dotBF16x4AVX2(SB), NOSPLIT, $0-32
-	MOVQ   out+0(FP), DX
-	MOVQ   w+8(FP), SI
-	MOVQ   x+16(FP), DI
-	MOVQ   n+24(FP), CX
-	LEAQ   (SI)(CX*2), R8
-	LEAQ   (R8)(CX*2), R9
-	LEAQ   (R9)(CX*2), R10
-	LEAQ   (SI)(CX*8), R11
-	LEAQ   (R8)(CX*8), R12
-	LEAQ   (R9)(CX*8), R13
-	LEAQ   (R10)(CX*8), BX
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	XORQ   AX, AX
+	MOVQ out+0(FP), DX
+	MOVQ w+8(FP), SI
+	MOVQ x+16(FP), DI
+	MOVQ n+24(FP), CX
+	ROW4START
 
 loop:
-	PREFETCHT0 (R11)(AX*2)
-	PREFETCHT0 (R12)(AX*2)
-	PREFETCHT0 (R13)(AX*2)
-	PREFETCHT0 (BX)(AX*2)
-	VMOVUPS   (DI)(AX*4), Y8
-	VPMOVZXWD (SI)(AX*2), Y4
-	VPMOVZXWD (R8)(AX*2), Y5
-	VPMOVZXWD (R9)(AX*2), Y6
-	VPMOVZXWD (R10)(AX*2), Y7
-	VPSLLD    $16, Y4, Y4
-	VPSLLD    $16, Y5, Y5
-	VPSLLD    $16, Y6, Y6
-	VPSLLD    $16, Y7, Y7
-	MULADD(Y8, Y4, Y9, Y0)
-	MULADD(Y8, Y5, Y10, Y1)
-	MULADD(Y8, Y6, Y11, Y2)
-	MULADD(Y8, Y7, Y12, Y3)
-	ADDQ      $8, AX
-	CMPQ      AX, CX
-	JNE       loop
-
-	REDUCE8(Y0, X0, X8)
-	REDUCE8(Y1, X1, X9)
-	REDUCE8(Y2, X2, X10)
-	REDUCE8(Y3, X3, X11)
-	VMOVSS X0, (DX)
-	VMOVSS X1, 4(DX)
-	VMOVSS X2, 8(DX)
-	VMOVSS X3, 12(DX)
+	ROW4GROUP(BF16LOAD)
+	ADDQ $8, AX
+	CMPQ AX, CX
+	JNE  loop
+	ROW4END
 	VZEROUPPER
 	RET
 
@@ -327,18 +323,10 @@ loop:
 // F16ROWS_AHEAD is how far ahead in the weights the sequential-stream half kernels prefetch.
 #define F16ROWS_AHEAD 2048
 
-// The sequential-stream kernels for 16-bit rows (dotF16RowsSeq4AVX2, dotBF16RowsSeq4AVX2)
-// differ only in how eight stored values become eight floats: F16LOAD (VCVTPH2PS, exact)
-// or BF16LOAD (VPMOVZXWD, then a 16-bit left shift). The four runs' rows are at SI, R11,
+// The sequential-stream kernels for 16-bit rows (dotF16RowsSeq4AVX2, dotBF16RowsSeq4AVX2),
+// with F16LOAD or BF16LOAD: the four runs' rows are at SI, R11,
 // R13 and BX, their accumulators Y0, Y3, Y5, Y7; out is in DX, x in DI, the rows left in
 // R8, n in CX, the output stride between runs (bytes) in R9; AX counts values.
-
-#define F16LOAD(M, Y) \
-	VCVTPH2PS M, Y
-
-#define BF16LOAD(M, Y) \
-	VPMOVZXWD M, Y; \
-	VPSLLD    $16, Y, Y
 
 // SEQ4ZERO clears the four accumulators and the value counter.
 #define SEQ4ZERO \
@@ -464,23 +452,5 @@ bf16line4:
 	SEQ4STORE
 	DECQ R8
 	JNZ  bf16row4
-	VZEROUPPER
-	RET
-
-// func decodeF16AVX2Asm(dst *float32, src *byte, blocks int)
-//
-// Widens 8·blocks halves at src to float32 at dst, eight per VCVTPH2PS (exact). blocks > 0.
-TEXT ·decodeF16AVX2Asm(SB), NOSPLIT, $0-24
-	MOVQ dst+0(FP), DI
-	MOVQ src+8(FP), SI
-	MOVQ blocks+16(FP), CX
-
-decodef16:
-	VCVTPH2PS (SI), Y0
-	VMOVUPS   Y0, (DI)
-	ADDQ      $16, SI
-	ADDQ      $32, DI
-	DECQ      CX
-	JNZ       decodef16
 	VZEROUPPER
 	RET

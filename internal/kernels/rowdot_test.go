@@ -69,18 +69,46 @@ type rowDotSet struct {
 	raw bool
 }
 
-// exportedRowSet is the package API, whatever path it dispatches to in this build.
+// exportedRowSet is the package API, whatever path it dispatches to now.
 var exportedRowSet = rowDotSet{
 	name: "exported",
 	dot:  map[string]func(x []float32, row []byte) float32{"f16": DotF16, "bf16": DotBF16, "q4_0": DotQ4_0},
 	rows: map[string]func(out, x []float32, w []byte){"f16": DotF16Rows, "bf16": DotBF16Rows, "q4_0": DotQ4_0Rows},
 }
 
-// allRowSets returns the exported row dots and, when this build and CPU have them, the
-// assembly kernels called directly.
+// rowImpls names each row format's kernel in the registry, for use.
+var rowImpls = map[string]*impl{"f16": implF16AVX2, "bf16": implBF16AVX2, "q4_0": implQ4_0AVX2}
+
+// levelRowSet is exportedRowSet with the kernels restricted to one level for each call,
+// recording which implementations ran.
+func levelRowSet(level string) rowDotSet {
+	s := rowDotSet{name: level, dot: map[string]func(x []float32, row []byte) float32{}, rows: map[string]func(out, x []float32, w []byte){}}
+	for name, dot := range exportedRowSet.dot {
+		s.dot[name] = func(x []float32, row []byte) float32 {
+			defer atLevel(level)()
+			use(rowImpls[name])
+			return dot(x, row)
+		}
+	}
+	for name, rows := range exportedRowSet.rows {
+		s.rows[name] = func(out, x []float32, w []byte) {
+			defer atLevel(level)()
+			use(rowImpls[name])
+			rows(out, x, w)
+		}
+	}
+	return s
+}
+
+// allRowSets returns the row dots at every level this CPU has (testLevels) and, when this
+// build and CPU have them, the assembly kernels called directly.
 func allRowSets() []rowDotSet {
+	var sets []rowDotSet
+	for _, l := range testLevels() {
+		sets = append(sets, levelRowSet(l))
+	}
 	fast, _ := fastRowSets()
-	return append([]rowDotSet{exportedRowSet}, fast...)
+	return append(sets, fast...)
 }
 
 // halfKind names a family of stored 16-bit values (halves or bfloat16) or scales.
@@ -339,30 +367,33 @@ func TestRowDotPanics(t *testing.T) {
 // TestRowDotsRowsAliasing: *Rows writing into its own input vector or weights gives the
 // plain loop's result (out[r] written before row r+1 is read).
 func TestRowDotsRowsAliasing(t *testing.T) {
-	rng := rand.New(rand.NewPCG(14, 14))
-	for _, k := range rowKinds {
-		n := 64
-		rb := k.rowBytes(n)
-		const rows = 9
-		for _, intoW := range []bool{false, true} {
-			for outAt := 0; outAt < 80; outAt += 7 {
-				buf := make([]float32, 200+rows*rb/4)
-				fill(rng, kindNormal, buf)
-				bytes := unsafe.Slice((*byte)(unsafe.Pointer(&buf[0])), 4*len(buf))
-				// x at floats 0..63 and the weights from float 100 on; out overlaps x or w.
-				fillRow(rng, k, halfNormal, bytes[400:400+rows*rb], rows*n)
-				ref := slices.Clone(buf)
-				refBytes := unsafe.Slice((*byte)(unsafe.Pointer(&ref[0])), 4*len(ref))
-				at := outAt
-				if intoW {
-					at += 100
+	forEachLevel(t, func(t *testing.T) {
+		use(implF16AVX2)
+		rng := rand.New(rand.NewPCG(14, 14))
+		for _, k := range rowKinds {
+			n := 64
+			rb := k.rowBytes(n)
+			const rows = 9
+			for _, intoW := range []bool{false, true} {
+				for outAt := 0; outAt < 80; outAt += 7 {
+					buf := make([]float32, 200+rows*rb/4)
+					fill(rng, kindNormal, buf)
+					bytes := unsafe.Slice((*byte)(unsafe.Pointer(&buf[0])), 4*len(buf))
+					// x at floats 0..63 and the weights from float 100 on; out overlaps x or w.
+					fillRow(rng, k, halfNormal, bytes[400:400+rows*rb], rows*n)
+					ref := slices.Clone(buf)
+					refBytes := unsafe.Slice((*byte)(unsafe.Pointer(&ref[0])), 4*len(ref))
+					at := outAt
+					if intoW {
+						at += 100
+					}
+					rowsGeneric(ref[at:at+rows], ref[:n], refBytes[400:400+rows*rb], rb, k.generic)
+					exportedRowSet.rows[k.name](buf[at:at+rows], buf[:n], bytes[400:400+rows*rb])
+					requireSameResults(t, ref, buf, onlyDefaultNaN(ref), fmt.Sprintf("%s intoW=%v out at %d", k.name, intoW, at))
 				}
-				rowsGeneric(ref[at:at+rows], ref[:n], refBytes[400:400+rows*rb], rb, k.generic)
-				exportedRowSet.rows[k.name](buf[at:at+rows], buf[:n], bytes[400:400+rows*rb])
-				requireSameResults(t, ref, buf, onlyDefaultNaN(ref), fmt.Sprintf("%s intoW=%v out at %d", k.name, intoW, at))
 			}
 		}
-	}
+	})
 }
 
 // BenchmarkRowDots multiplies a 2048 × 2048 matrix stored in each format by one vector

@@ -1,0 +1,199 @@
+// Package benchmark measures how fast kvref runs: decode throughput per batch size and
+// the largest batch a cache holds (Batch, MemoryBound), the machine's limits and how close
+// decode and prefill come to them (MeasureRoofline), and the generation and prompt rates
+// that llama.cpp's llama-bench reports, measured the same way (Meter) and interleaved with
+// llama-bench itself on the same file (Compare). cmd/kvref's bench command holds only the
+// flags and the printing.
+package benchmark
+
+import (
+	"fmt"
+	"runtime"
+	"time"
+
+	"github.com/kvref/kvref/engine"
+	"github.com/kvref/kvref/internal/rng"
+	"github.com/kvref/kvref/model"
+	"github.com/kvref/kvref/quant"
+)
+
+// Setup is what every measurement shares: threads, cache block size and cache storage.
+type Setup struct {
+	Threads   int             // worker threads; 0: one per core
+	BlockSize int             // cache block size; 0: the engine's default
+	KType     quant.CacheType // key storage
+	VType     quant.CacheType // value storage
+}
+
+// Threads returns n, or the number of cores when n ≤ 0 (what the engine uses then).
+func Threads(n int) int {
+	if n > 0 {
+		return n
+	}
+	return runtime.NumCPU()
+}
+
+// BatchResult is one row of the batch curve: batch sequences decoding together.
+type BatchResult struct {
+	Batch                     int     `json:"batch"`
+	Steps                     int     `json:"steps"`
+	Seconds                   float64 `json:"seconds"`
+	TokensPerSecond           float64 `json:"tokens_per_second"`
+	TokensPerSecondPerSeq     float64 `json:"tokens_per_second_per_sequence"`
+	WeightBytesPerStep        int64   `json:"weight_bytes_per_step"`
+	CacheBytesPerStep         int64   `json:"cache_bytes_per_step"`
+	GBPerSecond               float64 `json:"gb_per_second"`
+	SpeedupOverBatch1         float64 `json:"speedup_over_batch_1"`
+	MillisecondsPerStep       float64 `json:"ms_per_step"`
+	CacheBytesPerTokenFormula int64   `json:"bytes_per_token"`
+
+	stepSeconds []float64 // each timed step's duration
+	stepBytes   []int64   // and the bytes it read (weights and cache)
+}
+
+// randomPrompt returns n token ids drawn from r, avoiding the first three ids (the usual
+// special tokens).
+func randomPrompt(r *rng.SplitMix64, vocab, n int) []int {
+	p := make([]int, n)
+	for j := range p {
+		p[j] = 3 + int(r.Uint64()%uint64(vocab-3))
+	}
+	return p
+}
+
+// Batch prefills batch sequences of prompt random tokens (untimed), then times steps
+// decode steps in which all of them advance together.
+func Batch(m *model.Model, s Setup, batch, prompt, steps int) (BatchResult, error) {
+	if batch < 1 || prompt < 1 || steps < 1 {
+		return BatchResult{}, fmt.Errorf("benchmark: batch %d, prompt %d and steps %d must all be at least 1", batch, prompt, steps)
+	}
+	ctx := min(m.Config.Context, prompt+steps+8)
+	e, err := engine.New(m, engine.Config{Context: ctx, BlockSize: s.BlockSize, Sequences: batch, Threads: s.Threads, KType: s.KType, VType: s.VType})
+	if err != nil {
+		return BatchResult{}, err
+	}
+	defer e.Close()
+	sc := e.NewScheduler(engine.SchedulerConfig{MaxBatchTokens: batch * prompt, MaxSequences: batch, WatermarkBlocks: -1})
+	r := rng.New(uint64(batch))
+	for range batch {
+		req := engine.Request{Prompt: randomPrompt(r, m.Config.Vocab, prompt), MaxTokens: steps + 4, IgnoreEOS: true}
+		if _, err := sc.Add(req); err != nil {
+			return BatchResult{}, err
+		}
+	}
+	// Prefill (untimed): every sequence has its first token.
+	for sc.Stats().DecodeTokens == 0 {
+		if _, err := sc.Step(); err != nil {
+			return BatchResult{}, err
+		}
+	}
+	bpt := e.Pool.Config().BytesPerToken()
+	res := BatchResult{Batch: batch, Steps: steps, WeightBytesPerStep: m.Weights.Bytes(), CacheBytesPerTokenFormula: bpt}
+	var cacheBytes int64
+	start := time.Now()
+	for i := range steps {
+		// Each sequence attends over all its positions: their K and V in every layer.
+		stepCache := int64(batch) * int64(prompt+1+i) * bpt
+		cacheBytes += stepCache
+		t := time.Now()
+		toks, err := sc.Step()
+		res.stepSeconds = append(res.stepSeconds, time.Since(t).Seconds())
+		res.stepBytes = append(res.stepBytes, res.WeightBytesPerStep+stepCache)
+		if err != nil {
+			return BatchResult{}, err
+		}
+		if len(toks) != batch {
+			return BatchResult{}, fmt.Errorf("benchmark: step %d produced %d tokens for a batch of %d", i, len(toks), batch)
+		}
+	}
+	secs := time.Since(start).Seconds()
+	res.Seconds = secs
+	res.TokensPerSecond = float64(batch*steps) / secs
+	res.TokensPerSecondPerSeq = float64(steps) / secs
+	res.MillisecondsPerStep = 1000 * secs / float64(steps)
+	res.CacheBytesPerStep = cacheBytes / int64(steps)
+	res.GBPerSecond = float64(res.WeightBytesPerStep*int64(steps)+cacheBytes) / secs / 1e9
+	return res, nil
+}
+
+// Batches runs Batch for every batch size in order and fills in each row's speedup over
+// batch 1 when the first size is 1.
+func Batches(m *model.Model, s Setup, batches []int, prompt, steps int, progress func(batch int)) ([]BatchResult, error) {
+	var out []BatchResult
+	for _, b := range batches {
+		if progress != nil {
+			progress(b)
+		}
+		r, err := Batch(m, s, b, prompt, steps)
+		if err != nil {
+			return nil, err
+		}
+		if len(out) > 0 && out[0].Batch == 1 {
+			r.SpeedupOverBatch1 = r.TokensPerSecond / out[0].TokensPerSecond
+		} else if b == 1 {
+			r.SpeedupOverBatch1 = 1
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// MemoryBoundBatch is the largest batch of full-context sequences the cache holds.
+type MemoryBoundBatch struct {
+	Context         int   `json:"context"`
+	BlockSize       int   `json:"block_size"`
+	CacheBlocks     int   `json:"cache_blocks"`
+	CacheBytes      int64 `json:"cache_bytes"`
+	BytesPerToken   int64 `json:"bytes_per_token"`
+	BlocksPerSeq    int   `json:"blocks_per_sequence"`
+	FromFormula     int   `json:"from_formula"`
+	ObservedRunning int   `json:"observed_admitted"`
+}
+
+// MemoryBound computes how many ctx-long sequences fit in a cache of blocks blocks (or,
+// when blocks ≤ 0, of cacheBytes bytes) from the formula, then observes it: requests of
+// that length are submitted until the scheduler leaves one waiting. ctx ≤ 0 means the
+// model's context.
+func MemoryBound(m *model.Model, s Setup, ctx, blocks int, cacheBytes int64) (MemoryBoundBatch, error) {
+	if ctx <= 0 {
+		ctx = m.Config.Context
+	}
+	probe, err := engine.New(m, engine.Config{Context: ctx, BlockSize: s.BlockSize, CacheBlocks: 1, Threads: 1, KType: s.KType, VType: s.VType})
+	if err != nil {
+		return MemoryBoundBatch{}, err
+	}
+	cfg := probe.Pool.Config()
+	probe.Close()
+	if blocks <= 0 {
+		blocks = int(cacheBytes / cfg.BytesPerBlock())
+	}
+	perSeq := cfg.BlocksFor(ctx)
+	mb := MemoryBoundBatch{Context: ctx, BlockSize: cfg.BlockSize, CacheBlocks: blocks, CacheBytes: int64(blocks) * cfg.BytesPerBlock(),
+		BytesPerToken: cfg.BytesPerToken(), BlocksPerSeq: perSeq, FromFormula: blocks / perSeq}
+	if blocks < 1 {
+		return mb, fmt.Errorf("benchmark: a cache of %d bytes holds no block of %d bytes", cacheBytes, cfg.BytesPerBlock())
+	}
+	e, err := engine.New(m, engine.Config{Context: ctx + 1, BlockSize: s.BlockSize, CacheBlocks: blocks, Threads: s.Threads, KType: s.KType, VType: s.VType})
+	if err != nil {
+		return mb, err
+	}
+	defer e.Close()
+	// Chunk size 1: one admission step computes a single token per sequence, yet admission
+	// already accounts for each sequence's whole prompt.
+	sc := e.NewScheduler(engine.SchedulerConfig{ChunkSize: 1, MaxBatchTokens: mb.FromFormula + 2, MaxSequences: mb.FromFormula + 2, WatermarkBlocks: -1})
+	r := rng.New(99)
+	for range mb.FromFormula + 1 {
+		if _, err := sc.Add(engine.Request{Prompt: randomPrompt(r, m.Config.Vocab, ctx), MaxTokens: 1, IgnoreEOS: true}); err != nil {
+			return mb, err
+		}
+	}
+	if _, err := sc.Step(); err != nil {
+		return mb, err
+	}
+	for i := range mb.FromFormula + 1 {
+		if sc.State(i, 0) == engine.Running {
+			mb.ObservedRunning++
+		}
+	}
+	return mb, nil
+}

@@ -1,0 +1,238 @@
+package benchmark
+
+import (
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/kvref/kvref/internal/kernels"
+	"github.com/kvref/kvref/model"
+)
+
+// Roofline is the machine's measured limits and how close decode and prefill come to them.
+type Roofline struct {
+	Kernels string `json:"kernels"` // the kernel level in use (kernels.Implementation)
+	// Implementations says which implementation each kernel ran (kernels.Implementations).
+	Implementations  []kernels.Choice `json:"implementations"`
+	Threads          int              `json:"threads"`
+	BandwidthGBs1    float64          `json:"bandwidth_gb_s_1_thread"`
+	BandwidthGBs     float64          `json:"bandwidth_gb_s"` // with Threads threads
+	PeakVectorBits   int              `json:"peak_vector_bits"`
+	FMAPeakGFLOPs    float64          `json:"fma_peak_gflop_s"`
+	MulAddPeakGFLOPs float64          `json:"mul_add_peak_gflop_s"`
+	RooflineRun
+	// The same decode and prefill with the portable Go kernels (kernels.SetPortable), the
+	// code a -tags purego build runs; absent unless RooflineConfig.Portable.
+	Portable *RooflineRun `json:"portable,omitempty"`
+}
+
+// RooflineRun is one kernel path's decode and prefill figures against the machine's limits.
+type RooflineRun struct {
+	DecodeBytesPerToken   int64   `json:"decode_bytes_per_token"` // weights + cache read per token
+	DecodeSteps           int     `json:"decode_steps"`
+	DecodeTokensPerSecond float64 `json:"decode_tokens_per_second"` // best window of DecodeWindow steps
+	DecodeGBs             float64 `json:"decode_gb_s"`
+	BandwidthFraction     float64 `json:"bandwidth_fraction"`
+	MeanBandwidthFraction float64 `json:"mean_bandwidth_fraction"` // over all the timed steps
+	PrefillTokens         int     `json:"prefill_tokens"`
+	PrefillSeconds        float64 `json:"prefill_seconds"`
+	PrefillGFLOPs         float64 `json:"prefill_gflop_s"`
+	FMAFraction           float64 `json:"fma_fraction"`
+	MulAddFraction        float64 `json:"mul_add_fraction"`
+}
+
+// RooflineConfig says what MeasureRoofline runs.
+type RooflineConfig struct {
+	Setup
+	Steps          int       // batch-1 decode steps timed (at least DecodeWindow are)
+	Prompt         int       // prompt tokens before the timed decode
+	Prefill        int       // prompt tokens of the timed prefill (capped at the context - 1)
+	BandwidthBytes int64     // size of the buffer streamed to measure the bandwidth
+	Portable       bool      // also measure decode and prefill with the portable kernels
+	Progress       io.Writer // where to say what is being measured (nil: nowhere)
+}
+
+// DecodeWindow is how many consecutive decode steps make one timing window; the roofline
+// takes the best window, as the bandwidth figure is the best of its passes, so that both
+// sides of the ratio are measured the same way on a machine shared with other work.
+const DecodeWindow = 8
+
+// Bandwidth streams buf (much larger than the last-level cache) through
+// kernels.StreamRead (eight independent vector additions from memory, so that no chain of
+// additions limits it) on each of threads goroutines and returns the best of five passes
+// in GB/s.
+func Bandwidth(buf []float32, threads int) float64 {
+	best := 0.0
+	var sink float32
+	var mu sync.Mutex
+	for range 5 {
+		chunk := len(buf) / threads
+		start := time.Now()
+		var wg sync.WaitGroup
+		for t := range threads {
+			part := buf[t*chunk : (t+1)*chunk]
+			wg.Go(func() {
+				v := kernels.StreamRead(part)
+				mu.Lock()
+				sink += v
+				mu.Unlock()
+			})
+		}
+		wg.Wait()
+		best = max(best, float64(threads*chunk*4)/time.Since(start).Seconds()/1e9)
+	}
+	_ = sink
+	return best
+}
+
+// Peak runs a register-only loop of flopsPerIter flops on each of threads goroutines and
+// returns GFLOP/s (best of three); 0 when loop is nil.
+func Peak(loop func(int), flopsPerIter, threads int) float64 {
+	if loop == nil {
+		return 0
+	}
+	const iters = 20_000_000
+	best := 0.0
+	for range 3 {
+		start := time.Now()
+		var wg sync.WaitGroup
+		for range threads {
+			wg.Go(func() { loop(iters) })
+		}
+		wg.Wait()
+		best = max(best, float64(threads)*float64(iters)*float64(flopsPerIter)/time.Since(start).Seconds()/1e9)
+	}
+	return best
+}
+
+// PrefillFlops counts the multiply-adds (×2) of a forward pass over n tokens: every weight
+// matrix once per token, the classifier for the last token only, attention over the causal
+// triangle.
+func PrefillFlops(m *model.Model, n int) float64 {
+	c := m.Config
+	perToken := 0.0
+	for _, l := range m.Weights.Layers {
+		for _, w := range []*model.Matrix{l.Wq, l.Wk, l.Wv, l.Wo, l.Gate, l.Up, l.Down} {
+			perToken += float64(w.Rows) * float64(w.Cols)
+		}
+	}
+	attn := float64(c.Layers) * float64(c.Heads) * float64(c.HeadDim) * float64(n) * float64(n+1) / 2 * 2 // q·k and p·v
+	return 2 * (perToken*float64(n) + attn + float64(c.Vocab)*float64(c.Dim))
+}
+
+// say writes a progress line when w is set.
+func say(w io.Writer, format string, args ...any) {
+	if w != nil {
+		fmt.Fprintf(w, "kvref bench: "+format+"\n", args...)
+	}
+}
+
+// MeasureRoofline measures the machine (bandwidth, arithmetic peak) and the model's decode
+// and prefill against it, with the fast kernels and then, if c.Portable, with the portable
+// ones.
+func MeasureRoofline(m *model.Model, c RooflineConfig) (Roofline, error) {
+	threads := Threads(c.Threads)
+	r := Roofline{Kernels: kernels.Implementation(), Implementations: kernels.Implementations(), Threads: threads}
+	if c.Prefill < 1 {
+		return r, fmt.Errorf("benchmark: the timed prefill needs at least one token, got %d", c.Prefill)
+	}
+	if c.BandwidthBytes < 1<<20 {
+		return r, fmt.Errorf("benchmark: the bandwidth probe needs a buffer of at least 1MiB (much larger than the last-level cache), got %d bytes", c.BandwidthBytes)
+	}
+	say(c.Progress, "measuring memory bandwidth (%d MiB stream)...", c.BandwidthBytes>>20)
+	buf := make([]float32, c.BandwidthBytes/4)
+	for i := range buf {
+		buf[i] = 1
+	}
+	r.BandwidthGBs1 = Bandwidth(buf, 1)
+	r.BandwidthGBs = Bandwidth(buf, threads)
+	say(c.Progress, "measuring arithmetic peak...")
+	fma, mulAdd, fmaFlops, mulAddFlops, bits := kernels.PeakLoops()
+	r.PeakVectorBits = bits
+	r.FMAPeakGFLOPs = Peak(fma, fmaFlops, threads)
+	r.MulAddPeakGFLOPs = Peak(mulAdd, mulAddFlops, threads)
+
+	run, err := decodePrefill(m, c, r, c.Steps, 2)
+	if err != nil {
+		return r, err
+	}
+	// Other work on a shared machine can hold the bandwidth down for seconds: measure it
+	// again after the decode and keep the best of both, so that a slow moment during the
+	// probe does not flatter the decode figure.
+	say(c.Progress, "measuring memory bandwidth again...")
+	if again := Bandwidth(buf, threads); again > r.BandwidthGBs {
+		run.MeanBandwidthFraction *= r.BandwidthGBs / again
+		run.BandwidthFraction = run.DecodeGBs / again
+		r.BandwidthGBs = again
+	}
+	r.BandwidthGBs1 = max(r.BandwidthGBs1, Bandwidth(buf, 1))
+	buf = nil
+	r.RooflineRun = run
+	if c.Portable {
+		say(c.Progress, "the same with the portable Go kernels...")
+		kernels.SetPortable(true)
+		run, err := decodePrefill(m, c, r, max(DecodeWindow, c.Steps/4), 1)
+		kernels.SetPortable(false)
+		if err != nil {
+			return r, err
+		}
+		r.Portable = &run
+	}
+	return r, nil
+}
+
+// decodePrefill times steps batch-1 decode steps and prefillPasses prefills (keeping the
+// fastest) with the kernels currently selected.
+func decodePrefill(m *model.Model, c RooflineConfig, limits Roofline, steps, prefillPasses int) (RooflineRun, error) {
+	var r RooflineRun
+	say(c.Progress, "batch-1 decode (%s kernels)...", kernels.Implementation())
+	dec, err := Batch(m, c.Setup, 1, c.Prompt, max(steps, DecodeWindow))
+	if err != nil {
+		return r, err
+	}
+	r.DecodeSteps = dec.Steps
+	r.DecodeBytesPerToken = dec.WeightBytesPerStep + dec.CacheBytesPerStep
+	bestSecs, bestBytes := 0.0, int64(0)
+	for i := 0; i+DecodeWindow <= len(dec.stepSeconds); i++ {
+		secs, bytes := 0.0, int64(0)
+		for _, k := range dec.stepSeconds[i : i+DecodeWindow] {
+			secs += k
+		}
+		for _, b := range dec.stepBytes[i : i+DecodeWindow] {
+			bytes += b
+		}
+		if bestSecs == 0 || secs < bestSecs {
+			bestSecs, bestBytes = secs, bytes
+		}
+	}
+	r.DecodeTokensPerSecond = DecodeWindow / bestSecs
+	r.DecodeGBs = float64(bestBytes) / bestSecs / 1e9
+	r.BandwidthFraction = r.DecodeGBs / limits.BandwidthGBs
+	r.MeanBandwidthFraction = dec.GBPerSecond / limits.BandwidthGBs
+
+	r.PrefillTokens = min(c.Prefill, m.Config.Context-1)
+	say(c.Progress, "prefill of %d tokens (%s kernels)...", r.PrefillTokens, kernels.Implementation())
+	meter, err := NewMeter(m, c.Setup, r.PrefillTokens+1)
+	if err != nil {
+		return r, err
+	}
+	defer meter.Close()
+	best := 0.0
+	for range prefillPasses {
+		rate, err := meter.Prompt(r.PrefillTokens)
+		if err != nil {
+			return r, err
+		}
+		best = max(best, rate)
+	}
+	r.PrefillSeconds = float64(r.PrefillTokens) / best
+	r.PrefillGFLOPs = PrefillFlops(m, r.PrefillTokens) / r.PrefillSeconds / 1e9
+	if limits.FMAPeakGFLOPs > 0 {
+		r.FMAFraction = r.PrefillGFLOPs / limits.FMAPeakGFLOPs
+	}
+	if limits.MulAddPeakGFLOPs > 0 {
+		r.MulAddFraction = r.PrefillGFLOPs / limits.MulAddPeakGFLOPs
+	}
+	return r, nil
+}

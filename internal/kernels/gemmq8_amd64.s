@@ -1,0 +1,106 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+#include "avx_amd64.h"
+
+// The batched Q8_0 × Q8_0 product (gemmq8_amd64.go) with AVX2: one weight row against four
+// quantized input vectors, DotQ8_0Q8's arithmetic lane for lane, each (row, input) in two
+// YMM accumulators (even blocks, odd blocks: lanes 0-7 and 8-15 of the definition). Per
+// block of the row, |w| and the scale are prepared once for the four inputs; for each
+// input VPSIGNB moves the weights' signs onto its values, VPMADDUBSW (|w| unsigned times
+// the signed values, pairs: at most 2·128·127, no saturation) and VPMADDWD with ones give
+// the exact sums of four products per lane, then float32(float32(p)·s), s = dw·dx, is
+// added. The inputs are read from packQ8Vector's layout (values at 64·j + 32·(b mod 2),
+// scales at 512 + 64·j + 32·(b mod 2) of each 768-byte pair; the odd last block's at 32·j
+// and 256 + 32·j), the correction terms of the VNNI kernel unused.
+
+// Q8BLOCKAVX2 adds the block at O(SI) of the row to ACC0..ACC3 (inputs 0..3), the inputs'
+// values at XO(DI) + 64·j (stride XS) and scales at DO(DI) + XS·j.
+#define Q8BLOCKAVX2(O, XO, DO, XS, ACC0, ACC1, ACC2, ACC3) \
+	VMOVDQU      O+2(SI), Y9; \
+	VPABSB       Y9, Y8; \
+	VPBROADCASTW O(SI), X10; \
+	VCVTPH2PS    X10, Y10; \
+	Q8INAVX2(XO, DO, ACC0); \
+	Q8INAVX2(XO+XS, DO+XS, ACC1); \
+	Q8INAVX2(XO+2*XS, DO+2*XS, ACC2); \
+	Q8INAVX2(XO+3*XS, DO+3*XS, ACC3)
+
+// Q8INAVX2 is one input's part of Q8BLOCKAVX2 (Y8 = |w|, Y9 = w, Y10 = dw, Y11 = int16 ones).
+#define Q8INAVX2(XO, DO, ACC) \
+	VMOVDQU    XO(DI), Y12; \
+	VPSIGNB    Y9, Y12, Y12; \
+	VPMADDUBSW Y12, Y8, Y13; \
+	VPMADDWD   Y11, Y13, Y13; \
+	VCVTDQ2PS  Y13, Y13; \
+	VMULPS     DO(DI), Y10, Y14; \
+	VMULPS     Y14, Y13, Y13; \
+	VADDPS     Y13, ACC, ACC
+
+// FOLD1 adds an input's odd-block lanes O to its even-block lanes A (acc[l] + acc[l+8]),
+// reduces them and stores the result at R10.
+#define FOLD1(A, XA, O) \
+	VADDPS O, A, A; \
+	REDUCE8(A, XA, X15); \
+	VMOVSS XA, (R10)
+
+// func gemmQ8x1x4AVX2(out *float32, outStride int, w *byte, rb int, xp *byte, nb, tiles int)
+//
+// For each of tiles Q8_0 rows (rb bytes each, one after the other from w): the row against
+// the four inputs packed at xp, nb blocks each (nb > 0), and the row's result for input j
+// goes to out[j·outStride + t]. Y0..Y3 are the even blocks' accumulators of inputs 0..3,
+// Y4..Y7 the odd ones'; at the end out = REDUCE8(even + odd).
+TEXT ·gemmQ8x1x4AVX2(SB), NOSPLIT, $0-56
+	MOVL         $0x00010001, AX
+	MOVD         AX, X11
+	VPBROADCASTD X11, Y11
+	MOVQ         tiles+48(FP), R12
+	MOVQ         out+0(FP), AX
+	MOVQ         w+16(FP), R9
+	MOVQ         outStride+8(FP), R13
+	SHLQ         $2, R13
+
+tile:
+	MOVQ   R9, SI
+	MOVQ   xp+32(FP), DI
+	MOVQ   nb+40(FP), CX
+	SHRQ   $1, CX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	TESTQ  CX, CX
+	JZ     last
+
+pairs:
+	Q8BLOCKAVX2(0, 0, 512, 64, Y0, Y1, Y2, Y3)
+	Q8BLOCKAVX2(34, 32, 544, 64, Y4, Y5, Y6, Y7)
+	ADDQ $68, SI
+	ADDQ $768, DI
+	DECQ CX
+	JNZ  pairs
+
+last:
+	TESTQ $1, nb+40(FP)
+	JZ    fold
+	Q8BLOCKAVX2(0, 0, 256, 32, Y0, Y1, Y2, Y3)
+
+fold:
+	MOVQ AX, R10
+	FOLD1(Y0, X0, Y4)
+	ADDQ R13, R10
+	FOLD1(Y1, X1, Y5)
+	ADDQ R13, R10
+	FOLD1(Y2, X2, Y6)
+	ADDQ R13, R10
+	FOLD1(Y3, X3, Y7)
+	ADDQ   $4, AX
+	ADDQ   rb+24(FP), R9
+	DECQ   R12
+	JNZ    tile
+	VZEROUPPER
+	RET

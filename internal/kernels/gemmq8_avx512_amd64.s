@@ -1,0 +1,166 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+#include "avx_amd64.h"
+
+// The batched Q8_0 × Q8_0 product (gemmq8_amd64.go) with AVX-512 VNNI: two weight rows
+// against four quantized input vectors, each (row, input) in one ZMM accumulator whose
+// lanes 0-7 collect the even blocks and 8-15 the odd ones, DotQ8_0Q8's arithmetic lane for
+// lane. A pair of blocks of a row is prepared once (its fp16 scales widened by VPERMW and
+// VCVTPH2PS, its 64 weights made unsigned) and meets the four inputs, whose values,
+// correction terms and scales packQ8Inputs4 interleaves, 768 bytes per pair of blocks.
+
+// Q8ROWPAIR prepares one row's pair of blocks at R (byte offset BX): S its two scales (dw,
+// eight lanes each, picked by q8ScaleIndex in Z30), W its 64 weights XOR 0x80 (that is
+// +128, unsigned for VPDPBUSD).
+#define Q8ROWPAIR(R, S, SY, W, WY) \
+	VPERMW       (R)(BX*1), Z30, S; \
+	VCVTPH2PS    SY, S; \
+	VMOVDQU      2(R)(BX*1), WY; \
+	VINSERTI32X8 $1, 36(R)(BX*1), W, W; \
+	VPXORD       Z31, W, W
+
+// Q8PAIR adds a (row, input) pair of blocks to ACC: I starts at the input's correction
+// terms (−128·Σxq per four values, cancelling the +128 of the weights), VPDPBUSD adds the
+// four products of each lane, then float32(float32(p)·s) with s = dw·dx is added.
+#define Q8PAIR(W, S, X, C, D, I, T, ACC) \
+	VMOVDQA32 C, I; \
+	VPDPBUSD  X, W, I; \
+	VCVTDQ2PS I, I; \
+	VMULPS    D, S, T; \
+	VMULPS    T, I, I; \
+	VADDPS    I, ACC, ACC
+
+// Q8ROWLAST and Q8LAST are Q8ROWPAIR and Q8PAIR for a last, odd block (lanes 0-7 only),
+// in 256-bit registers; the token data is then 32 bytes per input.
+#define Q8ROWLAST(R, SX, SY, WY) \
+	VPBROADCASTW (R)(BX*1), SX; \
+	VCVTPH2PS    SX, SY; \
+	VMOVDQU      2(R)(BX*1), WY; \
+	VPXORD       Y31, WY, WY
+
+#define Q8LAST(WY, SY, XO, IY, TY, ACC) \
+	VMOVDQU32 XO+128(DI), IY; \
+	VPDPBUSD  XO(DI), WY, IY; \
+	VCVTDQ2PS IY, IY; \
+	VMULPS    XO+256(DI), SY, TY; \
+	VMULPS    TY, IY, IY; \
+	VADDPS    IY, ACC, ACC
+
+// REDUCEQ8 folds (row r, input t)'s sixteen lanes as acc[l] + acc[l+8] (the high half
+// saved in H before the odd block, if any, went into the low half) and REDUCE8s them.
+#define REDUCEQ8(Y, H, X) \
+	VADDPS H, Y, Y; \
+	REDUCE8(Y, X, X12)
+
+// STOREQ8 folds and reduces the two rows' accumulators of one input (A with its saved high
+// half HA, B with HB) and stores them side by side at R10.
+#define STOREQ8(A, HA, XA, B, HB, XB) \
+	REDUCEQ8(A, HA, XA); \
+	REDUCEQ8(B, HB, XB); \
+	VMOVSS XA, (R10); \
+	VMOVSS XB, 4(R10)
+
+// func gemmQ8x2x4VNNI(out *float32, outStride int, w *byte, rb int, xp *byte, nb, tiles int)
+//
+// For each of tiles pairs of Q8_0 rows (rb bytes each, one after the other from w): the
+// two rows against the four inputs packed by packQ8Inputs4 at xp, nb blocks each (nb > 0),
+// and row 2t+k of input j goes to out[j·outStride + 2t + k]. Z0..Z7 are the accumulators
+// (row r, input j in Z(4r+j)), Z8/Z9 the rows' weights, Z10/Z11 their scales, Z12..Z15 the
+// inputs' values, Z16..Z19 their correction terms, Z20..Z23 their scales, Z24..Z29
+// scratch. SI and R8 are the rows, BX the offset of the current pair, DI the packed
+// inputs, CX the pairs left, R12 the tiles left, AX the pair of rows' first output.
+TEXT ·gemmQ8x2x4VNNI(SB), NOSPLIT, $0-56
+	VMOVDQU64    ·q8ScaleIndex(SB), Z30
+	MOVL         $0x80808080, AX
+	VPBROADCASTD AX, Z31
+	MOVQ         tiles+48(FP), R12
+	MOVQ         out+0(FP), AX
+	MOVQ         w+16(FP), SI
+	MOVQ         rb+24(FP), R9
+	MOVQ         outStride+8(FP), R13
+	SHLQ         $2, R13
+
+tile:
+	LEAQ   (SI)(R9*1), R8
+	MOVQ   xp+32(FP), DI
+	MOVQ   nb+40(FP), CX
+	SHRQ   $1, CX
+	XORQ   BX, BX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	TESTQ  CX, CX
+	JZ     last
+
+pairs:
+	Q8ROWPAIR(SI, Z10, Y10, Z8, Y8)
+	Q8ROWPAIR(R8, Z11, Y11, Z9, Y9)
+	VMOVDQU32 (DI), Z12
+	VMOVDQU32 64(DI), Z13
+	VMOVDQU32 128(DI), Z14
+	VMOVDQU32 192(DI), Z15
+	VMOVDQU32 256(DI), Z16
+	VMOVDQU32 320(DI), Z17
+	VMOVDQU32 384(DI), Z18
+	VMOVDQU32 448(DI), Z19
+	VMOVUPS   512(DI), Z20
+	VMOVUPS   576(DI), Z21
+	VMOVUPS   640(DI), Z22
+	VMOVUPS   704(DI), Z23
+	Q8PAIR(Z8, Z10, Z12, Z16, Z20, Z24, Z28, Z0)
+	Q8PAIR(Z8, Z10, Z13, Z17, Z21, Z25, Z29, Z1)
+	Q8PAIR(Z8, Z10, Z14, Z18, Z22, Z26, Z28, Z2)
+	Q8PAIR(Z8, Z10, Z15, Z19, Z23, Z27, Z29, Z3)
+	Q8PAIR(Z9, Z11, Z12, Z16, Z20, Z24, Z28, Z4)
+	Q8PAIR(Z9, Z11, Z13, Z17, Z21, Z25, Z29, Z5)
+	Q8PAIR(Z9, Z11, Z14, Z18, Z22, Z26, Z28, Z6)
+	Q8PAIR(Z9, Z11, Z15, Z19, Z23, Z27, Z29, Z7)
+	ADDQ $68, BX
+	ADDQ $768, DI
+	DECQ CX
+	JNZ  pairs
+
+last:
+	VEXTRACTF64X4 $1, Z0, Y16
+	VEXTRACTF64X4 $1, Z1, Y17
+	VEXTRACTF64X4 $1, Z2, Y18
+	VEXTRACTF64X4 $1, Z3, Y19
+	VEXTRACTF64X4 $1, Z4, Y20
+	VEXTRACTF64X4 $1, Z5, Y21
+	VEXTRACTF64X4 $1, Z6, Y22
+	VEXTRACTF64X4 $1, Z7, Y23
+	TESTQ $1, nb+40(FP)
+	JZ    fold
+	Q8ROWLAST(SI, X10, Y10, Y8)
+	Q8ROWLAST(R8, X11, Y11, Y9)
+	Q8LAST(Y8, Y10, 0, Y24, Y28, Y0)
+	Q8LAST(Y8, Y10, 32, Y25, Y29, Y1)
+	Q8LAST(Y8, Y10, 64, Y26, Y28, Y2)
+	Q8LAST(Y8, Y10, 96, Y27, Y29, Y3)
+	Q8LAST(Y9, Y11, 0, Y24, Y28, Y4)
+	Q8LAST(Y9, Y11, 32, Y25, Y29, Y5)
+	Q8LAST(Y9, Y11, 64, Y26, Y28, Y6)
+	Q8LAST(Y9, Y11, 96, Y27, Y29, Y7)
+
+fold:
+	// Row 2t+k of input j goes to out[j*outStride+2t+k]: R10 walks the inputs.
+	MOVQ AX, R10
+	STOREQ8(Y0, Y16, X0, Y4, Y20, X4)
+	ADDQ R13, R10
+	STOREQ8(Y1, Y17, X1, Y5, Y21, X5)
+	ADDQ R13, R10
+	STOREQ8(Y2, Y18, X2, Y6, Y22, X6)
+	ADDQ R13, R10
+	STOREQ8(Y3, Y19, X3, Y7, Y23, X7)
+	ADDQ   $8, AX
+	LEAQ   (SI)(R9*2), SI
+	DECQ   R12
+	JNZ    tile
+	VZEROUPPER
+	RET

@@ -1,0 +1,72 @@
+package kernels
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/kvref/kvref/internal/half"
+)
+
+// TestMatMulRowsDecodedIsMatMulRows: a matrix stored as halves multiplies like its
+// decoded float32 copy, bit for bit, at every level, for blocks of rows and of inputs
+// with every remainder; each row is decoded exactly once, and nothing outside the rows'
+// outputs is written.
+func TestMatMulRowsDecodedIsMatMulRows(t *testing.T) {
+	forEachLevel(t, func(t *testing.T) {
+		use(implMatMulAVX)
+		rng := rand.New(rand.NewPCG(40, 40))
+		for _, c := range []struct {
+			kind                          halfKind
+			rows, cols, batch, start, end int
+		}{
+			{halfNormal, 70, 776, 139, 0, 70},
+			{halfNormal, 41, 256, 67, 3, 38},
+			{halfExtreme, 36, 64, 14, 0, 36},
+			{halfBits, 9, 40, 8, 1, 9},
+			{halfNormal, 13, 33, 5, 0, 13}, // cols not a multiple of 8
+			{halfNormal, 6, 16, 1, 0, 6},   // one input vector
+		} {
+			raw := make([]byte, 2*c.rows*c.cols)
+			for i := 0; i < c.rows*c.cols; i++ {
+				putLE16(raw[2*i:], halfPattern(rng, c.kind, "f16", 1))
+			}
+			w := make([]float32, c.rows*c.cols)
+			for i := range w {
+				w[i] = half.F16ToF32(le16(raw[2*i:]))
+			}
+			x := make([]float32, c.batch*c.cols)
+			fill(rng, kindMixed, x)
+			want := make([]float32, c.batch*c.rows+1)
+			for i := range want {
+				want[i] = math.Float32frombits(0x7f8abcde)
+			}
+			got := slices.Clone(want)
+			matMulRowsGeneric(want, w, x, c.rows, c.cols, c.batch, c.start, c.end)
+			decoded := map[int]int{}
+			MatMulRowsDecoded(got, x, c.rows, c.cols, c.batch, c.start, c.end, func(dst []float32, r int) {
+				decoded[r]++
+				DecodeF16(dst, raw[2*r*c.cols:])
+			})
+			what := fmt.Sprintf("%s rows=%d cols=%d batch=%d [%d,%d)", c.kind, c.rows, c.cols, c.batch, c.start, c.end)
+			requireSameResults(t, want, got, onlyDefaultNaN(w, x), what)
+			require.Len(t, decoded, c.end-c.start, what)
+			for r, n := range decoded {
+				require.Equal(t, 1, n, "%s: row %d decoded %d times", what, r, n)
+			}
+		}
+	})
+}
+
+// TestMatMulRowsDecodedPanics: short outputs or inputs panic, as MatMulRows does.
+func TestMatMulRowsDecodedPanics(t *testing.T) {
+	decode := func(dst []float32, r int) { clear(dst) }
+	assert.Panics(t, func() { MatMulRowsDecoded(make([]float32, 7), make([]float32, 16), 4, 8, 2, 0, 4, decode) })
+	assert.Panics(t, func() { MatMulRowsDecoded(make([]float32, 8), make([]float32, 15), 4, 8, 2, 0, 4, decode) })
+	assert.NotPanics(t, func() { MatMulRowsDecoded(make([]float32, 8), make([]float32, 16), 4, 8, 2, 2, 2, decode) })
+}

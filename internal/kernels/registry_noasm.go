@@ -1,0 +1,10 @@
+//go:build !amd64 || purego
+
+package kernels
+
+// asmBuild says that this build has no assembly kernels: -tags purego, or an architecture
+// other than amd64.
+const asmBuild = false
+
+// cpuFeatures is empty: nothing but the portable Go runs in this build.
+const cpuFeatures feature = 0
