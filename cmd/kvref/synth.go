@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/kvref/kvref/format/gguf"
+	"github.com/kvref/kvref/model"
 	"github.com/kvref/kvref/model/hf"
 	"github.com/kvref/kvref/model/llama2c"
 	"github.com/kvref/kvref/model/synth"
@@ -37,7 +38,7 @@ func synthCmd(args []string, stdout, stderr io.Writer) error {
 	arch := fs.String("arch", "llama", "architecture: llama, qwen2 (Q/K/V biases, rotate-half RoPE), qwen3 (q/k norm)")
 	headDim := fs.Int("head-dim", 0, "head width (0: dim/heads)")
 	variant := fs.String("variant", "", "a ready-made tiny variant instead of the shape flags: "+variantNames())
-	wtype := fs.String("wtype", "f32", "weight type of the matrices (gguf only): f32, f16, bf16, q8_0, q4_0, q4_k, q6_k")
+	wtype := fs.String("wtype", "f32", "weight type of the matrices (gguf only): f32, f16, bf16, "+weightTypeList())
 	format := fs.String("format", "gguf", "output format: gguf, hf (a Hugging Face directory) or llama2c (with tokenizer.bin beside it)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: kvref synth -o FILE.gguf [shape flags]")
@@ -138,7 +139,7 @@ func writeQuantizedSynth(s synth.Shape, wtype, out string, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
-	w, counts, err := quantizeGGUF(f, target)
+	w, counts, err := model.QuantizeGGUF(f, target)
 	if err != nil {
 		return err
 	}

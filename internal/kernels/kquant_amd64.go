@@ -1,0 +1,60 @@
+//go:build amd64 && !purego
+
+package kernels
+
+import "unsafe"
+
+// The k-quant row dots run in assembly on CPUs with AVX-512 VNNI (kquant_avx512_amd64.s,
+// the same features as the Q8_0 × Q8_0 kernel: useQ8VNNI), four rows at a time, the
+// quarters of the rows side by side as four sequential streams.
+
+// kx4Kernel sets out[k·outStride] to the dot of the row at w + k·stride bytes with the
+// input's super-blocks at x, for k = 0..3; nb > 0 super-blocks per row.
+type kx4Kernel func(out *float32, w *byte, x *byte, nb, stride, outStride int)
+
+// dotQ4_Kx4AVX512 is the Q4_K kernel (kquant_avx512_amd64.s).
+//
+//go:noescape
+func dotQ4_Kx4AVX512(out *float32, w *byte, x *byte, nb, stride, outStride int)
+
+// dotQ6_Kx4AVX512 is the Q6_K kernel (kquant_avx512_amd64.s).
+//
+//go:noescape
+func dotQ6_Kx4AVX512(out *float32, w *byte, x *byte, nb, stride, outStride int)
+
+// kx4AVX512 returns f's AVX-512 kernel, or nil.
+func kx4AVX512(f *kFormat) kx4Kernel {
+	switch f {
+	case &kQ4_K:
+		return dotQ4_Kx4AVX512
+	case &kQ6_K:
+		return dotQ6_Kx4AVX512
+	}
+	return nil
+}
+
+func dotKRowsFast(f *kFormat, out []float32, x *Q8KInput, w []byte, rb int) {
+	var kernel kx4Kernel
+	if useQ8VNNI {
+		kernel = kx4AVX512(f)
+	}
+	if kernel == nil || len(out) == 0 || overlapsRows(out, nil, w) {
+		kRowsGeneric(f, out, x, w, rb)
+		return
+	}
+	nb, q := x.n/KBlockLen, len(out)/4
+	xb := unsafe.SliceData(x.blocks)
+	for r := 0; r < q; r++ {
+		kernel(&out[r], &w[r*rb], xb, nb, q*rb, q)
+	}
+	// The rows left over go through the same kernel with all four rows the same.
+	for r := 4 * q; r < len(out); r++ {
+		kernel(&out[r], &w[r*rb], xb, nb, 0, 0)
+	}
+}
+
+func dotLegacyRowsFast(f *legacyFormat, out []float32, x *Q8Input, w []byte, rb int) {
+	legacyRowsGeneric(f, out, x, w, rb)
+}
+
+func quantizeQ8K(v *Q8KInput, x []float32) { quantizeQ8KGeneric(v, x) }

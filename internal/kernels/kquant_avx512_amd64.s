@@ -1,0 +1,342 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+#include "avx_amd64.h"
+
+// The k-quant row dots with AVX-512 VNNI (kquant.go defines their arithmetic): four rows at
+// a time against one Q8KInput, a super-block of each per iteration. The codes of 64 values
+// are made bytes, multiplied by the input's int8 codes and added in pairs (VPMADDUBSW), and
+// the pairs are multiplied by the sub-block scales and added into the eight lanes
+// (VPDPWSSD, or VPMADDWD for the first); the 16 lanes of a 512-bit register fold into 8
+// (lane l and l+8 are values 4l..4l+3 of two sub-blocks, the same lane of the definition).
+// All of that is exact integer arithmetic; each super-block then costs one convert,
+// multiply and add per lane and accumulator.
+
+#define KPREFETCH 2048
+
+// kScaleIdx are the VPSHUFB indexes that make, from the 16 bytes
+// [sc0..sc3, m0..m3, sc4..sc7, m4..m7] in every 128-bit lane, the words of sub-block
+// scales for a 512-bit register of 64 values: scale 2c in its lower 256 bits, 2c+1 in its
+// upper (kScaleIdx+64c); and, in 256 bits, the mins doubled, m0 m0 m1 m1 ... m7 m7
+// (kScaleIdx+256).
+DATA kScaleIdx<>+0(SB)/8, $0x8000800080008000
+DATA kScaleIdx<>+8(SB)/8, $0x8000800080008000
+DATA kScaleIdx<>+16(SB)/8, $0x8000800080008000
+DATA kScaleIdx<>+24(SB)/8, $0x8000800080008000
+DATA kScaleIdx<>+32(SB)/8, $0x8001800180018001
+DATA kScaleIdx<>+40(SB)/8, $0x8001800180018001
+DATA kScaleIdx<>+48(SB)/8, $0x8001800180018001
+DATA kScaleIdx<>+56(SB)/8, $0x8001800180018001
+DATA kScaleIdx<>+64(SB)/8, $0x8002800280028002
+DATA kScaleIdx<>+72(SB)/8, $0x8002800280028002
+DATA kScaleIdx<>+80(SB)/8, $0x8002800280028002
+DATA kScaleIdx<>+88(SB)/8, $0x8002800280028002
+DATA kScaleIdx<>+96(SB)/8, $0x8003800380038003
+DATA kScaleIdx<>+104(SB)/8, $0x8003800380038003
+DATA kScaleIdx<>+112(SB)/8, $0x8003800380038003
+DATA kScaleIdx<>+120(SB)/8, $0x8003800380038003
+DATA kScaleIdx<>+128(SB)/8, $0x8008800880088008
+DATA kScaleIdx<>+136(SB)/8, $0x8008800880088008
+DATA kScaleIdx<>+144(SB)/8, $0x8008800880088008
+DATA kScaleIdx<>+152(SB)/8, $0x8008800880088008
+DATA kScaleIdx<>+160(SB)/8, $0x8009800980098009
+DATA kScaleIdx<>+168(SB)/8, $0x8009800980098009
+DATA kScaleIdx<>+176(SB)/8, $0x8009800980098009
+DATA kScaleIdx<>+184(SB)/8, $0x8009800980098009
+DATA kScaleIdx<>+192(SB)/8, $0x800a800a800a800a
+DATA kScaleIdx<>+200(SB)/8, $0x800a800a800a800a
+DATA kScaleIdx<>+208(SB)/8, $0x800a800a800a800a
+DATA kScaleIdx<>+216(SB)/8, $0x800a800a800a800a
+DATA kScaleIdx<>+224(SB)/8, $0x800b800b800b800b
+DATA kScaleIdx<>+232(SB)/8, $0x800b800b800b800b
+DATA kScaleIdx<>+240(SB)/8, $0x800b800b800b800b
+DATA kScaleIdx<>+248(SB)/8, $0x800b800b800b800b
+DATA kScaleIdx<>+256(SB)/8, $0x8005800580048004
+DATA kScaleIdx<>+264(SB)/8, $0x8007800780068006
+DATA kScaleIdx<>+272(SB)/8, $0x800d800d800c800c
+DATA kScaleIdx<>+280(SB)/8, $0x800f800f800e800e
+GLOBL kScaleIdx<>(SB), RODATA|NOPTR, $288
+
+// kShift04 shifts the words of a 512-bit register right by 0 in its lower half and by 4 in
+// its upper half (VPSRLVW): 32 bytes of nibbles broadcast to both halves become the low
+// nibbles (lower half) and the high nibbles (upper half).
+DATA kShift04<>+0(SB)/8, $0
+DATA kShift04<>+8(SB)/8, $0
+DATA kShift04<>+16(SB)/8, $0
+DATA kShift04<>+24(SB)/8, $0
+DATA kShift04<>+32(SB)/8, $0x0004000400040004
+DATA kShift04<>+40(SB)/8, $0x0004000400040004
+DATA kShift04<>+48(SB)/8, $0x0004000400040004
+DATA kShift04<>+56(SB)/8, $0x0004000400040004
+GLOBL kShift04<>(SB), RODATA|NOPTR, $64
+
+// KSCALEMIN6 unpacks the 12 bytes of 6-bit scales and mins at 4(R)(R13*1) (Q4_K, Q5_K)
+// into X1 = [sc0..sc3, m0..m3, sc4..sc7, m4..m7], broadcast to the four lanes of Z1:
+// sc0..3 and m0..3 are bytes 0-7 less their top two bits (R14 = 0x3f…); sc4..7 and
+// m4..7 are the low and high nibbles of bytes 8-11 (R15 = 0x0f…) with, above them, the top
+// two bits of bytes 0-3 and 4-7 (R12 = 0x30…, after a shift by 2).
+#define KSCALEMIN6(R) \
+	MOVQ       4(R)(R13*1), AX; \
+	MOVL       12(R)(R13*1), DX; \
+	MOVQ       AX, BX; \
+	SHRQ       $2, BX; \
+	ANDQ       R12, BX; \
+	MOVQ       DX, CX; \
+	SHLQ       $28, CX; \
+	ORQ        CX, DX; \
+	ANDQ       R15, DX; \
+	ORQ        BX, DX; \
+	ANDQ       R14, AX; \
+	VMOVQ      AX, X1; \
+	VPINSRQ    $1, DX, X1, X1; \
+	VSHUFI64X2 $0, Z1, Z1, Z1
+
+// KNIB4 leaves in Z9 the 64 codes 64c..64c+63 of a Q4_K super-block: the 32 bytes at
+// OFF(R)(R13*1) broadcast, shifted by kShift04 and masked to nibbles (Z31 = 0x0f…).
+#define KNIB4(R, OFF) \
+	VBROADCASTI64X4 OFF(R)(R13*1), Z9; \
+	VPSRLVW         Z30, Z9, Z9; \
+	VPANDD          Z31, Z9, Z9
+
+// KDOT64 multiplies the 64 byte codes in Z9 by the input's at XOFF(DI) and adds the pairs
+// times the scale words SC to the lanes in Z11 (FIRST: VPMADDWD, which starts them).
+#define KDOT64(XOFF, SC, FIRST) \
+	VPMADDUBSW XOFF(DI), Z9, Z10; \
+	FIRST      SC, Z10, Z11
+
+// KSCALEMINFLOAT finishes a super-block of a type with mins (Q4_K, Q5_K): the lanes in Z11
+// folded to eight (Y11), the min lanes from the doubled mins times the input's block sums
+// (Y8), d1 and m1 from the fp16 pair at (R)(R13*1) times the input's scale (Y24), and
+// ACC += float32(I)·d1 − float32(M)·m1.
+#define KSCALEMINFLOAT(R, ACC) \
+	VPSHUFB        Y25, Y1, Y8; \
+	VPMADDWD       256(DI), Y8, Y8; \
+	VEXTRACTI64X4  $1, Z11, Y12; \
+	VPADDD         Y12, Y11, Y11; \
+	VPBROADCASTD   (R)(R13*1), X2; \
+	VCVTPH2PS      X2, Y2; \
+	VMULPS         Y24, Y2, Y2; \
+	VMOVSLDUP      Y2, Y3; \
+	VMOVSHDUP      Y2, Y2; \
+	VCVTDQ2PS      Y11, Y11; \
+	VMULPS         Y3, Y11, Y11; \
+	VCVTDQ2PS      Y8, Y8; \
+	VMULPS         Y2, Y8, Y8; \
+	VSUBPS         Y8, Y11, Y11; \
+	VADDPS         Y11, ACC, ACC
+
+// Q4KROW adds one Q4_K super-block of the row at R to ACC.
+#define Q4KROW(R, ACC) \
+	PREFETCHT0 KPREFETCH(R)(R13*1); \
+	PREFETCHT0 KPREFETCH+64(R)(R13*1); \
+	KSCALEMIN6(R); \
+	VPSHUFB Z26, Z1, Z4; \
+	VPSHUFB Z27, Z1, Z5; \
+	VPSHUFB Z28, Z1, Z6; \
+	VPSHUFB Z29, Z1, Z7; \
+	KNIB4(R, 16); \
+	KDOT64(0, Z4, VPMADDWD); \
+	KNIB4(R, 48); \
+	KDOT64(64, Z5, VPDPWSSD); \
+	KNIB4(R, 80); \
+	KDOT64(128, Z6, VPDPWSSD); \
+	KNIB4(R, 112); \
+	KDOT64(192, Z7, VPDPWSSD); \
+	KSCALEMINFLOAT(R, ACC)
+
+// KSETUP loads the arguments and constants the kernels share: the four row pointers (SI,
+// R8, R9, R10 at w + k·stride), the input (DI), the super-block count (R11), the offset
+// in the rows (R13 = 0), the GPR masks and the vector constants (Z31 = 0x0f…, Z30 =
+// kShift04, Z26-Z29 and Y25 = kScaleIdx), and zeroes the accumulators Y16-Y19.
+#define KSETUP \
+	MOVQ         w+8(FP), SI; \
+	MOVQ         x+16(FP), DI; \
+	MOVQ         nb+24(FP), R11; \
+	MOVQ         stride+32(FP), AX; \
+	LEAQ         (SI)(AX*1), R8; \
+	LEAQ         (R8)(AX*1), R9; \
+	LEAQ         (R9)(AX*1), R10; \
+	MOVQ         $0x3f3f3f3f3f3f3f3f, R14; \
+	MOVQ         $0x0f0f0f0f0f0f0f0f, R15; \
+	MOVQ         $0x3030303030303030, R12; \
+	MOVL         $0x0f0f0f0f, AX; \
+	VPBROADCASTD AX, Z31; \
+	VMOVDQU64    kShift04<>(SB), Z30; \
+	VMOVDQU64    kScaleIdx<>+0(SB), Z26; \
+	VMOVDQU64    kScaleIdx<>+64(SB), Z27; \
+	VMOVDQU64    kScaleIdx<>+128(SB), Z28; \
+	VMOVDQU64    kScaleIdx<>+192(SB), Z29; \
+	VMOVDQU64    kScaleIdx<>+256(SB), Y25; \
+	VPXORD       Y16, Y16, Y16; \
+	VPXORD       Y17, Y17, Y17; \
+	VPXORD       Y18, Y18, Y18; \
+	VPXORD       Y19, Y19, Y19; \
+	XORQ         R13, R13
+
+// KFINISH stores ReduceLanes(acc) of the four rows at out + k·outStride·4.
+#define KFINISH \
+	VMOVAPS Y16, Y0; \
+	VMOVAPS Y17, Y1; \
+	VMOVAPS Y18, Y2; \
+	VMOVAPS Y19, Y3; \
+	REDUCE8(Y0, X0, X8); \
+	REDUCE8(Y1, X1, X9); \
+	REDUCE8(Y2, X2, X10); \
+	REDUCE8(Y3, X3, X11); \
+	MOVQ   out+0(FP), DX; \
+	MOVQ   outStride+40(FP), CX; \
+	SHLQ   $2, CX; \
+	VMOVSS X0, (DX); \
+	ADDQ   CX, DX; \
+	VMOVSS X1, (DX); \
+	ADDQ   CX, DX; \
+	VMOVSS X2, (DX); \
+	ADDQ   CX, DX; \
+	VMOVSS X3, (DX); \
+	VZEROUPPER
+
+// func dotQ4_Kx4AVX512(out *float32, w *byte, x *byte, nb, stride, outStride int)
+TEXT ·dotQ4_Kx4AVX512(SB), NOSPLIT, $0-48
+	KSETUP
+
+q4kloop:
+	VBROADCASTSS 288(DI), Y24
+	Q4KROW(SI, Y16)
+	Q4KROW(R8, Y17)
+	Q4KROW(R9, Y18)
+	Q4KROW(R10, Y19)
+	ADDQ $144, R13
+	ADDQ $320, DI
+	DECQ R11
+	JNZ  q4kloop
+	KFINISH
+	RET
+
+// q6ShiftLo and q6ShiftHi move the two high bits of the Q6_K codes of one half's
+// quarters 0, 1 (VPSLLVW by 4 and 2) and 2, 3 (VPSRLVW by 0 and 2) to bits 4-5, the qh
+// bytes broadcast to both 256-bit halves.
+DATA q6ShiftLo<>+0(SB)/8, $0x0004000400040004
+DATA q6ShiftLo<>+8(SB)/8, $0x0004000400040004
+DATA q6ShiftLo<>+16(SB)/8, $0x0004000400040004
+DATA q6ShiftLo<>+24(SB)/8, $0x0004000400040004
+DATA q6ShiftLo<>+32(SB)/8, $0x0002000200020002
+DATA q6ShiftLo<>+40(SB)/8, $0x0002000200020002
+DATA q6ShiftLo<>+48(SB)/8, $0x0002000200020002
+DATA q6ShiftLo<>+56(SB)/8, $0x0002000200020002
+GLOBL q6ShiftLo<>(SB), RODATA|NOPTR, $64
+
+DATA q6ShiftHi<>+0(SB)/8, $0
+DATA q6ShiftHi<>+8(SB)/8, $0
+DATA q6ShiftHi<>+16(SB)/8, $0
+DATA q6ShiftHi<>+24(SB)/8, $0
+DATA q6ShiftHi<>+32(SB)/8, $0x0002000200020002
+DATA q6ShiftHi<>+40(SB)/8, $0x0002000200020002
+DATA q6ShiftHi<>+48(SB)/8, $0x0002000200020002
+DATA q6ShiftHi<>+56(SB)/8, $0x0002000200020002
+GLOBL q6ShiftHi<>(SB), RODATA|NOPTR, $64
+
+// k16ScaleIdx are the VPERMW indexes that spread sixteen scale words, one per 16 values,
+// over a 512-bit register of 64 values: words 4c..4c+3, each eight times
+// (k16ScaleIdx+64c).
+DATA k16ScaleIdx<>+0(SB)/8, $0x0000000000000000
+DATA k16ScaleIdx<>+8(SB)/8, $0x0000000000000000
+DATA k16ScaleIdx<>+16(SB)/8, $0x0001000100010001
+DATA k16ScaleIdx<>+24(SB)/8, $0x0001000100010001
+DATA k16ScaleIdx<>+32(SB)/8, $0x0002000200020002
+DATA k16ScaleIdx<>+40(SB)/8, $0x0002000200020002
+DATA k16ScaleIdx<>+48(SB)/8, $0x0003000300030003
+DATA k16ScaleIdx<>+56(SB)/8, $0x0003000300030003
+DATA k16ScaleIdx<>+64(SB)/8, $0x0004000400040004
+DATA k16ScaleIdx<>+72(SB)/8, $0x0004000400040004
+DATA k16ScaleIdx<>+80(SB)/8, $0x0005000500050005
+DATA k16ScaleIdx<>+88(SB)/8, $0x0005000500050005
+DATA k16ScaleIdx<>+96(SB)/8, $0x0006000600060006
+DATA k16ScaleIdx<>+104(SB)/8, $0x0006000600060006
+DATA k16ScaleIdx<>+112(SB)/8, $0x0007000700070007
+DATA k16ScaleIdx<>+120(SB)/8, $0x0007000700070007
+DATA k16ScaleIdx<>+128(SB)/8, $0x0008000800080008
+DATA k16ScaleIdx<>+136(SB)/8, $0x0008000800080008
+DATA k16ScaleIdx<>+144(SB)/8, $0x0009000900090009
+DATA k16ScaleIdx<>+152(SB)/8, $0x0009000900090009
+DATA k16ScaleIdx<>+160(SB)/8, $0x000a000a000a000a
+DATA k16ScaleIdx<>+168(SB)/8, $0x000a000a000a000a
+DATA k16ScaleIdx<>+176(SB)/8, $0x000b000b000b000b
+DATA k16ScaleIdx<>+184(SB)/8, $0x000b000b000b000b
+DATA k16ScaleIdx<>+192(SB)/8, $0x000c000c000c000c
+DATA k16ScaleIdx<>+200(SB)/8, $0x000c000c000c000c
+DATA k16ScaleIdx<>+208(SB)/8, $0x000d000d000d000d
+DATA k16ScaleIdx<>+216(SB)/8, $0x000d000d000d000d
+DATA k16ScaleIdx<>+224(SB)/8, $0x000e000e000e000e
+DATA k16ScaleIdx<>+232(SB)/8, $0x000e000e000e000e
+DATA k16ScaleIdx<>+240(SB)/8, $0x000f000f000f000f
+DATA k16ScaleIdx<>+248(SB)/8, $0x000f000f000f000f
+GLOBL k16ScaleIdx<>(SB), RODATA|NOPTR, $256
+
+// Q6KHALF makes the 128 codes of half H of a Q6_K super-block (ql at 64H, qh at 128+32H
+// of the block at R) and adds their products: values 128H..128H+63 in Z9 (the low nibbles
+// of ql, the bits of quarters 0 and 1 from qh), then 128H+64..128H+127 (the high nibbles,
+// quarters 2 and 3). Z13 holds the ql bytes, Z14 the qh bytes broadcast; Z31 = 0x0f…,
+// Z28 = 0x30…, Z29 = q6ShiftLo, Z30 = q6ShiftHi; SA and SB are the scale words.
+#define Q6KHALF(R, H, SA, SB, FIRST) \
+	VMOVDQU64       (64*H)(R)(R13*1), Z13; \
+	VBROADCASTI64X4 (128+32*H)(R)(R13*1), Z14; \
+	VPSLLVW         Z29, Z14, Z9; \
+	VPANDD          Z28, Z9, Z9; \
+	VPTERNLOGD      $0xf8, Z31, Z13, Z9; \
+	KDOT64(128*H, SA, FIRST); \
+	VPSRLW          $4, Z13, Z13; \
+	VPSRLVW         Z30, Z14, Z9; \
+	VPANDD          Z28, Z9, Z9; \
+	VPTERNLOGD      $0xf8, Z31, Z13, Z9; \
+	KDOT64(128*H+64, SB, VPDPWSSD)
+
+// Q6KROW adds one Q6_K super-block of the row at R to ACC: the int8 scales widened to
+// words (Y1) and spread (Z4-Z7), the codes' products, the offset −32·Σ sc·bsum from the
+// block sums, and ACC += float32(I − 32·C)·(fp16(d)·xd).
+#define Q6KROW(R, ACC) \
+	PREFETCHT0 KPREFETCH(R)(R13*1); \
+	PREFETCHT0 KPREFETCH+64(R)(R13*1); \
+	PREFETCHT0 KPREFETCH+128(R)(R13*1); \
+	VPMOVSXBW  192(R)(R13*1), Y1; \
+	VPERMW     Z1, Z20, Z4; \
+	VPERMW     Z1, Z21, Z5; \
+	VPERMW     Z1, Z22, Z6; \
+	VPERMW     Z1, Z23, Z7; \
+	Q6KHALF(R, 0, Z4, Z5, VPMADDWD); \
+	Q6KHALF(R, 1, Z6, Z7, VPDPWSSD); \
+	VPMADDWD      256(DI), Y1, Y8; \
+	VPSLLD        $5, Y8, Y8; \
+	VEXTRACTI64X4 $1, Z11, Y12; \
+	VPADDD        Y12, Y11, Y11; \
+	VPSUBD        Y8, Y11, Y11; \
+	VPBROADCASTW  208(R)(R13*1), X2; \
+	VCVTPH2PS     X2, Y2; \
+	VMULPS        Y24, Y2, Y2; \
+	VCVTDQ2PS     Y11, Y11; \
+	VMULPS        Y2, Y11, Y11; \
+	VADDPS        Y11, ACC, ACC
+
+// func dotQ6_Kx4AVX512(out *float32, w *byte, x *byte, nb, stride, outStride int)
+TEXT ·dotQ6_Kx4AVX512(SB), NOSPLIT, $0-48
+	KSETUP
+	MOVL      $0x30303030, AX
+	VPBROADCASTD AX, Z28
+	VMOVDQU64 q6ShiftLo<>(SB), Z29
+	VMOVDQU64 q6ShiftHi<>(SB), Z30
+	VMOVDQU64 k16ScaleIdx<>+0(SB), Z20
+	VMOVDQU64 k16ScaleIdx<>+64(SB), Z21
+	VMOVDQU64 k16ScaleIdx<>+128(SB), Z22
+	VMOVDQU64 k16ScaleIdx<>+192(SB), Z23
+
+q6kloop:
+	VBROADCASTSS 288(DI), Y24
+	Q6KROW(SI, Y16)
+	Q6KROW(R8, Y17)
+	Q6KROW(R9, Y18)
+	Q6KROW(R10, Y19)
+	ADDQ $210, R13
+	ADDQ $320, DI
+	DECQ R11
+	JNZ  q6kloop
+	KFINISH
+	RET

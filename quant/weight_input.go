@@ -1,0 +1,77 @@
+package quant
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/kvref/kvref/internal/kernels"
+)
+
+// InputKinds is a set of the quantized forms an input vector takes for the weight types'
+// products: a matrix product quantizes its input once, in every form its matrices need.
+type InputKinds uint8
+
+// The input forms.
+const (
+	// InputQ8 is ggml's Q8_0 (blocks of 32 int8 values and an fp16 scale) with Q8_1's block
+	// sums: the input of q8_0, q4_0, q4_1, q5_0 and q5_1 rows (kernels.Q8Input).
+	InputQ8 InputKinds = 1 << iota
+	// InputQ8K is ggml's Q8_K (super-blocks of 256 int8 values, a float32 scale and sums
+	// of 16): the input of the k types (kernels.Q8KInput).
+	InputQ8K
+)
+
+// String lists the forms: "q8", "q8_k", "q8+q8_k" or "none".
+func (k InputKinds) String() string {
+	var names []string
+	if k&InputQ8 != 0 {
+		names = append(names, "q8")
+	}
+	if k&InputQ8K != 0 {
+		names = append(names, "q8_k")
+	}
+	if len(names) == 0 {
+		return "none"
+	}
+	return strings.Join(names, "+")
+}
+
+// Input returns the form of input t's products take.
+func (t WeightType) Input() InputKinds {
+	if t.format().dotQ8K != nil {
+		return InputQ8K
+	}
+	return InputQ8
+}
+
+// Input is a float32 vector quantized for the weight types' products (see WeightType):
+// to Q8_0 blocks with Q8_1's sums, to Q8_K super-blocks, or both. The zero value is an
+// empty input; an Input is reused across vectors of any length.
+type Input struct {
+	n     int
+	kinds InputKinds
+	q8    kernels.Q8Input
+	q8k   kernels.Q8KInput
+}
+
+// Quantize sets in to x in the given forms (ggml's quantize_row_q8_0, quantize_row_q8_1,
+// quantize_row_q8_K). It panics if len(x) is not a multiple of every requested form's
+// block (32 for InputQ8, 256 for InputQ8K).
+func (in *Input) Quantize(x []float32, kinds InputKinds) {
+	if kinds&InputQ8 != 0 && len(x)%kernels.QBlockLen != 0 || kinds&InputQ8K != 0 && len(x)%kernels.KBlockLen != 0 {
+		panic(fmt.Sprintf("quant: Input.Quantize: a vector of %d values cannot be quantized as %v (blocks of 32, super-blocks of 256)", len(x), kinds))
+	}
+	in.n, in.kinds = len(x), kinds
+	if kinds&InputQ8 != 0 {
+		in.q8.Quantize(x)
+	}
+	if kinds&InputQ8K != 0 {
+		in.q8k.Quantize(x)
+	}
+}
+
+// Len is the length of the quantized vector.
+func (in *Input) Len() int { return in.n }
+
+// has reports whether in holds every form in k.
+func (in *Input) has(k InputKinds) bool { return in.kinds&k == k }
