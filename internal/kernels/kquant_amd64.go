@@ -5,8 +5,9 @@ package kernels
 import "unsafe"
 
 // The k-quant row dots run in assembly on CPUs with AVX-512 VNNI (kquant_avx512_amd64.s,
-// the same features as the Q8_0 × Q8_0 kernel: useQ8VNNI), four rows at a time, the
-// quarters of the rows side by side as four sequential streams.
+// the same features as the Q8_0 × Q8_0 kernel: useQ8VNNI) and on those with AVX2 and F16C
+// (kquant_avx2_amd64.s: useRowAVX2), four rows at a time, the quarters of the rows side by
+// side as four sequential streams.
 
 // kx4Kernel sets out[k·outStride] to the dot of the row at w + k·stride bytes with the
 // input's super-blocks at x, for k = 0..3; nb > 0 super-blocks per row.
@@ -22,11 +23,43 @@ func dotQ4_Kx4AVX512(out *float32, w *byte, x *byte, nb, stride, outStride int)
 //go:noescape
 func dotQ6_Kx4AVX512(out *float32, w *byte, x *byte, nb, stride, outStride int)
 
+// dotQ5_Kx4AVX512 is the Q5_K kernel (kquant_avx512_amd64.s).
+//
+//go:noescape
+func dotQ5_Kx4AVX512(out *float32, w *byte, x *byte, nb, stride, outStride int)
+
+// dotQ4_Kx4AVX2, dotQ5_Kx4AVX2 and dotQ6_Kx4AVX2 are the AVX2 kernels
+// (kquant_avx2_amd64.s), for CPUs without AVX-512 VNNI.
+//
+//go:noescape
+func dotQ4_Kx4AVX2(out *float32, w *byte, x *byte, nb, stride, outStride int)
+
+//go:noescape
+func dotQ5_Kx4AVX2(out *float32, w *byte, x *byte, nb, stride, outStride int)
+
+//go:noescape
+func dotQ6_Kx4AVX2(out *float32, w *byte, x *byte, nb, stride, outStride int)
+
+// kx4AVX2 returns f's AVX2 kernel, or nil.
+func kx4AVX2(f *kFormat) kx4Kernel {
+	switch f {
+	case &kQ4_K:
+		return dotQ4_Kx4AVX2
+	case &kQ5_K:
+		return dotQ5_Kx4AVX2
+	case &kQ6_K:
+		return dotQ6_Kx4AVX2
+	}
+	return nil
+}
+
 // kx4AVX512 returns f's AVX-512 kernel, or nil.
 func kx4AVX512(f *kFormat) kx4Kernel {
 	switch f {
 	case &kQ4_K:
 		return dotQ4_Kx4AVX512
+	case &kQ5_K:
+		return dotQ5_Kx4AVX512
 	case &kQ6_K:
 		return dotQ6_Kx4AVX512
 	}
@@ -35,8 +68,11 @@ func kx4AVX512(f *kFormat) kx4Kernel {
 
 func dotKRowsFast(f *kFormat, out []float32, x *Q8KInput, w []byte, rb int) {
 	var kernel kx4Kernel
-	if useQ8VNNI {
+	switch {
+	case useQ8VNNI:
 		kernel = kx4AVX512(f)
+	case useRowAVX2:
+		kernel = kx4AVX2(f)
 	}
 	if kernel == nil || len(out) == 0 || overlapsRows(out, nil, w) {
 		kRowsGeneric(f, out, x, w, rb)

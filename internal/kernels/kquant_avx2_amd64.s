@@ -1,0 +1,355 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+#include "avx_amd64.h"
+
+// The k-quant row dots with AVX2 (kquant.go defines their arithmetic; kquant_avx512_amd64.s
+// is the AVX-512 VNNI form): four rows at a time against one Q8KInput, a super-block of
+// each per iteration, 32 values per 256-bit register. The codes are made bytes, multiplied
+// by the input's int8 codes and added in pairs (VPMADDUBSW), the pairs multiplied by the
+// scale words and added in fours (VPMADDWD): lane l of a register of 32 values is values
+// 4l..4l+3, the lane of the definition. All exact in integers; then one convert, multiply
+// and add per lane and super-block.
+
+#define K2PREFETCH 2048
+
+// k2ScaleIdx are the VPSHUFB indexes that make, from the 16 bytes
+// [sc0..sc3, m0..m3, sc4..sc7, m4..m7] in both 128-bit lanes, the sixteen words of
+// sub-block j's scale (k2ScaleIdx+32j, j = 0..7), and the mins doubled, m0 m0 m1 m1 ...
+// m7 m7 (k2ScaleIdx+256).
+DATA k2ScaleIdx<>+0(SB)/8, $0x8000800080008000
+DATA k2ScaleIdx<>+8(SB)/8, $0x8000800080008000
+DATA k2ScaleIdx<>+16(SB)/8, $0x8000800080008000
+DATA k2ScaleIdx<>+24(SB)/8, $0x8000800080008000
+DATA k2ScaleIdx<>+32(SB)/8, $0x8001800180018001
+DATA k2ScaleIdx<>+40(SB)/8, $0x8001800180018001
+DATA k2ScaleIdx<>+48(SB)/8, $0x8001800180018001
+DATA k2ScaleIdx<>+56(SB)/8, $0x8001800180018001
+DATA k2ScaleIdx<>+64(SB)/8, $0x8002800280028002
+DATA k2ScaleIdx<>+72(SB)/8, $0x8002800280028002
+DATA k2ScaleIdx<>+80(SB)/8, $0x8002800280028002
+DATA k2ScaleIdx<>+88(SB)/8, $0x8002800280028002
+DATA k2ScaleIdx<>+96(SB)/8, $0x8003800380038003
+DATA k2ScaleIdx<>+104(SB)/8, $0x8003800380038003
+DATA k2ScaleIdx<>+112(SB)/8, $0x8003800380038003
+DATA k2ScaleIdx<>+120(SB)/8, $0x8003800380038003
+DATA k2ScaleIdx<>+128(SB)/8, $0x8008800880088008
+DATA k2ScaleIdx<>+136(SB)/8, $0x8008800880088008
+DATA k2ScaleIdx<>+144(SB)/8, $0x8008800880088008
+DATA k2ScaleIdx<>+152(SB)/8, $0x8008800880088008
+DATA k2ScaleIdx<>+160(SB)/8, $0x8009800980098009
+DATA k2ScaleIdx<>+168(SB)/8, $0x8009800980098009
+DATA k2ScaleIdx<>+176(SB)/8, $0x8009800980098009
+DATA k2ScaleIdx<>+184(SB)/8, $0x8009800980098009
+DATA k2ScaleIdx<>+192(SB)/8, $0x800a800a800a800a
+DATA k2ScaleIdx<>+200(SB)/8, $0x800a800a800a800a
+DATA k2ScaleIdx<>+208(SB)/8, $0x800a800a800a800a
+DATA k2ScaleIdx<>+216(SB)/8, $0x800a800a800a800a
+DATA k2ScaleIdx<>+224(SB)/8, $0x800b800b800b800b
+DATA k2ScaleIdx<>+232(SB)/8, $0x800b800b800b800b
+DATA k2ScaleIdx<>+240(SB)/8, $0x800b800b800b800b
+DATA k2ScaleIdx<>+248(SB)/8, $0x800b800b800b800b
+DATA k2ScaleIdx<>+256(SB)/8, $0x8005800580048004
+DATA k2ScaleIdx<>+264(SB)/8, $0x8007800780068006
+DATA k2ScaleIdx<>+272(SB)/8, $0x800d800d800c800c
+DATA k2ScaleIdx<>+280(SB)/8, $0x800f800f800e800e
+GLOBL k2ScaleIdx<>(SB), RODATA|NOPTR, $288
+
+// k2Scale16Idx are the VPSHUFB indexes that take, from eight scale words (one per 16
+// values) in both 128-bit lanes, words 2k (lower lane) and 2k+1 (upper lane), each eight
+// times: the scale words of 32 values (k2Scale16Idx+32k, k = 0..3).
+DATA k2Scale16Idx<>+0(SB)/8, $0x0100010001000100
+DATA k2Scale16Idx<>+8(SB)/8, $0x0100010001000100
+DATA k2Scale16Idx<>+16(SB)/8, $0x0302030203020302
+DATA k2Scale16Idx<>+24(SB)/8, $0x0302030203020302
+DATA k2Scale16Idx<>+32(SB)/8, $0x0504050405040504
+DATA k2Scale16Idx<>+40(SB)/8, $0x0504050405040504
+DATA k2Scale16Idx<>+48(SB)/8, $0x0706070607060706
+DATA k2Scale16Idx<>+56(SB)/8, $0x0706070607060706
+DATA k2Scale16Idx<>+64(SB)/8, $0x0908090809080908
+DATA k2Scale16Idx<>+72(SB)/8, $0x0908090809080908
+DATA k2Scale16Idx<>+80(SB)/8, $0x0b0a0b0a0b0a0b0a
+DATA k2Scale16Idx<>+88(SB)/8, $0x0b0a0b0a0b0a0b0a
+DATA k2Scale16Idx<>+96(SB)/8, $0x0d0c0d0c0d0c0d0c
+DATA k2Scale16Idx<>+104(SB)/8, $0x0d0c0d0c0d0c0d0c
+DATA k2Scale16Idx<>+112(SB)/8, $0x0f0e0f0e0f0e0f0e
+DATA k2Scale16Idx<>+120(SB)/8, $0x0f0e0f0e0f0e0f0e
+GLOBL k2Scale16Idx<>(SB), RODATA|NOPTR, $128
+
+DATA k2Mask30<>+0(SB)/8, $0x3030303030303030
+DATA k2Mask30<>+8(SB)/8, $0x3030303030303030
+DATA k2Mask30<>+16(SB)/8, $0x3030303030303030
+DATA k2Mask30<>+24(SB)/8, $0x3030303030303030
+GLOBL k2Mask30<>(SB), RODATA|NOPTR, $32
+
+DATA k2Mask10<>+0(SB)/8, $0x1010101010101010
+DATA k2Mask10<>+8(SB)/8, $0x1010101010101010
+DATA k2Mask10<>+16(SB)/8, $0x1010101010101010
+DATA k2Mask10<>+24(SB)/8, $0x1010101010101010
+GLOBL k2Mask10<>(SB), RODATA|NOPTR, $32
+
+// K2SCALEMIN6 is KSCALEMIN6 (kquant_avx512_amd64.s) with the 16 bytes in both lanes of Y13.
+#define K2SCALEMIN6(R) \
+	MOVQ       4(R)(R13*1), AX; \
+	MOVL       12(R)(R13*1), DX; \
+	MOVQ       AX, BX; \
+	SHRQ       $2, BX; \
+	ANDQ       R12, BX; \
+	MOVQ       DX, CX; \
+	SHLQ       $28, CX; \
+	ORQ        CX, DX; \
+	ANDQ       R15, DX; \
+	ORQ        BX, DX; \
+	ANDQ       R14, AX; \
+	VMOVQ      AX, X13; \
+	VPINSRQ    $1, DX, X13, X13; \
+	VPERMQ     $0x44, Y13, Y13
+
+// K2DOT32 multiplies the 32 byte codes in CODES by the input's at XOFF(DI) and by the
+// scale words at SIDX(SB) (from Y13), adding the fours to Y8 (FIRST: VMOVDQU, which starts
+// them, or VPADDD).
+#define K2DOT32(CODES, XOFF, SIDX, FIRST) \
+	VPMADDUBSW XOFF(DI), CODES, Y6; \
+	VPSHUFB    SIDX(SB), Y13, Y7; \
+	VPMADDWD   Y7, Y6, Y6; \
+	FIRST(Y6)
+
+#define K2START(P) VMOVDQU P, Y8
+#define K2ADD(P) VPADDD P, Y8, Y8
+
+// K2SCALEMINFLOAT finishes a super-block of a type with mins: the min lanes from the
+// doubled mins times the input's block sums (Y9), d1 and m1 from the fp16 pair at
+// (R)(R13*1) times the input's scale (Y14), and ACC += float32(I)·d1 − float32(M)·m1.
+#define K2SCALEMINFLOAT(R, ACC) \
+	VPSHUFB      k2ScaleIdx<>+256(SB), Y13, Y9; \
+	VPMADDWD     256(DI), Y9, Y9; \
+	VPBROADCASTD (R)(R13*1), X10; \
+	VCVTPH2PS    X10, Y10; \
+	VMULPS       Y14, Y10, Y10; \
+	VMOVSLDUP    Y10, Y11; \
+	VMOVSHDUP    Y10, Y10; \
+	VCVTDQ2PS    Y8, Y8; \
+	VMULPS       Y11, Y8, Y8; \
+	VCVTDQ2PS    Y9, Y9; \
+	VMULPS       Y10, Y9, Y9; \
+	VSUBPS       Y9, Y8, Y8; \
+	VADDPS       Y8, ACC, ACC
+
+// K2NIB4 leaves the low nibbles of the 32 bytes at OFF(R)(R13*1) in Y4, the high ones in
+// Y5 (Y15 = 0x0f…).
+#define K2NIB4(R, OFF) \
+	VMOVDQU OFF(R)(R13*1), Y4; \
+	VPSRLW  $4, Y4, Y5; \
+	VPAND   Y15, Y4, Y4; \
+	VPAND   Y15, Y5, Y5
+
+// Q4K2ROW adds one Q4_K super-block of the row at R to ACC.
+#define Q4K2ROW(R, ACC) \
+	PREFETCHT0 K2PREFETCH(R)(R13*1); \
+	PREFETCHT0 K2PREFETCH+64(R)(R13*1); \
+	K2SCALEMIN6(R); \
+	K2NIB4(R, 16); \
+	K2DOT32(Y4, 0, k2ScaleIdx<>+0, K2START); \
+	K2DOT32(Y5, 32, k2ScaleIdx<>+32, K2ADD); \
+	K2NIB4(R, 48); \
+	K2DOT32(Y4, 64, k2ScaleIdx<>+64, K2ADD); \
+	K2DOT32(Y5, 96, k2ScaleIdx<>+96, K2ADD); \
+	K2NIB4(R, 80); \
+	K2DOT32(Y4, 128, k2ScaleIdx<>+128, K2ADD); \
+	K2DOT32(Y5, 160, k2ScaleIdx<>+160, K2ADD); \
+	K2NIB4(R, 112); \
+	K2DOT32(Y4, 192, k2ScaleIdx<>+192, K2ADD); \
+	K2DOT32(Y5, 224, k2ScaleIdx<>+224, K2ADD); \
+	K2SCALEMINFLOAT(R, ACC)
+
+// K2HIGHL and K2HIGHR add the fifth bit J of the qh bytes in Y12 (bit J of each byte) to the codes in
+// CODES as 16: (qh shifted so that bit J lands on bit 4) & 0x10, or'ed in.
+#define K2HIGHL(J, CODES) \
+	VPSLLW $(4-J), Y12, Y9; \
+	VPAND  k2Mask10<>(SB), Y9, Y9; \
+	VPOR   Y9, CODES, CODES
+
+#define K2HIGHR(J, CODES) \
+	VPSRLW $(J-4), Y12, Y9; \
+	VPAND  k2Mask10<>(SB), Y9, Y9; \
+	VPOR   Y9, CODES, CODES
+
+// Q5K2ROW adds one Q5_K super-block of the row at R to ACC: Q4_K's nibbles (from byte 48
+// on) plus the fifth bits of qh (bytes 16-47, Y12).
+#define Q5K2ROW(R, ACC) \
+	PREFETCHT0 K2PREFETCH(R)(R13*1); \
+	PREFETCHT0 K2PREFETCH+64(R)(R13*1); \
+	PREFETCHT0 K2PREFETCH+128(R)(R13*1); \
+	K2SCALEMIN6(R); \
+	VMOVDQU 16(R)(R13*1), Y12; \
+	K2NIB4(R, 48); \
+	K2HIGHL(0, Y4); \
+	K2HIGHL(1, Y5); \
+	K2DOT32(Y4, 0, k2ScaleIdx<>+0, K2START); \
+	K2DOT32(Y5, 32, k2ScaleIdx<>+32, K2ADD); \
+	K2NIB4(R, 80); \
+	K2HIGHL(2, Y4); \
+	K2HIGHL(3, Y5); \
+	K2DOT32(Y4, 64, k2ScaleIdx<>+64, K2ADD); \
+	K2DOT32(Y5, 96, k2ScaleIdx<>+96, K2ADD); \
+	K2NIB4(R, 112); \
+	VPAND   k2Mask10<>(SB), Y12, Y9; \
+	VPOR    Y9, Y4, Y4; \
+	K2HIGHR(5, Y5); \
+	K2DOT32(Y4, 128, k2ScaleIdx<>+128, K2ADD); \
+	K2DOT32(Y5, 160, k2ScaleIdx<>+160, K2ADD); \
+	K2NIB4(R, 144); \
+	K2HIGHR(6, Y4); \
+	K2HIGHR(7, Y5); \
+	K2DOT32(Y4, 192, k2ScaleIdx<>+192, K2ADD); \
+	K2DOT32(Y5, 224, k2ScaleIdx<>+224, K2ADD); \
+	K2SCALEMINFLOAT(R, ACC)
+
+// K2SETUP is KSETUP (kquant_avx512_amd64.s) for the AVX2 kernels: the arguments, the GPR
+// masks, Y15 = 0x0f…, and the accumulators Y0-Y3 zeroed.
+#define K2SETUP \
+	MOVQ         w+8(FP), SI; \
+	MOVQ         x+16(FP), DI; \
+	MOVQ         nb+24(FP), R11; \
+	MOVQ         stride+32(FP), AX; \
+	LEAQ         (SI)(AX*1), R8; \
+	LEAQ         (R8)(AX*1), R9; \
+	LEAQ         (R9)(AX*1), R10; \
+	MOVQ         $0x3f3f3f3f3f3f3f3f, R14; \
+	MOVQ         $0x0f0f0f0f0f0f0f0f, R15; \
+	MOVQ         $0x3030303030303030, R12; \
+	MOVQ         R15, X15; \
+	VPBROADCASTQ X15, Y15; \
+	VPXOR        Y0, Y0, Y0; \
+	VPXOR        Y1, Y1, Y1; \
+	VPXOR        Y2, Y2, Y2; \
+	VPXOR        Y3, Y3, Y3; \
+	XORQ         R13, R13
+
+// K2FINISH stores ReduceLanes(acc) of the four rows at out + k·outStride·4.
+#define K2FINISH \
+	REDUCE8(Y0, X0, X8); \
+	REDUCE8(Y1, X1, X9); \
+	REDUCE8(Y2, X2, X10); \
+	REDUCE8(Y3, X3, X11); \
+	MOVQ   out+0(FP), DX; \
+	MOVQ   outStride+40(FP), CX; \
+	SHLQ   $2, CX; \
+	VMOVSS X0, (DX); \
+	ADDQ   CX, DX; \
+	VMOVSS X1, (DX); \
+	ADDQ   CX, DX; \
+	VMOVSS X2, (DX); \
+	ADDQ   CX, DX; \
+	VMOVSS X3, (DX); \
+	VZEROUPPER
+
+// func dotQ4_Kx4AVX2(out *float32, w *byte, x *byte, nb, stride, outStride int)
+TEXT ·dotQ4_Kx4AVX2(SB), NOSPLIT, $0-48
+	K2SETUP
+
+q4k2loop:
+	VBROADCASTSS 288(DI), Y14
+	Q4K2ROW(SI, Y0)
+	Q4K2ROW(R8, Y1)
+	Q4K2ROW(R9, Y2)
+	Q4K2ROW(R10, Y3)
+	ADDQ $144, R13
+	ADDQ $320, DI
+	DECQ R11
+	JNZ  q4k2loop
+	K2FINISH
+	RET
+
+// func dotQ5_Kx4AVX2(out *float32, w *byte, x *byte, nb, stride, outStride int)
+TEXT ·dotQ5_Kx4AVX2(SB), NOSPLIT, $0-48
+	K2SETUP
+
+q5k2loop:
+	VBROADCASTSS 288(DI), Y14
+	Q5K2ROW(SI, Y0)
+	Q5K2ROW(R8, Y1)
+	Q5K2ROW(R9, Y2)
+	Q5K2ROW(R10, Y3)
+	ADDQ $176, R13
+	ADDQ $320, DI
+	DECQ R11
+	JNZ  q5k2loop
+	K2FINISH
+	RET
+
+// Q6K2CODES makes the 32 codes of a quarter of a Q6_K half in Y7: the nibbles in NIB and,
+// above them, the quarter's two bits of the qh bytes in Y6, moved to bits 4-5 by SHIFT
+// (VPSLLW or VPSRLW) by AMT.
+#define Q6K2CODES(NIB, SHIFT, AMT) \
+	SHIFT      $AMT, Y6, Y7; \
+	VPAND      k2Mask30<>(SB), Y7, Y7; \
+	VPOR       NIB, Y7, Y7
+
+// Q6K2HALF adds the 128 products of half H of the Q6_K super-block at R to Y8 (FIRST:
+// K2START or K2ADD), the quarters in the order 0, 2, 1, 3 of ql's nibbles; Y11 holds the
+// half's eight scale words in both lanes.
+#define Q6K2HALF(R, H, FIRST) \
+	VMOVDQU    (128+32*H)(R)(R13*1), Y6; \
+	VMOVDQU    (64*H)(R)(R13*1), Y4; \
+	VPAND      Y15, Y4, Y5; \
+	Q6K2CODES(Y5, VPSLLW, 4); \
+	K2DOT6(Y7, 128*H, k2Scale16Idx<>+0, FIRST); \
+	VPSRLW     $4, Y4, Y4; \
+	VPAND      Y15, Y4, Y4; \
+	Q6K2CODES(Y4, VPSRLW, 0); \
+	K2DOT6(Y7, 128*H+64, k2Scale16Idx<>+64, K2ADD); \
+	VMOVDQU    (64*H+32)(R)(R13*1), Y4; \
+	VPAND      Y15, Y4, Y5; \
+	Q6K2CODES(Y5, VPSLLW, 2); \
+	K2DOT6(Y7, 128*H+32, k2Scale16Idx<>+32, K2ADD); \
+	VPSRLW     $4, Y4, Y4; \
+	VPAND      Y15, Y4, Y4; \
+	Q6K2CODES(Y4, VPSRLW, 2); \
+	K2DOT6(Y7, 128*H+96, k2Scale16Idx<>+96, K2ADD)
+
+// K2DOT6 is K2DOT32 with the scale words from Y11 (Q6_K's sixteen-value sub-blocks).
+#define K2DOT6(CODES, XOFF, SIDX, FIRST) \
+	VPMADDUBSW XOFF(DI), CODES, Y10; \
+	VPSHUFB    SIDX(SB), Y11, Y9; \
+	VPMADDWD   Y9, Y10, Y10; \
+	FIRST(Y10)
+
+// Q6K2ROW adds one Q6_K super-block of the row at R to ACC: the int8 scales widened to
+// words (Y12), each half's eight in both lanes of Y11, the codes' products, the offset
+// −32·Σ sc·bsum from the block sums, and ACC += float32(I − 32·C)·(fp16(d)·xd).
+#define Q6K2ROW(R, ACC) \
+	PREFETCHT0 K2PREFETCH(R)(R13*1); \
+	PREFETCHT0 K2PREFETCH+64(R)(R13*1); \
+	PREFETCHT0 K2PREFETCH+128(R)(R13*1); \
+	VPMOVSXBW  192(R)(R13*1), Y12; \
+	VPERMQ     $0x44, Y12, Y11; \
+	Q6K2HALF(R, 0, K2START); \
+	VPERMQ     $0xee, Y12, Y11; \
+	Q6K2HALF(R, 1, K2ADD); \
+	VPMADDWD     256(DI), Y12, Y9; \
+	VPSLLD       $5, Y9, Y9; \
+	VPSUBD       Y9, Y8, Y8; \
+	VPBROADCASTW 208(R)(R13*1), X10; \
+	VCVTPH2PS    X10, Y10; \
+	VMULPS       Y14, Y10, Y10; \
+	VCVTDQ2PS    Y8, Y8; \
+	VMULPS       Y10, Y8, Y8; \
+	VADDPS       Y8, ACC, ACC
+
+// func dotQ6_Kx4AVX2(out *float32, w *byte, x *byte, nb, stride, outStride int)
+TEXT ·dotQ6_Kx4AVX2(SB), NOSPLIT, $0-48
+	K2SETUP
+
+q6k2loop:
+	VBROADCASTSS 288(DI), Y14
+	Q6K2ROW(SI, Y0)
+	Q6K2ROW(R8, Y1)
+	Q6K2ROW(R9, Y2)
+	Q6K2ROW(R10, Y3)
+	ADDQ $210, R13
+	ADDQ $320, DI
+	DECQ R11
+	JNZ  q6k2loop
+	K2FINISH
+	RET
