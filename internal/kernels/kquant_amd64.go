@@ -89,8 +89,5 @@ func dotKRowsFast(f *kFormat, out []float32, x *Q8KInput, w []byte, rb int) {
 	}
 }
 
-func dotLegacyRowsFast(f *legacyFormat, out []float32, x *Q8Input, w []byte, rb int) {
-	legacyRowsGeneric(f, out, x, w, rb)
-}
 
 func quantizeQ8K(v *Q8KInput, x []float32) { quantizeQ8KGeneric(v, x) }

@@ -84,7 +84,7 @@ func dotLegacyGeneric(x *Q8Input, row []byte, blockBytes int, decode legacyDecod
 			lanes[l] += float32(float32(p) * s)
 		}
 		if k.hasMin {
-			lanes[0] += float32(k.m * x.s[b])
+			lanes[0] += float32(k.m * x.sLanes[8*b])
 		}
 	}
 	return ReduceLanes(acc[0]+acc[8], acc[1]+acc[9], acc[2]+acc[10], acc[3]+acc[11],

@@ -37,7 +37,7 @@ type Q8Input struct {
 	d      []float32 // each block's scale: the fp16 d, widened (exactly)
 	dLanes []float32 // each block's d eight times, for the assembly
 	corr   []int32   // for each four values, −128 times their sum, for the assembly
-	s      []float32 // each block's Q8_1 sum term, widened from fp16
+	sLanes []float32 // each block's Q8_1 sum term, widened from fp16, eight times for the assembly
 	amax   []float32 // each block's largest |x|
 }
 
@@ -57,7 +57,7 @@ func (v *Q8Input) Quantize(x []float32) {
 	v.d = grow(v.d, nb)
 	v.dLanes = grow(v.dLanes, 8*nb)
 	v.corr = grow(v.corr, n/4)
-	v.s = grow(v.s, nb)
+	v.sLanes = grow(v.sLanes, 8*nb)
 	v.amax = grow(v.amax, nb)
 	quantizeBlocks(v, x)
 	q8_1Sums(v, x)
@@ -72,7 +72,7 @@ func q8_1Sums(v *Q8Input, x []float32) {
 		var sum int32
 		switch d := v.d[b]; {
 		case d != d: // a NaN or an infinity in the block
-			v.s[b] = d
+			setLanes(v.sLanes[8*b:8*b+8], d)
 			continue
 		case d == 0:
 			if amax := v.amax[b]; amax != 0 && 127/amax <= math.MaxFloat32 {
@@ -88,7 +88,14 @@ func q8_1Sums(v *Q8Input, x []float32) {
 			}
 			sum /= -128
 		}
-		v.s[b] = half.F16ToF32(half.F32ToF16(float32(v.amax[b]/127) * float32(sum)))
+		setLanes(v.sLanes[8*b:8*b+8], half.F16ToF32(half.F32ToF16(float32(v.amax[b]/127)*float32(sum))))
+	}
+}
+
+// setLanes sets every element of lanes to f.
+func setLanes(lanes []float32, f float32) {
+	for i := range lanes {
+		lanes[i] = f
 	}
 }
 
