@@ -8,8 +8,9 @@ import (
 )
 
 // The legacy row dots run in assembly on CPUs with AVX-512 VNNI (legacyq_avx512_amd64.s,
-// as the Q8_0 × Q8_0 kernel: useQ8VNNI), four rows at a time, the quarters of the rows
-// side by side as four sequential streams.
+// as the Q8_0 × Q8_0 kernel: useQ8VNNI) and on those with AVX2 and F16C
+// (legacyq_avx2_amd64.s: useRowAVX2), four rows at a time, the quarters of the rows side by
+// side as four sequential streams.
 
 // legacyKernel sets out[k·outStride] to the dot of the row at w + k·stride bytes with the
 // input (codes xq, correction terms corr, scales dl and sums sl, eight to a block), for
@@ -27,6 +28,20 @@ func dotQ5_0Q8x4AVX512(out *float32, w *byte, xq *int8, corr *int32, dl, sl *flo
 
 //go:noescape
 func dotQ5_1Q8x4AVX512(out *float32, w *byte, xq *int8, corr *int32, dl, sl *float32, nb, stride, outStride int, idx *[256]byte)
+
+// The AVX2 kernels take the same arguments and ignore idx.
+
+//go:noescape
+func dotQ4_0Q8x4AVX2(out *float32, w *byte, xq *int8, corr *int32, dl, sl *float32, nb, stride, outStride int, idx *[256]byte)
+
+//go:noescape
+func dotQ4_1Q8x4AVX2(out *float32, w *byte, xq *int8, corr *int32, dl, sl *float32, nb, stride, outStride int, idx *[256]byte)
+
+//go:noescape
+func dotQ5_0Q8x4AVX2(out *float32, w *byte, xq *int8, corr *int32, dl, sl *float32, nb, stride, outStride int, idx *[256]byte)
+
+//go:noescape
+func dotQ5_1Q8x4AVX2(out *float32, w *byte, xq *int8, corr *int32, dl, sl *float32, nb, stride, outStride int, idx *[256]byte)
 
 // legacyIdx builds a block layout's VPERMW table for a pair of blocks of bb bytes loaded
 // into one register (the second at byte bb): the codes (words 0-31: each block's 16 bytes
@@ -50,20 +65,24 @@ func legacyIdx(bb, qs, qh int) *[256]byte {
 	return &t
 }
 
-// legacyAVX512 pairs each legacy format with its kernel and table.
-var legacyAVX512 = map[*legacyFormat]struct {
-	kernel legacyKernel
-	idx    *[256]byte
+// legacyKernels pairs each legacy format with its kernels and table.
+var legacyKernels = map[*legacyFormat]struct {
+	avx512, avx2 legacyKernel
+	idx          *[256]byte
 }{
-	&lQ4_0: {dotQ4_0Q8x4AVX512, legacyIdx(Q4_0BlockBytes, 2, 0)},
-	&lQ4_1: {dotQ4_1Q8x4AVX512, legacyIdx(Q4_1BlockBytes, 4, 0)},
-	&lQ5_0: {dotQ5_0Q8x4AVX512, legacyIdx(Q5_0BlockBytes, 6, 2)},
-	&lQ5_1: {dotQ5_1Q8x4AVX512, legacyIdx(Q5_1BlockBytes, 8, 4)},
+	&lQ4_0: {dotQ4_0Q8x4AVX512, dotQ4_0Q8x4AVX2, legacyIdx(Q4_0BlockBytes, 2, 0)},
+	&lQ4_1: {dotQ4_1Q8x4AVX512, dotQ4_1Q8x4AVX2, legacyIdx(Q4_1BlockBytes, 4, 0)},
+	&lQ5_0: {dotQ5_0Q8x4AVX512, dotQ5_0Q8x4AVX2, legacyIdx(Q5_0BlockBytes, 6, 2)},
+	&lQ5_1: {dotQ5_1Q8x4AVX512, dotQ5_1Q8x4AVX2, legacyIdx(Q5_1BlockBytes, 8, 4)},
 }
 
 func dotLegacyRowsFast(f *legacyFormat, out []float32, x *Q8Input, w []byte, rb int) {
-	k, ok := legacyAVX512[f]
-	if !useQ8VNNI || !ok || len(out) == 0 || overlapsRows(out, nil, w) {
+	k := legacyKernels[f]
+	kernel := k.avx2
+	if useQ8VNNI {
+		kernel = k.avx512
+	}
+	if !useQ8VNNI && !useRowAVX2 || kernel == nil || len(out) == 0 || overlapsRows(out, nil, w) {
 		legacyRowsGeneric(f, out, x, w, rb)
 		return
 	}
@@ -71,10 +90,10 @@ func dotLegacyRowsFast(f *legacyFormat, out []float32, x *Q8Input, w []byte, rb 
 	xq, corr := unsafe.SliceData(x.qs), unsafe.SliceData(x.corr)
 	dl, sl := unsafe.SliceData(x.dLanes), unsafe.SliceData(x.sLanes)
 	for r := 0; r < q; r++ {
-		k.kernel(&out[r], &w[r*rb], xq, corr, dl, sl, nb, q*rb, q, k.idx)
+		kernel(&out[r], &w[r*rb], xq, corr, dl, sl, nb, q*rb, q, k.idx)
 	}
 	// The rows left over go through the same kernel with all four rows the same.
 	for r := 4 * q; r < len(out); r++ {
-		k.kernel(&out[r], &w[r*rb], xq, corr, dl, sl, nb, 0, 0, k.idx)
+		kernel(&out[r], &w[r*rb], xq, corr, dl, sl, nb, 0, 0, k.idx)
 	}
 }
