@@ -28,7 +28,8 @@ func dotQ6_Kx4AVX512(out *float32, w *byte, x *byte, nb, stride, outStride int)
 //go:noescape
 func dotQ5_Kx4AVX512(out *float32, w *byte, x *byte, nb, stride, outStride int)
 
-// dotQ4_Kx4AVX2, dotQ5_Kx4AVX2 and dotQ6_Kx4AVX2 are the AVX2 kernels
+// dotQ4_Kx4AVX2, dotQ5_Kx4AVX2, dotQ6_Kx4AVX2, dotQ2_Kx4AVX2 and dotQ3_Kx4AVX2 are the
+// AVX2 kernels
 // (kquant_avx2_amd64.s), for CPUs without AVX-512 VNNI.
 //
 //go:noescape
@@ -40,9 +41,19 @@ func dotQ5_Kx4AVX2(out *float32, w *byte, x *byte, nb, stride, outStride int)
 //go:noescape
 func dotQ6_Kx4AVX2(out *float32, w *byte, x *byte, nb, stride, outStride int)
 
+//go:noescape
+func dotQ2_Kx4AVX2(out *float32, w *byte, x *byte, nb, stride, outStride int)
+
+//go:noescape
+func dotQ3_Kx4AVX2(out *float32, w *byte, x *byte, nb, stride, outStride int)
+
 // kx4AVX2 returns f's AVX2 kernel, or nil.
 func kx4AVX2(f *kFormat) kx4Kernel {
 	switch f {
+	case &kQ2_K:
+		return dotQ2_Kx4AVX2
+	case &kQ3_K:
+		return dotQ3_Kx4AVX2
 	case &kQ4_K:
 		return dotQ4_Kx4AVX2
 	case &kQ5_K:
@@ -53,9 +64,22 @@ func kx4AVX2(f *kFormat) kx4Kernel {
 	return nil
 }
 
+// dotQ2_Kx4AVX512 and dotQ3_Kx4AVX512 are the Q2_K and Q3_K kernels
+// (kquant_avx512_amd64.s).
+//
+//go:noescape
+func dotQ2_Kx4AVX512(out *float32, w *byte, x *byte, nb, stride, outStride int)
+
+//go:noescape
+func dotQ3_Kx4AVX512(out *float32, w *byte, x *byte, nb, stride, outStride int)
+
 // kx4AVX512 returns f's AVX-512 kernel, or nil.
 func kx4AVX512(f *kFormat) kx4Kernel {
 	switch f {
+	case &kQ2_K:
+		return dotQ2_Kx4AVX512
+	case &kQ3_K:
+		return dotQ3_Kx4AVX512
 	case &kQ4_K:
 		return dotQ4_Kx4AVX512
 	case &kQ5_K:

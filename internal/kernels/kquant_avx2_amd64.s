@@ -82,6 +82,24 @@ DATA k2Mask30<>+16(SB)/8, $0x3030303030303030
 DATA k2Mask30<>+24(SB)/8, $0x3030303030303030
 GLOBL k2Mask30<>(SB), RODATA|NOPTR, $32
 
+DATA k2Mask03<>+0(SB)/8, $0x0303030303030303
+DATA k2Mask03<>+8(SB)/8, $0x0303030303030303
+DATA k2Mask03<>+16(SB)/8, $0x0303030303030303
+DATA k2Mask03<>+24(SB)/8, $0x0303030303030303
+GLOBL k2Mask03<>(SB), RODATA|NOPTR, $32
+
+DATA k2Mask04<>+0(SB)/8, $0x0404040404040404
+DATA k2Mask04<>+8(SB)/8, $0x0404040404040404
+DATA k2Mask04<>+16(SB)/8, $0x0404040404040404
+DATA k2Mask04<>+24(SB)/8, $0x0404040404040404
+GLOBL k2Mask04<>(SB), RODATA|NOPTR, $32
+
+DATA k2Words32<>+0(SB)/8, $0x0020002000200020
+DATA k2Words32<>+8(SB)/8, $0x0020002000200020
+DATA k2Words32<>+16(SB)/8, $0x0020002000200020
+DATA k2Words32<>+24(SB)/8, $0x0020002000200020
+GLOBL k2Words32<>(SB), RODATA|NOPTR, $32
+
 DATA k2Mask10<>+0(SB)/8, $0x1010101010101010
 DATA k2Mask10<>+8(SB)/8, $0x1010101010101010
 DATA k2Mask10<>+16(SB)/8, $0x1010101010101010
@@ -351,5 +369,149 @@ q6k2loop:
 	ADDQ $320, DI
 	DECQ R11
 	JNZ  q6k2loop
+	K2FINISH
+	RET
+
+// Q2K2QUARTER adds the products of quarter K of half H of a Q2_K or Q3_K super-block to
+// Y8: the 2-bit codes of the qs bytes in Y6 shifted by 2K and masked, with HIGH (Q3_K's
+// third bits) or'ed in, times the scale words of the half (Y11).
+#define Q2K2QUARTER(H, K, FIRST, HIGH) \
+	VPSRLW $(2*K), Y6, Y7; \
+	VPAND  k2Mask03<>(SB), Y7, Y7; \
+	HIGH; \
+	K2DOT6(Y7, 128*H+32*K, k2Scale16Idx<>+32*K, FIRST)
+
+#define K2NOHIGH
+
+// Q3K2HIGHL and Q3K2HIGHR or the third bit J of the hmask bytes in Y4 (bit J of each
+// byte) into the codes in Y7 as 4.
+#define Q3K2HIGHL(J) \
+	VPSLLW $(2-J), Y4, Y9; \
+	VPAND  k2Mask04<>(SB), Y9, Y9; \
+	VPOR   Y9, Y7, Y7
+
+#define Q3K2HIGHR(J) \
+	VPSRLW $(J-2), Y4, Y9; \
+	VPAND  k2Mask04<>(SB), Y9, Y9; \
+	VPOR   Y9, Y7, Y7
+
+// Q2K2ROW adds one Q2_K super-block of the row at R to ACC: the scale and min nibbles as
+// words (Y12, Y13), the min lanes from the block sums (Y13), the codes' products, then
+// ACC += float32(I)·d1 − float32(M)·m1.
+#define Q2K2ROW(R, ACC) \
+	PREFETCHT0   K2PREFETCH(R)(R13*1); \
+	PREFETCHT0   K2PREFETCH+64(R)(R13*1); \
+	VPMOVZXBW    (R)(R13*1), Y12; \
+	VPSRLW       $4, Y12, Y13; \
+	VPAND        Y15, Y12, Y12; \
+	VPMADDWD     256(DI), Y13, Y13; \
+	VPERMQ       $0x44, Y12, Y11; \
+	VMOVDQU      16(R)(R13*1), Y6; \
+	Q2K2QUARTER(0, 0, K2START, K2NOHIGH); \
+	Q2K2QUARTER(0, 1, K2ADD, K2NOHIGH); \
+	Q2K2QUARTER(0, 2, K2ADD, K2NOHIGH); \
+	Q2K2QUARTER(0, 3, K2ADD, K2NOHIGH); \
+	VPERMQ       $0xee, Y12, Y11; \
+	VMOVDQU      48(R)(R13*1), Y6; \
+	Q2K2QUARTER(1, 0, K2ADD, K2NOHIGH); \
+	Q2K2QUARTER(1, 1, K2ADD, K2NOHIGH); \
+	Q2K2QUARTER(1, 2, K2ADD, K2NOHIGH); \
+	Q2K2QUARTER(1, 3, K2ADD, K2NOHIGH); \
+	VPBROADCASTD 80(R)(R13*1), X10; \
+	VCVTPH2PS    X10, Y10; \
+	VMULPS       Y14, Y10, Y10; \
+	VMOVSLDUP    Y10, Y9; \
+	VMOVSHDUP    Y10, Y10; \
+	VCVTDQ2PS    Y8, Y8; \
+	VMULPS       Y9, Y8, Y8; \
+	VCVTDQ2PS    Y13, Y13; \
+	VMULPS       Y10, Y13, Y13; \
+	VSUBPS       Y13, Y8, Y8; \
+	VADDPS       Y8, ACC, ACC
+
+// Q3K2ROW adds one Q3_K super-block of the row at R to ACC: the signed scales (the GPR
+// unpacking of Q3KSCALES in kquant_avx512_amd64.s, R12 = 0x03…) as words in Y12, the
+// codes (hmask in Y4), the offset −4·C from the block sums, and ACC += float32(I −
+// 4·C)·(fp16(d)·xd).
+#define Q3K2ROW(R, ACC) \
+	PREFETCHT0   K2PREFETCH(R)(R13*1); \
+	PREFETCHT0   K2PREFETCH+64(R)(R13*1); \
+	MOVQ         96(R)(R13*1), AX; \
+	MOVL         104(R)(R13*1), DX; \
+	MOVQ         DX, CX; \
+	SHRQ         $2, CX; \
+	SHLQ         $32, CX; \
+	ORQ          CX, DX; \
+	MOVQ         AX, BX; \
+	SHRQ         $4, BX; \
+	MOVQ         DX, CX; \
+	SHRQ         $4, CX; \
+	ANDQ         R15, AX; \
+	ANDQ         R15, BX; \
+	ANDQ         R12, DX; \
+	ANDQ         R12, CX; \
+	SHLQ         $4, DX; \
+	SHLQ         $4, CX; \
+	ORQ          DX, AX; \
+	ORQ          CX, BX; \
+	VMOVQ        AX, X12; \
+	VPINSRQ      $1, BX, X12, X12; \
+	VPMOVZXBW    X12, Y12; \
+	VPSUBW       k2Words32<>(SB), Y12, Y12; \
+	VMOVDQU      (R)(R13*1), Y4; \
+	VPERMQ       $0x44, Y12, Y11; \
+	VMOVDQU      32(R)(R13*1), Y6; \
+	Q2K2QUARTER(0, 0, K2START, Q3K2HIGHL(0)); \
+	Q2K2QUARTER(0, 1, K2ADD, Q3K2HIGHL(1)); \
+	Q2K2QUARTER(0, 2, K2ADD, Q3K2HIGHL(2)); \
+	Q2K2QUARTER(0, 3, K2ADD, Q3K2HIGHR(3)); \
+	VPERMQ       $0xee, Y12, Y11; \
+	VMOVDQU      64(R)(R13*1), Y6; \
+	Q2K2QUARTER(1, 0, K2ADD, Q3K2HIGHR(4)); \
+	Q2K2QUARTER(1, 1, K2ADD, Q3K2HIGHR(5)); \
+	Q2K2QUARTER(1, 2, K2ADD, Q3K2HIGHR(6)); \
+	Q2K2QUARTER(1, 3, K2ADD, Q3K2HIGHR(7)); \
+	VPMADDWD     256(DI), Y12, Y9; \
+	VPSLLD       $2, Y9, Y9; \
+	VPSUBD       Y9, Y8, Y8; \
+	VPBROADCASTW 108(R)(R13*1), X10; \
+	VCVTPH2PS    X10, Y10; \
+	VMULPS       Y14, Y10, Y10; \
+	VCVTDQ2PS    Y8, Y8; \
+	VMULPS       Y10, Y8, Y8; \
+	VADDPS       Y8, ACC, ACC
+
+// func dotQ2_Kx4AVX2(out *float32, w *byte, x *byte, nb, stride, outStride int)
+TEXT ·dotQ2_Kx4AVX2(SB), NOSPLIT, $0-48
+	K2SETUP
+
+q2k2loop:
+	VBROADCASTSS 288(DI), Y14
+	Q2K2ROW(SI, Y0)
+	Q2K2ROW(R8, Y1)
+	Q2K2ROW(R9, Y2)
+	Q2K2ROW(R10, Y3)
+	ADDQ $84, R13
+	ADDQ $320, DI
+	DECQ R11
+	JNZ  q2k2loop
+	K2FINISH
+	RET
+
+// func dotQ3_Kx4AVX2(out *float32, w *byte, x *byte, nb, stride, outStride int)
+TEXT ·dotQ3_Kx4AVX2(SB), NOSPLIT, $0-48
+	K2SETUP
+	MOVQ $0x0303030303030303, R12
+
+q3k2loop:
+	VBROADCASTSS 288(DI), Y14
+	Q3K2ROW(SI, Y0)
+	Q3K2ROW(R8, Y1)
+	Q3K2ROW(R9, Y2)
+	Q3K2ROW(R10, Y3)
+	ADDQ $110, R13
+	ADDQ $320, DI
+	DECQ R11
+	JNZ  q3k2loop
 	K2FINISH
 	RET

@@ -104,16 +104,20 @@ GLOBL kShift04<>(SB), RODATA|NOPTR, $64
 	VPMADDUBSW XOFF(DI), Z9, Z10; \
 	FIRST      SC, Z10, Z11
 
-// KSCALEMINFLOAT finishes a super-block of a type with mins (Q4_K, Q5_K): the lanes in Z11
-// folded to eight (Y11), the min lanes from the doubled mins times the input's block sums
-// (Y8), d1 and m1 from the fp16 pair at (R)(R13*1) times the input's scale (Y24), and
-// ACC += float32(I)·d1 − float32(M)·m1.
+// KSCALEMINFLOAT finishes a super-block of Q4_K or Q5_K: the min lanes from the doubled
+// mins times the input's block sums (Y8), then KMINFLOAT.
 #define KSCALEMINFLOAT(R, ACC) \
 	VPSHUFB        Y25, Y1, Y8; \
 	VPMADDWD       256(DI), Y8, Y8; \
+	KMINFLOAT(R, 0, ACC)
+
+// KMINFLOAT finishes a super-block of a type with mins: the lanes in Z11 folded to eight
+// (Y11), d1 and m1 from the fp16 pair at DOFF(R)(R13*1) times the input's scale (Y24), and
+// ACC += float32(I)·d1 − float32(M)·m1 with the min lanes M in Y8.
+#define KMINFLOAT(R, DOFF, ACC) \
 	VEXTRACTI64X4  $1, Z11, Y12; \
 	VPADDD         Y12, Y11, Y11; \
-	VPBROADCASTD   (R)(R13*1), X2; \
+	VPBROADCASTD   DOFF(R)(R13*1), X2; \
 	VCVTPH2PS      X2, Y2; \
 	VMULPS         Y24, Y2, Y2; \
 	VMOVSLDUP      Y2, Y3; \
@@ -422,5 +426,175 @@ q5kloop:
 	ADDQ $320, DI
 	DECQ R11
 	JNZ  q5kloop
+	KFINISH
+	RET
+
+// k2Shift02 and k2Shift46 shift the words of a 512-bit register right by 0 and 2 (lower
+// and upper half), and by 4 and 6: the 2-bit codes of a half of a Q2_K or Q3_K super-block
+// (32 bytes broadcast to both halves) for its quarters 0, 1 and 2, 3.
+DATA k2Shift02<>+0(SB)/8, $0
+DATA k2Shift02<>+8(SB)/8, $0
+DATA k2Shift02<>+16(SB)/8, $0
+DATA k2Shift02<>+24(SB)/8, $0
+DATA k2Shift02<>+32(SB)/8, $0x0002000200020002
+DATA k2Shift02<>+40(SB)/8, $0x0002000200020002
+DATA k2Shift02<>+48(SB)/8, $0x0002000200020002
+DATA k2Shift02<>+56(SB)/8, $0x0002000200020002
+GLOBL k2Shift02<>(SB), RODATA|NOPTR, $64
+
+DATA k2Shift46<>+0(SB)/8, $0x0004000400040004
+DATA k2Shift46<>+8(SB)/8, $0x0004000400040004
+DATA k2Shift46<>+16(SB)/8, $0x0004000400040004
+DATA k2Shift46<>+24(SB)/8, $0x0004000400040004
+DATA k2Shift46<>+32(SB)/8, $0x0006000600060006
+DATA k2Shift46<>+40(SB)/8, $0x0006000600060006
+DATA k2Shift46<>+48(SB)/8, $0x0006000600060006
+DATA k2Shift46<>+56(SB)/8, $0x0006000600060006
+GLOBL k2Shift46<>(SB), RODATA|NOPTR, $64
+
+// K2BITHALF adds the 128 products of half H of a Q2_K or Q3_K super-block to Z11: the
+// 2-bit codes of the 32 bytes at QS+32H, shifted (Z30 = k2Shift02, Z29 = k2Shift46) and
+// masked (Z28 = 0x03…), with HIGH added to each 64 (for Q3_K the third bits), times the
+// scale words SA and SB.
+#define K2BITHALF(R, QS, H, SA, SB, FIRST, HIGHA, HIGHB) \
+	VBROADCASTI64X4 (QS+32*H)(R)(R13*1), Z14; \
+	VPSRLVW         Z30, Z14, Z9; \
+	VPANDD          Z28, Z9, Z9; \
+	HIGHA; \
+	KDOT64(128*H, SA, FIRST); \
+	VPSRLVW         Z29, Z14, Z9; \
+	VPANDD          Z28, Z9, Z9; \
+	HIGHB; \
+	KDOT64(128*H+64, SB, VPDPWSSD)
+
+#define KNOHIGH
+
+// Q3HIGH adds 4 to the codes of chunk C whose third bit is set in the hmask bytes
+// broadcast in Z15 (Z27 = 0x04…).
+#define Q3HIGH0 VPTESTMB q5Sel<>+0(SB), Z15, K1; VPADDB Z27, Z9, K1, Z9
+#define Q3HIGH1 VPTESTMB q5Sel<>+64(SB), Z15, K1; VPADDB Z27, Z9, K1, Z9
+#define Q3HIGH2 VPTESTMB q5Sel<>+128(SB), Z15, K1; VPADDB Z27, Z9, K1, Z9
+#define Q3HIGH3 VPTESTMB q5Sel<>+192(SB), Z15, K1; VPADDB Z27, Z9, K1, Z9
+
+// K16SCALES spreads the sixteen scale words in Y1 over Z4-Z7 (Z20-Z23 = k16ScaleIdx).
+#define K16SCALES \
+	VPERMW Z1, Z20, Z4; \
+	VPERMW Z1, Z21, Z5; \
+	VPERMW Z1, Z22, Z6; \
+	VPERMW Z1, Z23, Z7
+
+// Q2KROW adds one Q2_K super-block of the row at R to ACC: the scale and min nibbles
+// widened to words (Y1, Y2), the min lanes from the block sums (Y8), the codes' products.
+#define Q2KROW(R, ACC) \
+	PREFETCHT0 KPREFETCH(R)(R13*1); \
+	PREFETCHT0 KPREFETCH+64(R)(R13*1); \
+	VPMOVZXBW  (R)(R13*1), Y1; \
+	VPSRLW     $4, Y1, Y2; \
+	VPANDD     Y31, Y1, Y1; \
+	K16SCALES; \
+	VPMADDWD   256(DI), Y2, Y8; \
+	K2BITHALF(R, 16, 0, Z4, Z5, VPMADDWD, KNOHIGH, KNOHIGH); \
+	K2BITHALF(R, 16, 1, Z6, Z7, VPDPWSSD, KNOHIGH, KNOHIGH); \
+	KMINFLOAT(R, 80, ACC)
+
+// Q3KSCALES unpacks the 12 bytes of 6-bit scales at 96(R)(R13*1) (dequantize_row_q3_K's
+// layout) into 16 bytes, widens them to words and subtracts 32 (Z26 = 32…): Y1 holds the
+// signed scales. R15 = 0x0f…, R12 = 0x03….
+#define Q3KSCALES(R) \
+	MOVQ      96(R)(R13*1), AX; \
+	MOVL      104(R)(R13*1), DX; \
+	MOVQ      DX, CX; \
+	SHRQ      $2, CX; \
+	SHLQ      $32, CX; \
+	ORQ       CX, DX; \
+	MOVQ      AX, BX; \
+	SHRQ      $4, BX; \
+	MOVQ      DX, CX; \
+	SHRQ      $4, CX; \
+	ANDQ      R15, AX; \
+	ANDQ      R15, BX; \
+	ANDQ      R12, DX; \
+	ANDQ      R12, CX; \
+	SHLQ      $4, DX; \
+	SHLQ      $4, CX; \
+	ORQ       DX, AX; \
+	ORQ       CX, BX; \
+	VMOVQ     AX, X1; \
+	VPINSRQ   $1, BX, X1, X1; \
+	VPMOVZXBW X1, Y1; \
+	VPSUBW    Y26, Y1, Y1
+
+// Q3KROW adds one Q3_K super-block of the row at R to ACC: the signed scales, the codes
+// (low two bits from qs at 32, the third from hmask, broadcast in Z15), the offset −4·C
+// from the block sums, and ACC += float32(I − 4·C)·(fp16(d)·xd).
+#define Q3KROW(R, ACC) \
+	PREFETCHT0 KPREFETCH(R)(R13*1); \
+	PREFETCHT0 KPREFETCH+64(R)(R13*1); \
+	Q3KSCALES(R); \
+	K16SCALES; \
+	VBROADCASTI64X4 (R)(R13*1), Z15; \
+	K2BITHALF(R, 32, 0, Z4, Z5, VPMADDWD, Q3HIGH0, Q3HIGH1); \
+	K2BITHALF(R, 32, 1, Z6, Z7, VPDPWSSD, Q3HIGH2, Q3HIGH3); \
+	VPMADDWD      256(DI), Y1, Y8; \
+	VPSLLD        $2, Y8, Y8; \
+	VEXTRACTI64X4 $1, Z11, Y12; \
+	VPADDD        Y12, Y11, Y11; \
+	VPSUBD        Y8, Y11, Y11; \
+	VPBROADCASTW  108(R)(R13*1), X2; \
+	VCVTPH2PS     X2, Y2; \
+	VMULPS        Y24, Y2, Y2; \
+	VCVTDQ2PS     Y11, Y11; \
+	VMULPS        Y2, Y11, Y11; \
+	VADDPS        Y11, ACC, ACC
+
+// K2SETUP512 is the part of the Q2_K and Q3_K kernels' setup after KSETUP.
+#define K2SETUP512 \
+	VMOVDQU64    k2Shift02<>(SB), Z30; \
+	VMOVDQU64    k2Shift46<>(SB), Z29; \
+	MOVL         $0x03030303, AX; \
+	VPBROADCASTD AX, Z28; \
+	MOVL         $0x04040404, AX; \
+	VPBROADCASTD AX, Z27; \
+	MOVL         $0x00200020, AX; \
+	VPBROADCASTD AX, Z26; \
+	MOVQ         $0x0303030303030303, R12; \
+	VMOVDQU64    k16ScaleIdx<>+0(SB), Z20; \
+	VMOVDQU64    k16ScaleIdx<>+64(SB), Z21; \
+	VMOVDQU64    k16ScaleIdx<>+128(SB), Z22; \
+	VMOVDQU64    k16ScaleIdx<>+192(SB), Z23
+
+// func dotQ2_Kx4AVX512(out *float32, w *byte, x *byte, nb, stride, outStride int)
+TEXT ·dotQ2_Kx4AVX512(SB), NOSPLIT, $0-48
+	KSETUP
+	K2SETUP512
+
+q2kloop:
+	VBROADCASTSS 288(DI), Y24
+	Q2KROW(SI, Y16)
+	Q2KROW(R8, Y17)
+	Q2KROW(R9, Y18)
+	Q2KROW(R10, Y19)
+	ADDQ $84, R13
+	ADDQ $320, DI
+	DECQ R11
+	JNZ  q2kloop
+	KFINISH
+	RET
+
+// func dotQ3_Kx4AVX512(out *float32, w *byte, x *byte, nb, stride, outStride int)
+TEXT ·dotQ3_Kx4AVX512(SB), NOSPLIT, $0-48
+	KSETUP
+	K2SETUP512
+
+q3kloop:
+	VBROADCASTSS 288(DI), Y24
+	Q3KROW(SI, Y16)
+	Q3KROW(R8, Y17)
+	Q3KROW(R9, Y18)
+	Q3KROW(R10, Y19)
+	ADDQ $110, R13
+	ADDQ $320, DI
+	DECQ R11
+	JNZ  q3kloop
 	KFINISH
 	RET
