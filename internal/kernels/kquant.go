@@ -5,29 +5,31 @@ import "github.com/kvref/kvref/internal/half"
 // The k-quant weight rows (ggml's Q2_K, Q3_K, Q4_K, Q5_K and Q6_K) are multiplied by an
 // input quantized to Q8_K (Q8KInput), as ggml's CPU backend multiplies them: the weights'
 // small integer codes are dotted with the input's int8 values in exact integer arithmetic,
-// and each super-block of 256 values then costs one float multiply and add per lane. The
-// order is fixed, so that the portable Go below and the assembly (AVX2 and AVX-512 VNNI)
-// give the same bits. For super-block b of a row, with q_e the unsigned code of value e
-// (0..3, 0..7, 0..15, 0..31 or 0..63), sc[j] and mn[j] the integer scale and min of the 16
-// values 16j..16j+15 (a Q4_K/Q5_K scale of 32 values serves both of its halves), x_e the
-// input's code and bsum[j] its block sums:
+// and each super-block of 256 values then costs a few float operations. The order is
+// fixed, so that the portable Go below and the assembly (AVX2 and AVX-512 VNNI) give the
+// same bits. For super-block b of a row, with q_e the unsigned code of value e (0..3, 0..7,
+// 0..15, 0..31 or 0..63), sc[j] and mn[j] the integer scale and min of the 16 values
+// 16j..16j+15 (a Q4_K/Q5_K scale of 32 values serves both of its halves), x_e the input's
+// code and bsum[j] its block sums, the super-block's integers are
 //
-//	I_l = Σ sc[e/16]·q_e·x_e  over the 32 values e with (e mod 32) div 4 = l   (l = 0..7)
-//	M_l = mn[2l]·bsum[2l] + mn[2l+1]·bsum[2l+1]
+//	I = Σ_e sc[e/16]·q_e·x_e,   M = Σ_j mn[j]·bsum[j]
 //
-// exact in int32. The types with a min (Q2_K, Q4_K, Q5_K: value = d·sc·q − dmin·mn) add
+// exact in int32, in whatever order a kernel likes (at most 2^29 in magnitude). The types
+// with a min (Q2_K, Q4_K, Q5_K: value = d·sc·q − dmin·mn) contribute
 //
-//	acc[l] += float32(float32(float32(I_l)·d1) − float32(float32(M_l)·m1))
+//	t_b = float32(float32(float32(I)·d1) − float32(float32(M)·m1))
 //	d1 = float32(fp16(d)·xd),  m1 = float32(fp16(dmin)·xd)
 //
-// The types with signed codes (Q3_K: value = d·sc·(q − 4), Q6_K: d·sc·(q − 32)) use the
-// block sums for the offset o, with mn = sc:
+// and the types with signed codes (Q3_K: value = d·sc·(q − 4), Q6_K: d·sc·(q − 32)) use
+// the block sums for the offset o, with mn = sc:
 //
-//	acc[l] += float32(float32(I_l − o·M_l)·d1)
+//	t_b = float32(float32(I − o·M)·d1)
 //
-// Both return ReduceLanes(acc). Every operation is a rounded float32 multiply, add or
-// subtract, never fused. (xd is the input super-block's float32 scale, fp16(·) a weight's
-// stored half.)
+// The result is acc = ((0 + t_0) + t_1) + ..., one float32 add per super-block in order.
+// Every operation is a rounded float32 multiply, add or subtract, never fused. (xd is the
+// input super-block's float32 scale, fp16(·) a weight's stored half.) A super-block's sum
+// being one integer lets a matrix kernel keep one output per SIMD lane: a row against
+// sixteen input vectors at once, each lane a vector.
 
 // Bytes per super-block of the k-quant weight types.
 const (
@@ -143,20 +145,17 @@ func decodeQ6_K(k *kBlock, blk []byte) {
 	k.d, k.dmin, k.offset = half.F16ToF32(le16(blk[208:])), 0, 32
 }
 
-// kLanes returns the eight integer lane sums I and M of one super-block against the
-// input's stored super-block xb.
-func kLanes(k *kBlock, xb []byte) (I, M [8]int32) {
+// kSums returns the integers I and M of one super-block against the input's stored
+// super-block xb.
+func kSums(k *kBlock, xb []byte) (I, M int32) {
 	xq := xb[:KBlockLen:KBlockLen]
-	for e0 := 0; e0 < KBlockLen; e0 += 32 {
-		for l := range 8 {
-			e := e0 + 4*l
-			p := int32(k.q[e])*int32(int8(xq[e])) + int32(k.q[e+1])*int32(int8(xq[e+1])) +
-				int32(k.q[e+2])*int32(int8(xq[e+2])) + int32(k.q[e+3])*int32(int8(xq[e+3]))
-			I[l] += k.sc[e/16] * p
+	for j := range KBlockLen / kSubLen16 {
+		var p int32
+		for e := kSubLen16 * j; e < kSubLen16*(j+1); e++ {
+			p += int32(k.q[e]) * int32(int8(xq[e]))
 		}
-	}
-	for l := range 8 {
-		M[l] = k.mn[2*l]*q8KSum(xb, 2*l) + k.mn[2*l+1]*q8KSum(xb, 2*l+1)
+		I += k.sc[j] * p
+		M += k.mn[j] * q8KSum(xb, j)
 	}
 	return I, M
 }
@@ -165,25 +164,21 @@ func kLanes(k *kBlock, xb []byte) (I, M [8]int32) {
 // blockBytes bytes, decoded by decode, against x.
 func dotKGeneric(x *Q8KInput, row []byte, blockBytes int, decode kDecoder) float32 {
 	var k kBlock
-	var acc [8]float32
+	var acc float32
 	for b := 0; b < x.n/KBlockLen; b++ {
 		decode(&k, row[b*blockBytes:(b+1)*blockBytes])
 		xb := x.block(b)
-		I, M := kLanes(&k, xb)
+		I, M := kSums(&k, xb)
 		xd := q8KScale(xb)
 		d1 := k.d * xd
 		if k.offset != 0 {
-			for l := range 8 {
-				acc[l] += float32(float32(I[l]-k.offset*M[l]) * d1)
-			}
+			acc += float32(float32(I-k.offset*M) * d1)
 			continue
 		}
 		m1 := k.dmin * xd
-		for l := range 8 {
-			acc[l] += float32(float32(float32(I[l])*d1) - float32(float32(M[l])*m1))
-		}
+		acc += float32(float32(float32(I)*d1) - float32(float32(M)*m1))
 	}
-	return ReduceLanes(acc[0], acc[1], acc[2], acc[3], acc[4], acc[5], acc[6], acc[7])
+	return acc
 }
 
 // kFormat is one k-quant weight type: its name, its super-block size and its decoder.

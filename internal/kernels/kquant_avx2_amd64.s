@@ -7,9 +7,11 @@
 // is the AVX-512 VNNI form): four rows at a time against one Q8KInput, a super-block of
 // each per iteration, 32 values per 256-bit register. The codes are made bytes, multiplied
 // by the input's int8 codes and added in pairs (VPMADDUBSW), the pairs multiplied by the
-// scale words and added in fours (VPMADDWD): lane l of a register of 32 values is values
-// 4l..4l+3, the lane of the definition. All exact in integers; then one convert, multiply
-// and add per lane and super-block.
+// scale words and added in fours (VPMADDWD), all exact. Each row leaves its lanes in Y0-Y3
+// (I and M added pairwise by VPHADDD, or I − o·C); after the four rows they are summed
+// into each super-block's integers and the float step runs on the four rows at once in
+// Y14 (the min types in its even lanes, rows 0-3 in lanes 0, 2, 4, 6; the signed types in
+// lanes 0-3).
 
 #define K2PREFETCH 2048
 
@@ -135,23 +137,58 @@ GLOBL k2Mask10<>(SB), RODATA|NOPTR, $32
 #define K2START(P) VMOVDQU P, Y8
 #define K2ADD(P) VPADDD P, Y8, Y8
 
-// K2SCALEMINFLOAT finishes a super-block of a type with mins: the min lanes from the
-// doubled mins times the input's block sums (Y9), d1 and m1 from the fp16 pair at
-// (R)(R13*1) times the input's scale (Y14), and ACC += float32(I)·d1 − float32(M)·m1.
-#define K2SCALEMINFLOAT(R, ACC) \
-	VPSHUFB      k2ScaleIdx<>+256(SB), Y13, Y9; \
-	VPMADDWD     256(DI), Y9, Y9; \
-	VPBROADCASTD (R)(R13*1), X10; \
-	VCVTPH2PS    X10, Y10; \
-	VMULPS       Y14, Y10, Y10; \
-	VMOVSLDUP    Y10, Y11; \
-	VMOVSHDUP    Y10, Y10; \
-	VCVTDQ2PS    Y8, Y8; \
-	VMULPS       Y11, Y8, Y8; \
-	VCVTDQ2PS    Y9, Y9; \
-	VMULPS       Y10, Y9, Y9; \
-	VSUBPS       Y9, Y8, Y8; \
-	VADDPS       Y8, ACC, ACC
+// K2MIN finishes a row of a type with mins: the min lanes from the doubled mins times the
+// input's block sums (Y9), added pairwise with I (Y8) into RES.
+#define K2MIN(RES) \
+	VPSHUFB  k2ScaleIdx<>+256(SB), Y13, Y9; \
+	VPMADDWD 256(DI), Y9, Y9; \
+	VPHADDD  Y9, Y8, RES
+
+// K2ENDMIN finishes an iteration of a type with mins: the four rows' I and M as
+// [I0, M0, I1, M1, I2, M2, I3, M3] (Y4), d and dmin of the four rows (the fp16 pair at
+// DOFF of each) times the input's scale (Y5), and in the even lanes of Y14,
+// acc += float32(I)·d1 − float32(M)·m1.
+#define K2ENDMIN(DOFF) \
+	VPHADDD      Y1, Y0, Y4; \
+	VPHADDD      Y3, Y2, Y5; \
+	VEXTRACTI128 $1, Y4, X6; \
+	VPADDD       X6, X4, X4; \
+	VEXTRACTI128 $1, Y5, X6; \
+	VPADDD       X6, X5, X5; \
+	VINSERTI128  $1, X5, Y4, Y4; \
+	VMOVD        DOFF(SI)(R13*1), X5; \
+	VPINSRD      $1, DOFF(R8)(R13*1), X5, X5; \
+	VPINSRD      $2, DOFF(R9)(R13*1), X5, X5; \
+	VPINSRD      $3, DOFF(R10)(R13*1), X5, X5; \
+	VCVTPH2PS    X5, Y5; \
+	VBROADCASTSS 288(DI), Y6; \
+	VMULPS       Y6, Y5, Y5; \
+	VCVTDQ2PS    Y4, Y4; \
+	VMULPS       Y5, Y4, Y4; \
+	VMOVSHDUP    Y4, Y5; \
+	VSUBPS       Y5, Y4, Y4; \
+	VADDPS       Y4, Y14, Y14
+
+// K2ENDSIGNED finishes an iteration of a signed type: the four rows' I − o·C summed as
+// [T0, T1, T2, T3] (X4), d of the four rows (the fp16 at DOFF of each) times the input's
+// scale (X5), and in X14, acc += float32(T)·d1.
+#define K2ENDSIGNED(DOFF) \
+	VPHADDD      Y1, Y0, Y4; \
+	VPHADDD      Y3, Y2, Y5; \
+	VPHADDD      Y5, Y4, Y4; \
+	VEXTRACTI128 $1, Y4, X5; \
+	VPADDD       X5, X4, X4; \
+	VPXOR        X5, X5, X5; \
+	VPINSRW      $0, DOFF(SI)(R13*1), X5, X5; \
+	VPINSRW      $1, DOFF(R8)(R13*1), X5, X5; \
+	VPINSRW      $2, DOFF(R9)(R13*1), X5, X5; \
+	VPINSRW      $3, DOFF(R10)(R13*1), X5, X5; \
+	VCVTPH2PS    X5, X5; \
+	VBROADCASTSS 288(DI), X6; \
+	VMULPS       X6, X5, X5; \
+	VCVTDQ2PS    X4, X4; \
+	VMULPS       X5, X4, X4; \
+	VADDPS       X4, X14, X14
 
 // K2NIB4 leaves the low nibbles of the 32 bytes at OFF(R)(R13*1) in Y4, the high ones in
 // Y5 (Y15 = 0x0f…).
@@ -161,8 +198,8 @@ GLOBL k2Mask10<>(SB), RODATA|NOPTR, $32
 	VPAND   Y15, Y4, Y4; \
 	VPAND   Y15, Y5, Y5
 
-// Q4K2ROW adds one Q4_K super-block of the row at R to ACC.
-#define Q4K2ROW(R, ACC) \
+// Q4K2ROW leaves one Q4_K super-block's lanes of the row at R in RES.
+#define Q4K2ROW(R, RES) \
 	PREFETCHT0 K2PREFETCH(R)(R13*1); \
 	PREFETCHT0 K2PREFETCH+64(R)(R13*1); \
 	K2SCALEMIN6(R); \
@@ -178,7 +215,7 @@ GLOBL k2Mask10<>(SB), RODATA|NOPTR, $32
 	K2NIB4(R, 112); \
 	K2DOT32(Y4, 192, k2ScaleIdx<>+192, K2ADD); \
 	K2DOT32(Y5, 224, k2ScaleIdx<>+224, K2ADD); \
-	K2SCALEMINFLOAT(R, ACC)
+	K2MIN(RES)
 
 // K2HIGHL and K2HIGHR add the fifth bit J of the qh bytes in Y12 (bit J of each byte) to the codes in
 // CODES as 16: (qh shifted so that bit J lands on bit 4) & 0x10, or'ed in.
@@ -192,9 +229,9 @@ GLOBL k2Mask10<>(SB), RODATA|NOPTR, $32
 	VPAND  k2Mask10<>(SB), Y9, Y9; \
 	VPOR   Y9, CODES, CODES
 
-// Q5K2ROW adds one Q5_K super-block of the row at R to ACC: Q4_K's nibbles (from byte 48
-// on) plus the fifth bits of qh (bytes 16-47, Y12).
-#define Q5K2ROW(R, ACC) \
+// Q5K2ROW leaves one Q5_K super-block's lanes of the row at R in RES: Q4_K's nibbles
+// (from byte 48 on) plus the fifth bits of qh (bytes 16-47, Y12).
+#define Q5K2ROW(R, RES) \
 	PREFETCHT0 K2PREFETCH(R)(R13*1); \
 	PREFETCHT0 K2PREFETCH+64(R)(R13*1); \
 	PREFETCHT0 K2PREFETCH+128(R)(R13*1); \
@@ -221,10 +258,10 @@ GLOBL k2Mask10<>(SB), RODATA|NOPTR, $32
 	K2HIGHR(7, Y5); \
 	K2DOT32(Y4, 192, k2ScaleIdx<>+192, K2ADD); \
 	K2DOT32(Y5, 224, k2ScaleIdx<>+224, K2ADD); \
-	K2SCALEMINFLOAT(R, ACC)
+	K2MIN(RES)
 
 // K2SETUP is KSETUP (kquant_avx512_amd64.s) for the AVX2 kernels: the arguments, the GPR
-// masks, Y15 = 0x0f…, and the accumulators Y0-Y3 zeroed.
+// masks, Y15 = 0x0f…, and the accumulator Y14 zeroed.
 #define K2SETUP \
 	MOVQ         w+8(FP), SI; \
 	MOVQ         x+16(FP), DI; \
@@ -238,28 +275,37 @@ GLOBL k2Mask10<>(SB), RODATA|NOPTR, $32
 	MOVQ         $0x3030303030303030, R12; \
 	MOVQ         R15, X15; \
 	VPBROADCASTQ X15, Y15; \
-	VPXOR        Y0, Y0, Y0; \
-	VPXOR        Y1, Y1, Y1; \
-	VPXOR        Y2, Y2, Y2; \
-	VPXOR        Y3, Y3, Y3; \
+	VPXOR        Y14, Y14, Y14; \
 	XORQ         R13, R13
 
-// K2FINISH stores ReduceLanes(acc) of the four rows at out + k·outStride·4.
-#define K2FINISH \
-	REDUCE8(Y0, X0, X8); \
-	REDUCE8(Y1, X1, X9); \
-	REDUCE8(Y2, X2, X10); \
-	REDUCE8(Y3, X3, X11); \
-	MOVQ   out+0(FP), DX; \
-	MOVQ   outStride+40(FP), CX; \
-	SHLQ   $2, CX; \
-	VMOVSS X0, (DX); \
-	ADDQ   CX, DX; \
-	VMOVSS X1, (DX); \
-	ADDQ   CX, DX; \
-	VMOVSS X2, (DX); \
-	ADDQ   CX, DX; \
-	VMOVSS X3, (DX); \
+// K2FINISHMIN stores the four rows' results of a type with mins, lanes 0, 2, 4 and 6 of
+// Y14, at out + k·outStride·4.
+#define K2FINISHMIN \
+	VEXTRACTF128 $1, Y14, X1; \
+	MOVQ         out+0(FP), DX; \
+	MOVQ         outStride+40(FP), CX; \
+	SHLQ         $2, CX; \
+	VMOVSS       X14, (DX); \
+	ADDQ         CX, DX; \
+	VEXTRACTPS   $2, X14, (DX); \
+	ADDQ         CX, DX; \
+	VMOVSS       X1, (DX); \
+	ADDQ         CX, DX; \
+	VEXTRACTPS   $2, X1, (DX); \
+	VZEROUPPER
+
+// K2FINISHSIGNED stores the four rows' results of a signed type, lanes 0-3 of X14.
+#define K2FINISHSIGNED \
+	MOVQ       out+0(FP), DX; \
+	MOVQ       outStride+40(FP), CX; \
+	SHLQ       $2, CX; \
+	VMOVSS     X14, (DX); \
+	ADDQ       CX, DX; \
+	VEXTRACTPS $1, X14, (DX); \
+	ADDQ       CX, DX; \
+	VEXTRACTPS $2, X14, (DX); \
+	ADDQ       CX, DX; \
+	VEXTRACTPS $3, X14, (DX); \
 	VZEROUPPER
 
 // func dotQ4_Kx4AVX2(out *float32, w *byte, x *byte, nb, stride, outStride int)
@@ -267,16 +313,16 @@ TEXT ·dotQ4_Kx4AVX2(SB), NOSPLIT, $0-48
 	K2SETUP
 
 q4k2loop:
-	VBROADCASTSS 288(DI), Y14
 	Q4K2ROW(SI, Y0)
 	Q4K2ROW(R8, Y1)
 	Q4K2ROW(R9, Y2)
 	Q4K2ROW(R10, Y3)
+	K2ENDMIN(0)
 	ADDQ $144, R13
 	ADDQ $320, DI
 	DECQ R11
 	JNZ  q4k2loop
-	K2FINISH
+	K2FINISHMIN
 	RET
 
 // func dotQ5_Kx4AVX2(out *float32, w *byte, x *byte, nb, stride, outStride int)
@@ -284,16 +330,16 @@ TEXT ·dotQ5_Kx4AVX2(SB), NOSPLIT, $0-48
 	K2SETUP
 
 q5k2loop:
-	VBROADCASTSS 288(DI), Y14
 	Q5K2ROW(SI, Y0)
 	Q5K2ROW(R8, Y1)
 	Q5K2ROW(R9, Y2)
 	Q5K2ROW(R10, Y3)
+	K2ENDMIN(0)
 	ADDQ $176, R13
 	ADDQ $320, DI
 	DECQ R11
 	JNZ  q5k2loop
-	K2FINISH
+	K2FINISHMIN
 	RET
 
 // Q6K2CODES makes the 32 codes of a quarter of a Q6_K half in Y7: the nibbles in NIB and,
@@ -333,10 +379,10 @@ q5k2loop:
 	VPMADDWD   Y9, Y10, Y10; \
 	FIRST(Y10)
 
-// Q6K2ROW adds one Q6_K super-block of the row at R to ACC: the int8 scales widened to
-// words (Y12), each half's eight in both lanes of Y11, the codes' products, the offset
-// −32·Σ sc·bsum from the block sums, and ACC += float32(I − 32·C)·(fp16(d)·xd).
-#define Q6K2ROW(R, ACC) \
+// Q6K2ROW leaves one Q6_K super-block's lanes of the row at R, I − 32·C, in RES: the int8
+// scales widened to words (Y12), each half's eight in both lanes of Y11, the codes'
+// products, C = Σ sc·bsum from the block sums.
+#define Q6K2ROW(R, RES) \
 	PREFETCHT0 K2PREFETCH(R)(R13*1); \
 	PREFETCHT0 K2PREFETCH+64(R)(R13*1); \
 	PREFETCHT0 K2PREFETCH+128(R)(R13*1); \
@@ -347,29 +393,23 @@ q5k2loop:
 	Q6K2HALF(R, 1, K2ADD); \
 	VPMADDWD     256(DI), Y12, Y9; \
 	VPSLLD       $5, Y9, Y9; \
-	VPSUBD       Y9, Y8, Y8; \
-	VPBROADCASTW 208(R)(R13*1), X10; \
-	VCVTPH2PS    X10, Y10; \
-	VMULPS       Y14, Y10, Y10; \
-	VCVTDQ2PS    Y8, Y8; \
-	VMULPS       Y10, Y8, Y8; \
-	VADDPS       Y8, ACC, ACC
+	VPSUBD       Y9, Y8, RES
 
 // func dotQ6_Kx4AVX2(out *float32, w *byte, x *byte, nb, stride, outStride int)
 TEXT ·dotQ6_Kx4AVX2(SB), NOSPLIT, $0-48
 	K2SETUP
 
 q6k2loop:
-	VBROADCASTSS 288(DI), Y14
 	Q6K2ROW(SI, Y0)
 	Q6K2ROW(R8, Y1)
 	Q6K2ROW(R9, Y2)
 	Q6K2ROW(R10, Y3)
+	K2ENDSIGNED(208)
 	ADDQ $210, R13
 	ADDQ $320, DI
 	DECQ R11
 	JNZ  q6k2loop
-	K2FINISH
+	K2FINISHSIGNED
 	RET
 
 // Q2K2QUARTER adds the products of quarter K of half H of a Q2_K or Q3_K super-block to
@@ -395,10 +435,10 @@ q6k2loop:
 	VPAND  k2Mask04<>(SB), Y9, Y9; \
 	VPOR   Y9, Y7, Y7
 
-// Q2K2ROW adds one Q2_K super-block of the row at R to ACC: the scale and min nibbles as
-// words (Y12, Y13), the min lanes from the block sums (Y13), the codes' products, then
-// ACC += float32(I)·d1 − float32(M)·m1.
-#define Q2K2ROW(R, ACC) \
+// Q2K2ROW leaves one Q2_K super-block's lanes of the row at R in RES: the scale and min
+// nibbles as words (Y12, Y13), the min lanes from the block sums (Y13), the codes'
+// products (Y8), added pairwise.
+#define Q2K2ROW(R, RES) \
 	PREFETCHT0   K2PREFETCH(R)(R13*1); \
 	PREFETCHT0   K2PREFETCH+64(R)(R13*1); \
 	VPMOVZXBW    (R)(R13*1), Y12; \
@@ -417,23 +457,12 @@ q6k2loop:
 	Q2K2QUARTER(1, 1, K2ADD, K2NOHIGH); \
 	Q2K2QUARTER(1, 2, K2ADD, K2NOHIGH); \
 	Q2K2QUARTER(1, 3, K2ADD, K2NOHIGH); \
-	VPBROADCASTD 80(R)(R13*1), X10; \
-	VCVTPH2PS    X10, Y10; \
-	VMULPS       Y14, Y10, Y10; \
-	VMOVSLDUP    Y10, Y9; \
-	VMOVSHDUP    Y10, Y10; \
-	VCVTDQ2PS    Y8, Y8; \
-	VMULPS       Y9, Y8, Y8; \
-	VCVTDQ2PS    Y13, Y13; \
-	VMULPS       Y10, Y13, Y13; \
-	VSUBPS       Y13, Y8, Y8; \
-	VADDPS       Y8, ACC, ACC
+	VPHADDD      Y13, Y8, RES
 
-// Q3K2ROW adds one Q3_K super-block of the row at R to ACC: the signed scales (the GPR
-// unpacking of Q3KSCALES in kquant_avx512_amd64.s, R12 = 0x03…) as words in Y12, the
-// codes (hmask in Y4), the offset −4·C from the block sums, and ACC += float32(I −
-// 4·C)·(fp16(d)·xd).
-#define Q3K2ROW(R, ACC) \
+// Q3K2ROW leaves one Q3_K super-block's lanes of the row at R, I − 4·C, in RES: the
+// signed scales (the GPR unpacking of Q3KSCALES in kquant_avx512_amd64.s, R12 = 0x03…) as
+// words in Y12, the codes (hmask in Y4), C = Σ sc·bsum from the block sums.
+#define Q3K2ROW(R, RES) \
 	PREFETCHT0   K2PREFETCH(R)(R13*1); \
 	PREFETCHT0   K2PREFETCH+64(R)(R13*1); \
 	MOVQ         96(R)(R13*1), AX; \
@@ -473,29 +502,23 @@ q6k2loop:
 	Q2K2QUARTER(1, 3, K2ADD, Q3K2HIGHR(7)); \
 	VPMADDWD     256(DI), Y12, Y9; \
 	VPSLLD       $2, Y9, Y9; \
-	VPSUBD       Y9, Y8, Y8; \
-	VPBROADCASTW 108(R)(R13*1), X10; \
-	VCVTPH2PS    X10, Y10; \
-	VMULPS       Y14, Y10, Y10; \
-	VCVTDQ2PS    Y8, Y8; \
-	VMULPS       Y10, Y8, Y8; \
-	VADDPS       Y8, ACC, ACC
+	VPSUBD       Y9, Y8, RES
 
 // func dotQ2_Kx4AVX2(out *float32, w *byte, x *byte, nb, stride, outStride int)
 TEXT ·dotQ2_Kx4AVX2(SB), NOSPLIT, $0-48
 	K2SETUP
 
 q2k2loop:
-	VBROADCASTSS 288(DI), Y14
 	Q2K2ROW(SI, Y0)
 	Q2K2ROW(R8, Y1)
 	Q2K2ROW(R9, Y2)
 	Q2K2ROW(R10, Y3)
+	K2ENDMIN(80)
 	ADDQ $84, R13
 	ADDQ $320, DI
 	DECQ R11
 	JNZ  q2k2loop
-	K2FINISH
+	K2FINISHMIN
 	RET
 
 // func dotQ3_Kx4AVX2(out *float32, w *byte, x *byte, nb, stride, outStride int)
@@ -504,14 +527,14 @@ TEXT ·dotQ3_Kx4AVX2(SB), NOSPLIT, $0-48
 	MOVQ $0x0303030303030303, R12
 
 q3k2loop:
-	VBROADCASTSS 288(DI), Y14
 	Q3K2ROW(SI, Y0)
 	Q3K2ROW(R8, Y1)
 	Q3K2ROW(R9, Y2)
 	Q3K2ROW(R10, Y3)
+	K2ENDSIGNED(108)
 	ADDQ $110, R13
 	ADDQ $320, DI
 	DECQ R11
 	JNZ  q3k2loop
-	K2FINISH
+	K2FINISHSIGNED
 	RET

@@ -30,9 +30,17 @@ func TestQuantizedRowDotsStayInBounds(t *testing.T) {
 		t.Skip("this CPU has neither AVX-512 VNNI nor AVX2: the quantized row dots run the portable Go")
 	}
 	rng := rand.New(rand.NewPCG(42, 42))
-	const rows = 5 // a four-row block and a single row
 	for _, path := range q8Paths() {
-		restore := path.use()
+		t.Run(path.name, func(t *testing.T) {
+			defer path.use()()
+			checkQuantizedRowDotsStayInBounds(t, rng, path.name)
+		})
+	}
+}
+
+func checkQuantizedRowDotsStayInBounds(t *testing.T, rng *rand.Rand, pathName string) {
+	const rows = 5 // a four-row block and a single row
+	{
 		for _, atEnd := range []bool{true, false} {
 			x := make([]float32, 2*KBlockLen)
 			fill(rng, kindNormal, x)
@@ -47,7 +55,7 @@ func TestQuantizedRowDotsStayInBounds(t *testing.T) {
 				want := make([]float32, rows)
 				kRowsGeneric(kf.f, want, &kv, w, rb)
 				dotKRows(kf.f, out, &kv, w)
-				require.Equal(t, want, []float32(out), "%s %s", path.name, kf.f.name)
+				require.Equal(t, want, []float32(out), "%s %s", pathName, kf.f.name)
 			}
 			for _, nb := range []int{1, 2, 3} {
 				var v Q8Input
@@ -64,10 +72,9 @@ func TestQuantizedRowDotsStayInBounds(t *testing.T) {
 					want := make([]float32, rows)
 					legacyRowsGeneric(lf.f, want, &v, w, rb)
 					dotLegacyRows(lf.f, out, &v, w)
-					require.Equal(t, want, []float32(out), "%s %s nb=%d", path.name, lf.f.name, nb)
+					require.Equal(t, want, []float32(out), "%s %s nb=%d", pathName, lf.f.name, nb)
 				}
 			}
 		}
-		restore()
 	}
 }
