@@ -150,6 +150,7 @@ func mulShared(threads *parallel.Pool, x []float32, batch int, ms []*Matrix, out
 		}
 	}
 	var in []quant.Input
+	var bin *quant.BatchInput
 	if kinds != 0 {
 		ins := quantInputs.Get().(*[]quant.Input)
 		defer quantInputs.Put(ins)
@@ -158,6 +159,11 @@ func mulShared(threads *parallel.Pool, x []float32, batch int, ms []*Matrix, out
 		}
 		in = (*ins)[:batch]
 		quantizeInputs(threads, in, x, cols, kinds)
+		if batch > 1 && kinds&quant.InputQ8K != 0 {
+			bin = batchInputs.Get().(*quant.BatchInput)
+			defer batchInputs.Put(bin)
+			bin.Set(in)
+		}
 	}
 	// The rows go out in a few large pieces: each piece of a batch re-packs the batch's
 	// vectors for the matrix kernels, and at batch 1 each piece is read as four long
@@ -170,7 +176,7 @@ func mulShared(threads *parallel.Pool, x []float32, batch int, ms []*Matrix, out
 		base := 0
 		for i, m := range ms {
 			if lo, hi := max(start, base), min(end, base+m.Rows); lo < hi {
-				m.mulRows(outs[i], x, batch, lo-base, hi-base, in)
+				m.mulRows(outs[i], x, batch, lo-base, hi-base, in, bin)
 			}
 			base += m.Rows
 		}
@@ -192,11 +198,16 @@ func quantizeInputs(threads *parallel.Pool, in []quant.Input, x []float32, cols 
 }
 
 // mulRows computes MulBatch's outputs for the rows start..end-1; in holds the quantized
-// input vectors when m is quantized.
-func (m *Matrix) mulRows(out, x []float32, batch, start, end int, in []quant.Input) {
+// input vectors when m is quantized, and bin the batch of their Q8_K forms for a batch of a
+// k type.
+func (m *Matrix) mulRows(out, x []float32, batch, start, end int, in []quant.Input, bin *quant.BatchInput) {
 	switch {
 	case m.Type == gguf.F32:
 		kernels.MatMulRows(out, m.f32, x, m.Rows, m.Cols, batch, start, end)
+	case m.quantized && bin != nil && m.wt.Batched():
+		// The rows against all the vectors at once; out[start:] with stride Rows puts
+		// vector b's row r at out[b·Rows + r].
+		m.wt.DotRowsBatch(out[start:], m.Rows, bin, m.raw[start*m.rowBytes:end*m.rowBytes], end-start)
 	case m.quantized:
 		// A batch goes through panels of rows that stay in the core's L2 cache, each
 		// dotted with every vector in turn; at batch 1 the piece is one panel, whose
@@ -236,8 +247,11 @@ func (m *Matrix) mulRows(out, x []float32, batch, start, end int, in []quant.Inp
 	}
 }
 
-// quantInputs recycles the quantized input vectors of mulShared.
-var quantInputs = sync.Pool{New: func() any { return new([]quant.Input) }}
+// quantInputs and batchInputs recycle the quantized input vectors of mulShared.
+var (
+	quantInputs = sync.Pool{New: func() any { return new([]quant.Input) }}
+	batchInputs = sync.Pool{New: func() any { return new(quant.BatchInput) }}
+)
 
 // dequantPanelBytes bounds the float32 panel of decoded rows MulBatch multiplies at a
 // time, so that it stays in the core's L2 cache.

@@ -75,3 +75,57 @@ func (in *Input) Len() int { return in.n }
 
 // has reports whether in holds every form in k.
 func (in *Input) has(k InputKinds) bool { return in.kinds&k == k }
+
+// BatchInput is a batch of quantized input vectors for the batched products of the k
+// types (DotRowsBatch): their Q8_K forms, transposed so that the kernels multiply a row by
+// many vectors at once. The Inputs it was set from must not change while it is used.
+type BatchInput struct {
+	n   int
+	ins []*Input
+	q8k kernels.Q8KBatch
+}
+
+// Set makes b the batch of ins, which must all have the same length and hold the Q8_K form
+// (InputQ8K); it panics otherwise.
+func (b *BatchInput) Set(ins []Input) {
+	b.ins = b.ins[:0]
+	xs := make([]*kernels.Q8KInput, len(ins))
+	for i := range ins {
+		if !ins[i].has(InputQ8K) {
+			panic(fmt.Sprintf("quant: BatchInput.Set: input %d was not quantized to Q8_K (it holds %v)", i, ins[i].kinds))
+		}
+		b.ins = append(b.ins, &ins[i])
+		xs[i] = &ins[i].q8k
+	}
+	b.n = 0
+	if len(ins) > 0 {
+		b.n = ins[0].n
+	}
+	b.q8k.Set(xs)
+}
+
+// Count is the number of vectors.
+func (b *BatchInput) Count() int { return len(b.ins) }
+
+// Batched reports whether t's products have a batched form (the k types), which
+// DotRowsBatch uses.
+func (t WeightType) Batched() bool { return t.format().dotBatch != nil }
+
+// DotRowsBatch sets out[v·stride + r] = DotRowsInput of input vector v of b with row r of
+// the n stored rows in rows, for every v < b.Count() and r < n, bit for bit; for the k
+// types it multiplies each row by many vectors at once. It panics on wrong lengths, an
+// invalid type, or a type without a batched form.
+func (t WeightType) DotRowsBatch(out []float32, stride int, b *BatchInput, rows []byte, n int) {
+	f := t.format()
+	if f.dotBatch == nil {
+		panic(fmt.Sprintf("quant: DotRowsBatch: %s has no batched product", t))
+	}
+	rb, err := t.RowBytes(b.n)
+	if err != nil {
+		panic(fmt.Sprintf("quant: DotRowsBatch: %v", err))
+	}
+	if rb > 0 && n > len(rows)/rb {
+		panic(fmt.Sprintf("quant: DotRowsBatch: %d %s rows of %d values need %d bytes, got %d", n, t, b.n, n*rb, len(rows)))
+	}
+	f.dotBatch(out, stride, &b.q8k, rows[:n*rb], n)
+}

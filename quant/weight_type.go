@@ -131,19 +131,20 @@ type weightFormat struct {
 	dotQ8      func(out []float32, x *kernels.Q8Input, rows []byte)
 	dotQ8K     func(out []float32, x *kernels.Q8KInput, rows []byte)
 	halves     []int // offsets of the block's fp16 fields
+	dotBatch   func(out []float32, stride int, x *kernels.Q8KBatch, rows []byte, n int)
 }
 
 var weightFormats = [numWeightTypes]weightFormat{
-	WeightQ8_0: {"q8_0", 8, q8WeightBlockLen, q8WeightBlockBytes, dequantizeQ8_0Weights, quantizeQ8_0Weights, kernels.DotQ8_0Q8Rows, nil, []int{0}},
-	WeightQ4_0: {"q4_0", 2, q4BlockLen, q4BlockBytes, dequantizeQ4_0, quantizeQ4_0, kernels.DotQ4_0Q8Rows, nil, []int{0}},
-	WeightQ4_K: {"q4_k", 12, qkK, q4KBlockBytes, dequantizeQ4_K, quantizeQ4_K, nil, kernels.DotQ4_KRows, []int{0, 2}},
-	WeightQ6_K: {"q6_k", 14, qkK, q6KBlockBytes, dequantizeQ6_K, quantizeQ6_K, nil, kernels.DotQ6_KRows, []int{q6KDOffset}},
-	WeightQ4_1: {"q4_1", 3, q4BlockLen, q4_1BlockBytes, dequantizeQ4_1, quantizeQ4_1, kernels.DotQ4_1Q8Rows, nil, []int{0, 2}},
-	WeightQ5_0: {"q5_0", 6, q4BlockLen, q5BlockBytes, dequantizeQ5_0, quantizeQ5_0, kernels.DotQ5_0Q8Rows, nil, []int{0}},
-	WeightQ5_1: {"q5_1", 7, q4BlockLen, q5_1BlockBytes, dequantizeQ5_1, quantizeQ5_1, kernels.DotQ5_1Q8Rows, nil, []int{0, 2}},
-	WeightQ2_K: {"q2_k", 10, qkK, q2KBlockBytes, dequantizeQ2_K, quantizeQ2_K, nil, kernels.DotQ2_KRows, []int{q2KDOffset, q2KDOffset + 2}},
-	WeightQ3_K: {"q3_k", 11, qkK, q3KBlockBytes, dequantizeQ3_K, quantizeQ3_K, nil, kernels.DotQ3_KRows, []int{q3KDOffset}},
-	WeightQ5_K: {"q5_k", 13, qkK, q5KBlockBytes, dequantizeQ5_K, quantizeQ5_K, nil, kernels.DotQ5_KRows, []int{0, 2}},
+	WeightQ8_0: {"q8_0", 8, q8WeightBlockLen, q8WeightBlockBytes, dequantizeQ8_0Weights, quantizeQ8_0Weights, kernels.DotQ8_0Q8Rows, nil, []int{0}, nil},
+	WeightQ4_0: {"q4_0", 2, q4BlockLen, q4BlockBytes, dequantizeQ4_0, quantizeQ4_0, kernels.DotQ4_0Q8Rows, nil, []int{0}, nil},
+	WeightQ4_K: {"q4_k", 12, qkK, q4KBlockBytes, dequantizeQ4_K, quantizeQ4_K, nil, kernels.DotQ4_KRows, []int{0, 2}, kernels.DotQ4_KBatch},
+	WeightQ6_K: {"q6_k", 14, qkK, q6KBlockBytes, dequantizeQ6_K, quantizeQ6_K, nil, kernels.DotQ6_KRows, []int{q6KDOffset}, kernels.DotQ6_KBatch},
+	WeightQ4_1: {"q4_1", 3, q4BlockLen, q4_1BlockBytes, dequantizeQ4_1, quantizeQ4_1, kernels.DotQ4_1Q8Rows, nil, []int{0, 2}, nil},
+	WeightQ5_0: {"q5_0", 6, q4BlockLen, q5BlockBytes, dequantizeQ5_0, quantizeQ5_0, kernels.DotQ5_0Q8Rows, nil, []int{0}, nil},
+	WeightQ5_1: {"q5_1", 7, q4BlockLen, q5_1BlockBytes, dequantizeQ5_1, quantizeQ5_1, kernels.DotQ5_1Q8Rows, nil, []int{0, 2}, nil},
+	WeightQ2_K: {"q2_k", 10, qkK, q2KBlockBytes, dequantizeQ2_K, quantizeQ2_K, nil, kernels.DotQ2_KRows, []int{q2KDOffset, q2KDOffset + 2}, kernels.DotQ2_KBatch},
+	WeightQ3_K: {"q3_k", 11, qkK, q3KBlockBytes, dequantizeQ3_K, quantizeQ3_K, nil, kernels.DotQ3_KRows, []int{q3KDOffset}, kernels.DotQ3_KBatch},
+	WeightQ5_K: {"q5_k", 13, qkK, q5KBlockBytes, dequantizeQ5_K, quantizeQ5_K, nil, kernels.DotQ5_KRows, []int{0, 2}, kernels.DotQ5_KBatch},
 }
 
 // WeightTypes returns every weight type, in declaration order.

@@ -113,5 +113,4 @@ func dotKRowsFast(f *kFormat, out []float32, x *Q8KInput, w []byte, rb int) {
 	}
 }
 
-
 func quantizeQ8K(v *Q8KInput, x []float32) { quantizeQ8KGeneric(v, x) }
