@@ -113,4 +113,16 @@ func dotKRowsFast(f *kFormat, out []float32, x *Q8KInput, w []byte, rb int) {
 	}
 }
 
-func quantizeQ8K(v *Q8KInput, x []float32) { quantizeQ8KGeneric(v, x) }
+// quantizeQ8KAVX512 is quantizeQ8KGeneric for nb > 0 super-blocks of x, writing them at
+// dst (q8k_avx512_amd64.s).
+//
+//go:noescape
+func quantizeQ8KAVX512(x *float32, nb int, dst *byte)
+
+func quantizeQ8K(v *Q8KInput, x []float32) {
+	if nb := len(x) / KBlockLen; useQ8VNNI && nb > 0 {
+		quantizeQ8KAVX512(&x[0], nb, &v.blocks[0])
+		return
+	}
+	quantizeQ8KGeneric(v, x)
+}

@@ -177,3 +177,54 @@ func BenchmarkDotKRows(b *testing.B) {
 		}
 	}
 }
+
+// TestQ8KInputQuantizeMatchesGeneric: Quantize on this build's path (AVX-512 assembly where
+// the CPU has VNNI) writes exactly what the portable definition writes, for inputs of
+// every kind: ordinary, huge, tiny and subnormal (iscale overflows), with infinities, NaNs
+// of several payloads and negative zeros, exact ties of iscale·x, and super-blocks whose
+// largest magnitude occurs with both signs.
+func TestQ8KInputQuantizeMatchesGeneric(t *testing.T) {
+	rng := rand.New(rand.NewPCG(44, 0))
+	kinds := []dataKind{kindNormal, kindWide, kindNearOverflow, kindSubnormal, kindSpecial, kindMixed, kindCancel, kindNegZero, kindNaNPayloads}
+	for _, kind := range kinds {
+		for _, nb := range []int{1, 2, 7} {
+			for _, scale := range []float32{1, 1e-38, 1e30, 127} {
+				x := make([]float32, nb*KBlockLen)
+				fill(rng, kind, x)
+				for i := range x {
+					x[i] *= scale
+					if scale == 127 { // integers and halves: ties of iscale·x
+						x[i] = float32(math.Round(float64(x[i])*2) / 2)
+					}
+				}
+				if kind == kindNormal && nb > 1 { // the largest magnitude twice, with both signs
+					x[KBlockLen+9], x[KBlockLen+200] = -1000, 1000
+				}
+				requireQ8KQuantizeMatches(t, x, fmt.Sprintf("%s nb=%d scale=%g", kind, nb, scale))
+			}
+		}
+	}
+	// The largest magnitude at every position of a super-block, each sign, once alone and
+	// once tied with an earlier value of the other sign.
+	x := make([]float32, KBlockLen)
+	for pos := range KBlockLen {
+		for _, v := range []float32{50, -50} {
+			fill(rng, kindNormal, x)
+			x[pos] = v
+			requireQ8KQuantizeMatches(t, x, fmt.Sprintf("max %g at %d", v, pos))
+			x[(pos+KBlockLen-1)%KBlockLen] = -v
+			requireQ8KQuantizeMatches(t, x, fmt.Sprintf("max %g at %d, tied", v, pos))
+		}
+	}
+}
+
+// requireQ8KQuantizeMatches quantizes x on this build's path and with the portable
+// definition and requires the same bytes.
+func requireQ8KQuantizeMatches(t *testing.T, x []float32, what string) {
+	t.Helper()
+	var got, want Q8KInput
+	got.Quantize(x)
+	want.Quantize(x) // sizes the buffers
+	quantizeQ8KGeneric(&want, x)
+	require.Equal(t, want.blocks, got.blocks, what)
+}
