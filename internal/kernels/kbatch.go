@@ -1,6 +1,9 @@
 package kernels
 
-import "fmt"
+import (
+	"encoding/binary"
+	"fmt"
+)
 
 // Batched k-quant products: a panel of k-quant rows against several Q8_K-quantized input
 // vectors at once, for the small batches of decoding (a step of 16 sequences) and the
@@ -58,21 +61,19 @@ func (b *Q8KBatch) Set(xs []*Q8KInput) {
 	nb, tiles := b.n/KBlockLen, (len(xs)+KBatchTile-1)/KBatchTile
 	b.tiles = grow(b.tiles, tiles*nb*kTileStride)
 	clear(b.tiles)
+	le := binary.LittleEndian
 	for i, x := range xs {
 		t, v := i/KBatchTile, i%KBatchTile
 		for sb := range nb {
 			src := x.block(sb)
 			dst := b.tiles[(t*nb+sb)*kTileStride : (t*nb+sb+1)*kTileStride]
 			for g := range KBlockLen / 4 {
-				for k := range 4 {
-					dst[64*g+4*v+k] = src[4*g+k] ^ 0x80
-				}
+				le.PutUint32(dst[64*g+4*v:], le.Uint32(src[4*g:])^0x80808080)
 			}
 			for j := range 8 {
-				o := kTileSumsOffset + 64*j + 4*v
-				copy(dst[o:o+4], src[q8KSumsOffset+4*j:q8KSumsOffset+4*j+4])
+				le.PutUint32(dst[kTileSumsOffset+64*j+4*v:], le.Uint32(src[q8KSumsOffset+4*j:]))
 			}
-			copy(dst[kTileScaleOffset+4*v:kTileScaleOffset+4*v+4], src[q8KDOffset:q8KDOffset+4])
+			le.PutUint32(dst[kTileScaleOffset+4*v:], le.Uint32(src[q8KDOffset:]))
 		}
 	}
 	// The unused lanes of the last tile: codes 0 (stored as 128), sums 0, scale 0.
@@ -81,9 +82,7 @@ func (b *Q8KBatch) Set(xs []*Q8KInput) {
 		for sb := range nb {
 			dst := b.tiles[(t*nb+sb)*kTileStride:]
 			for g := range KBlockLen / 4 {
-				for k := range 4 {
-					dst[64*g+4*v+k] = 0x80
-				}
+				le.PutUint32(dst[64*g+4*v:], 0x80808080)
 			}
 		}
 	}
