@@ -19,7 +19,10 @@
 // eight-lane dot products per ZMM register) four batch vectors at a time. Which path runs
 // is decided once, when the package is initialised, from golang.org/x/sys/cpu; the same
 // holds for AxpyRows, the exponentials of Softmax and SwiGLU (which repeat math.Exp's
-// amd64 arithmetic), the row dots (rowdot.go) and the Q8_0 × Q8_0 products (q8input.go);
+// amd64 arithmetic), the row dots (rowdot.go) and the products of the quantized weight
+// types with their quantized inputs: Q8_0 × Q8_0 (q8input.go), the legacy types against
+// Q8_0/Q8_1 (legacyq.go), the k-quants against Q8_K (q8k.go, kquant.go) and their batched
+// form (kbatch.go), each defined by its portable Go in integers with one fixed float order;
 // Implementation reports the choice. Building with -tags purego (or for any other
 // architecture) compiles the portable path only.
 //
