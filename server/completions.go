@@ -16,22 +16,9 @@ import (
 
 // handleCompletions serves POST /v1/completions.
 func (s *Server) handleCompletions(w http.ResponseWriter, r *http.Request) {
-	if !allow(w, r, http.MethodPost) {
-		return
-	}
-	if s.draining.Load() {
-		writeError(w, newError(503, serverError, "", "shutting_down", "the server is shutting down"))
-		return
-	}
 	start := time.Now()
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.opts.MaxBodyBytes))
-	if err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			writeError(w, newError(413, invalidRequest, "", "", "the request body is larger than %d bytes", tooBig.Limit))
-			return
-		}
-		writeError(w, badRequest("", "reading the request body: %v", err))
+	body, ok := s.readRequest(w, r)
+	if !ok {
 		return
 	}
 	p, aerr := s.parseCompletion(body)
@@ -39,6 +26,35 @@ func (s *Server) handleCompletions(w http.ResponseWriter, r *http.Request) {
 		writeError(w, aerr)
 		return
 	}
+	s.generate(w, r, p, legacyShape{}, start)
+}
+
+// readRequest checks the method and the server's state and reads the body of a generation
+// request; on failure it has answered already.
+func (s *Server) readRequest(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
+	if !allow(w, r, http.MethodPost) {
+		return nil, false
+	}
+	if s.draining.Load() {
+		writeError(w, newError(503, serverError, "", "shutting_down", "the server is shutting down"))
+		return nil, false
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.opts.MaxBodyBytes))
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			writeError(w, newError(413, invalidRequest, "", "", "the request body is larger than %d bytes", tooBig.Limit))
+			return nil, false
+		}
+		writeError(w, badRequest("", "reading the request body: %v", err))
+		return nil, false
+	}
+	return body, true
+}
+
+// generate runs a validated request on the engine and answers it in shape's format:
+// whole, or streamed as Server-Sent Events.
+func (s *Server) generate(w http.ResponseWriter, r *http.Request, p *params, shape responseShape, start time.Time) {
 	reqs := make([]engine.Request, len(p.prompts))
 	for j, prompt := range p.prompts {
 		if aerr := s.fit(j, p); aerr != nil {
@@ -58,7 +74,7 @@ func (s *Server) handleCompletions(w http.ResponseWriter, r *http.Request) {
 		}
 		return
 	}
-	c := newCompletion(s, p)
+	c := newCompletion(s, p, shape)
 	var status int
 	if p.stream {
 		status = s.stream(r.Context(), w, c, mb, ids)
@@ -97,16 +113,7 @@ func (s *Server) respond(ctx context.Context, w http.ResponseWriter, c *completi
 			}
 		}
 	}
-	resp := c.header()
-	resp.Choices = make([]CompletionChoice, len(c.choices))
-	for i := range c.choices {
-		ch := &c.choices[i]
-		reason := ch.finish
-		resp.Choices[i] = CompletionChoice{Index: i, Text: ch.text, Logprobs: ch.logprobs, FinishReason: &reason}
-	}
-	u := c.usage()
-	resp.Usage = &u
-	return writeJSON(w, http.StatusOK, resp)
+	return writeJSON(w, http.StatusOK, c.shape.response(c))
 }
 
 // stream sends one Server-Sent Event per generated token, `data: {chunk}`, and ends with
@@ -128,7 +135,7 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, c *completio
 	send := func(v any) error {
 		b, err := json.Marshal(v)
 		if err != nil {
-			return err
+			return &encodeError{err}
 		}
 		if _, err := fmt.Fprintf(w, "data: %s\n\n", b); err != nil {
 			return err
@@ -147,6 +154,12 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, c *completio
 		s.cancel(mb, ids)
 		return 0
 	}
+	for _, chunk := range c.shape.start(c) {
+		if err := send(chunk); err != nil {
+			s.cancel(mb, ids)
+			return 0
+		}
+	}
 	for c.pending > 0 {
 		evs, err := s.next(ctx, mb)
 		if err != nil {
@@ -162,9 +175,11 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, c *completio
 				return fail(aerr)
 			}
 			for _, choice := range choices {
-				chunk := c.header()
-				chunk.Choices = []CompletionChoice{choice}
-				if err := send(chunk); err != nil {
+				if err := send(c.shape.chunk(c, choice)); err != nil {
+					var ee *encodeError
+					if errors.As(err, &ee) { // say so, rather than end the stream empty
+						return fail(newError(500, serverError, "", "", "encoding the response: %v", ee.err))
+					}
 					s.cancel(mb, ids)
 					return 0
 				}
@@ -176,11 +191,7 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, c *completio
 		}
 	}
 	if c.p.includeUsage {
-		chunk := c.header()
-		chunk.Choices = []CompletionChoice{}
-		u := c.usage()
-		chunk.Usage = &u
-		if err := send(chunk); err != nil {
+		if err := send(c.shape.usageChunk(c, c.usage())); err != nil {
 			return 0
 		}
 	}
@@ -189,10 +200,17 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, c *completio
 	return http.StatusOK
 }
 
+// encodeError is a chunk that JSON cannot carry (a NaN, which the engine's finiteness check
+// keeps out of logits): the stream ends with an error event, not silently.
+type encodeError struct{ err error }
+
+func (e *encodeError) Error() string { return e.err.Error() }
+
 // completion gathers the events of one HTTP request into its choices.
 type completion struct {
 	s       *Server
 	p       *params
+	shape   responseShape
 	id      string
 	created int64
 	choices []choiceState   // prompt j's continuation q is choice j·n + q
@@ -218,9 +236,9 @@ type pendingToken struct {
 	rec   tokenLogprobs // its log-probabilities, when asked for
 }
 
-func newCompletion(s *Server, p *params) *completion {
+func newCompletion(s *Server, p *params, shape responseShape) *completion {
 	c := &completion{
-		s: s, p: p, id: "cmpl-" + rand.Text(), created: time.Now().Unix(),
+		s: s, p: p, shape: shape, id: shape.idPrefix() + rand.Text(), created: time.Now().Unix(),
 		choices: make([]choiceState, len(p.prompts)*p.n),
 		results: make([]engine.Result, len(p.prompts)),
 		pending: len(p.prompts),
@@ -233,7 +251,50 @@ func newCompletion(s *Server, p *params) *completion {
 	return c
 }
 
-// header is a response (or chunk) without choices.
+// responseShape writes a completion's responses in one API's format: the token deltas
+// apply returns (text and legacy logprobs of each token) become its chunks.
+type responseShape interface {
+	idPrefix() string                                // "cmpl-" or "chatcmpl-"
+	response(c *completion) any                      // the whole response, once every choice has ended
+	start(c *completion) []any                       // stream chunks before the first token
+	chunk(c *completion, delta CompletionChoice) any // the stream chunk of one token's delta
+	usageChunk(c *completion, u Usage) any           // the final chunk of stream_options.include_usage
+}
+
+// legacyShape is /v1/completions' format.
+type legacyShape struct{}
+
+func (legacyShape) idPrefix() string { return "cmpl-" }
+
+func (legacyShape) response(c *completion) any {
+	resp := c.header()
+	resp.Choices = make([]CompletionChoice, len(c.choices))
+	for i := range c.choices {
+		ch := &c.choices[i]
+		reason := ch.finish
+		resp.Choices[i] = CompletionChoice{Index: i, Text: ch.text, Logprobs: ch.logprobs, FinishReason: &reason}
+	}
+	u := c.usage()
+	resp.Usage = &u
+	return resp
+}
+
+func (legacyShape) start(*completion) []any { return nil }
+
+func (legacyShape) chunk(c *completion, delta CompletionChoice) any {
+	chunk := c.header()
+	chunk.Choices = []CompletionChoice{delta}
+	return chunk
+}
+
+func (legacyShape) usageChunk(c *completion, u Usage) any {
+	chunk := c.header()
+	chunk.Choices = []CompletionChoice{}
+	chunk.Usage = &u
+	return chunk
+}
+
+// header is a legacy response (or chunk) without choices.
 func (c *completion) header() CompletionResponse {
 	return CompletionResponse{ID: c.id, Object: "text_completion", Created: c.created, Model: c.s.model}
 }
@@ -261,12 +322,12 @@ func (c *completion) apply(ev event) ([]CompletionChoice, *APIError) {
 	}
 	ch.full = append(ch.full, c.s.eng.Model.Tokenizer.Piece(t.ID)...)
 	ch.pending = append(ch.pending, pt)
-	if !ev.last && incompleteTail(ch.full) > 0 {
+	if !ev.last && engine.IncompleteUTF8(ch.full) > 0 {
 		return nil, nil
 	}
 	out := make([]CompletionChoice, len(ch.pending))
 	for i, pt := range ch.pending {
-		out[i].Index = index
+		out[i].Index, out[i].tokenID = index, pt.id
 		if ch.logprobs != nil {
 			pt.rec.offset = ch.chars.at(ch.full, pt.start, ev.last)
 			ch.logprobs.add(pt.id, pt.rec)
@@ -286,7 +347,7 @@ func (c *completion) apply(ev event) ([]CompletionChoice, *APIError) {
 		last.FinishReason = &reason
 		return out, nil
 	}
-	if n := releasable(ch.full, c.p.stops); n > ch.sent {
+	if n := engine.Releasable(ch.full, c.p.stops); n > ch.sent {
 		last.Text = string(ch.full[ch.sent:n])
 		ch.sent = n
 	}

@@ -97,33 +97,3 @@ func (c *charCounter) at(text []byte, s int, final bool) int {
 	}
 	return c.chars
 }
-
-// incompleteTail returns how many bytes at the end of b start a UTF-8 character that is not
-// complete yet (0 to 3).
-func incompleteTail(b []byte) int {
-	for i := len(b) - 1; i >= 0 && i > len(b)-utf8.UTFMax; i-- {
-		if utf8.RuneStart(b[i]) {
-			if utf8.FullRune(b[i:]) {
-				return 0
-			}
-			return len(b) - i
-		}
-	}
-	return 0
-}
-
-// releasable returns how much of a stream's text may be sent: all but an incomplete UTF-8
-// character at the end and the longest tail that could still grow into a stop string (a
-// matched stop string cuts the text before it, so its first bytes must not have been sent).
-func releasable(text []byte, stops []string) int {
-	n := len(text) - incompleteTail(text)
-	for _, stop := range stops {
-		for k := min(len(stop)-1, len(text)); k > 0; k-- {
-			if string(text[len(text)-k:]) == stop[:k] {
-				n = min(n, len(text)-k)
-				break
-			}
-		}
-	}
-	return n
-}

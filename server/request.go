@@ -10,15 +10,15 @@ import (
 	"strings"
 
 	"github.com/kvref/kvref/engine"
+	"github.com/kvref/kvref/tokenizer/chattemplate"
 )
 
-// completionRequest is the JSON body of POST /v1/completions. Pointer fields tell "absent"
-// from zero. Fields kvref cannot honour are read so that a request using them is refused
-// with a clear message instead of being silently answered differently. Other unknown fields
-// are ignored, as OpenAI-compatible servers do.
-type completionRequest struct {
+// generationFields are the request fields /v1/completions and /v1/chat/completions share.
+// Pointer fields tell "absent" from zero. Fields kvref cannot honour are read so that a
+// request using them is refused with a clear message instead of being silently answered
+// differently. Other unknown fields are ignored, as OpenAI-compatible servers do.
+type generationFields struct {
 	Model         string          `json:"model"`
-	Prompt        json.RawMessage `json:"prompt"`
 	MaxTokens     *int            `json:"max_tokens"`
 	Temperature   *float64        `json:"temperature"`
 	TopP          *float64        `json:"top_p"`
@@ -28,19 +28,14 @@ type completionRequest struct {
 	N             *int            `json:"n"`
 	Stop          json.RawMessage `json:"stop"`
 	StopTokenIDs  []int           `json:"stop_token_ids"`
-	Logprobs      *int            `json:"logprobs"`
-	Echo          bool            `json:"echo"`
 	Stream        bool            `json:"stream"`
 	StreamOptions *struct {
 		IncludeUsage bool `json:"include_usage"`
 	} `json:"stream_options"`
-	IgnoreEOS              bool   `json:"ignore_eos"`
-	ReturnTokensAsTokenIDs bool   `json:"return_tokens_as_token_ids"`
-	CacheSalt              string `json:"cache_salt"` // vLLM: share cached blocks only with requests of the same salt
+	IgnoreEOS bool   `json:"ignore_eos"`
+	CacheSalt string `json:"cache_salt"` // vLLM: share cached blocks only with requests of the same salt
 
 	// Not supported: refused unless absent or at their neutral value.
-	Suffix                 *string            `json:"suffix"`
-	BestOf                 *int               `json:"best_of"`
 	PresencePenalty        *float64           `json:"presence_penalty"`
 	FrequencyPenalty       *float64           `json:"frequency_penalty"`
 	RepetitionPenalty      *float64           `json:"repetition_penalty"`
@@ -48,11 +43,25 @@ type completionRequest struct {
 	MinTokens              *int               `json:"min_tokens"`
 	IncludeStopStrInOutput bool               `json:"include_stop_str_in_output"`
 	UseBeamSearch          bool               `json:"use_beam_search"`
+	Echo                   bool               `json:"echo"`
 }
 
-// params is a validated completion request.
+// completionRequest is the JSON body of POST /v1/completions.
+type completionRequest struct {
+	generationFields
+	Prompt                 json.RawMessage `json:"prompt"`
+	Logprobs               *int            `json:"logprobs"`
+	ReturnTokensAsTokenIDs bool            `json:"return_tokens_as_token_ids"`
+
+	// Not supported: refused unless absent or at their neutral value.
+	Suffix *string `json:"suffix"`
+	BestOf *int    `json:"best_of"`
+}
+
+// params is a validated completion or chat request.
 type params struct {
 	prompts      [][]int // one engine request each
+	promptName   string  // what the prompts are, in messages: "prompt" or "the rendered conversation"
 	maxTokens    int
 	sampling     engine.Sampling
 	n            int
@@ -62,8 +71,9 @@ type params struct {
 	stream       bool
 	includeUsage bool
 	ignoreEOS    bool
-	tokenIDs     bool   // return_tokens_as_token_ids
-	cacheSalt    string // cache_salt
+	tokenIDs     bool        // return_tokens_as_token_ids
+	cacheSalt    string      // cache_salt
+	chat         *chatParams // a /v1/chat/completions request; nil for /v1/completions
 }
 
 // parseCompletion decodes and validates a completion request body. Prompt lengths against
@@ -73,34 +83,18 @@ func (s *Server) parseCompletion(body []byte) (*params, *APIError) {
 	if err := json.Unmarshal(body, &req); err != nil {
 		return nil, jsonError(err)
 	}
-	if req.Model != "" && req.Model != s.model {
-		return nil, newError(404, invalidRequest, "model", "model_not_found",
-			"the model %q does not exist: this server serves %q (GET /v1/models)", req.Model, s.model)
-	}
-	p := &params{maxTokens: DefaultMaxTokens, n: 1, logprobs: -1, stream: req.Stream, ignoreEOS: req.IgnoreEOS, tokenIDs: req.ReturnTokensAsTokenIDs, cacheSalt: req.CacheSalt}
-	if aerr := unsupported(&req); aerr != nil {
+	p := &params{promptName: "prompt", maxTokens: DefaultMaxTokens, logprobs: -1, tokenIDs: req.ReturnTokensAsTokenIDs}
+	if aerr := s.parseGeneration(&req.generationFields, p); aerr != nil {
 		return nil, aerr
 	}
-	var aerr *APIError
-	if p.prompts, aerr = s.parsePrompt(req.Prompt); aerr != nil {
-		return nil, aerr
-	}
-	if req.MaxTokens != nil {
-		if *req.MaxTokens < 1 {
-			return nil, badRequest("max_tokens", "max_tokens must be at least 1, got %d", *req.MaxTokens)
-		}
-		p.maxTokens = *req.MaxTokens
-	}
-	if req.N != nil {
-		if *req.N < 1 || *req.N > MaxN {
-			return nil, badRequest("n", "n must be between 1 and %d, got %d", MaxN, *req.N)
-		}
-		p.n = *req.N
+	if req.Suffix != nil && *req.Suffix != "" {
+		return nil, unsupportedParam("suffix", "kvref does not do fill-in-the-middle")
 	}
 	if req.BestOf != nil && *req.BestOf != p.n {
 		return nil, badRequest("best_of", "best_of (%d) is not supported: kvref returns every continuation it generates; leave best_of out or equal to n (%d)", *req.BestOf, p.n)
 	}
-	if p.sampling, aerr = parseSampling(&req); aerr != nil {
+	var aerr *APIError
+	if p.prompts, aerr = s.parsePrompt(req.Prompt); aerr != nil {
 		return nil, aerr
 	}
 	if req.Logprobs != nil {
@@ -109,35 +103,66 @@ func (s *Server) parseCompletion(body []byte) (*params, *APIError) {
 		}
 		p.logprobs = *req.Logprobs
 	}
+	return p, nil
+}
+
+// parseGeneration validates the fields both endpoints share into p (whose maxTokens holds
+// the endpoint's default).
+func (s *Server) parseGeneration(req *generationFields, p *params) *APIError {
+	if req.Model != "" && req.Model != s.model {
+		return newError(404, invalidRequest, "model", "model_not_found",
+			"the model %q does not exist: this server serves %q (GET /v1/models)", req.Model, s.model)
+	}
+	p.n, p.stream, p.ignoreEOS, p.cacheSalt = 1, req.Stream, req.IgnoreEOS, req.CacheSalt
+	if aerr := unsupported(req); aerr != nil {
+		return aerr
+	}
+	if req.MaxTokens != nil {
+		if *req.MaxTokens < 1 {
+			return badRequest("max_tokens", "max_tokens must be at least 1, got %d", *req.MaxTokens)
+		}
+		p.maxTokens = *req.MaxTokens
+	}
+	if req.N != nil {
+		if *req.N < 1 || *req.N > MaxN {
+			return badRequest("n", "n must be between 1 and %d, got %d", MaxN, *req.N)
+		}
+		p.n = *req.N
+	}
+	var aerr *APIError
+	if p.sampling, aerr = parseSampling(req); aerr != nil {
+		return aerr
+	}
 	if p.stops, aerr = parseStop(req.Stop); aerr != nil {
-		return nil, aerr
+		return aerr
 	}
 	vocab := s.eng.Model.Config.Vocab
 	for i, id := range req.StopTokenIDs {
 		if id < 0 || id >= vocab {
-			return nil, badRequest("stop_token_ids", "stop_token_ids[%d] = %d is outside the vocabulary (ids 0 to %d)", i, id, vocab-1)
+			return badRequest("stop_token_ids", "stop_token_ids[%d] = %d is outside the vocabulary (ids 0 to %d)", i, id, vocab-1)
 		}
 	}
 	p.stopIDs = req.StopTokenIDs
 	if req.StreamOptions != nil {
 		if !req.Stream {
-			return nil, badRequest("stream_options", "stream_options is only allowed when stream is true")
+			return badRequest("stream_options", "stream_options is only allowed when stream is true")
 		}
 		p.includeUsage = req.StreamOptions.IncludeUsage
 	}
-	return p, nil
+	return nil
 }
 
-// unsupported refuses the request fields kvref does not implement.
-func unsupported(req *completionRequest) *APIError {
-	no := func(param, why string) *APIError {
-		return badRequest(param, "%s is not supported by kvref serve: %s", param, why).withCode("unsupported_parameter")
-	}
+// unsupportedParam is the 400 for a field kvref does not implement.
+func unsupportedParam(param, why string) *APIError {
+	return badRequest(param, "%s is not supported by kvref serve: %s", param, why).withCode("unsupported_parameter")
+}
+
+// unsupported refuses the shared request fields kvref does not implement.
+func unsupported(req *generationFields) *APIError {
+	no := unsupportedParam
 	switch {
 	case req.Echo:
 		return no("echo", "the response cannot repeat the prompt; leave echo out or false (the prompt's token ids are yours already)")
-	case req.Suffix != nil && *req.Suffix != "":
-		return no("suffix", "kvref does not do fill-in-the-middle")
 	case req.PresencePenalty != nil && *req.PresencePenalty != 0:
 		return no("presence_penalty", "the sampler has no penalties; leave it out or 0")
 	case req.FrequencyPenalty != nil && *req.FrequencyPenalty != 0:
@@ -159,7 +184,7 @@ func unsupported(req *completionRequest) *APIError {
 // parseSampling reads temperature, top_p, top_k, min_p and seed with OpenAI's and vLLM's
 // defaults (temperature 1, everything else off). Without a seed the request gets a random
 // one.
-func parseSampling(req *completionRequest) (engine.Sampling, *APIError) {
+func parseSampling(req *generationFields) (engine.Sampling, *APIError) {
 	sp := engine.Sampling{Temperature: 1, TopP: 1}
 	if req.Temperature != nil {
 		if *req.Temperature < 0 {
@@ -207,8 +232,9 @@ func parseSeed(s string) (uint64, error) {
 }
 
 // parsePrompt reads the prompt: a string, an array of token ids, or an array of strings or
-// of id arrays (a batch: one engine request each). Text is tokenized as kvref run does
-// (BOS added when the model's tokenizer adds one); token ids are used as they are.
+// of id arrays (a batch: one engine request each). Text is tokenized with BOS added when the
+// model's tokenizer adds one and special tokens parsed ("<|im_start|>" in the text is that
+// token), as llama-server and vLLM do; token ids are used as they are.
 func (s *Server) parsePrompt(raw json.RawMessage) ([][]int, *APIError) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || string(raw) == "null" {
@@ -223,7 +249,7 @@ func (s *Server) parsePrompt(raw json.RawMessage) ([][]int, *APIError) {
 	tok := s.eng.Model.Tokenizer
 	switch v := v.(type) {
 	case string:
-		return [][]int{tok.Encode(v, true)}, nil
+		return [][]int{tok.EncodeSpecial(v, true, true)}, nil
 	case []any:
 		if len(v) == 0 {
 			return nil, badRequest("prompt", "prompt is an empty array: give a string, token ids, or a batch of those")
@@ -240,9 +266,9 @@ func (s *Server) parsePrompt(raw json.RawMessage) ([][]int, *APIError) {
 			for i, e := range v {
 				text, ok := e.(string)
 				if !ok {
-					return nil, badRequest("prompt", "prompt[%d] is %s, but prompt[0] is a string: a batch is all strings or all token-id arrays", i, jsonKind(e))
+					return nil, badRequest("prompt", "prompt[%d] is %s, but prompt[0] is a string: a batch is all strings or all token-id arrays", i, chattemplate.KindOf(e))
 				}
-				out[i] = tok.Encode(text, true)
+				out[i] = tok.EncodeSpecial(text, true, true)
 			}
 			return out, nil
 		case []any:
@@ -250,7 +276,7 @@ func (s *Server) parsePrompt(raw json.RawMessage) ([][]int, *APIError) {
 			for i, e := range v {
 				arr, ok := e.([]any)
 				if !ok {
-					return nil, badRequest("prompt", "prompt[%d] is %s, but prompt[0] is an array: a batch is all strings or all token-id arrays", i, jsonKind(e))
+					return nil, badRequest("prompt", "prompt[%d] is %s, but prompt[0] is an array: a batch is all strings or all token-id arrays", i, chattemplate.KindOf(e))
 				}
 				ids, aerr := tokenIDs(arr, fmt.Sprintf("prompt[%d]", i))
 				if aerr != nil {
@@ -260,9 +286,9 @@ func (s *Server) parsePrompt(raw json.RawMessage) ([][]int, *APIError) {
 			}
 			return out, nil
 		}
-		return nil, badRequest("prompt", "prompt[0] is %s: the prompt is a string, an array of token ids, or an array of those", jsonKind(v[0]))
+		return nil, badRequest("prompt", "prompt[0] is %s: the prompt is a string, an array of token ids, or an array of those", chattemplate.KindOf(v[0]))
 	}
-	return nil, badRequest("prompt", "prompt is %s: it must be a string, an array of token ids, or an array of those", jsonKind(v))
+	return nil, badRequest("prompt", "prompt is %s: it must be a string, an array of token ids, or an array of those", chattemplate.KindOf(v))
 }
 
 // tokenIDs converts a JSON array to token ids (range checks come later, in fit).
@@ -271,7 +297,7 @@ func tokenIDs(arr []any, name string) ([]int, *APIError) {
 	for i, e := range arr {
 		n, ok := e.(json.Number)
 		if !ok {
-			return nil, badRequest("prompt", "%s[%d] is %s: token ids are integers", name, i, jsonKind(e))
+			return nil, badRequest("prompt", "%s[%d] is %s: token ids are integers", name, i, chattemplate.KindOf(e))
 		}
 		id, err := strconv.ParseInt(n.String(), 10, 32)
 		if err != nil {
@@ -304,23 +330,27 @@ func parseStop(raw json.RawMessage) ([]string, *APIError) {
 // that the whole cache could not hold are refused before anything runs.
 func (s *Server) fit(j int, p *params) *APIError {
 	prompt := p.prompts[j]
-	name := "prompt"
+	name := p.promptName
 	if len(p.prompts) > 1 {
 		name = fmt.Sprintf("prompt[%d]", j)
+	}
+	param, shorten := "prompt", "shorten the prompt"
+	if p.chat != nil {
+		param, shorten = "messages", "shorten the conversation"
 	}
 	vocab, ctx := s.eng.Model.Config.Vocab, s.eng.Context
 	switch {
 	case len(prompt) == 0:
-		return badRequest("prompt", "%s is empty: there is no token to start from", name)
+		return badRequest(param, "%s is empty: there is no token to start from", name)
 	case len(prompt) >= ctx:
-		return badRequest("prompt", "%s has %d tokens but the context holds %d (one more is needed to generate); shorten the prompt", name, len(prompt), ctx).withCode("context_length_exceeded")
+		return badRequest(param, "%s has %d tokens but the context holds %d (one more is needed to generate); %s", name, len(prompt), ctx, shorten).withCode("context_length_exceeded")
 	case len(prompt)+p.maxTokens > ctx:
-		return badRequest("max_tokens", "%s (%d tokens) + max_tokens (%d) = %d tokens exceed the context of %d; lower max_tokens to at most %d or shorten the prompt",
-			name, len(prompt), p.maxTokens, len(prompt)+p.maxTokens, ctx, ctx-len(prompt)).withCode("context_length_exceeded")
+		return badRequest("max_tokens", "%s (%d tokens) + max_tokens (%d) = %d tokens exceed the context of %d; lower max_tokens to at most %d or %s",
+			name, len(prompt), p.maxTokens, len(prompt)+p.maxTokens, ctx, ctx-len(prompt), shorten).withCode("context_length_exceeded")
 	}
 	for i, id := range prompt {
 		if id < 0 || id >= vocab {
-			return badRequest("prompt", "%s token %d (at position %d) is outside the vocabulary: ids go from 0 to %d", name, id, i, vocab-1)
+			return badRequest(param, "%s token %d (at position %d) is outside the vocabulary: ids go from 0 to %d", name, id, i, vocab-1)
 		}
 	}
 	// The last generated token is never stored: a continuation holds prompt + max_tokens - 1.
@@ -342,7 +372,8 @@ func jsonError(err error) *APIError {
 	case errors.As(err, &typ) && typ.Field == "":
 		return badRequest("", "the request body must be a JSON object, got a JSON %s", typ.Value)
 	case errors.As(err, &typ):
-		return badRequest(typ.Field, "%s must be %s, got a JSON %s", typ.Field, goTypeName(typ.Type.String()), typ.Value)
+		field := strings.TrimPrefix(typ.Field, "generationFields.") // the embedded struct's name is no JSON field
+		return badRequest(field, "%s must be %s, got a JSON %s", field, goTypeName(typ.Type.String()), typ.Value)
 	}
 	return badRequest("", "the request body does not decode: %v", err)
 }
@@ -365,25 +396,6 @@ func goTypeName(t string) string {
 		return "an object"
 	}
 	return t
-}
-
-// jsonKind names the JSON kind of a decoded value.
-func jsonKind(v any) string {
-	switch v.(type) {
-	case nil:
-		return "null"
-	case bool:
-		return "a boolean"
-	case json.Number:
-		return "a number"
-	case string:
-		return "a string"
-	case []any:
-		return "an array"
-	case map[string]any:
-		return "an object"
-	}
-	return fmt.Sprintf("%T", v)
 }
 
 // abbreviate shortens s for an error message.

@@ -120,8 +120,11 @@ func TestMethodsAndPaths(t *testing.T) {
 	require.Equal(t, http.StatusNotFound, status)
 	require.Contains(t, decodeError(t, out).Message, "no such endpoint")
 
-	e = ts.apiError(t, "/v1/chat/completions", map[string]any{"messages": []any{}}, http.StatusNotFound)
-	require.Contains(t, e.Message, "no chat endpoint")
+	e = ts.apiError(t, "/v1/chat/completions", map[string]any{"messages": []any{}}, http.StatusBadRequest)
+	require.Contains(t, e.Message, "messages: is empty")
+	status, out = ts.get(t, "/v1/chat/completions")
+	require.Equal(t, http.StatusMethodNotAllowed, status)
+	require.Contains(t, decodeError(t, out).Message, "use POST")
 }
 
 func TestHealthAndMetrics(t *testing.T) {
@@ -244,28 +247,6 @@ func TestServeShutsDownGracefully(t *testing.T) {
 		_, err = http.Get(url + "/health")
 		require.Error(t, err, "the listener must be closed")
 		require.Zero(t, eng.Pool.Stats().BlocksUsed, "every request's blocks are freed")
-	}
-}
-
-func TestReleasableHoldsBackStopPrefixesAndPartialCharacters(t *testing.T) {
-	cases := []struct {
-		text  string
-		stops []string
-		want  int
-	}{
-		{"hello", nil, 5},
-		{"hello wor", []string{"world"}, 6},
-		{"hello w", []string{"world", "hello"}, 6},
-		{"abab", []string{"abc"}, 2},
-		{"xyz", []string{"", "q"}, 3},
-		{"caf\xc3", nil, 3},               // the first byte of "é"
-		{"caf\xc3\xa9", nil, 5},           // "café"
-		{"\xe2\x82", nil, 0},              // two bytes of "€"
-		{"a\x80", nil, 2},                 // an invalid byte is sent as it is
-		{"end\xe2\x82", []string{"d"}, 3}, // both
-	}
-	for _, c := range cases {
-		require.Equal(t, c.want, releasable([]byte(c.text), c.stops), "%q %q", c.text, c.stops)
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/kvref/kvref/model/llama2c"
 	"github.com/kvref/kvref/model/synth"
 	"github.com/kvref/kvref/tokenizer"
+	"github.com/kvref/kvref/tokenizer/chattemplate"
 )
 
 func init() {
@@ -32,7 +33,7 @@ func synthCmd(args []string, stdout, stderr io.Writer) error {
 	kvHeads := fs.Int("kv-heads", d.KVHeads, "key/value heads (fewer than --heads: GQA)")
 	hidden := fs.Int("hidden", d.Hidden, "feed-forward width")
 	ctx := fs.Int("ctx", d.Context, "context length")
-	vocab := fs.Int("vocab", 0, "vocabulary size (0: the 259-token byte-level vocabulary; larger pads with unused tokens)")
+	vocab := fs.Int("vocab", 0, "vocabulary size (0: the 259-token byte-level vocabulary, 260 with --format llama2c; larger adds the space piece ▁ and unused tokens)")
 	seed := fs.Uint64("seed", d.Seed, "weights seed: the same flags always give the same file")
 	ropeBase := fs.Float64("rope-base", d.RopeBase, "RoPE frequency base")
 	arch := fs.String("arch", "llama", "architecture: llama, qwen2 (Q/K/V biases, rotate-half RoPE), qwen3 (q/k norm)")
@@ -41,6 +42,8 @@ func synthCmd(args []string, stdout, stderr io.Writer) error {
 	variant := fs.String("variant", "", "a ready-made tiny variant instead of the shape flags: "+variantNames())
 	wtype := fs.String("wtype", "f32", "weight type of the matrices (gguf only): f32, f16, bf16, "+weightTypeList())
 	format := fs.String("format", "gguf", "output format: gguf, hf (a Hugging Face directory) or llama2c (with tokenizer.bin beside it)")
+	special := fs.String("special-tokens", "", "comma-separated control tokens added after the byte tokens (e.g. \"<|im_start|>,<|im_end|>\")")
+	chatTemplate := fs.String("chat-template", "", "a Jinja chat template FILE to embed as tokenizer.chat_template (gguf only)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: kvref synth -o FILE.gguf [shape flags]")
 		fs.PrintDefaults()
@@ -61,6 +64,24 @@ func synthCmd(args []string, stdout, stderr io.Writer) error {
 			return fmt.Errorf("unknown --variant %q (known: %s)", *variant, variantNames())
 		}
 		s = v
+	}
+	if *special != "" {
+		s.SpecialTokens = strings.Split(*special, ",")
+	}
+	if *chatTemplate != "" {
+		if *format != "gguf" {
+			return fmt.Errorf("--chat-template needs --format gguf")
+		}
+		t, err := chattemplate.ReadFile(*chatTemplate)
+		if err != nil {
+			return err
+		}
+		s.ChatTemplate = t.Source
+	}
+	if *format == "llama2c" && s.Vocab == 0 {
+		// llama2.c's run.c looks up the space piece for every prompt's dummy prefix (and
+		// crashes without it): the 259 byte-level tokens plus "▁".
+		s.Vocab = 260
 	}
 	if *wtype != "f32" {
 		if *format != "gguf" {
