@@ -160,41 +160,46 @@ func kSums(k *kBlock, xb []byte) (I, M int32) {
 	return I, M
 }
 
-// dotKGeneric is the definition of the k-quant row dots: the row's super-blocks of
-// blockBytes bytes, decoded by decode, against x.
-func dotKGeneric(x *Q8KInput, row []byte, blockBytes int, decode kDecoder) float32 {
-	var k kBlock
+// dotKGeneric is the definition of the k-quant row dots: the row's super-blocks of format
+// f against x, their integers from f.sums.
+func dotKGeneric(x *Q8KInput, row []byte, f *kFormat) float32 {
 	var acc float32
 	for b := 0; b < x.n/KBlockLen; b++ {
-		decode(&k, row[b*blockBytes:(b+1)*blockBytes])
+		blk := row[b*f.blockBytes : (b+1)*f.blockBytes]
 		xb := x.block(b)
-		I, M := kSums(&k, xb)
+		I, M := f.sums(blk, xb)
 		xd := q8KScale(xb)
-		d1 := k.d * xd
-		if k.offset != 0 {
-			acc += float32(float32(I-k.offset*M) * d1)
+		d1 := half.F16ToF32(le16(blk[f.dOffset:])) * xd
+		if f.offset != 0 {
+			acc += float32(float32(I-f.offset*M) * d1)
 			continue
 		}
-		m1 := k.dmin * xd
+		m1 := half.F16ToF32(le16(blk[f.dOffset+2:])) * xd
 		acc += float32(float32(float32(I)*d1) - float32(float32(M)*m1))
 	}
 	return acc
 }
 
-// kFormat is one k-quant weight type: its name, its super-block size and its decoder.
+// kFormat is one k-quant weight type: its name, its super-block size, the readable decoder
+// of its layout, the direct computation of its integers (kquant_sums.go), where d (and
+// dmin, right after it) are stored, and the offset o of the signed types (0 for those with
+// a min).
 type kFormat struct {
 	name       string
 	blockBytes int
 	decode     kDecoder
+	sums       func(blk, xb []byte) (I, M int32)
+	dOffset    int
+	offset     int32
 }
 
 // The k-quant formats, for the exported row dots.
 var (
-	kQ2_K = kFormat{"Q2_K", Q2_KBlockBytes, decodeQ2_K}
-	kQ3_K = kFormat{"Q3_K", Q3_KBlockBytes, decodeQ3_K}
-	kQ4_K = kFormat{"Q4_K", Q4_KBlockBytes, decodeQ4_K}
-	kQ5_K = kFormat{"Q5_K", Q5_KBlockBytes, decodeQ5_K}
-	kQ6_K = kFormat{"Q6_K", Q6_KBlockBytes, decodeQ6_K}
+	kQ2_K = kFormat{"Q2_K", Q2_KBlockBytes, decodeQ2_K, sumsQ2_K, 80, 0}
+	kQ3_K = kFormat{"Q3_K", Q3_KBlockBytes, decodeQ3_K, sumsQ3_K, 108, 4}
+	kQ4_K = kFormat{"Q4_K", Q4_KBlockBytes, decodeQ4_K, sumsQ4_K, 0, 0}
+	kQ5_K = kFormat{"Q5_K", Q5_KBlockBytes, decodeQ5_K, sumsQ5_K, 0, 0}
+	kQ6_K = kFormat{"Q6_K", Q6_KBlockBytes, decodeQ6_K, sumsQ6_K, 208, 32}
 )
 
 // DotQ2_KRows sets out[r] to the product of x with row r of the Q2_K rows in w, in the
@@ -228,6 +233,6 @@ func dotKRows(f *kFormat, out []float32, x *Q8KInput, w []byte) {
 // kRowsGeneric is the definition of the k-quant *Rows kernels: one row dot per output.
 func kRowsGeneric(f *kFormat, out []float32, x *Q8KInput, w []byte, rb int) {
 	for r := range out {
-		out[r] = dotKGeneric(x, w[r*rb:(r+1)*rb], f.blockBytes, f.decode)
+		out[r] = dotKGeneric(x, w[r*rb:(r+1)*rb], f)
 	}
 }

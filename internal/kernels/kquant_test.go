@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/kvref/kvref/internal/half"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -227,4 +228,34 @@ func requireQ8KQuantizeMatches(t *testing.T, x []float32, what string) {
 	want.Quantize(x) // sizes the buffers
 	quantizeQ8KGeneric(&want, x)
 	require.Equal(t, want.blocks, got.blocks, what)
+}
+
+// TestKSumsMatchDecode: each format's integers computed from the stored bytes (the portable
+// row dots' kquant_sums.go) equal kSums over the super-block decoded value by value, for
+// random super-blocks (any codes and scales) and inputs; so do the stored d and dmin the
+// decoder reads.
+func TestKSumsMatchDecode(t *testing.T) {
+	rng := rand.New(rand.NewPCG(45, 0))
+	for _, kf := range kTestFormats {
+		f := kf.f
+		for rep := range 200 {
+			x := make([]float32, KBlockLen)
+			fill(rng, []dataKind{kindNormal, kindWide, kindMixed}[rep%3], x)
+			var v Q8KInput
+			v.Quantize(x)
+			blk := make([]byte, f.blockBytes)
+			fillKRow(rng, f.blockBytes, kf.halves, []halfKind{halfNormal, halfExtreme, halfBits}[rep%3], blk, 1)
+			var k kBlock
+			f.decode(&k, blk)
+			wantI, wantM := kSums(&k, v.block(0))
+			gotI, gotM := f.sums(blk, v.block(0))
+			require.Equal(t, wantI, gotI, "%s rep %d: I", f.name, rep)
+			require.Equal(t, wantM, gotM, "%s rep %d: M", f.name, rep)
+			require.Equal(t, k.offset, f.offset, f.name)
+			assert.Equal(t, math.Float32bits(k.d), math.Float32bits(half.F16ToF32(le16(blk[f.dOffset:]))), f.name)
+			if f.offset == 0 {
+				assert.Equal(t, math.Float32bits(k.dmin), math.Float32bits(half.F16ToF32(le16(blk[f.dOffset+2:]))), f.name)
+			}
+		}
+	}
 }
