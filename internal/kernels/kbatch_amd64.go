@@ -18,6 +18,12 @@ func prepQ5_KAVX512(dst *byte, w *byte, nb int)
 func prepQ6_KAVX512(dst *byte, w *byte, nb int)
 
 //go:noescape
+func prepQ2_KAVX512(dst *byte, w *byte, nb int)
+
+//go:noescape
+func prepQ3_KAVX512(dst *byte, w *byte, nb int)
+
+//go:noescape
 func gemmK32MinAVX512(res *float32, prep *byte, tile *byte, nb, prepStride, shift int)
 
 //go:noescape
@@ -43,6 +49,10 @@ func kBatchKernels(f *kFormat) (kBatchKernel, bool) {
 		return kBatchKernel{prepQ5_KAVX512, gemmK32MinAVX512, 0}, true
 	case &kQ6_K:
 		return kBatchKernel{prepQ6_KAVX512, gemmK16SignedAVX512, 5}, true
+	case &kQ2_K:
+		return kBatchKernel{prepQ2_KAVX512, gemmK16MinAVX512, 0}, true
+	case &kQ3_K:
+		return kBatchKernel{prepQ3_KAVX512, gemmK16SignedAVX512, 2}, true
 	}
 	return kBatchKernel{}, false
 }

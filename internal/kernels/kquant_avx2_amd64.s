@@ -2,6 +2,7 @@
 
 #include "textflag.h"
 #include "avx_amd64.h"
+#include "kquant_amd64.h"
 
 // The k-quant row dots with AVX2 (kquant.go defines their arithmetic; kquant_avx512_amd64.s
 // is the AVX-512 VNNI form): four rows at a time against one Q8KInput, a super-block of
@@ -108,19 +109,9 @@ DATA k2Mask10<>+16(SB)/8, $0x1010101010101010
 DATA k2Mask10<>+24(SB)/8, $0x1010101010101010
 GLOBL k2Mask10<>(SB), RODATA|NOPTR, $32
 
-// K2SCALEMIN6 is KSCALEMIN6 (kquant_avx512_amd64.s) with the 16 bytes in both lanes of Y13.
+// K2SCALEMIN6 is KSCALEMIN6 (kquant_avx512_amd64.h) with the 16 bytes in both lanes of Y13.
 #define K2SCALEMIN6(R) \
-	MOVQ       4(R)(R13*1), AX; \
-	MOVL       12(R)(R13*1), DX; \
-	MOVQ       AX, BX; \
-	SHRQ       $2, BX; \
-	ANDQ       R12, BX; \
-	MOVQ       DX, CX; \
-	SHLQ       $28, CX; \
-	ORQ        CX, DX; \
-	ANDQ       R15, DX; \
-	ORQ        BX, DX; \
-	ANDQ       R14, AX; \
+	KSCALEGPR(R); \
 	VMOVQ      AX, X13; \
 	VPINSRQ    $1, DX, X13, X13; \
 	VPERMQ     $0x44, Y13, Y13
@@ -460,29 +451,12 @@ q6k2loop:
 	VPHADDD      Y13, Y8, RES
 
 // Q3K2ROW leaves one Q3_K super-block's lanes of the row at R, I − 4·C, in RES: the
-// signed scales (the GPR unpacking of Q3KSCALES in kquant_avx512_amd64.s, R12 = 0x03…) as
-// words in Y12, the codes (hmask in Y4), C = Σ sc·bsum from the block sums.
+// signed scales (Q3SCALEGPR, R12 = 0x03…) as words in Y12, the codes (hmask in Y4),
+// C = Σ sc·bsum from the block sums.
 #define Q3K2ROW(R, RES) \
 	PREFETCHT0   K2PREFETCH(R)(R13*1); \
 	PREFETCHT0   K2PREFETCH+64(R)(R13*1); \
-	MOVQ         96(R)(R13*1), AX; \
-	MOVL         104(R)(R13*1), DX; \
-	MOVQ         DX, CX; \
-	SHRQ         $2, CX; \
-	SHLQ         $32, CX; \
-	ORQ          CX, DX; \
-	MOVQ         AX, BX; \
-	SHRQ         $4, BX; \
-	MOVQ         DX, CX; \
-	SHRQ         $4, CX; \
-	ANDQ         R15, AX; \
-	ANDQ         R15, BX; \
-	ANDQ         R12, DX; \
-	ANDQ         R12, CX; \
-	SHLQ         $4, DX; \
-	SHLQ         $4, CX; \
-	ORQ          DX, AX; \
-	ORQ          CX, BX; \
+	Q3SCALEGPR(R); \
 	VMOVQ        AX, X12; \
 	VPINSRQ      $1, BX, X12, X12; \
 	VPMOVZXBW    X12, Y12; \

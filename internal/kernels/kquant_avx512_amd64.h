@@ -2,6 +2,8 @@
 // row dots (kquant_avx512_amd64.s) and the batched products (kbatch_avx512_amd64.s) share.
 // The tables are file-local (<>): each file that includes this one has its copy.
 
+#include "kquant_amd64.h"
+
 // kScaleIdx are the VPSHUFB indexes that make, from the 16 bytes
 // [sc0..sc3, m0..m3, sc4..sc7, m4..m7] in every 128-bit lane, the words of sub-block
 // scales for a 512-bit register of 64 values: scale 2c in its lower 256 bits, 2c+1 in its
@@ -57,24 +59,6 @@ DATA kShift04<>+40(SB)/8, $0x0004000400040004
 DATA kShift04<>+48(SB)/8, $0x0004000400040004
 DATA kShift04<>+56(SB)/8, $0x0004000400040004
 GLOBL kShift04<>(SB), RODATA|NOPTR, $64
-
-// KSCALEGPR unpacks the 12 bytes of 6-bit scales and mins at 4(R)(R13*1) (Q4_K, Q5_K)
-// into AX = [sc0..sc3, m0..m3] and DX = [sc4..sc7, m4..m7]: sc0..3 and m0..3 are bytes 0-7
-// less their top two bits (R14 = 0x3f…); sc4..7 and m4..7 are the low and high nibbles of
-// bytes 8-11 (R15 = 0x0f…) with, above them, the top two bits of bytes 0-3 and 4-7
-// (R12 = 0x30…, after a shift by 2). BX and CX are scratch.
-#define KSCALEGPR(R) \
-	MOVQ       4(R)(R13*1), AX; \
-	MOVL       12(R)(R13*1), DX; \
-	MOVQ       AX, BX; \
-	SHRQ       $2, BX; \
-	ANDQ       R12, BX; \
-	MOVQ       DX, CX; \
-	SHLQ       $28, CX; \
-	ORQ        CX, DX; \
-	ANDQ       R15, DX; \
-	ORQ        BX, DX; \
-	ANDQ       R14, AX
 
 // KSCALEMIN6 puts KSCALEGPR's 16 bytes [sc0..sc3, m0..m3, sc4..sc7, m4..m7] in X1 and
 // broadcasts them to the four lanes of Z1.
@@ -181,28 +165,11 @@ DATA k2Shift46<>+48(SB)/8, $0x0006000600060006
 DATA k2Shift46<>+56(SB)/8, $0x0006000600060006
 GLOBL k2Shift46<>(SB), RODATA|NOPTR, $64
 
-// Q3KSCALES unpacks the 12 bytes of 6-bit scales at 96(R)(R13*1) (dequantize_row_q3_K's
-// layout) into 16 bytes, widens them to words and subtracts 32 (Z11 = 32…): Y1 holds the
-// signed scales. R15 = 0x0f…, R12 = 0x03….
+// Q3KSCALES unpacks the 12 bytes of 6-bit scales of a Q3_K super-block at 96(R)(R13*1)
+// (Q3SCALEGPR) into 16 bytes in X1, widens them to words and subtracts 32 (Z11 = 32…): Y1
+// holds the signed scales.
 #define Q3KSCALES(R) \
-	MOVQ      96(R)(R13*1), AX; \
-	MOVL      104(R)(R13*1), DX; \
-	MOVQ      DX, CX; \
-	SHRQ      $2, CX; \
-	SHLQ      $32, CX; \
-	ORQ       CX, DX; \
-	MOVQ      AX, BX; \
-	SHRQ      $4, BX; \
-	MOVQ      DX, CX; \
-	SHRQ      $4, CX; \
-	ANDQ      R15, AX; \
-	ANDQ      R15, BX; \
-	ANDQ      R12, DX; \
-	ANDQ      R12, CX; \
-	SHLQ      $4, DX; \
-	SHLQ      $4, CX; \
-	ORQ       DX, AX; \
-	ORQ       CX, BX; \
+	Q3SCALEGPR(R); \
 	VMOVQ     AX, X1; \
 	VPINSRQ   $1, BX, X1, X1; \
 	VPMOVZXBW X1, Y1; \
