@@ -16,7 +16,9 @@ import (
 // converts them. A matrix whose rows are not a multiple of the target's block (32, or 256
 // for the k types) becomes Q8_0 instead, or stays as it is when its rows are not a
 // multiple of 32 either, as llama-quantize does for such tensors. Vectors (norms, biases)
-// are copied unchanged. It returns the writer and how many tensors ended up in each type.
+// are copied unchanged. A matrix with non-finite values, or whose blocks would decode to
+// infinities (an fp16 scale overflows), is an error naming the tensor and the row. It
+// returns the writer and how many tensors ended up in each type.
 func QuantizeGGUF(in *gguf.File, target gguf.TensorType) (*gguf.Writer, map[gguf.TensorType]int, error) {
 	if !convertible(target) {
 		return nil, nil, fmt.Errorf("model: cannot convert %s to %s: the targets are F32, F16, BF16 and %s", in.Path, target, quantTypeNames())
@@ -74,7 +76,8 @@ func convertible(t gguf.TensorType) bool {
 
 // convertMatrix stores every row of m as typ (F32, F16, BF16 or a weight type). Like
 // llama-quantize, it refuses a quantized row that does not decode to finite values (a
-// block whose fp16 scale overflows, or non-finite weights).
+// block whose fp16 scale overflows); it also refuses non-finite weights, which ggml's
+// quantizers turn into arbitrary finite values.
 func convertMatrix(m *Matrix, typ gguf.TensorType) ([]byte, error) {
 	scratch := make([]float32, m.Cols)
 	var out []byte
@@ -89,11 +92,16 @@ func convertMatrix(m *Matrix, typ gguf.TensorType) ([]byte, error) {
 		row := m.Row(r, scratch)
 		switch {
 		case quantized:
+			for i, v := range row {
+				if math.IsInf(float64(v), 0) || v != v {
+					return nil, fmt.Errorf("model: tensor %q row %d: value %d is %g, which does not fit %s (a block type holds finite weights only)", m.Name, r, i, v, typ)
+				}
+			}
 			wt.QuantizeRow(buf, row)
 			wt.DequantizeRow(back, buf)
 			for i, v := range back {
 				if math.IsInf(float64(v), 0) || v != v {
-					return nil, fmt.Errorf("model: tensor %q row %d: value %d (%g) does not fit %s: it decodes to %g (a block's fp16 scale overflows above about %g, or the weights are not finite); keep this tensor in F16 or F32",
+					return nil, fmt.Errorf("model: tensor %q row %d: value %d (%g) does not fit %s: it decodes to %g (a block's fp16 scale overflows above about %g); keep this tensor in F16 or F32",
 						m.Name, r, i, row[i], typ, v, maxBlockValue(wt))
 				}
 			}
