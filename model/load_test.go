@@ -99,13 +99,13 @@ func TestLoadGGUFRejectsBadModels(t *testing.T) {
 		{"unsupported tensor type", func() string {
 			return rewrite(t, f, keepAll, func(info *gguf.TensorInfo, data []byte) (gguf.TensorType, []byte, bool) {
 				if info.Name == "blk.0.attn_q.weight" {
-					n, err := gguf.Q4_1.RowBytes(info.Elements())
+					n, err := gguf.IQ4_NL.RowBytes(info.Elements())
 					require.NoError(t, err)
-					return gguf.Q4_1, make([]byte, n), true
+					return gguf.IQ4_NL, make([]byte, n), true
 				}
 				return info.Type, data, true
 			})
-		}, []string{`"blk.0.attn_q.weight"`, "Q4_1", "supported: F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q6_K"}},
+		}, []string{`"blk.0.attn_q.weight"`, "IQ4_NL", "supported: F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q6_K, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q5_K"}},
 		{"heads do not divide kv heads", func() string {
 			return rewrite(t, f, func(key string, v gguf.Value) (gguf.Value, bool) {
 				if key == "llama.attention.head_count_kv" {

@@ -3,6 +3,7 @@ package model
 import (
 	"fmt"
 	"github.com/kvref/kvref/internal/half"
+	"strings"
 	"sync"
 	"unsafe"
 
@@ -13,8 +14,9 @@ import (
 )
 
 // Matrix is a row-major weight matrix of Rows × Cols elements stored as F32, F16, BF16 or
-// one of ggml's block formats Q8_0, Q4_0, Q4_K, Q6_K (GGUF's dims are [Cols, Rows]). The data
-// aliases the memory-mapped file; nothing is copied.
+// one of ggml's block formats (quant.WeightType: Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K to
+// Q6_K; GGUF's dims are [Cols, Rows]). The data aliases the memory-mapped file; nothing is
+// copied.
 type Matrix struct {
 	Name       string
 	Rows, Cols int
@@ -45,7 +47,7 @@ func NewMatrix(name string, rows, cols int, typ gguf.TensorType, data []byte) (*
 	default:
 		wt, ok := quant.WeightTypeForGGML(uint32(typ))
 		if !ok {
-			return nil, fmt.Errorf("model: tensor %q has type %s, which kvref cannot compute with (supported: F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q6_K); convert or requantize the model to one of these", name, typ)
+			return nil, fmt.Errorf("model: tensor %q has type %s, which kvref cannot compute with (supported: F32, F16, BF16, %s); convert or requantize the model to one of these", name, typ, quantTypeNames())
 		}
 		rb, err := wt.RowBytes(cols)
 		if err != nil {
@@ -60,6 +62,15 @@ func NewMatrix(name string, rows, cols int, typ gguf.TensorType, data []byte) (*
 		return NewMatrixF32(name, rows, cols, bytesAsFloat32(data))
 	}
 	return m, nil
+}
+
+// quantTypeNames lists the ggml block types kvref computes with, in ggml's spelling.
+func quantTypeNames() string {
+	var names []string
+	for _, wt := range quant.WeightTypes() {
+		names = append(names, gguf.TensorType(wt.GGMLType()).String())
+	}
+	return strings.Join(names, ", ")
 }
 
 // bytesAsFloat32 views little-endian float32 bytes as []float32 without copying (kvref
@@ -104,40 +115,44 @@ func (m *Matrix) Bytes() int64 {
 
 // MulBatch computes out[b·Rows + r] = W_r · x_b for the batch input rows x_b =
 // x[b·Cols:(b+1)·Cols]. Threads split the output rows; each weight row is read once for the
-// whole batch. Every output equals kernels.Dot(x_b, Row(r)) bit for bit — at batch 1 the
-// rows are dotted in their stored form, several at a time (kernels.DotF16Rows,
-// kernels.DotBF16Rows, quant.WeightType.DotRows: the same bits) — so results do not depend
-// on the batch. Q8_0 matrices are the exception that ggml makes too: their input is
-// quantized to Q8_0 and the product is quant.WeightQ8_0.DotRow's (kernels.DotQ8_0Q8), at
-// every batch size.
+// whole batch. For F32, F16 and BF16 matrices every output equals kernels.Dot(x_b, Row(r))
+// bit for bit — at batch 1 the rows are dotted in their stored form, several at a time
+// (kernels.DotF16Rows, kernels.DotBF16Rows: the same bits). A quantized matrix multiplies
+// its input the way ggml does: each x_b is quantized once (quant.Input) and every output is
+// quant.WeightType.DotRow's, computed in integers. Either way results do not depend on the
+// batch.
 func (m *Matrix) MulBatch(threads *parallel.Pool, out, x []float32, batch int) {
 	mulShared(threads, x, batch, []*Matrix{m}, [][]float32{out})
 }
 
 // mulShared runs MulBatch for several matrices with the same input, and so the same Cols
 // (the Q, K and V projections; the gate and up projections), outs[i] receiving ms[i]'s
-// products: one pass over the threads for all their rows, and the input quantized once for
-// the Q8_0 ones. The results are MulBatch's, bit for bit: each output row is computed the
-// same way whichever piece of rows it falls in.
+// products: one pass over the threads for all their rows, and the input quantized once, in
+// every form the quantized ones need. The results are MulBatch's, bit for bit: each output
+// row is computed the same way whichever piece of rows it falls in.
 func mulShared(threads *parallel.Pool, x []float32, batch int, ms []*Matrix, outs [][]float32) {
 	total, cols := 0, ms[0].Cols
-	var in []kernels.Q8Input
-	var batched *kernels.Q8Batch
+	var kinds quant.InputKinds
 	for _, m := range ms {
 		total += m.Rows
-		if m.isQ8_0() && in == nil {
-			ins := q8Inputs.Get().(*[]kernels.Q8Input)
-			defer q8Inputs.Put(ins)
-			if len(*ins) < batch {
-				*ins = make([]kernels.Q8Input, batch)
-			}
-			in = (*ins)[:batch]
-			quantizeInputs(threads, in, x, cols)
-			if batch > 1 {
-				batched = q8Batches.Get().(*kernels.Q8Batch)
-				defer q8Batches.Put(batched)
-				batched.Set(in)
-			}
+		if m.quantized {
+			kinds |= m.wt.Input()
+		}
+	}
+	var in []quant.Input
+	var bin *quant.BatchInput
+	if kinds != 0 {
+		ins := quantInputs.Get().(*[]quant.Input)
+		defer quantInputs.Put(ins)
+		if len(*ins) < batch {
+			*ins = make([]quant.Input, batch)
+		}
+		in = (*ins)[:batch]
+		quantizeInputs(threads, in, x, cols, kinds)
+		if batch > 1 {
+			bin = batchInputs.Get().(*quant.BatchInput)
+			defer batchInputs.Put(bin)
+			bin.Set(in)
 		}
 	}
 	// The rows go out in a few large pieces: each piece of a batch re-packs the batch's
@@ -151,48 +166,58 @@ func mulShared(threads *parallel.Pool, x []float32, batch int, ms []*Matrix, out
 		base := 0
 		for i, m := range ms {
 			if lo, hi := max(start, base), min(end, base+m.Rows); lo < hi {
-				m.mulRows(outs[i], x, batch, lo-base, hi-base, in, batched)
+				m.mulRows(outs[i], x, batch, lo-base, hi-base, in, bin)
 			}
 			base += m.Rows
 		}
 	})
 }
 
-// isQ8_0 reports whether m is stored as Q8_0 blocks, whose products take a quantized input.
-func (m *Matrix) isQ8_0() bool { return m.quantized && m.wt == quant.WeightQ8_0 }
-
-// quantizeInputs quantizes the batch's input vectors to Q8_0, on the threads for a batch.
-func quantizeInputs(threads *parallel.Pool, in []kernels.Q8Input, x []float32, cols int) {
+// quantizeInputs quantizes the batch's input vectors in the given forms, on the threads
+// for a batch.
+func quantizeInputs(threads *parallel.Pool, in []quant.Input, x []float32, cols int, kinds quant.InputKinds) {
 	if len(in) == 1 {
-		in[0].Quantize(x[:cols])
+		in[0].Quantize(x[:cols], kinds)
 		return
 	}
 	threads.For(len(in), 1, func(start, end int) {
 		for b := start; b < end; b++ {
-			in[b].Quantize(x[b*cols : (b+1)*cols])
+			in[b].Quantize(x[b*cols:(b+1)*cols], kinds)
 		}
 	})
 }
 
 // mulRows computes MulBatch's outputs for the rows start..end-1; in holds the quantized
-// input vectors when m is Q8_0, and batched the same as one batch when there are several.
-func (m *Matrix) mulRows(out, x []float32, batch, start, end int, in []kernels.Q8Input, batched *kernels.Q8Batch) {
+// input vectors when m is quantized, and bin the same vectors as one batch when there are
+// several.
+func (m *Matrix) mulRows(out, x []float32, batch, start, end int, in []quant.Input, bin *quant.BatchInput) {
 	switch {
 	case m.Type == gguf.F32:
 		kernels.MatMulRows(out, m.f32, x, m.Rows, m.Cols, batch, start, end)
-	case m.isQ8_0() && batch == 1:
-		// The piece's quarters are read as four long streams.
-		kernels.DotQ8_0Q8Rows(out[start:end], &in[0], m.raw[start*m.rowBytes:end*m.rowBytes])
-	case m.isQ8_0():
-		kernels.MatMulQ8_0(out, m.raw, batched, m.Rows, start, end)
+	case m.quantized && bin != nil && m.wt.Batched():
+		// The rows against all the vectors at once; out[start:] with stride Rows puts
+		// vector b's row r at out[b·Rows + r].
+		m.wt.DotRowsBatch(out[start:], m.Rows, bin, m.raw[start*m.rowBytes:end*m.rowBytes], end-start)
+	case m.quantized:
+		// A batch goes through panels of rows that stay in the core's L2 cache, each
+		// dotted with every vector in turn; at batch 1 the piece is one panel, whose
+		// quarters are read as four long streams.
+		panelRows := end - start
+		if batch > 1 {
+			panelRows = max(4, (dequantPanelBytes/m.rowBytes)&^3)
+		}
+		for r0 := start; r0 < end; r0 += panelRows {
+			r1 := min(r0+panelRows, end)
+			w := m.raw[r0*m.rowBytes : r1*m.rowBytes]
+			for b := range in {
+				m.wt.DotRowsInput(out[b*m.Rows+r0:b*m.Rows+r1], &in[b], w)
+			}
+		}
 	case batch == 1:
 		xs, o, w := x[:m.Cols], out[start:end], m.raw[start*m.rowBytes:end*m.rowBytes]
-		switch {
-		case m.quantized:
-			m.wt.DotRows(o, xs, w)
-		case m.Type == gguf.F16:
+		if m.Type == gguf.F16 {
 			kernels.DotF16Rows(o, xs, w)
-		default:
+		} else {
 			kernels.DotBF16Rows(o, xs, w)
 		}
 	default:
@@ -219,11 +244,15 @@ func (m *Matrix) decodeRow(dst []float32, r int) {
 	}
 }
 
-// q8Inputs and q8Batches recycle the quantized input vectors of mulShared.
+// quantInputs and batchInputs recycle the quantized input vectors of mulShared.
 var (
-	q8Inputs  = sync.Pool{New: func() any { return new([]kernels.Q8Input) }}
-	q8Batches = sync.Pool{New: func() any { return new(kernels.Q8Batch) }}
+	quantInputs = sync.Pool{New: func() any { return new([]quant.Input) }}
+	batchInputs = sync.Pool{New: func() any { return new(quant.BatchInput) }}
 )
+
+// dequantPanelBytes bounds the float32 panel of decoded rows MulBatch multiplies at a
+// time, so that it stays in the core's L2 cache.
+const dequantPanelBytes = 256 << 10
 
 // PermuteRows returns a copy of m whose row i is m's row perm[i] (same storage type).
 func (m *Matrix) PermuteRows(perm []int) *Matrix {

@@ -18,8 +18,9 @@ import (
 
 // TestHalfMatrixIsBatchInvariant: for F16 and BF16 matrices (and the block formats, with
 // enough rows that the threads get blocks of four rows and leftovers), the fused batch-1
-// path (kernels.DotF16Rows, kernels.DotBF16Rows, quant.WeightType.DotRows) and the
-// decode-then-dot batch path give the same bits as kernels.Dot on Row().
+// path (kernels.DotF16Rows, kernels.DotBF16Rows) and the decode-then-dot batch path give
+// the same bits as kernels.Dot on Row(), and the block formats' paths the bits of their
+// DotRow.
 func TestHalfMatrixIsBatchInvariant(t *testing.T) {
 	const rows = 37
 	r := rng.New(6)

@@ -15,8 +15,8 @@ import (
 )
 
 // TestQuantizedMatrixIsBatchInvariant: for every ggml block format, the fused batch-1 path
-// and the batch path give the same bits as kernels.Dot on Row() (for Q8_0, whose input is
-// quantized, as quant.WeightQ8_0.DotRow on the stored row).
+// and the batch path give the same bits as the type's DotRow on the stored row (the input
+// quantized, as in ggml).
 func TestQuantizedMatrixIsBatchInvariant(t *testing.T) {
 	// 7 rows: one panel of decoded rows; 300 rows of 512: several panels per thread.
 	for _, rows := range []int{7, 300} {
@@ -61,10 +61,10 @@ func checkQuantizedBatchInvariant(t *testing.T, rows, cols, batch int) {
 }
 
 // rowProduct is what MulBatch must give for row r of m and the input x: kernels.Dot of the
-// decoded row, or for Q8_0 matrices ggml's product with the input quantized.
+// decoded row, or for a quantized matrix the type's product with the input quantized.
 func rowProduct(m *model.Matrix, x []float32, r int) float32 {
-	if m.Type == gguf.TensorType(quant.WeightQ8_0.GGMLType()) {
-		return quant.WeightQ8_0.DotRow(x, m.RawRow(r))
+	if wt, ok := quant.WeightTypeForGGML(uint32(m.Type)); ok {
+		return wt.DotRow(x, m.RawRow(r))
 	}
 	return kernels.Dot(x, m.Row(r, make([]float32, m.Cols)))
 }

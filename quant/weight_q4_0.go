@@ -1,7 +1,5 @@
 package quant
 
-import "github.com/kvref/kvref/internal/kernels"
-
 // Q4_0 weights are ggml's block_q4_0: blocks of 32 values, each stored as
 //
 //	bytes 0-1   d, fp16 little-endian
@@ -72,38 +70,4 @@ func dequantizeQ4_0(dst []float32, src []byte) {
 			hi[j] = float32(int(b>>4)-q4Offset) * d
 		}
 	}
-}
-
-// q4Value is one Q4_0 value, computed as dequantizeQ4_0 does.
-func q4Value(nibble uint8, d float32) float32 {
-	return float32(float32(int(nibble)-q4Offset) * d)
-}
-
-// dotQ4_0 is kernels.Dot(x, dequantized row). A block's 16 low nibbles are its values
-// 0..15 and its 16 high nibbles values 16..31, so the block is read twice, in element
-// order: the low nibbles fill the eight lanes twice, then the high nibbles do. DotRow runs
-// kernels.DotQ4_0, the same computation in SIMD where the CPU has it; this loop is its
-// portable twin, which the tests hold it to.
-func dotQ4_0(x []float32, row []byte) float32 {
-	var l0, l1, l2, l3, l4, l5, l6, l7 float32
-	for blk := 0; blk*q4BlockLen < len(x); blk++ {
-		in := row[blk*q4BlockBytes : (blk+1)*q4BlockBytes]
-		d := loadF16(in)
-		xb := x[blk*q4BlockLen : (blk+1)*q4BlockLen]
-		for e := 0; e < q4BlockLen; e += 8 {
-			g := e % q4Half               // first byte of this group of eight values
-			shift := uint(e / q4Half * 4) // 0: low nibbles, 4: high nibbles
-			q := in[2+g : 2+g+8 : 2+g+8]
-			xs := xb[e : e+8 : e+8]
-			l0 += float32(xs[0] * q4Value(q[0]>>shift&0x0f, d))
-			l1 += float32(xs[1] * q4Value(q[1]>>shift&0x0f, d))
-			l2 += float32(xs[2] * q4Value(q[2]>>shift&0x0f, d))
-			l3 += float32(xs[3] * q4Value(q[3]>>shift&0x0f, d))
-			l4 += float32(xs[4] * q4Value(q[4]>>shift&0x0f, d))
-			l5 += float32(xs[5] * q4Value(q[5]>>shift&0x0f, d))
-			l6 += float32(xs[6] * q4Value(q[6]>>shift&0x0f, d))
-			l7 += float32(xs[7] * q4Value(q[7]>>shift&0x0f, d))
-		}
-	}
-	return kernels.ReduceLanes(l0, l1, l2, l3, l4, l5, l6, l7)
 }

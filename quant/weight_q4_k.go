@@ -1,7 +1,5 @@
 package quant
 
-import "github.com/kvref/kvref/internal/kernels"
-
 // Q4_K weights are ggml's block_q4_K: super-blocks of 256 values, made of eight
 // sub-blocks of 32 values, each stored as
 //
@@ -86,105 +84,13 @@ func dequantizeQ4_K(dst []float32, src []byte) {
 	}
 }
 
-// dotQ4_K is kernels.Dot(x, dequantized row): each sub-block of 32 values fills the eight
-// lanes four times, in element order.
-func dotQ4_K(x []float32, row []byte) float32 {
-	var l0, l1, l2, l3, l4, l5, l6, l7 float32
-	for blk := 0; blk*qkK < len(x); blk++ {
-		in := row[blk*q4KBlockBytes : (blk+1)*q4KBlockBytes]
-		xb := x[blk*qkK : (blk+1)*qkK]
-		for j := 0; j < q4KSubBlocks; j++ {
-			d1, m1 := q4KSubScales(in, j)
-			off := q4KQsOffset + j/2*q4KChunkBytes
-			shift := uint(j % 2 * 4)
-			for g := 0; g < q4KSubLen; g += 8 {
-				q := in[off+g : off+g+8 : off+g+8]
-				xs := xb[j*q4KSubLen+g : j*q4KSubLen+g+8 : j*q4KSubLen+g+8]
-				l0 += float32(xs[0] * q4KValue(d1, m1, q[0]>>shift&0x0f))
-				l1 += float32(xs[1] * q4KValue(d1, m1, q[1]>>shift&0x0f))
-				l2 += float32(xs[2] * q4KValue(d1, m1, q[2]>>shift&0x0f))
-				l3 += float32(xs[3] * q4KValue(d1, m1, q[3]>>shift&0x0f))
-				l4 += float32(xs[4] * q4KValue(d1, m1, q[4]>>shift&0x0f))
-				l5 += float32(xs[5] * q4KValue(d1, m1, q[5]>>shift&0x0f))
-				l6 += float32(xs[6] * q4KValue(d1, m1, q[6]>>shift&0x0f))
-				l7 += float32(xs[7] * q4KValue(d1, m1, q[7]>>shift&0x0f))
-			}
-		}
-	}
-	return kernels.ReduceLanes(l0, l1, l2, l3, l4, l5, l6, l7)
-}
-
 // quantizeQ4_K is ggml's quantize_row_q4_K_ref for whole super-blocks.
 func quantizeQ4_K(dst []byte, src []float32) {
-	var (
-		levels  [qkK]uint8 // ggml's L: the 4-bit value of every element
-		aux     [q4KSubLen]uint8
-		weights [q4KSubLen]float32
-		scales  [q4KSubBlocks]float32
-		mins    [q4KSubBlocks]float32
-	)
+	var levels [qkK]uint8 // ggml's L: the 4-bit value of every element
 	for blk := 0; blk*qkK < len(src); blk++ {
 		x := src[blk*qkK : (blk+1)*qkK]
 		out := dst[blk*q4KBlockBytes : (blk+1)*q4KBlockBytes]
-
-		// A scale and a min for every sub-block.
-		var maxScale, maxMin float32
-		for j := 0; j < q4KSubBlocks; j++ {
-			xs := x[j*q4KSubLen : (j+1)*q4KSubLen]
-			var sumX2 float32
-			for _, v := range xs {
-				sumX2 += float32(v * v)
-			}
-			avX := sqrtf(sumX2 / q4KSubLenF)
-			for l, v := range xs {
-				weights[l] = avX + absf(v)
-			}
-			scales[j], mins[j] = makeQKX2Quants(q4KMaxNibble, xs, weights[:], levels[j*q4KSubLen:(j+1)*q4KSubLen], aux[:],
-				q4KRMin, q4KRDelta, q4KSteps)
-			if scales[j] > maxScale {
-				maxScale = scales[j]
-			}
-			if mins[j] > maxMin {
-				maxMin = mins[j]
-			}
-		}
-
-		// The scales and mins, quantized to 6 bits against the largest of each.
-		var invScale, invMin float32
-		if maxScale > 0 {
-			invScale = q4KMaxScaleF / maxScale
-		}
-		if maxMin > 0 {
-			invMin = q4KMaxScaleF / maxMin
-		}
-		var ls, lm [q4KSubBlocks]uint8
-		for j := range ls {
-			// C assigns nearest_int's int to a uint8_t (keeping the low byte), then clamps.
-			ls[j] = min(q4KMaxScale, uint8(nearestInt(invScale*scales[j])))
-			lm[j] = min(q4KMaxScale, uint8(nearestInt(invMin*mins[j])))
-		}
-		packed := out[4:q4KQsOffset]
-		p := q4KPackScales(ls, lm)
-		copy(packed, p[:])
-		storeF16(out[0:], maxScale/q4KMaxScaleF)
-		storeF16(out[2:], maxMin/q4KMaxScaleF)
-
-		// Every value requantized with the stored scales; a sub-block whose stored scale
-		// is 0 keeps the values make_qkx2_quants chose.
-		d := loadF16(out[0:])
-		dmin := loadF16(out[2:])
-		for j := 0; j < q4KSubBlocks; j++ {
-			sc, m := q4KScaleMin(j, packed)
-			dj := d * float32(sc)
-			if dj == 0 {
-				continue
-			}
-			dm := float32(dmin * float32(m))
-			for i := j * q4KSubLen; i < (j+1)*q4KSubLen; i++ {
-				l := nearestInt((x[i] + dm) / dj)
-				levels[i] = uint8(max(0, min(q4KMaxNibble, l)))
-			}
-		}
+		quantizeScaleMinK(out[:q4KQsOffset], x, &levels, &q4KSearch)
 
 		// Each 64-value chunk: 32 bytes, low nibbles first.
 		qs := out[q4KQsOffset:]
@@ -196,13 +102,95 @@ func quantizeQ4_K(dst []byte, src []float32) {
 	}
 }
 
-// makeQKX2Quants is ggml's make_qkx2_quants with use_mad = false: it fits the n = len(x)
-// values x with levels L[i] in 0..nmax as x ≈ scale·L − min (min >= 0), minimising the
-// weighted squared error over the grid spanning [min(x, 0), max(x)] and nstep+1 wider or
-// narrower candidates, each refitted by weighted least squares. It returns scale and
-// min; L receives the levels, and aux is scratch of the same length. Every float32
-// operation is ggml's, in ggml's order.
-func makeQKX2Quants(nmax int32, x, weights []float32, levels, aux []uint8, rmin, rdelta float32, nstep int) (scale, theMin float32) {
+// scaleMinSearch is what the Q4_K and Q5_K quantizers pass to make_qkx2_quants: the
+// largest code and the candidate grids.
+type scaleMinSearch struct {
+	maxCode      int32
+	rmin, rdelta float32
+	steps        int
+}
+
+var q4KSearch = scaleMinSearch{q4KMaxNibble, q4KRMin, q4KRDelta, q4KSteps}
+
+// quantizeScaleMinK is the part quantize_row_q4_K_ref and quantize_row_q5_K_ref share for
+// one super-block x: a scale and a min for each sub-block of 32 (make_qkx2_quants with
+// weights sqrt(mean x²) + |x|), the scales and mins quantized to 6 bits against the
+// largest of each and stored with d and dmin in hdr (the first 16 bytes of the block), and
+// every value's code requantized with the stored scales into levels.
+func quantizeScaleMinK(hdr []byte, x []float32, levels *[qkK]uint8, p *scaleMinSearch) {
+	var (
+		aux     [q4KSubLen]uint8
+		weights [q4KSubLen]float32
+		scales  [q4KSubBlocks]float32
+		mins    [q4KSubBlocks]float32
+	)
+	// A scale and a min for every sub-block.
+	var maxScale, maxMin float32
+	for j := 0; j < q4KSubBlocks; j++ {
+		xs := x[j*q4KSubLen : (j+1)*q4KSubLen]
+		var sumX2 float32
+		for _, v := range xs {
+			sumX2 += float32(v * v)
+		}
+		avX := sqrtf(sumX2 / q4KSubLenF)
+		for l, v := range xs {
+			weights[l] = avX + absf(v)
+		}
+		scales[j], mins[j] = makeQKX2Quants(p.maxCode, xs, weights[:], levels[j*q4KSubLen:(j+1)*q4KSubLen], aux[:],
+			p.rmin, p.rdelta, p.steps, false)
+		if scales[j] > maxScale {
+			maxScale = scales[j]
+		}
+		if mins[j] > maxMin {
+			maxMin = mins[j]
+		}
+	}
+
+	// The scales and mins, quantized to 6 bits against the largest of each.
+	var invScale, invMin float32
+	if maxScale > 0 {
+		invScale = q4KMaxScaleF / maxScale
+	}
+	if maxMin > 0 {
+		invMin = q4KMaxScaleF / maxMin
+	}
+	var ls, lm [q4KSubBlocks]uint8
+	for j := range ls {
+		// C assigns nearest_int's int to a uint8_t (keeping the low byte), then clamps.
+		ls[j] = min(q4KMaxScale, uint8(nearestInt(invScale*scales[j])))
+		lm[j] = min(q4KMaxScale, uint8(nearestInt(invMin*mins[j])))
+	}
+	packed := hdr[4:q4KQsOffset]
+	pk := q4KPackScales(ls, lm)
+	copy(packed, pk[:])
+	storeF16(hdr[0:], maxScale/q4KMaxScaleF)
+	storeF16(hdr[2:], maxMin/q4KMaxScaleF)
+
+	// Every value requantized with the stored scales; a sub-block whose stored scale
+	// is 0 keeps the values make_qkx2_quants chose.
+	d := loadF16(hdr[0:])
+	dmin := loadF16(hdr[2:])
+	for j := 0; j < q4KSubBlocks; j++ {
+		sc, m := q4KScaleMin(j, packed)
+		dj := d * float32(sc)
+		if dj == 0 {
+			continue
+		}
+		dm := float32(dmin * float32(m))
+		for i := j * q4KSubLen; i < (j+1)*q4KSubLen; i++ {
+			l := nearestInt((x[i] + dm) / dj)
+			levels[i] = uint8(max(0, min(p.maxCode, l)))
+		}
+	}
+}
+
+// makeQKX2Quants is ggml's make_qkx2_quants: it fits the n = len(x) values x with levels
+// L[i] in 0..nmax as x ≈ scale·L − min (min >= 0), minimising the weighted squared error
+// (the weighted absolute error with useMAD, as Q2_K asks) over the grid spanning
+// [min(x, 0), max(x)] and nstep+1 wider or narrower candidates, each refitted by weighted
+// least squares. It returns scale and min; L receives the levels, and aux is scratch of
+// the same length. Every float32 operation is ggml's, in ggml's order.
+func makeQKX2Quants(nmax int32, x, weights []float32, levels, aux []uint8, rmin, rdelta float32, nstep int, useMAD bool) (scale, theMin float32) {
 	n := len(x)
 	levels = levels[:n]
 	aux = aux[:n]
@@ -235,8 +223,7 @@ func makeQKX2Quants(nmax int32, x, weights []float32, levels, aux []uint8, rmin,
 	for i := range x {
 		l := nearestInt(iscale * (x[i] - lo))
 		levels[i] = uint8(max(0, min(nmax, l)))
-		diff := float32(scale*float32(levels[i])) + lo - x[i]
-		bestError += float32(weights[i] * float32(diff*diff))
+		bestError += float32(weights[i] * errorTerm(float32(float32(scale*float32(levels[i]))+lo)-x[i], useMAD))
 	}
 	if nstep < 1 {
 		return scale, -lo
@@ -263,8 +250,7 @@ func makeQKX2Quants(nmax int32, x, weights []float32, levels, aux []uint8, rmin,
 			}
 			var curError float32
 			for i := range x {
-				diff := float32(thisScale*float32(aux[i])) + thisMin - x[i]
-				curError += float32(weights[i] * float32(diff*diff))
+				curError += float32(weights[i] * errorTerm(float32(float32(thisScale*float32(aux[i]))+thisMin)-x[i], useMAD))
 			}
 			if curError < bestError {
 				copy(levels, aux)
@@ -275,6 +261,14 @@ func makeQKX2Quants(nmax int32, x, weights []float32, levels, aux []uint8, rmin,
 		}
 	}
 	return scale, -lo
+}
+
+// errorTerm is make_qkx2_quants' error of one value: diff² or, with useMAD, |diff|.
+func errorTerm(diff float32, useMAD bool) float32 {
+	if useMAD {
+		return absf(diff)
+	}
+	return float32(diff * diff)
 }
 
 // q4KPackScales packs eight 6-bit scales and mins into 12 bytes as

@@ -1,7 +1,5 @@
 package quant
 
-import "github.com/kvref/kvref/internal/kernels"
-
 // Q6_K weights are ggml's block_q6_K: super-blocks of 256 values, made of sixteen
 // sub-blocks of 16 values, each stored as
 //
@@ -75,34 +73,6 @@ func dequantizeQ6_K(dst []float32, src []byte) {
 			}
 		}
 	}
-}
-
-// dotQ6_K is kernels.Dot(x, dequantized row): each sub-block of 16 values fills the eight
-// lanes twice, in element order. A group of eight values shares its ql bytes, its qh
-// bytes and their shifts.
-func dotQ6_K(x []float32, row []byte) float32 {
-	var l0, l1, l2, l3, l4, l5, l6, l7 float32
-	for blk := 0; blk*qkK < len(x); blk++ {
-		in := row[blk*q6KBlockBytes : (blk+1)*q6KBlockBytes]
-		xb := x[blk*qkK : (blk+1)*qkK]
-		for e := 0; e < qkK; e += 8 {
-			ds := q6KSubScale(in, e/q6KSubLen)
-			h, k, l := e/q6KHalfLen, e%q6KHalfLen/q6KQuarterLen, e%q6KQuarterLen
-			lo := in[h*64+k%2*32+l:][:8:8]
-			hi := in[q6KQhOffset+h*32+l:][:8:8]
-			ls, hs := uint(k/2*4), uint(2*k)
-			xs := xb[e : e+8 : e+8]
-			l0 += float32(xs[0] * q6KValue(ds, int8(lo[0]>>ls&0x0f|(hi[0]>>hs&3)<<4)))
-			l1 += float32(xs[1] * q6KValue(ds, int8(lo[1]>>ls&0x0f|(hi[1]>>hs&3)<<4)))
-			l2 += float32(xs[2] * q6KValue(ds, int8(lo[2]>>ls&0x0f|(hi[2]>>hs&3)<<4)))
-			l3 += float32(xs[3] * q6KValue(ds, int8(lo[3]>>ls&0x0f|(hi[3]>>hs&3)<<4)))
-			l4 += float32(xs[4] * q6KValue(ds, int8(lo[4]>>ls&0x0f|(hi[4]>>hs&3)<<4)))
-			l5 += float32(xs[5] * q6KValue(ds, int8(lo[5]>>ls&0x0f|(hi[5]>>hs&3)<<4)))
-			l6 += float32(xs[6] * q6KValue(ds, int8(lo[6]>>ls&0x0f|(hi[6]>>hs&3)<<4)))
-			l7 += float32(xs[7] * q6KValue(ds, int8(lo[7]>>ls&0x0f|(hi[7]>>hs&3)<<4)))
-		}
-	}
-	return kernels.ReduceLanes(l0, l1, l2, l3, l4, l5, l6, l7)
 }
 
 // quantizeQ6_K is ggml's quantize_row_q6_K_ref for whole super-blocks.

@@ -1,7 +1,5 @@
 package quant
 
-import "github.com/kvref/kvref/internal/kernels"
-
 // Q8_0 weights are ggml's block_q8_0, the same bytes as the q8_0 cache type: blocks of 32
 // values, each stored as
 //
@@ -59,20 +57,4 @@ func dequantizeQ8_0Weights(dst []float32, src []byte) {
 			y[j] = float32(int8(q)) * d
 		}
 	}
-}
-
-// dotQ8_0Weights is the product of x with a Q8_0 row as ggml computes it: x quantized to
-// Q8_0 blocks (kernels.Q8Input), then dotted with the row in integers
-// (kernels.DotQ8_0Q8).
-func dotQ8_0Weights(x []float32, row []byte) float32 {
-	var in kernels.Q8Input
-	in.Quantize(x)
-	return kernels.DotQ8_0Q8(&in, row)
-}
-
-// dotQ8_0WeightsRows is dotQ8_0Weights for consecutive rows, with x quantized once.
-func dotQ8_0WeightsRows(out, x []float32, rows []byte) {
-	var in kernels.Q8Input
-	in.Quantize(x)
-	kernels.DotQ8_0Q8Rows(out, &in, rows)
 }

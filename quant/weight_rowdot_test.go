@@ -2,7 +2,7 @@ package quant
 
 import (
 	"encoding/binary"
-	"fmt"
+
 	"github.com/kvref/kvref/internal/half"
 	"math"
 	"math/rand/v2"
@@ -13,11 +13,10 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// The q4_0 row dots run in internal/kernels (SIMD where the CPU has it); the Go loop
-// dotQ4_0 of this package is their portable twin. These tests hold the kernels to the twin
-// and to kernels.Dot of DequantizeRow, bit for bit, and the half-float row dots of
-// internal/kernels to F16ToF32 and BF16ToF32. (q8_0 rows take a quantized input, see
-// TestQ8_0DotRowQuantizesTheInput.)
+// The quantized row dots run in internal/kernels (whose tests hold the assembly to the
+// portable Go, bit for bit); the tests here check what they compute against the
+// dequantized rows and an input quantized by this file's own copy of ggml's quantizers,
+// and the half-float row dots of internal/kernels against F16ToF32 and BF16ToF32.
 
 // sameFloat reports whether got is want, bit for bit, or both are NaN when the inputs
 // hold NaNs whose propagation is unspecified (see package kernels).
@@ -67,41 +66,6 @@ func kernelTestRow(rng *rand.Rand, wt WeightType, nblocks, off int, kind string)
 		binary.LittleEndian.PutUint16(row[b*bb:], kernelRowScale(rng, kind))
 	}
 	return row
-}
-
-// TestKernelRowDotsMatchGoTwins: DotRow for q4_0 (the kernels) equals this package's Go
-// loop and kernels.Dot of the dequantized row, for scales that are normal,
-// extreme (largest, subnormal, ±0, ±Inf, NaN) or any bits, misaligned slices, and lengths
-// of one block to model-sized rows.
-func TestKernelRowDotsMatchGoTwins(t *testing.T) {
-	rng := rand.New(rand.NewPCG(31, 31))
-	twins := map[WeightType]func(x []float32, row []byte) float32{WeightQ4_0: dotQ4_0}
-	for _, wt := range []WeightType{WeightQ4_0} {
-		for _, kind := range []string{"normal", "extreme", "subnormal", "bits"} {
-			for _, n := range []int{32, 64, 96, 128, 160, 2048, 4096 + 32} {
-				for rep := range 6 {
-					xb := make([]float32, n+rep)
-					x := xb[rep : n+rep]
-					for i := range x {
-						x[i] = float32(rng.NormFloat64())
-						if rep%3 == 2 && rng.IntN(16) == 0 {
-							x[i] = []float32{0, float32(math.Copysign(0, -1)), 3e38, -1e-40, float32(math.Inf(1))}[rng.IntN(5)]
-						}
-					}
-					row := kernelTestRow(rng, wt, n/32, rep, kind)
-					y := make([]float32, n)
-					wt.DequantizeRow(y, row)
-					strict := onlyDefaultNaNs(x, y)
-					want := kernels.Dot(x, y)
-					twin := twins[wt](x, row)
-					got := wt.DotRow(x, row)
-					what := fmt.Sprintf("%v %s n=%d rep=%d", wt, kind, n, rep)
-					require.True(t, sameFloat(want, twin, strict), "%s: Go twin %#08x, Dot %#08x", what, math.Float32bits(twin), math.Float32bits(want))
-					require.True(t, sameFloat(want, got, strict), "%s: DotRow %#08x, Dot %#08x", what, math.Float32bits(got), math.Float32bits(want))
-				}
-			}
-		}
-	}
 }
 
 // TestDotRowsMatchesDotRow: DotRows gives DotRow for every row, for every type (q8_0 and

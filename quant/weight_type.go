@@ -15,33 +15,49 @@ import (
 //	q8_0   8        32      34    fp16 d · int8 q[32]                          x = q·d
 //	q4_0   2        32      18    fp16 d · q[16]: element j in the low nibble
 //	                              of byte j, element 16+j in its high nibble    x = (q−8)·d
+//	q4_1   3        32      20    fp16 d · fp16 m · q[16] as q4_0               x = q·d + m
+//	q5_0   6        32      22    fp16 d · qh[4] (fifth bits) · q[16]           x = (q−16)·d
+//	q5_1   7        32      24    fp16 d · fp16 m · qh[4] · q[16]               x = q·d + m
+//	q2_k  10       256      84    4-bit scale|min[16] · 2-bit q[64] · d · dmin  x = (d·sc)·q − dmin·m
+//	q3_k  11       256     110    hmask[32] · 2-bit q[64] · 6-bit scales[12] · d
+//	                                                                            x = (d·sc)·(q−4)
 //	q4_k  12       256     144    fp16 d · fp16 dmin · 12 bytes of eight 6-bit
 //	                              (scale, min) pairs · 128 bytes of nibbles     x = (d·sc)·q − dmin·m
+//	q5_k  13       256     176    as q4_k, plus qh[32] (fifth bits)            x = (d·sc)·q − dmin·m
 //	q6_k  14       256     210    ql[128] · qh[64] · int8 scales[16] · fp16 d   x = (d·sc)·(q−32)
 //
-// q4_k and q6_k are "super-blocks": q4_k has eight sub-blocks of 32 values, each with a
-// 6-bit scale sc and a 6-bit min m; q6_k has sixteen sub-blocks of 16 values, each with
-// an int8 scale. The exact bit positions are documented beside each format (weight_q4_0.go,
-// weight_q8_0.go, weight_q4_k.go, weight_q6_k.go).
+// The k types are "super-blocks" of 256 values with a scale (and for q2_k, q4_k, q5_k a
+// min) per sub-block of 16 or 32 values. The exact bit positions are documented beside
+// each format (weight_q8_0.go, weight_q4_0.go, weight_q4_1.go, weight_q5_0.go,
+// weight_q5_1.go, weight_q2_k.go, weight_q3_k.go, weight_q4_k.go, weight_q5_k.go,
+// weight_q6_k.go).
 //
 // # Dequantization
 //
 // DequantizeRow computes every value with the float32 operations of ggml's
 // dequantize_row_* (ggml/src/ggml-quants.c), in the same order and with every
 // intermediate rounded to float32 (no fused multiply-add): the results are bit-identical
-// to llama.cpp's. DotRow is the fused form used by matrix products. For q4_0, q4_k and
-// q6_k it returns exactly kernels.Dot(x, DequantizeRow(row)), bit for bit, without the
-// float32 copy. For q8_0 it does what ggml does: x is first quantized to Q8_0 itself
-// (kernels.Q8Input, ggml's quantize_row_q8_0) and the two are dotted in integers, one float
-// multiply per block (kernels.DotQ8_0Q8). That adds the input's rounding (half a step of
-// max|x|/127 per block of 32) to the weights', and it is what lets a q8_0 matrix–vector
-// product run at memory bandwidth: widening every weight to float32 costs about twice the
-// arithmetic, more than two cores can do at the speed memory delivers the weights.
+// to llama.cpp's.
+//
+// # Products
+//
+// DotRow and DotRows do what ggml's CPU backend does: the float32 input is first quantized
+// (Input: ggml's quantize_row_q8_0 for q8_0, q4_0 and q5_0, quantize_row_q8_1 for q4_1 and
+// q5_1, and quantize_row_q8_K for the k types), then dotted with the row in integers, one
+// float multiply and add per block (the kernels of internal/kernels, whose portable Go
+// defines the bits and whose AVX2 and AVX-512 VNNI assembly matches them). That adds the
+// input's rounding (half a step of max|x|/127 per block of 32, or per super-block of 256
+// for the k types) to the weights', and it is what lets a matrix–vector product run at
+// memory bandwidth: widening every weight to float32 costs more arithmetic than two cores
+// can do at the speed memory delivers the weights. DotRowsInput takes an input that is
+// already quantized, so that a matrix product quantizes its input once.
 //
 // # Quantization
 //
 // QuantizeRow is ggml's reference quantizer for the type (quantize_row_q8_0_ref,
-// quantize_row_q4_0_ref, quantize_row_q4_K_ref with make_qkx2_quants, and
+// quantize_row_q4_0_ref, quantize_row_q4_1_ref, quantize_row_q5_0_ref,
+// quantize_row_q5_1_ref, quantize_row_q2_K_ref, quantize_row_q3_K_ref with make_q3_quants,
+// quantize_row_q4_K_ref and quantize_row_q5_K_ref with make_qkx2_quants, and
 // quantize_row_q6_K_ref with make_qx_quants), which is what llama-quantize uses when it is
 // given no importance matrix. Every float32 operation is performed in ggml's order and
 // rounded on its own, as an x86-64 build of ggml computes it (the quantizers live in
@@ -50,12 +66,13 @@ import (
 // rounds differently and can choose other scales in a few k-quant super-blocks: 13 of 192
 // for q4_k and 3 of 192 for q6_k on the test corpus; q8_0 and q4_0 are not affected.
 // ggml's nearest_int rounds half to even, its roundf (q8_0) half away from zero, and
-// q4_0 truncates x/d + 8.5. Where C leaves a conversion undefined
-// (float to int8 of an out-of-range or NaN value, which only happens for blocks whose
-// scale is about 1e-37 or smaller, or not finite), kvref does what x86-64 does: the value
-// is truncated to int32, with 0x80000000 for NaN and out-of-range values, and the low
-// byte is kept. ggml's nearest_int is used with its release-build behaviour (its range
-// assertion compiled out). The tests compare the bytes with ggml's C reference.
+// q4_0, q4_1, q5_0 and q5_1 truncate x/d plus one half. Where C leaves a conversion
+// undefined (float to int8 of an out-of-range or NaN value, which only happens for blocks
+// whose scale is about 1e-37 or smaller, or not finite), kvref does what x86-64 does: the
+// value is truncated to int32, with 0x80000000 for NaN and out-of-range values, and the
+// low byte is kept. ggml's nearest_int is used with its release-build behaviour (its range
+// assertion compiled out). The tests compare the bytes with ggml's C reference and with
+// llama-quantize's output.
 //
 // # Error bounds
 //
@@ -79,7 +96,11 @@ import (
 // search, so the tests also hold the root-mean-square error on rows of normally
 // distributed values to at most 0.085·rms(x) for q4_k and 0.025·rms(x) for q6_k
 // (measured: 0.072 and 0.018, 0.021 when q6_k's fp16 d is subnormal; q4_0 gives about
-// 0.086 and q8_0 0.0054, held to 0.1 and 0.007).
+// 0.086 and q8_0 0.0054, held to 0.1 and 0.007). The other types' values are held to
+// their grids the same way (q4_1, q5_1: d/2 within [min, max]; q5_0 as q4_0 with 16
+// steps; q2_k, q3_k, q5_k as the other k types), and their root-mean-square errors on
+// the same rows to q4_1 0.09 (measured 0.078), q5_0 0.05 (0.043), q5_1 0.045 (0.038),
+// q2_k 0.33 (0.30), q3_k 0.17 (0.15) and q5_k 0.042 (0.036).
 type WeightType uint8
 
 // The weight types, in the order WeightTypes lists them.
@@ -88,15 +109,18 @@ const (
 	WeightQ4_0                   // ggml Q4_0: 32 4-bit values and an fp16 scale
 	WeightQ4_K                   // ggml Q4_K: 256 4-bit values, 6-bit scales and mins, fp16 super-scales
 	WeightQ6_K                   // ggml Q6_K: 256 6-bit values, int8 scales, an fp16 super-scale
+	WeightQ4_1                   // ggml Q4_1: 32 4-bit values, an fp16 scale and an fp16 min
+	WeightQ5_0                   // ggml Q5_0: 32 5-bit values and an fp16 scale
+	WeightQ5_1                   // ggml Q5_1: 32 5-bit values, an fp16 scale and an fp16 min
+	WeightQ2_K                   // ggml Q2_K: 256 2-bit values, 4-bit scales and mins, fp16 super-scales
+	WeightQ3_K                   // ggml Q3_K: 256 3-bit values, 6-bit scales, an fp16 super-scale
+	WeightQ5_K                   // ggml Q5_K: 256 5-bit values, 6-bit scales and mins, fp16 super-scales
 	numWeightTypes
 )
 
 // weightFormat describes one weight type: its names, its sizes and its kernels, which work
-// on whole blocks (the callers check the lengths). dot is the fused row dot: for q8_0 the
-// quantized-input product of internal/kernels (DotQ8_0Q8), for q4_0 the SIMD kernel
-// DotQ4_0 (whose portable twin is dotQ4_0 here, which the tests hold it to), for the
-// k-quants the Go loops of this package. dotRows, when not nil, is the same dot for
-// consecutive rows, run several rows at a time.
+// on whole blocks (the callers check the lengths). The products take a quantized input:
+// dotQ8 (an Input's Q8_0/Q8_1 form) or dotQ8K (its Q8_K form), one output per row.
 type weightFormat struct {
 	name       string
 	ggmlType   uint32
@@ -104,15 +128,23 @@ type weightFormat struct {
 	blockBytes int
 	dequantize func(dst []float32, src []byte)
 	quantize   func(dst []byte, src []float32)
-	dot        func(x []float32, row []byte) float32
-	dotRows    func(out, x []float32, rows []byte)
+	dotQ8      func(out []float32, x *kernels.Q8Input, rows []byte)
+	dotQ8K     func(out []float32, x *kernels.Q8KInput, rows []byte)
+	halves     []int // offsets of the block's fp16 fields
+	dotBatch   func(out []float32, stride int, b *BatchInput, rows []byte, n int)
 }
 
 var weightFormats = [numWeightTypes]weightFormat{
-	WeightQ8_0: {"q8_0", 8, q8WeightBlockLen, q8WeightBlockBytes, dequantizeQ8_0Weights, quantizeQ8_0Weights, dotQ8_0Weights, dotQ8_0WeightsRows},
-	WeightQ4_0: {"q4_0", 2, q4BlockLen, q4BlockBytes, dequantizeQ4_0, quantizeQ4_0, kernels.DotQ4_0, kernels.DotQ4_0Rows},
-	WeightQ4_K: {"q4_k", 12, qkK, q4KBlockBytes, dequantizeQ4_K, quantizeQ4_K, dotQ4_K, nil},
-	WeightQ6_K: {"q6_k", 14, qkK, q6KBlockBytes, dequantizeQ6_K, quantizeQ6_K, dotQ6_K, nil},
+	WeightQ8_0: {"q8_0", 8, q8WeightBlockLen, q8WeightBlockBytes, dequantizeQ8_0Weights, quantizeQ8_0Weights, kernels.DotQ8_0Q8Rows, nil, []int{0}, onQ8(kernels.DotQ8_0Batch)},
+	WeightQ4_0: {"q4_0", 2, q4BlockLen, q4BlockBytes, dequantizeQ4_0, quantizeQ4_0, kernels.DotQ4_0Q8Rows, nil, []int{0}, nil},
+	WeightQ4_K: {"q4_k", 12, qkK, q4KBlockBytes, dequantizeQ4_K, quantizeQ4_K, nil, kernels.DotQ4_KRows, []int{0, 2}, onQ8K(kernels.DotQ4_KBatch)},
+	WeightQ6_K: {"q6_k", 14, qkK, q6KBlockBytes, dequantizeQ6_K, quantizeQ6_K, nil, kernels.DotQ6_KRows, []int{q6KDOffset}, onQ8K(kernels.DotQ6_KBatch)},
+	WeightQ4_1: {"q4_1", 3, q4BlockLen, q4_1BlockBytes, dequantizeQ4_1, encodeQ4_1, kernels.DotQ4_1Q8Rows, nil, []int{0, 2}, nil},
+	WeightQ5_0: {"q5_0", 6, q4BlockLen, q5_0BlockBytes, dequantizeQ5_0, encodeQ5_0, kernels.DotQ5_0Q8Rows, nil, []int{0}, nil},
+	WeightQ5_1: {"q5_1", 7, q4BlockLen, q5_1BlockBytes, dequantizeQ5_1, encodeQ5_1, kernels.DotQ5_1Q8Rows, nil, []int{0, 2}, nil},
+	WeightQ2_K: {"q2_k", 10, qkK, q2KBlockBytes, dequantizeQ2_K, quantizeQ2_K, nil, kernels.DotQ2_KRows, []int{q2KDOffset, q2KDOffset + 2}, onQ8K(kernels.DotQ2_KBatch)},
+	WeightQ3_K: {"q3_k", 11, qkK, q3KBlockBytes, dequantizeQ3_K, quantizeQ3_K, nil, kernels.DotQ3_KRows, []int{q3KDOffset}, onQ8K(kernels.DotQ3_KBatch)},
+	WeightQ5_K: {"q5_k", 13, qkK, q5KBlockBytes, dequantizeQ5_K, quantizeQ5_K, nil, kernels.DotQ5_KRows, []int{0, 2}, onQ8K(kernels.DotQ5_KBatch)},
 }
 
 // WeightTypes returns every weight type, in declaration order.
@@ -133,8 +165,8 @@ func weightTypeNames() string {
 	return strings.Join(names, ", ")
 }
 
-// String returns the canonical name of t ("q8_0", "q4_0", "q4_k", "q6_k"), or
-// "WeightType(N)" for a value that is not a weight type.
+// String returns the canonical name of t ("q8_0", "q4_k", ...), or "WeightType(N)" for a
+// value that is not a weight type.
 func (t WeightType) String() string {
 	if t < numWeightTypes {
 		return weightFormats[t].name
@@ -142,9 +174,9 @@ func (t WeightType) String() string {
 	return fmt.Sprintf("WeightType(%d)", uint8(t))
 }
 
-// ParseWeightType returns the weight type named s: "q8_0", "q4_0", "q4_k" or "q6_k".
-// Case and surrounding spaces are ignored, so ggml's spellings ("Q4_K", "q6_K") are
-// accepted too. The error lists the valid names.
+// ParseWeightType returns the weight type named s ("q8_0", "q4_0", "q4_1", "q5_0", "q5_1",
+// "q2_k", "q3_k", "q4_k", "q5_k", "q6_k"). Case and surrounding spaces are ignored, so
+// ggml's spellings ("Q4_K", "q6_K") are accepted too. The error lists the valid names.
 func ParseWeightType(s string) (WeightType, error) {
 	name := strings.ToLower(strings.TrimSpace(s))
 	for t, f := range weightFormats {
@@ -156,7 +188,7 @@ func ParseWeightType(s string) (WeightType, error) {
 }
 
 // WeightTypeForGGML returns the weight type whose ggml/GGUF tensor type id is id (8 for
-// Q8_0, 2 for Q4_0, 12 for Q4_K, 14 for Q6_K), and false for every other id.
+// Q8_0, 12 for Q4_K, ...; see WeightType), and false for every other id.
 func WeightTypeForGGML(id uint32) (WeightType, bool) {
 	for t, f := range weightFormats {
 		if f.ggmlType == id {
@@ -175,16 +207,21 @@ func (t WeightType) format() *weightFormat {
 	return &weightFormats[t]
 }
 
-// GGMLType returns t's ggml/GGUF tensor type id (8, 2, 12 or 14).
+// GGMLType returns t's ggml/GGUF tensor type id (see WeightType).
 func (t WeightType) GGMLType() uint32 { return t.format().ggmlType }
 
-// BlockSize returns the number of values in one block: 32 for q8_0 and q4_0, 256 for q4_k
-// and q6_k. Rows must be a multiple of it long.
+// BlockSize returns the number of values in one block: 32 for q8_0, q4_0, q4_1, q5_0 and
+// q5_1, 256 for the k types. Rows must be a multiple of it long.
 func (t WeightType) BlockSize() int { return t.format().blockSize }
 
-// BlockBytes returns the size of one stored block: 34 (q8_0), 18 (q4_0), 144 (q4_k) or
-// 210 (q6_k) bytes.
+// BlockBytes returns the size of one stored block (34 bytes for q8_0, 144 for q4_k, ...;
+// see WeightType).
 func (t WeightType) BlockBytes() int { return t.format().blockBytes }
+
+// HalfOffsets returns the byte offsets, within a block, of its fp16 fields (the scales and
+// the mins); the other bytes are codes and small integer scales, any value of which is
+// valid.
+func (t WeightType) HalfOffsets() []int { return append([]int(nil), t.format().halves...) }
 
 // RowBytes returns the bytes a row of n values takes: n/BlockSize blocks of BlockBytes.
 // It fails when t is not a weight type or n is negative or not a multiple of BlockSize.
@@ -231,40 +268,48 @@ func (t WeightType) QuantizeRow(dst []byte, src []float32) {
 	t.format().quantize(dst[:need], src)
 }
 
-// DotRow returns the dot product of x with the stored row, whose length is len(x) (a
-// multiple of BlockSize); row must hold at least RowBytes(len(x)) bytes. For q4_0, q4_k and
-// q6_k the result is bit-identical to kernels.Dot(x, v) where v is the row decoded by
-// DequantizeRow: each value is dequantized with the same float32 operations, the products
-// x[i]·v[i] are rounded and added into lane i%8, and the lanes are combined by
-// kernels.ReduceLanes. (len(x) is a multiple of 8, so kernels.Dot's zero-padded tail is
-// empty.) For q8_0 it is kernels.DotQ8_0Q8 of x quantized to Q8_0, ggml's product (see
-// WeightType). It panics on wrong lengths or an invalid type.
+// DotRow returns the product of x with the stored row, whose length is len(x) (a multiple
+// of BlockSize), as ggml computes it: x quantized (see Input), then dotted in integers
+// (see WeightType); row must hold at least RowBytes(len(x)) bytes. It panics on wrong
+// lengths or an invalid type.
 func (t WeightType) DotRow(x []float32, row []byte) float32 {
-	need := t.checkRow("DotRow", len(x), len(row))
-	return t.format().dot(x, row[:need])
+	var out [1]float32
+	t.DotRows(out[:], x, row)
+	return out[0]
 }
 
 // DotRows sets out[r] = DotRow(x, rows[r·rb:(r+1)·rb]) for every r < len(out), where
 // rb = RowBytes(len(x)): rows holds len(out) consecutive stored rows (at least
-// len(out)·rb bytes; only those are read). The results are DotRow's, bit for bit; q8_0
-// and q4_0 rows are dotted several at a time (kernels.DotQ8_0Q8Rows, with x quantized
-// once, and kernels.DotQ4_0Rows), which is how a matrix–vector product reaches memory
-// bandwidth. It panics on wrong
+// len(out)·rb bytes; only those are read), and x is quantized once. It panics on wrong
 // lengths or an invalid type.
 func (t WeightType) DotRows(out, x []float32, rows []byte) {
-	rb, err := t.RowBytes(len(x))
-	if err != nil {
+	if _, err := t.RowBytes(len(x)); err != nil {
 		panic(fmt.Sprintf("quant: DotRows: %v", err))
 	}
+	var in Input
+	in.Quantize(x, t.Input())
+	t.DotRowsInput(out, &in, rows)
+}
+
+// DotRowsInput is DotRows with an input that is already quantized: in must have been
+// quantized with (at least) t.Input(). The results are DotRows', bit for bit. It panics on
+// wrong lengths, an invalid type, or an input lacking t's form.
+func (t WeightType) DotRowsInput(out []float32, in *Input, rows []byte) {
+	rb, err := t.RowBytes(in.n)
+	if err != nil {
+		panic(fmt.Sprintf("quant: DotRowsInput: %v", err))
+	}
 	if rb > 0 && len(out) > len(rows)/rb {
-		panic(fmt.Sprintf("quant: DotRows: %d %s rows of %d values need %d bytes, got %d", len(out), t, len(x), len(out)*rb, len(rows)))
+		panic(fmt.Sprintf("quant: DotRows: %d %s rows of %d values need %d bytes, got %d", len(out), t, in.n, len(out)*rb, len(rows)))
 	}
 	f := t.format()
-	if f.dotRows != nil {
-		f.dotRows(out, x, rows[:len(out)*rb])
+	if !in.has(t.Input()) {
+		panic(fmt.Sprintf("quant: DotRowsInput: the input was not quantized for %s (it needs %v)", t, t.Input()))
+	}
+	rows = rows[:len(out)*rb]
+	if f.dotQ8K != nil {
+		f.dotQ8K(out, &in.q8k, rows)
 		return
 	}
-	for r := range out {
-		out[r] = f.dot(x, rows[r*rb:(r+1)*rb])
-	}
+	f.dotQ8(out, &in.q8, rows)
 }

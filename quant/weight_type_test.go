@@ -10,8 +10,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/kvref/kvref/internal/kernels"
 )
 
 func TestWeightTypeNamesAndSizes(t *testing.T) {
@@ -27,6 +25,12 @@ func TestWeightTypeNamesAndSizes(t *testing.T) {
 		{WeightQ4_0, "q4_0", 2, 32, 18, 2304},
 		{WeightQ4_K, "q4_k", 12, 256, 144, 2304},
 		{WeightQ6_K, "q6_k", 14, 256, 210, 3360},
+		{WeightQ4_1, "q4_1", 3, 32, 20, 2560},
+		{WeightQ5_0, "q5_0", 6, 32, 22, 2816},
+		{WeightQ5_1, "q5_1", 7, 32, 24, 3072},
+		{WeightQ2_K, "q2_k", 10, 256, 84, 1344},
+		{WeightQ3_K, "q3_k", 11, 256, 110, 1760},
+		{WeightQ5_K, "q5_k", 13, 256, 176, 2816},
 	}
 	require.Equal(t, len(tests), len(WeightTypes()))
 	for i, tt := range tests {
@@ -47,7 +51,7 @@ func TestWeightTypeNamesAndSizes(t *testing.T) {
 			assert.Equal(t, tt.wt, got)
 		})
 	}
-	assert.Equal(t, "WeightType(9)", WeightType(9).String())
+	assert.Equal(t, "WeightType(19)", WeightType(19).String())
 }
 
 func TestParseWeightType(t *testing.T) {
@@ -55,21 +59,22 @@ func TestParseWeightType(t *testing.T) {
 		"q8_0": WeightQ8_0, "Q8_0": WeightQ8_0, "q4_0": WeightQ4_0, " Q4_0 ": WeightQ4_0,
 		"q4_k": WeightQ4_K, "q4_K": WeightQ4_K, "Q4_K": WeightQ4_K,
 		"q6_k": WeightQ6_K, "q6_K": WeightQ6_K, "\tQ6_K\n": WeightQ6_K,
+		"q4_1": WeightQ4_1, "Q5_0": WeightQ5_0, "q5_1": WeightQ5_1, "Q2_K": WeightQ2_K, "q3_K": WeightQ3_K, "q5_k": WeightQ5_K,
 	} {
 		got, err := ParseWeightType(s)
 		require.NoError(t, err, s)
 		assert.Equal(t, want, got, s)
 	}
-	for _, s := range []string{"", "q5_k", "q4_k_m", "f16", "q8"} {
+	for _, s := range []string{"", "q8_k", "q4_k_m", "f16", "q8", "iq4_nl"} {
 		_, err := ParseWeightType(s)
 		require.Error(t, err, s)
 		assert.Contains(t, err.Error(), fmt.Sprintf("%q", s))
-		assert.Contains(t, err.Error(), "q8_0, q4_0, q4_k, q6_k")
+		assert.Contains(t, err.Error(), "q8_0, q4_0, q4_k, q6_k, q4_1, q5_0, q5_1, q2_k, q3_k, q5_k")
 	}
 }
 
 func TestWeightTypeForGGMLRejectsOtherTypes(t *testing.T) {
-	for _, id := range []uint32{0, 1, 3, 6, 7, 9, 10, 11, 13, 15, 30, 1 << 31} {
+	for _, id := range []uint32{0, 1, 4, 5, 9, 15, 16, 20, 30, 1 << 31} {
 		_, ok := WeightTypeForGGML(id)
 		assert.False(t, ok, "ggml type %d", id)
 	}
@@ -83,11 +88,11 @@ func TestRowBytesErrors(t *testing.T) {
 			assert.Contains(t, err.Error(), fmt.Sprintf("multiple of %d; got %d", wt.BlockSize(), n))
 		}
 	}
-	_, err := WeightType(4).RowBytes(256)
+	_, err := WeightType(10).RowBytes(256)
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "WeightType(4) is not a weight type")
-	assert.PanicsWithValue(t, "quant: WeightType(7) is not a weight type; valid types are q8_0, q4_0, q4_k, q6_k",
-		func() { WeightType(7).BlockSize() })
+	assert.Contains(t, err.Error(), "WeightType(10) is not a weight type")
+	assert.PanicsWithValue(t, "quant: WeightType(17) is not a weight type; valid types are q8_0, q4_0, q4_k, q6_k, q4_1, q5_0, q5_1, q2_k, q3_k, q5_k",
+		func() { WeightType(17).BlockSize() })
 }
 
 func TestWeightRowLengthsAreChecked(t *testing.T) {
@@ -277,6 +282,48 @@ func weightErrorBound(wt WeightType, x []float32, q []byte, i int) float64 {
 		s := float64(loadF16(blk[0:])) * float64(sc)
 		mm := float64(loadF16(blk[2:])) * float64(m)
 		return s/2 + distance(float64(x[i]), -mm, 15*s-mm) + 0x1p-20*(v+16*s+mm)
+	case WeightQ5_0:
+		blk := x[i/32*32 : i/32*32+32]
+		var xmax float32
+		for _, u := range blk {
+			if absf(u) > absf(xmax) {
+				xmax = u
+			}
+		}
+		m := math.Abs(float64(xmax))
+		d := m / 16
+		excess := 0.0
+		if xmax != 0 {
+			excess = math.Max(0, -16*float64(x[i])/float64(xmax)-15.5)
+		}
+		return d*(0.5+excess) + 16*fp16Error(d) + 0x1p-20*m + 0x1p-140
+	case WeightQ4_1, WeightQ5_1:
+		blk := x[i/32*32 : i/32*32+32]
+		lo, hi := blockRange(blk)
+		steps := 15.0
+		if wt == WeightQ5_1 {
+			steps = 31
+		}
+		d := (float64(hi) - float64(lo)) / steps
+		return d/2 + steps*fp16Error(d) + fp16Error(math.Abs(float64(lo))) + 0x1p-20*(v+math.Abs(float64(lo))+steps*d) + 0x1p-140
+	case WeightQ5_K:
+		blk := q[i/qkK*q5KBlockBytes:]
+		j := i % qkK / q4KSubLen
+		sc, m := q4KScaleMin(j, blk[4:])
+		s := float64(loadF16(blk[0:])) * float64(sc)
+		mm := float64(loadF16(blk[2:])) * float64(m)
+		return s/2 + distance(float64(x[i]), -mm, 31*s-mm) + 0x1p-20*(v+32*s+mm)
+	case WeightQ2_K:
+		blk := q[i/qkK*q2KBlockBytes:]
+		b := blk[i%qkK/q2KSubLen]
+		s := float64(loadF16(blk[q2KDOffset:])) * float64(b&0x0f)
+		mm := float64(loadF16(blk[q2KDOffset+2:])) * float64(b>>4)
+		return s/2 + distance(float64(x[i]), -mm, 3*s-mm) + 0x1p-20*(v+4*s+mm)
+	case WeightQ3_K:
+		blk := q[i/qkK*q3KBlockBytes:]
+		s := float64(loadF16(blk[q3KDOffset:])) * float64(q3KScale(blk[q3KScaleOffset:], i%qkK/q3KSubLen))
+		lo, hi := math.Min(-4*s, 3*s), math.Max(-4*s, 3*s)
+		return math.Abs(s)/2 + distance(float64(x[i]), lo, hi) + 0x1p-20*(v+5*math.Abs(s))
 	default: // WeightQ6_K
 		blk := q[i/qkK*q6KBlockBytes:]
 		s := float64(loadF16(blk[q6KDOffset:])) * float64(int8(blk[q6KScaleOffset+i%qkK/q6KSubLen]))
@@ -298,7 +345,8 @@ func relativeRMSError(x, y []float32) float64 {
 
 // rmsErrorLimits are the regression thresholds for rms(x̂ − x)/rms(x) on rows of
 // normally distributed values (see WeightType).
-var rmsErrorLimits = map[WeightType]float64{WeightQ8_0: 0.007, WeightQ4_0: 0.1, WeightQ4_K: 0.085, WeightQ6_K: 0.025}
+var rmsErrorLimits = map[WeightType]float64{WeightQ8_0: 0.007, WeightQ4_0: 0.1, WeightQ4_K: 0.085, WeightQ6_K: 0.025,
+	WeightQ4_1: 0.09, WeightQ5_0: 0.05, WeightQ5_1: 0.045, WeightQ2_K: 0.33, WeightQ3_K: 0.17, WeightQ5_K: 0.042}
 
 func TestWeightRoundTripWithinBounds(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 11))
@@ -388,13 +436,16 @@ func TestQuantizeRowBlocksAreIndependent(t *testing.T) {
 }
 
 // TestRequantizationIsStable quantizes already-dequantized values again. For q8_0 and
-// q4_0 the grid is recovered exactly: the bytes are identical. For the k-quants ggml's
-// scale search starts afresh: on these normal and one-signed rows it reproduces every
-// value (not always the bytes), and where outliers dominate it may settle on other scales, but the values stay
-// within the bound of the new blocks and the rms error to the original row grows by less
-// than 5%.
+// q4_0 the grid is recovered exactly: the bytes are identical. For q4_k, q6_k, q4_1, q5_0
+// and q5_1 ggml's scale search starts afresh: on these normal and one-signed rows it
+// reproduces every value (not always the bytes), and where outliers dominate it may settle
+// on other scales, but the values stay within the bound of the new blocks and the rms
+// error to the original row grows by less than 5%. The searches of q2_k, q3_k and q5_k
+// move on every kind of row (measured: q2_k's rms error grows by up to 19%, q3_k's and
+// q5_k's by 4% at most), so they are held to the bound and to 25% and 5%.
 func TestRequantizationIsStable(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 9))
+	growth := map[WeightType]float64{WeightQ2_K: 1.25}
 	for _, wt := range WeightTypes() {
 		for _, kind := range []string{"normal", "positive", "outliers"} {
 			x := weightTestRow(rng, kind, 4096, 0.1)
@@ -404,7 +455,8 @@ func TestRequantizationIsStable(t *testing.T) {
 				assert.Equal(t, q1, q2, "%v %s: requantized bytes", wt, kind)
 				continue
 			}
-			if kind != "outliers" {
+			moves := wt == WeightQ2_K || wt == WeightQ3_K || wt == WeightQ5_K
+			if kind != "outliers" && !moves {
 				// The same values; the bytes may differ (q6_k can flip the signs of d and
 				// of all the scales).
 				assert.Equal(t, y1, y2, "%v %s: requantized values", wt, kind)
@@ -414,7 +466,7 @@ func TestRequantizationIsStable(t *testing.T) {
 				require.LessOrEqual(t, math.Abs(float64(y2[i]-y1[i])), weightErrorBound(wt, y1, q2, i), "%v %s: element %d", wt, kind, i)
 			}
 			first, second := relativeRMSError(x, y1), relativeRMSError(x, y2)
-			assert.LessOrEqual(t, second, 1.05*first, "%v %s: rms error after requantizing", wt, kind)
+			assert.LessOrEqual(t, second, max(1.05, growth[wt])*first, "%v %s: rms error after requantizing", wt, kind)
 			t.Logf("%v %s: rms error %.4f after one round trip, %.4f after two", wt, kind, first, second)
 		}
 	}
@@ -425,7 +477,7 @@ func TestRequantizationIsStable(t *testing.T) {
 // a valid block.
 func randomWeightBlocks(wt WeightType, nblocks int, randomByte func() byte) []byte {
 	bb := wt.BlockBytes()
-	halves := map[WeightType][]int{WeightQ8_0: {0}, WeightQ4_0: {0}, WeightQ4_K: {0, 2}, WeightQ6_K: {q6KDOffset}}[wt]
+	halves := wt.HalfOffsets()
 	b := make([]byte, nblocks*bb)
 	for i := range b {
 		b[i] = randomByte()
@@ -441,51 +493,17 @@ func randomWeightBlocks(wt WeightType, nblocks int, randomByte func() byte) []by
 	return b
 }
 
-// TestDotRowMatchesDequantizeThenDot requires DotRow to return exactly
-// kernels.Dot(x, DequantizeRow(row)), for quantized rows and for random bytes, lengths of
-// one to four blocks and model-sized rows, and inputs with zeros, negative zeros and
-// large and subnormal values. q8_0 quantizes its input first, like ggml
-// (TestQ8_0DotRowQuantizesTheInput).
-func TestDotRowMatchesDequantizeThenDot(t *testing.T) {
-	rng := rand.New(rand.NewPCG(1, 4))
-	for _, wt := range WeightTypes() {
-		if wt == WeightQ8_0 {
-			continue
-		}
-		bs := wt.BlockSize()
-		lengths := []int{bs, 2 * bs, 3 * bs, 4 * bs, 4096, 11008}
-		for _, n := range lengths {
-			for rep := 0; rep < 4; rep++ {
-				x := weightTestRow(rng, "normal", n, 1)
-				for i := 0; i < n; i += 1 + rng.IntN(13) {
-					x[i] = []float32{0, float32(math.Copysign(0, -1)), 1e10, -3e-39}[rng.IntN(4)]
-				}
-				var row []byte
-				if rep%2 == 0 {
-					row, _ = quantizeWeights(t, wt, weightTestRow(rng, "heavy", n, 0.3))
-				} else {
-					row = randomWeightBlocks(wt, n/bs, func() byte { return byte(rng.Uint32()) })
-				}
-				y := make([]float32, n)
-				wt.DequantizeRow(y, row)
-				want := kernels.Dot(x, y)
-				got := wt.DotRow(x, row)
-				if math.Float32bits(got) != math.Float32bits(want) {
-					t.Fatalf("%v n=%d rep %d: DotRow = %g (%#08x), kernels.Dot(x, dequantized) = %g (%#08x)",
-						wt, n, rep, got, math.Float32bits(got), want, math.Float32bits(want))
-				}
-			}
-		}
-	}
-}
-
 // TestDequantizeRandomBlocksMatchesGGML decodes 64 blocks of random bytes (finite fp16
 // scales) per type and compares with ggml's dequantize_row_* (see weights_golden_test.go;
-// the blocks are generated by goldenRNG there).
+// the blocks are generated by goldenRNG there; the later types' hashes come from
+// llama-quantize, as goldenHashes' do).
 func TestDequantizeRandomBlocksMatchesGGML(t *testing.T) {
 	want := map[WeightType]string{
 		WeightQ8_0: "901b3a4288f2fa0c", WeightQ4_0: "2d469f85d3be98df",
 		WeightQ4_K: "9edf2dd16a7d86c7", WeightQ6_K: "7781c72e7dad8e2a",
+		// From llama-quantize --allow-requantize to F32 of a model holding these blocks.
+		WeightQ4_1: "3cba318ea556bebc", WeightQ5_0: "9377622450afc044", WeightQ5_1: "833dfcda0dd88692",
+		WeightQ2_K: "8a88be33d1e42078", WeightQ3_K: "08406ed3a9b6e081", WeightQ5_K: "cc89901a8086b865",
 	}
 	for _, wt := range WeightTypes() {
 		row := goldenRandomBlocks(wt, 64)

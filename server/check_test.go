@@ -8,7 +8,7 @@ import (
 	"math"
 	"net/http"
 	"testing"
-	
+
 	"github.com/stretchr/testify/require"
 
 	"github.com/kvref/kvref/engine"

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/kvref/kvref/format/gguf"
+	"github.com/kvref/kvref/model"
 	"github.com/kvref/kvref/model/hf"
 	"github.com/kvref/kvref/model/llama2c"
 	"github.com/kvref/kvref/model/synth"
@@ -39,7 +40,7 @@ func synthCmd(args []string, stdout, stderr io.Writer) error {
 	headDim := fs.Int("head-dim", 0, "head width (0: dim/heads)")
 	window := fs.Int("sliding-window", 0, "every layer's attention window, as Mistral's sliding_window (0: attend over every position)")
 	variant := fs.String("variant", "", "a ready-made tiny variant instead of the shape flags: "+variantNames())
-	wtype := fs.String("wtype", "f32", "weight type of the matrices (gguf only): f32, f16, bf16, q8_0, q4_0, q4_k, q6_k")
+	wtype := fs.String("wtype", "f32", "weight type of the matrices (gguf only): f32, f16, bf16, "+weightTypeList())
 	format := fs.String("format", "gguf", "output format: gguf, hf (a Hugging Face directory) or llama2c (with tokenizer.bin beside it)")
 	special := fs.String("special-tokens", "", "comma-separated control tokens added after the byte tokens (e.g. \"<|im_start|>,<|im_end|>\")")
 	chatTemplate := fs.String("chat-template", "", "a Jinja chat template FILE to embed as tokenizer.chat_template (gguf only)")
@@ -160,7 +161,7 @@ func writeQuantizedSynth(s synth.Shape, wtype, out string, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
-	w, counts, err := quantizeGGUF(f, target)
+	w, counts, err := model.QuantizeGGUF(f, target)
 	if err != nil {
 		return err
 	}

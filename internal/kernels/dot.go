@@ -18,7 +18,11 @@
 // order above. MatMulRows runs four weight rows against one, two or (with AVX-512, two
 // eight-lane dot products per ZMM register) four batch vectors at a time. The same holds
 // for AxpyRows, the exponentials of Softmax and SwiGLU (which repeat math.Exp's amd64
-// arithmetic), the row dots (rowdot.go) and the Q8_0 × Q8_0 products (q8input.go).
+// arithmetic), the row dots (rowdot.go) and the products of the quantized weight types with
+// their quantized inputs: Q8_0 × Q8_0 (q8input.go) and its batched form (q8batch.go), the
+// legacy types against Q8_0/Q8_1 (legacyq.go), the k-quants against Q8_K (q8k.go,
+// kquant.go) and their batched form (kbatch.go), each defined by its portable Go in
+// integers with one fixed float order.
 //
 // One table, the registry (registry.go), lists every fast implementation with the CPU
 // features it needs and the portable twin that defines its bits. Which ones run is decided

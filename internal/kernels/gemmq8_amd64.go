@@ -45,7 +45,7 @@ func matMulQ8_0(out []float32, w []byte, x *Q8Batch, rows, rb, start, end int) {
 	}
 	if tileEnd < end { // the last row of an odd count, for the vectors in groups
 		for b := range 4 * groups {
-			dotQ8_0Q8Rows(out[b*rows+tileEnd:b*rows+end], &x.in[b], w[tileEnd*rb:end*rb], rb)
+			dotQ8_0Q8Rows(out[b*rows+tileEnd:b*rows+end], x.in[b], w[tileEnd*rb:end*rb], rb)
 		}
 	}
 	matMulQ8_0Rows(out, w, x, rows, rb, start, end, 4*groups)
@@ -55,6 +55,6 @@ func matMulQ8_0(out []float32, w []byte, x *Q8Batch, rows, rb, start, end int) {
 // kernels.
 func matMulQ8_0Rows(out []float32, w []byte, x *Q8Batch, rows, rb, start, end, b0 int) {
 	for b := b0; b < len(x.in); b++ {
-		dotQ8_0Q8Rows(out[b*rows+start:b*rows+end], &x.in[b], w[start*rb:end*rb], rb)
+		dotQ8_0Q8Rows(out[b*rows+start:b*rows+end], x.in[b], w[start*rb:end*rb], rb)
 	}
 }

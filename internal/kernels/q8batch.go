@@ -6,18 +6,18 @@ import (
 )
 
 // Q8Batch is a batch of input vectors quantized to Q8_0 (one Q8Input each, all of one
-// length), the input of MatMulQ8_0, the batched product of a Q8_0 matrix: beside the
+// length), the input of DotQ8_0Batch, the batched product of a Q8_0 matrix: beside the
 // vectors it keeps them interleaved four at a time in the layout the batched kernels read
 // (packQ8Vector). A Q8Batch is reused across batches: Set refills it.
 type Q8Batch struct {
-	in     []Q8Input
+	in     []*Q8Input
 	n      int    // values per vector
 	packed []byte // the groups of four vectors, q8GroupBytes(n) each
 }
 
 // Set makes q the batch of the quantized vectors in (which it refers to, not copies: they
 // must not change while q is in use). It panics unless they all have one length.
-func (q *Q8Batch) Set(in []Q8Input) {
+func (q *Q8Batch) Set(in []*Q8Input) {
 	q.in, q.n = in, 0
 	if len(in) > 0 {
 		q.n = in[0].n
@@ -29,7 +29,7 @@ func (q *Q8Batch) Set(in []Q8Input) {
 			panic(fmt.Sprintf("kernels: Q8Batch.Set: vector %d has %d values, vector 0 %d", b, in[b].n, q.n))
 		}
 		if g := b / 4; g < len(in)/4 {
-			packQ8Vector(q.packed[g*gb:(g+1)*gb], &in[b], b%4)
+			packQ8Vector(q.packed[g*gb:(g+1)*gb], in[b], b%4)
 		}
 	}
 }
@@ -38,7 +38,7 @@ func (q *Q8Batch) Set(in []Q8Input) {
 func (q *Q8Batch) Len() int { return len(q.in) }
 
 // Input returns vector b.
-func (q *Q8Batch) Input(b int) *Q8Input { return &q.in[b] }
+func (q *Q8Batch) Input(b int) *Q8Input { return q.in[b] }
 
 // q8GroupBytes is the size of a packed group of four n-value vectors: per pair of blocks
 // 768 bytes (the four vectors' 64 values, then their 16 correction terms, then their 16
@@ -69,28 +69,31 @@ func packQ8Vector(dst []byte, v *Q8Input, j int) {
 	}
 }
 
-// MatMulQ8_0 sets out[b·rows + r] = DotQ8_0Q8(x.Input(b), w_r) for rows r in [start, end)
-// of the Q8_0 matrix w (rows of x's vector length, rows·n/32·34 bytes at least) and every
-// vector b of x, bit for bit. On CPUs with AVX-512 VNNI two rows meet four vectors at a
-// time (each pair of weight blocks prepared once for the four), the same arithmetic. It
-// panics if w or out is too short.
-func MatMulQ8_0(out []float32, w []byte, x *Q8Batch, rows, start, end int) {
+// DotQ8_0Batch sets out[v·stride + r] = DotQ8_0Q8(x.Input(v), w_r) for the rows Q8_0 rows
+// in w (rows of x's vector length, n/32·34 bytes each) and every vector v of x, bit for
+// bit: DotQ8_0Q8Rows of each vector, as the k types' batched products (DotQ4_KBatch, ...)
+// are theirs. On CPUs with AVX-512 VNNI two rows meet four vectors at a time (each pair of
+// weight blocks prepared once for the four), with AVX2 one row four vectors; the same
+// arithmetic. It panics if w or out is too short.
+func DotQ8_0Batch(out []float32, stride int, x *Q8Batch, w []byte, rows int) {
 	rb := x.n / QBlockLen * Q8_0BlockBytes
-	w = w[:rowsBytes("MatMulQ8_0", rows, rb)]
-	if start < 0 || start > end || end > rows {
-		panic(fmt.Sprintf("kernels: MatMulQ8_0: rows [%d, %d) of %d", start, end, rows))
+	w = w[:rowsBytes("DotQ8_0Batch", rows, rb)]
+	c := len(x.in)
+	if c == 0 || rows == 0 {
+		return
 	}
-	if len(x.in) > 0 {
-		_ = out[(len(x.in)-1)*rows+end-1:]
+	if stride < rows || c-1 > (len(out)-rows)/stride {
+		panic(fmt.Sprintf("kernels: DotQ8_0Batch: %d vectors of %d rows at stride %d need %d outputs, got %d", c, rows, stride, (c-1)*stride+rows, len(out)))
 	}
-	matMulQ8_0(out, w, x, rows, rb, start, end)
+	matMulQ8_0(out, w, x, stride, rb, 0, rows)
 }
 
-// matMulQ8_0Generic is the portable definition of MatMulQ8_0.
+// matMulQ8_0Generic is the portable definition of DotQ8_0Batch: rows [start, end) of w
+// against every vector, out[b·stride + r] for vector b and row r.
 func matMulQ8_0Generic(out []float32, w []byte, x *Q8Batch, rows, rb, start, end int) {
 	for r := start; r < end; r++ {
 		for b := range x.in {
-			out[b*rows+r] = dotQ8_0Q8Generic(&x.in[b], w[r*rb:(r+1)*rb])
+			out[b*rows+r] = dotQ8_0Q8Generic(x.in[b], w[r*rb:(r+1)*rb])
 		}
 	}
 }

@@ -10,11 +10,11 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestMatMulQ8_0IsDotQ8_0Q8: the batched Q8_0 product gives DotQ8_0Q8's bits for every row
+// TestDotQ8_0BatchIsDotQ8_0Q8: the batched Q8_0 product gives DotQ8_0Q8's bits for every row
 // and vector, at every level, for odd and even block counts (the odd last block), odd and
 // even row ranges, batches with and without whole groups of four, and rows with extreme
 // scales and codes; it writes nothing but the outputs of the rows asked for.
-func TestMatMulQ8_0IsDotQ8_0Q8(t *testing.T) {
+func TestDotQ8_0BatchIsDotQ8_0Q8(t *testing.T) {
 	forEachLevel(t, func(t *testing.T) {
 		use(implQ8GemmVNNI)
 		rng := rand.New(rand.NewPCG(50, 50))
@@ -43,12 +43,12 @@ func TestMatMulQ8_0IsDotQ8_0Q8(t *testing.T) {
 				in[b].Quantize(x)
 			}
 			var q Q8Batch
-			q.Set(in)
+			q.Set(pointers(in))
 			out := make([]float32, c.batch*c.rows)
 			for i := range out {
 				out[i] = math.Float32frombits(0x7f8abcde)
 			}
-			MatMulQ8_0(out, w, &q, c.rows, c.start, c.end)
+			DotQ8_0Batch(out[c.start:], c.rows, &q, w[c.start*rb:c.end*rb], c.end-c.start)
 			what := fmt.Sprintf("nb=%d rows=%d batch=%d [%d,%d) scales=%s", c.nb, c.rows, c.batch, c.start, c.end, c.scales)
 			for b := range c.batch {
 				for r := range c.rows {
@@ -59,7 +59,7 @@ func TestMatMulQ8_0IsDotQ8_0Q8(t *testing.T) {
 					}
 					want := dotQ8_0Q8Generic(q.Input(b), w[r*rb:(r+1)*rb])
 					if !sameResult(want, got, false) {
-						require.Failf(t, "MatMulQ8_0 differs from DotQ8_0Q8", "%s: row %d vector %d: %v (%#08x), want %v (%#08x)",
+						require.Failf(t, "DotQ8_0Batch differs from DotQ8_0Q8", "%s: row %d vector %d: %v (%#08x), want %v (%#08x)",
 							what, r, b, got, math.Float32bits(got), want, math.Float32bits(want))
 					}
 				}
@@ -75,20 +75,20 @@ func TestQ8BatchChecks(t *testing.T) {
 		in[b].Quantize(make([]float32, 64))
 	}
 	var q Q8Batch
-	q.Set(in)
+	q.Set(pointers(in))
 	assert.Equal(t, 4, q.Len())
-	assert.Panics(t, func() { MatMulQ8_0(make([]float32, 4*3), make([]byte, 3*68-1), &q, 3, 0, 3) })
-	assert.Panics(t, func() { MatMulQ8_0(make([]float32, 4*3-1), make([]byte, 3*68), &q, 3, 0, 3) })
-	assert.Panics(t, func() { MatMulQ8_0(make([]float32, 4*3), make([]byte, 3*68), &q, 3, 2, 4) })
-	assert.NotPanics(t, func() { MatMulQ8_0(make([]float32, 4*3), make([]byte, 3*68), &q, 3, 0, 3) })
+	assert.Panics(t, func() { DotQ8_0Batch(make([]float32, 4*3), 3, &q, make([]byte, 3*68-1), 3) })
+	assert.Panics(t, func() { DotQ8_0Batch(make([]float32, 4*3-1), 3, &q, make([]byte, 3*68), 3) })
+	assert.Panics(t, func() { DotQ8_0Batch(make([]float32, 4*3), 2, &q, make([]byte, 3*68), 3) })
+	assert.NotPanics(t, func() { DotQ8_0Batch(make([]float32, 4*3), 3, &q, make([]byte, 3*68), 3) })
 	in[2].Quantize(make([]float32, 32))
-	assert.Panics(t, func() { q.Set(in) })
+	assert.Panics(t, func() { q.Set(pointers(in)) })
 }
 
-// BenchmarkMatMulQ8_0 multiplies a 2048 × 2048 Q8_0 matrix by 64 quantized vectors, as a
-// prefill does: "batched" is MatMulQ8_0 at every level this CPU has, "rows" one vector at
-// a time through DotQ8_0Q8Rows (what a batch ran before MatMulQ8_0).
-func BenchmarkMatMulQ8_0(b *testing.B) {
+// BenchmarkDotQ8_0Batch multiplies a 2048 × 2048 Q8_0 matrix by 64 quantized vectors, as a
+// prefill does: "batched" is DotQ8_0Batch at every level this CPU has, "rows" one vector at
+// a time through DotQ8_0Q8Rows (what a batch ran before DotQ8_0Batch).
+func BenchmarkDotQ8_0Batch(b *testing.B) {
 	const rows, cols, batch = 2048, 2048, 64
 	rng := rand.New(rand.NewPCG(51, 51))
 	rb := cols / QBlockLen * Q8_0BlockBytes
@@ -99,13 +99,13 @@ func BenchmarkMatMulQ8_0(b *testing.B) {
 		in[i].Quantize(randomFloats(cols, uint64(60+i)))
 	}
 	var q Q8Batch
-	q.Set(in)
+	q.Set(pointers(in))
 	out := make([]float32, batch*rows)
 	flops := 2.0 * rows * cols * batch
 	for _, level := range testLevels() {
 		b.Run("batched/"+level, func(b *testing.B) {
 			defer atLevel(level)()
-			cpuLoop(b, flops, func() { MatMulQ8_0(out, w, &q, rows, 0, rows) })
+			cpuLoop(b, flops, func() { DotQ8_0Batch(out, rows, &q, w, rows) })
 		})
 		b.Run("rows/"+level, func(b *testing.B) {
 			defer atLevel(level)()
@@ -116,4 +116,13 @@ func BenchmarkMatMulQ8_0(b *testing.B) {
 			})
 		})
 	}
+}
+
+// pointers returns pointers to the elements of in, as Q8Batch.Set takes them.
+func pointers(in []Q8Input) []*Q8Input {
+	ps := make([]*Q8Input, len(in))
+	for i := range in {
+		ps[i] = &in[i]
+	}
+	return ps
 }

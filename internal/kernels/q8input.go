@@ -1,6 +1,11 @@
 package kernels
 
-import "fmt"
+import (
+	"fmt"
+	"math"
+
+	"github.com/kvref/kvref/internal/half"
+)
 
 // Q8Input is a float32 vector quantized to Q8_0 blocks, the form in which a Q8_0 weight
 // matrix takes its input: ggml multiplies a Q8_0 matrix by a vector by first quantizing the
@@ -19,6 +24,11 @@ import "fmt"
 // (amax below about 4e-6) gets q = 0, which changes no product. On amd64 with AVX-512
 // VNNI the blocks are quantized in assembly (q8input_avx512_amd64.s), the same bytes.
 //
+// It also holds what ggml's Q8_1 adds to a block, for the weight types with a min (Q4_1,
+// Q5_1): s = fp16(float32(amax/127)·Σq), as quantize_row_q8_1 computes it on x86, with the
+// q that ggml computes (for a block whose d rounds to 0 too; NaN for a block with a NaN or
+// an infinity).
+//
 // A Q8Input is reused across vectors of any length: Quantize resizes it.
 type Q8Input struct {
 	n      int
@@ -27,6 +37,8 @@ type Q8Input struct {
 	d      []float32 // each block's scale: the fp16 d, widened (exactly)
 	dLanes []float32 // each block's d eight times, for the assembly
 	corr   []int32   // for each four values, −128 times their sum, for the assembly
+	sLanes []float32 // each block's Q8_1 sum term, widened from fp16, eight times for the assembly
+	amax   []float32 // each block's largest |x|
 }
 
 // Len is the length of the quantized vector.
@@ -45,7 +57,46 @@ func (v *Q8Input) Quantize(x []float32) {
 	v.d = grow(v.d, nb)
 	v.dLanes = grow(v.dLanes, 8*nb)
 	v.corr = grow(v.corr, n/4)
+	v.sLanes = grow(v.sLanes, 8*nb)
+	v.amax = grow(v.amax, nb)
 	quantizeBlocks(v, x)
+	q8_1Sums(v, x)
+}
+
+// q8_1Sums sets each block's s = fp16(float32(amax/127)·Σq) from the quantized codes (the
+// correction terms hold −128 times their sums of four). A block whose d rounded to 0 has
+// q = 0 here, so its codes are recomputed as ggml computes them (q = round(x·127/amax),
+// half to even), unless 127/amax overflows, where ggml's s rounds to 0 too.
+func q8_1Sums(v *Q8Input, x []float32) {
+	for b := range v.d {
+		var sum int32
+		switch d := v.d[b]; {
+		case d != d: // a NaN or an infinity in the block
+			setLanes(v.sLanes[8*b:8*b+8], d)
+			continue
+		case d == 0:
+			if amax := v.amax[b]; amax != 0 && 127/amax <= math.MaxFloat32 {
+				id := 127 / amax
+				for _, f := range x[b*QBlockLen : (b+1)*QBlockLen] {
+					p := float32(f * id)
+					sum += int32((p + roundMagic) - roundMagic)
+				}
+			}
+		default:
+			for _, c := range v.corr[8*b : 8*b+8] {
+				sum += c
+			}
+			sum /= -128
+		}
+		setLanes(v.sLanes[8*b:8*b+8], half.F16ToF32(half.F32ToF16(float32(v.amax[b]/127)*float32(sum))))
+	}
+}
+
+// setLanes sets every element of lanes to f.
+func setLanes(lanes []float32, f float32) {
+	for i := range lanes {
+		lanes[i] = f
+	}
 }
 
 // roundMagic is 1.5·2^23: for |v| < 2^22, (v + roundMagic) − roundMagic is v rounded to

@@ -52,10 +52,10 @@ func dotQ8_0Q8x4AVX512(out *float32, w *byte, xq *int8, corr *int32, dl *float32
 func dotQ8_0Q8AVX2(w *byte, xq16 *int16, dl *float32, nb int) float32
 
 // quantizeQ8AVX512 is quantizeBlocksGeneric for nb > 0 blocks of x, writing qs, qs16, d,
-// dLanes and corr at the given pointers. Implemented in q8input_avx512_amd64.s.
+// dLanes, corr and amax at the given pointers. Implemented in q8input_avx512_amd64.s.
 //
 //go:noescape
-func quantizeQ8AVX512(x *float32, nb int, qs *int8, qs16 *int16, d, dLanes *float32, corr *int32)
+func quantizeQ8AVX512(x *float32, nb int, qs *int8, qs16 *int16, d, dLanes *float32, corr *int32, amax *float32)
 
 func quantizeBlocks(v *Q8Input, x []float32) {
 	nb := len(x) / QBlockLen
@@ -63,5 +63,5 @@ func quantizeBlocks(v *Q8Input, x []float32) {
 		quantizeBlocksGeneric(v, x)
 		return
 	}
-	quantizeQ8AVX512(&x[0], nb, &v.qs[0], &v.qs16[0], &v.d[0], &v.dLanes[0], &v.corr[0])
+	quantizeQ8AVX512(&x[0], nb, &v.qs[0], &v.qs16[0], &v.d[0], &v.dLanes[0], &v.corr[0], &v.amax[0])
 }

@@ -135,7 +135,7 @@ fold:
 	VZEROUPPER
 	RET
 
-// func quantizeQ8AVX512(x *float32, nb int, qs *int8, qs16 *int16, d, dLanes *float32, corr *int32)
+// func quantizeQ8AVX512(x *float32, nb int, qs *int8, qs16 *int16, d, dLanes *float32, corr *int32, amax *float32)
 //
 // Q8Input.Quantize's blocks, one per iteration, with quantizeBlocksGeneric's arithmetic:
 // the largest |x| as the largest bit pattern without the sign (VPMAXUD), d = fp16(amax/127)
@@ -143,8 +143,8 @@ fold:
 // (x·id + 1.5·2^23) − 1.5·2^23 truncated to int32 (an exact integer by then), stored as
 // bytes and as int16; the correction terms −128·Σ of four q by VPDPBUSD with ones. A
 // block with a NaN or an infinity gets d = NaN (0x7fc00000, what float32(math.NaN()) is)
-// and zeros; a block whose d is 0 gets zeros.
-TEXT ·quantizeQ8AVX512(SB), NOSPLIT, $0-56
+// and zeros; a block whose d is 0 gets zeros. Each block's amax is stored too.
+TEXT ·quantizeQ8AVX512(SB), NOSPLIT, $0-64
 	MOVQ         x+0(FP), SI
 	MOVQ         nb+8(FP), CX
 	MOVQ         qs+16(FP), DI
@@ -152,6 +152,7 @@ TEXT ·quantizeQ8AVX512(SB), NOSPLIT, $0-56
 	MOVQ         d+32(FP), R9
 	MOVQ         dLanes+40(FP), R10
 	MOVQ         corr+48(FP), R11
+	MOVQ         amax+56(FP), R12
 	MOVL         $0x7fffffff, AX
 	VPBROADCASTD AX, Z31
 	MOVL         $0x4b400000, AX // 1.5·2^23
@@ -175,6 +176,7 @@ qloop:
 	VPMAXUD       X3, X2, X2
 	VPSHUFD       $0xb1, X2, X3
 	VPMAXUD       X3, X2, X2
+	VMOVSS        X2, (R12)
 	VMOVD         X2, AX
 	CMPL          AX, $0x7f800000
 	JAE           qnonfinite
@@ -216,6 +218,7 @@ qstore:
 	ADDQ         $4, R9
 	ADDQ         $32, R10
 	ADDQ         $32, R11
+	ADDQ         $4, R12
 	DECQ         CX
 	JNZ          qloop
 	VZEROUPPER

@@ -22,6 +22,7 @@ func quantizeBlocksGeneric(v *Q8Input, x []float32) {
 			amaxBits = max(amaxBits, math.Float32bits(f)&^(1<<31))
 		}
 		amax := math.Float32frombits(amaxBits)
+		v.amax[b] = amax
 		var d float32
 		switch {
 		case amaxBits >= 0x7f800000: // a NaN or an infinity

@@ -99,26 +99,32 @@ type kernel struct {
 
 // The fast implementations, one flag each for the dispatch code.
 var (
-	implDotAVX         = &impl{name: "dotAVXAsm", needs: setAVX}
-	implAxpyAVX        = &impl{name: "axpyAVXAsm", needs: setAVX}
-	implAxpyRowsAVX    = &impl{name: "axpyRowsAVXAsm", needs: setAVX}
-	implMatVecAVX      = &impl{name: "dotRows4AVX, dotRowsAVX", needs: setAVX}
-	implMatMulAVX512   = &impl{name: "gemm4x8AVX512, dot4x4AVX512", needs: setAVX | featAVX512F}
-	implMatMulAVX      = &impl{name: "gemm2x6AVX, dot4x2AVX, dot4x1AVX", needs: setAVX}
-	implF16AVX2        = &impl{name: "dotF16RowsSeq4AVX2, dotF16x4AVX2, dotF16AVX2Asm", needs: setAVX2}
-	implBF16AVX2       = &impl{name: "dotBF16RowsSeq4AVX2, dotBF16x4AVX2, dotBF16AVX2Asm", needs: setAVX2}
-	implQ4_0AVX512     = &impl{name: "dotQ4_0x4AVX512, dotQ4_0AVX2Asm", needs: setAVX512}
-	implQ4_0AVX2       = &impl{name: "dotQ4_0x4AVX2, dotQ4_0AVX2Asm", needs: setAVX2}
-	implQ8Q8VNNI       = &impl{name: "dotQ8_0Q8x4AVX512", needs: setVNNI}
-	implQ8Q8AVX2       = &impl{name: "dotQ8_0Q8AVX2", needs: setAVX2}
-	implQ8GemmVNNI     = &impl{name: "gemmQ8x2x4VNNI", needs: setVNNI}
-	implQ8GemmAVX2     = &impl{name: "gemmQ8x1x4AVX2", needs: setAVX2}
-	implQuantizeQ8VNNI = &impl{name: "quantizeQ8AVX512", needs: setVNNI}
-	implExpAVX512      = &impl{name: "expShiftedAVX512, swigluAVX512", needs: setAVX512 | featFMA}
-	implExpAVX2        = &impl{name: "expShiftedAVX2, swigluAVX2", needs: setAVX2 | featFMA}
-	implDecodeF16AVX2  = &impl{name: "decodeF16AVX2Asm", needs: setAVX2}
-	implPrefetchAVX    = &impl{name: "prefetchLines", needs: setAVX}
-	implStreamReadAVX  = &impl{name: "streamRead4AVX", needs: setAVX}
+	implDotAVX          = &impl{name: "dotAVXAsm", needs: setAVX}
+	implAxpyAVX         = &impl{name: "axpyAVXAsm", needs: setAVX}
+	implAxpyRowsAVX     = &impl{name: "axpyRowsAVXAsm", needs: setAVX}
+	implMatVecAVX       = &impl{name: "dotRows4AVX, dotRowsAVX", needs: setAVX}
+	implMatMulAVX512    = &impl{name: "gemm4x8AVX512, dot4x4AVX512", needs: setAVX | featAVX512F}
+	implMatMulAVX       = &impl{name: "gemm2x6AVX, dot4x2AVX, dot4x1AVX", needs: setAVX}
+	implF16AVX2         = &impl{name: "dotF16RowsSeq4AVX2, dotF16x4AVX2, dotF16AVX2Asm", needs: setAVX2}
+	implBF16AVX2        = &impl{name: "dotBF16RowsSeq4AVX2, dotBF16x4AVX2, dotBF16AVX2Asm", needs: setAVX2}
+	implQ4_0AVX512      = &impl{name: "dotQ4_0x4AVX512, dotQ4_0AVX2Asm", needs: setAVX512}
+	implQ4_0AVX2        = &impl{name: "dotQ4_0x4AVX2, dotQ4_0AVX2Asm", needs: setAVX2}
+	implQ8Q8VNNI        = &impl{name: "dotQ8_0Q8x4AVX512", needs: setVNNI}
+	implQ8Q8AVX2        = &impl{name: "dotQ8_0Q8AVX2", needs: setAVX2}
+	implQ8GemmVNNI      = &impl{name: "gemmQ8x2x4VNNI", needs: setVNNI}
+	implQ8GemmAVX2      = &impl{name: "gemmQ8x1x4AVX2", needs: setAVX2}
+	implQuantizeQ8VNNI  = &impl{name: "quantizeQ8AVX512", needs: setVNNI}
+	implLegacyQ8VNNI    = &impl{name: "dotQ4_0Q8x4AVX512, dotQ4_1Q8x4AVX512, dotQ5_0Q8x4AVX512, dotQ5_1Q8x4AVX512", needs: setVNNI}
+	implLegacyQ8AVX2    = &impl{name: "dotQ4_0Q8x4AVX2, dotQ4_1Q8x4AVX2, dotQ5_0Q8x4AVX2, dotQ5_1Q8x4AVX2", needs: setAVX2}
+	implKRowsVNNI       = &impl{name: "dotQ2_Kx4AVX512 ... dotQ6_Kx4AVX512", needs: setVNNI}
+	implKRowsAVX2       = &impl{name: "dotQ2_Kx4AVX2 ... dotQ6_Kx4AVX2", needs: setAVX2}
+	implKBatchVNNI      = &impl{name: "prepQ2_KAVX512 ... prepQ6_KAVX512, gemmK32MinAVX512, gemmK16MinAVX512, gemmK16SignedAVX512", needs: setVNNI}
+	implQuantizeQ8KVNNI = &impl{name: "quantizeQ8KAVX512", needs: setVNNI}
+	implExpAVX512       = &impl{name: "expShiftedAVX512, swigluAVX512", needs: setAVX512 | featFMA}
+	implExpAVX2         = &impl{name: "expShiftedAVX2, swigluAVX2", needs: setAVX2 | featFMA}
+	implDecodeF16AVX2   = &impl{name: "decodeF16AVX2Asm", needs: setAVX2}
+	implPrefetchAVX     = &impl{name: "prefetchLines", needs: setAVX}
+	implStreamReadAVX   = &impl{name: "streamRead4AVX", needs: setAVX}
 )
 
 // registry lists every kernel with a fast path, in the order of the report.
@@ -132,8 +138,11 @@ var registry = []*kernel{
 	{"DotBF16, DotBF16Rows (bf16 weights)", "dotBF16Generic", []*impl{implBF16AVX2}},
 	{"DotQ4_0, DotQ4_0Rows (q4_0 weights)", "dotQ4_0Generic", []*impl{implQ4_0AVX512, implQ4_0AVX2}},
 	{"DotQ8_0Q8Rows (q8_0 weights × Q8_0 input)", "q8RowsGeneric", []*impl{implQ8Q8VNNI, implQ8Q8AVX2}},
-	{"MatMulQ8_0 (q8_0 weights, batch ≥ 2)", "matMulQ8_0Generic", []*impl{implQ8GemmVNNI, implQ8GemmAVX2}},
-	{"Q4_K, Q6_K weight rows (package quant)", "quant's dotQ4_K, dotQ6_K (no fast path yet)", nil},
+	{"DotQ8_0Batch (q8_0 weights, batch ≥ 2)", "matMulQ8_0Generic", []*impl{implQ8GemmVNNI, implQ8GemmAVX2}},
+	{"DotQ4_0Q8Rows ... DotQ5_1Q8Rows (q4_0, q4_1, q5_0, q5_1 weights × Q8_0/Q8_1 input)", "legacyRowsGeneric", []*impl{implLegacyQ8VNNI, implLegacyQ8AVX2}},
+	{"DotQ2_KRows ... DotQ6_KRows (k-quant weights × Q8_K input)", "kRowsGeneric", []*impl{implKRowsVNNI, implKRowsAVX2}},
+	{"DotQ2_KBatch ... DotQ6_KBatch (k-quant weights, batch ≥ 4)", "kBatchGeneric", []*impl{implKBatchVNNI}},
+	{"Q8KInput.Quantize (the Q8_K input)", "quantizeQ8KGeneric", []*impl{implQuantizeQ8KVNNI}},
 	{"Q8Input.Quantize (the Q8_0 input)", "quantizeBlocksGeneric", []*impl{implQuantizeQ8VNNI}},
 	{"Softmax, SwiGLU exponentials", "expShiftedGeneric, swigluGeneric", []*impl{implExpAVX512, implExpAVX2}},
 	{"DecodeF16", "decodeF16Generic", []*impl{implDecodeF16AVX2}},

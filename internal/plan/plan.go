@@ -205,7 +205,7 @@ func IsNoRoom(err error) bool {
 }
 
 // ElementBytes is the size of one stored value of an unscaled cache type (f32: 4, f16 and
-// bf16: 2, fp8-e5m2: 1); ok is false for the scaled types (int8, fp8-e4m3, q8_0), whose
+// bf16: 2, fp8-e5m2: 1); ok is false for the scaled types (int8, fp8-e4m3 and the block types q8_0, q4_0, ...), whose
 // rows carry scales besides the values.
 func ElementBytes(t quant.CacheType) (n int, ok bool) {
 	switch t {

@@ -1,0 +1,159 @@
+package kernels
+
+import (
+	"encoding/binary"
+	"fmt"
+)
+
+// Batched k-quant products: a panel of k-quant rows against several Q8_K-quantized input
+// vectors at once, for the small batches of decoding (a step of 16 sequences) and the
+// prefill. Each output is the row dot of the definition (kquant.go), bit for bit: a
+// super-block's products sum to one integer per (row, vector) whatever the order, and its
+// float step is the same. On CPUs with AVX-512 VNNI the kernels keep one vector per SIMD
+// lane (kbatch_avx512_amd64.s): a row's codes are unpacked once, and each group of four
+// codes is broadcast and multiplied with the four input codes of sixteen vectors by one
+// VPDPBUSD; elsewhere the vectors go through the row dots one at a time.
+
+// KBatchTile is the number of input vectors the batched kernels multiply at once.
+const KBatchTile = 16
+
+// The layout of one super-block of a tile of Q8KBatch: the 64 groups of four codes of the
+// sixteen vectors (each code plus 128, unsigned, vector v in bytes 4v..4v+3 of a group),
+// then for each pair of block sums j the sixteen vectors' pairs (bsum[2j] | bsum[2j+1]<<16),
+// then the sixteen vectors' scales.
+const (
+	kTileSumsOffset  = KBlockLen / 4 * 64
+	kTileScaleOffset = kTileSumsOffset + 8*64
+	kTileStride      = kTileScaleOffset + 64 // bytes per super-block of a tile
+)
+
+// Q8KBatch is a set of Q8_K-quantized vectors of the same length, transposed in tiles of
+// KBatchTile for the batched kernels. Set fills it; it holds on to the vectors it was set
+// from (the portable path multiplies them one by one), which must not change while it is
+// used.
+type Q8KBatch struct {
+	n     int
+	xs    []*Q8KInput
+	tiles []byte // ceil(len(xs)/16) tiles of n/256 super-blocks of kTileStride bytes
+}
+
+// Count is the number of vectors.
+func (b *Q8KBatch) Count() int { return len(b.xs) }
+
+// Len is the length of the vectors.
+func (b *Q8KBatch) Len() int { return b.n }
+
+// Set makes b the batch of xs, which must all have the same length; it panics otherwise.
+func (b *Q8KBatch) Set(xs []*Q8KInput) {
+	b.xs = append(b.xs[:0], xs...)
+	b.n = 0
+	if len(xs) > 0 {
+		b.n = xs[0].n
+	}
+	for i, x := range xs {
+		if x.n != b.n {
+			panic(fmt.Sprintf("kernels: Q8KBatch.Set: vector %d has %d values, vector 0 %d", i, x.n, b.n))
+		}
+	}
+	if !kBatchFast() {
+		return
+	}
+	nb, tiles := b.n/KBlockLen, (len(xs)+KBatchTile-1)/KBatchTile
+	b.tiles = grow(b.tiles, tiles*nb*kTileStride)
+	clear(b.tiles)
+	le := binary.LittleEndian
+	for i, x := range xs {
+		t, v := i/KBatchTile, i%KBatchTile
+		for sb := range nb {
+			src := x.block(sb)
+			dst := b.tiles[(t*nb+sb)*kTileStride : (t*nb+sb+1)*kTileStride]
+			for g := range KBlockLen / 4 {
+				le.PutUint32(dst[64*g+4*v:], le.Uint32(src[4*g:])^0x80808080)
+			}
+			for j := range 8 {
+				le.PutUint32(dst[kTileSumsOffset+64*j+4*v:], le.Uint32(src[q8KSumsOffset+4*j:]))
+			}
+			le.PutUint32(dst[kTileScaleOffset+4*v:], le.Uint32(src[q8KDOffset:]))
+		}
+	}
+	// The unused lanes of the last tile: codes 0 (stored as 128), sums 0, scale 0.
+	for v := len(xs) % KBatchTile; v > 0 && v < KBatchTile; v++ {
+		t := tiles - 1
+		for sb := range nb {
+			dst := b.tiles[(t*nb+sb)*kTileStride:]
+			for g := range KBlockLen / 4 {
+				le.PutUint32(dst[64*g+4*v:], 0x80808080)
+			}
+		}
+	}
+}
+
+// DotQ2_KBatch sets out[v·stride + r] to the product of input vector v of x with row r of
+// the rows Q2_K rows in w (rows of x.Len()/256 super-blocks), for every v < x.Count() and
+// r < rows: DotQ2_KRows of each vector, bit for bit. It panics if w or out is too short.
+func DotQ2_KBatch(out []float32, stride int, x *Q8KBatch, w []byte, rows int) {
+	dotKBatch(&kQ2_K, out, stride, x, w, rows)
+}
+
+// DotQ3_KBatch is DotQ2_KBatch for Q3_K rows.
+func DotQ3_KBatch(out []float32, stride int, x *Q8KBatch, w []byte, rows int) {
+	dotKBatch(&kQ3_K, out, stride, x, w, rows)
+}
+
+// DotQ4_KBatch is DotQ2_KBatch for Q4_K rows.
+func DotQ4_KBatch(out []float32, stride int, x *Q8KBatch, w []byte, rows int) {
+	dotKBatch(&kQ4_K, out, stride, x, w, rows)
+}
+
+// DotQ5_KBatch is DotQ2_KBatch for Q5_K rows.
+func DotQ5_KBatch(out []float32, stride int, x *Q8KBatch, w []byte, rows int) {
+	dotKBatch(&kQ5_K, out, stride, x, w, rows)
+}
+
+// DotQ6_KBatch is DotQ2_KBatch for Q6_K rows.
+func DotQ6_KBatch(out []float32, stride int, x *Q8KBatch, w []byte, rows int) {
+	dotKBatch(&kQ6_K, out, stride, x, w, rows)
+}
+
+// dotKBatch checks the sizes and runs the batched product of format f.
+func dotKBatch(f *kFormat, out []float32, stride int, x *Q8KBatch, w []byte, rows int) {
+	rb := x.n / KBlockLen * f.blockBytes
+	w = w[:rowsBytes("Dot"+f.name+"Batch", rows, rb)]
+	if c := len(x.xs); c > 0 && rows > 0 {
+		if stride < rows || (c-1) > (len(out)-rows)/stride {
+			panic(fmt.Sprintf("kernels: Dot%sBatch: %d vectors of %d rows at stride %d need %d outputs, got %d", f.name, c, rows, stride, (c-1)*stride+rows, len(out)))
+		}
+	}
+	if rows == 0 || len(x.xs) == 0 {
+		return
+	}
+	if x.n == 0 {
+		for v := range x.xs {
+			clear(out[v*stride : v*stride+rows])
+		}
+		return
+	}
+	if !dotKBatchFast(f, out, stride, x, w, rows, rb) {
+		kBatchGeneric(f, out, stride, x, w, rows, rb)
+	}
+}
+
+// kBatchGeneric is the definition of the batched kernels: the row dots of each vector.
+func kBatchGeneric(f *kFormat, out []float32, stride int, x *Q8KBatch, w []byte, rows, rb int) {
+	for v, xv := range x.xs {
+		dotKRows(f, out[v*stride:v*stride+rows], xv, w)
+	}
+}
+
+// kPrepStride is the size of one super-block of a row prepared for the batched kernels:
+// the 256 codes (bytes), the scale differences (kBatch kernels sum the products
+// cumulatively: Δ_j = sc_j − sc_{j+1}, sixteen int32 or eight for the types with scales per
+// 32 values), the min or scale pairs for the block sums (eight int32, two int16 each), 128
+// times Σ sc·q (the inputs' codes carry +128), and d and dmin as float32.
+const (
+	kPrepDeltaOffset = KBlockLen
+	kPrepPairsOffset = kPrepDeltaOffset + 64
+	kPrepKOffset     = kPrepPairsOffset + 32
+	kPrepDOffset     = kPrepKOffset + 4
+	kPrepStride      = 384
+)

@@ -1,0 +1,101 @@
+//go:build amd64 && !purego
+
+package kernels
+
+import "sync"
+
+// The batched k-quant kernels (kbatch_avx512_amd64.s) need AVX-512 VNNI, as the row dots'
+// (implKBatchVNNI). With AVX2 alone, a VPMADDUBSW per group of four codes and eight vectors
+// would cost more than the row dots of the vectors one by one, which is what runs there.
+
+//go:noescape
+func prepQ4_KAVX512(dst *byte, w *byte, nb int)
+
+//go:noescape
+func prepQ5_KAVX512(dst *byte, w *byte, nb int)
+
+//go:noescape
+func prepQ6_KAVX512(dst *byte, w *byte, nb int)
+
+//go:noescape
+func prepQ2_KAVX512(dst *byte, w *byte, nb int)
+
+//go:noescape
+func prepQ3_KAVX512(dst *byte, w *byte, nb int)
+
+//go:noescape
+func gemmK32MinAVX512(res *float32, prep *byte, tile *byte, nb, prepStride, shift int)
+
+//go:noescape
+func gemmK16MinAVX512(res *float32, prep *byte, tile *byte, nb, prepStride, shift int)
+
+//go:noescape
+func gemmK16SignedAVX512(res *float32, prep *byte, tile *byte, nb, prepStride, shift int)
+
+// kBatchKernel is one format's batched kernels: prep prepares a row (nb super-blocks), gemm
+// multiplies four prepared rows by a tile; shift is the signed types' offset as a shift.
+type kBatchKernel struct {
+	prep  func(dst *byte, w *byte, nb int)
+	gemm  func(res *float32, prep *byte, tile *byte, nb, prepStride, shift int)
+	shift int
+}
+
+// kBatchKernels returns f's batched kernels, or false.
+func kBatchKernels(f *kFormat) (kBatchKernel, bool) {
+	switch f {
+	case &kQ4_K:
+		return kBatchKernel{prepQ4_KAVX512, gemmK32MinAVX512, 0}, true
+	case &kQ5_K:
+		return kBatchKernel{prepQ5_KAVX512, gemmK32MinAVX512, 0}, true
+	case &kQ6_K:
+		return kBatchKernel{prepQ6_KAVX512, gemmK16SignedAVX512, 5}, true
+	case &kQ2_K:
+		return kBatchKernel{prepQ2_KAVX512, gemmK16MinAVX512, 0}, true
+	case &kQ3_K:
+		return kBatchKernel{prepQ3_KAVX512, gemmK16SignedAVX512, 2}, true
+	}
+	return kBatchKernel{}, false
+}
+
+func kBatchFast() bool { return implKBatchVNNI.on }
+
+// kBatchMin is the fewest vectors the batched kernels take on.
+const kBatchMin = 4
+
+// kPrepScratch recycles the prepared rows of dotKBatchFast.
+var kPrepScratch = sync.Pool{New: func() any { return new([]byte) }}
+
+func dotKBatchFast(f *kFormat, out []float32, stride int, x *Q8KBatch, w []byte, rows, rb int) bool {
+	k, ok := kBatchKernels(f)
+	// Below four vectors, the row dots one vector at a time cost less than a tile whose
+	// lanes are mostly idle.
+	if !implKBatchVNNI.on || !ok || len(x.tiles) == 0 || len(x.xs) < kBatchMin {
+		return false
+	}
+	nb, count := x.n/KBlockLen, len(x.xs)
+	tiles := (count + KBatchTile - 1) / KBatchTile
+	ps := kPrepScratch.Get().(*[]byte)
+	defer kPrepScratch.Put(ps)
+	prepStride := nb * kPrepStride
+	*ps = grow(*ps, 4*prepStride)
+	prep := *ps
+	var res [4 * KBatchTile]float32
+	for r0 := 0; r0 < rows; r0 += 4 {
+		n4 := min(4, rows-r0)
+		for k4 := range 4 {
+			// Rows past the end repeat the last one; their results are not stored.
+			r := min(r0+k4, rows-1)
+			k.prep(&prep[k4*prepStride], &w[r*rb], nb)
+		}
+		for t := range tiles {
+			k.gemm(&res[0], &prep[0], &x.tiles[t*nb*kTileStride], nb, prepStride, k.shift)
+			for v := range min(KBatchTile, count-t*KBatchTile) {
+				o := out[(t*KBatchTile+v)*stride+r0:]
+				for k4 := range n4 {
+					o[k4] = res[k4*KBatchTile+v]
+				}
+			}
+		}
+	}
+	return true
+}

@@ -1,0 +1,112 @@
+package kernels
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// kBatchFormats are the formats with batched kernels.
+var kBatchFormats = map[*kFormat]func(out []float32, stride int, x *Q8KBatch, w []byte, rows int){
+	&kQ2_K: DotQ2_KBatch, &kQ3_K: DotQ3_KBatch, &kQ4_K: DotQ4_KBatch, &kQ5_K: DotQ5_KBatch, &kQ6_K: DotQ6_KBatch,
+}
+
+// TestDotKBatchMatchesGeneric: the batched products, on every path this build has, give
+// every vector's portable row dots bit for bit (NaN bits aside): every format, batches that
+// fill one tile, part of one, and more than one, row counts that leave 0 to 3 rows after the
+// four-row groups, extreme scales and codes, inputs of every kind; outputs beside the ones
+// written stay untouched.
+func TestDotKBatchMatchesGeneric(t *testing.T) {
+	forEachLevel(t, func(t *testing.T) {
+		use(implKBatchVNNI)
+		checkDotKBatch(t)
+	})
+}
+
+func checkDotKBatch(t *testing.T) {
+	rng := rand.New(rand.NewPCG(43, 0))
+	for _, kf := range kTestFormats {
+		f, batch := kf.f, kBatchFormats[kf.f]
+		for _, nb := range []int{1, 3, 8} {
+			n := nb * KBlockLen
+			for _, count := range []int{1, 2, 16, 17, 35} {
+				for _, rows := range []int{1, 4, 7} {
+					kind := []halfKind{halfNormal, halfExtreme, halfSub, halfBits}[rng.IntN(4)]
+					xk := []dataKind{kindNormal, kindWide, kindMixed, kindSubnormal}[rng.IntN(4)]
+					xs := make([]*Q8KInput, count)
+					for v := range xs {
+						x := make([]float32, n)
+						fill(rng, xk, x)
+						xs[v] = new(Q8KInput)
+						xs[v].Quantize(x)
+					}
+					var b Q8KBatch
+					b.Set(xs)
+					rb := nb * f.blockBytes
+					w := byteBuf(rows*rb, rng.IntN(3))
+					fillKRow(rng, f.blockBytes, kf.halves, kind, w, rows*nb)
+					stride := rows + 3
+					out := make([]float32, count*stride)
+					for i := range out {
+						out[i] = 42
+					}
+					batch(out, stride, &b, w, rows)
+					what := fmt.Sprintf("%s nb=%d vectors=%d rows=%d scales=%s x=%s", f.name, nb, count, rows, kind, xk)
+					for v := range count {
+						want := make([]float32, rows)
+						kRowsGeneric(f, want, xs[v], w, rb)
+						requireSameResults(t, want, out[v*stride:v*stride+rows], false, fmt.Sprintf("%s vector %d", what, v))
+						for i := rows; i < stride && v*stride+i < len(out); i++ {
+							require.Equal(t, float32(42), out[v*stride+i], "%s vector %d: output %d written", what, v, i)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestDotKBatchPanics: short rows or outputs panic; vectors of different lengths are refused.
+func TestDotKBatchPanics(t *testing.T) {
+	var a, c Q8KInput
+	a.Quantize(make([]float32, KBlockLen))
+	c.Quantize(make([]float32, 2*KBlockLen))
+	var b Q8KBatch
+	assert.Panics(t, func() { b.Set([]*Q8KInput{&a, &c}) })
+	b.Set([]*Q8KInput{&a, &a})
+	assert.Panics(t, func() { DotQ4_KBatch(make([]float32, 8), 4, &b, make([]byte, 4*Q4_KBlockBytes-1), 4) })
+	assert.Panics(t, func() { DotQ4_KBatch(make([]float32, 7), 4, &b, make([]byte, 4*Q4_KBlockBytes), 4) })
+	assert.Panics(t, func() { DotQ4_KBatch(make([]float32, 8), 3, &b, make([]byte, 4*Q4_KBlockBytes), 4) })
+}
+
+// BenchmarkDotKBatch multiplies 512 rows of 2048 columns (L2-resident) by 16 vectors, per
+// format and path; throughput counts the weight bytes times the vectors.
+func BenchmarkDotKBatch(b *testing.B) {
+	const cols, rows, count = 2048, 512, 16
+	rng := rand.New(rand.NewPCG(16, 19))
+	xs := make([]*Q8KInput, count)
+	for v := range xs {
+		xs[v] = new(Q8KInput)
+		xs[v].Quantize(randomFloats(cols, uint64(20+v)))
+	}
+	for _, kf := range kTestFormats {
+		rb := cols / KBlockLen * kf.f.blockBytes
+		w := make([]byte, rows*rb)
+		fillKRow(rng, kf.f.blockBytes, kf.halves, halfNormal, w, rows*cols/KBlockLen)
+		out := make([]float32, count*rows)
+		for _, level := range testLevels() {
+			b.Run(kf.f.name+"/"+level, func(b *testing.B) {
+				defer atLevel(level)()
+				var x Q8KBatch
+				x.Set(xs)
+				b.SetBytes(int64(len(w) * count))
+				for b.Loop() {
+					kBatchFormats[kf.f](out, rows, &x, w, rows)
+				}
+			})
+		}
+	}
+}

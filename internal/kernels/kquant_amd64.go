@@ -1,0 +1,128 @@
+//go:build amd64 && !purego
+
+package kernels
+
+import "unsafe"
+
+// The k-quant row dots run in assembly on CPUs with AVX-512 VNNI (kquant_avx512_amd64.s,
+// the same features as the Q8_0 × Q8_0 kernel: implKRowsVNNI) and on those with AVX2 and F16C
+// (kquant_avx2_amd64.s: useRowAVX2), four rows at a time, the quarters of the rows side by
+// side as four sequential streams.
+
+// kx4Kernel sets out[k·outStride] to the dot of the row at w + k·stride bytes with the
+// input's super-blocks at x, for k = 0..3; nb > 0 super-blocks per row.
+type kx4Kernel func(out *float32, w *byte, x *byte, nb, stride, outStride int)
+
+// dotQ4_Kx4AVX512 is the Q4_K kernel (kquant_avx512_amd64.s).
+//
+//go:noescape
+func dotQ4_Kx4AVX512(out *float32, w *byte, x *byte, nb, stride, outStride int)
+
+// dotQ6_Kx4AVX512 is the Q6_K kernel (kquant_avx512_amd64.s).
+//
+//go:noescape
+func dotQ6_Kx4AVX512(out *float32, w *byte, x *byte, nb, stride, outStride int)
+
+// dotQ5_Kx4AVX512 is the Q5_K kernel (kquant_avx512_amd64.s).
+//
+//go:noescape
+func dotQ5_Kx4AVX512(out *float32, w *byte, x *byte, nb, stride, outStride int)
+
+// dotQ4_Kx4AVX2, dotQ5_Kx4AVX2, dotQ6_Kx4AVX2, dotQ2_Kx4AVX2 and dotQ3_Kx4AVX2 are the
+// AVX2 kernels
+// (kquant_avx2_amd64.s), for CPUs without AVX-512 VNNI.
+//
+//go:noescape
+func dotQ4_Kx4AVX2(out *float32, w *byte, x *byte, nb, stride, outStride int)
+
+//go:noescape
+func dotQ5_Kx4AVX2(out *float32, w *byte, x *byte, nb, stride, outStride int)
+
+//go:noescape
+func dotQ6_Kx4AVX2(out *float32, w *byte, x *byte, nb, stride, outStride int)
+
+//go:noescape
+func dotQ2_Kx4AVX2(out *float32, w *byte, x *byte, nb, stride, outStride int)
+
+//go:noescape
+func dotQ3_Kx4AVX2(out *float32, w *byte, x *byte, nb, stride, outStride int)
+
+// kx4AVX2 returns f's AVX2 kernel, or nil.
+func kx4AVX2(f *kFormat) kx4Kernel {
+	switch f {
+	case &kQ2_K:
+		return dotQ2_Kx4AVX2
+	case &kQ3_K:
+		return dotQ3_Kx4AVX2
+	case &kQ4_K:
+		return dotQ4_Kx4AVX2
+	case &kQ5_K:
+		return dotQ5_Kx4AVX2
+	case &kQ6_K:
+		return dotQ6_Kx4AVX2
+	}
+	return nil
+}
+
+// dotQ2_Kx4AVX512 and dotQ3_Kx4AVX512 are the Q2_K and Q3_K kernels
+// (kquant_avx512_amd64.s).
+//
+//go:noescape
+func dotQ2_Kx4AVX512(out *float32, w *byte, x *byte, nb, stride, outStride int)
+
+//go:noescape
+func dotQ3_Kx4AVX512(out *float32, w *byte, x *byte, nb, stride, outStride int)
+
+// kx4AVX512 returns f's AVX-512 kernel, or nil.
+func kx4AVX512(f *kFormat) kx4Kernel {
+	switch f {
+	case &kQ2_K:
+		return dotQ2_Kx4AVX512
+	case &kQ3_K:
+		return dotQ3_Kx4AVX512
+	case &kQ4_K:
+		return dotQ4_Kx4AVX512
+	case &kQ5_K:
+		return dotQ5_Kx4AVX512
+	case &kQ6_K:
+		return dotQ6_Kx4AVX512
+	}
+	return nil
+}
+
+func dotKRowsFast(f *kFormat, out []float32, x *Q8KInput, w []byte, rb int) {
+	var kernel kx4Kernel
+	switch {
+	case implKRowsVNNI.on:
+		kernel = kx4AVX512(f)
+	case implKRowsAVX2.on:
+		kernel = kx4AVX2(f)
+	}
+	if kernel == nil || len(out) == 0 || overlapsRows(out, nil, w) {
+		kRowsGeneric(f, out, x, w, rb)
+		return
+	}
+	nb, q := x.n/KBlockLen, len(out)/4
+	xb := unsafe.SliceData(x.blocks)
+	for r := 0; r < q; r++ {
+		kernel(&out[r], &w[r*rb], xb, nb, q*rb, q)
+	}
+	// The rows left over go through the same kernel with all four rows the same.
+	for r := 4 * q; r < len(out); r++ {
+		kernel(&out[r], &w[r*rb], xb, nb, 0, 0)
+	}
+}
+
+// quantizeQ8KAVX512 is quantizeQ8KGeneric for nb > 0 super-blocks of x, writing them at
+// dst (q8k_avx512_amd64.s).
+//
+//go:noescape
+func quantizeQ8KAVX512(x *float32, nb int, dst *byte)
+
+func quantizeQ8K(v *Q8KInput, x []float32) {
+	if nb := len(x) / KBlockLen; implQuantizeQ8KVNNI.on && nb > 0 {
+		quantizeQ8KAVX512(&x[0], nb, &v.blocks[0])
+		return
+	}
+	quantizeQ8KGeneric(v, x)
+}

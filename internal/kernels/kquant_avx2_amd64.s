@@ -1,0 +1,514 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+#include "avx_amd64.h"
+#include "kquant_amd64.h"
+
+// The k-quant row dots with AVX2 (kquant.go defines their arithmetic; kquant_avx512_amd64.s
+// is the AVX-512 VNNI form): four rows at a time against one Q8KInput, a super-block of
+// each per iteration, 32 values per 256-bit register. The codes are made bytes, multiplied
+// by the input's int8 codes and added in pairs (VPMADDUBSW), the pairs multiplied by the
+// scale words and added in fours (VPMADDWD), all exact. Each row leaves its lanes in Y0-Y3
+// (I and M added pairwise by VPHADDD, or I − o·C); after the four rows they are summed
+// into each super-block's integers and the float step runs on the four rows at once in
+// Y14 (the min types in its even lanes, rows 0-3 in lanes 0, 2, 4, 6; the signed types in
+// lanes 0-3).
+
+#define K2PREFETCH 2048
+
+// k2ScaleIdx are the VPSHUFB indexes that make, from the 16 bytes
+// [sc0..sc3, m0..m3, sc4..sc7, m4..m7] in both 128-bit lanes, the sixteen words of
+// sub-block j's scale (k2ScaleIdx+32j, j = 0..7), and the mins doubled, m0 m0 m1 m1 ...
+// m7 m7 (k2ScaleIdx+256).
+DATA k2ScaleIdx<>+0(SB)/8, $0x8000800080008000
+DATA k2ScaleIdx<>+8(SB)/8, $0x8000800080008000
+DATA k2ScaleIdx<>+16(SB)/8, $0x8000800080008000
+DATA k2ScaleIdx<>+24(SB)/8, $0x8000800080008000
+DATA k2ScaleIdx<>+32(SB)/8, $0x8001800180018001
+DATA k2ScaleIdx<>+40(SB)/8, $0x8001800180018001
+DATA k2ScaleIdx<>+48(SB)/8, $0x8001800180018001
+DATA k2ScaleIdx<>+56(SB)/8, $0x8001800180018001
+DATA k2ScaleIdx<>+64(SB)/8, $0x8002800280028002
+DATA k2ScaleIdx<>+72(SB)/8, $0x8002800280028002
+DATA k2ScaleIdx<>+80(SB)/8, $0x8002800280028002
+DATA k2ScaleIdx<>+88(SB)/8, $0x8002800280028002
+DATA k2ScaleIdx<>+96(SB)/8, $0x8003800380038003
+DATA k2ScaleIdx<>+104(SB)/8, $0x8003800380038003
+DATA k2ScaleIdx<>+112(SB)/8, $0x8003800380038003
+DATA k2ScaleIdx<>+120(SB)/8, $0x8003800380038003
+DATA k2ScaleIdx<>+128(SB)/8, $0x8008800880088008
+DATA k2ScaleIdx<>+136(SB)/8, $0x8008800880088008
+DATA k2ScaleIdx<>+144(SB)/8, $0x8008800880088008
+DATA k2ScaleIdx<>+152(SB)/8, $0x8008800880088008
+DATA k2ScaleIdx<>+160(SB)/8, $0x8009800980098009
+DATA k2ScaleIdx<>+168(SB)/8, $0x8009800980098009
+DATA k2ScaleIdx<>+176(SB)/8, $0x8009800980098009
+DATA k2ScaleIdx<>+184(SB)/8, $0x8009800980098009
+DATA k2ScaleIdx<>+192(SB)/8, $0x800a800a800a800a
+DATA k2ScaleIdx<>+200(SB)/8, $0x800a800a800a800a
+DATA k2ScaleIdx<>+208(SB)/8, $0x800a800a800a800a
+DATA k2ScaleIdx<>+216(SB)/8, $0x800a800a800a800a
+DATA k2ScaleIdx<>+224(SB)/8, $0x800b800b800b800b
+DATA k2ScaleIdx<>+232(SB)/8, $0x800b800b800b800b
+DATA k2ScaleIdx<>+240(SB)/8, $0x800b800b800b800b
+DATA k2ScaleIdx<>+248(SB)/8, $0x800b800b800b800b
+DATA k2ScaleIdx<>+256(SB)/8, $0x8005800580048004
+DATA k2ScaleIdx<>+264(SB)/8, $0x8007800780068006
+DATA k2ScaleIdx<>+272(SB)/8, $0x800d800d800c800c
+DATA k2ScaleIdx<>+280(SB)/8, $0x800f800f800e800e
+GLOBL k2ScaleIdx<>(SB), RODATA|NOPTR, $288
+
+// k2Scale16Idx are the VPSHUFB indexes that take, from eight scale words (one per 16
+// values) in both 128-bit lanes, words 2k (lower lane) and 2k+1 (upper lane), each eight
+// times: the scale words of 32 values (k2Scale16Idx+32k, k = 0..3).
+DATA k2Scale16Idx<>+0(SB)/8, $0x0100010001000100
+DATA k2Scale16Idx<>+8(SB)/8, $0x0100010001000100
+DATA k2Scale16Idx<>+16(SB)/8, $0x0302030203020302
+DATA k2Scale16Idx<>+24(SB)/8, $0x0302030203020302
+DATA k2Scale16Idx<>+32(SB)/8, $0x0504050405040504
+DATA k2Scale16Idx<>+40(SB)/8, $0x0504050405040504
+DATA k2Scale16Idx<>+48(SB)/8, $0x0706070607060706
+DATA k2Scale16Idx<>+56(SB)/8, $0x0706070607060706
+DATA k2Scale16Idx<>+64(SB)/8, $0x0908090809080908
+DATA k2Scale16Idx<>+72(SB)/8, $0x0908090809080908
+DATA k2Scale16Idx<>+80(SB)/8, $0x0b0a0b0a0b0a0b0a
+DATA k2Scale16Idx<>+88(SB)/8, $0x0b0a0b0a0b0a0b0a
+DATA k2Scale16Idx<>+96(SB)/8, $0x0d0c0d0c0d0c0d0c
+DATA k2Scale16Idx<>+104(SB)/8, $0x0d0c0d0c0d0c0d0c
+DATA k2Scale16Idx<>+112(SB)/8, $0x0f0e0f0e0f0e0f0e
+DATA k2Scale16Idx<>+120(SB)/8, $0x0f0e0f0e0f0e0f0e
+GLOBL k2Scale16Idx<>(SB), RODATA|NOPTR, $128
+
+DATA k2Mask30<>+0(SB)/8, $0x3030303030303030
+DATA k2Mask30<>+8(SB)/8, $0x3030303030303030
+DATA k2Mask30<>+16(SB)/8, $0x3030303030303030
+DATA k2Mask30<>+24(SB)/8, $0x3030303030303030
+GLOBL k2Mask30<>(SB), RODATA|NOPTR, $32
+
+DATA k2Mask03<>+0(SB)/8, $0x0303030303030303
+DATA k2Mask03<>+8(SB)/8, $0x0303030303030303
+DATA k2Mask03<>+16(SB)/8, $0x0303030303030303
+DATA k2Mask03<>+24(SB)/8, $0x0303030303030303
+GLOBL k2Mask03<>(SB), RODATA|NOPTR, $32
+
+DATA k2Mask04<>+0(SB)/8, $0x0404040404040404
+DATA k2Mask04<>+8(SB)/8, $0x0404040404040404
+DATA k2Mask04<>+16(SB)/8, $0x0404040404040404
+DATA k2Mask04<>+24(SB)/8, $0x0404040404040404
+GLOBL k2Mask04<>(SB), RODATA|NOPTR, $32
+
+DATA k2Words32<>+0(SB)/8, $0x0020002000200020
+DATA k2Words32<>+8(SB)/8, $0x0020002000200020
+DATA k2Words32<>+16(SB)/8, $0x0020002000200020
+DATA k2Words32<>+24(SB)/8, $0x0020002000200020
+GLOBL k2Words32<>(SB), RODATA|NOPTR, $32
+
+DATA k2Mask10<>+0(SB)/8, $0x1010101010101010
+DATA k2Mask10<>+8(SB)/8, $0x1010101010101010
+DATA k2Mask10<>+16(SB)/8, $0x1010101010101010
+DATA k2Mask10<>+24(SB)/8, $0x1010101010101010
+GLOBL k2Mask10<>(SB), RODATA|NOPTR, $32
+
+// K2SCALEMIN6 is KSCALEMIN6 (kquant_avx512_amd64.h) with the 16 bytes in both lanes of Y13.
+#define K2SCALEMIN6(R) \
+	KSCALEGPR(R); \
+	VMOVQ      AX, X13; \
+	VPINSRQ    $1, DX, X13, X13; \
+	VPERMQ     $0x44, Y13, Y13
+
+// K2DOT32 multiplies the 32 byte codes in CODES by the input's at XOFF(DI) and by the
+// scale words at SIDX(SB) (from Y13), adding the fours to Y8 (FIRST: VMOVDQU, which starts
+// them, or VPADDD).
+#define K2DOT32(CODES, XOFF, SIDX, FIRST) \
+	VPMADDUBSW XOFF(DI), CODES, Y6; \
+	VPSHUFB    SIDX(SB), Y13, Y7; \
+	VPMADDWD   Y7, Y6, Y6; \
+	FIRST(Y6)
+
+#define K2START(P) VMOVDQU P, Y8
+#define K2ADD(P) VPADDD P, Y8, Y8
+
+// K2MIN finishes a row of a type with mins: the min lanes from the doubled mins times the
+// input's block sums (Y9), added pairwise with I (Y8) into RES.
+#define K2MIN(RES) \
+	VPSHUFB  k2ScaleIdx<>+256(SB), Y13, Y9; \
+	VPMADDWD 256(DI), Y9, Y9; \
+	VPHADDD  Y9, Y8, RES
+
+// K2ENDMIN finishes an iteration of a type with mins: the four rows' I and M as
+// [I0, M0, I1, M1, I2, M2, I3, M3] (Y4), d and dmin of the four rows (the fp16 pair at
+// DOFF of each) times the input's scale (Y5), and in the even lanes of Y14,
+// acc += float32(I)·d1 − float32(M)·m1.
+#define K2ENDMIN(DOFF) \
+	VPHADDD      Y1, Y0, Y4; \
+	VPHADDD      Y3, Y2, Y5; \
+	VEXTRACTI128 $1, Y4, X6; \
+	VPADDD       X6, X4, X4; \
+	VEXTRACTI128 $1, Y5, X6; \
+	VPADDD       X6, X5, X5; \
+	VINSERTI128  $1, X5, Y4, Y4; \
+	VMOVD        DOFF(SI)(R13*1), X5; \
+	VPINSRD      $1, DOFF(R8)(R13*1), X5, X5; \
+	VPINSRD      $2, DOFF(R9)(R13*1), X5, X5; \
+	VPINSRD      $3, DOFF(R10)(R13*1), X5, X5; \
+	VCVTPH2PS    X5, Y5; \
+	VBROADCASTSS 288(DI), Y6; \
+	VMULPS       Y6, Y5, Y5; \
+	VCVTDQ2PS    Y4, Y4; \
+	VMULPS       Y5, Y4, Y4; \
+	VMOVSHDUP    Y4, Y5; \
+	VSUBPS       Y5, Y4, Y4; \
+	VADDPS       Y4, Y14, Y14
+
+// K2ENDSIGNED finishes an iteration of a signed type: the four rows' I − o·C summed as
+// [T0, T1, T2, T3] (X4), d of the four rows (the fp16 at DOFF of each) times the input's
+// scale (X5), and in X14, acc += float32(T)·d1.
+#define K2ENDSIGNED(DOFF) \
+	VPHADDD      Y1, Y0, Y4; \
+	VPHADDD      Y3, Y2, Y5; \
+	VPHADDD      Y5, Y4, Y4; \
+	VEXTRACTI128 $1, Y4, X5; \
+	VPADDD       X5, X4, X4; \
+	VPXOR        X5, X5, X5; \
+	VPINSRW      $0, DOFF(SI)(R13*1), X5, X5; \
+	VPINSRW      $1, DOFF(R8)(R13*1), X5, X5; \
+	VPINSRW      $2, DOFF(R9)(R13*1), X5, X5; \
+	VPINSRW      $3, DOFF(R10)(R13*1), X5, X5; \
+	VCVTPH2PS    X5, X5; \
+	VBROADCASTSS 288(DI), X6; \
+	VMULPS       X6, X5, X5; \
+	VCVTDQ2PS    X4, X4; \
+	VMULPS       X5, X4, X4; \
+	VADDPS       X4, X14, X14
+
+// K2NIB4 leaves the low nibbles of the 32 bytes at OFF(R)(R13*1) in Y4, the high ones in
+// Y5 (Y15 = 0x0f…).
+#define K2NIB4(R, OFF) \
+	VMOVDQU OFF(R)(R13*1), Y4; \
+	VPSRLW  $4, Y4, Y5; \
+	VPAND   Y15, Y4, Y4; \
+	VPAND   Y15, Y5, Y5
+
+// Q4K2ROW leaves one Q4_K super-block's lanes of the row at R in RES.
+#define Q4K2ROW(R, RES) \
+	PREFETCHT0 K2PREFETCH(R)(R13*1); \
+	PREFETCHT0 K2PREFETCH+64(R)(R13*1); \
+	K2SCALEMIN6(R); \
+	K2NIB4(R, 16); \
+	K2DOT32(Y4, 0, k2ScaleIdx<>+0, K2START); \
+	K2DOT32(Y5, 32, k2ScaleIdx<>+32, K2ADD); \
+	K2NIB4(R, 48); \
+	K2DOT32(Y4, 64, k2ScaleIdx<>+64, K2ADD); \
+	K2DOT32(Y5, 96, k2ScaleIdx<>+96, K2ADD); \
+	K2NIB4(R, 80); \
+	K2DOT32(Y4, 128, k2ScaleIdx<>+128, K2ADD); \
+	K2DOT32(Y5, 160, k2ScaleIdx<>+160, K2ADD); \
+	K2NIB4(R, 112); \
+	K2DOT32(Y4, 192, k2ScaleIdx<>+192, K2ADD); \
+	K2DOT32(Y5, 224, k2ScaleIdx<>+224, K2ADD); \
+	K2MIN(RES)
+
+// K2HIGHL and K2HIGHR add the fifth bit J of the qh bytes in Y12 (bit J of each byte) to the codes in
+// CODES as 16: (qh shifted so that bit J lands on bit 4) & 0x10, or'ed in.
+#define K2HIGHL(J, CODES) \
+	VPSLLW $(4-J), Y12, Y9; \
+	VPAND  k2Mask10<>(SB), Y9, Y9; \
+	VPOR   Y9, CODES, CODES
+
+#define K2HIGHR(J, CODES) \
+	VPSRLW $(J-4), Y12, Y9; \
+	VPAND  k2Mask10<>(SB), Y9, Y9; \
+	VPOR   Y9, CODES, CODES
+
+// Q5K2ROW leaves one Q5_K super-block's lanes of the row at R in RES: Q4_K's nibbles
+// (from byte 48 on) plus the fifth bits of qh (bytes 16-47, Y12).
+#define Q5K2ROW(R, RES) \
+	PREFETCHT0 K2PREFETCH(R)(R13*1); \
+	PREFETCHT0 K2PREFETCH+64(R)(R13*1); \
+	PREFETCHT0 K2PREFETCH+128(R)(R13*1); \
+	K2SCALEMIN6(R); \
+	VMOVDQU 16(R)(R13*1), Y12; \
+	K2NIB4(R, 48); \
+	K2HIGHL(0, Y4); \
+	K2HIGHL(1, Y5); \
+	K2DOT32(Y4, 0, k2ScaleIdx<>+0, K2START); \
+	K2DOT32(Y5, 32, k2ScaleIdx<>+32, K2ADD); \
+	K2NIB4(R, 80); \
+	K2HIGHL(2, Y4); \
+	K2HIGHL(3, Y5); \
+	K2DOT32(Y4, 64, k2ScaleIdx<>+64, K2ADD); \
+	K2DOT32(Y5, 96, k2ScaleIdx<>+96, K2ADD); \
+	K2NIB4(R, 112); \
+	VPAND   k2Mask10<>(SB), Y12, Y9; \
+	VPOR    Y9, Y4, Y4; \
+	K2HIGHR(5, Y5); \
+	K2DOT32(Y4, 128, k2ScaleIdx<>+128, K2ADD); \
+	K2DOT32(Y5, 160, k2ScaleIdx<>+160, K2ADD); \
+	K2NIB4(R, 144); \
+	K2HIGHR(6, Y4); \
+	K2HIGHR(7, Y5); \
+	K2DOT32(Y4, 192, k2ScaleIdx<>+192, K2ADD); \
+	K2DOT32(Y5, 224, k2ScaleIdx<>+224, K2ADD); \
+	K2MIN(RES)
+
+// K2SETUP is KSETUP (kquant_avx512_amd64.s) for the AVX2 kernels: the arguments, the GPR
+// masks, Y15 = 0x0f…, and the accumulator Y14 zeroed.
+#define K2SETUP \
+	MOVQ         w+8(FP), SI; \
+	MOVQ         x+16(FP), DI; \
+	MOVQ         nb+24(FP), R11; \
+	MOVQ         stride+32(FP), AX; \
+	LEAQ         (SI)(AX*1), R8; \
+	LEAQ         (R8)(AX*1), R9; \
+	LEAQ         (R9)(AX*1), R10; \
+	MOVQ         $0x3f3f3f3f3f3f3f3f, R14; \
+	MOVQ         $0x0f0f0f0f0f0f0f0f, R15; \
+	MOVQ         $0x3030303030303030, R12; \
+	MOVQ         R15, X15; \
+	VPBROADCASTQ X15, Y15; \
+	VPXOR        Y14, Y14, Y14; \
+	XORQ         R13, R13
+
+// K2FINISHMIN stores the four rows' results of a type with mins, lanes 0, 2, 4 and 6 of
+// Y14, at out + k·outStride·4.
+#define K2FINISHMIN \
+	VEXTRACTF128 $1, Y14, X1; \
+	MOVQ         out+0(FP), DX; \
+	MOVQ         outStride+40(FP), CX; \
+	SHLQ         $2, CX; \
+	VMOVSS       X14, (DX); \
+	ADDQ         CX, DX; \
+	VEXTRACTPS   $2, X14, (DX); \
+	ADDQ         CX, DX; \
+	VMOVSS       X1, (DX); \
+	ADDQ         CX, DX; \
+	VEXTRACTPS   $2, X1, (DX); \
+	VZEROUPPER
+
+// K2FINISHSIGNED stores the four rows' results of a signed type, lanes 0-3 of X14.
+#define K2FINISHSIGNED \
+	MOVQ       out+0(FP), DX; \
+	MOVQ       outStride+40(FP), CX; \
+	SHLQ       $2, CX; \
+	VMOVSS     X14, (DX); \
+	ADDQ       CX, DX; \
+	VEXTRACTPS $1, X14, (DX); \
+	ADDQ       CX, DX; \
+	VEXTRACTPS $2, X14, (DX); \
+	ADDQ       CX, DX; \
+	VEXTRACTPS $3, X14, (DX); \
+	VZEROUPPER
+
+// func dotQ4_Kx4AVX2(out *float32, w *byte, x *byte, nb, stride, outStride int)
+TEXT ·dotQ4_Kx4AVX2(SB), NOSPLIT, $0-48
+	K2SETUP
+
+q4k2loop:
+	Q4K2ROW(SI, Y0)
+	Q4K2ROW(R8, Y1)
+	Q4K2ROW(R9, Y2)
+	Q4K2ROW(R10, Y3)
+	K2ENDMIN(0)
+	ADDQ $144, R13
+	ADDQ $320, DI
+	DECQ R11
+	JNZ  q4k2loop
+	K2FINISHMIN
+	RET
+
+// func dotQ5_Kx4AVX2(out *float32, w *byte, x *byte, nb, stride, outStride int)
+TEXT ·dotQ5_Kx4AVX2(SB), NOSPLIT, $0-48
+	K2SETUP
+
+q5k2loop:
+	Q5K2ROW(SI, Y0)
+	Q5K2ROW(R8, Y1)
+	Q5K2ROW(R9, Y2)
+	Q5K2ROW(R10, Y3)
+	K2ENDMIN(0)
+	ADDQ $176, R13
+	ADDQ $320, DI
+	DECQ R11
+	JNZ  q5k2loop
+	K2FINISHMIN
+	RET
+
+// Q6K2CODES makes the 32 codes of a quarter of a Q6_K half in Y7: the nibbles in NIB and,
+// above them, the quarter's two bits of the qh bytes in Y6, moved to bits 4-5 by SHIFT
+// (VPSLLW or VPSRLW) by AMT.
+#define Q6K2CODES(NIB, SHIFT, AMT) \
+	SHIFT      $AMT, Y6, Y7; \
+	VPAND      k2Mask30<>(SB), Y7, Y7; \
+	VPOR       NIB, Y7, Y7
+
+// Q6K2HALF adds the 128 products of half H of the Q6_K super-block at R to Y8 (FIRST:
+// K2START or K2ADD), the quarters in the order 0, 2, 1, 3 of ql's nibbles; Y11 holds the
+// half's eight scale words in both lanes.
+#define Q6K2HALF(R, H, FIRST) \
+	VMOVDQU    (128+32*H)(R)(R13*1), Y6; \
+	VMOVDQU    (64*H)(R)(R13*1), Y4; \
+	VPAND      Y15, Y4, Y5; \
+	Q6K2CODES(Y5, VPSLLW, 4); \
+	K2DOT6(Y7, 128*H, k2Scale16Idx<>+0, FIRST); \
+	VPSRLW     $4, Y4, Y4; \
+	VPAND      Y15, Y4, Y4; \
+	Q6K2CODES(Y4, VPSRLW, 0); \
+	K2DOT6(Y7, 128*H+64, k2Scale16Idx<>+64, K2ADD); \
+	VMOVDQU    (64*H+32)(R)(R13*1), Y4; \
+	VPAND      Y15, Y4, Y5; \
+	Q6K2CODES(Y5, VPSLLW, 2); \
+	K2DOT6(Y7, 128*H+32, k2Scale16Idx<>+32, K2ADD); \
+	VPSRLW     $4, Y4, Y4; \
+	VPAND      Y15, Y4, Y4; \
+	Q6K2CODES(Y4, VPSRLW, 2); \
+	K2DOT6(Y7, 128*H+96, k2Scale16Idx<>+96, K2ADD)
+
+// K2DOT6 is K2DOT32 with the scale words from Y11 (Q6_K's sixteen-value sub-blocks).
+#define K2DOT6(CODES, XOFF, SIDX, FIRST) \
+	VPMADDUBSW XOFF(DI), CODES, Y10; \
+	VPSHUFB    SIDX(SB), Y11, Y9; \
+	VPMADDWD   Y9, Y10, Y10; \
+	FIRST(Y10)
+
+// Q6K2ROW leaves one Q6_K super-block's lanes of the row at R, I − 32·C, in RES: the int8
+// scales widened to words (Y12), each half's eight in both lanes of Y11, the codes'
+// products, C = Σ sc·bsum from the block sums.
+#define Q6K2ROW(R, RES) \
+	PREFETCHT0 K2PREFETCH(R)(R13*1); \
+	PREFETCHT0 K2PREFETCH+64(R)(R13*1); \
+	PREFETCHT0 K2PREFETCH+128(R)(R13*1); \
+	VPMOVSXBW  192(R)(R13*1), Y12; \
+	VPERMQ     $0x44, Y12, Y11; \
+	Q6K2HALF(R, 0, K2START); \
+	VPERMQ     $0xee, Y12, Y11; \
+	Q6K2HALF(R, 1, K2ADD); \
+	VPMADDWD     256(DI), Y12, Y9; \
+	VPSLLD       $5, Y9, Y9; \
+	VPSUBD       Y9, Y8, RES
+
+// func dotQ6_Kx4AVX2(out *float32, w *byte, x *byte, nb, stride, outStride int)
+TEXT ·dotQ6_Kx4AVX2(SB), NOSPLIT, $0-48
+	K2SETUP
+
+q6k2loop:
+	Q6K2ROW(SI, Y0)
+	Q6K2ROW(R8, Y1)
+	Q6K2ROW(R9, Y2)
+	Q6K2ROW(R10, Y3)
+	K2ENDSIGNED(208)
+	ADDQ $210, R13
+	ADDQ $320, DI
+	DECQ R11
+	JNZ  q6k2loop
+	K2FINISHSIGNED
+	RET
+
+// Q2K2QUARTER adds the products of quarter K of half H of a Q2_K or Q3_K super-block to
+// Y8: the 2-bit codes of the qs bytes in Y6 shifted by 2K and masked, with HIGH (Q3_K's
+// third bits) or'ed in, times the scale words of the half (Y11).
+#define Q2K2QUARTER(H, K, FIRST, HIGH) \
+	VPSRLW $(2*K), Y6, Y7; \
+	VPAND  k2Mask03<>(SB), Y7, Y7; \
+	HIGH; \
+	K2DOT6(Y7, 128*H+32*K, k2Scale16Idx<>+32*K, FIRST)
+
+#define K2NOHIGH
+
+// Q3K2HIGHL and Q3K2HIGHR or the third bit J of the hmask bytes in Y4 (bit J of each
+// byte) into the codes in Y7 as 4.
+#define Q3K2HIGHL(J) \
+	VPSLLW $(2-J), Y4, Y9; \
+	VPAND  k2Mask04<>(SB), Y9, Y9; \
+	VPOR   Y9, Y7, Y7
+
+#define Q3K2HIGHR(J) \
+	VPSRLW $(J-2), Y4, Y9; \
+	VPAND  k2Mask04<>(SB), Y9, Y9; \
+	VPOR   Y9, Y7, Y7
+
+// Q2K2ROW leaves one Q2_K super-block's lanes of the row at R in RES: the scale and min
+// nibbles as words (Y12, Y13), the min lanes from the block sums (Y13), the codes'
+// products (Y8), added pairwise.
+#define Q2K2ROW(R, RES) \
+	PREFETCHT0   K2PREFETCH(R)(R13*1); \
+	PREFETCHT0   K2PREFETCH+64(R)(R13*1); \
+	VPMOVZXBW    (R)(R13*1), Y12; \
+	VPSRLW       $4, Y12, Y13; \
+	VPAND        Y15, Y12, Y12; \
+	VPMADDWD     256(DI), Y13, Y13; \
+	VPERMQ       $0x44, Y12, Y11; \
+	VMOVDQU      16(R)(R13*1), Y6; \
+	Q2K2QUARTER(0, 0, K2START, K2NOHIGH); \
+	Q2K2QUARTER(0, 1, K2ADD, K2NOHIGH); \
+	Q2K2QUARTER(0, 2, K2ADD, K2NOHIGH); \
+	Q2K2QUARTER(0, 3, K2ADD, K2NOHIGH); \
+	VPERMQ       $0xee, Y12, Y11; \
+	VMOVDQU      48(R)(R13*1), Y6; \
+	Q2K2QUARTER(1, 0, K2ADD, K2NOHIGH); \
+	Q2K2QUARTER(1, 1, K2ADD, K2NOHIGH); \
+	Q2K2QUARTER(1, 2, K2ADD, K2NOHIGH); \
+	Q2K2QUARTER(1, 3, K2ADD, K2NOHIGH); \
+	VPHADDD      Y13, Y8, RES
+
+// Q3K2ROW leaves one Q3_K super-block's lanes of the row at R, I − 4·C, in RES: the
+// signed scales (Q3SCALEGPR, R12 = 0x03…) as words in Y12, the codes (hmask in Y4),
+// C = Σ sc·bsum from the block sums.
+#define Q3K2ROW(R, RES) \
+	PREFETCHT0   K2PREFETCH(R)(R13*1); \
+	PREFETCHT0   K2PREFETCH+64(R)(R13*1); \
+	Q3SCALEGPR(R); \
+	VMOVQ        AX, X12; \
+	VPINSRQ      $1, BX, X12, X12; \
+	VPMOVZXBW    X12, Y12; \
+	VPSUBW       k2Words32<>(SB), Y12, Y12; \
+	VMOVDQU      (R)(R13*1), Y4; \
+	VPERMQ       $0x44, Y12, Y11; \
+	VMOVDQU      32(R)(R13*1), Y6; \
+	Q2K2QUARTER(0, 0, K2START, Q3K2HIGHL(0)); \
+	Q2K2QUARTER(0, 1, K2ADD, Q3K2HIGHL(1)); \
+	Q2K2QUARTER(0, 2, K2ADD, Q3K2HIGHL(2)); \
+	Q2K2QUARTER(0, 3, K2ADD, Q3K2HIGHR(3)); \
+	VPERMQ       $0xee, Y12, Y11; \
+	VMOVDQU      64(R)(R13*1), Y6; \
+	Q2K2QUARTER(1, 0, K2ADD, Q3K2HIGHR(4)); \
+	Q2K2QUARTER(1, 1, K2ADD, Q3K2HIGHR(5)); \
+	Q2K2QUARTER(1, 2, K2ADD, Q3K2HIGHR(6)); \
+	Q2K2QUARTER(1, 3, K2ADD, Q3K2HIGHR(7)); \
+	VPMADDWD     256(DI), Y12, Y9; \
+	VPSLLD       $2, Y9, Y9; \
+	VPSUBD       Y9, Y8, RES
+
+// func dotQ2_Kx4AVX2(out *float32, w *byte, x *byte, nb, stride, outStride int)
+TEXT ·dotQ2_Kx4AVX2(SB), NOSPLIT, $0-48
+	K2SETUP
+
+q2k2loop:
+	Q2K2ROW(SI, Y0)
+	Q2K2ROW(R8, Y1)
+	Q2K2ROW(R9, Y2)
+	Q2K2ROW(R10, Y3)
+	K2ENDMIN(80)
+	ADDQ $84, R13
+	ADDQ $320, DI
+	DECQ R11
+	JNZ  q2k2loop
+	K2FINISHMIN
+	RET
+
+// func dotQ3_Kx4AVX2(out *float32, w *byte, x *byte, nb, stride, outStride int)
+TEXT ·dotQ3_Kx4AVX2(SB), NOSPLIT, $0-48
+	K2SETUP
+	MOVQ $0x0303030303030303, R12
+
+q3k2loop:
+	Q3K2ROW(SI, Y0)
+	Q3K2ROW(R8, Y1)
+	Q3K2ROW(R9, Y2)
+	Q3K2ROW(R10, Y3)
+	K2ENDSIGNED(108)
+	ADDQ $110, R13
+	ADDQ $320, DI
+	DECQ R11
+	JNZ  q3k2loop
+	K2FINISHSIGNED
+	RET

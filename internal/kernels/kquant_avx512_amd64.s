@@ -1,0 +1,446 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+#include "avx_amd64.h"
+#include "kquant_avx512_amd64.h"
+
+// The k-quant row dots with AVX-512 VNNI (kquant.go defines their arithmetic): four rows at
+// a time against one Q8KInput, a super-block of each per iteration. The codes of 64 values
+// are made bytes, multiplied by the input's int8 codes and added in pairs (VPMADDUBSW), and
+// the pairs are multiplied by the sub-block scales and added into the lanes of the row's
+// integer register (VPDPWSSD, or VPMADDWD for the first), all exact. After the four rows,
+// each row's lanes are summed into the super-block's integers I and M (the mins times the
+// block sums) or I − o·C (the signed types), the four rows together, and the float step of
+// the definition runs on the four rows at once: the min types in the even lanes of Y0
+// (rows 0-3 in lanes 0, 2, 4, 6), the signed types in X0 (rows 0-3 in lanes 0-3).
+
+#define KPREFETCH 2048
+
+// KDOT64 multiplies the 64 byte codes in Z9 by the input's at XOFF(DI) and adds the pairs
+// times the scale words SC to the lanes in IREG (FIRST: VPMADDWD, which starts them).
+#define KDOT64(XOFF, SC, FIRST, IREG) \
+	VPMADDUBSW XOFF(DI), Z9, Z10; \
+	FIRST      SC, Z10, IREG
+
+// Q4KROW leaves one Q4_K super-block's integer lanes of the row at R in IREG and its min
+// lanes (the doubled mins times the input's block sums) in MREG.
+#define Q4KROW(R, IREG, MREG) \
+	PREFETCHT0 KPREFETCH(R)(R13*1); \
+	PREFETCHT0 KPREFETCH+64(R)(R13*1); \
+	KSCALEMIN6(R); \
+	VPSHUFB Z26, Z1, Z4; \
+	VPSHUFB Z27, Z1, Z5; \
+	VPSHUFB Z28, Z1, Z6; \
+	VPSHUFB Z29, Z1, Z7; \
+	KNIB4(R, 16); \
+	KDOT64(0, Z4, VPMADDWD, IREG); \
+	KNIB4(R, 48); \
+	KDOT64(64, Z5, VPDPWSSD, IREG); \
+	KNIB4(R, 80); \
+	KDOT64(128, Z6, VPDPWSSD, IREG); \
+	KNIB4(R, 112); \
+	KDOT64(192, Z7, VPDPWSSD, IREG); \
+	VPSHUFB  Y25, Y1, MREG; \
+	VPMADDWD 256(DI), MREG, MREG
+
+// KROWSUMS sums row r's lanes: the 16 lanes of Z(16+r) (I) and the 8 of Y(20+r) (M) into
+// X(16+r) = [Ia, Ib, Ma, Mb] with I = Ia + Ib and M = Ma + Mb.
+#define KROWSUMS(I, IY, IX, MY) \
+	VEXTRACTI64X4 $1, I, Y2; \
+	VPADDD        Y2, IY, IY; \
+	VPUNPCKLQDQ   MY, IY, Y2; \
+	VPUNPCKHQDQ   MY, IY, Y3; \
+	VPADDD        Y3, Y2, Y2; \
+	VEXTRACTI32X4 $1, Y2, X3; \
+	VPADDD        X3, X2, IX
+
+// KENDMIN finishes an iteration of a type with mins: the four rows' I and M as
+// [I0, M0, I1, M1, I2, M2, I3, M3] (Y2), d and dmin of the four rows (the fp16 pair at
+// DOFF of each) times the input's scale as [d1_0, m1_0, ...] (Y3), and in the even lanes
+// of Y0, acc += float32(I)·d1 − float32(M)·m1.
+#define KENDMIN(DOFF) \
+	KROWSUMS(Z16, Y16, X16, Y20); \
+	KROWSUMS(Z17, Y17, X17, Y21); \
+	KROWSUMS(Z18, Y18, X18, Y22); \
+	KROWSUMS(Z19, Y19, X19, Y23); \
+	VPSHUFD       $0xd8, X16, X16; \
+	VPSHUFD       $0xd8, X17, X17; \
+	VPSHUFD       $0xd8, X18, X18; \
+	VPSHUFD       $0xd8, X19, X19; \
+	VPUNPCKLQDQ   X17, X16, X2; \
+	VPUNPCKHQDQ   X17, X16, X3; \
+	VPADDD        X3, X2, X2; \
+	VPUNPCKLQDQ   X19, X18, X3; \
+	VPUNPCKHQDQ   X19, X18, X8; \
+	VPADDD        X8, X3, X3; \
+	VINSERTI32X4  $1, X3, Y2, Y2; \
+	VMOVD         DOFF(SI)(R13*1), X3; \
+	VPINSRD       $1, DOFF(R8)(R13*1), X3, X3; \
+	VPINSRD       $2, DOFF(R9)(R13*1), X3, X3; \
+	VPINSRD       $3, DOFF(R10)(R13*1), X3, X3; \
+	VCVTPH2PS     X3, Y3; \
+	VBROADCASTSS  288(DI), Y8; \
+	VMULPS        Y8, Y3, Y3; \
+	VCVTDQ2PS     Y2, Y2; \
+	VMULPS        Y3, Y2, Y2; \
+	VMOVSHDUP     Y2, Y3; \
+	VSUBPS        Y3, Y2, Y2; \
+	VADDPS        Y2, Y0, Y0
+
+// KROWSIGNED sums row r's lanes for a signed type: I (16 lanes) less C (8 lanes) shifted
+// left by OSHIFT (times the offset o), into the four lanes of IX.
+#define KROWSIGNED(I, IY, IX, CY, OSHIFT) \
+	VEXTRACTI64X4 $1, I, Y2; \
+	VPADDD        Y2, IY, IY; \
+	VPSLLD        $OSHIFT, CY, CY; \
+	VPSUBD        CY, IY, IY; \
+	VEXTRACTI32X4 $1, IY, X2; \
+	VPADDD        X2, IX, IX
+
+// KENDSIGNED finishes an iteration of a signed type: the four rows' I − o·C as
+// [T0, T1, T2, T3] (X8), d of the four rows (the fp16 at DOFF of each) times the input's
+// scale (X3), and in X0, acc += float32(T)·d1.
+#define KENDSIGNED(DOFF, OSHIFT) \
+	KROWSIGNED(Z16, Y16, X16, Y20, OSHIFT); \
+	KROWSIGNED(Z17, Y17, X17, Y21, OSHIFT); \
+	KROWSIGNED(Z18, Y18, X18, Y22, OSHIFT); \
+	KROWSIGNED(Z19, Y19, X19, Y23, OSHIFT); \
+	VPUNPCKLDQ    X17, X16, X2; \
+	VPUNPCKHDQ    X17, X16, X3; \
+	VPADDD        X3, X2, X2; \
+	VPUNPCKLDQ    X19, X18, X3; \
+	VPUNPCKHDQ    X19, X18, X8; \
+	VPADDD        X8, X3, X3; \
+	VPUNPCKLQDQ   X3, X2, X8; \
+	VPUNPCKHQDQ   X3, X2, X2; \
+	VPADDD        X2, X8, X8; \
+	VPXORD        X3, X3, X3; \
+	VPINSRW       $0, DOFF(SI)(R13*1), X3, X3; \
+	VPINSRW       $1, DOFF(R8)(R13*1), X3, X3; \
+	VPINSRW       $2, DOFF(R9)(R13*1), X3, X3; \
+	VPINSRW       $3, DOFF(R10)(R13*1), X3, X3; \
+	VCVTPH2PS     X3, X3; \
+	VBROADCASTSS  288(DI), X2; \
+	VMULPS        X2, X3, X3; \
+	VCVTDQ2PS     X8, X8; \
+	VMULPS        X3, X8, X8; \
+	VADDPS        X8, X0, X0
+
+// KSETUP loads the arguments and constants the kernels share: the four row pointers (SI,
+// R8, R9, R10 at w + k·stride), the input (DI), the super-block count (R11), the offset
+// in the rows (R13 = 0), the GPR masks and the vector constants (Z31 = 0x0f…, Z30 =
+// kShift04, Z26-Z29 and Y25 = kScaleIdx), and zeroes the accumulator Y0.
+#define KSETUP \
+	MOVQ         w+8(FP), SI; \
+	MOVQ         x+16(FP), DI; \
+	MOVQ         nb+24(FP), R11; \
+	MOVQ         stride+32(FP), AX; \
+	LEAQ         (SI)(AX*1), R8; \
+	LEAQ         (R8)(AX*1), R9; \
+	LEAQ         (R9)(AX*1), R10; \
+	MOVQ         $0x3f3f3f3f3f3f3f3f, R14; \
+	MOVQ         $0x0f0f0f0f0f0f0f0f, R15; \
+	MOVQ         $0x3030303030303030, R12; \
+	MOVL         $0x0f0f0f0f, AX; \
+	VPBROADCASTD AX, Z31; \
+	VMOVDQU64    kShift04<>(SB), Z30; \
+	VMOVDQU64    kScaleIdx<>+0(SB), Z26; \
+	VMOVDQU64    kScaleIdx<>+64(SB), Z27; \
+	VMOVDQU64    kScaleIdx<>+128(SB), Z28; \
+	VMOVDQU64    kScaleIdx<>+192(SB), Z29; \
+	VMOVDQU64    kScaleIdx<>+256(SB), Y25; \
+	VPXORD       Y0, Y0, Y0; \
+	XORQ         R13, R13
+
+// KFINISHMIN stores the four rows' results of a type with mins, lanes 0, 2, 4 and 6 of Y0,
+// at out + k·outStride·4.
+#define KFINISHMIN \
+	VEXTRACTF128 $1, Y0, X1; \
+	MOVQ         out+0(FP), DX; \
+	MOVQ         outStride+40(FP), CX; \
+	SHLQ         $2, CX; \
+	VMOVSS       X0, (DX); \
+	ADDQ         CX, DX; \
+	VEXTRACTPS   $2, X0, (DX); \
+	ADDQ         CX, DX; \
+	VMOVSS       X1, (DX); \
+	ADDQ         CX, DX; \
+	VEXTRACTPS   $2, X1, (DX); \
+	VZEROUPPER
+
+// KFINISHSIGNED stores the four rows' results of a signed type, lanes 0-3 of X0.
+#define KFINISHSIGNED \
+	MOVQ       out+0(FP), DX; \
+	MOVQ       outStride+40(FP), CX; \
+	SHLQ       $2, CX; \
+	VMOVSS     X0, (DX); \
+	ADDQ       CX, DX; \
+	VEXTRACTPS $1, X0, (DX); \
+	ADDQ       CX, DX; \
+	VEXTRACTPS $2, X0, (DX); \
+	ADDQ       CX, DX; \
+	VEXTRACTPS $3, X0, (DX); \
+	VZEROUPPER
+
+// func dotQ4_Kx4AVX512(out *float32, w *byte, x *byte, nb, stride, outStride int)
+TEXT ·dotQ4_Kx4AVX512(SB), NOSPLIT, $0-48
+	KSETUP
+
+q4kloop:
+	Q4KROW(SI, Z16, Y20)
+	Q4KROW(R8, Z17, Y21)
+	Q4KROW(R9, Z18, Y22)
+	Q4KROW(R10, Z19, Y23)
+	KENDMIN(0)
+	ADDQ $144, R13
+	ADDQ $320, DI
+	DECQ R11
+	JNZ  q4kloop
+	KFINISHMIN
+	RET
+
+// k16ScaleIdx are the VPERMW indexes that spread sixteen scale words, one per 16 values,
+// over a 512-bit register of 64 values: words 4c..4c+3, each eight times
+// (k16ScaleIdx+64c).
+DATA k16ScaleIdx<>+0(SB)/8, $0x0000000000000000
+DATA k16ScaleIdx<>+8(SB)/8, $0x0000000000000000
+DATA k16ScaleIdx<>+16(SB)/8, $0x0001000100010001
+DATA k16ScaleIdx<>+24(SB)/8, $0x0001000100010001
+DATA k16ScaleIdx<>+32(SB)/8, $0x0002000200020002
+DATA k16ScaleIdx<>+40(SB)/8, $0x0002000200020002
+DATA k16ScaleIdx<>+48(SB)/8, $0x0003000300030003
+DATA k16ScaleIdx<>+56(SB)/8, $0x0003000300030003
+DATA k16ScaleIdx<>+64(SB)/8, $0x0004000400040004
+DATA k16ScaleIdx<>+72(SB)/8, $0x0004000400040004
+DATA k16ScaleIdx<>+80(SB)/8, $0x0005000500050005
+DATA k16ScaleIdx<>+88(SB)/8, $0x0005000500050005
+DATA k16ScaleIdx<>+96(SB)/8, $0x0006000600060006
+DATA k16ScaleIdx<>+104(SB)/8, $0x0006000600060006
+DATA k16ScaleIdx<>+112(SB)/8, $0x0007000700070007
+DATA k16ScaleIdx<>+120(SB)/8, $0x0007000700070007
+DATA k16ScaleIdx<>+128(SB)/8, $0x0008000800080008
+DATA k16ScaleIdx<>+136(SB)/8, $0x0008000800080008
+DATA k16ScaleIdx<>+144(SB)/8, $0x0009000900090009
+DATA k16ScaleIdx<>+152(SB)/8, $0x0009000900090009
+DATA k16ScaleIdx<>+160(SB)/8, $0x000a000a000a000a
+DATA k16ScaleIdx<>+168(SB)/8, $0x000a000a000a000a
+DATA k16ScaleIdx<>+176(SB)/8, $0x000b000b000b000b
+DATA k16ScaleIdx<>+184(SB)/8, $0x000b000b000b000b
+DATA k16ScaleIdx<>+192(SB)/8, $0x000c000c000c000c
+DATA k16ScaleIdx<>+200(SB)/8, $0x000c000c000c000c
+DATA k16ScaleIdx<>+208(SB)/8, $0x000d000d000d000d
+DATA k16ScaleIdx<>+216(SB)/8, $0x000d000d000d000d
+DATA k16ScaleIdx<>+224(SB)/8, $0x000e000e000e000e
+DATA k16ScaleIdx<>+232(SB)/8, $0x000e000e000e000e
+DATA k16ScaleIdx<>+240(SB)/8, $0x000f000f000f000f
+DATA k16ScaleIdx<>+248(SB)/8, $0x000f000f000f000f
+GLOBL k16ScaleIdx<>(SB), RODATA|NOPTR, $256
+
+// Q6KHALF makes the 128 codes of half H of a Q6_K super-block (ql at 64H, qh at 128+32H
+// of the block at R) and adds their products to IREG: values 128H..128H+63 in Z9 (the low
+// nibbles of ql, the bits of quarters 0 and 1 from qh), then 128H+64..128H+127 (the high
+// nibbles, quarters 2 and 3). Z13 holds the ql bytes, Z14 the qh bytes broadcast;
+// Z31 = 0x0f…, Z28 = 0x30…, Z29 = q6ShiftLo, Z30 = q6ShiftHi; SA and SB are the scale
+// words.
+#define Q6KHALF(R, H, SA, SB, FIRST, IREG) \
+	VMOVDQU64       (64*H)(R)(R13*1), Z13; \
+	VBROADCASTI64X4 (128+32*H)(R)(R13*1), Z14; \
+	VPSLLVW         Z29, Z14, Z9; \
+	VPANDD          Z28, Z9, Z9; \
+	VPTERNLOGD      $0xf8, Z31, Z13, Z9; \
+	KDOT64(128*H, SA, FIRST, IREG); \
+	VPSRLW          $4, Z13, Z13; \
+	VPSRLVW         Z30, Z14, Z9; \
+	VPANDD          Z28, Z9, Z9; \
+	VPTERNLOGD      $0xf8, Z31, Z13, Z9; \
+	KDOT64(128*H+64, SB, VPDPWSSD, IREG)
+
+// K16SCALES spreads the sixteen scale words in Y1 over Z4-Z7 (Z24-Z27 = k16ScaleIdx).
+#define K16SCALES \
+	VPERMW Z1, Z24, Z4; \
+	VPERMW Z1, Z25, Z5; \
+	VPERMW Z1, Z26, Z6; \
+	VPERMW Z1, Z27, Z7
+
+// Q6KROW leaves one Q6_K super-block's integer lanes of the row at R in IREG and Σ sc·bsum
+// in the lanes of CREG: the int8 scales widened to words (Y1) and spread (Z4-Z7), the
+// codes' products.
+#define Q6KROW(R, IREG, CREG) \
+	PREFETCHT0 KPREFETCH(R)(R13*1); \
+	PREFETCHT0 KPREFETCH+64(R)(R13*1); \
+	PREFETCHT0 KPREFETCH+128(R)(R13*1); \
+	VPMOVSXBW  192(R)(R13*1), Y1; \
+	K16SCALES; \
+	Q6KHALF(R, 0, Z4, Z5, VPMADDWD, IREG); \
+	Q6KHALF(R, 1, Z6, Z7, VPDPWSSD, IREG); \
+	VPMADDWD   256(DI), Y1, CREG
+
+// K16IDX loads k16ScaleIdx into Z24-Z27.
+#define K16IDX \
+	VMOVDQU64 k16ScaleIdx<>+0(SB), Z24; \
+	VMOVDQU64 k16ScaleIdx<>+64(SB), Z25; \
+	VMOVDQU64 k16ScaleIdx<>+128(SB), Z26; \
+	VMOVDQU64 k16ScaleIdx<>+192(SB), Z27
+
+// func dotQ6_Kx4AVX512(out *float32, w *byte, x *byte, nb, stride, outStride int)
+TEXT ·dotQ6_Kx4AVX512(SB), NOSPLIT, $0-48
+	KSETUP
+	MOVL         $0x30303030, AX
+	VPBROADCASTD AX, Z28
+	VMOVDQU64    q6ShiftLo<>(SB), Z29
+	VMOVDQU64    q6ShiftHi<>(SB), Z30
+	K16IDX
+
+q6kloop:
+	Q6KROW(SI, Z16, Y20)
+	Q6KROW(R8, Z17, Y21)
+	Q6KROW(R9, Z18, Y22)
+	Q6KROW(R10, Z19, Y23)
+	KENDSIGNED(208, 5)
+	ADDQ $210, R13
+	ADDQ $320, DI
+	DECQ R11
+	JNZ  q6kloop
+	KFINISHSIGNED
+	RET
+
+// Q5KROW leaves one Q5_K super-block's lanes of the row at R in IREG and MREG.
+#define Q5KROW(R, IREG, MREG) \
+	PREFETCHT0 KPREFETCH(R)(R13*1); \
+	PREFETCHT0 KPREFETCH+64(R)(R13*1); \
+	PREFETCHT0 KPREFETCH+128(R)(R13*1); \
+	KSCALEMIN6(R); \
+	VPSHUFB Z26, Z1, Z4; \
+	VPSHUFB Z27, Z1, Z5; \
+	VPSHUFB Z28, Z1, Z6; \
+	VPSHUFB Z29, Z1, Z7; \
+	VBROADCASTI64X4 16(R)(R13*1), Z14; \
+	KNIB5(R, 0); \
+	KDOT64(0, Z4, VPMADDWD, IREG); \
+	KNIB5(R, 1); \
+	KDOT64(64, Z5, VPDPWSSD, IREG); \
+	KNIB5(R, 2); \
+	KDOT64(128, Z6, VPDPWSSD, IREG); \
+	KNIB5(R, 3); \
+	KDOT64(192, Z7, VPDPWSSD, IREG); \
+	VPSHUFB  Y25, Y1, MREG; \
+	VPMADDWD 256(DI), MREG, MREG
+
+// func dotQ5_Kx4AVX512(out *float32, w *byte, x *byte, nb, stride, outStride int)
+TEXT ·dotQ5_Kx4AVX512(SB), NOSPLIT, $0-48
+	KSETUP
+	MOVL         $0x10101010, AX
+	VPBROADCASTD AX, Z13
+
+q5kloop:
+	Q5KROW(SI, Z16, Y20)
+	Q5KROW(R8, Z17, Y21)
+	Q5KROW(R9, Z18, Y22)
+	Q5KROW(R10, Z19, Y23)
+	KENDMIN(0)
+	ADDQ $176, R13
+	ADDQ $320, DI
+	DECQ R11
+	JNZ  q5kloop
+	KFINISHMIN
+	RET
+
+// K2BITHALF adds the 128 products of half H of a Q2_K or Q3_K super-block to IREG: the
+// 2-bit codes of the 32 bytes at QS+32H, shifted (Z30 = k2Shift02, Z29 = k2Shift46) and
+// masked (Z28 = 0x03…), with HIGHA and HIGHB (for Q3_K the third bits) added to each 64,
+// times the scale words SA and SB.
+#define K2BITHALF(R, QS, H, SA, SB, FIRST, HIGHA, HIGHB, IREG) \
+	VBROADCASTI64X4 (QS+32*H)(R)(R13*1), Z14; \
+	VPSRLVW         Z30, Z14, Z9; \
+	VPANDD          Z28, Z9, Z9; \
+	HIGHA; \
+	KDOT64(128*H, SA, FIRST, IREG); \
+	VPSRLVW         Z29, Z14, Z9; \
+	VPANDD          Z28, Z9, Z9; \
+	HIGHB; \
+	KDOT64(128*H+64, SB, VPDPWSSD, IREG)
+
+#define KNOHIGH
+
+// Q3HIGHc adds 4 to the codes of chunk c whose third bit is set in the hmask bytes
+// broadcast in Z15 (Z12 = 0x04…).
+#define Q3HIGH0 VPTESTMB q5Sel<>+0(SB), Z15, K1; VPADDB Z12, Z9, K1, Z9
+#define Q3HIGH1 VPTESTMB q5Sel<>+64(SB), Z15, K1; VPADDB Z12, Z9, K1, Z9
+#define Q3HIGH2 VPTESTMB q5Sel<>+128(SB), Z15, K1; VPADDB Z12, Z9, K1, Z9
+#define Q3HIGH3 VPTESTMB q5Sel<>+192(SB), Z15, K1; VPADDB Z12, Z9, K1, Z9
+
+// Q2KROW leaves one Q2_K super-block's lanes of the row at R in IREG and its min lanes
+// (the min nibbles times the input's block sums) in MREG: the scale and min nibbles
+// widened to words (Y1, Y2), the codes' products.
+#define Q2KROW(R, IREG, MREG) \
+	PREFETCHT0 KPREFETCH(R)(R13*1); \
+	PREFETCHT0 KPREFETCH+64(R)(R13*1); \
+	VPMOVZXBW  (R)(R13*1), Y1; \
+	VPSRLW     $4, Y1, Y2; \
+	VPANDD     Y31, Y1, Y1; \
+	K16SCALES; \
+	VPMADDWD   256(DI), Y2, MREG; \
+	K2BITHALF(R, 16, 0, Z4, Z5, VPMADDWD, KNOHIGH, KNOHIGH, IREG); \
+	K2BITHALF(R, 16, 1, Z6, Z7, VPDPWSSD, KNOHIGH, KNOHIGH, IREG)
+
+// Q3KROW leaves one Q3_K super-block's lanes of the row at R in IREG and Σ sc·bsum in
+// CREG: the signed scales, the codes (low two bits from qs at 32, the third from hmask,
+// broadcast in Z15).
+#define Q3KROW(R, IREG, CREG) \
+	PREFETCHT0 KPREFETCH(R)(R13*1); \
+	PREFETCHT0 KPREFETCH+64(R)(R13*1); \
+	Q3KSCALES(R); \
+	K16SCALES; \
+	VBROADCASTI64X4 (R)(R13*1), Z15; \
+	K2BITHALF(R, 32, 0, Z4, Z5, VPMADDWD, Q3HIGH0, Q3HIGH1, IREG); \
+	K2BITHALF(R, 32, 1, Z6, Z7, VPDPWSSD, Q3HIGH2, Q3HIGH3, IREG); \
+	VPMADDWD 256(DI), Y1, CREG
+
+// K2SETUP512 is the part of the Q2_K and Q3_K kernels' setup after KSETUP.
+#define K2SETUP512 \
+	VMOVDQU64    k2Shift02<>(SB), Z30; \
+	VMOVDQU64    k2Shift46<>(SB), Z29; \
+	MOVL         $0x03030303, AX; \
+	VPBROADCASTD AX, Z28; \
+	MOVL         $0x04040404, AX; \
+	VPBROADCASTD AX, Z12; \
+	MOVL         $0x00200020, AX; \
+	VPBROADCASTD AX, Z11; \
+	MOVQ         $0x0303030303030303, R12; \
+	K16IDX
+
+// func dotQ2_Kx4AVX512(out *float32, w *byte, x *byte, nb, stride, outStride int)
+TEXT ·dotQ2_Kx4AVX512(SB), NOSPLIT, $0-48
+	KSETUP
+	K2SETUP512
+
+q2kloop:
+	Q2KROW(SI, Z16, Y20)
+	Q2KROW(R8, Z17, Y21)
+	Q2KROW(R9, Z18, Y22)
+	Q2KROW(R10, Z19, Y23)
+	KENDMIN(80)
+	ADDQ $84, R13
+	ADDQ $320, DI
+	DECQ R11
+	JNZ  q2kloop
+	KFINISHMIN
+	RET
+
+// func dotQ3_Kx4AVX512(out *float32, w *byte, x *byte, nb, stride, outStride int)
+TEXT ·dotQ3_Kx4AVX512(SB), NOSPLIT, $0-48
+	KSETUP
+	K2SETUP512
+
+q3kloop:
+	Q3KROW(SI, Z16, Y20)
+	Q3KROW(R8, Z17, Y21)
+	Q3KROW(R9, Z18, Y22)
+	Q3KROW(R10, Z19, Y23)
+	KENDSIGNED(108, 2)
+	ADDQ $110, R13
+	ADDQ $320, DI
+	DECQ R11
+	JNZ  q3kloop
+	KFINISHSIGNED
+	RET
