@@ -50,8 +50,9 @@ type Scheduler struct {
 	e        *Engine
 	cfg      SchedulerConfig
 	requests []*request
-	waiting  []*sequence // front first; preempted sequences go to the front
+	waiting  queue       // front first; preempted sequences go to the front
 	running  []*sequence // in admission order
+	ended    []int       // requests that have ended since the last call of Ended
 	clock    int64
 	stats    Stats
 }
@@ -98,6 +99,7 @@ type sequence struct {
 	sampler *Sampler
 	check   checker
 	stamp   int64 // admission order
+	queued  bool  // in the waiting line
 }
 
 // NewScheduler returns a scheduler over the engine's model and pool.
@@ -116,25 +118,42 @@ func (s *Scheduler) Add(req Request) (int, error) {
 	root.sampler = NewSampler(req.Sampling)
 	r.seqs = []*sequence{root}
 	s.requests = append(s.requests, r)
-	s.waiting = append(s.waiting, root)
+	s.waiting.PushBack(root)
 	return r.id, nil
 }
 
-// Cancel ends a request at once: its sequences stop and their blocks are released (full
-// blocks stay cached for prefix hits). Cancelling a finished request does nothing.
-func (s *Scheduler) Cancel(id int) {
-	if id < 0 || id >= len(s.requests) || s.requests[id] == nil {
-		return
-	}
-	for _, q := range s.requests[id].seqs {
-		if q.state != Finished {
-			s.finish(q, "cancelled")
+// Cancel ends requests at once: their sequences stop and their blocks are released (full
+// blocks stay cached for prefix hits). Cancelling a finished or unknown request does
+// nothing. It takes time proportional to the cancelled requests' sequences and the running
+// list (once for all of ids), never to the waiting line.
+func (s *Scheduler) Cancel(ids ...int) {
+	fromRunning := false
+	for _, id := range ids {
+		if id < 0 || id >= len(s.requests) || s.requests[id] == nil {
+			continue
 		}
+		for _, q := range s.requests[id].seqs {
+			if q.state != Finished {
+				fromRunning = s.end(q, "cancelled") || fromRunning
+			}
+		}
+	}
+	if fromRunning {
+		s.running = slices.DeleteFunc(s.running, func(x *sequence) bool { return x.state == Finished })
 	}
 }
 
 // Done reports whether every request has finished.
-func (s *Scheduler) Done() bool { return len(s.waiting) == 0 && len(s.running) == 0 }
+func (s *Scheduler) Done() bool { return s.waiting.Len() == 0 && len(s.running) == 0 }
+
+// Ended returns the ids of the requests that have ended (every continuation finished, for
+// whatever reason: a stop, an error, Cancel) since the last call, in the order they ended.
+// A server learns from it which requests to answer without looking at all of them.
+func (s *Scheduler) Ended() []int {
+	ids := s.ended
+	s.ended = nil
+	return ids
+}
 
 // State reports the state of continuation seq of request id (Finished once released).
 func (s *Scheduler) State(id, seq int) State {
@@ -219,7 +238,7 @@ func (s *Scheduler) Step() ([]Token, error) {
 	}
 	if len(plan) == 0 {
 		return nil, fmt.Errorf("engine: nothing can run: %d sequences waiting, %d running, %d of %d blocks available",
-			len(s.waiting), len(s.running), s.e.Pool.Available(), s.e.Pool.Config().NumBlocks)
+			s.waiting.Len(), len(s.running), s.e.Pool.Available(), s.e.Pool.Config().NumBlocks)
 	}
 	var rows []model.Row
 	for _, p := range plan {
@@ -318,8 +337,8 @@ func (s *Scheduler) schedule() []scheduled {
 	for _, q := range s.running {
 		promised += max(0, cfg.BlocksFor(q.kv.Len())-len(q.kv.Table()))
 	}
-	for len(s.waiting) > 0 && budget > 0 && len(s.running) < s.cfg.MaxSequences {
-		q := s.waiting[0]
+	for s.waiting.Len() > 0 && budget > 0 && len(s.running) < s.cfg.MaxSequences {
+		q := s.waiting.Front()
 		need := cfg.BlocksFor(len(q.tokens)) - pool.CachedPrefix(q.tokens, q.r.req.CacheSalt)/cfg.BlockSize
 		if pool.Available()-promised < need+watermark {
 			break
@@ -330,7 +349,7 @@ func (s *Scheduler) schedule() []scheduled {
 			pool.Free(kv) // the prefix hit took cached blocks out of the evictable set
 			break
 		}
-		s.waiting = s.waiting[1:]
+		s.waiting.PopFront()
 		q.kv, q.state = kv, Running
 		s.clock++
 		q.stamp = s.clock
@@ -353,7 +372,7 @@ func (s *Scheduler) preempt(q *sequence) {
 	q.kv = nil
 	q.state = Preempted
 	s.running = slices.DeleteFunc(s.running, func(x *sequence) bool { return x == q })
-	s.waiting = slices.Insert(s.waiting, 0, q)
+	s.waiting.PushFront(q)
 	q.r.preemptions++
 	s.stats.Preemptions++
 }
@@ -368,23 +387,36 @@ func (s *Scheduler) fail(q *sequence, err error) {
 	}
 }
 
-// finish ends a sequence and releases its blocks.
+// finish ends a sequence, releases its blocks and takes it out of its list.
 func (s *Scheduler) finish(q *sequence, reason string) {
+	if s.end(q, reason) {
+		s.running = slices.DeleteFunc(s.running, func(x *sequence) bool { return x == q })
+	}
+}
+
+// end ends a sequence and releases its blocks; it takes a waiting sequence out of the line
+// (in O(1)) but leaves a running one in the running list, and reports whether it was there.
+// The caller removes it (finish one at a time, Cancel many at once).
+func (s *Scheduler) end(q *sequence, reason string) (running bool) {
+	running = q.state == Running
+	if q.queued {
+		s.waiting.Remove(q)
+	}
 	if q.kv != nil {
 		s.e.Pool.Free(q.kv)
 		q.kv = nil
 	}
 	q.state = Finished
 	q.stop = reason
-	s.running = slices.DeleteFunc(s.running, func(x *sequence) bool { return x == q })
-	s.waiting = slices.DeleteFunc(s.waiting, func(x *sequence) bool { return x == q })
 	r := q.r
 	for _, c := range r.seqs {
 		if c.state != Finished {
-			return
+			return running
 		}
 	}
 	r.finished = time.Now()
+	s.ended = append(s.ended, r.id)
+	return running
 }
 
 // forkIfFirst returns the sequences that sample from q's new logits: q alone, or — the
