@@ -125,5 +125,7 @@ func TestCancelManyAndEnded(t *testing.T) {
 	require.NoError(t, s.RunAll(func(Token) error { return nil }))
 	require.Equal(t, []int{later}, s.Ended())
 	require.Len(t, s.Result(later).Outputs[0], 2)
+	require.NotEmpty(t, s.Text(later, 0))
+	require.Equal(t, s.Result(later).Texts[0], s.Text(later, 0))
 	require.NoError(t, e.Pool.Check())
 }

@@ -175,11 +175,7 @@ func (s *Scheduler) Result(id int) Result {
 	res := Result{PromptTokens: len(r.req.Prompt), PrefixHitTokens: r.prefixHit, Preemptions: r.preemptions}
 	for _, q := range r.seqs {
 		res.Outputs = append(res.Outputs, slices.Clone(q.output))
-		text := q.text
-		if q.cut >= 0 {
-			text = text[:q.cut]
-		}
-		res.Texts = append(res.Texts, string(text))
+		res.Texts = append(res.Texts, q.textSoFar())
 		res.StopReasons = append(res.StopReasons, q.stop)
 	}
 	if !r.firstLogits.IsZero() {
@@ -191,6 +187,24 @@ func (s *Scheduler) Result(id int) Result {
 		res.Decode = end.Sub(r.firstLogits)
 	}
 	return res
+}
+
+// Text returns the text continuation seq of request id has produced so far, cut before a
+// matched stop string: Result(id).Texts[seq] without copying the other continuations ("" once
+// released).
+func (s *Scheduler) Text(id, seq int) string {
+	if r := s.requests[id]; r != nil {
+		return r.seqs[seq].textSoFar()
+	}
+	return ""
+}
+
+// textSoFar is the sequence's output text, cut before a matched stop string.
+func (q *sequence) textSoFar() string {
+	if q.cut >= 0 {
+		return string(q.text[:q.cut])
+	}
+	return string(q.text)
 }
 
 // Err returns the error that ended request id, if any: a cache too small for its sequence

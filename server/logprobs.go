@@ -51,6 +51,24 @@ func topIDs(logits []float32, k int) []int {
 	return top
 }
 
+// logprobOf is what the engine loop computes of one generated token's logits for a request
+// that asked for logprobs: the chosen token's log-probability and the top k. It is all a
+// handler needs, so events never carry (and keep alive) a vocabulary-sized logits row.
+type logprobOf struct {
+	logprob float64     // of the chosen token
+	top     []IDLogprob // the top k, best first
+}
+
+// logprobsOf computes the log-probabilities of token id chosen from logits, with the top k.
+func logprobsOf(logits []float32, id, k int) logprobOf {
+	lse := logSumExp(logits)
+	r := logprobOf{logprob: float64(logits[id]) - lse}
+	for _, t := range topIDs(logits, k) {
+		r.top = append(r.top, IDLogprob{ID: t, Logprob: float64(logits[t]) - lse})
+	}
+	return r
+}
+
 // tokenLogprobs is the log-probability record of one generated token.
 type tokenLogprobs struct {
 	token   string      // the token's text
@@ -60,14 +78,12 @@ type tokenLogprobs struct {
 	offset  int         // text_offset: index of the character where the token begins
 }
 
-// logprobsOf computes the record of token id chosen from logits, with the top k (the
+// withTexts completes the record of token id with the texts of it and its top k (the
 // offset is set later).
-func (s *Server) logprobsOf(logits []float32, id, k int, asIDs bool) tokenLogprobs {
-	lse := logSumExp(logits)
-	r := tokenLogprobs{token: s.tokenText(id, asIDs), logprob: float64(logits[id]) - lse}
-	for _, t := range topIDs(logits, k) {
-		r.top = append(r.top, IDLogprob{ID: t, Logprob: float64(logits[t]) - lse})
-		r.topText = append(r.topText, s.tokenText(t, asIDs))
+func (s *Server) withTexts(lp logprobOf, id int, asIDs bool) tokenLogprobs {
+	r := tokenLogprobs{token: s.tokenText(id, asIDs), logprob: lp.logprob, top: lp.top}
+	for _, e := range lp.top {
+		r.topText = append(r.topText, s.tokenText(e.ID, asIDs))
 	}
 	return r
 }
@@ -155,20 +171,4 @@ func incompleteTail(b []byte) int {
 		}
 	}
 	return 0
-}
-
-// releasable returns how much of a stream's text may be sent: all but an incomplete UTF-8
-// character at the end and the longest tail that could still grow into a stop string (a
-// matched stop string cuts the text before it, so its first bytes must not have been sent).
-func releasable(text []byte, stops []string) int {
-	n := len(text) - incompleteTail(text)
-	for _, stop := range stops {
-		for k := min(len(stop)-1, len(text)); k > 0; k-- {
-			if string(text[len(text)-k:]) == stop[:k] {
-				n = min(n, len(text)-k)
-				break
-			}
-		}
-	}
-	return n
 }

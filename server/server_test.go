@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"pgregory.net/rapid"
 
 	"github.com/kvref/kvref/engine"
 	"github.com/kvref/kvref/kvcache"
@@ -197,7 +198,8 @@ func httptestServer(t *testing.T, h http.Handler) string {
 
 // TestServeShutsDownGracefully: when Serve's context ends, a request in flight still runs to
 // its end, new connections are refused, and Serve returns nil; with a short timeout the
-// requests still running are cut off.
+// requests still running are ended with an error event and [DONE], and the log says so
+// (it used to cut the streams off mid-event and blame the client).
 func TestServeShutsDownGracefully(t *testing.T) {
 	m := loadShape(t, synth.Default)
 	eng, err := engine.New(m, engine.Config{Threads: 2})
@@ -205,7 +207,8 @@ func TestServeShutsDownGracefully(t *testing.T) {
 	defer eng.Close()
 
 	for _, graceful := range []bool{true, false} {
-		opts := Options{ShutdownTimeout: time.Minute}
+		var log logLines
+		opts := Options{ShutdownTimeout: time.Minute, Logf: log.logf, LogRequests: true}
 		tokens := 200
 		if !graceful {
 			opts.ShutdownTimeout = time.Millisecond
@@ -233,6 +236,13 @@ func TestServeShutsDownGracefully(t *testing.T) {
 			require.Equal(t, tokens-1, strings.Count(rest.String(), `"text_completion"`))
 		} else {
 			require.False(t, strings.Contains(rest.String(), `"finish_reason":"length"`), "the request must have been cut off")
+			events := sseEvents(t, rest.Bytes())
+			require.Equal(t, "[DONE]", events[len(events)-1])
+			e := decodeError(t, []byte(events[len(events)-2]))
+			require.Equal(t, "shutting_down", *e.Code)
+			require.NotEmpty(t, log.find("still running after 1ms: ending them with a 503 error"))
+			require.NotEmpty(t, log.find("POST /v1/completions 200 (shutting_down)"))
+			require.Empty(t, log.find("cancelled by the client"))
 		}
 		select {
 		case err := <-served:
@@ -266,6 +276,14 @@ func TestReleasableHoldsBackStopPrefixesAndPartialCharacters(t *testing.T) {
 	for _, c := range cases {
 		require.Equal(t, c.want, releasable([]byte(c.text), c.stops), "%q %q", c.text, c.stops)
 	}
+}
+
+// releasable is what a stream may send of text, by the stop matcher (fed in one piece).
+func releasable(text []byte, stops []string) int {
+	m := newStopMatcher(stops)
+	st := m.start()
+	m.feed(st, text)
+	return len(text) - max(incompleteTail(text), m.held(st))
 }
 
 func TestCharCounter(t *testing.T) {
@@ -342,4 +360,32 @@ func TestParseSeed(t *testing.T) {
 		_, err := parseSeed(in)
 		require.Error(t, err, in)
 	}
+}
+
+// TestStopMatcherMatchesTheDefinition: fed a text in random pieces, the matcher holds back
+// exactly the longest end of the text that is a proper prefix of a stop string, as the
+// definition computed directly says, for random texts over a small alphabet (so that
+// stop strings overlap themselves and each other).
+func TestStopMatcherMatchesTheDefinition(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		word := rapid.StringOfN(rapid.RuneFrom([]rune("ab")), 0, 6, -1)
+		stops := rapid.SliceOfN(word, 0, 4).Draw(rt, "stops")
+		m := newStopMatcher(stops)
+		st := m.start()
+		var text []byte
+		for _, piece := range rapid.SliceOfN(word, 0, 20).Draw(rt, "pieces") {
+			text = append(text, piece...)
+			m.feed(st, []byte(piece))
+			want := 0
+			for _, stop := range stops {
+				for k := min(len(stop)-1, len(text)); k > want; k-- {
+					if string(text[len(text)-k:]) == stop[:k] {
+						want = k
+						break
+					}
+				}
+			}
+			require.Equal(rt, want, m.held(st), "text %q, stops %q", text, stops)
+		}
+	})
 }
