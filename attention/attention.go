@@ -19,15 +19,28 @@ type Shape struct {
 	Heads   int // query heads
 	KVHeads int // key/value heads; each serves Heads/KVHeads query heads
 	HeadDim int
+	// Window is the layer's sliding attention window (Mistral, Qwen2's sliding layers): the
+	// query at position p attends over [p-Window+1, p], Window positions counting itself, as
+	// Hugging Face and llama.cpp mask it. 0: every earlier position.
+	Window int
+}
+
+// First is the first position the query at position pos attends over.
+func (s Shape) First(pos int) int {
+	if s.Window > 0 {
+		return max(0, pos-s.Window+1)
+	}
+	return 0
 }
 
 // Scale is the factor applied to every q·k score: 1/sqrt(head_dim).
 func (s Shape) Scale() float32 { return float32(1 / math.Sqrt(float64(s.HeadDim))) }
 
 // Paged writes into out (Heads·HeadDim values) the attention of query q (Heads·HeadDim
-// values, already rotated) over positions [0, n) of the sequence whose block table is
-// table, in one layer of pool. scores needs room for n values. probe, when not nil, is
-// called with each head's attention weights (after the softmax) — for tools that show them.
+// values, already rotated, at position n-1) over positions [s.First(n-1), n) of the sequence
+// whose block table is table, in one layer of pool. scores needs room for n values. probe,
+// when not nil, is called with each head's attention weights over positions 0..n-1 (after the
+// softmax; 0 outside the window) — for tools that show them.
 func Paged(out, q []float32, pool *kvcache.Pool, layer int, table []int, n int, s Shape, scores []float32, probe func(head int, weights []float32)) {
 	PagedHeads(out, q, pool, layer, table, n, s, 0, s.Heads, scores, probe)
 }
@@ -39,6 +52,7 @@ func PagedHeads(out, q []float32, pool *kvcache.Pool, layer int, table []int, n 
 	bs := cfg.BlockSize
 	group := s.Heads / s.KVHeads
 	scale := s.Scale()
+	lo := s.First(n - 1)
 	scores = scores[:n]
 	for h := h0; h < h1; h++ {
 		kvh := h / group
@@ -53,7 +67,7 @@ func PagedHeads(out, q []float32, pool *kvcache.Pool, layer int, table []int, n 
 			klo, khi = cfg.KType.HeadBytes(kvh, s.KVHeads, s.HeadDim)
 			vlo, vhi = cfg.VType.HeadBytes(kvh, s.KVHeads, s.HeadDim)
 		}
-		for t := 0; t < n; t++ {
+		for t := lo; t < n; t++ {
 			if u := t + ahead; ahead > 0 && u < n {
 				kernels.Prefetch(pool.KRow(layer, table[u/bs], u%bs)[klo:khi])
 				kernels.Prefetch(pool.VRow(layer, table[u/bs], u%bs)[vlo:vhi])
@@ -61,13 +75,14 @@ func PagedHeads(out, q []float32, pool *kvcache.Pool, layer int, table []int, n 
 			row := pool.KRow(layer, table[t/bs], t%bs)
 			scores[t] = cfg.KType.DotHead(qh, row, kvh, s.KVHeads, s.HeadDim) * scale
 		}
-		kernels.Softmax(scores)
+		kernels.Softmax(scores[lo:])
 		if probe != nil {
+			clear(scores[:lo])
 			probe(h, scores)
 		}
 		oh := out[h*s.HeadDim : (h+1)*s.HeadDim]
 		clear(oh)
-		for t := 0; t < n; t++ {
+		for t := lo; t < n; t++ {
 			row := pool.VRow(layer, table[t/bs], t%bs)
 			cfg.VType.AxpyHead(oh, scores[t], row, kvh, s.KVHeads, s.HeadDim)
 		}
@@ -77,8 +92,8 @@ func PagedHeads(out, q []float32, pool *kvcache.Pool, layer int, table []int, n 
 // prefetchAhead is how many positions ahead PagedHeads asks for keys and values.
 const prefetchAhead = 8
 
-// Contiguous is the reference: the same attention over keys and values stored as plain
-// float32 rows, row t at [t·KVHeads·HeadDim, (t+1)·KVHeads·HeadDim).
+// Contiguous is the reference: the same attention (over [s.First(n-1), n)) over keys and
+// values stored as plain float32 rows, row t at [t·KVHeads·HeadDim, (t+1)·KVHeads·HeadDim).
 func Contiguous(out, q, keys, values []float32, n int, s Shape, scores []float32) {
 	ContiguousHeads(out, q, keys, values, n, s, 0, s.Heads, scores)
 }
@@ -88,18 +103,19 @@ func ContiguousHeads(out, q, keys, values []float32, n int, s Shape, h0, h1 int,
 	group := s.Heads / s.KVHeads
 	scale := s.Scale()
 	rowLen := s.KVHeads * s.HeadDim
+	lo := s.First(n - 1)
 	scores = scores[:n]
 	for h := h0; h < h1; h++ {
 		kvh := h / group
 		qh := q[h*s.HeadDim : (h+1)*s.HeadDim]
-		for t := 0; t < n; t++ {
+		for t := lo; t < n; t++ {
 			k := keys[t*rowLen+kvh*s.HeadDim : t*rowLen+(kvh+1)*s.HeadDim]
 			scores[t] = kernels.Dot(qh, k) * scale
 		}
-		kernels.Softmax(scores)
+		kernels.Softmax(scores[lo:])
 		oh := out[h*s.HeadDim : (h+1)*s.HeadDim]
 		clear(oh)
-		for t := 0; t < n; t++ {
+		for t := lo; t < n; t++ {
 			v := values[t*rowLen+kvh*s.HeadDim : t*rowLen+(kvh+1)*s.HeadDim]
 			kernels.Axpy(oh, scores[t], v)
 		}

@@ -17,7 +17,8 @@ import (
 func TestPagedEqualsContiguous(t *testing.T) {
 	r := rng.New(3)
 	for _, ct := range quant.CacheTypes() {
-		for _, s := range []Shape{{Heads: 4, KVHeads: 4, HeadDim: 8}, {Heads: 8, KVHeads: 2, HeadDim: 32}, {Heads: 6, KVHeads: 1, HeadDim: 64}} {
+		for _, s := range []Shape{{Heads: 4, KVHeads: 4, HeadDim: 8}, {Heads: 8, KVHeads: 2, HeadDim: 32}, {Heads: 6, KVHeads: 1, HeadDim: 64},
+			{Heads: 8, KVHeads: 2, HeadDim: 32, Window: 5}, {Heads: 4, KVHeads: 4, HeadDim: 8, Window: 16}} {
 			if ct.Validate(s.KVHeads, s.HeadDim) != nil {
 				continue
 			}
@@ -63,11 +64,22 @@ func TestPagedEqualsContiguous(t *testing.T) {
 }
 
 // TestContiguousMatchesDefinition checks the reference attention against a float64
-// softmax(q·k/√d)·V written out directly, with GQA head grouping.
+// softmax(q·k/√d)·V written out directly, with GQA head grouping, over every position and
+// over a sliding window of 3 (the query at position 4 sees positions 2, 3 and 4).
 func TestContiguousMatchesDefinition(t *testing.T) {
+	for _, window := range []int{0, 3} {
+		contiguousMatchesDefinition(t, window)
+	}
+}
+
+func contiguousMatchesDefinition(t *testing.T, window int) {
 	r := rng.New(9)
-	s := Shape{Heads: 4, KVHeads: 2, HeadDim: 8}
+	s := Shape{Heads: 4, KVHeads: 2, HeadDim: 8, Window: window}
 	n, row := 5, s.KVHeads*s.HeadDim
+	first := 0
+	if window > 0 {
+		first = n - window
+	}
 	q := make([]float32, s.Heads*s.HeadDim)
 	keys, values := make([]float32, n*row), make([]float32, n*row)
 	for _, x := range [][]float32{q, keys, values} {
@@ -81,7 +93,7 @@ func TestContiguousMatchesDefinition(t *testing.T) {
 		kvh := h / 2
 		w := make([]float64, n)
 		sum := 0.0
-		for p := 0; p < n; p++ {
+		for p := first; p < n; p++ {
 			dot := 0.0
 			for i := 0; i < s.HeadDim; i++ {
 				dot += float64(q[h*s.HeadDim+i]) * float64(keys[p*row+kvh*s.HeadDim+i])
@@ -91,7 +103,7 @@ func TestContiguousMatchesDefinition(t *testing.T) {
 		}
 		for i := 0; i < s.HeadDim; i++ {
 			want := 0.0
-			for p := 0; p < n; p++ {
+			for p := first; p < n; p++ {
 				want += w[p] / sum * float64(values[p*row+kvh*s.HeadDim+i])
 			}
 			require.InDelta(t, want, got[h*s.HeadDim+i], 1e-6)

@@ -41,11 +41,6 @@ func New(m *model.Model, cfg Config) (*Engine, error) {
 	if ctx <= 0 {
 		ctx = min(c.Context, DefaultContext)
 	}
-	if c.SlidingWindow > 0 && ctx > c.SlidingWindow {
-		// kvref attends over every position; within the window that is exactly what a
-		// sliding-window model computes, beyond it it is not: refuse longer sequences.
-		ctx = c.SlidingWindow
-	}
 	bs := cfg.BlockSize
 	if bs == 0 {
 		bs = kvcache.DefaultBlockSize
@@ -65,12 +60,21 @@ func New(m *model.Model, cfg Config) (*Engine, error) {
 		Layers: c.Layers, KVHeads: c.KVHeads, HeadDim: c.HeadDim,
 		BlockSize: bs, NumBlocks: blocks,
 		KType: cfg.KType, VType: cfg.VType,
-		Salt: m.Identity(),
+		ModelID: m.Identity(),
 	})
 	if err != nil {
 		return nil, err
 	}
 	return &Engine{Model: m, Runner: model.NewRunner(m, cfg.Threads), Pool: pool, Context: ctx}, nil
+}
+
+// reclaim releases the blocks of s that no later token attends over: with a sliding window
+// W in every layer, the next token (at position Computed()) reads positions from
+// Computed()-W+1 on (kvcache.Pool.Reclaim). Without one it does nothing.
+func (e *Engine) reclaim(s *kvcache.Sequence) {
+	if w := e.Model.Config.ReclaimWindow(); w > 0 {
+		e.Pool.Reclaim(s, s.Computed()-w+1)
+	}
 }
 
 // Close stops the engine's threads. The model stays open.

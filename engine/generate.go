@@ -44,8 +44,8 @@ func (e *Engine) Step(seqs []*kvcache.Sequence) ([][]float32, error) {
 		if n <= 0 {
 			return nil, fmt.Errorf("engine: sequence %d has no uncomputed token to run", s.ID())
 		}
-		if err := pool.Reserve(s, n); err != nil {
-			return nil, fmt.Errorf("engine: %w; raise --cache-blocks or lower -n/-np", err)
+		if _, err := pool.Reserve(s, n); err != nil {
+			return nil, fmt.Errorf("engine: %w", err)
 		}
 		for pos := s.Computed(); pos < s.Len(); pos++ {
 			rows = append(rows, model.Row{Seq: s, Pos: pos, Logits: pos == s.Len()-1})
@@ -65,6 +65,7 @@ func (e *Engine) Step(seqs []*kvcache.Sequence) ([][]float32, error) {
 		if err := pool.Commit(s, s.Len()-s.Computed()); err != nil {
 			return nil, err
 		}
+		e.reclaim(s)
 	}
 	return logits, nil
 }

@@ -20,11 +20,11 @@ func (e *Engine) AllLogits(tokens []int, chunk int, fn func(pos int, logits []fl
 	}
 	pool := e.Pool
 	pool.Flush() // a prefix hit would leave positions without logits
-	s := pool.AddSequence(tokens)
+	s := pool.AddSequence(tokens, "")
 	defer pool.Free(s)
 	for s.Computed() < s.Len() {
 		n := min(chunk, s.Len()-s.Computed())
-		if err := pool.Reserve(s, n); err != nil {
+		if _, err := pool.Reserve(s, n); err != nil {
 			return err
 		}
 		rows := make([]model.Row, n)
@@ -41,6 +41,7 @@ func (e *Engine) AllLogits(tokens []int, chunk int, fn func(pos int, logits []fl
 		if err := pool.Commit(s, n); err != nil {
 			return err
 		}
+		e.reclaim(s)
 	}
 	return nil
 }

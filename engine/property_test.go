@@ -68,7 +68,7 @@ func (r *traceRunner) run(seqs ...*kvcache.Sequence) {
 func (r *traceRunner) check() { require.NoError(r.t, r.e.Pool.Check()) }
 
 func (r *traceRunner) add(prompt []int) *kvcache.Sequence {
-	s := r.e.Pool.AddSequence(prompt)
+	s := r.e.Pool.AddSequence(prompt, "")
 	r.prompts = append(r.prompts, prompt)
 	r.live = append(r.live, s)
 	r.check()

@@ -65,10 +65,6 @@ type Result struct {
 // larger than the whole cache pool). It is returned by Scheduler.Add and Generate.
 var ErrRejected = errors.New("engine: request rejected")
 
-// seedFor derives continuation i's sampling seed from the request's seed; continuation 0
-// uses the seed itself, so -np 1 samples exactly like a plain run.
-func seedFor(seed uint64, i int) uint64 { return seed + uint64(i)*0x9e3779b97f4a7c15 }
-
 // Validate checks a request against the engine's limits before anything is allocated. The
 // errors wrap ErrRejected.
 func (e *Engine) Validate(req Request) error {
@@ -80,8 +76,6 @@ func (e *Engine) Validate(req Request) error {
 	switch {
 	case p == 0:
 		return reject("empty prompt: there is no token to start from (use a prompt, or a model that adds BOS)")
-	case p >= e.Context && e.Model.Config.SlidingWindow == e.Context:
-		return reject("prompt has %d tokens but the model attends over a sliding window of %d, which kvref does not implement: it runs sequences up to the window only; shorten the prompt", p, e.Context)
 	case p >= e.Context:
 		return reject("prompt has %d tokens but the context holds %d; shorten the prompt or raise -c (the model was trained for %d)", p, e.Context, e.Model.Config.Context)
 	case req.MaxTokens > 0 && req.MaxTokens > e.Context-p: // not p+MaxTokens: that can overflow

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"github.com/kvref/kvref/internal/logit"
 	"math"
 	"slices"
 
@@ -38,22 +39,11 @@ func NewSampler(params Sampling) *Sampler {
 	return &Sampler{params: params, rng: rng.New(params.Seed)}
 }
 
-// Argmax returns the index of the largest logit (the lowest index on ties).
-func Argmax(logits []float32) int {
-	best := 0
-	for i, v := range logits {
-		if v > logits[best] {
-			best = i
-		}
-	}
-	return best
-}
-
 // Sample chooses the next token from logits.
 func (s *Sampler) Sample(logits []float32) int {
 	p := s.params
 	if p.Greedy() {
-		return Argmax(logits)
+		return logit.Argmax(logits)
 	}
 	c := s.cand[:0]
 	for id, l := range logits {

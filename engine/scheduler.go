@@ -3,6 +3,7 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"github.com/kvref/kvref/internal/logit"
 	"slices"
 	"strings"
 	"time"
@@ -282,6 +283,7 @@ func (s *Scheduler) Step() ([]Token, error) {
 		if err := s.e.Pool.Commit(p.q.kv, p.n); err != nil {
 			return nil, err
 		}
+		s.e.reclaim(p.q.kv)
 		if p.q.kv.Computed() == p.q.kv.Len() {
 			done = append(done, p.q)
 		}
@@ -320,7 +322,7 @@ func (s *Scheduler) schedule() []scheduled {
 		q := s.running[i]
 		n := min(q.kv.Len()-q.kv.Computed(), s.cfg.ChunkSize, budget)
 		for {
-			err := pool.Reserve(q.kv, n)
+			_, err := pool.Reserve(q.kv, n)
 			if err == nil {
 				plan = append(plan, scheduled{q, n})
 				budget -= n
@@ -357,9 +359,9 @@ func (s *Scheduler) schedule() []scheduled {
 		if pool.Available()-promised < need+watermark {
 			break
 		}
-		kv := pool.AddSequenceSalted(q.tokens, q.r.req.CacheSalt)
+		kv := pool.AddSequence(q.tokens, q.r.req.CacheSalt)
 		n := min(kv.Len()-kv.Computed(), s.cfg.ChunkSize, budget)
-		if err := pool.Reserve(kv, n); err != nil {
+		if _, err := pool.Reserve(kv, n); err != nil {
 			pool.Free(kv) // the prefix hit took cached blocks out of the evictable set
 			break
 		}
@@ -446,7 +448,7 @@ func (s *Scheduler) forkIfFirst(q *sequence) []*sequence {
 	out := []*sequence{q}
 	for i := 1; i < r.req.N; i++ {
 		p := r.req.Sampling
-		p.Seed = seedFor(p.Seed, i)
+		p.Seed = logit.ContinuationSeed(p.Seed, i)
 		c := &sequence{r: r, idx: i, state: Running, kv: s.e.Pool.Fork(q.kv), tokens: slices.Clone(q.tokens), cut: -1, sampler: NewSampler(p)}
 		s.clock++
 		c.stamp = s.clock

@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/kvref/kvref/internal/logit"
 	"math"
-	"slices"
 	"strconv"
 )
 
@@ -135,36 +135,21 @@ func truncate(b []byte) string {
 	return string(b)
 }
 
-// LogSoftmax returns log-softmax(logits) computed in float64: logit − log Σ exp(logits).
-func LogSoftmax(logits []float32) []float64 {
-	maxv := math.Inf(-1)
-	for _, l := range logits {
-		maxv = math.Max(maxv, float64(l))
-	}
-	sum := 0.0
-	for _, l := range logits {
-		sum += math.Exp(float64(l) - maxv)
-	}
-	lse := maxv + math.Log(sum)
-	out := make([]float64, len(logits))
-	for i, l := range logits {
-		out[i] = float64(l) - lse
-	}
-	return out
-}
+// LogSoftmax returns log-softmax(logits) computed in float64 (logit.LogSoftmax).
+func LogSoftmax(logits []float32) []float64 { return logit.LogSoftmax(logits) }
 
 // TopK returns the k most likely tokens of a log-probability vector, most likely first
 // (ties by lower id).
 func TopK(lp []float64, k int) []Logprob {
-	all := make([]Logprob, len(lp))
-	for i, v := range lp {
-		all[i] = Logprob{ID: i, Logprob: v}
+	ids := logit.TopK(lp, k)
+	out := make([]Logprob, len(ids))
+	for i, id := range ids {
+		out[i] = Logprob{ID: id, Logprob: lp[id]}
 	}
-	slices.SortFunc(all, compareLogprobs)
-	return slices.Clip(all[:min(k, len(all))])
+	return out
 }
 
-// compareLogprobs orders most likely first, ties by lower id, NaN last.
+// compareLogprobs orders most likely first, ties by lower id, NaN last (logit.TopK's order).
 func compareLogprobs(a, b Logprob) int {
 	an, bn := math.IsNaN(a.Logprob), math.IsNaN(b.Logprob)
 	switch {

@@ -12,7 +12,8 @@ import (
 //   - the prefix index maps only to hashed full blocks under their own hash;
 //   - every sequence's full blocks that are hashed hold exactly the sequence's tokens, and
 //     the sequence's chain of hashes matches its tokens;
-//   - every sequence's table covers its computed tokens and points at no free block.
+//   - every sequence's table covers its computed tokens and points at no free block;
+//   - a reclaimed entry (Hole) only stands for a full, hashed block.
 func (p *Pool) Check() error {
 	var errs []error
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf("kvcache: "+format, args...)) }
@@ -32,6 +33,17 @@ func (p *Pool) Check() error {
 		}
 		parent := s.root
 		for i, id := range s.table {
+			if id == Hole {
+				if i >= len(s.hashes) {
+					bad("sequence %d block %d was reclaimed before it was full and hashed", s.id, i)
+					continue
+				}
+				if h := chainHash(parent, s.tokens[i*bs:(i+1)*bs]); h != s.hashes[i] {
+					bad("sequence %d reclaimed block %d: hash %s does not match its tokens (%s)", s.id, i, s.hashes[i], h)
+				}
+				parent = s.hashes[i]
+				continue
+			}
 			if id < 0 || id >= len(p.blocks) {
 				bad("sequence %d block %d: id %d out of range", s.id, i, id)
 				continue

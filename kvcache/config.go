@@ -30,10 +30,12 @@ type Config struct {
 	NumBlocks int             // blocks in the pool (≥ 1)
 	KType     quant.CacheType // storage of keys
 	VType     quant.CacheType // storage of values
-	// Salt identifies everything besides the token ids that changes what a block holds
-	// (the model's identity, typically a hash of its weights and configuration). It is part
-	// of every block hash, so blocks of different models can never be shared.
-	Salt string
+	// ModelID identifies everything besides the token ids that changes what a block holds:
+	// the model's identity, typically a hash of its weights and configuration
+	// (model.Model.Identity). It is part of every block hash, so blocks of different models
+	// can never be shared. (Not to be confused with a request's cache salt, AddSequence's
+	// salt, which separates tenants of one model.)
+	ModelID string
 }
 
 // KRowBytes is the size of one token's key row in one layer.

@@ -8,7 +8,7 @@ import (
 
 // Hash identifies the contents of a full block: SHA-256 of the parent block's hash and the
 // block's token ids. The chain starts from a root hash of everything else that changes K/V
-// (the salt naming the model, the cache storage types and the block size), so a hit means
+// (the model identity, the cache storage types and the block size), so a hit means
 // "same model, same storage, same tokens at the same positions". Hits are additionally
 // confirmed by comparing the stored token ids, so even a hash collision cannot share a
 // wrong block.
@@ -20,7 +20,7 @@ func (h Hash) String() string { return hex.EncodeToString(h[:6]) }
 func rootHash(cfg Config) Hash {
 	hw := sha256.New()
 	hw.Write([]byte("kvref block chain v1\x00"))
-	hw.Write([]byte(cfg.Salt))
+	hw.Write([]byte(cfg.ModelID))
 	hw.Write([]byte{0})
 	hw.Write([]byte(cfg.KType.String() + "/" + cfg.VType.String()))
 	var buf [8]byte

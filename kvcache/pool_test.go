@@ -10,7 +10,7 @@ import (
 
 func newTestPool(t *testing.T, blockSize, blocks int) *Pool {
 	t.Helper()
-	p, err := NewPool(Config{Layers: 2, KVHeads: 2, HeadDim: 4, BlockSize: blockSize, NumBlocks: blocks, Salt: "test"})
+	p, err := NewPool(Config{Layers: 2, KVHeads: 2, HeadDim: 4, BlockSize: blockSize, NumBlocks: blocks, ModelID: "test"})
 	require.NoError(t, err)
 	return p
 }
@@ -19,9 +19,15 @@ func newTestPool(t *testing.T, blockSize, blocks int) *Pool {
 func compute(t *testing.T, p *Pool, s *Sequence) {
 	t.Helper()
 	n := s.Len() - s.Computed()
-	require.NoError(t, p.Reserve(s, n))
+	require.NoError(t, reserve(p, s, n))
 	require.NoError(t, p.Commit(s, n))
 	require.NoError(t, p.Check())
+}
+
+// reserve is Reserve for tests that only care about its error.
+func reserve(p *Pool, s *Sequence, n int) error {
+	_, err := p.Reserve(s, n)
+	return err
 }
 
 func seqTokens(n, offset int) []int {
@@ -60,13 +66,13 @@ func TestValidateRejectsBadConfigs(t *testing.T) {
 
 func TestPrefixSharingReusesFullBlocksOnly(t *testing.T) {
 	p := newTestPool(t, 4, 16)
-	a := p.AddSequence(seqTokens(10, 100))
+	a := p.AddSequence(seqTokens(10, 100), "")
 	require.Zero(t, a.Computed())
 	compute(t, p, a)
 	require.Len(t, a.Table(), 3)
 
 	// Same first 9 tokens: two full blocks (8 tokens) are shared.
-	b := p.AddSequence(append(seqTokens(9, 100), 7))
+	b := p.AddSequence(append(seqTokens(9, 100), 7), "")
 	require.Equal(t, 8, b.Computed())
 	require.Equal(t, a.Table()[:2], b.Table())
 	compute(t, p, b)
@@ -77,7 +83,7 @@ func TestPrefixSharingReusesFullBlocksOnly(t *testing.T) {
 	require.Equal(t, 2, st.BlocksShared)
 
 	// A different first token shares nothing, even with identical later tokens.
-	c := p.AddSequence(append([]int{99}, seqTokens(9, 101)...))
+	c := p.AddSequence(append([]int{99}, seqTokens(9, 101)...), "")
 	require.Zero(t, c.Computed())
 	require.NoError(t, p.Check())
 }
@@ -92,9 +98,9 @@ func TestWholePromptCachedStillComputesLastToken(t *testing.T) {
 		{16, 5, 0}, // shorter than a block
 	} {
 		p := newTestPool(t, tc.blockSize, 32)
-		a := p.AddSequence(seqTokens(tc.prompt, 0))
+		a := p.AddSequence(seqTokens(tc.prompt, 0), "")
 		compute(t, p, a)
-		b := p.AddSequence(seqTokens(tc.prompt, 0))
+		b := p.AddSequence(seqTokens(tc.prompt, 0), "")
 		require.Equal(t, tc.wantHit, b.Computed(), "block size %d, prompt %d", tc.blockSize, tc.prompt)
 		require.Less(t, b.Computed(), b.Len())
 		compute(t, p, b)
@@ -103,7 +109,7 @@ func TestWholePromptCachedStillComputesLastToken(t *testing.T) {
 
 func TestForkCopiesOnWriteMidBlock(t *testing.T) {
 	p := newTestPool(t, 4, 16)
-	a := p.AddSequence(seqTokens(6, 0))
+	a := p.AddSequence(seqTokens(6, 0), "")
 	compute(t, p, a)
 	f := p.Fork(a)
 	require.Equal(t, a.Table(), f.Table())
@@ -128,7 +134,7 @@ func TestForkCopiesOnWriteMidBlock(t *testing.T) {
 
 func TestFreeKeepsFullBlocksCachedAndEvictsLRU(t *testing.T) {
 	p := newTestPool(t, 2, 4)
-	a := p.AddSequence(seqTokens(5, 0)) // blocks: [0 1] [2 3] [4]
+	a := p.AddSequence(seqTokens(5, 0), "") // blocks: [0 1] [2 3] [4]
 	compute(t, p, a)
 	p.Free(a)
 	st := p.Stats()
@@ -137,22 +143,22 @@ func TestFreeKeepsFullBlocksCachedAndEvictsLRU(t *testing.T) {
 	require.NoError(t, p.Check())
 
 	// Re-adding the prompt hits both cached blocks.
-	b := p.AddSequence(seqTokens(5, 0))
+	b := p.AddSequence(seqTokens(5, 0), "")
 	require.Equal(t, 4, b.Computed())
 	compute(t, p, b)
 	p.Free(b)
 
 	// A different prompt needing 4 blocks must evict both cached blocks, later one first.
-	c := p.AddSequence(seqTokens(7, 50))
-	require.NoError(t, p.Reserve(c, 7))
+	c := p.AddSequence(seqTokens(7, 50), "")
+	require.NoError(t, reserve(p, c, 7))
 	require.EqualValues(t, 2, p.Stats().Evictions)
 	require.NoError(t, p.Commit(c, 7))
 	require.NoError(t, p.Check())
 
 	// Nothing free or evictable: a typed error and no change.
-	d := p.AddSequence(seqTokens(3, 500))
+	d := p.AddSequence(seqTokens(3, 500), "")
 	before := p.Stats()
-	err := p.Reserve(d, 3)
+	_, err := p.Reserve(d, 3)
 	require.ErrorIs(t, err, ErrOutOfBlocks)
 	require.Equal(t, before, p.Stats())
 	require.NoError(t, p.Check())
@@ -160,7 +166,7 @@ func TestFreeKeepsFullBlocksCachedAndEvictsLRU(t *testing.T) {
 
 func TestCheckFindsCorruption(t *testing.T) {
 	p := newTestPool(t, 2, 8)
-	a := p.AddSequence(seqTokens(5, 0))
+	a := p.AddSequence(seqTokens(5, 0), "")
 	compute(t, p, a)
 	p.blocks[a.table[0]].ref++
 	require.ErrorContains(t, p.Check(), "ref")
@@ -175,13 +181,13 @@ func TestCheckFindsCorruption(t *testing.T) {
 
 func TestHashCollisionNeverSharesWrongBlock(t *testing.T) {
 	p := newTestPool(t, 2, 8)
-	a := p.AddSequence(seqTokens(5, 0))
+	a := p.AddSequence(seqTokens(5, 0), "")
 	compute(t, p, a)
 	// Simulate a collision: make the index claim that block 0 holds other tokens' hash.
 	other := []int{9, 9}
 	h := chainHash(p.root, other)
 	p.index[h] = a.table[0]
-	b := p.AddSequence([]int{9, 9, 1})
+	b := p.AddSequence([]int{9, 9, 1}, "")
 	require.Zero(t, b.Computed(), "the stored tokens differ, so the hit must be refused")
 	delete(p.index, h)
 }
@@ -189,7 +195,7 @@ func TestHashCollisionNeverSharesWrongBlock(t *testing.T) {
 func TestSaltSeparatesModels(t *testing.T) {
 	cfg := Config{Layers: 1, KVHeads: 1, HeadDim: 4, BlockSize: 4, NumBlocks: 4}
 	a, b := cfg, cfg
-	a.Salt, b.Salt = "model-a", "model-b"
+	a.ModelID, b.ModelID = "model-a", "model-b"
 	require.NotEqual(t, rootHash(a), rootHash(b))
 	c := cfg
 	c.KType = quant.F16
@@ -198,9 +204,9 @@ func TestSaltSeparatesModels(t *testing.T) {
 
 func TestFlushDropsCachedBlocksOnly(t *testing.T) {
 	p := newTestPool(t, 2, 8)
-	a := p.AddSequence(seqTokens(5, 0))
+	a := p.AddSequence(seqTokens(5, 0), "")
 	compute(t, p, a)
-	b := p.AddSequence(seqTokens(5, 100))
+	b := p.AddSequence(seqTokens(5, 100), "")
 	compute(t, p, b)
 	p.Free(a)
 	require.Equal(t, 2, p.Stats().BlocksCached)
@@ -209,18 +215,18 @@ func TestFlushDropsCachedBlocksOnly(t *testing.T) {
 	require.Zero(t, st.BlocksCached)
 	require.Equal(t, 3, st.BlocksUsed)
 	require.NoError(t, p.Check())
-	require.Zero(t, p.AddSequence(seqTokens(5, 0)).Computed(), "flushed blocks no longer hit")
-	require.Equal(t, 4, p.AddSequence(seqTokens(5, 100)).Computed(), "blocks in use still hit")
+	require.Zero(t, p.AddSequence(seqTokens(5, 0), "").Computed(), "flushed blocks no longer hit")
+	require.Equal(t, 4, p.AddSequence(seqTokens(5, 100), "").Computed(), "blocks in use still hit")
 }
 
 func TestCacheSaltSeparatesSequences(t *testing.T) {
 	p := newTestPool(t, 2, 16)
-	a := p.AddSequenceSalted(seqTokens(7, 0), "tenant-a")
+	a := p.AddSequence(seqTokens(7, 0), "tenant-a")
 	compute(t, p, a)
-	require.Zero(t, p.AddSequenceSalted(seqTokens(7, 0), "tenant-b").Computed(), "another salt shares nothing")
-	require.Zero(t, p.AddSequence(seqTokens(7, 0)).Computed(), "no salt shares nothing with a salt")
+	require.Zero(t, p.AddSequence(seqTokens(7, 0), "tenant-b").Computed(), "another salt shares nothing")
+	require.Zero(t, p.AddSequence(seqTokens(7, 0), "").Computed(), "no salt shares nothing with a salt")
 	require.Equal(t, 6, p.CachedPrefix(seqTokens(7, 0), "tenant-a"))
-	b := p.AddSequenceSalted(seqTokens(7, 0), "tenant-a")
+	b := p.AddSequence(seqTokens(7, 0), "tenant-a")
 	require.Equal(t, 6, b.Computed())
 	f := p.Fork(b)
 	f.Append(99)

@@ -6,6 +6,7 @@ type counters struct {
 	prefixHitTokens int64
 	evictions       int64
 	cowCopies       int64
+	reclaimed       int64
 }
 
 // Stats is a snapshot of the pool: where its blocks are and what sharing has saved.
@@ -26,6 +27,7 @@ type Stats struct {
 	PrefixHitTokens int64 `json:"prefix_hit_tokens"`
 	Evictions       int64 `json:"evictions"`
 	CowCopies       int64 `json:"cow_copies"`
+	BlocksReclaimed int64 `json:"blocks_reclaimed"` // released because they fell out of an attention window
 	Sequences       int   `json:"sequences"`
 }
 
@@ -43,6 +45,7 @@ func (p *Pool) Stats() Stats {
 		PrefixHitTokens: p.stats.prefixHitTokens,
 		Evictions:       p.stats.evictions,
 		CowCopies:       p.stats.cowCopies,
+		BlocksReclaimed: p.stats.reclaimed,
 		Sequences:       len(p.seqs),
 	}
 	for i := range p.blocks {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/kvref/kvref/attention"
+	"github.com/kvref/kvref/internal/parallel"
 	"github.com/kvref/kvref/kvcache"
 )
 
@@ -44,25 +45,45 @@ func (r *Runner) Forward(pool *kvcache.Pool, rows []Row) ([][]float32, error) {
 			return nil, fmt.Errorf("model: batch row %d: sequence %d has no token at position %d (length %d)", b, s.ID(), row.Pos, s.Len())
 		case row.Pos/pc.BlockSize >= len(s.Table()):
 			return nil, fmt.Errorf("model: batch row %d: sequence %d has no cache slot for position %d; call Reserve first", b, s.ID(), row.Pos)
+		case holeBefore(s.Table(), pc.BlockSize, row.Pos, c):
+			return nil, fmt.Errorf("model: batch row %d: sequence %d released a block that position %d still attends over", b, s.ID(), row.Pos)
 		}
 		next[s] = row.Pos + 1
 		tokens[b], positions[b], want[b] = s.Tokens()[row.Pos], row.Pos, row.Logits
 	}
 	store := &pagedStore{
-		pool:  pool,
-		rows:  rows,
-		shape: attention.Shape{Heads: c.Heads, KVHeads: c.KVHeads, HeadDim: c.HeadDim},
-		probe: r.probe,
+		pool:    pool,
+		rows:    rows,
+		queries: make([]attention.Query, len(rows)),
+		shape:   attention.Shape{Heads: c.Heads, KVHeads: c.KVHeads, HeadDim: c.HeadDim},
+		window:  c.Window,
+		probe:   r.probe,
+	}
+	for b, row := range rows {
+		store.queries[b] = attention.Query{Seq: row.Seq.ID(), Pos: row.Pos, Table: row.Seq.Table()}
 	}
 	return r.forward(tokens, positions, want, store)
 }
 
+// holeBefore reports whether a block that the row at pos attends over was reclaimed
+// (kvcache.Hole). Reclaim releases a prefix of the table, so it is enough to look at the
+// block of the first position the row attends over.
+func holeBefore(table []int, blockSize, pos int, c Config) bool {
+	first := 0
+	if w := c.ReclaimWindow(); w > 0 {
+		first = max(0, pos-w+1)
+	}
+	return table[first/blockSize] == kvcache.Hole
+}
+
 // pagedStore keeps K/V in the paged cache and attends through block tables.
 type pagedStore struct {
-	pool  *kvcache.Pool
-	rows  []Row
-	shape attention.Shape
-	probe AttentionProbe
+	pool    *kvcache.Pool
+	rows    []Row
+	queries []attention.Query // the rows as attention sees them
+	shape   attention.Shape
+	window  func(layer int) int // each layer's attention window (Config.Window)
+	probe   AttentionProbe
 }
 
 func (p *pagedStore) store(l, b int, k, v []float32) {
@@ -70,21 +91,14 @@ func (p *pagedStore) store(l, b int, k, v []float32) {
 	p.pool.WriteKV(l, blockID, slot, k, v)
 }
 
-func (p *pagedStore) attend(l, b, h0, h1 int, out, q, scores []float32) {
-	row := p.rows[b]
-	var probe func(head int, weights []float32)
+func (p *pagedStore) attend(l int, att, q []float32, threads *parallel.Pool) {
+	var probe attention.Probe
 	if p.probe != nil {
-		probe = func(head int, weights []float32) { p.probe(l, b, head, weights) }
+		probe = func(row, head int, weights []float32) { p.probe(l, row, head, weights) }
 	}
-	attention.PagedHeads(out, q, p.pool, l, row.Seq.Table(), row.Pos+1, p.shape, h0, h1, scores, probe)
-}
-
-func (p *pagedStore) maxPositions() int {
-	n := 0
-	for _, row := range p.rows {
-		n = max(n, row.Pos+1)
-	}
-	return n
+	s := p.shape
+	s.Window = p.window(l)
+	attention.PagedBatch(att, q, p.pool, l, p.queries, s, threads, probe)
 }
 
 // AttentionProbe receives the attention weights of one head of one batch row in one layer,

@@ -30,7 +30,29 @@ type Config struct {
 	QKVBias       bool        `json:"qkv_bias,omitempty"`       // Q, K, V projections add a bias (Qwen2)
 	QKNorm        bool        `json:"qk_norm,omitempty"`        // per-head RMSNorm of Q and K before RoPE (Qwen3)
 	RopeScaling   RopeScaling `json:"rope_scaling,omitempty"`   // context extension of the rotary frequencies
-	SlidingWindow int         `json:"sliding_window,omitempty"` // attention window (Mistral); 0: none
+	SlidingWindow int         `json:"sliding_window,omitempty"` // attention window (Mistral, Qwen2); 0: none
+	// SlidingFromLayer is the first layer that attends over the window; the layers before it
+	// attend over every position (Qwen2's max_window_layers). 0: every layer slides.
+	SlidingFromLayer int `json:"sliding_from_layer,omitempty"`
+}
+
+// Window is layer l's attention window: the query at position p attends over
+// [p-Window+1, p]. 0: every earlier position.
+func (c Config) Window(l int) int {
+	if c.SlidingWindow > 0 && l >= c.SlidingFromLayer {
+		return c.SlidingWindow
+	}
+	return 0
+}
+
+// ReclaimWindow is the window beyond which no layer reads a position, so the cache can
+// release a sequence's blocks that fell out of it: SlidingWindow when every layer slides,
+// else 0 (a layer with full attention reads every position, and a block holds all layers).
+func (c Config) ReclaimWindow() int {
+	if c.SlidingFromLayer == 0 {
+		return c.SlidingWindow
+	}
+	return 0
 }
 
 // RopeScaling rescales the rotary frequencies for longer contexts, as Hugging Face's
@@ -59,6 +81,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("model: rope frequency base must be > 0, got %g", c.RopeBase)
 	case c.SlidingWindow < 0:
 		return fmt.Errorf("model: sliding window must be ≥ 0, got %d", c.SlidingWindow)
+	case c.SlidingFromLayer < 0 || c.SlidingFromLayer > c.Layers:
+		return fmt.Errorf("model: the first sliding-window layer must be from 0 to the %d layers, got %d", c.Layers, c.SlidingFromLayer)
 	}
 	switch c.RopeScaling.Type {
 	case "":
@@ -92,6 +116,6 @@ func (c Config) KVDim() int { return c.KVHeads * c.HeadDim }
 func (c Config) PlanShape() plan.Shape {
 	return plan.Shape{
 		Layers: c.Layers, Heads: c.Heads, KVHeads: c.KVHeads, HeadDim: c.HeadDim,
-		Dim: c.Dim, Hidden: c.Hidden, Vocab: c.Vocab, Context: c.Context, Tied: c.Tied,
+		Dim: c.Dim, Hidden: c.Hidden, Vocab: c.Vocab, Context: c.Context, Tied: c.Tied, Window: c.ReclaimWindow(),
 	}
 }

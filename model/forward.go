@@ -34,11 +34,9 @@ func (r *Runner) Close() { r.threads.Close() }
 type kvStore interface {
 	// store keeps the rotated key and the value of batch row b in layer l.
 	store(l, b int, k, v []float32)
-	// attend writes the attention output of query heads [h0, h1) of batch row b in layer l
-	// for query q (the row's whole query and output vectors).
-	attend(l, b, h0, h1 int, out, q, scores []float32)
-	// maxPositions bounds how many positions any row attends over (sizes the score buffer).
-	maxPositions() int
+	// attend writes into att the attention output of every batch row in layer l, for the
+	// rows' queries q (n rows of Heads·HeadDim values each), on the given threads.
+	attend(l int, att, q []float32, threads *parallel.Pool)
 }
 
 // forward runs the transformer on a batch of rows: row b is token tokens[b] at position
@@ -116,26 +114,10 @@ func (r *Runner) forward(tokens, positions []int, want []bool, kv kvStore) ([][]
 			kv.store(l, b, k[b*kvDim:(b+1)*kvDim], v[b*kvDim:(b+1)*kvDim])
 		})
 
-		// 4. Each row attends over its own positions 0..pos (GQA: query heads share KV heads).
-		//    The threads share out (row, head) pairs, last row first: later rows attend
-		//    over more positions, and handing out the longest work first balances the
-		//    threads in a prefill.
-		heads := c.Heads
-		if all, ok := kv.(interface {
-			attendAll(l int, att, q []float32, threads *parallel.Pool)
-		}); ok {
-			all.attendAll(l, att, q, r.threads) // the paged cache batches prefill chunks
-		} else {
-			r.threads.For(n*heads, 1, func(start, end int) {
-				scores := make([]float32, kv.maxPositions())
-				for i := n*heads - end; i < n*heads-start; {
-					b, h0 := i/heads, i%heads
-					h1 := min(heads, h0+(n*heads-start-i))
-					kv.attend(l, b, h0, h1, att[b*qDim:(b+1)*qDim], q[b*qDim:(b+1)*qDim], scores)
-					i += h1 - h0
-				}
-			})
-		}
+		// 4. Each row attends over its own positions 0..pos (GQA: query heads share KV heads):
+		//    through the block tables for the cache (attention.PagedBatch), over the plain
+		//    arrays for the reference (attention.ContiguousBatch).
+		kv.attend(l, att, q, r.threads)
 
 		// 5. Output projection and residual.
 		lw.Wo.MulBatch(r.threads, out, att, n)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/kvref/kvref/attention"
+	"github.com/kvref/kvref/internal/parallel"
 	"github.com/kvref/kvref/quant"
 )
 
@@ -27,6 +28,7 @@ func (r *Runner) Reference(tokens []int, kType, vType quant.CacheType, from int)
 	store := &contiguousStore{
 		kType: kType, vType: vType,
 		shape:  attention.Shape{Heads: c.Heads, KVHeads: c.KVHeads, HeadDim: c.HeadDim},
+		window: c.Window,
 		keys:   make([][]float32, c.Layers),
 		values: make([][]float32, c.Layers),
 		n:      n,
@@ -47,7 +49,8 @@ func (r *Runner) Reference(tokens []int, kType, vType quant.CacheType, from int)
 type contiguousStore struct {
 	kType, vType quant.CacheType
 	shape        attention.Shape
-	keys, values [][]float32 // per layer, n rows of kv_heads·head_dim
+	window       func(layer int) int // each layer's attention window (Config.Window)
+	keys, values [][]float32         // per layer, n rows of kv_heads·head_dim
 	n            int
 }
 
@@ -61,8 +64,8 @@ func (s *contiguousStore) store(l, b int, k, v []float32) {
 	s.vType.RoundTrip(vd, s.shape.KVHeads, s.shape.HeadDim)
 }
 
-func (s *contiguousStore) attend(l, b, h0, h1 int, out, q, scores []float32) {
-	attention.ContiguousHeads(out, q, s.keys[l], s.values[l], b+1, s.shape, h0, h1, scores)
+func (s *contiguousStore) attend(l int, att, q []float32, threads *parallel.Pool) {
+	shape := s.shape
+	shape.Window = s.window(l)
+	attention.ContiguousBatch(att, q, s.keys[l], s.values[l], s.n, shape, threads)
 }
-
-func (s *contiguousStore) maxPositions() int { return s.n }

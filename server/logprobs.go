@@ -1,55 +1,10 @@
 package server
 
 import (
-	"math"
-	"slices"
+	"github.com/kvref/kvref/internal/logit"
 	"strconv"
 	"unicode/utf8"
 )
-
-// logSumExp returns ln Σ exp(l_i) over the logits in float64, as m + ln Σ exp(l_i − m) with
-// m the largest logit, summed in vocabulary order (one fixed order: the same logits always
-// give the same bits).
-func logSumExp(logits []float32) float64 {
-	m := math.Inf(-1)
-	for _, l := range logits {
-		m = max(m, float64(l))
-	}
-	sum := 0.0
-	for _, l := range logits {
-		sum += math.Exp(float64(l) - m)
-	}
-	return m + math.Log(sum)
-}
-
-// topIDs returns the ids of the k largest logits, largest first; ties go to the lower id.
-func topIDs(logits []float32, k int) []int {
-	k = min(k, len(logits))
-	if k <= 0 {
-		return nil
-	}
-	better := func(a, b int) int { // a before b?
-		switch {
-		case logits[a] > logits[b]:
-			return -1
-		case logits[a] < logits[b]:
-			return 1
-		}
-		return a - b
-	}
-	top := make([]int, 0, k+1)
-	for id := range logits {
-		if len(top) == k && better(id, top[k-1]) > 0 {
-			continue
-		}
-		i, _ := slices.BinarySearchFunc(top, id, better)
-		top = slices.Insert(top, i, id)
-		if len(top) > k {
-			top = top[:k]
-		}
-	}
-	return top
-}
 
 // logprobOf is what the engine loop computes of one generated token's logits for a request
 // that asked for logprobs: the chosen token's log-probability and the top k. It is all a
@@ -61,9 +16,9 @@ type logprobOf struct {
 
 // logprobsOf computes the log-probabilities of token id chosen from logits, with the top k.
 func logprobsOf(logits []float32, id, k int) logprobOf {
-	lse := logSumExp(logits)
+	lse := logit.LogSumExp(logits)
 	r := logprobOf{logprob: float64(logits[id]) - lse}
-	for _, t := range topIDs(logits, k) {
+	for _, t := range logit.TopK(logits, k) {
 		r.top = append(r.top, IDLogprob{ID: t, Logprob: float64(logits[t]) - lse})
 	}
 	return r

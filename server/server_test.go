@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/kvref/kvref/internal/logit"
 	"math"
 	"net"
 	"net/http"
@@ -312,11 +313,11 @@ func TestCharCounter(t *testing.T) {
 
 func TestTopIDs(t *testing.T) {
 	logits := []float32{0.5, 2, -1, 2, 0.5, 3}
-	require.Equal(t, []int{5, 1, 3}, topIDs(logits, 3), "ties go to the lower id")
-	require.Equal(t, []int{5, 1, 3, 0, 4, 2}, topIDs(logits, 10))
-	require.Empty(t, topIDs(logits, 0))
-	require.InDelta(t, math.Log(2), logSumExp([]float32{0, 0}), 1e-15)
-	require.InDelta(t, 3+math.Log(1+math.Exp(-1)), logSumExp([]float32{3, 2}), 1e-15)
+	require.Equal(t, []int{5, 1, 3}, logit.TopK(logits, 3), "ties go to the lower id")
+	require.Equal(t, []int{5, 1, 3, 0, 4, 2}, logit.TopK(logits, 10))
+	require.Empty(t, logit.TopK(logits, 0))
+	require.InDelta(t, math.Log(2), logit.LogSumExp([]float32{0, 0}), 1e-15)
+	require.InDelta(t, 3+math.Log(1+math.Exp(-1)), logit.LogSumExp([]float32{3, 2}), 1e-15)
 }
 
 func TestLogprobsJSON(t *testing.T) {

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/kvref/kvref/internal/plan"
 	"io"
 	"os"
 	"runtime"
@@ -76,7 +77,7 @@ func benchCmd(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&f.cacheDtype, "cache-dtype", "f32", "cache storage: "+typeNames())
 	fs.IntVar(&f.ctx, "ctx", 0, "context of the sequences in the memory-bound batch line (0: the model's)")
 	fs.IntVar(&f.cacheBlocks, "cache-blocks", 0, "cache size in blocks for the memory-bound batch line")
-	fs.Var(&f.cacheMem, "cache-mem", "cache size for the memory-bound batch line (default 1GiB; "+sizeHelp+")")
+	fs.Var(&f.cacheMem, "cache-mem", "cache size for the memory-bound batch line (default 1GiB; "+plan.SizeHelp+")")
 	fs.BoolVar(&f.asJSON, "json", false, "print one JSON object")
 	fs.Var(&f.bandwidthBuffer, "bandwidth-buffer", "--roofline: size of the buffer streamed to measure memory bandwidth (default 1GiB; make it much larger than the last-level cache)")
 	fs.IntVar(&f.prefill, "prefill", 512, "--roofline: prompt tokens of the timed prefill (capped at the model's context - 1)")
@@ -175,7 +176,7 @@ func benchCmd(args []string, stdout, stderr io.Writer) error {
 			r.MillisecondsPerStep, r.WeightBytesPerStep, r.CacheBytesPerStep, r.GBPerSecond, r.SpeedupOverBatch1)
 	}
 	fmt.Fprintf(stdout, "\nmemory-bound batch: a %s cache (%d blocks of %d tokens, %d B/token) holds %d sequences of %d tokens (%d blocks each) by the formula; the scheduler admitted %d\n",
-		formatSize(mb.CacheBytes), mb.CacheBlocks, mb.BlockSize, mb.BytesPerToken, mb.FromFormula, mb.Context, mb.BlocksPerSeq, mb.ObservedRunning)
+		plan.FormatSize(mb.CacheBytes), mb.CacheBlocks, mb.BlockSize, mb.BytesPerToken, mb.FromFormula, mb.Context, mb.BlocksPerSeq, mb.ObservedRunning)
 	return nil
 }
 

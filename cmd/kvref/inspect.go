@@ -50,7 +50,7 @@ type inspectCache struct {
 func inspectCmd(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("inspect", stderr)
 	var mem sizeFlag
-	fs.Var(&mem, "mem", "memory for weights and cache (default: this machine's available memory; "+sizeHelp+")")
+	fs.Var(&mem, "mem", "memory for weights and cache (default: this machine's available memory; "+plan.SizeHelp+")")
 	blockSize := fs.Int("block-size", kvcache.DefaultBlockSize, "cache block size for the arithmetic")
 	asJSON := fs.Bool("json", false, "print one JSON object")
 	tokPath := fs.String("tokenizer", "", "tokenizer.bin of a llama2.c checkpoint (default: tokenizer.bin beside it)")
@@ -134,20 +134,20 @@ func inspectCmd(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(w, "features         %s\n", strings.Join(extras, ", "))
 	}
 	fmt.Fprintf(w, "parameters       %d\n", rep.Params)
-	fmt.Fprintf(w, "weight bytes     %d (%s)\n\n", rep.WeightBytes, formatSize(rep.WeightBytes))
+	fmt.Fprintf(w, "weight bytes     %d (%s)\n\n", rep.WeightBytes, plan.FormatSize(rep.WeightBytes))
 	fmt.Fprintf(w, "%d tensors:\n", len(rep.Tensors))
 	for _, t := range rep.Tensors {
 		fmt.Fprintf(w, "  %-32s %-5s %v\n", t.Name, t.Type, t.Shape)
 	}
 	fmt.Fprintf(w, "\nKV cache: bytes per token = 2 · %d layers · %d KV heads · %d head_dim · bytes per element (+ scales)\n", c.Layers, c.KVHeads, c.HeadDim)
-	fmt.Fprintf(w, "full-context sequences (%d tokens, blocks of %d) beside the weights in %s (%s):\n", c.Context, rep.BlockSize, formatSize(rep.Memory), rep.MemorySource)
+	fmt.Fprintf(w, "full-context sequences (%d tokens, blocks of %d) beside the weights in %s (%s):\n", c.Context, rep.BlockSize, plan.FormatSize(rep.Memory), rep.MemorySource)
 	fmt.Fprintf(w, "  %-9s %12s %14s %12s\n", "cache", "B/token", "per sequence", "sequences")
 	for _, r := range rep.Cache {
 		if r.Error != "" {
 			fmt.Fprintf(w, "  %-9s %s\n", r.CacheType, r.Error)
 			continue
 		}
-		fmt.Fprintf(w, "  %-9s %12d %14s %12d\n", r.CacheType, r.BytesPerToken, formatSize(r.BytesPerSequence), r.MaxSequences)
+		fmt.Fprintf(w, "  %-9s %12d %14s %12d\n", r.CacheType, r.BytesPerToken, plan.FormatSize(r.BytesPerSequence), r.MaxSequences)
 	}
 	return nil
 }

@@ -10,7 +10,6 @@ import (
 
 	"github.com/kvref/kvref/internal/plan"
 	"github.com/kvref/kvref/kvcache"
-	"github.com/kvref/kvref/model"
 	"github.com/kvref/kvref/quant"
 )
 
@@ -40,7 +39,7 @@ const defaultShapeContext = 4096
 func planCmd(args []string, stdout, stderr io.Writer) error {
 	var f planFlags
 	fs := newFlags("plan", stderr)
-	fs.StringVar(&f.model, "m", "", "GGUF model file: its shape and its real weight bytes")
+	fs.StringVar(&f.model, "m", "", "model (GGUF file, Hugging Face directory, llama2.c checkpoint, hf:// reference): its shape and its real weight bytes")
 	fs.StringVar(&f.preset, "preset", "", "a published model's shape (--preset list, or --list, shows them)")
 	fs.BoolVar(&f.list, "list", false, "list the presets and where their shapes come from")
 	fs.IntVar(&f.layers, "layers", 0, "shape: transformer layers")
@@ -131,15 +130,15 @@ func planCmd(args []string, stdout, stderr io.Writer) error {
 	if errors.As(err, &noRoom) {
 		return fmt.Errorf("the weights need %s (%s) but the memory is %s (%s): nothing is left for the KV cache, "+
 			"whose full %d-token sequence needs %s (%s per token); give more --mem, or smaller --weights/--weights-dtype",
-			formatSize(in.Weights), w.from, formatSize(in.Memory), mem.from, in.Context,
-			formatSize(r.BlockBytesPerSequence), formatSize(r.BytesPerToken))
+			plan.FormatSize(in.Weights), w.from, plan.FormatSize(in.Memory), mem.from, in.Context,
+			plan.FormatSize(r.BlockBytesPerSequence), plan.FormatSize(r.BytesPerToken))
 	}
 	if err != nil {
 		return err
 	}
 	if r.MaxSequences == 0 {
 		notes = append(notes, fmt.Sprintf("not one full %d-token sequence fits: it needs %s and %s is left; try a shorter --ctx or a smaller --cache-dtype",
-			in.Context, formatSize(r.BlockBytesPerSequence), formatSize(r.Left)))
+			in.Context, plan.FormatSize(r.BlockBytesPerSequence), plan.FormatSize(r.Left)))
 	}
 	if f.asJSON {
 		return writePlanJSON(stdout, m, r, w, mem)
@@ -176,7 +175,7 @@ flags:
 // planModel is the model being planned and where its shape came from.
 type planModel struct {
 	name        string // preset name, file path or "shape flags"
-	from        string // the preset's repository, "GGUF file" or "flags"
+	from        string // the preset's repository, the model's format ("gguf model", ...) or "flags"
 	shape       plan.Shape
 	fileWeights int64 // the tensors' real bytes with -m; -1 otherwise
 	note        string
@@ -208,12 +207,12 @@ func resolvePlanModel(f *planFlags) (planModel, error) {
 
 	switch {
 	case f.model != "":
-		mdl, err := model.LoadGGUF(f.model)
+		mdl, err := loadModel(f.model, io.Discard)
 		if err != nil {
 			return planModel{}, err
 		}
 		defer mdl.Close()
-		return planModel{name: f.model, from: "GGUF file", shape: mdl.Config.PlanShape(), fileWeights: mdl.Weights.Bytes()}, nil
+		return planModel{name: f.model, from: mdl.Format + " model", shape: mdl.Config.PlanShape(), fileWeights: mdl.Weights.Bytes()}, nil
 	case f.preset != "":
 		p, err := plan.LookupPreset(f.preset)
 		if err != nil {
@@ -303,7 +302,7 @@ func printPresets(w io.Writer) error {
 		}
 		params, _ := s.Params()
 		rows = append(rows, []string{p.Name, fmt.Sprint(s.Layers), fmt.Sprint(s.Heads), fmt.Sprint(s.KVHeads),
-			fmt.Sprint(s.HeadDim), fmt.Sprint(s.Context), formatSize(bpt), formatCount(params), p.Repo})
+			fmt.Sprint(s.HeadDim), fmt.Sprint(s.Context), plan.FormatSize(bpt), formatCount(params), p.Repo})
 	}
 	writeTable(w, "", "lrrrrrrrl", rows)
 
@@ -337,6 +336,9 @@ func writePlanText(w io.Writer, m planModel, r plan.Report, ws weightsSource, me
 	if ws.params > 0 {
 		desc += ", " + formatCount(ws.params) + " parameters"
 	}
+	if s.Window > 0 {
+		desc += fmt.Sprintf(", sliding window %d", s.Window)
+	}
 	name := m.name
 	if m.from != "flags" {
 		name += " (" + m.from + ")"
@@ -344,17 +346,17 @@ func writePlanText(w io.Writer, m planModel, r plan.Report, ws weightsSource, me
 	fmt.Fprintf(w, "model   %s: %s\n", name, desc)
 	fmt.Fprintf(w, "cache   %s, %d-token sequences, blocks of %d tokens\n\n", cacheTypeName(r.KType, r.VType), r.Context, r.BlockSize)
 
-	left := fmt.Sprintf("%d B = %d blocks of %s", r.Left, r.CacheBlocks, formatSize(r.BytesPerBlock))
+	left := fmt.Sprintf("%d B = %d blocks of %s", r.Left, r.CacheBlocks, plan.FormatSize(r.BytesPerBlock))
 	if r.Left == 0 {
 		left = "0 B"
 	}
 	writeTable(w, "", "lrl", [][]string{
-		{"per token", formatSize(r.BytesPerToken), tokenArithmetic(r)},
-		{"per sequence", formatSize(r.BytesPerSequence), fmt.Sprintf("%d tokens × %d B", r.Context, r.BytesPerToken)},
-		{"in blocks", formatSize(r.BlockBytesPerSequence), blockArithmetic(r)},
-		{"memory", formatSize(r.Memory), mem.from},
-		{"weights", formatSize(r.Weights), ws.from},
-		{"left for the cache", formatSize(r.Left), left},
+		{"per token", plan.FormatSize(r.BytesPerToken), tokenArithmetic(r)},
+		{"per sequence", plan.FormatSize(r.BytesPerSequence), sequenceArithmetic(r)},
+		{"in blocks", plan.FormatSize(r.BlockBytesPerSequence), blockArithmetic(r)},
+		{"memory", plan.FormatSize(r.Memory), mem.from},
+		{"weights", plan.FormatSize(r.Weights), ws.from},
+		{"left for the cache", plan.FormatSize(r.Left), left},
 		{"max sequences", fmt.Sprint(r.MaxSequences), fmt.Sprintf("full %d-token sequences at once", r.Context)},
 	})
 
@@ -369,8 +371,8 @@ func writePlanText(w io.Writer, m planModel, r plan.Report, ws weightsSource, me
 		fmt.Fprintf(w, "GQA: each KV head serves %d query heads; without GQA every query head has its own (weights unchanged):\n", s.GQAGroup())
 		writeTable(w, "  ", "lrrrr", [][]string{
 			{"", "KV heads", "per token", "per sequence", "sequences"},
-			{"with GQA", fmt.Sprint(s.KVHeads), formatSize(r.BytesPerToken), formatSize(r.BlockBytesPerSequence), fmt.Sprint(r.MaxSequences)},
-			{"without", fmt.Sprint(g.KVHeads), formatSize(g.BytesPerToken), formatSize(g.BlockBytesPerSequence), fmt.Sprint(g.MaxSequences)},
+			{"with GQA", fmt.Sprint(s.KVHeads), plan.FormatSize(r.BytesPerToken), plan.FormatSize(r.BlockBytesPerSequence), fmt.Sprint(r.MaxSequences)},
+			{"without", fmt.Sprint(g.KVHeads), plan.FormatSize(g.BytesPerToken), plan.FormatSize(g.BlockBytesPerSequence), fmt.Sprint(g.MaxSequences)},
 		})
 		fmt.Fprintf(w, "  without GQA a token costs %d× the bytes\n", g.BytesPerToken/r.BytesPerToken)
 	}
@@ -386,7 +388,7 @@ func writePlanText(w io.Writer, m planModel, r plan.Report, ws weightsSource, me
 			rows = append(rows, []string{name, storesPerValue(v.KType), "-", "-", "kv_heads·head_dim not a multiple of 32"})
 			continue
 		}
-		rows = append(rows, []string{name, storesPerValue(v.KType), formatSize(v.BytesPerToken), formatSize(v.BlockBytesPerSequence), fmt.Sprint(v.MaxSequences)})
+		rows = append(rows, []string{name, storesPerValue(v.KType), plan.FormatSize(v.BytesPerToken), plan.FormatSize(v.BlockBytesPerSequence), fmt.Sprint(v.MaxSequences)})
 	}
 	writeTable(w, "  ", "llrrr", rows)
 
@@ -418,9 +420,21 @@ func tokenArithmetic(r plan.Report) string {
 	return fmt.Sprintf("%d layers × (%d B K row + %d B V row) = %d B", s.Layers, r.KRowBytes, r.VRowBytes, r.BytesPerToken)
 }
 
+// sequenceArithmetic spells out the bytes of one full sequence: its tokens, or with a sliding
+// window the window's.
+func sequenceArithmetic(r plan.Report) string {
+	if w := r.Shape.Window; w > 0 && w < r.Context {
+		return fmt.Sprintf("%d tokens of the sliding window (of %d) × %d B", w, r.Context, r.BytesPerToken)
+	}
+	return fmt.Sprintf("%d tokens × %d B", r.Context, r.BytesPerToken)
+}
+
 // blockArithmetic spells out the block rounding of one sequence.
 func blockArithmetic(r plan.Report) string {
-	s := fmt.Sprintf("%d blocks of %d tokens, %s each", r.BlocksPerSequence, r.BlockSize, formatSize(r.BytesPerBlock))
+	s := fmt.Sprintf("%d blocks of %d tokens, %s each", r.BlocksPerSequence, r.BlockSize, plan.FormatSize(r.BytesPerBlock))
+	if w := r.Shape.Window; w > 0 && w < r.Context {
+		return s + " (the window spans at most this many; the blocks it has left are released)"
+	}
 	if pad := r.BlocksPerSequence*r.BlockSize - r.Context; pad > 0 {
 		s += fmt.Sprintf(" (%d slots of the last block unused)", pad)
 	}
@@ -521,94 +535,8 @@ func weightTypeNames() string {
 	return strings.Join(s, ", ")
 }
 
-// planJSON is the --json output of kvref plan. Sizes are exact bytes.
-type planJSON struct {
-	Model                 modelJSON     `json:"model"`
-	CacheTypeK            string        `json:"cache_type_k"`
-	CacheTypeV            string        `json:"cache_type_v"`
-	Context               int           `json:"context"`
-	BlockSize             int           `json:"block_size"`
-	KRowBytes             int64         `json:"k_row_bytes"`
-	VRowBytes             int64         `json:"v_row_bytes"`
-	BytesPerToken         int64         `json:"bytes_per_token"`
-	BytesPerSequence      int64         `json:"bytes_per_sequence"`
-	BlocksPerSequence     int           `json:"blocks_per_sequence"`
-	BytesPerBlock         int64         `json:"bytes_per_block"`
-	BlockBytesPerSequence int64         `json:"block_bytes_per_sequence"`
-	MemoryBytes           int64         `json:"memory_bytes"`
-	MemoryFrom            string        `json:"memory_from"`
-	WeightsBytes          int64         `json:"weights_bytes"`
-	WeightsFrom           string        `json:"weights_from"`
-	LeftBytes             int64         `json:"left_bytes"`
-	CacheBlocks           int64         `json:"cache_blocks"`
-	MaxSequences          int64         `json:"max_sequences"`
-	WithoutGQA            *variantJSON  `json:"without_gqa"`
-	CacheTypes            []variantJSON `json:"cache_types"`
-	SharedPrefix          []prefixJSON  `json:"shared_prefix"`
-}
-
-type modelJSON struct {
-	Name       string `json:"name"`
-	From       string `json:"from"`
-	Layers     int    `json:"layers"`
-	Heads      int    `json:"heads"`
-	KVHeads    int    `json:"kv_heads"`
-	HeadDim    int    `json:"head_dim"`
-	Dim        int    `json:"dim"`
-	Hidden     int    `json:"hidden_dim"`
-	Vocab      int    `json:"vocab_size"`
-	Context    int    `json:"context"`
-	Tied       bool   `json:"tied_output"`
-	Parameters int64  `json:"parameters"`
-}
-
-type variantJSON struct {
-	KVHeads               int    `json:"kv_heads"`
-	CacheTypeK            string `json:"cache_type_k"`
-	CacheTypeV            string `json:"cache_type_v"`
-	BytesPerToken         int64  `json:"bytes_per_token"`
-	BlockBytesPerSequence int64  `json:"block_bytes_per_sequence"`
-	MaxSequences          int64  `json:"max_sequences"`
-	Error                 string `json:"error,omitempty"`
-}
-
-type prefixJSON struct {
-	Tokens       int   `json:"prefix_tokens"`
-	SharedBlocks int   `json:"shared_blocks"`
-	OwnBlocks    int   `json:"own_blocks"`
-	MaxSequences int64 `json:"max_sequences"`
-}
-
-func toVariantJSON(v plan.Variant) variantJSON {
-	out := variantJSON{KVHeads: v.KVHeads, CacheTypeK: v.KType.String(), CacheTypeV: v.VType.String(),
-		BytesPerToken: v.BytesPerToken, BlockBytesPerSequence: v.BlockBytesPerSequence, MaxSequences: v.MaxSequences}
-	if v.Err != nil {
-		out.Error = v.Err.Error()
-	}
-	return out
-}
-
 func writePlanJSON(w io.Writer, m planModel, r plan.Report, ws weightsSource, mem memorySource) error {
-	s := r.Shape
-	out := planJSON{
-		Model: modelJSON{Name: m.name, From: m.from, Layers: s.Layers, Heads: s.Heads, KVHeads: s.KVHeads, HeadDim: s.HeadDim,
-			Dim: s.Dim, Hidden: s.Hidden, Vocab: s.Vocab, Context: s.Context, Tied: s.Tied, Parameters: ws.params},
-		CacheTypeK: r.KType.String(), CacheTypeV: r.VType.String(), Context: r.Context, BlockSize: r.BlockSize,
-		KRowBytes: r.KRowBytes, VRowBytes: r.VRowBytes, BytesPerToken: r.BytesPerToken, BytesPerSequence: r.BytesPerSequence,
-		BlocksPerSequence: r.BlocksPerSequence, BytesPerBlock: r.BytesPerBlock, BlockBytesPerSequence: r.BlockBytesPerSequence,
-		MemoryBytes: r.Memory, MemoryFrom: mem.from, WeightsBytes: r.Weights, WeightsFrom: ws.from,
-		LeftBytes: r.Left, CacheBlocks: r.CacheBlocks, MaxSequences: r.MaxSequences,
-	}
-	if r.WithoutGQA != nil {
-		v := toVariantJSON(*r.WithoutGQA)
-		out.WithoutGQA = &v
-	}
-	for _, v := range r.CacheTypes {
-		out.CacheTypes = append(out.CacheTypes, toVariantJSON(v))
-	}
-	for _, p := range r.SharedPrefixes {
-		out.SharedPrefix = append(out.SharedPrefix, prefixJSON{Tokens: p.Tokens, SharedBlocks: p.SharedBlocks, OwnBlocks: p.OwnBlocks, MaxSequences: p.MaxSequences})
-	}
+	out := r.JSON(plan.ModelInfo{Name: m.name, From: m.from, Params: ws.params}, mem.from, ws.from)
 	b, err := json.MarshalIndent(out, "", "  ")
 	if err != nil {
 		return err

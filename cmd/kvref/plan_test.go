@@ -21,11 +21,11 @@ var workedExampleArgs = []string{"plan", "--layers", "32", "--kv-heads", "8", "-
 	"--cache-dtype", "f16", "--ctx", "4096", "--mem", "80GB", "--weights", "14GB"}
 
 // planJSONOf runs kvref plan --json with args and parses the output.
-func planJSONOf(t *testing.T, args ...string) planJSON {
+func planJSONOf(t *testing.T, args ...string) plan.JSON {
 	t.Helper()
 	out, stderr, code := kvref(t, append(append([]string{"plan"}, args...), "--json")...)
 	require.Equal(t, 0, code, stderr)
-	var p planJSON
+	var p plan.JSON
 	require.NoError(t, json.Unmarshal([]byte(out), &p), out)
 	return p
 }
@@ -65,8 +65,8 @@ func TestPlanWorkedExample(t *testing.T) {
 	require.Equal(t, int64(30), p.WithoutGQA.MaxSequences)
 	require.Equal(t, 4*p.BytesPerToken, p.WithoutGQA.BytesPerToken, "heads/kv_heads = 4")
 	require.Len(t, p.CacheTypes, len(quant.CacheTypes()))
-	require.Equal(t, []prefixJSON{
-		{0, 0, 256, 122}, {1024, 64, 192, 163}, {2048, 128, 128, 244}, {3072, 192, 64, 488},
+	require.Equal(t, []plan.PrefixJSON{
+		{Tokens: 0, SharedBlocks: 0, OwnBlocks: 256, MaxSequences: 122}, {Tokens: 1024, SharedBlocks: 64, OwnBlocks: 192, MaxSequences: 163}, {Tokens: 2048, SharedBlocks: 128, OwnBlocks: 128, MaxSequences: 244}, {Tokens: 3072, SharedBlocks: 192, OwnBlocks: 64, MaxSequences: 488},
 	}, p.SharedPrefix)
 
 	// The raw JSON carries the names the brief promises.
@@ -150,11 +150,11 @@ func TestPlanCacheTypesAgreeWithKVCache(t *testing.T) {
 func TestPlanSharedPrefix(t *testing.T) {
 	args := append(append([]string(nil), workedExampleArgs[1:]...), "--shared-prefix", "1000")
 	p := planJSONOf(t, args...)
-	require.Equal(t, []prefixJSON{{0, 0, 256, 122}, {1000, 62, 194, (31471 - 62) / 194}}, p.SharedPrefix)
+	require.Equal(t, []plan.PrefixJSON{{Tokens: 0, SharedBlocks: 0, OwnBlocks: 256, MaxSequences: 122}, {Tokens: 1000, SharedBlocks: 62, OwnBlocks: 194, MaxSequences: (31471 - 62) / 194}}, p.SharedPrefix)
 	require.Greater(t, p.SharedPrefix[1].MaxSequences, p.MaxSequences)
 
 	p = planJSONOf(t, append(append([]string(nil), workedExampleArgs[1:]...), "--shared-prefix", "0")...)
-	require.Equal(t, []prefixJSON{{0, 0, 256, 122}}, p.SharedPrefix)
+	require.Equal(t, []plan.PrefixJSON{{Tokens: 0, SharedBlocks: 0, OwnBlocks: 256, MaxSequences: 122}}, p.SharedPrefix)
 }
 
 // TestPlanWeights checks where the weights' bytes come from: --weights, --weights-dtype,
@@ -273,4 +273,32 @@ func TestPlanHelp(t *testing.T) {
 		require.Contains(t, stderr, want)
 	}
 	require.True(t, strings.Contains(stderr, "kvref plan --list"))
+}
+
+// TestPlanAcceptsEveryModelFormat: plan -m opens what run -m opens: the same synthetic model
+// as a GGUF file, a Hugging Face directory and a llama2.c checkpoint plans to the same
+// bytes per token, context and weight bytes.
+func TestPlanAcceptsEveryModelFormat(t *testing.T) {
+	dir := t.TempDir()
+	var plans []plan.JSON
+	for _, f := range []struct{ format, out string }{
+		{"gguf", filepath.Join(dir, "m.gguf")},
+		{"hf", filepath.Join(dir, "hf")},
+		{"llama2c", filepath.Join(dir, "l2c", "model.bin")},
+	} {
+		_, stderr, code := kvref(t, "synth", "-o", f.out, "--format", f.format, "--vocab", "512")
+		require.Equal(t, 0, code, stderr)
+		p := planJSONOf(t, "-m", f.out, "--mem", "1GiB", "--cache-dtype", "f16")
+		require.Equal(t, f.out, p.Model.Name)
+		plans = append(plans, p)
+	}
+	for _, p := range plans[1:] {
+		require.Equal(t, plans[0].BytesPerToken, p.BytesPerToken)
+		require.Equal(t, plans[0].Context, p.Context)
+		require.Equal(t, plans[0].MaxSequences, p.MaxSequences)
+	}
+	require.Equal(t, "safetensors model", plans[1].Model.From)
+	_, stderr, code := kvref(t, "plan", "-m", filepath.Join(dir, "nothing-here"))
+	require.NotEqual(t, 0, code)
+	require.Contains(t, stderr, "nothing-here")
 }

@@ -14,8 +14,9 @@ type progress struct {
 	tty        bool
 }
 
-func newProgress(w io.Writer, total int) *progress {
-	p := &progress{w: w, total: total}
+// newProgress returns a progress bar drawn on w when w is a terminal.
+func newProgress(w io.Writer) *progress {
+	p := &progress{w: w}
 	if f, ok := w.(*os.File); ok {
 		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
 			p.tty = true
@@ -24,8 +25,9 @@ func newProgress(w io.Writer, total int) *progress {
 	return p
 }
 
-func (p *progress) add(n int) {
-	p.now += n
+// set draws the bar at now of total.
+func (p *progress) set(now, total int) {
+	p.now, p.total = now, total
 	if !p.tty || p.total == 0 {
 		return
 	}
@@ -34,6 +36,7 @@ func (p *progress) add(n int) {
 	fmt.Fprintf(p.w, "\r[%s%s] %d/%d", strings.Repeat("=", fill), strings.Repeat(" ", width-fill), p.now, p.total)
 }
 
+// done ends the bar's line.
 func (p *progress) done() {
 	if p.tty {
 		fmt.Fprintln(p.w)

@@ -3,6 +3,8 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/kvref/kvref/eval"
+	"github.com/kvref/kvref/internal/logit"
 	"math"
 	"testing"
 
@@ -59,7 +61,7 @@ func TestGoldenPerCacheType(t *testing.T) {
 			logits, err := r.Reference(g.Tokens(), ct, ct, len(g.PromptIDs)-1)
 			require.NoError(t, err)
 			for i, s := range g.Steps {
-				if argmax(logits[i]) == s.ID {
+				if logit.Argmax(logits[i]) == s.ID {
 					agree++
 				}
 				total++
@@ -72,23 +74,13 @@ func TestGoldenPerCacheType(t *testing.T) {
 	}
 }
 
-func argmax(x []float32) int {
-	best := 0
-	for i, v := range x {
-		if v > x[best] {
-			best = i
-		}
-	}
-	return best
-}
-
 func TestEvalReportsEveryType(t *testing.T) {
 	out, stderr, code := kvref(t, "eval", "--json", "-c", "128")
 	require.Equal(t, 0, code, stderr)
-	var rep evalReport
+	var rep eval.Report
 	require.NoError(t, json.Unmarshal([]byte(out), &rep))
 	require.Greater(t, rep.Windows, 1, "the sample text should need several 128-token windows")
-	byType := map[string]dtypeAccuracy{}
+	byType := map[string]eval.Result{}
 	for _, r := range rep.Results {
 		byType[r.CacheType] = r
 	}

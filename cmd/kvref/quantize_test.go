@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/kvref/kvref/internal/logit"
 	"math"
 	"path/filepath"
 	"testing"
@@ -147,7 +148,7 @@ func quantizedAccuracy(t *testing.T, path string, seqs [][]int, from []int) []ac
 			got, err := r.Reference(seq, quant.F32, quant.F32, from[s])
 			require.NoError(t, err)
 			for i := range got {
-				if argmax(got[i]) == argmax(want[s][i]) {
+				if logit.Argmax(got[i]) == logit.Argmax(want[s][i]) {
 					a.agree++
 				}
 				p, q := golden.LogSoftmax(want[s][i]), golden.LogSoftmax(got[i])

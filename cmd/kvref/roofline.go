@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/kvref/kvref/internal/plan"
 	"io"
 	"sync"
 	"time"
@@ -131,7 +132,7 @@ func runRoofline(m *model.Model, f benchFlags, kType, vType quant.CacheType, std
 	if bufBytes < 1<<20 {
 		return r, fmt.Errorf("--bandwidth-buffer %s: the bandwidth probe needs at least 1MiB, and should be much larger than the last-level cache", f.bandwidthBuffer.text)
 	}
-	fmt.Fprintf(stderr, "kvref bench: measuring memory bandwidth (%s stream)...\n", formatSize(bufBytes))
+	fmt.Fprintf(stderr, "kvref bench: measuring memory bandwidth (%s stream)...\n", plan.FormatSize(bufBytes))
 	buf := make([]float32, bufBytes/4)
 	for i := range buf {
 		buf[i] = 1

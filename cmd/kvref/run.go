@@ -4,30 +4,28 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"github.com/kvref/kvref/internal/logit"
 	"io"
 	"os"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/kvref/kvref/engine"
 	"github.com/kvref/kvref/kvcache"
-	"github.com/kvref/kvref/quant"
 )
 
 // runFlags are the flags of `kvref run`.
 type runFlags struct {
-	model, prompt, promptFile  string
-	tokenizer                  string
-	n, ctx, threads, blockSize int
-	cacheBlocks, np            int
-	temp, topP, minP           float64
-	topK                       int
-	seed                       uint64
-	ignoreEOS, check, asJSON   bool
-	parallel                   bool
-	chunk, batchTokens         int
-	cacheDtype, cacheK, cacheV string
+	modelFlags
+	engineFlags
+	prompt, promptFile       string
+	n, np                    int
+	temp, topP, minP         float64
+	topK                     int
+	seed                     uint64
+	ignoreEOS, check, asJSON bool
+	parallel                 bool
+	chunk, batchTokens       int
 }
 
 func init() {
@@ -37,8 +35,8 @@ func init() {
 func runCmd(args []string, stdout, stderr io.Writer) error {
 	var f runFlags
 	fs := newFlags("run", stderr)
-	fs.StringVar(&f.model, "m", "", "model: GGUF file, Hugging Face directory, llama2.c checkpoint, hf:// reference, or synth:SHAPE; empty: the built-in stories260K")
-	fs.StringVar(&f.tokenizer, "tokenizer", "", "tokenizer.bin of a llama2.c checkpoint (default: tokenizer.bin beside it)")
+	f.modelFlags.register(fs)
+	f.engineFlags.register(fs, "enough for -np full-context sequences")
 	fs.StringVar(&f.prompt, "p", "", "prompt text (BOS is added when the model's tokenizer adds one)")
 	fs.StringVar(&f.promptFile, "prompt-file", "", "file with one prompt per line, run one after another in one shared cache")
 	fs.IntVar(&f.n, "n", 128, "tokens to generate per sequence (-1: until end of text or the context is full)")
@@ -47,10 +45,6 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	fs.Float64Var(&f.topP, "top-p", 0.95, "top-p (nucleus) sampling (1: off)")
 	fs.Float64Var(&f.minP, "min-p", 0.05, "min-p sampling (0: off)")
 	fs.Uint64Var(&f.seed, "seed", 42, "sampling seed: the same seed gives the same tokens")
-	fs.IntVar(&f.ctx, "c", 0, "context length (0: the model's, at most 4096)")
-	fs.IntVar(&f.threads, "t", 0, "threads (0: one per core)")
-	fs.IntVar(&f.blockSize, "block-size", kvcache.DefaultBlockSize, "token slots per KV cache block")
-	fs.IntVar(&f.cacheBlocks, "cache-blocks", 0, "blocks in the KV cache pool (0: enough for -np full-context sequences)")
 	fs.IntVar(&f.np, "np", 1, "parallel continuations forked from each prompt (sharing its blocks copy-on-write)")
 	fs.BoolVar(&f.parallel, "parallel", false, "run all prompts of --prompt-file concurrently through the scheduler (continuous batching)")
 	fs.IntVar(&f.chunk, "chunk-size", 0, "most prompt tokens of one sequence per step (chunked prefill; 0: the batch budget)")
@@ -58,9 +52,6 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	fs.BoolVar(&f.ignoreEOS, "ignore-eos", false, "keep generating past end-of-text tokens")
 	fs.BoolVar(&f.check, "check", false, "recompute every step with the cache-free reference and require bit-identical logits")
 	fs.BoolVar(&f.asJSON, "json", false, "print one JSON object per token and a final summary line")
-	fs.StringVar(&f.cacheDtype, "cache-dtype", "f32", "KV cache storage for keys and values: "+typeNames())
-	fs.StringVar(&f.cacheK, "cache-type-k", "", "key storage (overrides --cache-dtype)")
-	fs.StringVar(&f.cacheV, "cache-type-v", "", "value storage (overrides --cache-dtype)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: kvref run [-m MODEL] [-p PROMPT | --prompt-file FILE] [flags]")
 		fs.PrintDefaults()
@@ -71,15 +62,12 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments %q (quote the prompt: -p \"...\")", fs.Args())
 	}
-	kType, vType, err := cacheTypes(f.cacheDtype, f.cacheK, f.cacheV)
-	if err != nil {
-		return err
-	}
-	if f.blockSize < 1 {
-		return fmt.Errorf("--block-size must be ≥ 1, got %d", f.blockSize)
-	}
 	if f.np < 1 {
 		return fmt.Errorf("-np must be ≥ 1, got %d", f.np)
+	}
+	cfg, err := f.engineFlags.config(f.np)
+	if err != nil {
+		return err
 	}
 	prompts := []string{f.prompt}
 	if f.promptFile != "" {
@@ -87,19 +75,16 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 	}
-
-	m, err := loadModelWith(f.model, f.tokenizer, stderr)
+	m, err := f.modelFlags.open(stderr)
 	if err != nil {
 		return err
 	}
 	defer m.Close()
-	eng, err := engine.New(m, engine.Config{
-		Context: f.ctx, BlockSize: f.blockSize, CacheBlocks: f.cacheBlocks, Sequences: f.np,
-		Threads: f.threads, KType: kType, VType: vType,
-	})
+	eng, err := engine.New(m, cfg)
 	if err != nil {
 		return err
 	}
+	kType, vType := cfg.KType, cfg.VType
 	defer eng.Close()
 
 	out := bufio.NewWriter(stdout)
@@ -113,7 +98,7 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	emit := func(t engine.Token) error {
 		piece := m.Tokenizer.Piece(t.ID)
 		if f.asJSON {
-			line := tokenLine{Step: t.Step, Pos: t.Pos, ID: t.ID, Piece: string(piece), Top: topK(t.Logits, 5)}
+			line := tokenLine{Step: t.Step, Pos: t.Pos, ID: t.ID, Piece: string(piece), Top: topLogits(t.Logits, 5)}
 			if multi {
 				seq := promptOf[t.Request]*f.np + t.Seq
 				line.Seq = &seq
@@ -209,6 +194,7 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	es := sched.Stats()
 	sum.Engine = &es
 	sum.BlocksUsed = es.PeakBlocksUsed
+	sum.BlocksReclaimed = st.BlocksReclaimed
 	if f.asJSON {
 		b, _ := json.Marshal(map[string]any{"summary": sum})
 		fmt.Fprintln(out, string(b))
@@ -218,6 +204,9 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stderr, "kvref: %d prompt tokens (%d from cache), %d generated in %d steps (mean batch %.1f tokens, %d preemptions); prefill %.1f ms, decode %.1f ms (%.1f tokens/s); cache %s, %d B/token, %d blocks of %d used at peak\n",
 		sum.PromptTokens, sum.PrefixHitTokens, sum.GeneratedTokens, es.Steps, es.RowsMean, es.Preemptions, sum.PrefillMS, sum.DecodeMS, sum.TokensPerSecond,
 		kType, sum.BytesPerToken, sum.BlocksUsed, sum.BlockSize)
+	if w := m.Config.ReclaimWindow(); w > 0 {
+		fmt.Fprintf(stderr, "kvref: sliding window %d: %d blocks reclaimed as sequences slid past them\n", w, sum.BlocksReclaimed)
+	}
 	if f.check {
 		fmt.Fprintf(stderr, "kvref: --check: every one of the %d generated tokens' logits was recomputed without the cache: bit-identical\n", sum.GeneratedTokens)
 	}
@@ -241,7 +230,8 @@ type summary struct {
 	GeneratedTokens int            `json:"generated_tokens"`
 	BytesPerToken   int64          `json:"bytes_per_token"`
 	BlockSize       int            `json:"block_size"`
-	BlocksUsed      int            `json:"blocks_used"` // peak during the run
+	BlocksUsed      int            `json:"blocks_used"`      // peak during the run
+	BlocksReclaimed int64          `json:"blocks_reclaimed"` // released as sequences slid past them (sliding-window attention)
 	CacheTypeK      string         `json:"cache_type_k"`
 	CacheTypeV      string         `json:"cache_type_v"`
 	Context         int            `json:"context"`
@@ -281,59 +271,18 @@ func (s *summary) add(r engine.Result) {
 	}
 }
 
-func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
-
-// topK returns the k highest logits as [id, logit] pairs, best first (ties: lower id first).
-func topK(logits []float32, k int) [][2]float64 {
-	idx := make([]int, 0, k+1)
-	for i, v := range logits {
-		if len(idx) == k && v <= logits[idx[k-1]] {
-			continue
-		}
-		j, _ := slices.BinarySearchFunc(idx, i, func(a, b int) int {
-			switch {
-			case logits[a] > logits[b]:
-				return -1
-			case logits[a] < logits[b]:
-				return 1
-			}
-			return a - b
-		})
-		idx = slices.Insert(idx, j, i)
-		if len(idx) > k {
-			idx = idx[:k]
-		}
-	}
-	out := make([][2]float64, len(idx))
-	for i, id := range idx {
+// topLogits returns the k highest logits as [id, logit] pairs, best first (ties: lower id
+// first).
+func topLogits(logits []float32, k int) [][2]float64 {
+	ids := logit.TopK(logits, k)
+	out := make([][2]float64, len(ids))
+	for i, id := range ids {
 		out[i] = [2]float64{float64(id), float64(logits[id])}
 	}
 	return out
 }
 
-// cacheTypes resolves --cache-dtype, --cache-type-k and --cache-type-v.
-func cacheTypes(both, k, v string) (quant.CacheType, quant.CacheType, error) {
-	if k == "" {
-		k = both
-	}
-	if v == "" {
-		v = both
-	}
-	kt, err := quant.ParseCacheType(k)
-	if err != nil {
-		return 0, 0, err
-	}
-	vt, err := quant.ParseCacheType(v)
-	return kt, vt, err
-}
-
-func typeNames() string {
-	var s []string
-	for _, t := range quant.CacheTypes() {
-		s = append(s, t.String())
-	}
-	return strings.Join(s, ", ")
-}
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 // readPrompts reads one prompt per line; blank lines are skipped.
 func readPrompts(path string) ([]string, error) {

@@ -13,23 +13,22 @@ import (
 	"time"
 
 	"github.com/kvref/kvref/engine"
-	"github.com/kvref/kvref/kvcache"
+	"github.com/kvref/kvref/internal/plan"
 	"github.com/kvref/kvref/server"
 )
 
 // serveFlags are the flags of `kvref serve`.
 type serveFlags struct {
-	model, host, name          string
-	tokenizer                  string
-	port                       int
-	ctx, threads, blockSize    int
-	cacheBlocks, sequences     int
-	batchTokens, chunk         int
-	cacheDtype, cacheK, cacheV string
-	check, quiet               bool
-	shutdownTimeout            time.Duration
-	limits                     server.Limits
-	maxBody                    sizeFlag
+	modelFlags
+	engineFlags
+	host, name         string
+	port               int
+	sequences          int
+	batchTokens, chunk int
+	check, quiet       bool
+	shutdownTimeout    time.Duration
+	limits             server.Limits
+	maxBody            sizeFlag
 }
 
 const serveUsage = `usage: kvref serve [-m MODEL] [--host H] [--port P] [flags]
@@ -71,25 +70,18 @@ func serveCmd(args []string, stdout, stderr io.Writer) error {
 func serve(ctx context.Context, restore func(), args []string, stdout, stderr io.Writer) error {
 	var f serveFlags
 	fs := newFlags("serve", stderr)
-	fs.StringVar(&f.model, "m", "", "model: GGUF file, Hugging Face directory, llama2.c checkpoint, hf:// reference, or synth:SHAPE; empty: the built-in stories260K")
-	fs.StringVar(&f.tokenizer, "tokenizer", "", "tokenizer.bin of a llama2.c checkpoint (default: tokenizer.bin beside it)")
+	f.modelFlags.register(fs)
+	f.engineFlags.register(fs, "enough for --sequences full-context sequences")
 	fs.StringVar(&f.host, "host", "127.0.0.1", "address to listen on (0.0.0.0: every interface)")
 	fs.IntVar(&f.port, "port", 8080, "port to listen on (0: any free port; the URL is printed on stderr)")
 	fs.StringVar(&f.name, "served-model-name", "", "model id in the API (default: the model file's base name, or \"builtin\")")
-	fs.IntVar(&f.ctx, "c", 0, "context length (0: the model's, at most 4096)")
-	fs.IntVar(&f.threads, "t", 0, "threads (0: one per core)")
-	fs.IntVar(&f.blockSize, "block-size", kvcache.DefaultBlockSize, "token slots per KV cache block")
-	fs.IntVar(&f.cacheBlocks, "cache-blocks", 0, "blocks in the KV cache pool (0: enough for --sequences full-context sequences)")
 	fs.IntVar(&f.sequences, "sequences", 4, "full-context sequences the default pool holds (with --cache-blocks 0)")
 	fs.IntVar(&f.batchTokens, "max-batch-tokens", 2048, "tokens per step, decode and prefill together")
 	fs.IntVar(&f.chunk, "chunk-size", 0, "most prompt tokens of one sequence per step (chunked prefill; 0: the batch budget)")
-	fs.StringVar(&f.cacheDtype, "cache-dtype", "f32", "KV cache storage for keys and values: "+typeNames())
-	fs.StringVar(&f.cacheK, "cache-type-k", "", "key storage (overrides --cache-dtype)")
-	fs.StringVar(&f.cacheV, "cache-type-v", "", "value storage (overrides --cache-dtype)")
 	fs.BoolVar(&f.check, "check", false, "recompute every step of every request with the cache-free reference and fail the request unless the logits are bit-identical")
 	l := &f.limits
 	fs.IntVar(&l.MaxLogprobs, "max-logprobs", server.DefaultMaxLogprobs, "largest logprobs a request may ask for")
-	fs.Var(&f.maxBody, "max-body", "largest request body (default 8MiB; "+sizeHelp+"); larger: 413")
+	fs.Var(&f.maxBody, "max-body", "largest request body (default 8MiB; "+plan.SizeHelp+"); larger: 413")
 	fs.IntVar(&l.MaxPrompts, "max-prompts", server.DefaultMaxPrompts, "most prompts in one request")
 	fs.IntVar(&l.MaxChoices, "max-choices", server.DefaultMaxChoices, "most choices (prompts × n) in one request")
 	fs.IntVar(&l.MaxQueue, "max-queue", server.DefaultMaxQueue, "most choices in the engine at once, waiting or running, over all requests; more: 429")
@@ -115,13 +107,7 @@ func serve(ctx context.Context, restore func(), args []string, stdout, stderr io
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
-	kType, vType, err := cacheTypes(f.cacheDtype, f.cacheK, f.cacheV)
-	if err != nil {
-		return err
-	}
 	switch {
-	case f.blockSize < 1:
-		return fmt.Errorf("--block-size must be ≥ 1, got %d", f.blockSize)
 	case f.port < 0 || f.port > 65535:
 		return fmt.Errorf("--port must be between 0 and 65535, got %d", f.port)
 	case f.sequences < 1:
@@ -136,16 +122,17 @@ func serve(ctx context.Context, restore func(), args []string, stdout, stderr io
 		return err
 	}
 
+	cfg, err := f.engineFlags.config(f.sequences)
+	if err != nil {
+		return err
+	}
 	log := &lockedWriter{w: stderr}
-	m, err := loadModelWith(f.model, f.tokenizer, log)
+	m, err := f.modelFlags.open(log)
 	if err != nil {
 		return err
 	}
 	defer m.Close()
-	eng, err := engine.New(m, engine.Config{
-		Context: f.ctx, BlockSize: f.blockSize, CacheBlocks: f.cacheBlocks, Sequences: f.sequences,
-		Threads: f.threads, KType: kType, VType: vType,
-	})
+	eng, err := engine.New(m, cfg)
 	if err != nil {
 		return err
 	}
@@ -167,10 +154,10 @@ func serve(ctx context.Context, restore func(), args []string, stdout, stderr io
 	if err != nil {
 		return err
 	}
-	cfg := eng.Pool.Config()
+	pc := eng.Pool.Config()
 	st := eng.Pool.Stats()
 	logf("model %s (%s), context %d, vocabulary %d, %d threads", srv.Model(), m.Source, eng.Context, m.Config.Vocab, eng.Runner.Threads())
-	logf("KV cache %s/%s: %d blocks of %d tokens, %d B/token, %.1f MiB", kType, vType, cfg.NumBlocks, cfg.BlockSize, cfg.BytesPerToken(), float64(st.BytesTotal)/(1<<20))
+	logf("KV cache %s/%s: %d blocks of %d tokens, %d B/token, %.1f MiB", pc.KType, pc.VType, pc.NumBlocks, pc.BlockSize, pc.BytesPerToken(), float64(st.BytesTotal)/(1<<20))
 	logf("listening on http://%s/v1", ln.Addr())
 
 	done := make(chan struct{})     // closed when Serve failed on its own

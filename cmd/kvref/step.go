@@ -11,7 +11,6 @@ import (
 	"strings"
 
 	"github.com/kvref/kvref/engine"
-	"github.com/kvref/kvref/kvcache"
 )
 
 // `kvref step` decodes one token at a time and shows, after every token, where its K/V
@@ -25,15 +24,16 @@ func init() {
 
 // stepOptions are the flags of `kvref step`.
 type stepOptions struct {
-	model, prompt, script  string
-	cacheDtype, attn       string
-	blockSize, cacheBlocks int
-	threads, top           int
-	sampling               engine.Sampling
+	modelFlags
+	engineFlags
+	prompt, script, attn string
+	top                  int
+	check                bool
+	sampling             engine.Sampling
 }
 
-const stepUsage = `usage: kvref step [-m MODEL] -p PROMPT [--block-size B] [--cache-blocks N] [--cache-dtype T]
-                  [--temp T] [--top-k K] [--seed S] [--top N] [--attn LAYER[:HEAD]] [--script FILE]
+const stepUsage = `usage: kvref step [-m MODEL] -p PROMPT [--block-size B] [--cache-blocks N] [--cache-dtype T] [-c N]
+                  [--temp T] [--top-k K] [--seed S] [--top N] [--attn LAYER[:HEAD]] [--check] [--script FILE]
 
 Decodes one token at a time through the paged KV cache and shows where everything lives.
 After the prompt's prefill it lists the prompt's tokens with their positions and the block
@@ -54,11 +54,9 @@ flags:
 func parseStepFlags(args []string, stderr io.Writer) (stepOptions, error) {
 	var o stepOptions
 	fs := newFlags("step", stderr)
-	fs.StringVar(&o.model, "m", "", "model: GGUF file, Hugging Face directory, llama2.c checkpoint, hf:// reference, or synth:SHAPE; empty: the built-in stories260K")
+	o.modelFlags.register(fs)
+	o.engineFlags.register(fs, "enough for one full-context sequence")
 	fs.StringVar(&o.prompt, "p", "", "prompt text (BOS is added when the model's tokenizer adds one)")
-	fs.IntVar(&o.blockSize, "block-size", kvcache.DefaultBlockSize, "token slots per KV cache block")
-	fs.IntVar(&o.cacheBlocks, "cache-blocks", 0, "blocks in the pool (0: enough for one full-context sequence)")
-	fs.StringVar(&o.cacheDtype, "cache-dtype", "f32", "KV cache storage: "+typeNames())
 	fs.Float64Var(&o.sampling.Temperature, "temp", 0.8, "sampling temperature (0: greedy)")
 	fs.IntVar(&o.sampling.TopK, "top-k", 40, "sample from the K most likely tokens only (0: all)")
 	fs.Float64Var(&o.sampling.TopP, "top-p", 0.95, "top-p (nucleus) sampling (1: off)")
@@ -67,7 +65,7 @@ func parseStepFlags(args []string, stderr io.Writer) (stepOptions, error) {
 	fs.IntVar(&o.top, "top", 5, "alternatives shown for each token")
 	fs.StringVar(&o.attn, "attn", "", "show the new token's attention in LAYER (HEAD, or the mean over heads), e.g. 2 or 2:5")
 	fs.StringVar(&o.script, "script", "", "run the commands of FILE, one per line, echoing them (a # line is a comment, a blank line is Enter)")
-	fs.IntVar(&o.threads, "t", 0, "threads (0: one per core)")
+	fs.BoolVar(&o.check, "check", false, "recompute every step with the cache-free reference and require bit-identical logits before showing it")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, stepUsage)
 		fs.PrintDefaults()
@@ -80,11 +78,10 @@ func parseStepFlags(args []string, stderr io.Writer) (stepOptions, error) {
 	if fs.NArg() > 0 {
 		return o, fmt.Errorf("unexpected arguments %q (quote the prompt: -p \"...\")", fs.Args())
 	}
+	if _, err := o.engineFlags.config(1); err != nil {
+		return o, err
+	}
 	switch {
-	case o.blockSize < 1:
-		return o, fmt.Errorf("--block-size must be ≥ 1, got %d", o.blockSize)
-	case o.cacheBlocks < 0:
-		return o, fmt.Errorf("--cache-blocks must be ≥ 0, got %d", o.cacheBlocks)
 	case o.top < 0:
 		return o, fmt.Errorf("--top must be ≥ 0, got %d", o.top)
 	case o.sampling.Temperature < 0 || math.IsNaN(o.sampling.Temperature) || math.IsInf(o.sampling.Temperature, 0):

@@ -101,7 +101,7 @@ func (c *cacheChecker) bytesPerToken() int64 {
 func (c *cacheChecker) check(cmd, chunk string) {
 	t, pool := c.t, c.s.eng.Pool
 	bs := pool.Config().BlockSize
-	cur := c.s.cur.kv
+	cur := c.s.cur.KV
 	blocks := pool.Blocks()
 	lines := strings.Split(strings.TrimSuffix(chunk, "\n"), "\n")
 	for _, l := range lines {
@@ -256,7 +256,7 @@ func (c *cacheChecker) checkFork(lines []string) {
 			require.GreaterOrEqual(t, atoi(t, ref), 2)
 			ids = append(ids, atoi(t, id))
 		}
-		require.Equal(t, c.s.cur.kv.Table(), ids)
+		require.Equal(t, c.s.cur.KV.Table(), ids)
 		c.forks++
 		return
 	}
@@ -268,8 +268,8 @@ func (c *cacheChecker) checkBlocks(lines []string) {
 	t, blocks := c.t, c.s.eng.Pool.Blocks()
 	owners := map[int][]string{}
 	for _, q := range c.s.live() {
-		for i, id := range q.kv.Table() {
-			owners[id] = append(owners[id], fmt.Sprintf("seq %d[%d]", q.kv.ID(), i))
+		for i, id := range q.KV.Table() {
+			owners[id] = append(owners[id], fmt.Sprintf("seq %d[%d]", q.ID(), i))
 		}
 	}
 	cells, rows := 0, 0
@@ -322,7 +322,7 @@ func (c *cacheChecker) checkBlocks(lines []string) {
 // what the pool counted.
 func (c *cacheChecker) checkPrefill(lines []string) {
 	t, pool := c.t, c.s.eng.Pool
-	kv, bs := c.s.cur.kv, pool.Config().BlockSize
+	kv, bs := c.s.cur.KV, pool.Config().BlockSize
 	hit, rows, fromCache := 0, 0, 0
 	for _, l := range lines {
 		if m := rePrefix.FindStringSubmatch(l); m != nil {
@@ -408,8 +408,8 @@ func TestStepScriptAgreesWithTheCache(t *testing.T) {
 	require.Equal(t, 1, c.forks, "forks checked")
 	require.Equal(t, 2, c.prefills, "prefills checked (the prompt and add)")
 	require.Equal(t, 11, c.totals, "commands whose cache totals were checked: the prompt, 7 decoding ones, fork, free, add")
-	require.Equal(t, []int{0, 2}, []int{s.live()[0].kv.ID(), s.live()[1].kv.ID()})
-	require.Equal(t, 400, s.seqs[0].kv.Tokens()[9], "pick forces the token")
+	require.Equal(t, []int{0, 2}, []int{s.live()[0].ID(), s.live()[1].ID()})
+	require.Equal(t, 400, s.sess.Seq(0).KV.Tokens()[9], "pick forces the token")
 	require.NoError(t, s.eng.Pool.Check())
 
 	transcript := out.String()
@@ -454,9 +454,9 @@ func TestStepSamplesLikeRun(t *testing.T) {
 func TestStepCommandErrors(t *testing.T) {
 	s := startStepper(t, io.Discard, "-p", "hello", "--block-size", "4", "--cache-blocks", "8")
 	require.NoError(t, s.exec(`pick "h"`))
-	require.Equal(t, 107, s.cur.kv.Tokens()[s.cur.kv.Len()-1], "pick by text")
+	require.Equal(t, 107, s.cur.KV.Tokens()[s.cur.KV.Len()-1], "pick by text")
 	require.NoError(t, s.exec("pick <s>"))
-	require.Equal(t, 1, s.cur.kv.Tokens()[s.cur.kv.Len()-1], "pick by vocabulary entry")
+	require.Equal(t, 1, s.cur.KV.Tokens()[s.cur.KV.Len()-1], "pick by vocabulary entry")
 	require.NoError(t, s.exec("fork"))   // seq 1, current
 	require.NoError(t, s.exec("n"))      // its copy-on-write
 	require.NoError(t, s.exec("free 0")) // seq 0 was not current: allowed
@@ -493,7 +493,7 @@ func TestStepCommandErrors(t *testing.T) {
 	} {
 		t.Run(tc.cmd, func(t *testing.T) {
 			before := s.eng.Pool.Stats()
-			cur, n := s.cur, len(s.seqs)
+			cur, n := s.cur, len(s.sess.Live())
 			err := s.exec(tc.cmd)
 			if tc.want == "" {
 				require.NoError(t, err)
@@ -502,7 +502,7 @@ func TestStepCommandErrors(t *testing.T) {
 			}
 			require.ErrorContains(t, err, tc.want)
 			require.Same(t, cur, s.cur)
-			require.Len(t, s.seqs, n)
+			require.Len(t, s.sess.Live(), n)
 			require.Equal(t, before, s.eng.Pool.Stats())
 		})
 	}
@@ -520,7 +520,7 @@ func TestStepCommandErrors(t *testing.T) {
 func TestStepOutOfBlocks(t *testing.T) {
 	// BOS + 3 bytes = 4 tokens in blocks of 2: the prompt takes both blocks.
 	s := startStepper(t, io.Discard, "-p", "abc", "--block-size", "2", "--cache-blocks", "2")
-	kv := s.cur.kv
+	kv := s.cur.KV
 	require.Equal(t, 4, kv.Len())
 	err := s.exec("n")
 	require.ErrorIs(t, err, kvcache.ErrOutOfBlocks)
@@ -529,7 +529,7 @@ func TestStepOutOfBlocks(t *testing.T) {
 	require.Equal(t, 4, kv.Computed())
 
 	require.ErrorIs(t, s.exec("add xyz"), kvcache.ErrOutOfBlocks)
-	require.Len(t, s.seqs, 1, "the failed add left no sequence behind")
+	require.Len(t, s.sess.Live(), 1, "the failed add left no sequence behind")
 	require.NoError(t, s.eng.Pool.Check())
 }
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/kvref/kvref/engine"
 	"math"
 	"slices"
 	"strconv"
@@ -78,36 +79,6 @@ func plural(n int, one, many string) string {
 	return fmt.Sprintf("%d %s", n, many)
 }
 
-// probabilities is the softmax of the logits: the model's own distribution, before
-// temperature and the top-k / top-p / min-p filters.
-func probabilities(logits []float32) []float64 {
-	mx := math.Inf(-1)
-	for _, l := range logits {
-		mx = math.Max(mx, float64(l))
-	}
-	p := make([]float64, len(logits))
-	sum := 0.0
-	for i, l := range logits {
-		p[i] = math.Exp(float64(l) - mx)
-		sum += p[i]
-	}
-	for i := range p {
-		p[i] /= sum
-	}
-	return p
-}
-
-// rankOf is the token's place when the logits are sorted best first (ties: lower id first).
-func rankOf(logits []float32, id int) int {
-	r := 1
-	for i, l := range logits {
-		if l > logits[id] || (l == logits[id] && i < id) {
-			r++
-		}
-	}
-	return r
-}
-
 // tokenFormula spells out the bytes of one token slot from the cache's shape:
 // 2 · layers · kv_heads · head_dim · bytes_per_element, or per row for scaled types.
 func tokenFormula(c kvcache.Config) string {
@@ -132,27 +103,29 @@ func (s *stepper) showHeader() {
 	fmt.Fprintf(&w, "          %d B per token = %s\n", pc.BytesPerToken(), tokenFormula(pc))
 	fmt.Fprintf(&w, "          %d B per block = %d slots × %d B; the pool: %d × %d B = %d B\n",
 		pc.BytesPerBlock(), pc.BlockSize, pc.BytesPerToken(), pc.NumBlocks, pc.BytesPerBlock(), s.eng.Pool.AllocatedBytes())
-	p := s.sampling
+	p := s.sess.Sampling()
 	fmt.Fprintf(&w, "sampling  temp %g, top-k %d, top-p %g, min-p %g, seed %d (sequence N samples with a seed derived from it and N)\n",
 		p.Temperature, p.TopK, p.TopP, p.MinP, p.Seed)
 	s.flush(&w)
 }
 
 // showPrefill prints a new sequence: its tokens, their positions and slots, and which came
-// from the cache. before is the pool as it was before the sequence was added.
-func (s *stepper) showPrefill(q *stepSeq, text string, hit int, before []kvcache.BlockState) {
-	kv, bs := q.kv, s.eng.Pool.Config().BlockSize
+// from the cache (the session's prefix-hit events: a block whose reference count is now 1
+// was cached with no owner, any other is now shared).
+func (s *stepper) showPrefill(a engine.Added, text string) {
+	kv, hit := a.Seq.KV, a.Hit
 	var w screen
 	var reused []string
-	for i := range hit / bs {
-		id := kv.Table()[i]
-		switch b := before[id]; {
-		case b.Cached:
-			reused = append(reused, fmt.Sprintf("block %d was cached, no owner", id))
+	for _, e := range a.Events {
+		switch {
+		case e.Kind != kvcache.PrefixHit:
+		case e.Ref == 1:
+			reused = append(reused, fmt.Sprintf("block %d was cached, no owner", e.Block))
 		default:
-			reused = append(reused, fmt.Sprintf("block %d now shared, refcount %d", id, b.Ref+1))
+			reused = append(reused, fmt.Sprintf("block %d now shared, refcount %d", e.Block, e.Ref))
 		}
 	}
+	bs := s.eng.Pool.Config().BlockSize
 	fmt.Fprintf(&w, "%s  prompt %q: %d tokens, %d from the cache, %d computed in one forward pass\n",
 		s.paint(bold, fmt.Sprintf("seq %d", kv.ID())), text, kv.Len(), hit, kv.Len()-hit)
 	if hit > 0 {
@@ -174,37 +147,41 @@ func (s *stepper) showPrefill(q *stepSeq, text string, hit int, before []kvcache
 	s.flush(&w)
 }
 
-// showDecoded prints one decode step.
-func (s *stepper) showDecoded(d decoded) {
-	kv := d.seq.kv
+// showDecoded prints one decode step, from the session's record of it (the reservation says
+// whether the slot needed a new block, a copy-on-write, or an eviction).
+func (s *stepper) showDecoded(d engine.Decoded) {
+	kv := d.Seq.KV
 	var w screen
-	how := d.how
+	how := d.How
 	if how == "sampled" {
-		how = fmt.Sprintf("sampled at temp %g", s.sampling.Temperature)
+		how = fmt.Sprintf("sampled at temp %g", s.sess.Sampling().Temperature)
 	}
-	w.field("token", "%s  id %d  p %.4f  rank %d of %d  (%s)", s.paint(bold, s.tokenLabel(d.token)), d.token, d.p, d.rank, len(d.seq.logits), how)
+	w.field("token", "%s  id %d  p %.4f  rank %d of %d  (%s)", s.paint(bold, s.tokenLabel(d.Token)), d.Token, d.P, d.Rank, len(d.Seq.Logits), how)
 	if s.top > 0 {
 		var alts []string
-		for _, a := range d.alternatives {
-			alts = append(alts, fmt.Sprintf("%s %.4f", s.tokenLabel(a.id), a.p))
+		for i, id := range d.Top {
+			alts = append(alts, fmt.Sprintf("%s %.4f", s.tokenLabel(id), d.Probs[i]))
 		}
 		w.field(fmt.Sprintf("top %d", s.top), "%s", strings.Join(alts, " · "))
 	}
-	where := fmt.Sprintf("pos %d → block %d, slot %d", d.pos, d.block, d.slot)
-	switch d.event {
-	case "new":
-		w.field("K/V", "%s: %s (the sequence's last block is full)", where, s.paint(green, fmt.Sprintf("new block %d", d.block)))
-		if d.evicted {
-			w.more("no block was free: block %d was cached (no owner), so it was evicted from the prefix index", d.block)
+	where := fmt.Sprintf("pos %d → block %d, slot %d", d.Pos, d.Block, d.Slot)
+	evicted := slices.ContainsFunc(d.Cache.Evictions, func(e kvcache.Event) bool { return e.Block == d.Block })
+	switch {
+	case len(d.Cache.New) > 0:
+		w.field("K/V", "%s: %s (the sequence's last block is full)", where, s.paint(green, fmt.Sprintf("new block %d", d.Block)))
+		if evicted {
+			w.more("no block was free: block %d was cached (no owner), so it was evicted from the prefix index", d.Block)
 			w.more("(the least recently used cached block goes first) and reused")
 		}
-	case "cow":
+	case len(d.Cache.Copies) > 0:
+		c := d.Cache.Copies[0]
+		fromRef := s.eng.Pool.Blocks()[c.From].Ref + 1 // the copy took the writer's reference away
 		w.field("K/V", "%s: %s", where, s.paint(yellow, "copy-on-write"))
-		w.more("block %d was shared (refcount %d), so its %s first copied into new block %d;", d.from, d.fromRef,
-			plural(d.copied, "filled slot was", "filled slots were"), d.block)
-		w.more("block %d now has refcount %d", d.from, d.fromRef-1)
-		if d.evicted {
-			w.more("no block was free: block %d was cached (no owner), so it was evicted from the prefix index and reused", d.block)
+		w.more("block %d was shared (refcount %d), so its %s first copied into new block %d;", c.From, fromRef,
+			plural(c.Slots, "filled slot was", "filled slots were"), d.Block)
+		w.more("block %d now has refcount %d", c.From, fromRef-1)
+		if evicted {
+			w.more("no block was free: block %d was cached (no owner), so it was evicted from the prefix index and reused", d.Block)
 		}
 	default:
 		w.field("K/V", "%s", where)
@@ -212,11 +189,11 @@ func (s *stepper) showDecoded(d decoded) {
 	w.field("table", "%v", kv.Table())
 	s.cacheLines(&w)
 	w.field("text", "%q", s.m.Tokenizer.Decode(kv.Tokens()))
-	if d.attention != nil {
+	if d.Attention != nil {
 		s.attentionLines(&w, d)
 	}
-	if s.m.Tokenizer.IsEOG(d.token) {
-		w.field("note", "%s ends the text; n goes on anyway", s.tokenLabel(d.token))
+	if s.m.Tokenizer.IsEOG(d.Token) {
+		w.field("note", "%s ends the text; n goes on anyway", s.tokenLabel(d.Token))
 	}
 	s.flush(&w)
 }
@@ -236,10 +213,11 @@ func (s *stepper) cacheLines(w *screen) {
 
 // attnName describes the attention selection: "layer 2, head 5" or "layer 2, mean of 8 heads".
 func (s *stepper) attnName() string {
-	if s.attn.head >= 0 {
-		return fmt.Sprintf("layer %d, head %d", s.attn.layer, s.attn.head)
+	a := s.sess.Attention()
+	if a.Head >= 0 {
+		return fmt.Sprintf("layer %d, head %d", a.Layer, a.Head)
 	}
-	return fmt.Sprintf("layer %d, mean of %d heads", s.attn.layer, s.m.Config.Heads)
+	return fmt.Sprintf("layer %d, mean of %d heads", a.Layer, s.m.Config.Heads)
 }
 
 // sparkBars are the eight bar heights of the attention chart.
@@ -248,10 +226,10 @@ var sparkBars = []rune("▁▂▃▄▅▆▇█")
 // attentionLines draws the new token's attention weights over positions 0..pos as one bar
 // per position, scaled to the largest weight, with a ruler every 10 positions, and lists
 // the three strongest positions.
-func (s *stepper) attentionLines(w *screen, d decoded) {
-	weights := d.attention
+func (s *stepper) attentionLines(w *screen, d engine.Decoded) {
+	weights := d.MeanAttention()
 	peak := slices.Max(weights)
-	w.field("attn", "%s: pos %d attends over pos 0-%d (█ = %.3f)", s.attnName(), d.pos, d.pos, peak)
+	w.field("attn", "%s: pos %d attends over pos 0-%d (█ = %.3f)", s.attnName(), d.Pos, d.Pos, peak)
 	const width = 60
 	for start := 0; start < len(weights); start += width {
 		end := min(start+width, len(weights))
@@ -282,15 +260,15 @@ func (s *stepper) attentionLines(w *screen, d decoded) {
 	})
 	var strongest []string
 	for _, i := range order[:min(3, len(order))] {
-		strongest = append(strongest, fmt.Sprintf("pos %d %s %.3f", i, s.tokenLabel(d.seq.kv.Tokens()[i]), weights[i]))
+		strongest = append(strongest, fmt.Sprintf("pos %d %s %.3f", i, s.tokenLabel(d.Seq.KV.Tokens()[i]), weights[i]))
 	}
 	w.more("strongest: %s", strings.Join(strongest, " · "))
 }
 
 // showFork prints a fork: the shared table, the refcounts, and what the sibling's next
 // write will do.
-func (s *stepper) showFork(parent, q *stepSeq) {
-	kv, pool := q.kv, s.eng.Pool
+func (s *stepper) showFork(parent, q *engine.SessionSeq) {
+	kv, pool := q.KV, s.eng.Pool
 	blocks := pool.Blocks()
 	var refs []string
 	for _, id := range kv.Table() {
@@ -298,7 +276,7 @@ func (s *stepper) showFork(parent, q *stepSeq) {
 	}
 	var w screen
 	w.field("fork", "seq %d shares all %d blocks of seq %d's table %v and its %d tokens; nothing is copied",
-		kv.ID(), len(kv.Table()), parent.kv.ID(), kv.Table(), kv.Len())
+		kv.ID(), len(kv.Table()), parent.ID(), kv.Table(), kv.Len())
 	w.field("refs", "block:refcount %s", strings.Join(refs, " "))
 	bs := pool.Config().BlockSize
 	pos := kv.Len()
@@ -307,24 +285,24 @@ func (s *stepper) showFork(parent, q *stepSeq) {
 	} else {
 		w.field("next", "pos %d starts a new block of seq %d's own; the full blocks stay shared", pos, kv.ID())
 	}
-	w.field("now", "on seq %d, which samples with its own seed (switch %d goes back)", kv.ID(), parent.kv.ID())
+	w.field("now", "on seq %d, which samples with its own seed (switch %d goes back)", kv.ID(), parent.ID())
 	s.cacheLines(&w)
 	s.flush(&w)
 }
 
 // showSwitch prints the sequence switched to.
-func (s *stepper) showSwitch(q *stepSeq) {
+func (s *stepper) showSwitch(q *engine.SessionSeq) {
 	var w screen
-	w.field("now", "on seq %d: %d tokens, table %v", q.kv.ID(), q.kv.Len(), q.kv.Table())
-	w.field("text", "%q", s.m.Tokenizer.Decode(q.kv.Tokens()))
+	w.field("now", "on seq %d: %d tokens, table %v", q.ID(), q.KV.Len(), q.KV.Table())
+	w.field("text", "%q", s.m.Tokenizer.Decode(q.KV.Tokens()))
 	s.flush(&w)
 }
 
 // showFree prints what happened to each block of a freed sequence.
-func (s *stepper) showFree(q *stepSeq, table []int) {
+func (s *stepper) showFree(q *engine.SessionSeq, f engine.Freed) {
 	blocks := s.eng.Pool.Blocks()
 	var fates []string
-	for _, id := range table {
+	for _, id := range f.Table {
 		b := blocks[id]
 		switch {
 		case b.Ref > 0:
@@ -336,7 +314,7 @@ func (s *stepper) showFree(q *stepSeq, table []int) {
 		}
 	}
 	var w screen
-	w.field("free", "seq %d ended; its blocks lost a reference:", q.kv.ID())
+	w.field("free", "seq %d ended; its blocks lost a reference:", q.ID())
 	for _, f := range fates {
 		w.more("%s", f)
 	}
@@ -353,11 +331,11 @@ func (s *stepper) showSequences() {
 		if q == s.cur {
 			mark = "*"
 		}
-		if q.parent >= 0 {
-			from = fmt.Sprintf("seq %d", q.parent)
+		if q.Parent >= 0 {
+			from = fmt.Sprintf("seq %d", q.Parent)
 		}
-		rows = append(rows, []string{mark, strconv.Itoa(q.kv.ID()), strconv.Itoa(q.kv.Len()), strconv.Itoa(q.prompt), from,
-			fmt.Sprint(q.kv.Table()), strconv.Quote(s.m.Tokenizer.Decode(q.kv.Tokens()))})
+		rows = append(rows, []string{mark, strconv.Itoa(q.ID()), strconv.Itoa(q.KV.Len()), strconv.Itoa(q.Prompt), from,
+			fmt.Sprint(q.KV.Table()), strconv.Quote(s.m.Tokenizer.Decode(q.KV.Tokens()))})
 	}
 	writeTable(&w, "  ", "lrrrlll", rows)
 	s.flush(&w)
@@ -385,9 +363,9 @@ func (s *stepper) showBlocks() {
 	pool := s.eng.Pool
 	st, blocks := pool.Stats(), pool.Blocks()
 	owners := map[int][]string{}
-	for _, q := range s.live() {
-		for i, id := range q.kv.Table() {
-			owners[id] = append(owners[id], fmt.Sprintf("seq %d[%d]", q.kv.ID(), i))
+	for id, held := range s.sess.Owners() {
+		for _, o := range held {
+			owners[id] = append(owners[id], fmt.Sprintf("seq %d[%d]", o[0], o[1]))
 		}
 	}
 	var w screen

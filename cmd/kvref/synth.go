@@ -36,6 +36,7 @@ func synthCmd(args []string, stdout, stderr io.Writer) error {
 	ropeBase := fs.Float64("rope-base", d.RopeBase, "RoPE frequency base")
 	arch := fs.String("arch", "llama", "architecture: llama, qwen2 (Q/K/V biases, rotate-half RoPE), qwen3 (q/k norm)")
 	headDim := fs.Int("head-dim", 0, "head width (0: dim/heads)")
+	window := fs.Int("sliding-window", 0, "every layer's attention window, as Mistral's sliding_window (0: attend over every position)")
 	variant := fs.String("variant", "", "a ready-made tiny variant instead of the shape flags: "+variantNames())
 	wtype := fs.String("wtype", "f32", "weight type of the matrices (gguf only): f32, f16, bf16, q8_0, q4_0, q4_k, q6_k")
 	format := fs.String("format", "gguf", "output format: gguf, hf (a Hugging Face directory) or llama2c (with tokenizer.bin beside it)")
@@ -52,7 +53,7 @@ func synthCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	s := synth.Shape{Name: *name, Dim: *dim, Layers: *layers, Heads: *heads, KVHeads: *kvHeads, Hidden: *hidden,
 		Context: *ctx, Vocab: *vocab, Seed: *seed, RopeBase: *ropeBase, Arch: *arch, HeadDim: *headDim,
-		QKVBias: *arch == "qwen2", QKNorm: *arch == "qwen3"}
+		QKVBias: *arch == "qwen2", QKNorm: *arch == "qwen3", SlidingWindow: *window}
 	if *variant != "" {
 		v, ok := synth.Variants[*variant]
 		if !ok {

@@ -11,7 +11,9 @@
 //
 // Sequences are counted the way the paged cache allocates: a sequence of C tokens holds
 // ceil(C/B) blocks of B slots, and the memory left after the weights holds
-// floor(left / block bytes) blocks.
+// floor(left / block bytes) blocks. With a sliding window W in every layer a sequence holds
+// at most the blocks its last W positions span, min(ceil(C/B), ceil(W/B)+1): the window
+// seldom starts on a block boundary.
 package plan
 
 import (
@@ -41,9 +43,10 @@ type Report struct {
 	KRowBytes     int64 // one token's key row in one layer
 	VRowBytes     int64 // one token's value row in one layer
 	BytesPerToken int64 // Layers · (KRowBytes + VRowBytes)
-	// BytesPerSequence is Context · BytesPerToken: a full sequence without paging.
+	// BytesPerSequence is min(Context, Window) · BytesPerToken: a full sequence without
+	// paging (Window when the model slides).
 	BytesPerSequence  int64
-	BlocksPerSequence int   // ceil(Context / BlockSize)
+	BlocksPerSequence int   // ceil(Context / BlockSize), capped at ceil(Window/BlockSize)+1 for a sliding window
 	BytesPerBlock     int64 // BlockSize · BytesPerToken
 	// BlockBytesPerSequence is BlocksPerSequence · BytesPerBlock: what a full sequence
 	// really holds in the paged cache (its last block may be partly empty).
@@ -73,7 +76,8 @@ type Variant struct {
 // SharedPrefix is the plan when every sequence starts with the same Tokens-token prefix.
 // The paged cache shares full blocks only, so SharedBlocks = floor(Tokens / BlockSize)
 // blocks are stored once and every sequence holds the other OwnBlocks itself (a partly
-// filled last prefix block is private to each sequence).
+// filled last prefix block is private to each sequence). With a sliding window shorter than
+// the context, full-length sequences have slid past the prefix: SharedBlocks is 0.
 type SharedPrefix struct {
 	Tokens       int
 	SharedBlocks int
@@ -138,6 +142,10 @@ func Compute(in Input) (Report, error) {
 		BlocksPerSequence: blocksFor(in.Context, in.BlockSize),
 		BytesPerBlock:     int64(in.BlockSize) * bpt,
 	}
+	if w := s.Window; w > 0 && w < in.Context {
+		r.BytesPerSequence = int64(w) * bpt
+		r.BlocksPerSequence = min(r.BlocksPerSequence, blocksFor(w, in.BlockSize)+1)
+	}
 	r.BlockBytesPerSequence = int64(r.BlocksPerSequence) * r.BytesPerBlock
 
 	var noRoom error
@@ -156,8 +164,14 @@ func Compute(in Input) (Report, error) {
 	for _, t := range quant.CacheTypes() {
 		r.CacheTypes = append(r.CacheTypes, r.variant(s.KVHeads, t, t))
 	}
+	sliding := s.Window > 0 && s.Window < in.Context
 	for _, n := range in.SharedPrefixes {
 		p := SharedPrefix{Tokens: n, SharedBlocks: n / in.BlockSize}
+		if sliding {
+			// Every sequence slides past the prefix and releases its blocks: at full
+			// length nothing is shared any more.
+			p.SharedBlocks = 0
+		}
 		p.OwnBlocks = r.BlocksPerSequence - p.SharedBlocks
 		if free := r.CacheBlocks - int64(p.SharedBlocks); free > 0 {
 			p.MaxSequences = free / int64(p.OwnBlocks)

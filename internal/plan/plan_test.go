@@ -234,3 +234,33 @@ func TestComputeErrors(t *testing.T) {
 	require.ErrorContains(t, r.CacheTypes[quant.Q8_0].Err, "multiple of 32")
 	require.NoError(t, r.CacheTypes[quant.Int8].Err)
 }
+
+// TestSlidingWindowCapsTheSequence: Mistral-7B's 4096-token window caps a 32768-token
+// sequence at the blocks of 4096 positions plus the one the window straddles, so eight
+// times more sequences fit than with full attention, and prefix sharing no longer helps at
+// full length.
+func TestSlidingWindowCapsTheSequence(t *testing.T) {
+	p, err := LookupPreset("mistral-7b")
+	require.NoError(t, err)
+	require.Equal(t, 4096, p.Shape.Window)
+	in := Input{Shape: p.Shape, KType: quant.F16, VType: quant.F16, Context: 32768, BlockSize: 16, Memory: 80e9, Weights: 14e9, SharedPrefixes: []int{0, 2048}}
+	r, err := Compute(in)
+	require.NoError(t, err)
+	require.Equal(t, 4096/16+1, r.BlocksPerSequence)
+	require.Equal(t, int64(4096)*r.BytesPerToken, r.BytesPerSequence)
+	full := in
+	full.Shape.Window = 0
+	f, err := Compute(full)
+	require.NoError(t, err)
+	require.Equal(t, 32768/16, f.BlocksPerSequence)
+	require.Equal(t, f.CacheBlocks/257, r.MaxSequences)
+	require.Greater(t, r.MaxSequences, 7*f.MaxSequences)
+	require.Zero(t, r.SharedPrefixes[1].SharedBlocks)
+	require.Equal(t, r.MaxSequences, r.SharedPrefixes[1].MaxSequences)
+	// A window longer than the context changes nothing.
+	long := full
+	long.Shape.Window = 40000
+	l, err := Compute(long)
+	require.NoError(t, err)
+	require.Equal(t, f.MaxSequences, l.MaxSequences)
+}

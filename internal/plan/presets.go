@@ -42,8 +42,8 @@ var presets = []Preset{
 	},
 	{
 		Name: "mistral-7b", Repo: "mistralai/Mistral-7B-v0.1", Source: hfFields,
-		Note:  "sliding_window 4096: an engine that honours the window keeps at most 4096 tokens per sequence; kvref plans full attention",
-		Shape: Shape{Layers: 32, Heads: 32, KVHeads: 8, HeadDim: 128, Dim: 4096, Hidden: 14336, Vocab: 32000, Context: 32768},
+		Note:  "sliding_window 4096: a sequence holds the blocks of its last 4096 tokens at most, as kvref and vLLM release the rest",
+		Shape: Shape{Layers: 32, Heads: 32, KVHeads: 8, HeadDim: 128, Dim: 4096, Hidden: 14336, Vocab: 32000, Context: 32768, Window: 4096},
 	},
 	{
 		Name: "qwen2.5-7b", Repo: "Qwen/Qwen2.5-7B", Source: hfFields,

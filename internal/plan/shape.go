@@ -18,6 +18,10 @@ type Shape struct {
 	Context int  // trained context length (max_position_embeddings); 0: unknown
 	Tied    bool // the output projection is the embedding (tie_word_embeddings)
 	QKVBias bool // the q, k and v projections have biases (Qwen2)
+	// Window is the sliding attention window of every layer (Mistral's sliding_window): a
+	// sequence then holds at most the blocks of its last Window positions, since kvref
+	// releases the blocks every layer's window has left. 0: full attention.
+	Window int
 }
 
 // Limits on a shape, far above any published model, that keep every byte count the
@@ -33,6 +37,9 @@ const (
 // Validate checks that the shape describes a KV cache the planner can size, and that
 // the optional fields, when given, are consistent with it.
 func (s Shape) Validate() error {
+	if s.Window < 0 || s.Window > maxContext {
+		return fmt.Errorf("plan: sliding window must be in [0, %d], got %d", maxContext, s.Window)
+	}
 	switch {
 	case s.Layers < 1 || s.KVHeads < 1 || s.HeadDim < 1:
 		return fmt.Errorf("plan: layers, kv_heads and head_dim must all be ≥ 1, got %d, %d, %d", s.Layers, s.KVHeads, s.HeadDim)

@@ -39,6 +39,7 @@ type Config struct {
 	AttentionBias         bool            `json:"attention_bias,omitempty"`
 	SlidingWindow         json.RawMessage `json:"sliding_window,omitempty"` // int or null
 	UseSlidingWindow      *bool           `json:"use_sliding_window,omitempty"`
+	MaxWindowLayers       int             `json:"max_window_layers,omitempty"` // Qwen2: layers below this attend over everything
 	HiddenAct             string          `json:"hidden_act,omitempty"`
 	BOSTokenID            json.RawMessage `json:"bos_token_id,omitempty"`
 	EOSTokenID            json.RawMessage `json:"eos_token_id,omitempty"`
@@ -121,6 +122,9 @@ func readConfig(dir string) (model.Config, Config, error) {
 		}
 		if w < c.Context {
 			c.SlidingWindow = w
+			if hc.UseSlidingWindow != nil { // Qwen2's layout: only layers from max_window_layers on slide
+				c.SlidingFromLayer = min(hc.MaxWindowLayers, c.Layers)
+			}
 		}
 	}
 	if err := c.Validate(); err != nil {

@@ -65,12 +65,13 @@ func TestFormatsRoundTrip(t *testing.T) {
 			require.NoError(t, err)
 			defer hm.Close()
 			require.Equal(t, m.Config.Dim, hm.Config.Dim)
+			require.Equal(t, m.Config.SlidingWindow, hm.Config.SlidingWindow)
 			require.Equal(t, m.Tokenizer.Encode("héllo", true), hm.Tokenizer.Encode("héllo", true))
 			got := logitsOf(t, hm, tokens)
 			d, bitwise := maxDiff(want, got)
 			require.True(t, bitwise, "HF round trip differs by %g", d)
 
-			if shape.Arch != "" || shape.RopeScaling.Type != "" || shape.QKVBias || shape.QKNorm {
+			if shape.Arch != "" || shape.RopeScaling.Type != "" || shape.QKVBias || shape.QKNorm || shape.SlidingWindow > 0 {
 				return // llama2.c checkpoints hold plain Llama only
 			}
 			var buf bytes.Buffer

@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 
 	"github.com/kvref/kvref/format/safetensors"
 	"github.com/kvref/kvref/internal/kernels"
@@ -46,6 +47,13 @@ func Write(dir string, m *model.Model, opts WriteOptions) error {
 		NumHiddenLayers: c.Layers, NumAttentionHeads: c.Heads, NumKeyValueHeads: c.KVHeads, HeadDim: c.HeadDim,
 		VocabSize: c.Vocab, MaxPositionEmbeddings: c.Context, RMSNormEps: float64(c.NormEps), RopeTheta: c.RopeBase,
 		TieWordEmbeddings: c.Tied, AttentionBias: c.QKVBias && c.Arch == "llama", HiddenAct: "silu", TorchDType: "float32",
+	}
+	if c.SlidingWindow > 0 {
+		hc.SlidingWindow = json.RawMessage(strconv.Itoa(c.SlidingWindow))
+		if c.SlidingFromLayer > 0 { // Qwen2's layout
+			use := true
+			hc.UseSlidingWindow, hc.MaxWindowLayers = &use, c.SlidingFromLayer
+		}
 	}
 	rs := c.RopeScaling
 	if opts.RopeScaling != nil {

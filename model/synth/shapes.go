@@ -30,8 +30,9 @@ var Variants = map[string]Shape{
 		RopeScaling: model.RopeScaling{Type: "llama3", Factor: 8, LowFreqFactor: 1, HighFreqFactor: 4, OriginalContext: 64}},
 	"llama-linear-rope": {Name: "tiny-linear", Dim: 32, Layers: 2, Heads: 4, KVHeads: 2, Hidden: 64, Context: 256, RopeBase: 10000, Seed: 10,
 		RopeScaling: model.RopeScaling{Type: "linear", Factor: 4}},
-	"qwen2-bias":    {Name: "tiny-qwen2", Arch: "qwen2", Dim: 32, Layers: 2, Heads: 4, KVHeads: 2, Hidden: 64, Context: 256, RopeBase: 1000000, Seed: 12, QKVBias: true},
-	"qwen3-qk-norm": {Name: "tiny-qwen3", Arch: "qwen3", Dim: 32, Layers: 2, Heads: 4, KVHeads: 2, HeadDim: 16, Hidden: 64, Context: 256, RopeBase: 1000000, Seed: 13, QKNorm: true},
+	"qwen2-bias":             {Name: "tiny-qwen2", Arch: "qwen2", Dim: 32, Layers: 2, Heads: 4, KVHeads: 2, Hidden: 64, Context: 256, RopeBase: 1000000, Seed: 12, QKVBias: true},
+	"mistral-sliding-window": {Name: "tiny-mistral-swa", Dim: 32, Layers: 2, Heads: 4, KVHeads: 2, Hidden: 64, Context: 256, RopeBase: 10000, Seed: 14, SlidingWindow: 8},
+	"qwen3-qk-norm":          {Name: "tiny-qwen3", Arch: "qwen3", Dim: 32, Layers: 2, Heads: 4, KVHeads: 2, HeadDim: 16, Hidden: 64, Context: 256, RopeBase: 1000000, Seed: 13, QKNorm: true},
 }
 
 // ShapeByName returns a named shape, or an error listing the names.

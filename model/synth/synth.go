@@ -33,6 +33,9 @@ type Shape struct {
 	QKVBias     bool              // Q/K/V projection biases (Qwen2)
 	QKNorm      bool              // per-head Q/K RMSNorm (Qwen3)
 	RopeScaling model.RopeScaling // "linear" (GGUF keys) or "llama3" (GGUF rope_freqs.weight)
+	// SlidingWindow is every layer's attention window (Mistral style, GGUF
+	// ARCH.attention.sliding_window); 0: attention over every position.
+	SlidingWindow int
 }
 
 // arch is the GGUF architecture name.
@@ -76,6 +79,8 @@ func (s Shape) Validate() error {
 		return fmt.Errorf("synth: vocab %d is smaller than the %d byte-level tokens", s.Vocab, byteVocabSize)
 	case s.RopeBase <= 0:
 		return fmt.Errorf("synth: rope base must be > 0, got %g", s.RopeBase)
+	case s.SlidingWindow < 0:
+		return fmt.Errorf("synth: sliding window must be ≥ 0, got %d", s.SlidingWindow)
 	}
 	return nil
 }
@@ -107,6 +112,9 @@ func (s Shape) Writer() (*gguf.Writer, error) {
 	w.AddUint32(a+"rope.dimension_count", uint32(headDim))
 	w.AddFloat32(a+"rope.freq_base", float32(s.RopeBase))
 	w.AddFloat32(a+"attention.layer_norm_rms_epsilon", 1e-5)
+	if s.SlidingWindow > 0 {
+		w.AddUint32(a+"attention.sliding_window", uint32(s.SlidingWindow))
+	}
 	if s.HeadDim > 0 {
 		w.AddUint32(a+"attention.key_length", uint32(headDim))
 		w.AddUint32(a+"attention.value_length", uint32(headDim))

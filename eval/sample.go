@@ -1,8 +1,8 @@
-package main
+package eval
 
-// sampleText is the built-in evaluation text of `kvref eval`: short stories in the simple
+// SampleText is the built-in evaluation text of `kvref eval`: short stories in the simple
 // style of the TinyStories data set, written for kvref (not taken from the data set).
-const sampleText = `Once upon a time, there was a little boy named Tim. Tim had a red ball. He liked to play with his ball in the park every day. One day, Tim saw a big dog in the park. The dog was brown and had a long tail. Tim was a little scared, but the dog wagged its tail and came to him.
+const SampleText = `Once upon a time, there was a little boy named Tim. Tim had a red ball. He liked to play with his ball in the park every day. One day, Tim saw a big dog in the park. The dog was brown and had a long tail. Tim was a little scared, but the dog wagged its tail and came to him.
 "Hello, dog," said Tim. "Do you want to play with my ball?" The dog barked and jumped up and down. Tim threw the ball, and the dog ran fast to get it. The dog brought the ball back to Tim. Tim laughed and threw the ball again. They played all day in the sun.
 When it was time to go home, Tim said, "Bye, dog! I will see you tomorrow." The dog barked one more time and ran to its mom. Tim went home and told his mom about his new friend. His mom smiled and gave him a big hug.
 

@@ -1,0 +1,110 @@
+package attention
+
+import (
+	"github.com/kvref/kvref/internal/parallel"
+	"github.com/kvref/kvref/kvcache"
+)
+
+// Query is one row of a batched forward step: the token at position Pos of one sequence,
+// which attends over that sequence's positions 0..Pos through its block table.
+type Query struct {
+	Seq   int   // the sequence (its kvcache id): consecutive positions of one Seq form a run
+	Pos   int   // the row's position
+	Table []int // the sequence's block table
+}
+
+// Probe receives the attention weights (after the softmax) of one head of one batch row, over
+// positions 0..Pos. The slice is only valid during the call; calls come from worker threads,
+// concurrently for different rows and heads.
+type Probe func(row, head int, weights []float32)
+
+// PagedBatch writes the attention output of every row of a batched step in one layer: row b's
+// query is q[b·Heads·HeadDim:], its output att[b·Heads·HeadDim:]. Decode rows attend one KV
+// group at a time with PagedHeads, reading straight from the pages. A prefill chunk (a run of
+// at least batchedMin consecutive positions of one sequence) takes the batched path
+// (prefill.go), which gives the same bits. The threads share out the work, longest first.
+func PagedBatch(att, q []float32, pool *kvcache.Pool, layer int, rows []Query, s Shape, threads *parallel.Pool, probe Probe) {
+	qDim := s.Heads * s.HeadDim
+	group := s.Heads / s.KVHeads
+	// An item is a KV group's query heads (from head on) of a single row b (run -1), or
+	// one head of run number run.
+	type item struct{ b, head, run int }
+	var items []item
+	var runs [][2]int
+	for b := 0; b < len(rows); {
+		e := b + 1
+		for e < len(rows) && rows[e].Seq == rows[b].Seq && rows[e].Pos == rows[e-1].Pos+1 {
+			e++
+		}
+		if e-b >= batchedMin {
+			runs = append(runs, [2]int{b, e})
+		} else {
+			// One item per KV group of a row: the group's query heads read the same
+			// keys and values, which the first of them fetches for all.
+			for i := b; i < e; i++ {
+				for h := 0; h < s.Heads; h += group {
+					items = append(items, item{i, h, -1})
+				}
+			}
+		}
+		b = e
+	}
+	// The runs' keys and values, decoded: kv[r] holds, for run r's positions 0..n-1, the
+	// keys then the values, each as KVHeads arrays of n rows of HeadDim.
+	kv := make([][]float32, len(runs))
+	for r, run := range runs {
+		first, last := rows[run[0]], rows[run[1]-1]
+		kv[r] = gather(pool, layer, last.Table, s.First(first.Pos), last.Pos+1, s, threads)
+		for h := range s.Heads {
+			items = append(items, item{-1, h, r})
+		}
+	}
+	// Longest work first: runs attend over many positions.
+	for i, j := 0, len(items)-1; i < j; i, j = i+1, j-1 {
+		items[i], items[j] = items[j], items[i]
+	}
+	longest := 0
+	for _, row := range rows {
+		longest = max(longest, row.Pos+1)
+	}
+	threads.For(len(items), 1, func(start, end int) {
+		var scores, qs []float32
+		for _, it := range items[start:end] {
+			if it.run < 0 {
+				if len(scores) < longest {
+					scores = make([]float32, longest)
+				}
+				row := rows[it.b]
+				var headProbe func(head int, weights []float32)
+				if probe != nil {
+					b := it.b
+					headProbe = func(head int, weights []float32) { probe(b, head, weights) }
+				}
+				PagedHeads(att[it.b*qDim:(it.b+1)*qDim], q[it.b*qDim:(it.b+1)*qDim], pool, layer, row.Table, row.Pos+1, s,
+					it.head, it.head+group, scores, headProbe)
+				continue
+			}
+			run := runs[it.run]
+			scores, qs = attendRun(rows, run[0], run[1], it.head, s, kv[it.run], att, q, scores, qs, probe)
+		}
+	})
+}
+
+// ContiguousBatch is the reference's attention for one layer: row b is position b of one
+// sequence and attends over positions s.First(b)..b of keys and values held as plain float32 rows
+// (row t at [t·KVHeads·HeadDim, (t+1)·KVHeads·HeadDim)), with ContiguousHeads. The threads
+// share out (row, head) pairs, last row first: later rows attend over more positions, and
+// handing out the longest work first balances the threads.
+func ContiguousBatch(att, q, keys, values []float32, n int, s Shape, threads *parallel.Pool) {
+	qDim := s.Heads * s.HeadDim
+	heads := s.Heads
+	threads.For(n*heads, 1, func(start, end int) {
+		scores := make([]float32, n)
+		for i := n*heads - end; i < n*heads-start; {
+			b, h0 := i/heads, i%heads
+			h1 := min(heads, h0+(n*heads-start-i))
+			ContiguousHeads(att[b*qDim:(b+1)*qDim], q[b*qDim:(b+1)*qDim], keys, values, b+1, s, h0, h1, scores)
+			i += h1 - h0
+		}
+	})
+}

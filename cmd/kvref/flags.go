@@ -1,0 +1,107 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/kvref/kvref/engine"
+	"github.com/kvref/kvref/kvcache"
+	"github.com/kvref/kvref/model"
+	"github.com/kvref/kvref/quant"
+)
+
+// The flags every command that opens a model or builds an engine shares, spelled the same
+// everywhere (and, where llama.cpp has a spelling, also as llama.cpp spells it: -c/--ctx,
+// -ctk/--cache-type-k, -ctv/--cache-type-v).
+
+// modelHelp is the help text of -m.
+const modelHelp = "model: GGUF file, Hugging Face directory, llama2.c checkpoint, hf:// reference, or synth:SHAPE; empty: the built-in stories260K"
+
+// modelFlags are -m and --tokenizer.
+type modelFlags struct{ ref, tokenizer string }
+
+// register adds -m and --tokenizer to fs.
+func (f *modelFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.ref, "m", "", modelHelp)
+	fs.StringVar(&f.tokenizer, "tokenizer", "", "tokenizer.bin of a llama2.c checkpoint (default: tokenizer.bin beside it)")
+}
+
+// open opens the model the flags name (see loadModelWith).
+func (f *modelFlags) open(stderr io.Writer) (*model.Model, error) {
+	return loadModelWith(f.ref, f.tokenizer, stderr)
+}
+
+// engineFlags size an engine: context, threads, block size, pool size, cache types.
+type engineFlags struct {
+	ctx, threads, blockSize, cacheBlocks int
+	dtype, k, v                          string
+}
+
+// register adds the engine flags to fs; poolHelp says what --cache-blocks 0 means for the
+// command.
+func (f *engineFlags) register(fs *flag.FlagSet, poolHelp string) {
+	fs.IntVar(&f.ctx, "c", 0, "context length (0: the model's, at most 4096); also --ctx")
+	fs.IntVar(&f.ctx, "ctx", 0, "context length (same as -c)")
+	fs.IntVar(&f.threads, "t", 0, "threads (0: one per core)")
+	fs.IntVar(&f.blockSize, "block-size", kvcache.DefaultBlockSize, "token slots per KV cache block")
+	fs.IntVar(&f.cacheBlocks, "cache-blocks", 0, "blocks in the KV cache pool (0: "+poolHelp+")")
+	registerCacheTypes(fs, &f.dtype, &f.k, &f.v, "f32")
+}
+
+// registerCacheTypes adds --cache-dtype (keys and values), --cache-type-k/-ctk and
+// --cache-type-v/-ctv to fs.
+func registerCacheTypes(fs *flag.FlagSet, both, k, v *string, def string) {
+	fs.StringVar(both, "cache-dtype", def, "KV cache storage for keys and values: "+typeNames())
+	fs.StringVar(k, "cache-type-k", "", "key storage (overrides --cache-dtype); also -ctk")
+	fs.StringVar(k, "ctk", "", "key storage (same as --cache-type-k)")
+	fs.StringVar(v, "cache-type-v", "", "value storage (overrides --cache-dtype); also -ctv")
+	fs.StringVar(v, "ctv", "", "value storage (same as --cache-type-v)")
+}
+
+// config checks the flags and returns the engine configuration for the given number of
+// sequences expected at once (which sizes the default pool).
+func (f *engineFlags) config(sequences int) (engine.Config, error) {
+	switch {
+	case f.ctx < 0:
+		return engine.Config{}, fmt.Errorf("-c must be ≥ 0 (0: the model's context), got %d", f.ctx)
+	case f.blockSize < 1:
+		return engine.Config{}, fmt.Errorf("--block-size must be ≥ 1, got %d", f.blockSize)
+	case f.cacheBlocks < 0:
+		return engine.Config{}, fmt.Errorf("--cache-blocks must be ≥ 0, got %d", f.cacheBlocks)
+	case f.threads < 0:
+		return engine.Config{}, fmt.Errorf("-t must be ≥ 0 (0: one per core), got %d", f.threads)
+	}
+	kType, vType, err := cacheTypes(f.dtype, f.k, f.v)
+	if err != nil {
+		return engine.Config{}, err
+	}
+	return engine.Config{Context: f.ctx, BlockSize: f.blockSize, CacheBlocks: f.cacheBlocks, Sequences: sequences,
+		Threads: f.threads, KType: kType, VType: vType}, nil
+}
+
+// cacheTypes resolves --cache-dtype, --cache-type-k and --cache-type-v.
+func cacheTypes(both, k, v string) (quant.CacheType, quant.CacheType, error) {
+	if k == "" {
+		k = both
+	}
+	if v == "" {
+		v = both
+	}
+	kt, err := quant.ParseCacheType(k)
+	if err != nil {
+		return 0, 0, err
+	}
+	vt, err := quant.ParseCacheType(v)
+	return kt, vt, err
+}
+
+// typeNames lists the cache types for help texts.
+func typeNames() string {
+	var s []string
+	for _, t := range quant.CacheTypes() {
+		s = append(s, t.String())
+	}
+	return strings.Join(s, ", ")
+}
