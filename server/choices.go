@@ -95,9 +95,11 @@ func (c *completion) apply(ev event) ([]CompletionChoice, *APIError) {
 		out[i].Index = index
 		if ch.logprobs != nil {
 			pt.rec.offset = ch.chars.at(ch.full, pt.start, ev.last)
-			ch.logprobs.add(pt.id, pt.rec)
 			out[i].Logprobs = newLogprobs()
 			out[i].Logprobs.add(pt.id, pt.rec)
+			if !c.p.stream { // a stream sends each token's and keeps none
+				ch.logprobs.add(pt.id, pt.rec)
+			}
 		}
 	}
 	ch.pending = ch.pending[:0]

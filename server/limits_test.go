@@ -55,8 +55,8 @@ func TestRequestLimits(t *testing.T) {
 		name, param, flag, want string
 		body                    any
 	}{
-		{"prompts", "prompt", "--max-prompts", "a batch of 4 prompts, at most 3", over("prompt", []string{"a", "b", "c", "d"})},
-		{"prompts as ids", "prompt", "--max-prompts", "a batch of 4 prompts", over("prompt", [][]int{{1}, {1}, {1}, {1}})},
+		{"prompts", "prompt", "--max-prompts", "a batch of more than 3 prompts, at most 3", over("prompt", []string{"a", "b", "c", "d"})},
+		{"prompts as ids", "prompt", "--max-prompts", "a batch of more than 3 prompts", over("prompt", [][]int{{1}, {1}, {1}, {1}})},
 		{"choices", "n", "--max-choices", "3 prompts with n = 3 ask for 9 choices, at most 6", over("n", 3)},
 		{"stops", "stop", "--max-stops", "stop has 3 strings, at most 2", over("stop", []string{"a", "b", "c"})},
 		{"stop length", "stop", "--max-stop-bytes", "stop[1] is 9 bytes, at most 8", over("stop", []string{"a", "123456789"})},
@@ -107,6 +107,8 @@ func TestRequestLimits(t *testing.T) {
 	t.Run("token ids too many", func(t *testing.T) {
 		e := ts.apiError(t, "/v1/completions", map[string]any{"prompt": make([]int, 256)}, http.StatusBadRequest)
 		require.Contains(t, e.Message, "prompt has 256 tokens but the context holds 256")
+		e = ts.apiError(t, "/v1/completions", map[string]any{"prompt": make([]int, 100000)}, http.StatusBadRequest)
+		require.Contains(t, e.Message, "prompt has more than 256 tokens but the context holds 256")
 	})
 	require.Zero(t, ts.stats(t).Cache.BlocksUsed)
 }

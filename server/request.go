@@ -238,16 +238,16 @@ func (s *Server) parsePrompt(raw json.RawMessage, n int) ([][]int, *APIError) {
 	default:
 		return nil, badRequest("prompt", "prompt is %s: it must be a string, an array of token ids, or an array of those", rawKind(raw))
 	}
-	var elems []json.RawMessage
-	if err := json.Unmarshal(raw, &elems); err != nil {
+	head, _, err := splitArray(raw, 1)
+	if err != nil {
 		return nil, badRequest("prompt", "prompt is not valid JSON: %v", err)
 	}
-	if len(elems) == 0 {
+	if len(head) == 0 {
 		return nil, badRequest("prompt", "prompt is an empty array: give a string, token ids, or a batch of those")
 	}
-	first := rawKind(elems[0])
+	first := rawKind(head[0])
 	if first == "a number" { // one prompt of token ids
-		ids, aerr := s.promptIDs(elems, "prompt")
+		ids, aerr := s.promptIDs(raw, "prompt")
 		if aerr != nil {
 			return nil, aerr
 		}
@@ -257,8 +257,12 @@ func (s *Server) parsePrompt(raw json.RawMessage, n int) ([][]int, *APIError) {
 		return nil, badRequest("prompt", "prompt[0] is %s: the prompt is a string, an array of token ids, or an array of those", first)
 	}
 	lim := s.opts.Limits
-	if len(elems) > lim.MaxPrompts {
-		return nil, overLimit("prompt", "--max-prompts", "the prompt is a batch of %d prompts, at most %d are allowed", len(elems), lim.MaxPrompts)
+	elems, more, err := splitArray(raw, lim.MaxPrompts)
+	switch {
+	case err != nil:
+		return nil, badRequest("prompt", "prompt is not valid JSON: %v", err)
+	case more:
+		return nil, overLimit("prompt", "--max-prompts", "the prompt is a batch of more than %d prompts, at most %d are allowed", lim.MaxPrompts, lim.MaxPrompts)
 	}
 	if len(elems)*n > lim.MaxChoices {
 		return nil, overLimit("n", "--max-choices", "%d prompts with n = %d ask for %d choices, at most %d are allowed", len(elems), n, len(elems)*n, lim.MaxChoices)
@@ -273,11 +277,7 @@ func (s *Server) parsePrompt(raw json.RawMessage, n int) ([][]int, *APIError) {
 		if first == "a string" {
 			out[i], aerr = s.promptText(e, name)
 		} else {
-			var arr []json.RawMessage
-			if err := json.Unmarshal(e, &arr); err != nil {
-				return nil, badRequest("prompt", "%s is not valid JSON: %v", name, err)
-			}
-			out[i], aerr = s.promptIDs(arr, name)
+			out[i], aerr = s.promptIDs(e, name)
 		}
 		if aerr != nil {
 			return nil, aerr
@@ -304,9 +304,16 @@ func (s *Server) promptText(raw json.RawMessage, name string) ([]int, *APIError)
 	return ids, nil
 }
 
-// promptIDs converts the elements of a JSON array to token ids (range checks come later, in
-// fit), refusing an array too long for the context before converting it.
-func (s *Server) promptIDs(arr []json.RawMessage, name string) ([]int, *APIError) {
+// promptIDs converts a JSON array to token ids (range checks come later, in fit), refusing
+// an array too long for the context before converting it, or even reading all of it.
+func (s *Server) promptIDs(raw json.RawMessage, name string) ([]int, *APIError) {
+	arr, more, err := splitArray(raw, s.eng.Context)
+	switch {
+	case err != nil:
+		return nil, badRequest("prompt", "%s is not valid JSON: %v", name, err)
+	case more:
+		return nil, badRequest("prompt", "%s has more than %d tokens but the context holds %d; shorten the prompt", name, len(arr), s.eng.Context).withCode("context_length_exceeded")
+	}
 	if aerr := s.promptLength(len(arr), name); aerr != nil {
 		return nil, aerr
 	}
@@ -322,6 +329,26 @@ func (s *Server) promptIDs(arr []json.RawMessage, name string) ([]int, *APIError
 		ids[i] = int(id)
 	}
 	return ids, nil
+}
+
+// splitArray returns the first elements of the JSON array raw, at most limit of them, and
+// whether it has more: a batch of a million prompts costs no more to refuse than limit + 1.
+func splitArray(raw json.RawMessage, limit int) (elems []json.RawMessage, more bool, err error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('[') {
+		return nil, false, fmt.Errorf("not an array (%v)", err)
+	}
+	for dec.More() {
+		if len(elems) == limit {
+			return elems, true, nil
+		}
+		var e json.RawMessage
+		if err := dec.Decode(&e); err != nil {
+			return nil, false, err
+		}
+		elems = append(elems, e)
+	}
+	return elems, false, nil
 }
 
 // promptLength refuses a prompt of n tokens that leaves no room in the context to generate.
