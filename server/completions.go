@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"strconv"
 	"time"
 
 	"github.com/kvref/kvref/engine"
@@ -197,8 +198,37 @@ func (s *Server) respond(ctx context.Context, w http.ResponseWriter, r *http.Req
 	}
 	u := c.usage()
 	resp.Usage = &u
-	s.armWrite(w)
-	return outcome{status: writeJSON(w, http.StatusOK, resp)}
+	status, err := s.writeLarge(w, resp)
+	if err != nil {
+		o := s.gone(err)
+		o.status = status
+		return o
+	}
+	return outcome{status: status}
+}
+
+// writeLarge sends v with status 200 in pieces of 64 KiB, each with WriteTimeout to go, so
+// that a large response to a client reading slowly but steadily is not cut off. It returns
+// the status sent, and the error that cut the body short.
+func (s *Server) writeLarge(w http.ResponseWriter, v any) (int, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		s.armWrite(w)
+		return writeJSON(w, http.StatusOK, v), nil // its error response
+	}
+	b = append(b, '\n')
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
+	w.WriteHeader(http.StatusOK)
+	for len(b) > 0 {
+		n := min(len(b), 64<<10)
+		s.armWrite(w)
+		if _, err := w.Write(b[:n]); err != nil {
+			return http.StatusOK, err // the client is gone or too slow
+		}
+		b = b[n:]
+	}
+	return http.StatusOK, nil
 }
 
 // stream sends one Server-Sent Event per generated token, `data: {chunk}`, and ends with

@@ -287,10 +287,11 @@ func (s *Server) flush() {
 	}
 }
 
-// slowClient is the error that ends a stream whose client stopped reading.
-func slowClient(held, perChoice int) *APIError {
+// slowClient is the error that ends a stream whose client stopped reading: more than limit
+// tokens waited for it.
+func slowClient(limit, perChoice int) *APIError {
 	return newError(http.StatusRequestTimeout, invalidRequest, "", "client_too_slow",
-		"the client read too slowly: %d tokens were waiting to be sent (%d per choice, kvref serve --stream-backlog); the request was cancelled", held, perChoice)
+		"the client read too slowly: more than %d tokens were waiting to be sent (%d per choice, kvref serve --stream-backlog); the request was cancelled", limit, perChoice)
 }
 
 // retire replaces an idle scheduler that has served requests by a fresh one, folding its
