@@ -3,6 +3,7 @@ module github.com/kvref/kvref
 go 1.26.8
 
 require (
+	github.com/ardanlabs/jinja v1.8.0
 	github.com/dlclark/regexp2/v2 v2.13.0
 	github.com/stretchr/testify v1.12.1
 	github.com/x448/float16 v0.8.4

@@ -6,6 +6,7 @@ import (
 	"github.com/kvref/kvref/format/gguf"
 	"github.com/kvref/kvref/internal/kernels"
 	"github.com/kvref/kvref/tokenizer"
+	"github.com/kvref/kvref/tokenizer/chattemplate"
 )
 
 // LoadGGUF opens a GGUF file (memory-mapped) and loads the model and its tokenizer.
@@ -46,6 +47,9 @@ func FromGGUF(f *gguf.File, source string) (*Model, error) {
 		return nil, err
 	}
 	m.Format = "gguf"
+	if m.ChatTemplates, err = chattemplate.FromGGUF(f); err != nil {
+		return nil, err
+	}
 	for _, t := range f.Tensors {
 		shape := make([]uint64, len(t.Dims))
 		for i, d := range t.Dims {

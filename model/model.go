@@ -9,6 +9,7 @@ import (
 	"github.com/kvref/kvref/internal/kernels"
 
 	"github.com/kvref/kvref/tokenizer"
+	"github.com/kvref/kvref/tokenizer/chattemplate"
 )
 
 // Model is a loaded transformer with its tokenizer.
@@ -19,8 +20,12 @@ type Model struct {
 	Source    string          // where it came from: a path, or "builtin:..."
 	Format    string          // "gguf", "safetensors" or "llama2c"
 	Tensors   []TensorSummary // every tensor of the file, in file order
-	rope      *kernels.RoPE
-	closer    io.Closer
+	// ChatTemplates are the file's chat templates by name (GGUF tokenizer.chat_template and
+	// tokenizer.chat_template.NAME; tokenizer_config.json's chat_template or
+	// chat_template.jinja); empty when it has none.
+	ChatTemplates chattemplate.Set
+	rope          *kernels.RoPE
+	closer        io.Closer
 }
 
 // TensorSummary describes one stored tensor for display.

@@ -25,6 +25,8 @@ type CompletionChoice struct {
 	Text         string    `json:"text"`
 	Logprobs     *Logprobs `json:"logprobs"`      // null unless the request asked for logprobs
 	FinishReason *string   `json:"finish_reason"` // "stop" or "length"; null in a stream until the choice ends
+
+	tokenID int // in a stream chunk: the token the chunk is for
 }
 
 // Logprobs are the log-probabilities of a choice's tokens in OpenAI's legacy format, plus

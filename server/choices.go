@@ -11,9 +11,10 @@ import (
 type completion struct {
 	s        *Server
 	p        *params
+	shape    responseShape
 	id       string
 	created  int64
-	stops    *stopMatcher
+	stops    *engine.StopMatcher
 	choices  []choiceState   // prompt j's continuation q is choice j·n + q
 	results  []engine.Result // per prompt, once it has ended
 	pending  int             // prompts still running
@@ -30,7 +31,7 @@ type choiceState struct {
 	logprobs *Logprobs      // when asked for
 	pending  []pendingToken // tokens whose offsets wait for an unfinished UTF-8 character
 	chars    charCounter
-	stops    stopState // how far the end of full is into each stop string
+	stops    engine.StopState // how far the end of full is into each stop string
 }
 
 // pendingToken is a generated token not yet handed out.
@@ -40,26 +41,21 @@ type pendingToken struct {
 	rec   tokenLogprobs // its log-probabilities, when asked for
 }
 
-func newCompletion(s *Server, p *params) *completion {
+func newCompletion(s *Server, p *params, shape responseShape) *completion {
 	c := &completion{
-		s: s, p: p, id: "cmpl-" + rand.Text(), created: time.Now().Unix(),
-		stops:   newStopMatcher(p.stops),
+		s: s, p: p, shape: shape, id: shape.idPrefix() + rand.Text(), created: time.Now().Unix(),
+		stops:   engine.NewStopMatcher(p.stops),
 		choices: make([]choiceState, len(p.prompts)*p.n),
 		results: make([]engine.Result, len(p.prompts)),
 		pending: len(p.prompts),
 	}
 	for i := range c.choices {
-		c.choices[i].stops = c.stops.start()
+		c.choices[i].stops = c.stops.Start()
 		if p.logprobs >= 0 {
 			c.choices[i].logprobs = newLogprobs()
 		}
 	}
 	return c
-}
-
-// header is a response (or chunk) without choices.
-func (c *completion) header() CompletionResponse {
-	return CompletionResponse{ID: c.id, Object: "text_completion", Created: c.created, Model: c.s.model}
 }
 
 // apply takes one event. For tokens it returns their stream chunks, one per token: the
@@ -85,14 +81,14 @@ func (c *completion) apply(ev event) ([]CompletionChoice, *APIError) {
 	}
 	piece := c.s.eng.Model.Tokenizer.Piece(ev.id)
 	ch.full = append(ch.full, piece...)
-	c.stops.feed(ch.stops, piece)
+	c.stops.Feed(ch.stops, piece)
 	ch.pending = append(ch.pending, pt)
-	if !ev.last && incompleteTail(ch.full) > 0 {
+	if !ev.last && engine.IncompleteUTF8(ch.full) > 0 {
 		return nil, nil
 	}
 	out := make([]CompletionChoice, len(ch.pending))
 	for i, pt := range ch.pending {
-		out[i].Index = index
+		out[i].Index, out[i].tokenID = index, pt.id
 		if ch.logprobs != nil {
 			pt.rec.offset = ch.chars.at(ch.full, pt.start, ev.last)
 			out[i].Logprobs = newLogprobs()
@@ -114,7 +110,7 @@ func (c *completion) apply(ev event) ([]CompletionChoice, *APIError) {
 		last.FinishReason = &reason
 		return out, nil
 	}
-	if n := len(ch.full) - max(incompleteTail(ch.full), c.stops.held(ch.stops)); n > ch.sent {
+	if n := len(ch.full) - max(engine.IncompleteUTF8(ch.full), c.stops.Held(ch.stops)); n > ch.sent {
 		last.Text = string(ch.full[ch.sent:n])
 		ch.sent = n
 	}

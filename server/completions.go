@@ -17,53 +17,51 @@ import (
 
 // handleCompletions serves POST /v1/completions.
 func (s *Server) handleCompletions(w http.ResponseWriter, r *http.Request) {
-	if !allow(w, r, http.MethodPost) {
-		return
-	}
-	if s.draining.Load() {
-		writeError(w, newError(503, serverError, "", "shutting_down", "the server is shutting down"))
-		return
-	}
-	s.inflight.Add(1)
-	defer s.inflight.Add(-1)
 	start := time.Now()
-	ctx, cancel := context.WithTimeout(r.Context(), s.opts.RequestTimeout)
-	defer cancel()
-	body, aerr := s.readBody(w, r)
-	if aerr != nil {
-		s.armWrite(w)
-		writeError(w, aerr)
+	body, ok := s.readRequest(w, r)
+	if !ok {
 		return
 	}
 	p, aerr := s.parseCompletion(body)
 	if aerr != nil {
-		s.armWrite(w)
 		writeError(w, aerr)
 		return
 	}
-	s.complete(ctx, w, r, p, start)
+	s.generate(w, r, p, legacyShape{}, start)
 }
 
-// readBody reads a request body within MaxBodyBytes (413 past it) and ReadTimeout (408 when
-// it stops arriving; the connection is then closed).
-func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, *APIError) {
+// readRequest checks the method and the server's state and reads the body of a generation
+// request, within MaxBodyBytes (413 past it) and ReadTimeout (408 when it stops arriving;
+// the connection is then closed); on failure it has answered already. The writes that
+// follow get WriteTimeout from the end of the body.
+func (s *Server) readRequest(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
+	if !allow(w, r, http.MethodPost) {
+		return nil, false
+	}
+	if s.draining.Load() {
+		writeError(w, newError(503, serverError, "", "shutting_down", "the server is shutting down"))
+		return nil, false
+	}
 	rc := http.NewResponseController(w)
 	_ = rc.SetReadDeadline(time.Now().Add(s.opts.ReadTimeout)) // unsupported: no deadline
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.opts.MaxBodyBytes))
+	s.armWrite(w)
 	var tooBig *http.MaxBytesError
 	switch {
 	case err == nil:
 		// Clear the deadline: the server's watch for the client going away reads on.
 		_ = rc.SetReadDeadline(time.Time{})
-		return body, nil
+		return body, true
 	case errors.As(err, &tooBig):
-		return nil, newError(http.StatusRequestEntityTooLarge, invalidRequest, "", "body_too_large",
-			"the request body is larger than %d bytes (the server's limit, kvref serve --max-body)", tooBig.Limit)
+		writeError(w, newError(http.StatusRequestEntityTooLarge, invalidRequest, "", "body_too_large",
+			"the request body is larger than %d bytes (the server's limit, kvref serve --max-body)", tooBig.Limit))
 	case errors.Is(err, os.ErrDeadlineExceeded):
-		return nil, newError(http.StatusRequestTimeout, invalidRequest, "", "request_timeout",
-			"the request body did not arrive within %s (kvref serve --read-timeout)", s.opts.ReadTimeout)
+		writeError(w, newError(http.StatusRequestTimeout, invalidRequest, "", "request_timeout",
+			"the request body did not arrive within %s (kvref serve --read-timeout)", s.opts.ReadTimeout))
+	default:
+		writeError(w, badRequest("", "reading the request body: %v", err))
 	}
-	return nil, badRequest("", "reading the request body: %v", err)
+	return nil, false
 }
 
 // armWrite gives the next writes to w WriteTimeout to complete: a client that takes no
@@ -72,13 +70,17 @@ func (s *Server) armWrite(w http.ResponseWriter) {
 	_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(s.opts.WriteTimeout))
 }
 
-// complete runs a validated completion request through the engine and answers it, as one
-// response or as a stream, then logs it.
-func (s *Server) complete(ctx context.Context, w http.ResponseWriter, r *http.Request, p *params, start time.Time) {
+// generate runs a validated request on the engine and answers it in shape's format: whole,
+// or streamed as Server-Sent Events, within RequestTimeout of its arrival (start); then it
+// logs it.
+func (s *Server) generate(w http.ResponseWriter, r *http.Request, p *params, shape responseShape, start time.Time) {
+	s.inflight.Add(1)
+	defer s.inflight.Add(-1)
+	ctx, cancel := context.WithDeadline(r.Context(), start.Add(s.opts.RequestTimeout))
+	defer cancel()
 	reqs := make([]engine.Request, len(p.prompts))
 	for j, prompt := range p.prompts {
 		if aerr := s.fit(j, p); aerr != nil {
-			s.armWrite(w)
 			writeError(w, aerr)
 			return
 		}
@@ -103,7 +105,7 @@ func (s *Server) complete(ctx context.Context, w http.ResponseWriter, r *http.Re
 		}
 		return
 	}
-	c := newCompletion(s, p)
+	c := newCompletion(s, p, shape)
 	var o outcome
 	if p.stream {
 		o = s.stream(ctx, w, r, c, mb, ids)
@@ -189,16 +191,7 @@ func (s *Server) respond(ctx context.Context, w http.ResponseWriter, r *http.Req
 			}
 		}
 	}
-	resp := c.header()
-	resp.Choices = make([]CompletionChoice, len(c.choices))
-	for i := range c.choices {
-		ch := &c.choices[i]
-		reason := ch.finish
-		resp.Choices[i] = CompletionChoice{Index: i, Text: ch.text, Logprobs: ch.logprobs, FinishReason: &reason}
-	}
-	u := c.usage()
-	resp.Usage = &u
-	status, err := s.writeLarge(w, resp)
+	status, err := s.writeLarge(w, c.shape.response(c))
 	if err != nil {
 		o := s.gone(err)
 		o.status = status
@@ -279,6 +272,11 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, r *http.Requ
 	if err := flush(); err != nil {
 		return cut(err)
 	}
+	for _, chunk := range c.shape.start(c) {
+		if err := send(chunk); err != nil {
+			return cut(err)
+		}
+	}
 	for c.pending > 0 {
 		evs, err := s.next(ctx, mb)
 		if err != nil {
@@ -291,9 +289,7 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, r *http.Requ
 				return fail(aerr)
 			}
 			for _, choice := range choices {
-				chunk := c.header()
-				chunk.Choices = []CompletionChoice{choice}
-				if err := send(chunk); err != nil {
+				if err := send(c.shape.chunk(c, choice)); err != nil {
 					return cut(err)
 				}
 				c.streamed++
@@ -305,11 +301,7 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, r *http.Requ
 	}
 	s.armWrite(w)
 	if c.p.includeUsage {
-		chunk := c.header()
-		chunk.Choices = []CompletionChoice{}
-		u := c.usage()
-		chunk.Usage = &u
-		if err := send(chunk); err != nil {
+		if err := send(c.shape.usageChunk(c, c.usage())); err != nil {
 			return s.gone(err)
 		}
 	}
@@ -318,6 +310,54 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, r *http.Requ
 		return s.gone(err)
 	}
 	return outcome{status: http.StatusOK}
+}
+
+// responseShape writes a completion's responses in one API's format: the token deltas
+// apply returns (text and legacy logprobs of each token) become its chunks.
+type responseShape interface {
+	idPrefix() string                                // "cmpl-" or "chatcmpl-"
+	response(c *completion) any                      // the whole response, once every choice has ended
+	start(c *completion) []any                       // stream chunks before the first token
+	chunk(c *completion, delta CompletionChoice) any // the stream chunk of one token's delta
+	usageChunk(c *completion, u Usage) any           // the final chunk of stream_options.include_usage
+}
+
+// legacyShape is /v1/completions' format.
+type legacyShape struct{}
+
+func (legacyShape) idPrefix() string { return "cmpl-" }
+
+func (legacyShape) response(c *completion) any {
+	resp := c.header()
+	resp.Choices = make([]CompletionChoice, len(c.choices))
+	for i := range c.choices {
+		ch := &c.choices[i]
+		reason := ch.finish
+		resp.Choices[i] = CompletionChoice{Index: i, Text: ch.text, Logprobs: ch.logprobs, FinishReason: &reason}
+	}
+	u := c.usage()
+	resp.Usage = &u
+	return resp
+}
+
+func (legacyShape) start(*completion) []any { return nil }
+
+func (legacyShape) chunk(c *completion, delta CompletionChoice) any {
+	chunk := c.header()
+	chunk.Choices = []CompletionChoice{delta}
+	return chunk
+}
+
+func (legacyShape) usageChunk(c *completion, u Usage) any {
+	chunk := c.header()
+	chunk.Choices = []CompletionChoice{}
+	chunk.Usage = &u
+	return chunk
+}
+
+// header is a legacy response (or chunk) without choices.
+func (c *completion) header() CompletionResponse {
+	return CompletionResponse{ID: c.id, Object: "text_completion", Created: c.created, Model: c.s.model}
 }
 
 // code is an API error's code, or "" when it has none.

@@ -33,11 +33,6 @@ func (s *Server) modelInfo() ModelInfo {
 	return ModelInfo{ID: s.model, Object: "model", Created: s.created, OwnedBy: "kvref", MaxModelLen: s.eng.Context}
 }
 
-// handleChat explains why there is no chat endpoint.
-func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
-	writeError(w, newError(404, invalidRequest, "", "", "%s %s: kvref serve has no chat endpoint, because it applies no chat template; format the conversation yourself and POST it as the prompt of /v1/completions", r.Method, r.URL.Path))
-}
-
 // handleHealth serves GET /health: 200 while the engine loop is alive, 503 once shutting
 // down, before Run, after the loop stopped, or while it has been busy with one step (or one
 // piece of a handler's work) for longer than StallTimeout.
@@ -128,7 +123,7 @@ func formatMetrics(st Stats) string {
 
 // handleNotFound answers every path the API does not have.
 func (s *Server) handleNotFound(w http.ResponseWriter, r *http.Request) {
-	writeError(w, newError(404, invalidRequest, "", "", "%s %s: no such endpoint; kvref serve has POST /v1/completions, GET /v1/models, GET /health and GET /metrics", r.Method, r.URL.Path))
+	writeError(w, newError(404, invalidRequest, "", "", "%s %s: no such endpoint; kvref serve has POST /v1/completions, POST /v1/chat/completions, GET /v1/models, GET /health and GET /metrics", r.Method, r.URL.Path))
 }
 
 // allow answers 405 (with an Allow header) unless the request uses one of the methods.

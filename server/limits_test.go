@@ -27,10 +27,19 @@ type countingTokenizer struct {
 	longest atomic.Int64
 }
 
-func (c *countingTokenizer) Encode(text string, addSpecial bool) []int {
+func (c *countingTokenizer) saw(text string) {
 	for n := c.longest.Load(); int64(len(text)) > n && !c.longest.CompareAndSwap(n, int64(len(text))); n = c.longest.Load() {
 	}
+}
+
+func (c *countingTokenizer) Encode(text string, addSpecial bool) []int {
+	c.saw(text)
 	return c.Tokenizer.Encode(text, addSpecial)
+}
+
+func (c *countingTokenizer) EncodeSpecial(text string, addSpecial, parseSpecial bool) []int {
+	c.saw(text)
+	return c.Tokenizer.EncodeSpecial(text, addSpecial, parseSpecial)
 }
 
 // TestRequestLimits: every request limit refuses the request that goes past it, before the
@@ -444,4 +453,32 @@ func TestHealthFollowsTheEngineLoop(t *testing.T) {
 	require.Contains(t, string(out), "(kvref serve --stall-timeout)")
 	close(release)
 	require.Eventually(t, func() bool { status, _ := ts.get(t, "/health"); return status == http.StatusOK }, 5*time.Second, time.Millisecond)
+}
+
+// TestChatLimits: /v1/chat/completions is held to the same limits: its rendered conversation
+// is refused before it is tokenized when no prompt that long fits the context, its
+// max_tokens cannot overflow, and its stop strings are counted.
+func TestChatLimits(t *testing.T) {
+	m := *loadShape(t, synth.Tiny)
+	tok := &countingTokenizer{Tokenizer: m.Tokenizer}
+	m.Tokenizer = tok
+	ts := startModel(t, &m, engine.Config{}, Options{Limits: Limits{MaxStops: 2}})
+	limit := ts.maxPromptBytes()
+	msgs := func(text string) []map[string]any { return []map[string]any{{"role": "user", "content": text}} }
+
+	tok.longest.Store(0)
+	e := ts.apiError(t, "/v1/chat/completions", map[string]any{"messages": msgs(strings.Repeat("x", limit))}, http.StatusBadRequest)
+	require.Equal(t, "context_length_exceeded", *e.Code)
+	require.Equal(t, "messages", *e.Param)
+	require.Contains(t, e.Message, "the rendered conversation is")
+	require.Contains(t, e.Message, fmt.Sprintf("no prompt that fits the context of 256 tokens is longer than %d bytes", limit))
+	require.Zero(t, tok.longest.Load(), "nothing was tokenized")
+
+	e = ts.apiError(t, "/v1/chat/completions", map[string]any{"messages": msgs("hi"), "max_tokens": int64(9223372036854775807)}, http.StatusBadRequest)
+	require.Equal(t, "context_length_exceeded", *e.Code)
+	require.Contains(t, e.Message, "exceed the context of 256")
+
+	e = ts.apiError(t, "/v1/chat/completions", map[string]any{"messages": msgs("hi"), "stop": []string{"a", "b", "c"}}, http.StatusBadRequest)
+	require.Contains(t, e.Message, "stop has 3 strings, at most 2 are allowed (the server's limit, kvref serve --max-stops)")
+	require.Zero(t, ts.stats(t).Requests, "nothing reached the engine")
 }

@@ -113,17 +113,3 @@ func (c *charCounter) at(text []byte, s int, final bool) int {
 	}
 	return c.chars
 }
-
-// incompleteTail returns how many bytes at the end of b start a UTF-8 character that is not
-// complete yet (0 to 3).
-func incompleteTail(b []byte) int {
-	for i := len(b) - 1; i >= 0 && i > len(b)-utf8.UTFMax; i-- {
-		if utf8.RuneStart(b[i]) {
-			if utf8.FullRune(b[i:]) {
-				return 0
-			}
-			return len(b) - i
-		}
-	}
-	return 0
-}

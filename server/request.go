@@ -13,13 +13,12 @@ import (
 	"github.com/kvref/kvref/tokenizer"
 )
 
-// completionRequest is the JSON body of POST /v1/completions. Pointer fields tell "absent"
-// from zero. Fields kvref cannot honour are read so that a request using them is refused
-// with a clear message instead of being silently answered differently. Other unknown fields
-// are ignored, as OpenAI-compatible servers do.
-type completionRequest struct {
+// generationFields are the request fields /v1/completions and /v1/chat/completions share.
+// Pointer fields tell "absent" from zero. Fields kvref cannot honour are read so that a
+// request using them is refused with a clear message instead of being silently answered
+// differently. Other unknown fields are ignored, as OpenAI-compatible servers do.
+type generationFields struct {
 	Model         string          `json:"model"`
-	Prompt        json.RawMessage `json:"prompt"`
 	MaxTokens     *int            `json:"max_tokens"`
 	Temperature   *float64        `json:"temperature"`
 	TopP          *float64        `json:"top_p"`
@@ -29,19 +28,14 @@ type completionRequest struct {
 	N             *int            `json:"n"`
 	Stop          json.RawMessage `json:"stop"`
 	StopTokenIDs  []int           `json:"stop_token_ids"`
-	Logprobs      *int            `json:"logprobs"`
-	Echo          bool            `json:"echo"`
 	Stream        bool            `json:"stream"`
 	StreamOptions *struct {
 		IncludeUsage bool `json:"include_usage"`
 	} `json:"stream_options"`
-	IgnoreEOS              bool   `json:"ignore_eos"`
-	ReturnTokensAsTokenIDs bool   `json:"return_tokens_as_token_ids"`
-	CacheSalt              string `json:"cache_salt"` // vLLM: share cached blocks only with requests of the same salt
+	IgnoreEOS bool   `json:"ignore_eos"`
+	CacheSalt string `json:"cache_salt"` // vLLM: share cached blocks only with requests of the same salt
 
 	// Not supported: refused unless absent or at their neutral value.
-	Suffix                 *string            `json:"suffix"`
-	BestOf                 *int               `json:"best_of"`
 	PresencePenalty        *float64           `json:"presence_penalty"`
 	FrequencyPenalty       *float64           `json:"frequency_penalty"`
 	RepetitionPenalty      *float64           `json:"repetition_penalty"`
@@ -49,11 +43,25 @@ type completionRequest struct {
 	MinTokens              *int               `json:"min_tokens"`
 	IncludeStopStrInOutput bool               `json:"include_stop_str_in_output"`
 	UseBeamSearch          bool               `json:"use_beam_search"`
+	Echo                   bool               `json:"echo"`
 }
 
-// params is a validated completion request.
+// completionRequest is the JSON body of POST /v1/completions.
+type completionRequest struct {
+	generationFields
+	Prompt                 json.RawMessage `json:"prompt"`
+	Logprobs               *int            `json:"logprobs"`
+	ReturnTokensAsTokenIDs bool            `json:"return_tokens_as_token_ids"`
+
+	// Not supported: refused unless absent or at their neutral value.
+	Suffix *string `json:"suffix"`
+	BestOf *int    `json:"best_of"`
+}
+
+// params is a validated completion or chat request.
 type params struct {
 	prompts      [][]int // one engine request each
+	promptName   string  // what the prompts are, in messages: "prompt" or "the rendered conversation"
 	maxTokens    int
 	sampling     engine.Sampling
 	n            int
@@ -63,91 +71,107 @@ type params struct {
 	stream       bool
 	includeUsage bool
 	ignoreEOS    bool
-	tokenIDs     bool   // return_tokens_as_token_ids
-	cacheSalt    string // cache_salt
+	tokenIDs     bool        // return_tokens_as_token_ids
+	cacheSalt    string      // cache_salt
+	chat         *chatParams // a /v1/chat/completions request; nil for /v1/completions
 }
 
 // parseCompletion decodes and validates a completion request body. Everything cheap is
-// checked before the prompts are tokenized, and the prompts one by one as they are, so that
-// a request over a limit costs little more than reading it. Prompt lengths against the
-// context and the cache are checked by fit.
+// checked before the prompts are tokenized (last, one by one), so that a request over a
+// limit costs little more than reading it. Prompt lengths against
+// the context and the cache are checked by fit.
 func (s *Server) parseCompletion(body []byte) (*params, *APIError) {
 	var req completionRequest
 	if err := json.Unmarshal(body, &req); err != nil {
 		return nil, jsonError(err)
 	}
-	if req.Model != "" && req.Model != s.model {
-		return nil, newError(404, invalidRequest, "model", "model_not_found",
-			"the model %q does not exist: this server serves %q (GET /v1/models)", req.Model, s.model)
-	}
-	p := &params{maxTokens: DefaultMaxTokens, n: 1, logprobs: -1, stream: req.Stream, ignoreEOS: req.IgnoreEOS, tokenIDs: req.ReturnTokensAsTokenIDs, cacheSalt: req.CacheSalt}
-	if aerr := unsupported(&req); aerr != nil {
+	p := &params{promptName: "prompt", maxTokens: DefaultMaxTokens, logprobs: -1, tokenIDs: req.ReturnTokensAsTokenIDs}
+	if aerr := s.parseGeneration(&req.generationFields, p); aerr != nil {
 		return nil, aerr
 	}
-	lim := s.opts.Limits
-	if req.MaxTokens != nil {
-		if *req.MaxTokens < 1 {
-			return nil, badRequest("max_tokens", "max_tokens must be at least 1, got %d", *req.MaxTokens)
-		}
-		p.maxTokens = *req.MaxTokens
-	}
-	if req.N != nil {
-		if *req.N < 1 || *req.N > MaxN {
-			return nil, badRequest("n", "n must be between 1 and %d, got %d", MaxN, *req.N)
-		}
-		p.n = *req.N
+	if req.Suffix != nil && *req.Suffix != "" {
+		return nil, unsupportedParam("suffix", "kvref does not do fill-in-the-middle")
 	}
 	if req.BestOf != nil && *req.BestOf != p.n {
 		return nil, badRequest("best_of", "best_of (%d) is not supported: kvref returns every continuation it generates; leave best_of out or equal to n (%d)", *req.BestOf, p.n)
 	}
-	var aerr *APIError
-	if p.sampling, aerr = parseSampling(&req); aerr != nil {
-		return nil, aerr
-	}
 	if req.Logprobs != nil {
-		if *req.Logprobs < 0 || *req.Logprobs > lim.MaxLogprobs {
-			return nil, badRequest("logprobs", "logprobs must be between 0 and %d, got %d", lim.MaxLogprobs, *req.Logprobs)
+		if *req.Logprobs < 0 || *req.Logprobs > s.opts.MaxLogprobs {
+			return nil, badRequest("logprobs", "logprobs must be between 0 and %d, got %d", s.opts.MaxLogprobs, *req.Logprobs)
 		}
 		p.logprobs = *req.Logprobs
 	}
-	if p.stops, aerr = parseStop(req.Stop, lim); aerr != nil {
-		return nil, aerr
-	}
-	if len(req.StopTokenIDs) > lim.MaxStopIDs {
-		return nil, overLimit("stop_token_ids", "--max-stop-ids", "stop_token_ids has %d ids, at most %d are allowed", len(req.StopTokenIDs), lim.MaxStopIDs)
-	}
-	vocab := s.eng.Model.Config.Vocab
-	for i, id := range req.StopTokenIDs {
-		if id < 0 || id >= vocab {
-			return nil, badRequest("stop_token_ids", "stop_token_ids[%d] = %d is outside the vocabulary (ids 0 to %d)", i, id, vocab-1)
-		}
-	}
-	p.stopIDs = req.StopTokenIDs
-	if len(req.CacheSalt) > lim.MaxSaltBytes {
-		return nil, overLimit("cache_salt", "--max-salt-bytes", "cache_salt is %d bytes, at most %d are allowed", len(req.CacheSalt), lim.MaxSaltBytes)
-	}
-	if req.StreamOptions != nil {
-		if !req.Stream {
-			return nil, badRequest("stream_options", "stream_options is only allowed when stream is true")
-		}
-		p.includeUsage = req.StreamOptions.IncludeUsage
-	}
+	var aerr *APIError
 	if p.prompts, aerr = s.parsePrompt(req.Prompt, p.n); aerr != nil {
 		return nil, aerr
 	}
 	return p, nil
 }
 
-// unsupported refuses the request fields kvref does not implement.
-func unsupported(req *completionRequest) *APIError {
-	no := func(param, why string) *APIError {
-		return badRequest(param, "%s is not supported by kvref serve: %s", param, why).withCode("unsupported_parameter")
+// parseGeneration validates the fields both endpoints share into p (whose maxTokens holds
+// the endpoint's default).
+func (s *Server) parseGeneration(req *generationFields, p *params) *APIError {
+	if req.Model != "" && req.Model != s.model {
+		return newError(404, invalidRequest, "model", "model_not_found",
+			"the model %q does not exist: this server serves %q (GET /v1/models)", req.Model, s.model)
 	}
+	p.n, p.stream, p.ignoreEOS, p.cacheSalt = 1, req.Stream, req.IgnoreEOS, req.CacheSalt
+	if aerr := unsupported(req); aerr != nil {
+		return aerr
+	}
+	if req.MaxTokens != nil {
+		if *req.MaxTokens < 1 {
+			return badRequest("max_tokens", "max_tokens must be at least 1, got %d", *req.MaxTokens)
+		}
+		p.maxTokens = *req.MaxTokens
+	}
+	if req.N != nil {
+		if *req.N < 1 || *req.N > MaxN {
+			return badRequest("n", "n must be between 1 and %d, got %d", MaxN, *req.N)
+		}
+		p.n = *req.N
+	}
+	var aerr *APIError
+	if p.sampling, aerr = parseSampling(req); aerr != nil {
+		return aerr
+	}
+	lim := s.opts.Limits
+	if p.stops, aerr = parseStop(req.Stop, lim); aerr != nil {
+		return aerr
+	}
+	if len(req.StopTokenIDs) > lim.MaxStopIDs {
+		return overLimit("stop_token_ids", "--max-stop-ids", "stop_token_ids has %d ids, at most %d are allowed", len(req.StopTokenIDs), lim.MaxStopIDs)
+	}
+	vocab := s.eng.Model.Config.Vocab
+	for i, id := range req.StopTokenIDs {
+		if id < 0 || id >= vocab {
+			return badRequest("stop_token_ids", "stop_token_ids[%d] = %d is outside the vocabulary (ids 0 to %d)", i, id, vocab-1)
+		}
+	}
+	p.stopIDs = req.StopTokenIDs
+	if len(req.CacheSalt) > lim.MaxSaltBytes {
+		return overLimit("cache_salt", "--max-salt-bytes", "cache_salt is %d bytes, at most %d are allowed", len(req.CacheSalt), lim.MaxSaltBytes)
+	}
+	if req.StreamOptions != nil {
+		if !req.Stream {
+			return badRequest("stream_options", "stream_options is only allowed when stream is true")
+		}
+		p.includeUsage = req.StreamOptions.IncludeUsage
+	}
+	return nil
+}
+
+// unsupportedParam is the 400 for a field kvref does not implement.
+func unsupportedParam(param, why string) *APIError {
+	return badRequest(param, "%s is not supported by kvref serve: %s", param, why).withCode("unsupported_parameter")
+}
+
+// unsupported refuses the shared request fields kvref does not implement.
+func unsupported(req *generationFields) *APIError {
+	no := unsupportedParam
 	switch {
 	case req.Echo:
 		return no("echo", "the response cannot repeat the prompt; leave echo out or false (the prompt's token ids are yours already)")
-	case req.Suffix != nil && *req.Suffix != "":
-		return no("suffix", "kvref does not do fill-in-the-middle")
 	case req.PresencePenalty != nil && *req.PresencePenalty != 0:
 		return no("presence_penalty", "the sampler has no penalties; leave it out or 0")
 	case req.FrequencyPenalty != nil && *req.FrequencyPenalty != 0:
@@ -169,7 +193,7 @@ func unsupported(req *completionRequest) *APIError {
 // parseSampling reads temperature, top_p, top_k, min_p and seed with OpenAI's and vLLM's
 // defaults (temperature 1, everything else off). Without a seed the request gets a random
 // one.
-func parseSampling(req *completionRequest) (engine.Sampling, *APIError) {
+func parseSampling(req *generationFields) (engine.Sampling, *APIError) {
 	sp := engine.Sampling{Temperature: 1, TopP: 1}
 	if req.Temperature != nil {
 		if *req.Temperature < 0 {
@@ -218,7 +242,8 @@ func parseSeed(s string) (uint64, error) {
 
 // parsePrompt reads the prompt: a string, an array of token ids, or an array of strings or
 // of id arrays (a batch: one engine request each). Text is tokenized as kvref run does
-// (BOS added when the model's tokenizer adds one); token ids are used as they are. A batch
+// (BOS added when the model's tokenizer adds one) with special tokens parsed ("<|im_start|>"
+// in the text is that token), as llama-server and vLLM do; token ids are used as they are. A batch
 // is counted against MaxPrompts and MaxChoices (n choices per prompt) before any of it is
 // decoded, and each prompt is held to the context as soon as it is read: a text longer
 // than any prompt that fits (see maxPromptBytes) before it is tokenized.
@@ -297,7 +322,7 @@ func (s *Server) promptText(raw json.RawMessage, name string) ([]int, *APIError)
 		return nil, badRequest("prompt", "%s is %d bytes of text, but no prompt that fits the context of %d tokens is longer than %d bytes (4 × %d bytes, the longest token, per token); shorten the prompt",
 			name, len(text), s.eng.Context, limit, s.longestPiece).withCode("context_length_exceeded")
 	}
-	ids := s.eng.Model.Tokenizer.Encode(text, true)
+	ids := s.eng.Model.Tokenizer.EncodeSpecial(text, true, true)
 	if aerr := s.promptLength(len(ids), name); aerr != nil {
 		return nil, aerr
 	}
@@ -406,23 +431,27 @@ func parseStop(raw json.RawMessage, lim Limits) ([]string, *APIError) {
 // that the whole cache could not hold are refused before anything runs.
 func (s *Server) fit(j int, p *params) *APIError {
 	prompt := p.prompts[j]
-	name := "prompt"
+	name := p.promptName
 	if len(p.prompts) > 1 {
 		name = fmt.Sprintf("prompt[%d]", j)
+	}
+	param, shorten := "prompt", "shorten the prompt"
+	if p.chat != nil {
+		param, shorten = "messages", "shorten the conversation"
 	}
 	vocab, ctx := s.eng.Model.Config.Vocab, s.eng.Context
 	switch {
 	case len(prompt) == 0:
-		return badRequest("prompt", "%s is empty: there is no token to start from", name)
+		return badRequest(param, "%s is empty: there is no token to start from", name)
 	case len(prompt) >= ctx:
-		return s.promptLength(len(prompt), name)
+		return badRequest(param, "%s has %d tokens but the context holds %d (one more is needed to generate); %s", name, len(prompt), ctx, shorten).withCode("context_length_exceeded")
 	case p.maxTokens > ctx-len(prompt): // not len(prompt)+maxTokens > ctx: the sum can overflow
-		return badRequest("max_tokens", "%s (%d tokens) + max_tokens (%d) exceed the context of %d; lower max_tokens to at most %d or shorten the prompt",
-			name, len(prompt), p.maxTokens, ctx, ctx-len(prompt)).withCode("context_length_exceeded")
+		return badRequest("max_tokens", "%s (%d tokens) + max_tokens (%d) exceed the context of %d; lower max_tokens to at most %d or %s",
+			name, len(prompt), p.maxTokens, ctx, ctx-len(prompt), shorten).withCode("context_length_exceeded")
 	}
 	for i, id := range prompt {
 		if id < 0 || id >= vocab {
-			return badRequest("prompt", "%s token %d (at position %d) is outside the vocabulary: ids go from 0 to %d", name, id, i, vocab-1)
+			return badRequest(param, "%s token %d (at position %d) is outside the vocabulary: ids go from 0 to %d", name, id, i, vocab-1)
 		}
 	}
 	// The last generated token is never stored: a continuation holds prompt + max_tokens - 1.
@@ -444,7 +473,8 @@ func jsonError(err error) *APIError {
 	case errors.As(err, &typ) && typ.Field == "":
 		return badRequest("", "the request body must be a JSON object, got a JSON %s", typ.Value)
 	case errors.As(err, &typ):
-		return badRequest(typ.Field, "%s must be %s, got a JSON %s", typ.Field, goTypeName(typ.Type.String()), typ.Value)
+		field := strings.TrimPrefix(typ.Field, "generationFields.") // the embedded struct's name is no JSON field
+		return badRequest(field, "%s must be %s, got a JSON %s", field, goTypeName(typ.Type.String()), typ.Value)
 	}
 	return badRequest("", "the request body does not decode: %v", err)
 }

@@ -13,6 +13,17 @@
 //     logit_bias, best_of ≠ n, ...) are refused with a 400 rather than ignored; unknown fields
 //     are ignored. usage.prompt_tokens_details.cached_tokens counts the prompt tokens whose
 //     K/V came from the prefix cache.
+//   - POST /v1/chat/completions: OpenAI's chat API on the same scheduler. The messages
+//     (roles system, user, assistant; content a string or text parts) are rendered with the
+//     model's chat template (Options.Chat; ChatML for a model without one) and tokenized with
+//     special tokens parsed; generation stops at the template's end-of-turn token. Fields:
+//     the sampling fields above, max_tokens or max_completion_tokens (default: up to the
+//     context), logprobs with top_logprobs (plus token_ids and top_logprobs_ids),
+//     stream_options.include_usage, cache_salt, and vLLM's return_token_ids (the rendered
+//     prompt's prompt_token_ids, each choice's token_ids), add_generation_prompt and
+//     chat_template_kwargs. Tools, images, audio and JSON response formats are refused with
+//     a 400; so is a conversation the template raises an error for (with the template's own
+//     message) or that does not fit the context (with the numbers).
 //   - GET /v1/models and /v1/models/{id}: the one model.
 //   - GET /health: 200 while the engine loop is alive; 503 before it runs, once shutting
 //     down, and while it has spent longer than StallTimeout in one step.
@@ -82,6 +93,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/kvref/kvref/chat"
 	"github.com/kvref/kvref/engine"
 	"github.com/kvref/kvref/kvcache"
 )
@@ -116,6 +128,9 @@ type Options struct {
 	// per completion request when LogRequests is set.
 	Logf        func(format string, args ...any)
 	LogRequests bool
+	// Chat renders /v1/chat/completions conversations. nil: the model's chat template
+	// (ChatML when it has none, as llama.cpp gives it).
+	Chat *chat.Formatter
 }
 
 // ErrClosed is returned by Run after Close, and reported (as 503) to requests that arrive
@@ -149,6 +164,9 @@ type Server struct {
 	closeOnce sync.Once
 
 	// Owned by the engine loop (read by others only after stopped is closed).
+	chat    *chat.Formatter // the chat template; nil with chatErr when the model's cannot be used
+	chatErr error
+
 	sched   *engine.Scheduler
 	added   int                  // requests added to sched since it was made
 	past    engine.Stats         // totals of the schedulers retired before sched
@@ -178,7 +196,13 @@ func New(e *engine.Engine, opts Options) *Server {
 	if name == "" {
 		name = ModelName(e.Model.Source)
 	}
+	f, ferr := opts.Chat, error(nil)
+	if f == nil {
+		f, ferr = chat.NewFormatter(e.Model, chat.TemplateOptions{})
+	}
 	return &Server{
+		chat:         f,
+		chatErr:      ferr,
 		eng:          e,
 		opts:         opts,
 		model:        name,

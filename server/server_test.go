@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-	"pgregory.net/rapid"
 
 	"github.com/kvref/kvref/engine"
 	"github.com/kvref/kvref/kvcache"
@@ -121,8 +120,11 @@ func TestMethodsAndPaths(t *testing.T) {
 	require.Equal(t, http.StatusNotFound, status)
 	require.Contains(t, decodeError(t, out).Message, "no such endpoint")
 
-	e = ts.apiError(t, "/v1/chat/completions", map[string]any{"messages": []any{}}, http.StatusNotFound)
-	require.Contains(t, e.Message, "no chat endpoint")
+	e = ts.apiError(t, "/v1/chat/completions", map[string]any{"messages": []any{}}, http.StatusBadRequest)
+	require.Contains(t, e.Message, "messages: is empty")
+	status, out = ts.get(t, "/v1/chat/completions")
+	require.Equal(t, http.StatusMethodNotAllowed, status)
+	require.Contains(t, decodeError(t, out).Message, "use POST")
 }
 
 func TestHealthAndMetrics(t *testing.T) {
@@ -257,36 +259,6 @@ func TestServeShutsDownGracefully(t *testing.T) {
 	}
 }
 
-func TestReleasableHoldsBackStopPrefixesAndPartialCharacters(t *testing.T) {
-	cases := []struct {
-		text  string
-		stops []string
-		want  int
-	}{
-		{"hello", nil, 5},
-		{"hello wor", []string{"world"}, 6},
-		{"hello w", []string{"world", "hello"}, 6},
-		{"abab", []string{"abc"}, 2},
-		{"xyz", []string{"", "q"}, 3},
-		{"caf\xc3", nil, 3},               // the first byte of "é"
-		{"caf\xc3\xa9", nil, 5},           // "café"
-		{"\xe2\x82", nil, 0},              // two bytes of "€"
-		{"a\x80", nil, 2},                 // an invalid byte is sent as it is
-		{"end\xe2\x82", []string{"d"}, 3}, // both
-	}
-	for _, c := range cases {
-		require.Equal(t, c.want, releasable([]byte(c.text), c.stops), "%q %q", c.text, c.stops)
-	}
-}
-
-// releasable is what a stream may send of text, by the stop matcher (fed in one piece).
-func releasable(text []byte, stops []string) int {
-	m := newStopMatcher(stops)
-	st := m.start()
-	m.feed(st, text)
-	return len(text) - max(incompleteTail(text), m.held(st))
-}
-
 func TestCharCounter(t *testing.T) {
 	offsets := func(pieces []string, final bool) []int {
 		var c charCounter
@@ -361,32 +333,4 @@ func TestParseSeed(t *testing.T) {
 		_, err := parseSeed(in)
 		require.Error(t, err, in)
 	}
-}
-
-// TestStopMatcherMatchesTheDefinition: fed a text in random pieces, the matcher holds back
-// exactly the longest end of the text that is a proper prefix of a stop string, as the
-// definition computed directly says, for random texts over a small alphabet (so that
-// stop strings overlap themselves and each other).
-func TestStopMatcherMatchesTheDefinition(t *testing.T) {
-	rapid.Check(t, func(rt *rapid.T) {
-		word := rapid.StringOfN(rapid.RuneFrom([]rune("ab")), 0, 6, -1)
-		stops := rapid.SliceOfN(word, 0, 4).Draw(rt, "stops")
-		m := newStopMatcher(stops)
-		st := m.start()
-		var text []byte
-		for _, piece := range rapid.SliceOfN(word, 0, 20).Draw(rt, "pieces") {
-			text = append(text, piece...)
-			m.feed(st, []byte(piece))
-			want := 0
-			for _, stop := range stops {
-				for k := min(len(stop)-1, len(text)); k > want; k-- {
-					if string(text[len(text)-k:]) == stop[:k] {
-						want = k
-						break
-					}
-				}
-			}
-			require.Equal(rt, want, m.held(st), "text %q, stops %q", text, stops)
-		}
-	})
 }

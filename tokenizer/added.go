@@ -31,6 +31,9 @@ type textFrag struct {
 	first bool // raw text that starts at the beginning of the input
 }
 
+// cSpace holds the bytes C's isspace accepts, which llama.cpp strips.
+const cSpace = " \t\n\v\f\r"
+
 // llamaPartition splits the added tokens out of text as llama.cpp's
 // tokenizer_st_partition does: one token at a time, longest first, every
 // occurrence left to right, with LSTRIP / RSTRIP dropping C isspace

@@ -36,13 +36,16 @@ type BPE struct {
 	rawTrie  *tokenTrie          // Hugging Face: added tokens matched in the raw text
 	normTrie *tokenTrie          // Hugging Face: added tokens matched in the normalized text
 	hf       bool                // Hugging Face semantics (partition, normalizer, decoder)
-	norm     normalizer          // nil for none
-	pre      preTokenizer        // nil: the whole text is one word
-	dec      decoder             // Hugging Face decoder; nil joins tokens with spaces
-	preName  string              // tokenizer.ggml.pre, for GGUF vocabularies
-	eog      map[int]bool        // end-of-generation ids
-	prefix   []int               // ids Encode with addSpecial puts first
-	suffix   []int               // ids Encode with addSpecial puts last
+	// specialText holds the contents of the special added tokens: Hugging
+	// Face's decode skips a token whose string is one of them.
+	specialText map[string]bool
+	norm        normalizer   // nil for none
+	pre         preTokenizer // nil: the whole text is one word
+	dec         decoder      // Hugging Face decoder; nil joins tokens with spaces
+	preName     string       // tokenizer.ggml.pre, for GGUF vocabularies
+	eog         map[int]bool // end-of-generation ids
+	prefix      []int        // ids Encode with addSpecial puts first
+	suffix      []int        // ids Encode with addSpecial puts last
 
 	bos, eos, unk, pad, eot int
 }

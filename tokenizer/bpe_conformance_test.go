@@ -32,18 +32,17 @@ func loadBPEGGUF(t testing.TB, path string) *BPE {
 // test vectors for the GPT-2 vocabulary (no BOS, parse_special=false), and
 // that Decode gives each input back.
 func TestLlamaCppVectorsGPT2(t *testing.T) {
-	path := testutil.Shared(t, "tokenizer/ggml-vocab-gpt-2.gguf")
+	path, vs := testutil.VocabVectors(t, "gpt-2")
 	tok := loadBPEGGUF(t, path)
 	assert.Equal(t, "gpt-2", tok.Pre())
 	assert.False(t, tok.AddBOS(), "GPT-2 has no add_bos_token: llama.cpp's default for BPE is false")
-	vs := readVectors(t, filepath.Dir(path), "gpt-2")
 	require.NotEmpty(t, vs)
 	pass := 0
 	for _, v := range vs {
-		ok := t.Run(strconv.Quote(v.input), func(t *testing.T) {
-			got := tok.Encode(v.input, false)
-			require.Equal(t, v.want, got, "Encode(%q)", v.input)
-			assert.Equal(t, v.input, tok.Decode(got), "Decode(Encode(x))")
+		ok := t.Run(strconv.Quote(v.Input), func(t *testing.T) {
+			got := tok.Encode(v.Input, false)
+			require.Equal(t, v.Want, got, "Encode(%q)", v.Input)
+			assert.Equal(t, v.Input, tok.Decode(got), "Decode(Encode(x))")
 		})
 		if ok {
 			pass++

@@ -111,16 +111,16 @@ func (t *BPE) Decode(ids []int) string {
 }
 
 // DecodeSpecial is Decode with control tokens rendered as their text when
-// special is set (llama.cpp's unparse_special, Hugging Face's
+// keepSpecial is set (llama.cpp's unparse_special, Hugging Face's
 // skip_special_tokens=false).
-func (t *BPE) DecodeSpecial(ids []int, special bool) string {
+func (t *BPE) DecodeSpecial(ids []int, keepSpecial bool) string {
 	if !t.hf {
 		var b strings.Builder
 		for _, id := range ids {
 			if id < 0 || id >= len(t.pieces) {
 				continue
 			}
-			if special && (t.types[id] == TypeControl || t.types[id] == TypeUnknown) {
+			if keepSpecial && (t.types[id] == TypeControl || t.types[id] == TypeUnknown) {
 				b.WriteString(t.text[id])
 				continue
 			}
@@ -133,7 +133,7 @@ func (t *BPE) DecodeSpecial(ids []int, special bool) string {
 		if id < 0 || id >= len(t.decText) || t.types[id] == TypeUndefined {
 			continue
 		}
-		if a := t.addedID[id]; a != nil && a.special && !special {
+		if !keepSpecial && t.specialText[t.decText[id]] {
 			continue
 		}
 		toks = append(toks, t.decText[id])

@@ -1,73 +1,37 @@
 package tokenizer
 
 import (
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/kvref/kvref/internal/testutil"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-// vector is one case of llama.cpp's test-tokenizer-0: the input and the
-// token ids llama.cpp produces for it (no BOS, parse_special=false).
-type vector struct {
-	input string
-	want  []int
-}
-
-// readVectors reads ggml-vocab-NAME.gguf.inp / .out from dir.
-func readVectors(t *testing.T, dir, name string) []vector {
-	t.Helper()
-	base := filepath.Join(dir, "ggml-vocab-"+name+".gguf")
-	inp, err := os.ReadFile(base + ".inp")
-	require.NoError(t, err)
-	out, err := os.ReadFile(base + ".out")
-	require.NoError(t, err)
-
-	const sep = "\n__ggml_vocab_test__\n"
-	require.True(t, strings.HasSuffix(string(inp), sep), "%s.inp must end with the separator", base)
-	inputs := strings.Split(strings.TrimSuffix(string(inp), sep), sep)
-	lines := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
-	require.Len(t, lines, len(inputs), "%s: .inp and .out disagree on the number of cases", base)
-
-	vs := make([]vector, len(inputs))
-	for i, in := range inputs {
-		vs[i].input = in
-		vs[i].want = []int{}
-		for _, f := range strings.Fields(lines[i]) {
-			id, err := strconv.Atoi(f)
-			require.NoError(t, err, "%s.out line %d", base, i+1)
-			vs[i].want = append(vs[i].want, id)
-		}
-	}
-	return vs
-}
-
 // TestLlamaCppVectors checks Encode against every case of llama.cpp's own
 // tokenizer test vectors, and that Decode gives each input back.
 func TestLlamaCppVectors(t *testing.T) {
-	dir := sharedPath(t, "tokenizer")
 	for _, name := range []string{"llama-spm", "phi-3"} {
 		t.Run(name, func(t *testing.T) {
-			tok := loadGGUF(t, filepath.Join(dir, "ggml-vocab-"+name+".gguf"))
-			vs := readVectors(t, dir, name)
+			path, vs := testutil.VocabVectors(t, name)
+			tok := loadGGUF(t, path)
 			require.NotEmpty(t, vs)
 			pass := 0
 			for _, v := range vs {
-				ok := t.Run(strconv.Quote(v.input), func(t *testing.T) {
-					got := tok.Encode(v.input, false)
+				ok := t.Run(strconv.Quote(v.Input), func(t *testing.T) {
+					got := tok.Encode(v.Input, false)
 					if len(got) == 0 {
 						got = []int{}
 					}
-					require.Equal(t, v.want, got, "Encode(%q)", v.input)
+					require.Equal(t, v.Want, got, "Encode(%q)", v.Input)
 
-					assert.Equal(t, v.input, tok.Decode(got), "Decode(Encode(x, false))")
-					withBOS := tok.Encode(v.input, true)
-					require.Equal(t, append([]int{tok.BOS()}, v.want...), withBOS, "Encode(x, true)")
-					assert.Equal(t, v.input, tok.Decode(withBOS), "Decode(Encode(x, true))")
+					assert.Equal(t, v.Input, tok.Decode(got), "Decode(Encode(x, false))")
+					withBOS := tok.Encode(v.Input, true)
+					require.Equal(t, append([]int{tok.BOS()}, v.Want...), withBOS, "Encode(x, true)")
+					assert.Equal(t, v.Input, tok.Decode(withBOS), "Decode(Encode(x, true))")
 				})
 				if ok {
 					pass++

@@ -106,3 +106,32 @@ func TestIsEOG(t *testing.T) {
 	assert.False(t, s.IsEOG(-1))
 	assert.False(t, s.IsEOG(tEOS))
 }
+
+// TestDecodeSpecial checks that keepSpecial renders control and unknown
+// tokens as their text, as llama.cpp's detokenize with unparse_special does:
+// the space prefix is stripped from the first token only, so a leading BOS
+// keeps the space of the token after it ("<s> hello", also what Hugging
+// Face's Llama 2 decoder gives with skip_special_tokens=false).
+func TestDecodeSpecial(t *testing.T) {
+	s := newTestSPM(t, vocabOpts{})
+	tests := []struct {
+		tokens     []string
+		keep, skip string
+	}{
+		{[]string{"<s>", "▁hello", "</s>"}, "<s> hello</s>", "hello"},
+		{[]string{"▁hello", "<|end|>", "▁world", "<unk>"}, "hello<|end|> world<unk>", "hello world"},
+		{[]string{"<|end|>", "▁hello"}, "<|end|> hello", " hello"},
+		{[]string{"▁a", "<sep>", "b"}, "a<sep>b", "a<sep>b"},
+		{[]string{"<0xC3>", "<0xA9>", "<s>"}, "é<s>", "é"},
+	}
+	for _, tt := range tests {
+		ids := ids(t, s, tt.tokens...)
+		assert.Equal(t, tt.keep, s.DecodeSpecial(ids, true), "DecodeSpecial(%v, true)", tt.tokens)
+		assert.Equal(t, tt.skip, s.DecodeSpecial(ids, false), "DecodeSpecial(%v, false)", tt.tokens)
+		assert.Equal(t, tt.skip, s.Decode(ids), "Decode(%v)", tt.tokens)
+	}
+	// Text after a control token gets a space prefix, so only these round-trip.
+	for _, in := range []string{"hello</s>", "a b<|end|><unk>", "<s>"} {
+		assert.Equal(t, in, s.DecodeSpecial(s.EncodeSpecial(in, false, true), true), "round trip of %q", in)
+	}
+}

@@ -12,9 +12,12 @@ func (s *SPM) Encode(text string, addSpecial bool) []int {
 	return s.EncodeSpecial(text, addSpecial, false)
 }
 
-// EncodeSpecial tokenizes text. addSpecial adds BOS (and EOS) as the
-// vocabulary asks; parseSpecial makes the text of control tokens such as
-// "<s>" or "<|end|>" in the input produce those tokens.
+// EncodeSpecial tokenizes text as llama.cpp's llama_tokenize(text,
+// addSpecial, parseSpecial) does. addSpecial adds BOS (and EOS) as the
+// vocabulary asks; parseSpecial makes the text of control and unknown tokens
+// such as "<s>", "<unk>" or "<|end|>" in the input produce those tokens,
+// longest first, each swallowing the whitespace beside it that its LSTRIP /
+// RSTRIP attribute names.
 func (s *SPM) EncodeSpecial(text string, addSpecial, parseSpecial bool) []int {
 	out := make([]int, 0, len(text)/3+2)
 	if addSpecial && s.addBOS {
@@ -23,7 +26,7 @@ func (s *SPM) EncodeSpecial(text string, addSpecial, parseSpecial bool) []int {
 	// A space is prefixed to the first raw-text fragment and to every
 	// raw-text fragment that follows a special token.
 	prevSpecial := true
-	for _, f := range s.partition(text, parseSpecial) {
+	for _, f := range llamaPartition(text, s.byLength, parseSpecial) {
 		if f.id >= 0 {
 			out = append(out, f.id)
 			prevSpecial = true

@@ -420,6 +420,7 @@ func (t *BPE) loadHFAddedTokens(list []hfAddedToken) error {
 		}
 	}
 	slices.SortFunc(t.added, func(a, b *addedToken) int { return a.id - b.id })
+	t.specialText = specialSet
 	return nil
 }
 
@@ -637,15 +638,13 @@ func (t *BPE) finishHF() {
 			t.pieces[id] = []byte(t.dec.piece(t.decText[id]))
 		}
 	}
-	for _, id := range []int{t.eos, t.eot} {
-		if id >= 0 {
-			t.eog[id] = true
-		}
-	}
-	for _, a := range t.added {
-		if slices.Contains(eogTexts, a.content) {
-			t.eog[a.id] = true
-		}
+	// The end-of-generation ids llama.cpp would find in this vocabulary: EOS,
+	// and the end-of-turn, end-of-message and FIM tokens by their text. Token
+	// types stay as added_tokens says.
+	scan := scanEOG(t.text, t.eos, -1, -1, [3]int{-1, -1, -1})
+	t.eot = scan.eot
+	for _, id := range scan.eog {
+		t.eog[id] = true
 	}
 }
 

@@ -98,12 +98,13 @@ func TestLlama2cLlamaVocabRoundTrip(t *testing.T) {
 	assert.Equal(t, orig.scores, s.scores)
 	assert.Equal(t, orig.types, s.types)
 
-	for _, v := range readVectors(t, dir, "llama-spm") {
-		got := s.Encode(v.input, false)
+	_, vs := testutil.VocabVectors(t, "llama-spm")
+	for _, v := range vs {
+		got := s.Encode(v.Input, false)
 		if got == nil {
 			got = []int{}
 		}
-		require.Equal(t, v.want, got, "Encode(%q)", v.input)
+		require.Equal(t, v.Want, got, "Encode(%q)", v.Input)
 	}
 }
 

@@ -1,7 +1,6 @@
 package tokenizer
 
 import (
-	"cmp"
 	"fmt"
 	"slices"
 	"strconv"
@@ -21,9 +20,9 @@ type SPM struct {
 
 	byteIDs [256]int // id of the token for each byte (<0xNN>, else the 1-byte text), -1 if none
 
-	// special lists the control, user-defined and unknown ids, longest text
-	// first: the order in which they are split out of the input.
-	special []int
+	// byLength holds the control, user-defined and unknown tokens, longest
+	// text first: the order in which llama.cpp splits them out of the input.
+	byLength []*addedToken
 
 	bos, eos, unk, pad, eot int
 	eog                     map[int]bool
@@ -79,12 +78,16 @@ func NewSPM(v Vocab) (*SPM, error) {
 	}
 	for id, t := range s.types {
 		if t == TypeControl || t == TypeUserDefined || t == TypeUnknown {
-			s.special = append(s.special, id)
+			s.byLength = append(s.byLength, &addedToken{
+				content: s.text[id],
+				id:      id,
+				special: t != TypeUserDefined,
+				lstrip:  v.LStrip != nil && v.LStrip[id],
+				rstrip:  v.RStrip != nil && v.RStrip[id],
+			})
 		}
 	}
-	slices.SortStableFunc(s.special, func(a, b int) int {
-		return cmp.Compare(len(s.text[b]), len(s.text[a]))
-	})
+	sortByLength(s.byLength)
 	for _, id := range append([]int{v.EOS, v.EOT}, v.EOG...) {
 		if id >= 0 {
 			s.eog[id] = true

@@ -25,7 +25,7 @@ import (
 // deterministically from the shared vocabularies, with the components and
 // added tokens of those models. testdata/hf-synth.jsonl holds what Hugging
 // Face's tokenizers library (npm tokenizers@0.23.2) gives for them;
-// testdata/gen_vectors.js regenerates it from the files that
+// testdata/gen/gen_vectors.js regenerates it from the files that
 // TestWriteSynthTokenizers writes.
 
 // synthNames lists the synthetic tokenizers.
@@ -149,19 +149,35 @@ func buildSynthTokenizer(t testing.TB, name string) []byte {
 }
 
 // spmTokenizerJSON builds a SentencePiece-style BPE tokenizer.json (model
-// BPE with byte_fallback) from the Llama 2 GGUF vocabulary, with merges
-// derived from the scores as transformers' SentencePieceExtractor does.
+// BPE with byte_fallback) from the Llama 2 GGUF vocabulary; see spmDoc.
 func spmTokenizerJSON(t testing.TB, name string) map[string]any {
-	f, err := gguf.Open(testutil.Shared(t, "tokenizer/ggml-vocab-llama-spm.gguf"))
+	return spmDoc(spmVocabOf(t, testutil.Shared(t, "tokenizer/ggml-vocab-llama-spm.gguf")), name)
+}
+
+// spmVocabOf reads the tokens, scores and types of a GGUF SentencePiece vocabulary.
+func spmVocabOf(t testing.TB, path string) Vocab {
+	t.Helper()
+	f, err := gguf.Open(path)
 	require.NoError(t, err)
 	defer f.Close()
-	toks, err := f.Strings(keyTokens)
+	var v Vocab
+	v.Tokens, err = f.Strings(keyTokens)
 	require.NoError(t, err)
-	scores, err := f.Float32s(keyScores)
+	v.Scores, err = f.Float32s(keyScores)
 	require.NoError(t, err)
-	types, err := f.Int32s(keyTypes)
+	v.Types, err = f.Int32s(keyTypes)
 	require.NoError(t, err)
+	return v
+}
 
+// spmDoc builds the tokenizer.json document of a SentencePiece vocabulary
+// whose ids 0, 1, 2 are <unk>, <s>, </s>: model BPE with byte_fallback, with
+// merges derived from the scores as transformers' SentencePieceExtractor
+// does, and the components of layout "llama2-style" (Llama 2's Prepend +
+// Replace normalizer and its decoder) or "metaspace-style" (the Metaspace
+// pre-tokenizer and decoder of newer conversions).
+func spmDoc(v Vocab, layout string) map[string]any {
+	toks, scores, types := v.Tokens, v.Scores, v.Types
 	vocab := make(map[string]int, len(toks))
 	for id, s := range toks {
 		vocab[s] = id
@@ -214,7 +230,7 @@ func spmTokenizerJSON(t testing.TB, name string) map[string]any {
 			"continuing_subword_prefix": nil, "end_of_word_suffix": nil, "fuse_unk": true,
 			"byte_fallback": true, "ignore_merges": false, "vocab": vocab, "merges": ms},
 	}
-	switch name {
+	switch layout {
 	case "llama2-style":
 		doc["normalizer"] = map[string]any{"type": "Sequence", "normalizers": []any{
 			map[string]any{"type": "Prepend", "prepend": "▁"},
@@ -236,7 +252,7 @@ func spmTokenizerJSON(t testing.TB, name string) map[string]any {
 }
 
 // TestWriteSynthTokenizers writes the synthetic tokenizer.json files to the
-// directory named by KVREF_WRITE_SYNTH, for testdata/gen_vectors.js.
+// directory named by KVREF_WRITE_SYNTH, for testdata/gen/gen_vectors.js.
 func TestWriteSynthTokenizers(t *testing.T) {
 	dir := os.Getenv("KVREF_WRITE_SYNTH")
 	if dir == "" {
@@ -280,7 +296,7 @@ func vectorInputs(t testing.TB) []string {
 }
 
 // TestWriteVectorInputs writes the inputs of the extra vectors as JSON to
-// the file named by KVREF_WRITE_INPUTS, for testdata/gen_vectors.js.
+// the file named by KVREF_WRITE_INPUTS, for testdata/gen/gen_vectors.js.
 func TestWriteVectorInputs(t *testing.T) {
 	path := os.Getenv("KVREF_WRITE_INPUTS")
 	if path == "" {

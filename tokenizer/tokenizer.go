@@ -6,18 +6,47 @@
 // llama2.c's tokenizer.bin. The byte-level BPE (BPE) covers GGUF's "gpt2" vocabularies
 // (GPT-2, Llama 3, Qwen2, SmolLM, ...) as llama.cpp does, and Hugging Face tokenizer.json
 // files as the tokenizers library does.
+//
+// # Special tokens
+//
+// Control tokens (<s>, </s>, <|im_start|>, <|eot_id|>, ...; Hugging Face's added tokens
+// with "special": true) are only produced from text when the caller asks:
+//
+//	tok.Encode(text, true)                 // "<|im_end|>" in text is ordinary text
+//	tok.EncodeSpecial(text, true, true)    // "<|im_end|>" in text becomes that token
+//
+// EncodeSpecial(text, addSpecial, true) is what llama-server does with a text prompt
+// (llama.cpp's parse_special=true) for GGUF vocabularies, and what Hugging Face's
+// tokenizers do by default for tokenizer.json (each added token's lstrip, rstrip,
+// single_word and normalized flags honoured). User-defined (non-special) added tokens are
+// split out of the text either way, as both do. Decoding mirrors it:
+//
+//	tok.Decode(ids)                        // control tokens give nothing (skip_special_tokens=true)
+//	tok.DecodeSpecial(ids, true)           // control tokens give their text (skip_special_tokens=false)
 package tokenizer
 
 // Tokenizer is implemented by every tokenizer kvref has: SPM and BPE.
 type Tokenizer interface {
 	// Encode tokenizes text. addSpecial prepends BOS when the vocabulary says
 	// add_bos (and appends EOS when it says add_eos). Special-token text in the
-	// input is not parsed as special tokens (llama.cpp's parse_special=false).
+	// input is not parsed as special tokens (llama.cpp's parse_special=false,
+	// Hugging Face's split_special_tokens=True). Encode(text, a) is
+	// EncodeSpecial(text, a, false).
 	Encode(text string, addSpecial bool) []int
+	// EncodeSpecial tokenizes text. addSpecial is Encode's; parseSpecial makes
+	// the text of a control token in the input ("<s>", "<|im_start|>", ...)
+	// produce that token, as llama-server does for text prompts and Hugging
+	// Face's encode does by default.
+	EncodeSpecial(text string, addSpecial, parseSpecial bool) []int
 	// Decode returns the full text of ids: control tokens produce nothing,
 	// byte tokens are reassembled into their bytes, and the leading space that
-	// the SentencePiece normalizer added is stripped.
+	// the SentencePiece normalizer added is stripped. Decode(ids) is
+	// DecodeSpecial(ids, false).
 	Decode(ids []int) string
+	// DecodeSpecial is Decode, with control tokens rendered as their text when
+	// keepSpecial is set (Hugging Face's skip_special_tokens=false, llama.cpp's
+	// detokenize with unparse_special).
+	DecodeSpecial(ids []int, keepSpecial bool) string
 	// Piece returns the bytes token id contributes in the middle of a stream
 	// ("▁" -> ' ', <0x41> -> 'A', control tokens -> nil). It never strips.
 	Piece(id int) []byte

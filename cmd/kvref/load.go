@@ -6,6 +6,7 @@ import (
 
 	"github.com/kvref/kvref/model"
 	"github.com/kvref/kvref/model/loader"
+	"github.com/kvref/kvref/tokenizer"
 )
 
 // loadModel opens a model with no separate tokenizer file; see loadModelWith.
@@ -17,11 +18,24 @@ func loadModel(ref string, stderr io.Writer) (*model.Model, error) {
 // synth:NAME, a file, a directory or an hf:// reference) and says on stderr when it is not
 // a file the user named.
 func loadModelWith(ref, tokenizerPath string, stderr io.Writer) (*model.Model, error) {
+	announce(ref, stderr)
+	return loader.Open(ref, loader.Options{Tokenizer: tokenizerPath, Progress: stderr})
+}
+
+// loadTokenizer opens only the tokenizer of what ref names (loader.OpenTokenizer: also
+// vocabulary-only GGUF files of any architecture and directories holding only
+// tokenizer.json), with loadModelWith's notes on stderr.
+func loadTokenizer(ref, tokenizerPath string, stderr io.Writer) (tokenizer.Tokenizer, error) {
+	announce(ref, stderr)
+	return loader.OpenTokenizer(ref, loader.Options{Tokenizer: tokenizerPath, Progress: stderr})
+}
+
+// announce says on stderr when ref is not a file the user named.
+func announce(ref string, stderr io.Writer) {
 	switch loader.KindOf(ref) {
 	case loader.Builtin:
 		fmt.Fprintln(stderr, "kvref: no -m given: using the built-in stories260K (a 260K-parameter TinyStories model embedded in kvref; -m MODEL for another)")
 	case loader.Synthetic:
 		fmt.Fprintf(stderr, "kvref: %s is a synthetic model (random weights, so the text is noise)\n", ref)
 	}
-	return loader.Open(ref, loader.Options{Tokenizer: tokenizerPath, Progress: stderr})
 }

@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/kvref/kvref/chat"
 	"github.com/kvref/kvref/engine"
 	"github.com/kvref/kvref/internal/plan"
 	"github.com/kvref/kvref/server"
@@ -41,6 +42,13 @@ scheduler (every request shares one paged, prefix-caching KV cache):
                          token_ids and top_logprobs_ids), stream, ignore_eos,
                          return_tokens_as_token_ids; usage.prompt_tokens_details.cached_tokens
                          counts the prompt tokens served from the prefix cache
+  POST /v1/chat/completions
+                         messages (system, user, assistant; text content) rendered with the
+                         model's chat template (--chat-template FILE; ChatML for a model without
+                         one), the same sampling fields, max_completion_tokens, logprobs and
+                         top_logprobs, stream with stream_options.include_usage, cache_salt,
+                         vLLM's return_token_ids, add_generation_prompt, chat_template_kwargs;
+                         tools, images and audio are refused
   GET  /v1/models        the model (id: the file's base name, or "builtin")
   GET  /health           200 while the engine loop is alive (503 when stalled or stopping)
   GET  /metrics          scheduler and cache counters (Prometheus text format)
@@ -56,7 +64,7 @@ requests and lets running ones finish for --shutdown-timeout; a second Ctrl-C qu
 flags:`
 
 func init() {
-	register(command{"serve", "serve an OpenAI-compatible HTTP API (/v1/completions) over the continuous-batching scheduler", serveCmd})
+	register(command{"serve", "serve an OpenAI-compatible HTTP API (/v1/completions, /v1/chat/completions) over the continuous-batching scheduler", serveCmd})
 }
 
 func serveCmd(args []string, stdout, stderr io.Writer) error {
@@ -72,6 +80,7 @@ func serve(ctx context.Context, restore func(), args []string, stdout, stderr io
 	fs := newFlags("serve", stderr)
 	f.modelFlags.register(fs)
 	f.engineFlags.register(fs, "enough for --sequences full-context sequences")
+	topt := templateFlagSet(fs)
 	fs.StringVar(&f.host, "host", "127.0.0.1", "address to listen on (0.0.0.0: every interface)")
 	fs.IntVar(&f.port, "port", 8080, "port to listen on (0: any free port; the URL is printed on stderr)")
 	fs.StringVar(&f.name, "served-model-name", "", "model id in the API (default: the model file's base name, or \"builtin\")")
@@ -132,6 +141,10 @@ func serve(ctx context.Context, restore func(), args []string, stdout, stderr io
 		return err
 	}
 	defer m.Close()
+	format, err := chat.NewFormatter(m, *topt)
+	if err != nil {
+		return err
+	}
 	eng, err := engine.New(m, cfg)
 	if err != nil {
 		return err
@@ -139,6 +152,9 @@ func serve(ctx context.Context, restore func(), args []string, stdout, stderr io
 	defer eng.Close()
 
 	logf := func(format string, args ...any) { fmt.Fprintf(log, "kvref serve: "+format+"\n", args...) }
+	if format.Fallback {
+		logf("%s has no chat template: /v1/chat/completions renders conversations with ChatML, as llama.cpp does (--chat-template FILE for another)", m.Source)
+	}
 	opts := server.Options{
 		ModelName:       f.name,
 		Scheduler:       engine.SchedulerConfig{MaxBatchTokens: f.batchTokens, ChunkSize: f.chunk},
@@ -147,6 +163,7 @@ func serve(ctx context.Context, restore func(), args []string, stdout, stderr io
 		ShutdownTimeout: f.shutdownTimeout,
 		Logf:            logf,
 		LogRequests:     !f.quiet,
+		Chat:            format,
 	}
 	srv := server.New(eng, opts)
 

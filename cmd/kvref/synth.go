@@ -14,6 +14,7 @@ import (
 	"github.com/kvref/kvref/model/llama2c"
 	"github.com/kvref/kvref/model/synth"
 	"github.com/kvref/kvref/tokenizer"
+	"github.com/kvref/kvref/tokenizer/chattemplate"
 )
 
 func init() {
@@ -40,6 +41,8 @@ func synthCmd(args []string, stdout, stderr io.Writer) error {
 	variant := fs.String("variant", "", "a ready-made tiny variant instead of the shape flags: "+variantNames())
 	wtype := fs.String("wtype", "f32", "weight type of the matrices (gguf only): f32, f16, bf16, q8_0, q4_0, q4_k, q6_k")
 	format := fs.String("format", "gguf", "output format: gguf, hf (a Hugging Face directory) or llama2c (with tokenizer.bin beside it)")
+	special := fs.String("special-tokens", "", "comma-separated control tokens added after the byte tokens (e.g. \"<|im_start|>,<|im_end|>\")")
+	chatTemplate := fs.String("chat-template", "", "a Jinja chat template FILE to embed as tokenizer.chat_template (gguf only)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: kvref synth -o FILE.gguf [shape flags]")
 		fs.PrintDefaults()
@@ -60,6 +63,19 @@ func synthCmd(args []string, stdout, stderr io.Writer) error {
 			return fmt.Errorf("unknown --variant %q (known: %s)", *variant, variantNames())
 		}
 		s = v
+	}
+	if *special != "" {
+		s.SpecialTokens = strings.Split(*special, ",")
+	}
+	if *chatTemplate != "" {
+		if *format != "gguf" {
+			return fmt.Errorf("--chat-template needs --format gguf")
+		}
+		t, err := chattemplate.ReadFile(*chatTemplate)
+		if err != nil {
+			return err
+		}
+		s.ChatTemplate = t.Source
 	}
 	if *wtype != "f32" {
 		if *format != "gguf" {

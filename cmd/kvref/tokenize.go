@@ -2,23 +2,30 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/kvref/kvref/tokenizer"
 )
 
 func init() {
-	register(command{"tokenize", "print the token ids of a text", tokenizeCmd})
+	register(command{"tokenize", "print the token ids of a text, or the text of token ids", tokenizeCmd})
 }
 
 func tokenizeCmd(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("tokenize", stderr)
-	modelPath := fs.String("m", "", "model: GGUF file, Hugging Face directory, llama2.c checkpoint, hf:// reference, or synth:SHAPE; empty: the built-in stories260K")
+	modelPath := fs.String("m", "", "model or vocabulary: a GGUF file of any architecture (llama.cpp's vocabulary-only ggml-vocab-*.gguf too), a directory with tokenizer.json, a llama2.c checkpoint, an hf:// reference, or synth:SHAPE; empty: the built-in stories260K")
 	tokPath := fs.String("tokenizer", "", "tokenizer.bin of a llama2.c checkpoint (default: tokenizer.bin beside it)")
-	noBOS := fs.Bool("no-bos", false, "do not add BOS even when the model's tokenizer adds one")
-	asJSON := fs.Bool("json", false, "print a JSON array")
+	noBOS := fs.Bool("no-bos", false, "do not add BOS (and EOS) even when the tokenizer adds them")
+	special := fs.Bool("special", false, "parse special tokens in TEXT: \"<s>\", \"<|im_start|>\", ... become those tokens, as llama-server and Hugging Face do")
+	decode := fs.Bool("decode", false, "TEXT is token ids (\"1 403 407\" or a JSON array): print their text")
+	keep := fs.Bool("keep-special", false, "with --decode: control tokens give their text (Hugging Face's skip_special_tokens=false)")
+	asJSON := fs.Bool("json", false, "print a JSON array of ids (with --decode: the text as a JSON string)")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: kvref tokenize [-m MODEL] [--no-bos] [--json] TEXT")
+		fmt.Fprintln(stderr, "usage: kvref tokenize [-m MODEL] [--no-bos] [--special] [--json] TEXT")
+		fmt.Fprintln(stderr, "       kvref tokenize [-m MODEL] --decode [--keep-special] [--json] IDS")
 		fs.PrintDefaults()
 	}
 	if err := parse(fs, args); err != nil {
@@ -28,12 +35,31 @@ func tokenizeCmd(args []string, stdout, stderr io.Writer) error {
 		fs.Usage()
 		return errUsage
 	}
-	m, err := loadModelWith(*modelPath, *tokPath, stderr)
+	switch {
+	case *keep && !*decode:
+		return errors.New("--keep-special needs --decode (it says how control tokens decode)")
+	case *decode && (*special || *noBOS):
+		return errors.New("--special and --no-bos are for encoding text; --decode reads token ids")
+	}
+	tok, err := loadTokenizer(*modelPath, *tokPath, stderr)
 	if err != nil {
 		return err
 	}
-	defer m.Close()
-	ids := m.Tokenizer.Encode(fs.Arg(0), !*noBOS)
+	if *decode {
+		ids, err := tokenizer.ParseIDs(fs.Arg(0), tok)
+		if err != nil {
+			return err
+		}
+		text := tok.DecodeSpecial(ids, *keep)
+		if *asJSON {
+			b, _ := json.Marshal(text)
+			fmt.Fprintln(stdout, string(b))
+		} else {
+			fmt.Fprintln(stdout, text)
+		}
+		return nil
+	}
+	ids := tok.EncodeSpecial(fs.Arg(0), !*noBOS, *special)
 	if *asJSON {
 		if ids == nil {
 			ids = []int{}

@@ -1,7 +1,6 @@
 package hf
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -13,6 +12,7 @@ import (
 	"github.com/kvref/kvref/internal/kernels"
 	"github.com/kvref/kvref/model"
 	"github.com/kvref/kvref/tokenizer"
+	"github.com/kvref/kvref/tokenizer/chattemplate"
 )
 
 // IsDir reports whether path is a directory holding a config.json.
@@ -46,7 +46,7 @@ func fromSet(dir string, cfg model.Config, hc Config, set *safetensors.Set) (*mo
 	if err != nil {
 		return nil, err
 	}
-	tok, err := readTokenizer(dir, hc)
+	tok, err := tokenizer.FromHFDir(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -58,6 +58,9 @@ func fromSet(dir string, cfg model.Config, hc Config, set *safetensors.Set) (*mo
 		return nil, err
 	}
 	m.Format = "safetensors"
+	if m.ChatTemplates, err = readChatTemplates(dir); err != nil {
+		return nil, err
+	}
 	for _, name := range set.Names() {
 		info, _, _ := set.Tensor(name)
 		shape := make([]uint64, len(info.Shape))
@@ -220,56 +223,22 @@ func permute(v []float32, perm []int) []float32 {
 	return out
 }
 
-// readTokenizer loads tokenizer.json with tokenizer_config.json, and adds the
-// end-of-generation ids of config.json and generation_config.json.
-func readTokenizer(dir string, hc Config) (tokenizer.Tokenizer, error) {
-	data, err := os.ReadFile(filepath.Join(dir, "tokenizer.json"))
-	if err != nil {
-		return nil, fmt.Errorf("hf: %w (kvref needs the model's tokenizer.json)", err)
-	}
-	config, err := os.ReadFile(filepath.Join(dir, "tokenizer_config.json"))
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return nil, err
-	}
-	tok, err := tokenizer.FromTokenizerJSON(data, config)
-	if err != nil {
-		return nil, fmt.Errorf("hf: %s: %w", filepath.Join(dir, "tokenizer.json"), err)
-	}
-	eos := ids(hc.EOSTokenID)
-	if gen, err := os.ReadFile(filepath.Join(dir, "generation_config.json")); err == nil {
-		var g struct {
-			EOS json.RawMessage `json:"eos_token_id"`
+// readChatTemplates reads the chat templates of tokenizer_config.json and, as transformers
+// does since it saves templates beside it, chat_template.jinja (which is the default).
+func readChatTemplates(dir string) (chattemplate.Set, error) {
+	set := chattemplate.Set{}
+	path := filepath.Join(dir, "tokenizer_config.json")
+	if _, err := os.Stat(path); err == nil {
+		tc, err := chattemplate.ReadTokenizerConfig(path)
+		if err != nil {
+			return nil, fmt.Errorf("hf: %w", err)
 		}
-		if err := json.Unmarshal(gen, &g); err != nil {
-			return nil, fmt.Errorf("hf: %s: %w", filepath.Join(dir, "generation_config.json"), err)
-		}
-		eos = append(eos, ids(g.EOS)...)
+		set = tc.Templates
 	}
-	if len(eos) == 0 {
-		return tok, nil
+	if src, err := os.ReadFile(filepath.Join(dir, "chat_template.jinja")); err == nil {
+		set[chattemplate.DefaultName] = string(src)
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("hf: %w", err)
 	}
-	return &withEOG{Tokenizer: tok, extra: eos}, nil
-}
-
-// ids reads a token id or a list of them; anything else is no ids.
-func ids(raw json.RawMessage) []int {
-	var one int
-	if json.Unmarshal(raw, &one) == nil {
-		return []int{one}
-	}
-	var many []int
-	if json.Unmarshal(raw, &many) == nil {
-		return many
-	}
-	return nil
-}
-
-// withEOG adds end-of-generation ids to a tokenizer.
-type withEOG struct {
-	tokenizer.Tokenizer
-	extra []int
-}
-
-func (t *withEOG) IsEOG(id int) bool {
-	return slices.Contains(t.extra, id) || t.Tokenizer.IsEOG(id)
+	return set, nil
 }

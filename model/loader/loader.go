@@ -82,28 +82,17 @@ func Open(ref string, opt Options) (*model.Model, error) {
 		m.Source = ref // reopenable: Open(m.Source) gives the same model
 		return m, nil
 	}
-	path := ref
-	if hub.IsRef(ref) {
-		var err error
-		if path, err = hub.Fetch(context.Background(), ref, hub.Options{Progress: opt.Progress}); err != nil {
-			return nil, err
-		}
-	}
-	st, err := os.Stat(path)
+	path, kind, magic, err := locate(ref, opt)
 	if err != nil {
 		return nil, err
 	}
-	if st.IsDir() {
+	switch kind {
+	case dirFile:
 		if !hf.IsDir(path) {
 			return nil, fmt.Errorf("%s is a directory without config.json: not a Hugging Face model directory", path)
 		}
 		return hf.Load(path)
-	}
-	magic, err := readMagic(path)
-	if err != nil {
-		return nil, err
-	}
-	if bytes.Equal(magic, []byte("GGUF")) || filepath.Ext(path) == ".gguf" {
+	case ggufFile:
 		return model.LoadGGUF(path)
 	}
 	tok := opt.Tokenizer
@@ -131,6 +120,42 @@ func InMemoryGGUF(ref string) ([]byte, error) {
 		return shape.Bytes()
 	}
 	return nil, fmt.Errorf("loader: %s is a file reference, not an in-memory model", ref)
+}
+
+// fileKind says what a path names: a directory, a GGUF file, or another file.
+type fileKind int
+
+const (
+	otherFile fileKind = iota
+	dirFile
+	ggufFile
+)
+
+// locate resolves a file reference: an hf:// or https:// reference is downloaded into the
+// cache first. It returns the path, what it names, and the first bytes of a file.
+func locate(ref string, opt Options) (string, fileKind, []byte, error) {
+	path := ref
+	if hub.IsRef(ref) {
+		var err error
+		if path, err = hub.Fetch(context.Background(), ref, hub.Options{Progress: opt.Progress}); err != nil {
+			return "", 0, nil, err
+		}
+	}
+	st, err := os.Stat(path)
+	if err != nil {
+		return "", 0, nil, err
+	}
+	if st.IsDir() {
+		return path, dirFile, nil, nil
+	}
+	magic, err := readMagic(path)
+	if err != nil {
+		return "", 0, nil, err
+	}
+	if bytes.Equal(magic, []byte("GGUF")) || filepath.Ext(path) == ".gguf" {
+		return path, ggufFile, magic, nil
+	}
+	return path, otherFile, magic, nil
 }
 
 // readMagic returns the first four bytes of the file (fewer if it is shorter).

@@ -36,6 +36,10 @@ type Shape struct {
 	// SlidingWindow is every layer's attention window (Mistral style, GGUF
 	// ARCH.attention.sliding_window); 0: attention over every position.
 	SlidingWindow int
+
+	// Chat (zero values: none).
+	SpecialTokens []string // control tokens after the byte tokens ("<|im_start|>", "<|im_end|>", ...)
+	ChatTemplate  string   // written as tokenizer.chat_template
 }
 
 // arch is the GGUF architecture name.
@@ -75,8 +79,8 @@ func (s Shape) Validate() error {
 		return fmt.Errorf("synth: unknown architecture %q (llama, qwen2, qwen3)", s.Arch)
 	case s.Heads%s.KVHeads != 0:
 		return fmt.Errorf("synth: heads %d must be a multiple of kv-heads %d", s.Heads, s.KVHeads)
-	case s.Vocab != 0 && s.Vocab < byteVocabSize:
-		return fmt.Errorf("synth: vocab %d is smaller than the %d byte-level tokens", s.Vocab, byteVocabSize)
+	case s.Vocab != 0 && s.Vocab < byteVocabSize+len(s.SpecialTokens):
+		return fmt.Errorf("synth: vocab %d is smaller than the %d byte-level tokens and %d special tokens", s.Vocab, byteVocabSize, len(s.SpecialTokens))
 	case s.RopeBase <= 0:
 		return fmt.Errorf("synth: rope base must be > 0, got %g", s.RopeBase)
 	case s.SlidingWindow < 0:
@@ -95,7 +99,7 @@ func (s Shape) Writer() (*gguf.Writer, error) {
 	}
 	vocab := s.Vocab
 	if vocab == 0 {
-		vocab = byteVocabSize
+		vocab = byteVocabSize + len(s.SpecialTokens)
 	}
 	headDim := s.headDim()
 	a := s.arch() + "."
@@ -123,7 +127,10 @@ func (s Shape) Writer() (*gguf.Writer, error) {
 		w.AddString(a+"rope.scaling.type", "linear")
 		w.AddFloat32(a+"rope.scaling.factor", float32(s.RopeScaling.Factor))
 	}
-	addByteVocab(w, vocab)
+	addByteVocab(w, vocab, s.SpecialTokens)
+	if s.ChatTemplate != "" {
+		w.AddString("tokenizer.chat_template", s.ChatTemplate)
+	}
 
 	r := rng.New(s.Seed)
 	matrix := func(name string, rows, cols int) error {
@@ -202,14 +209,18 @@ func addF32(w *gguf.Writer, name string, dims []uint64, n int, gen func() float3
 }
 
 // addByteVocab writes a SentencePiece vocabulary with <unk>, <s>, </s> and the 256
-// <0xNN> byte tokens, so any text tokenizes (byte by byte), padded with unused tokens up
-// to size.
-func addByteVocab(w *gguf.Writer, size int) {
+// <0xNN> byte tokens, so any text tokenizes (byte by byte), then the special (control)
+// tokens, padded with unused tokens up to size.
+func addByteVocab(w *gguf.Writer, size int, special []string) {
 	tokens := []string{"<unk>", "<s>", "</s>"}
 	types := []int32{2, 3, 3}
 	for b := 0; b < 256; b++ {
 		tokens = append(tokens, fmt.Sprintf("<0x%02X>", b))
 		types = append(types, 6)
+	}
+	for _, t := range special {
+		tokens = append(tokens, t)
+		types = append(types, 3)
 	}
 	for i := len(tokens); i < size; i++ {
 		tokens = append(tokens, fmt.Sprintf("<unused%d>", i))

@@ -1,11 +1,11 @@
-// Regenerates hf-synth.jsonl with Hugging Face's tokenizers library (npm
-// tokenizers@0.23.2, the version that produced ../shared/tokenizer/hf's
-// vectors-public.jsonl):
+// Regenerates ../hf-synth.jsonl with Hugging Face's tokenizers library (npm
+// tokenizers@0.23.2, pinned in package-lock.json beside this file, the
+// version that produced ../shared/tokenizer/hf's vectors-public.jsonl):
 //
-//   npm install tokenizers@0.23.2
+//   (cd tokenizer/testdata/gen && npm ci)
 //   KVREF_WRITE_SYNTH=/tmp/synth KVREF_WRITE_INPUTS=/tmp/synth/inputs.json \
 //     go test ./tokenizer/ -run 'TestWriteSynthTokenizers|TestWriteVectorInputs'
-//   node tokenizer/testdata/gen_vectors.js /tmp/synth ../shared/tokenizer/hf > tokenizer/testdata/hf-synth.jsonl
+//   node tokenizer/testdata/gen/gen_vectors.js /tmp/synth ../shared/tokenizer/hf > tokenizer/testdata/hf-synth.jsonl
 //
 // Each encode line: {"tokenizer", "input", "ids", "ids_with_special",
 // "decoded", "roundtrip", "decoded_special"} where ids/ids_with_special are

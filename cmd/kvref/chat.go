@@ -1,0 +1,236 @@
+package main
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/kvref/kvref/chat"
+	"github.com/kvref/kvref/engine"
+)
+
+func init() {
+	register(command{"chat", "chat with a model turn by turn; its history stays in the prefix cache", chatCmd})
+}
+
+const chatUsage = `usage: kvref chat [-m MODEL] [--system TEXT] [--chat-template FILE] [--check] [sampling flags] [--script FILE]
+
+A multi-turn conversation in the terminal, in the spirit of llama-cli -cnv. Each turn renders
+the whole conversation with the model's chat template and runs it through the engine; the
+prefix cache still holds the earlier turns' blocks, so after each reply a line shows how many
+prompt tokens were reused from the cache and how many were computed: the history is nearly
+free. A model without a chat template (like the built-in stories260K) gets ChatML, as
+llama.cpp gives it.
+
+Type a message and Enter. Commands: /reset (a new conversation), /stats (totals), /save FILE
+(the transcript as JSON messages), /help, /quit; end of input (Ctrl-D) ends the chat. Input
+that is not a terminal (or --script FILE) is read line by line and echoed after the prompt,
+so a transcript reads like the session.
+
+flags:`
+
+// chatCommands is the help of the REPL.
+const chatCommands = `  /reset       start a new conversation (the system message stays; cached blocks stay evictable)
+  /stats       the cache reuse of the conversation so far, and the pool
+  /save FILE   write the conversation as a JSON array of {"role", "content"} messages
+  /quit        end the chat (so does the end of input)`
+
+func chatCmd(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("chat", stderr)
+	var mf modelFlags
+	var ef engineFlags
+	mf.register(fs)
+	ef.register(fs, "one full context")
+	topt := templateFlagSet(fs)
+	system := fs.String("system", "", "the system message")
+	n := fs.Int("n", -1, "most tokens per reply (-1: until the end of the turn or a full context)")
+	temp := fs.Float64("temp", 0.8, "sampling temperature (0: greedy)")
+	topK := fs.Int("top-k", 40, "top-k sampling (0: off)")
+	topP := fs.Float64("top-p", 0.95, "top-p (nucleus) sampling (1: off)")
+	minP := fs.Float64("min-p", 0.05, "min-p sampling (0: off)")
+	seed := fs.Uint64("seed", 42, "sampling seed (turn i samples with seed + i)")
+	check := fs.Bool("check", false, "recompute every step with the cache-free reference and require bit-identical logits")
+	script := fs.String("script", "", "read the messages and commands from FILE, echoing them (a # line is a comment)")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, chatUsage)
+		fs.PrintDefaults()
+	}
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments %q (the conversation comes from the terminal, stdin or --script)", fs.Args())
+	}
+	cfg, err := ef.config(1)
+	if err != nil {
+		return err
+	}
+	m, err := mf.open(stderr)
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	format, err := chat.NewFormatter(m, *topt)
+	if err != nil {
+		return err
+	}
+	if format.Fallback {
+		how := "its end-of-generation token"
+		if len(format.StopStrings) > 0 {
+			how = "the text, as it is no token of the vocabulary"
+		}
+		fmt.Fprintf(stderr, "kvref chat: %s has no chat template: using ChatML, as llama.cpp does; a reply ends at <|im_end|> (%s) or at the end of text (--chat-template FILE for another template)\n", m.Source, how)
+	}
+	eng, err := engine.New(m, cfg)
+	if err != nil {
+		return err
+	}
+	defer eng.Close()
+	s := &chat.Session{
+		Engine: eng, Format: format, System: *system, MaxTokens: *n, Check: *check,
+		Sampling: engine.Sampling{Temperature: *temp, TopK: *topK, TopP: *topP, MinP: *minP, Seed: *seed},
+	}
+	r := &chatREPL{s: s, out: bufio.NewWriter(stdout), stderr: stderr}
+	defer r.out.Flush()
+	in, name := io.Reader(os.Stdin), "stdin"
+	if *script != "" {
+		f, err := os.Open(*script)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		in, name = f, *script
+	}
+	r.echo = *script != "" || !isTerminal(os.Stdin)
+	return r.run(in, name)
+}
+
+// chatREPL reads messages and commands and prints the replies.
+type chatREPL struct {
+	s      *chat.Session
+	out    *bufio.Writer
+	stderr io.Writer
+	echo   bool // input is a script: echo each line after the prompt, stop at the first error
+}
+
+const chatPrompt = "> "
+
+// run reads lines until the end of input or /quit. Interactively a failed turn prints its
+// error and the chat goes on; in a script it ends the run with an error naming the line.
+func (r *chatREPL) run(in io.Reader, name string) error {
+	sc := bufio.NewScanner(in)
+	sc.Buffer(nil, 1<<20)
+	for n := 1; ; n++ {
+		if !r.echo {
+			fmt.Fprint(r.out, chatPrompt)
+		}
+		r.out.Flush()
+		if !sc.Scan() {
+			if !r.echo {
+				fmt.Fprintln(r.out)
+			}
+			return sc.Err()
+		}
+		line := strings.TrimSpace(sc.Text())
+		if r.echo {
+			if strings.HasPrefix(line, "#") {
+				fmt.Fprintln(r.out, line)
+				continue
+			}
+			fmt.Fprintln(r.out, strings.TrimRight(chatPrompt+line, " "))
+		}
+		err := r.exec(line)
+		switch {
+		case errors.Is(err, errQuit):
+			return nil
+		case err != nil && r.echo:
+			return fmt.Errorf("%s:%d: %s: %w", name, n, strconv.Quote(line), err)
+		case err != nil:
+			fmt.Fprintf(r.out, "error: %v\n", err)
+		}
+	}
+}
+
+// exec runs one line: a command or a message.
+func (r *chatREPL) exec(line string) error {
+	cmd, arg, _ := strings.Cut(line, " ")
+	switch {
+	case line == "":
+		return nil
+	case cmd == "/quit" || cmd == "/exit":
+		return errQuit
+	case cmd == "/help":
+		fmt.Fprintln(r.out, chatCommands)
+		return nil
+	case cmd == "/reset":
+		r.s.Reset()
+		fmt.Fprintln(r.out, "(a new conversation)")
+		return nil
+	case cmd == "/stats":
+		r.printStats()
+		return nil
+	case cmd == "/save":
+		return r.save(strings.TrimSpace(arg))
+	case strings.HasPrefix(cmd, "/"):
+		return fmt.Errorf("unknown command %s (/help lists them; a message cannot start with /)", cmd)
+	}
+	t, err := r.s.Send(line, func(text string) error {
+		_, err := r.out.WriteString(text)
+		r.out.Flush()
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	if !strings.HasSuffix(t.Reply, "\n") {
+		fmt.Fprintln(r.out)
+	}
+	fmt.Fprintf(r.out, "  [cache: %d of %d prompt tokens reused, %d computed, %d generated · %d blocks in use, %d B · %d tokens cached for the next turn]\n",
+		t.ReusedTokens, t.PromptTokens, t.ComputedTokens, t.GeneratedTokens, t.Blocks, t.Bytes, t.CachedAfter)
+	return nil
+}
+
+// printStats prints the totals of the conversation and the pool.
+func (r *chatREPL) printStats() {
+	var prompt, reused, generated int
+	turns := r.s.Turns()
+	for _, t := range turns {
+		prompt += t.PromptTokens
+		reused += t.ReusedTokens
+		generated += t.GeneratedTokens
+	}
+	share := 0.0
+	if prompt > 0 {
+		share = 100 * float64(reused) / float64(prompt)
+	}
+	st := r.s.Engine.Pool.Stats()
+	fmt.Fprintf(r.out, "  turns     %d\n", len(turns))
+	fmt.Fprintf(r.out, "  prompts   %d tokens: %d reused from the cache (%.1f%%), %d computed\n", prompt, reused, share, prompt-reused)
+	fmt.Fprintf(r.out, "  replies   %d tokens generated\n", generated)
+	fmt.Fprintf(r.out, "  pool      %d blocks of %d slots, %d B per token: %d used, %d cached, %d free\n",
+		st.BlocksTotal, st.BlockSize, st.BytesPerToken, st.BlocksUsed, st.BlocksCached, st.BlocksFree)
+}
+
+// save writes the transcript.
+func (r *chatREPL) save(path string) error {
+	if path == "" {
+		return fmt.Errorf("/save needs a FILE")
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := r.s.Save(f); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	fmt.Fprintf(r.out, "(saved %d messages to %s)\n", len(r.s.Messages()), path)
+	return nil
+}
