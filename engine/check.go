@@ -18,52 +18,90 @@ func (e *CheckError) Error() string {
 		e.Seq, e.Step, e.Pos, e.Index, e.MaxAbsDiff)
 }
 
-// checkWindow is how many steps of one sequence are checked together: one cache-free pass
-// over the sequence recomputes the logits of all of them, so checking n steps costs
-// O(n²/checkWindow) rows instead of O(n²).
-const checkWindow = 32
+// CheckWindow is how many held steps of one sequence a Verifier recomputes together by
+// default: one cache-free pass over the sequence recomputes the logits of all of them, so
+// checking n steps costs O(n²/CheckWindow) rows instead of O(n²). Output waits for its
+// window: with --check, tokens arrive in bursts of up to CheckWindow.
+const CheckWindow = 32
 
-// checker collects a sequence's logits and compares them, a window at a time, with the
-// cache-free reference at the same positions.
-type checker struct {
-	pending []pendingCheck
+// Verifier holds the outputs of one sequence until the logits they came from have been
+// recomputed by the cache-free reference and found bit-for-bit equal: the strict form of
+// --check, under which nothing unverified is ever emitted. Each output (a Token, a printed
+// line: whatever the caller emits, T) is held with the cached logits of its step and the
+// position they were computed at; Verify checks every held step in one reference pass and
+// releases, in order, the outputs whose logits match, up to the first that does not.
+// Nothing else releases an output: Discard drops them unverified (a cancelled request).
+//
+// The zero value holds nothing and is due every CheckWindow steps.
+type Verifier[T any] struct {
+	// Window is how many held steps make Due report true (0: CheckWindow).
+	Window int
+
+	held []heldStep[T]
 }
 
-type pendingCheck struct {
+// heldStep is one output waiting for its check.
+type heldStep[T any] struct {
 	seq, step, pos int
 	logits         []float32
+	out            T
 }
 
-// add records the logits the cached path produced at position pos of the sequence whose
-// tokens are tokens, checking the window when it is full.
-func (c *checker) add(e *Engine, tokens []int, seq, step, pos int, logits []float32) error {
-	c.pending = append(c.pending, pendingCheck{seq: seq, step: step, pos: pos, logits: logits})
-	if len(c.pending) < checkWindow {
-		return nil
+// Hold adds an output: out was produced from logits, which the cached path computed at
+// position pos of the sequence (the step-th output of continuation seq, for error messages).
+// Positions must increase from one Hold to the next until the next Verify or Discard.
+func (v *Verifier[T]) Hold(seq, step, pos int, logits []float32, out T) {
+	v.held = append(v.held, heldStep[T]{seq: seq, step: step, pos: pos, logits: logits, out: out})
+}
+
+// Held is the number of outputs waiting for their check.
+func (v *Verifier[T]) Held() int { return len(v.held) }
+
+// Due reports whether a full window is held: time to Verify.
+func (v *Verifier[T]) Due() bool {
+	w := v.Window
+	if w <= 0 {
+		w = CheckWindow
 	}
-	return c.flush(e, tokens)
+	return len(v.held) >= w
 }
 
-// flush recomputes the pending positions with no cache and requires bit-for-bit equality,
-// reporting the first step that differs.
-func (c *checker) flush(e *Engine, tokens []int) error {
-	if len(c.pending) == 0 {
-		return nil
+// Verify recomputes the held positions with the engine's cache-free reference over tokens
+// (the sequence's tokens, at least up to the last held position) in the cache's storage
+// types, and releases the held outputs in order while their logits are bit-identical. It
+// returns the released outputs and, when a step differs, a *CheckError for it; the outputs
+// from that step on are dropped, never released. A reference failure (any other error)
+// releases nothing. Nothing stays held either way.
+func (v *Verifier[T]) Verify(e *Engine, tokens []int) ([]T, error) {
+	held := v.held
+	v.held = nil
+	if len(held) == 0 {
+		return nil, nil
+	}
+	last, from := held[len(held)-1].pos, held[0].pos
+	if last >= len(tokens) {
+		return nil, fmt.Errorf("engine: verifying position %d of a %d-token sequence", last, len(tokens))
 	}
 	cfg := e.Pool.Config()
-	last := c.pending[len(c.pending)-1].pos
-	from := c.pending[0].pos
 	ref, err := e.Runner.Reference(tokens[:last+1], cfg.KType, cfg.VType, from)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	for _, p := range c.pending {
-		if err := Compare(p.logits, ref[p.pos-from], p.seq, p.step, p.pos); err != nil {
-			return err
+	out := make([]T, 0, len(held))
+	for _, h := range held {
+		if err := Compare(h.logits, ref[h.pos-from], h.seq, h.step, h.pos); err != nil {
+			return out, err
 		}
+		out = append(out, h.out)
 	}
-	c.pending = c.pending[:0]
-	return nil
+	return out, nil
+}
+
+// Discard drops every held output unverified and returns how many there were.
+func (v *Verifier[T]) Discard() int {
+	n := len(v.held)
+	v.held = nil
+	return n
 }
 
 // Compare returns a *CheckError unless got and want are bit-for-bit equal.

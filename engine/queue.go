@@ -1,5 +1,7 @@
 package engine
 
+import "iter"
+
 // queue is the scheduler's waiting line: sequences in order, with pushes at both ends and
 // removal from anywhere in O(1) amortized time, whatever its length, so that cancelling one
 // request among a million waiting ones does not walk the million.
@@ -18,6 +20,22 @@ type queue struct {
 
 // Len returns the number of sequences in the line.
 func (w *queue) Len() int { return w.live }
+
+// All yields the sequences in line, front first.
+func (w *queue) All() iter.Seq[*sequence] {
+	return func(yield func(*sequence) bool) {
+		for i := len(w.front) - 1; i >= 0; i-- {
+			if q := w.front[i]; q.queued && !yield(q) {
+				return
+			}
+		}
+		for _, q := range w.back[w.head:] {
+			if q.queued && !yield(q) {
+				return
+			}
+		}
+	}
+}
 
 // PushBack puts q at the end of the line.
 func (w *queue) PushBack(q *sequence) {

@@ -37,6 +37,10 @@ func TestQueueMatchesASlice(t *testing.T) {
 				want = slices.DeleteFunc(want, func(x *sequence) bool { return x == q })
 			}
 			require.Equal(rt, len(want), w.Len())
+			require.Equal(rt, len(want), len(slices.Collect(w.All())))
+			for i, q := range slices.Collect(w.All()) {
+				require.Same(rt, want[i], q)
+			}
 			if len(want) > 0 {
 				require.Same(rt, want[0], w.Front())
 			} else {

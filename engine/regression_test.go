@@ -29,9 +29,10 @@ func TestCacheRegressionTraces(t *testing.T) {
 		}{
 			{"prefix exactly one block", func(t *testing.T, r *traceRunner) {
 				a := ramp(0, bs+5)
-				r.add(a)
-				s := r.add(append(append([]int(nil), a[:bs]...), 9, 9, 9))
-				require.Equal(t, bs, s.Computed()-3)
+				first := r.add(a)
+				s, hit := r.addHit(append(append([]int(nil), a[:bs]...), 9, 9, 9))
+				require.Equal(t, bs, hit, "the shared first block is reused")
+				require.Equal(t, first.Table()[0], s.Table()[0], "the same block, not a copy")
 				require.EqualValues(t, bs, r.e.Pool.Stats().PrefixHitTokens)
 			}},
 			{"prefix one block minus one", func(t *testing.T, r *traceRunner) {
@@ -48,12 +49,14 @@ func TestCacheRegressionTraces(t *testing.T) {
 			}},
 			{"whole prompt cached", func(t *testing.T, r *traceRunner) {
 				a := ramp(3, 2*bs)
-				r.add(a)
-				s := r.add(append([]int(nil), a...))
+				first := r.add(a)
+				s, hit := r.addHit(append([]int(nil), a...))
 				// Everything but the last token could be reused, but only whole blocks are:
 				// the last block is recomputed so that the last token has logits.
-				require.Equal(t, 2*bs, s.Len())
-				require.EqualValues(t, bs*((2*bs-1)/bs), r.e.Pool.Stats().PrefixHitTokens)
+				require.Equal(t, bs*((2*bs-1)/bs), hit)
+				require.Equal(t, first.Table()[0], s.Table()[0], "the first block is reused")
+				require.NotEqual(t, first.Table()[1], s.Table()[1], "the last block is recomputed into a block of its own")
+				require.EqualValues(t, hit, r.e.Pool.Stats().PrefixHitTokens)
 			}},
 			{"fork mid-block then divergent appends", func(t *testing.T, r *traceRunner) {
 				prompt := ramp(1, bs+bs/2+1)

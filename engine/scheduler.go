@@ -17,7 +17,7 @@ type SchedulerConfig struct {
 	MaxBatchTokens  int // tokens per step, decode tokens and prefill chunks together (0: 2048)
 	ChunkSize       int // most prefill tokens of one sequence in one step (0: MaxBatchTokens)
 	MaxSequences    int // most sequences running at once (0: 256)
-	WatermarkBlocks int // blocks kept free when admitting a request (-1: none; 0: 1% of the pool)
+	WatermarkBlocks int // blocks kept free when admitting a request, for decode growth (-1: none; 0: 1% of the pool)
 }
 
 func (c SchedulerConfig) withDefaults(pool kvcache.Config) SchedulerConfig {
@@ -41,12 +41,16 @@ func (c SchedulerConfig) withDefaults(pool kvcache.Config) SchedulerConfig {
 
 // Scheduler runs many requests together, one step at a time, deterministically: each step
 // first serves the running sequences in admission order (one decode token each, or the
-// next prefill chunk), then admits waiting requests first come first served while the
-// pool can hold their uncached prompt blocks plus a watermark, within a per-step token
-// budget. When a running sequence cannot get its next block, the most recently admitted
-// sequence is preempted: its blocks are freed and it waits again with its tokens so far, to
-// be recomputed (bit-identically) later. All rows of a step go through one batched forward
-// pass, so every weight matrix is read once per step.
+// next prefill chunk), then admits waiting requests first come first served, within a
+// per-step token budget, while the pool can hand out — beyond what it already owes the
+// running sequences, and beyond a watermark — every block a request is promised: the rest
+// of its prompt after the prefix hit (whose cached blocks are reused, so they count as
+// neither needed nor available), the slot of its first generated token, and the first
+// tokens of its n-1 forks. Decode growth after that is not promised: the watermark absorbs
+// it, and when a running sequence cannot get its next block anyway, the most recently
+// admitted sequence is preempted: its blocks are freed and it waits again with its tokens
+// so far, to be recomputed (bit-identically) later. All rows of a step go through one
+// batched forward pass, so every weight matrix is read once per step.
 type Scheduler struct {
 	e        *Engine
 	cfg      SchedulerConfig
@@ -56,6 +60,7 @@ type Scheduler struct {
 	ended    []int       // requests that have ended since the last call of Ended
 	clock    int64
 	stats    Stats
+	out      []Token // tokens released during the current Step, in order
 }
 
 // Stats are the scheduler's running totals.
@@ -66,6 +71,7 @@ type Stats struct {
 	SequencesMean  float64 `json:"batch_sequences_mean"` // sequences per step
 	SequencesMax   int     `json:"batch_sequences_max"`
 	Preemptions    int     `json:"preemptions"`
+	CheckedTokens  int64   `json:"checked_tokens"` // tokens released after --check found their logits bit-identical
 	PrefillTokens  int64   `json:"prefill_tokens"` // prompt (and recomputed) tokens run
 	DecodeTokens   int64   `json:"decode_tokens"`  // single-token decode rows run
 	PeakBlocksUsed int     `json:"peak_blocks_used"`
@@ -98,9 +104,17 @@ type sequence struct {
 	cut     int    // length of text before a matched stop string (-1: none)
 	stop    string
 	sampler *Sampler
-	check   checker
-	stamp   int64 // admission order
-	queued  bool  // in the waiting line
+	check   Verifier[shownToken] // with Request.Check: the tokens waiting for their check
+	shown   int                  // outputs released to the caller (with Check, only verified ones)
+	shownAt int                  // bytes of text those outputs end at
+	stamp   int64                // admission order
+	queued  bool                 // in the waiting line
+}
+
+// shownToken is a generated token and where its text ends in its sequence's text.
+type shownToken struct {
+	tok     Token
+	textEnd int
 }
 
 // NewScheduler returns a scheduler over the engine's model and pool.
@@ -124,9 +138,11 @@ func (s *Scheduler) Add(req Request) (int, error) {
 }
 
 // Cancel ends requests at once: their sequences stop and their blocks are released (full
-// blocks stay cached for prefix hits). Cancelling a finished or unknown request does
-// nothing. It takes time proportional to the cancelled requests' sequences and the running
-// list (once for all of ids), never to the waiting line.
+// blocks stay cached for prefix hits). Tokens still waiting for their check (Request.Check)
+// are discarded unverified: they are never emitted, and Result does not count them.
+// Cancelling a finished or unknown request does nothing. It takes time proportional to the
+// cancelled requests' sequences and the running list (once for all of ids), never to the
+// waiting line.
 func (s *Scheduler) Cancel(ids ...int) {
 	fromRunning := false
 	for _, id := range ids {
@@ -135,6 +151,7 @@ func (s *Scheduler) Cancel(ids ...int) {
 		}
 		for _, q := range s.requests[id].seqs {
 			if q.state != Finished {
+				q.check.Discard()
 				fromRunning = s.end(q, "cancelled") || fromRunning
 			}
 		}
@@ -167,7 +184,8 @@ func (s *Scheduler) State(id, seq int) State {
 // Stats returns the scheduler's totals.
 func (s *Scheduler) Stats() Stats { return s.stats }
 
-// Result returns what request id has produced so far (complete once it has finished).
+// Result returns what request id has emitted so far (complete once it has finished): with
+// Request.Check, only tokens whose check has passed.
 func (s *Scheduler) Result(id int) Result {
 	r := s.requests[id]
 	if r == nil {
@@ -175,7 +193,7 @@ func (s *Scheduler) Result(id int) Result {
 	}
 	res := Result{PromptTokens: len(r.req.Prompt), PrefixHitTokens: r.prefixHit, Preemptions: r.preemptions}
 	for _, q := range r.seqs {
-		res.Outputs = append(res.Outputs, slices.Clone(q.output))
+		res.Outputs = append(res.Outputs, slices.Clone(q.output[:q.shown]))
 		res.Texts = append(res.Texts, q.textSoFar())
 		res.StopReasons = append(res.StopReasons, q.stop)
 	}
@@ -190,7 +208,7 @@ func (s *Scheduler) Result(id int) Result {
 	return res
 }
 
-// Text returns the text continuation seq of request id has produced so far, cut before a
+// Text returns the text continuation seq of request id has released so far, cut before a
 // matched stop string: Result(id).Texts[seq] without copying the other continuations ("" once
 // released).
 func (s *Scheduler) Text(id, seq int) string {
@@ -200,16 +218,19 @@ func (s *Scheduler) Text(id, seq int) string {
 	return ""
 }
 
-// textSoFar is the sequence's output text, cut before a matched stop string.
+// textSoFar is the text of the sequence's outputs released so far, cut before a matched stop
+// string once the output that matched it is released.
 func (q *sequence) textSoFar() string {
-	if q.cut >= 0 {
-		return string(q.text[:q.cut])
+	text := q.text[:q.shownAt]
+	if q.cut >= 0 && q.shown == len(q.output) {
+		text = text[:q.cut]
 	}
-	return string(q.text)
+	return string(text)
 }
 
 // Err returns the error that ended request id, if any: a cache too small for its sequence
-// even after preempting everything else, or a failed check (a *CheckError).
+// even after preempting everything else, a failed check (a *CheckError), or logits that
+// are not finite (ErrNonFinite).
 func (s *Scheduler) Err(id int) error {
 	if r := s.requests[id]; r != nil {
 		return r.err
@@ -241,18 +262,23 @@ type scheduled struct {
 }
 
 // Step runs one scheduling step and one batched forward pass, and returns the tokens
-// generated in it, in order. It returns an error for a failed --check or a broken model;
-// requests that cannot continue are finished with an error instead (see Err).
+// released in it, in order. Without Request.Check a token is released as soon as it is
+// sampled; with it, only once the logits it was sampled from have been recomputed by the
+// cache-free reference and found bit-identical (see Verifier): a sequence's tokens are
+// held and released a window at a time, and at its end. It returns an error for a broken
+// model (or a reference pass that fails); requests that cannot continue, and requests
+// whose check fails, are finished with an error instead (see Err).
 func (s *Scheduler) Step() ([]Token, error) {
+	s.out = nil
 	if s.Done() {
 		return nil, nil
 	}
 	plan := s.schedule()
 	if len(plan) == 0 && s.Done() {
-		return nil, nil // the last requests failed while scheduling
+		return s.takeOut(), nil // the last requests failed while scheduling
 	}
 	if len(plan) == 0 {
-		return nil, fmt.Errorf("engine: nothing can run: %d sequences waiting, %d running, %d of %d blocks available",
+		return s.takeOut(), fmt.Errorf("engine: nothing can run: %d sequences waiting, %d running, %d of %d blocks available",
 			s.waiting.Len(), len(s.running), s.e.Pool.Available(), s.e.Pool.Config().NumBlocks)
 	}
 	var rows []model.Row
@@ -269,7 +295,7 @@ func (s *Scheduler) Step() ([]Token, error) {
 	}
 	out, err := s.e.Runner.Forward(s.e.Pool, rows)
 	if err != nil {
-		return nil, err
+		return s.takeOut(), err
 	}
 	s.recordBatch(len(rows), len(plan))
 	var logits [][]float32
@@ -281,7 +307,7 @@ func (s *Scheduler) Step() ([]Token, error) {
 	var done []*sequence
 	for _, p := range plan {
 		if err := s.e.Pool.Commit(p.q.kv, p.n); err != nil {
-			return nil, err
+			return s.takeOut(), err
 		}
 		s.e.reclaim(p.q.kv)
 		if p.q.kv.Computed() == p.q.kv.Len() {
@@ -291,7 +317,6 @@ func (s *Scheduler) Step() ([]Token, error) {
 	if st := s.e.Pool.Stats(); st.BlocksUsed > s.stats.PeakBlocksUsed {
 		s.stats.PeakBlocksUsed = st.BlocksUsed
 	}
-	var toks []Token
 	for i, q := range done {
 		if q.state == Finished { // its request failed earlier in this step
 			continue
@@ -300,17 +325,19 @@ func (s *Scheduler) Step() ([]Token, error) {
 			if c.state == Finished {
 				continue
 			}
-			t, err := s.advance(c, logits[i])
-			if err != nil {
-				return toks, err
+			if err := s.advance(c, logits[i]); err != nil {
+				return s.takeOut(), err
 			}
-			if c.state == Finished && c.r.err != nil {
-				continue // the check failed: no token
-			}
-			toks = append(toks, t)
 		}
 	}
-	return toks, nil
+	return s.takeOut(), nil
+}
+
+// takeOut returns the tokens released so far in this step and forgets them.
+func (s *Scheduler) takeOut() []Token {
+	out := s.out
+	s.out = nil
+	return out
 }
 
 // schedule decides this step's work, reserving cache slots (and preempting) as it goes.
@@ -347,16 +374,25 @@ func (s *Scheduler) schedule() []scheduled {
 		watermark = 0 // an empty engine admits whatever fits
 	}
 	cfg := pool.Config()
-	// Blocks that admitted sequences will still need for the rest of their prompts are
-	// spoken for: admission must not hand them out again.
+	// Blocks that admitted sequences will still need — the rest of their prompts, the slot
+	// of their first generated token, their forks — are spoken for: admission must not hand
+	// them out again.
 	promised := 0
 	for _, q := range s.running {
-		promised += max(0, cfg.BlocksFor(q.kv.Len())-len(q.kv.Table()))
+		promised += s.promised(q, q.kv.Table())
 	}
 	for s.waiting.Len() > 0 && budget > 0 && len(s.running) < s.cfg.MaxSequences {
 		q := s.waiting.Front()
-		need := cfg.BlocksFor(len(q.tokens)) - pool.CachedPrefix(q.tokens, q.r.req.CacheSalt)/cfg.BlockSize
-		if pool.Available()-promised < need+watermark {
+		hit, pinned := pool.PrefixHit(q.tokens, q.r.req.CacheSalt)
+		// The hit's blocks are reused, not allocated; those of them that are cached and
+		// evictable leave the Available() count when the sequence pins them.
+		need := s.promised(q, make([]int, hit/cfg.BlockSize))
+		if len(s.running) == 0 {
+			// Alone, a request needs only its prompt to start: forks and growth that do
+			// not fit are served by preempting its own continuations.
+			need = min(need, cfg.BlocksFor(len(q.tokens))-hit/cfg.BlockSize)
+		}
+		if pool.Available()-pinned-promised < need+watermark {
 			break
 		}
 		kv := pool.AddSequence(q.tokens, q.r.req.CacheSalt)
@@ -376,9 +412,34 @@ func (s *Scheduler) schedule() []scheduled {
 		}
 		plan = append(plan, scheduled{q, n})
 		budget -= n
-		promised += max(0, cfg.BlocksFor(kv.Len())-len(kv.Table()))
+		promised += s.promised(q, kv.Table())
 	}
 	return plan
+}
+
+// promised is how many more blocks sequence q needs, beyond the blocks of table, to compute
+// its tokens and, before its first generated token, the slot of that token — and, for a
+// request's first sequence before its first token, the first tokens of the N-1 forks made
+// from it (each fork copies the shared last block on its first write, or takes a new block
+// when that block is full). Decode growth after the first token is not promised: the
+// watermark (SchedulerConfig.WatermarkBlocks, 1% of the pool by default) absorbs it, and
+// when that is not enough the most recently admitted sequence is preempted.
+func (s *Scheduler) promised(q *sequence, table []int) int {
+	end := len(q.tokens)
+	if len(q.output) == 0 {
+		end++
+	}
+	cfg := s.e.Pool.Config()
+	need := cfg.BlocksFor(end) - len(table)
+	if w := s.e.Model.Config.ReclaimWindow(); w > 0 {
+		// Sliding-window attention releases the blocks that fall out of the window after
+		// every chunk: a sequence never holds more than the window and one chunk.
+		need = min(need, cfg.BlocksFor(w+s.cfg.ChunkSize)+1)
+	}
+	if q.idx == 0 && len(q.r.seqs) == 1 && len(q.output) == 0 {
+		need += max(q.r.req.N, 1) - 1
+	}
+	return max(need, 0)
 }
 
 // preempt frees a running sequence's blocks and puts it at the front of the waiting queue
@@ -393,13 +454,23 @@ func (s *Scheduler) preempt(q *sequence) {
 	s.stats.Preemptions++
 }
 
-// fail finishes a sequence's whole request with an error.
+// fail finishes a sequence's whole request with an error. Tokens of its continuations that
+// still wait for their check are flushed first: verified, and released if they pass, so that
+// what the request produced before the failure is delivered (and nothing unverified).
 func (s *Scheduler) fail(q *sequence, err error) {
 	q.r.err = err
 	for _, c := range q.r.seqs {
-		if c.state != Finished {
-			s.finish(c, "error")
+		if c.state == Finished {
+			continue
 		}
+		if c.check.Held() > 0 {
+			passed, _ := c.check.Verify(s.e, c.tokens) // the request has failed already: a further error adds nothing
+			for _, st := range passed {
+				s.release(c, st)
+			}
+			s.stats.CheckedTokens += int64(len(passed))
+		}
+		s.finish(c, "error")
 	}
 }
 
@@ -459,15 +530,15 @@ func (s *Scheduler) forkIfFirst(q *sequence) []*sequence {
 	return out
 }
 
-// advance samples q's next token from logits, checks them when asked, and either appends
-// the token (to be computed next step) or finishes the sequence.
-func (s *Scheduler) advance(q *sequence, logits []float32) (Token, error) {
+// advance samples q's next token from logits and either appends it (to be computed next
+// step) or finishes the sequence. The token is released at once, or, with Request.Check,
+// held until its window is verified (at the latest when the sequence ends).
+func (s *Scheduler) advance(q *sequence, logits []float32) error {
 	r := q.r
 	pos := len(q.tokens)
-	if r.req.Check {
-		if err := q.check.add(s.e, q.tokens, q.idx, len(q.output), pos-1, logits); err != nil {
-			return Token{}, s.checkFailed(q, err)
-		}
+	if err := checkFinite(logits, q.idx, len(q.output), pos-1); err != nil {
+		s.fail(q, err)
+		return nil
 	}
 	tok := q.sampler.Sample(logits)
 	t := Token{Request: r.id, Seq: q.idx, Step: len(q.output), Pos: pos, ID: tok, Logits: logits}
@@ -477,16 +548,46 @@ func (s *Scheduler) advance(q *sequence, logits []float32) (Token, error) {
 	if reason == "" {
 		q.tokens = append(q.tokens, tok)
 		q.kv.Append(tok)
-		return t, nil
+	} else {
+		t.Final, t.StopReason = true, reason
 	}
-	if r.req.Check {
-		if err := q.check.flush(s.e, q.tokens); err != nil {
-			return t, s.checkFailed(q, err)
+	st := shownToken{tok: t, textEnd: len(q.text)}
+	if !r.req.Check {
+		s.release(q, st)
+	} else {
+		q.check.Hold(q.idx, t.Step, pos-1, logits, st)
+		if reason != "" || q.check.Due() {
+			if err := s.verify(q); err != nil {
+				return err
+			}
 		}
 	}
-	s.finish(q, reason)
-	t.Final, t.StopReason = true, reason
-	return t, nil
+	if reason != "" && q.state != Finished { // a failed check has finished it already
+		s.finish(q, reason)
+	}
+	return nil
+}
+
+// release hands a token to the caller of Step.
+func (s *Scheduler) release(q *sequence, st shownToken) {
+	s.out = append(s.out, st.tok)
+	q.shown++
+	q.shownAt = st.textEnd
+}
+
+// verify checks q's held tokens and releases those that pass. A failed check ends q's
+// request (its other continuations' held tokens are verified and released first, see
+// fail); any other error is returned.
+func (s *Scheduler) verify(q *sequence) error {
+	passed, err := q.check.Verify(s.e, q.tokens)
+	for _, st := range passed {
+		s.release(q, st)
+	}
+	s.stats.CheckedTokens += int64(len(passed))
+	if err != nil {
+		return s.checkFailed(q, err)
+	}
+	return nil
 }
 
 // checkFailed ends the request of q with a failed --check. A *CheckError is the request's

@@ -73,7 +73,7 @@ func TestContinuousBatchingIsBatchInvariant(t *testing.T) {
 			t.Logf("%d steps, batch mean %.1f tokens / %.1f sequences (max %d / %d), %d preemptions, %d prefill + %d decode tokens",
 				st.Steps, st.RowsMean, st.SequencesMean, st.RowsMax, st.SequencesMax, st.Preemptions, st.PrefillTokens, st.DecodeTokens)
 			require.Positive(t, st.Preemptions, "the pool should be small enough to force preemption")
-			require.Greater(t, st.SequencesMax, 8, "requests should run batched")
+			require.GreaterOrEqual(t, st.SequencesMax, 8, "requests should run batched")
 			for i := range reqs {
 				require.NoError(t, s.Err(i))
 				require.Equal(t, alone[i], s.Result(i).Outputs[0], "request %d", i)

@@ -2,18 +2,16 @@ package golden
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"runtime/debug"
 	"slices"
 
 	"github.com/kvref/kvref/engine"
+	"github.com/kvref/kvref/internal/digest"
 )
 
 // Golden is the recorded result of one scenario on kvref: what every request was sent and
@@ -256,25 +254,12 @@ func ReadGolden(path string) (*Golden, error) {
 	return &g, nil
 }
 
-// FileSHA256 returns the hex SHA-256 of a file.
-func FileSHA256(path string) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
-}
+// FileSHA256 returns the hex SHA-256 of a file (internal/digest: a large file is read for it
+// once per version).
+func FileSHA256(path string) (string, error) { return digest.File(path) }
 
 // BytesSHA256 returns the hex SHA-256 of b.
-func BytesSHA256(b []byte) string {
-	h := sha256.Sum256(b)
-	return hex.EncodeToString(h[:])
-}
+func BytesSHA256(b []byte) string { return digest.Bytes(b) }
 
 // Version describes the kvref build: the module version and, when the binary was built
 // from a repository, the commit ("+dirty" when it had uncommitted changes).

@@ -146,12 +146,17 @@ func TestFreeKeepsFullBlocksCachedAndEvictsLRU(t *testing.T) {
 	b := p.AddSequence(seqTokens(5, 0), "")
 	require.Equal(t, 4, b.Computed())
 	compute(t, p, b)
+	first, second := b.Table()[0], b.Table()[1]
 	p.Free(b)
 
-	// A different prompt needing 4 blocks must evict both cached blocks, later one first.
+	// A different prompt needing 4 blocks must evict both cached blocks, later one first:
+	// Free releases a table from its end, so the prefix's second block is the least
+	// recently used. Allocation takes the free blocks, then evicts in LRU order.
 	c := p.AddSequence(seqTokens(7, 50), "")
 	require.NoError(t, reserve(p, c, 7))
 	require.EqualValues(t, 2, p.Stats().Evictions)
+	require.Len(t, c.Table(), 4)
+	require.Equal(t, []int{second, first}, c.Table()[2:], "evicted in LRU order: the prefix's later block first")
 	require.NoError(t, p.Commit(c, 7))
 	require.NoError(t, p.Check())
 

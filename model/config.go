@@ -77,23 +77,28 @@ func (c Config) Validate() error {
 		return fmt.Errorf("model: rope dimension count %d must be even and at most head_dim %d", c.RopeDims, c.HeadDim)
 	case c.Context < 1:
 		return fmt.Errorf("model: context length must be ≥ 1, got %d", c.Context)
-	case c.RopeBase <= 0:
-		return fmt.Errorf("model: rope frequency base must be > 0, got %g", c.RopeBase)
 	case c.SlidingWindow < 0:
 		return fmt.Errorf("model: sliding window must be ≥ 0, got %d", c.SlidingWindow)
 	case c.SlidingFromLayer < 0 || c.SlidingFromLayer > c.Layers:
 		return fmt.Errorf("model: the first sliding-window layer must be from 0 to the %d layers, got %d", c.Layers, c.SlidingFromLayer)
 	}
+	if err := CheckRopeBase(c.RopeBase); err != nil {
+		return fmt.Errorf("model: rope_base %w", err)
+	}
+	if err := CheckNormEps(float64(c.NormEps)); err != nil {
+		return fmt.Errorf("model: norm_eps %w", err)
+	}
 	switch c.RopeScaling.Type {
 	case "":
 	case "linear":
-		if c.RopeScaling.Factor <= 0 {
-			return fmt.Errorf("model: linear rope scaling needs a factor > 0, got %g", c.RopeScaling.Factor)
+		if err := CheckPositiveFinite(c.RopeScaling.Factor); err != nil {
+			return fmt.Errorf("model: the linear rope scaling factor %w", err)
 		}
 	case "llama3":
 		r := c.RopeScaling
-		if r.Factor <= 0 || r.LowFreqFactor <= 0 || r.HighFreqFactor <= r.LowFreqFactor || r.OriginalContext < 1 {
-			return fmt.Errorf("model: llama3 rope scaling needs factor > 0, 0 < low_freq_factor < high_freq_factor and an original context, got %+v", r)
+		finite := CheckPositiveFinite(r.Factor) == nil && CheckPositiveFinite(r.LowFreqFactor) == nil && CheckPositiveFinite(r.HighFreqFactor) == nil
+		if !finite || r.HighFreqFactor <= r.LowFreqFactor || r.OriginalContext < 1 {
+			return fmt.Errorf("model: llama3 rope scaling needs finite factor > 0, 0 < low_freq_factor < high_freq_factor and an original context, got %+v", r)
 		}
 	default:
 		return fmt.Errorf("model: unsupported rope scaling type %q (kvref supports linear and llama3)", c.RopeScaling.Type)

@@ -4,12 +4,15 @@ import (
 	"fmt"
 
 	"github.com/kvref/kvref/format/gguf"
+	"github.com/kvref/kvref/internal/digest"
 	"github.com/kvref/kvref/internal/kernels"
 	"github.com/kvref/kvref/tokenizer"
 	"github.com/kvref/kvref/tokenizer/chattemplate"
 )
 
-// LoadGGUF opens a GGUF file (memory-mapped) and loads the model and its tokenizer.
+// LoadGGUF opens a GGUF file (memory-mapped) and loads the model and its tokenizer. Its
+// Digest is the file's SHA-256 (internal/digest: a large file is read for it once per
+// version).
 func LoadGGUF(path string) (*Model, error) {
 	f, err := gguf.Open(path)
 	if err != nil {
@@ -21,11 +24,16 @@ func LoadGGUF(path string) (*Model, error) {
 		return nil, err
 	}
 	m.closer = f
+	if m.Digest, err = digest.File(path); err != nil {
+		m.Close()
+		return nil, fmt.Errorf("model: %s: %w", path, err)
+	}
 	return m, nil
 }
 
 // FromGGUF builds a model from a parsed GGUF file. The weights alias the file's data, so
-// the file must stay open while the model is used.
+// the file must stay open while the model is used. It sets no Digest: the caller knows
+// where the bytes came from (LoadGGUF hashes the file).
 func FromGGUF(f *gguf.File, source string) (*Model, error) {
 	cfg, err := configFromGGUF(f)
 	if err != nil {
@@ -131,11 +139,17 @@ func configFromGGUF(f *gguf.File) (Config, error) {
 		if cfg.RopeBase, err = f.Float(arch + ".rope.freq_base"); err != nil {
 			return Config{}, err
 		}
+		if err := CheckRopeBase(cfg.RopeBase); err != nil {
+			return Config{}, fmt.Errorf("model: %s: %s.rope.freq_base %w", f.Path, arch, err)
+		}
 	}
 	if t, err := f.String(arch + ".rope.scaling.type"); err == nil && t != "none" {
 		factor, err := f.Float(arch + ".rope.scaling.factor")
 		if err != nil {
 			return Config{}, err
+		}
+		if err := CheckPositiveFinite(factor); err != nil {
+			return Config{}, fmt.Errorf("model: %s: %s.rope.scaling.factor %w", f.Path, arch, err)
 		}
 		cfg.RopeScaling = RopeScaling{Type: t, Factor: factor}
 	}
@@ -149,6 +163,9 @@ func configFromGGUF(f *gguf.File) (Config, error) {
 	eps, err := f.Float(arch + ".attention.layer_norm_rms_epsilon")
 	if err != nil {
 		return Config{}, err
+	}
+	if err := CheckNormEps(eps); err != nil {
+		return Config{}, fmt.Errorf("model: %s: %s.attention.layer_norm_rms_epsilon %w", f.Path, arch, err)
 	}
 	cfg.NormEps = float32(eps)
 	emb, ok := f.Tensor("token_embd.weight")
@@ -201,7 +218,11 @@ func weightsFromGGUF(f *gguf.File, cfg *Config) (*Weights, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%w (in %s)", err, f.Path)
 		}
-		return append([]float32(nil), m.Row(0, make([]float32, n))...), nil
+		v := append([]float32(nil), m.Row(0, make([]float32, n))...)
+		if i, x := CheckFinite(v); i >= 0 {
+			return nil, fmt.Errorf("model: %s: tensor %q holds %v at index %d; norm weights, biases and RoPE divisors must be finite", f.Path, name, x, i)
+		}
+		return v, nil
 	}
 	var w Weights
 	var err error
@@ -271,6 +292,11 @@ func weightsFromGGUF(f *gguf.File, cfg *Config) (*Weights, error) {
 	if _, ok := f.Tensor("rope_freqs.weight"); ok {
 		if w.RopeFreqs, err = vector("rope_freqs.weight", cfg.RopeDims/2); err != nil {
 			return nil, err
+		}
+		for i, d := range w.RopeFreqs {
+			if err := CheckPositiveFinite(float64(d)); err != nil {
+				return nil, fmt.Errorf("model: %s: tensor \"rope_freqs.weight\" divisor %d %w", f.Path, i, err)
+			}
 		}
 	}
 	return &w, nil

@@ -19,6 +19,7 @@ type Model struct {
 	Tokenizer tokenizer.Tokenizer
 	Source    string          // where it came from: a path, or "builtin:..."
 	Format    string          // "gguf", "safetensors" or "llama2c"
+	Digest    string          // hex SHA-256 of the bytes the weights came from ("": built in memory; see Identity)
 	Tensors   []TensorSummary // every tensor of the file, in file order
 	// ChatTemplates are the file's chat templates by name (GGUF tokenizer.chat_template and
 	// tokenizer.chat_template.NAME; tokenizer_config.json's chat_template or
@@ -74,10 +75,18 @@ func (m *Model) Close() error {
 	return err
 }
 
-// Identity is a short hash of the model's source and configuration. It salts the KV cache's
-// block hashes so that blocks computed by one model are never shared with another.
+// Identity is a short hash of the model's weights and configuration. It salts the KV
+// cache's block hashes so that blocks computed by one model are never shared with another.
+// It names the weights by Digest, the SHA-256 of the bytes they were loaded from, so the
+// same file opened under two paths (or embedded, or downloaded) is one model and two files
+// that differ anywhere are two; a model built in memory without a digest is named by its
+// Source instead.
 func (m *Model) Identity() string {
 	cfg, _ := json.Marshal(m.Config)
-	h := sha256.Sum256(append([]byte(m.Source+"\x00"), cfg...))
+	name := "source " + m.Source
+	if m.Digest != "" {
+		name = "sha256 " + m.Digest
+	}
+	h := sha256.Sum256(append([]byte(name+"\x00"), cfg...))
 	return hex.EncodeToString(h[:8])
 }

@@ -25,23 +25,30 @@ func (r *Runner) Reference(tokens []int, kType, vType quant.CacheType, from int)
 		positions[i] = i
 		want[i] = i >= from
 	}
-	store := &contiguousStore{
+	logits, err := r.forward(tokens, positions, want, newContiguousStore(c, n, kType, vType, nil))
+	if err != nil {
+		return nil, err
+	}
+	return logits[from:], nil
+}
+
+// newContiguousStore returns plain arrays for the K/V of n positions, recording into trace
+// when it is not nil.
+func newContiguousStore(c Config, n int, kType, vType quant.CacheType, trace *Trace) *contiguousStore {
+	s := &contiguousStore{
 		kType: kType, vType: vType,
 		shape:  attention.Shape{Heads: c.Heads, KVHeads: c.KVHeads, HeadDim: c.HeadDim},
 		window: c.Window,
 		keys:   make([][]float32, c.Layers),
 		values: make([][]float32, c.Layers),
 		n:      n,
+		trace:  trace,
 	}
-	for l := range store.keys {
-		store.keys[l] = make([]float32, n*c.KVDim())
-		store.values[l] = make([]float32, n*c.KVDim())
+	for l := range s.keys {
+		s.keys[l] = make([]float32, n*c.KVDim())
+		s.values[l] = make([]float32, n*c.KVDim())
 	}
-	logits, err := r.forward(tokens, positions, want, store)
-	if err != nil {
-		return nil, err
-	}
-	return logits[from:], nil
+	return s
 }
 
 // contiguousStore keeps K/V of every position in plain float32 arrays (after the cache
@@ -52,6 +59,7 @@ type contiguousStore struct {
 	window       func(layer int) int // each layer's attention window (Config.Window)
 	keys, values [][]float32         // per layer, n rows of kv_heads·head_dim
 	n            int
+	trace        *Trace // when not nil, receives the queries and the K/V before the round trip
 }
 
 func (s *contiguousStore) store(l, b int, k, v []float32) {
@@ -60,11 +68,18 @@ func (s *contiguousStore) store(l, b int, k, v []float32) {
 	vd := s.values[l][b*row : (b+1)*row]
 	copy(kd, k)
 	copy(vd, v)
+	if s.trace != nil {
+		copy(s.trace.K[l][b*row:], k)
+		copy(s.trace.V[l][b*row:], v)
+	}
 	s.kType.RoundTrip(kd, s.shape.KVHeads, s.shape.HeadDim)
 	s.vType.RoundTrip(vd, s.shape.KVHeads, s.shape.HeadDim)
 }
 
 func (s *contiguousStore) attend(l int, att, q []float32, threads *parallel.Pool) {
+	if s.trace != nil {
+		copy(s.trace.Q[l], q)
+	}
 	shape := s.shape
 	shape.Window = s.window(l)
 	attention.ContiguousBatch(att, q, s.keys[l], s.values[l], s.n, shape, threads)

@@ -245,7 +245,7 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, r *http.Requ
 	send := func(v any) error {
 		b, err := json.Marshal(v)
 		if err != nil {
-			return err
+			return &encodeError{err}
 		}
 		_, err = fmt.Fprintf(w, "data: %s\n\n", b)
 		return err
@@ -290,6 +290,10 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, r *http.Requ
 			}
 			for _, choice := range choices {
 				if err := send(c.shape.chunk(c, choice)); err != nil {
+					var ee *encodeError
+					if errors.As(err, &ee) { // say so, rather than end the stream empty
+						return fail(newError(500, serverError, "", "", "encoding the response: %v", ee.err))
+					}
 					return cut(err)
 				}
 				c.streamed++
@@ -359,6 +363,12 @@ func (legacyShape) usageChunk(c *completion, u Usage) any {
 func (c *completion) header() CompletionResponse {
 	return CompletionResponse{ID: c.id, Object: "text_completion", Created: c.created, Model: c.s.model}
 }
+
+// encodeError is a chunk that JSON cannot carry (a NaN, which the engine's finiteness check
+// keeps out of logits): the stream ends with an error event, not silently.
+type encodeError struct{ err error }
+
+func (e *encodeError) Error() string { return e.err.Error() }
 
 // code is an API error's code, or "" when it has none.
 func code(e *APIError) string {

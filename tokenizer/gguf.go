@@ -3,6 +3,7 @@ package tokenizer
 import (
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/kvref/kvref/format/gguf"
@@ -34,8 +35,8 @@ const (
 // byte-level *BPE (llama.cpp semantics, see NewBPE); other models are not
 // supported. For "llama" it reads the tokens, scores and token types (all
 // required, of equal length), the special token ids (bos, eos, unknown,
-// padding, eot, eom; llama.cpp's defaults 1, 2, 0 when absent or out of
-// range), add_bos_token (default true), add_eos_token (default false) and
+// padding, eot, eom; llama.cpp's defaults 1, 2, 0 when absent or "none",
+// an error when outside the vocabulary), add_bos_token (default true), add_eos_token (default false) and
 // add_space_prefix (default true), and finds end-of-generation tokens by
 // their text as llama.cpp does. For "gpt2" it reads the tokens, the merges
 // (tokenizer.ggml.merges, "a b" strings), the optional token types,
@@ -123,9 +124,11 @@ func spmVocab(f *gguf.File) (Vocab, error) {
 }
 
 // tokenID reads an optional token-id key. Like llama.cpp it falls back to
-// def when the key is absent or the id is not a valid token (GGUF files
-// often store 0xFFFFFFFF or -1 for "none"); def itself becomes -1 when it
-// is out of range.
+// def when the key is absent or says "none" (GGUF files store -1, or its
+// unsigned spelling 0xFFFFFFFF); def itself becomes -1 when it is out of
+// range. Any other id outside the vocabulary is an error naming the key
+// (llama.cpp warns and uses the default, which silently turns a broken file's
+// BOS into token 1).
 func tokenID(f *gguf.File, key string, def, n int) (int, error) {
 	if def >= n {
 		def = -1
@@ -135,10 +138,13 @@ func tokenID(f *gguf.File, key string, def, n int) (int, error) {
 		return def, nil
 	}
 	if u, ok := val.Uint(); ok {
-		if u < uint64(n) {
+		switch {
+		case u < uint64(n):
 			return int(u), nil
+		case u == math.MaxUint32 || u == math.MaxUint64 || u == math.MaxUint16:
+			return def, nil
 		}
-		return def, nil
+		return 0, fmt.Errorf("tokenizer: %s: %s is %d, outside the vocabulary of %d tokens", f.Path, key, u, n)
 	}
 	if _, ok := val.Int(); ok {
 		return def, nil // negative: none

@@ -177,6 +177,12 @@ var errLlama2cTruncated = errors.New("the file is truncated or not a llama2.c to
 // tokens as <0xNN>, max_token_length the longest token's byte length. Only
 // v.Tokens and v.Scores are stored; FromLlama2c reconstructs the rest by
 // llama2.c's conventions. Tokens holding a real space cannot be stored.
+//
+// llama2.c's own run.c asks more of the vocabulary than the format does: it
+// reads each token with fread(text, len, 1), which fails for an empty token,
+// and its encoder looks up " " (the "▁" piece) for the dummy prefix of every
+// prompt, reading vocab[-1] when there is none. kvref writes such vocabularies
+// (its reader accepts them), but run.c cannot use them.
 func WriteLlama2c(w io.Writer, v Vocab) error {
 	if len(v.Tokens) == 0 {
 		return fmt.Errorf("tokenizer: writing tokenizer.bin: the vocabulary has no tokens")

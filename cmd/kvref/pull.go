@@ -16,7 +16,7 @@ func init() {
 }
 
 // pullUsage is the help text of kvref pull, above its flags.
-const pullUsage = `usage: kvref pull [--force] [--cache DIR] REF...
+const pullUsage = `usage: kvref pull [--force] [--cache DIR] [--sha256 HEX] REF...
 
 Downloads each file into the cache and prints its local path on stdout, one per line.
 
@@ -26,8 +26,11 @@ REF is one of
   https://HOST/PATH           any URL (http:// too)
 
 A file already in the cache is printed without any request (--force downloads it again). An
-interrupted download resumes where it stopped when pulled again. Files are checked against the
-sha256 (LFS files) or git blob sha1 the hub announces before they enter the cache.
+interrupted download resumes where it stopped when pulled again. A download enters the cache
+only after it matches every checksum known for it: the sha256 the hub announces for LFS files
+(the git blob sha1 for small files), and the one given with --sha256. A server that announces
+none (a plain URL) is trusted unless --sha256 is given: its sha256 is printed instead. With
+--sha256, a file already in the cache is checked against it too.
 
 environment:
   HF_ENDPOINT  hub address (default https://huggingface.co)
@@ -40,6 +43,7 @@ func pullCmd(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("pull", stderr)
 	force := fs.Bool("force", false, "download again even when the file is cached")
 	cache := fs.String("cache", "", "cache directory (default: $KVREF_CACHE, else kvref in the user cache directory)")
+	sum := fs.String("sha256", "", "expected sha256 of the file (one REF only): verified whatever the server announces")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, pullUsage)
 		fs.PrintDefaults()
@@ -52,10 +56,13 @@ func pullCmd(args []string, stdout, stderr io.Writer) error {
 		fs.Usage()
 		return errUsage
 	}
+	if *sum != "" && len(refs) != 1 {
+		return fmt.Errorf("--sha256 names the checksum of one file, but %d references were given", len(refs))
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	for _, ref := range refs {
-		p, err := hub.Fetch(ctx, ref, hub.Options{CacheDir: *cache, Force: *force, Progress: stderr})
+		p, err := hub.Fetch(ctx, ref, hub.Options{CacheDir: *cache, Force: *force, Progress: stderr, SHA256: *sum})
 		if err != nil {
 			return err
 		}

@@ -147,7 +147,7 @@ func TestPullErrors(t *testing.T) {
 
 	_, stderr, code = kvref(t, "pull")
 	assert.Equal(t, 2, code)
-	assert.Contains(t, stderr, "usage: kvref pull [--force] [--cache DIR] REF...")
+	assert.Contains(t, stderr, "usage: kvref pull [--force] [--cache DIR] [--sha256 HEX] REF...")
 
 	_, stderr, code = kvref(t, "pull", "--nope", "hf://o/r/m.gguf")
 	assert.Equal(t, 2, code)
@@ -161,4 +161,31 @@ func TestPullErrors(t *testing.T) {
 	help, _, code := kvref(t, "help")
 	assert.Equal(t, 0, code)
 	assert.Contains(t, help, "pull      download a model file")
+}
+
+// TestPullWithAGivenChecksum: --sha256 is checked against the download and against a file
+// already in the cache, and names one file only.
+func TestPullWithAGivenChecksum(t *testing.T) {
+	data := []byte("model bytes")
+	newTestHub(t, map[string][]byte{"o/r/main/m.bin": data})
+	dir := t.TempDir()
+	sum := sha256.Sum256(data)
+	good := hex.EncodeToString(sum[:])
+	wrong := strings.Repeat("1", 64)
+
+	_, stderr, code := kvref(t, "pull", "--cache", dir, "--sha256", wrong, "hf://o/r/m.bin")
+	assert.Equal(t, 1, code)
+	assert.Contains(t, stderr, "sha256 mismatch: expected "+wrong+" (given)")
+
+	out, stderr, code := kvref(t, "pull", "--cache", dir, "--sha256", good, "hf://o/r/m.bin")
+	require.Equal(t, 0, code, stderr)
+	assert.Equal(t, filepath.Join(dir, "hf", "o", "r", "main", "m.bin")+"\n", out)
+
+	_, stderr, code = kvref(t, "pull", "--cache", dir, "--sha256", wrong, "hf://o/r/m.bin")
+	assert.Equal(t, 1, code)
+	assert.Contains(t, stderr, "the cached file")
+
+	_, stderr, code = kvref(t, "pull", "--cache", dir, "--sha256", good, "hf://o/r/m.bin", "hf://o/r/n.bin")
+	assert.Equal(t, 1, code)
+	assert.Contains(t, stderr, "--sha256 names the checksum of one file")
 }

@@ -50,7 +50,7 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&f.chunk, "chunk-size", 0, "most prompt tokens of one sequence per step (chunked prefill; 0: the batch budget)")
 	fs.IntVar(&f.batchTokens, "max-batch-tokens", 2048, "tokens per step, decode and prefill together")
 	fs.BoolVar(&f.ignoreEOS, "ignore-eos", false, "keep generating past end-of-text tokens")
-	fs.BoolVar(&f.check, "check", false, "recompute every step with the cache-free reference and require bit-identical logits")
+	fs.BoolVar(&f.check, "check", false, "recompute every step with the cache-free reference and require bit-identical logits; a token is printed only once its step has passed")
 	fs.BoolVar(&f.asJSON, "json", false, "print one JSON object per token and a final summary line")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: kvref run [-m MODEL] [-p PROMPT | --prompt-file FILE] [flags]")
@@ -103,7 +103,10 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 				seq := promptOf[t.Request]*f.np + t.Seq
 				line.Seq = &seq
 			}
-			b, _ := json.Marshal(line)
+			b, err := json.Marshal(line)
+			if err != nil { // the engine refuses non-finite logits, so this is a kvref bug
+				return fmt.Errorf("step %d (position %d): encoding the --json line: %w", t.Step, t.Pos, err)
+			}
 			out.Write(append(b, '\n'))
 			return nil
 		}
@@ -157,7 +160,7 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 			}
 			ids = append(ids, id)
 		}
-		if err := sched.RunAll(emit); err != nil {
+		if err := runAll(eng, sched, emit); err != nil {
 			return err
 		}
 	} else {
@@ -174,7 +177,7 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 				return err
 			}
 			ids = append(ids, id)
-			if err := sched.RunAll(emit); err != nil {
+			if err := runAll(eng, sched, emit); err != nil {
 				return err
 			}
 			if err := finish(id); err != nil {
@@ -196,7 +199,10 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	sum.BlocksUsed = es.PeakBlocksUsed
 	sum.BlocksReclaimed = st.BlocksReclaimed
 	if f.asJSON {
-		b, _ := json.Marshal(map[string]any{"summary": sum})
+		b, err := json.Marshal(map[string]any{"summary": sum})
+		if err != nil {
+			return fmt.Errorf("encoding the --json summary: %w", err)
+		}
 		fmt.Fprintln(out, string(b))
 		return nil
 	}
@@ -208,7 +214,31 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stderr, "kvref: sliding window %d: %d blocks reclaimed as sequences slid past them\n", w, sum.BlocksReclaimed)
 	}
 	if f.check {
-		fmt.Fprintf(stderr, "kvref: --check: every one of the %d generated tokens' logits was recomputed without the cache: bit-identical\n", sum.GeneratedTokens)
+		fmt.Fprintf(stderr, "kvref: --check: %d of the %d generated tokens were printed only after their logits were recomputed without the cache: bit-identical\n",
+			es.CheckedTokens, sum.GeneratedTokens)
+	}
+	return nil
+}
+
+// stepHook, when set (by tests), runs after every scheduler step of kvref run with the
+// engine and the number of steps run so far: the place to corrupt a cache entry mid-run.
+var stepHook func(eng *engine.Engine, steps int)
+
+// runAll is sched.RunAll with stepHook.
+func runAll(eng *engine.Engine, sched *engine.Scheduler, emit func(engine.Token) error) error {
+	for !sched.Done() {
+		toks, err := sched.Step()
+		for _, t := range toks {
+			if eerr := emit(t); eerr != nil {
+				return eerr
+			}
+		}
+		if err != nil {
+			return err
+		}
+		if stepHook != nil {
+			stepHook(eng, sched.Stats().Steps)
+		}
 	}
 	return nil
 }

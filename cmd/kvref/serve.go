@@ -87,7 +87,7 @@ func serve(ctx context.Context, restore func(), args []string, stdout, stderr io
 	fs.IntVar(&f.sequences, "sequences", 4, "full-context sequences the default pool holds (with --cache-blocks 0)")
 	fs.IntVar(&f.batchTokens, "max-batch-tokens", 2048, "tokens per step, decode and prefill together")
 	fs.IntVar(&f.chunk, "chunk-size", 0, "most prompt tokens of one sequence per step (chunked prefill; 0: the batch budget)")
-	fs.BoolVar(&f.check, "check", false, "recompute every step of every request with the cache-free reference and fail the request unless the logits are bit-identical")
+	fs.BoolVar(&f.check, "check", false, "recompute every step of every request with the cache-free reference and fail the request unless the logits are bit-identical; a token is sent only once its step has passed")
 	l := &f.limits
 	fs.IntVar(&l.MaxLogprobs, "max-logprobs", server.DefaultMaxLogprobs, "largest logprobs a request may ask for")
 	fs.Var(&f.maxBody, "max-body", "largest request body (default 8MiB; "+plan.SizeHelp+"); larger: 413")

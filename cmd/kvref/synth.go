@@ -32,7 +32,7 @@ func synthCmd(args []string, stdout, stderr io.Writer) error {
 	kvHeads := fs.Int("kv-heads", d.KVHeads, "key/value heads (fewer than --heads: GQA)")
 	hidden := fs.Int("hidden", d.Hidden, "feed-forward width")
 	ctx := fs.Int("ctx", d.Context, "context length")
-	vocab := fs.Int("vocab", 0, "vocabulary size (0: the 259-token byte-level vocabulary; larger pads with unused tokens)")
+	vocab := fs.Int("vocab", 0, "vocabulary size (0: the 259-token byte-level vocabulary, 260 with --format llama2c; larger adds the space piece ▁ and unused tokens)")
 	seed := fs.Uint64("seed", d.Seed, "weights seed: the same flags always give the same file")
 	ropeBase := fs.Float64("rope-base", d.RopeBase, "RoPE frequency base")
 	arch := fs.String("arch", "llama", "architecture: llama, qwen2 (Q/K/V biases, rotate-half RoPE), qwen3 (q/k norm)")
@@ -76,6 +76,11 @@ func synthCmd(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 		s.ChatTemplate = t.Source
+	}
+	if *format == "llama2c" && s.Vocab == 0 {
+		// llama2.c's run.c looks up the space piece for every prompt's dummy prefix (and
+		// crashes without it): the 259 byte-level tokens plus "▁".
+		s.Vocab = 260
 	}
 	if *wtype != "f32" {
 		if *format != "gguf" {

@@ -17,6 +17,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/kvref/kvref/internal/digest"
 )
 
 // DefaultTimeout is how long Fetch waits for a server by default: for the HEAD request, for
@@ -45,6 +47,10 @@ type Options struct {
 	// Timeout bounds the HEAD request and every wait for data during the download; zero
 	// means DefaultTimeout.
 	Timeout time.Duration
+	// SHA256 is the file's checksum when the caller knows it (hex): a download must match
+	// it as well as whatever the server announces, and a file already in the cache is
+	// checked against it too.
+	SHA256 string
 }
 
 // errStalled is the cause of a download cancelled because no data arrived in time.
@@ -75,8 +81,23 @@ func Fetch(ctx context.Context, ref string, opts Options) (string, error) {
 	}
 	final := src.Local(dir)
 	part := final + ".part"
+	want := strings.ToLower(opts.SHA256)
+	if want != "" {
+		if len(want) != 64 || !isHex(want) {
+			return "", fmt.Errorf("%s: the expected sha256 %q is not 64 hex digits", ref, opts.SHA256)
+		}
+	}
 	if !opts.Force {
 		if st, err := os.Stat(final); err == nil && st.Mode().IsRegular() {
+			if want != "" {
+				got, err := digest.File(final)
+				if err != nil {
+					return "", err
+				}
+				if got != want {
+					return "", fmt.Errorf("%s: the cached file %s has sha256 %s, expected %s: download it again with --force", ref, final, got, want)
+				}
+			}
 			return final, nil
 		}
 	}
@@ -97,13 +118,15 @@ func Fetch(ctx context.Context, ref string, opts Options) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	checked, err := f.verify(r, part, got, sum)
+	checked, err := f.verify(r, part, got, sum, want)
 	if err != nil {
 		return "", err
 	}
 	if err := os.Rename(part, final); err != nil {
 		return "", fmt.Errorf("storing the download: %w", err)
 	}
+	// The sum of the bytes written names the model: opening it never reads it again for that.
+	digest.Record(final, hex.EncodeToString(sum.Sum(nil)))
 	f.prog.finish(got, checked)
 	return final, nil
 }
@@ -459,9 +482,10 @@ func gitBlobSHA1(p string, size int64) (string, error) {
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
-// verify checks the downloaded size and checksum against what the servers announced and says
-// what was checked. On a mismatch it deletes PATH.part.
-func (f *fetcher) verify(r remote, part string, got int64, sum hash.Hash) (string, error) {
+// verify checks the downloaded size and checksum against what the servers announced and
+// what the caller expects (want, "" if nothing), and says what was checked. On a mismatch it
+// deletes PATH.part.
+func (f *fetcher) verify(r remote, part string, got int64, sum hash.Hash, want string) (string, error) {
 	fail := func(format string, args ...any) (string, error) {
 		os.Remove(part)
 		return "", fmt.Errorf("%s: %s; the download was deleted: run again", f.src.Ref, fmt.Sprintf(format, args...))
@@ -471,12 +495,18 @@ func (f *fetcher) verify(r remote, part string, got int64, sum hash.Hash) (strin
 			return fail("size mismatch: expected %d bytes, got %d", want, got)
 		}
 	}
+	actual := hex.EncodeToString(sum.Sum(nil))
+	if want != "" && actual != want {
+		return fail("sha256 mismatch: expected %s (given), got %s", want, actual)
+	}
 	switch {
 	case r.sha256 != "":
-		if actual := hex.EncodeToString(sum.Sum(nil)); actual != r.sha256 {
+		if actual != r.sha256 {
 			return fail("sha256 mismatch: expected %s, got %s", r.sha256, actual)
 		}
 		return "sha256 verified", nil
+	case want != "":
+		return "sha256 verified against the checksum given", nil
 	case r.gitSHA1 != "":
 		actual, err := gitBlobSHA1(part, got)
 		if err != nil {

@@ -23,6 +23,8 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+
+	"github.com/kvref/kvref/internal/cachedir"
 )
 
 // DefaultEndpoint is the hub address used when $HF_ENDPOINT is not set.
@@ -70,16 +72,7 @@ func Endpoint() string {
 }
 
 // DefaultCacheDir returns $KVREF_CACHE, or kvref under the user's cache directory.
-func DefaultCacheDir() (string, error) {
-	if d := os.Getenv("KVREF_CACHE"); d != "" {
-		return d, nil
-	}
-	base, err := os.UserCacheDir()
-	if err != nil {
-		return "", fmt.Errorf("no cache directory (set KVREF_CACHE or use --cache): %w", err)
-	}
-	return filepath.Join(base, "kvref"), nil
-}
+func DefaultCacheDir() (string, error) { return cachedir.Default() }
 
 // Resolve parses a reference and computes its download URL and cache key. The URL of an hf://
 // reference is {endpoint}/{owner}/{repo}/resolve/{rev}/{path} with the endpoint from

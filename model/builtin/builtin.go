@@ -34,5 +34,10 @@ func Model() (*model.Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	return model.FromGGUF(f, Source)
+	m, err := model.FromGGUF(f, Source)
+	if err != nil {
+		return nil, err
+	}
+	m.Digest = SHA256 // the same bytes as the file: the same model
+	return m, nil
 }

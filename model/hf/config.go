@@ -95,6 +95,14 @@ func readConfig(dir string) (model.Config, Config, error) {
 	if c.KVHeads == 0 {
 		c.KVHeads = c.Heads
 	}
+	if err := model.CheckNormEps(hc.RMSNormEps); err != nil {
+		return model.Config{}, Config{}, fmt.Errorf("hf: %s: rms_norm_eps %w (a missing key reads as 0)", path, err)
+	}
+	if hc.RopeTheta != 0 {
+		if err := model.CheckRopeBase(hc.RopeTheta); err != nil {
+			return model.Config{}, Config{}, fmt.Errorf("hf: %s: rope_theta %w", path, err)
+		}
+	}
 	if c.HeadDim == 0 && c.Heads > 0 {
 		if c.Dim%c.Heads != 0 {
 			return model.Config{}, Config{}, fmt.Errorf("hf: %s: hidden_size %d is not a multiple of num_attention_heads %d and head_dim is not given", path, c.Dim, c.Heads)
@@ -111,6 +119,9 @@ func readConfig(dir string) (model.Config, Config, error) {
 			t = rs.Type
 		}
 		if t != "default" {
+			if err := model.CheckPositiveFinite(rs.Factor); err != nil {
+				return model.Config{}, Config{}, fmt.Errorf("hf: %s: rope_scaling.factor %w", path, err)
+			}
 			c.RopeScaling = model.RopeScaling{Type: t, Factor: rs.Factor, LowFreqFactor: rs.LowFreqFactor,
 				HighFreqFactor: rs.HighFreqFactor, OriginalContext: rs.OriginalMaxPositionEmbeddings}
 		}

@@ -1,6 +1,7 @@
 package hf
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/kvref/kvref/format/gguf"
 	"github.com/kvref/kvref/format/safetensors"
+	"github.com/kvref/kvref/internal/digest"
 	"github.com/kvref/kvref/internal/kernels"
 	"github.com/kvref/kvref/model"
 	"github.com/kvref/kvref/tokenizer"
@@ -38,7 +40,31 @@ func Load(dir string) (*model.Model, error) {
 		set.Close()
 		return nil, err
 	}
+	if m.Digest, err = dirDigest(dir, set); err != nil {
+		m.Close()
+		return nil, err
+	}
 	return m, nil
+}
+
+// dirDigest names a directory's weights: the SHA-256 over each safetensors file's name and
+// SHA-256, in name order, and config.json's (internal/digest: a large file is read for it
+// once per version).
+func dirDigest(dir string, set *safetensors.Set) (string, error) {
+	paths := []string{filepath.Join(dir, "config.json")}
+	for _, f := range set.Files {
+		paths = append(paths, f.Path)
+	}
+	slices.Sort(paths[1:])
+	var list []byte
+	for _, p := range paths {
+		sum, err := digest.File(p)
+		if err != nil {
+			return "", fmt.Errorf("hf: %w", err)
+		}
+		list = fmt.Appendf(list, "%s %s\n", filepath.Base(p), sum)
+	}
+	return digest.Bytes(list), nil
 }
 
 func fromSet(dir string, cfg model.Config, hc Config, set *safetensors.Set) (*model.Model, error) {
@@ -46,8 +72,11 @@ func fromSet(dir string, cfg model.Config, hc Config, set *safetensors.Set) (*mo
 	if err != nil {
 		return nil, err
 	}
-	tok, err := tokenizer.FromHFDir(dir)
+	tok, err := tokenizer.FromHFDir(dir) // with the eos ids of config.json and generation_config.json
 	if err != nil {
+		return nil, err
+	}
+	if err := checkBOS(dir, hc, cfg.Vocab); err != nil {
 		return nil, err
 	}
 	if tok.VocabSize() > cfg.Vocab {
@@ -117,7 +146,11 @@ func readWeights(set *safetensors.Set, cfg *model.Config) (*model.Weights, error
 		if err != nil {
 			return nil, err
 		}
-		return append([]float32(nil), m.Row(0, make([]float32, n))...), nil
+		v := append([]float32(nil), m.Row(0, make([]float32, n))...)
+		if i, x := model.CheckFinite(v); i >= 0 {
+			return nil, fmt.Errorf("hf: tensor %q holds %v at index %d; norm weights and biases must be finite", name, x, i)
+		}
+		return v, nil
 	}
 	var w model.Weights
 	var err error
@@ -241,4 +274,43 @@ func readChatTemplates(dir string) (chattemplate.Set, error) {
 		return nil, fmt.Errorf("hf: %w", err)
 	}
 	return set, nil
+}
+
+// checkBOS requires the bos_token_id of config.json and generation_config.json, when they
+// give one, to be a token of the vocab: an id outside it is an error naming the file and the
+// key, never silently another token. (tokenizer.FromHFDir checks their eos_token_id.)
+func checkBOS(dir string, hc Config, vocab int) error {
+	if err := checkTokenID(hc.BOSTokenID, filepath.Join(dir, "config.json"), "bos_token_id", vocab); err != nil {
+		return err
+	}
+	genPath := filepath.Join(dir, "generation_config.json")
+	gen, err := os.ReadFile(genPath)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("hf: %w", err)
+	}
+	var g struct {
+		BOS json.RawMessage `json:"bos_token_id"`
+	}
+	if err := json.Unmarshal(gen, &g); err != nil {
+		return fmt.Errorf("hf: %s: %w", genPath, err)
+	}
+	return checkTokenID(g.BOS, genPath, "bos_token_id", vocab)
+}
+
+// checkTokenID checks a token id (absent or null: none) against [0, vocab).
+func checkTokenID(raw json.RawMessage, path, key string, vocab int) error {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil
+	}
+	var id int
+	if err := json.Unmarshal(raw, &id); err != nil {
+		return fmt.Errorf("hf: %s: %s is %s, want a token id", path, key, raw)
+	}
+	if id < 0 || id >= vocab {
+		return fmt.Errorf("hf: %s: %s %d is outside the vocabulary of %d tokens", path, key, id, vocab)
+	}
+	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/kvref/kvref/internal/digest"
 	"github.com/kvref/kvref/internal/mmapfile"
 	"io"
 	"math"
@@ -40,6 +41,10 @@ func Load(path, tokenizerPath string) (*model.Model, error) {
 		mapping.Close()
 		return nil, err
 	}
+	if m.Digest, err = digest.File(path); err != nil {
+		m.Close()
+		return nil, fmt.Errorf("llama2c: %s: %w", path, err)
+	}
 	return m, nil
 }
 
@@ -65,7 +70,12 @@ func Parse(name string, data []byte, tok tokenizer.Tokenizer) (*model.Model, err
 	if err != nil {
 		return nil, err
 	}
-	return build(name, data, h, tok, nil)
+	m, err := build(name, data, h, tok, nil)
+	if err != nil {
+		return nil, err
+	}
+	m.Digest = digest.Bytes(data)
+	return m, nil
 }
 
 // Config returns the model configuration a checkpoint with header h describes:

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/kvref/kvref/format/gguf"
+	"github.com/kvref/kvref/internal/digest"
 	"github.com/kvref/kvref/model"
 )
 
@@ -41,5 +42,10 @@ func (s Shape) Model() (*model.Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	return model.FromGGUF(f, source)
+	m, err := model.FromGGUF(f, source)
+	if err != nil {
+		return nil, err
+	}
+	m.Digest = digest.Bytes(data) // the bytes `kvref synth` writes for the shape: the same model
+	return m, nil
 }

@@ -25,7 +25,7 @@ type Shape struct {
 	Context  int     // context length
 	RopeBase float64 // rotary base
 	Seed     uint64  // weights are a pure function of the seed and the shape
-	Vocab    int     // 0: the byte-level vocabulary (259 tokens); else a vocabulary of that size padded with unused tokens
+	Vocab    int     // 0: the byte-level vocabulary (259 tokens); else a vocabulary of that size padded with "▁" and unused tokens
 
 	// Architecture variants (zero values: plain Llama).
 	Arch        string            // GGUF architecture: "" or "llama", "qwen2", "qwen3"
@@ -210,7 +210,9 @@ func addF32(w *gguf.Writer, name string, dims []uint64, n int, gen func() float3
 
 // addByteVocab writes a SentencePiece vocabulary with <unk>, <s>, </s> and the 256
 // <0xNN> byte tokens, so any text tokenizes (byte by byte), then the special (control)
-// tokens, padded with unused tokens up to size.
+// tokens, padded up to size with the space piece "▁" (id 259 when there are no special
+// tokens) and then unused tokens. llama2.c's run.c needs the space piece: its encoder looks
+// " " up for the dummy prefix of every prompt and reads vocab[-1] when it is missing.
 func addByteVocab(w *gguf.Writer, size int, special []string) {
 	tokens := []string{"<unk>", "<s>", "</s>"}
 	types := []int32{2, 3, 3}
@@ -221,6 +223,10 @@ func addByteVocab(w *gguf.Writer, size int, special []string) {
 	for _, t := range special {
 		tokens = append(tokens, t)
 		types = append(types, 3)
+	}
+	if len(tokens) < size {
+		tokens = append(tokens, "▁")
+		types = append(types, 1)
 	}
 	for i := len(tokens); i < size; i++ {
 		tokens = append(tokens, fmt.Sprintf("<unused%d>", i))
