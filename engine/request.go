@@ -87,7 +87,13 @@ func (e *Engine) Validate(req Request) error {
 		}
 	}
 	cfg := e.Pool.Config()
-	if need := cfg.BlocksFor(p + 1); need > cfg.NumBlocks {
+	need := cfg.BlocksFor(p + 1)
+	if w := e.Model.Config.ReclaimWindow(); w > 0 {
+		// Computed window by window (Scheduler.chunkSize), a sliding-window sequence never
+		// holds more than the blocks of two windows.
+		need = min(need, cfg.BlocksFor(2*w)+1)
+	}
+	if need > cfg.NumBlocks {
 		return reject("the cache is too small: the prompt alone needs %d blocks of %d tokens, the pool has %d; raise --cache-blocks or shorten the prompt", need, cfg.BlockSize, cfg.NumBlocks)
 	}
 	return nil

@@ -347,7 +347,7 @@ func (s *Scheduler) schedule() []scheduled {
 	var plan []scheduled
 	for i := 0; i < len(s.running) && budget > 0; i++ {
 		q := s.running[i]
-		n := min(q.kv.Len()-q.kv.Computed(), s.cfg.ChunkSize, budget)
+		n := min(q.kv.Len()-q.kv.Computed(), s.chunkSize(), budget)
 		for {
 			_, err := pool.Reserve(q.kv, n)
 			if err == nil {
@@ -396,7 +396,7 @@ func (s *Scheduler) schedule() []scheduled {
 			break
 		}
 		kv := pool.AddSequence(q.tokens, q.r.req.CacheSalt)
-		n := min(kv.Len()-kv.Computed(), s.cfg.ChunkSize, budget)
+		n := min(kv.Len()-kv.Computed(), s.chunkSize(), budget)
 		if _, err := pool.Reserve(kv, n); err != nil {
 			pool.Free(kv) // the prefix hit took cached blocks out of the evictable set
 			break
@@ -417,6 +417,17 @@ func (s *Scheduler) schedule() []scheduled {
 	return plan
 }
 
+// chunkSize is the most prompt tokens of one sequence a step computes: the configured chunk,
+// and with sliding-window attention at most the window, so that a long prompt (or a
+// preempted sequence being recomputed) is computed window by window, releasing the blocks
+// it slides past in between, and never needs more than about two windows of blocks at once.
+func (s *Scheduler) chunkSize() int {
+	if w := s.e.Model.Config.ReclaimWindow(); w > 0 {
+		return min(s.cfg.ChunkSize, w)
+	}
+	return s.cfg.ChunkSize
+}
+
 // promised is how many more blocks sequence q needs, beyond the blocks of table, to compute
 // its tokens and, before its first generated token, the slot of that token — and, for a
 // request's first sequence before its first token, the first tokens of the N-1 forks made
@@ -434,7 +445,7 @@ func (s *Scheduler) promised(q *sequence, table []int) int {
 	if w := s.e.Model.Config.ReclaimWindow(); w > 0 {
 		// Sliding-window attention releases the blocks that fall out of the window after
 		// every chunk: a sequence never holds more than the window and one chunk.
-		need = min(need, cfg.BlocksFor(w+s.cfg.ChunkSize)+1)
+		need = min(need, cfg.BlocksFor(w+s.chunkSize())+1)
 	}
 	if q.idx == 0 && len(q.r.seqs) == 1 && len(q.output) == 0 {
 		need += max(q.r.req.N, 1) - 1

@@ -128,3 +128,20 @@ func TestSlidingWindowSharedPrefixAndPreemption(t *testing.T) {
 	require.Positive(t, s.Stats().Preemptions, "the pool was too small for all three")
 	require.Positive(t, small.Pool.Stats().BlocksReclaimed)
 }
+
+// TestSlidingWindowLongPromptInAPoolSmallerThanIt: a prompt (and its recomputation after a
+// preemption) much longer than the pool is computed window by window, releasing what it slid
+// past, so it runs in a pool that could never hold it whole.
+func TestSlidingWindowLongPromptInAPoolSmallerThanIt(t *testing.T) {
+	const w, bs = 16, 4
+	m := swaModel(t, w)
+	e := newEngine(t, m, Config{BlockSize: bs, CacheBlocks: 12, KType: quant.F32, VType: quant.F32})
+	prompt := make([]int, 300) // 75 blocks of 4; the pool has 12
+	for i := range prompt {
+		prompt[i] = 1 + i%200
+	}
+	toks, res := collect(t, e, greedy(prompt, 20))
+	require.Len(t, toks, 20)
+	require.Len(t, res.Outputs[0], 20)
+	require.NoError(t, e.Pool.Check())
+}

@@ -29,10 +29,23 @@ type CandidateRequest struct {
 	ID            string
 	Choices       [][]CandidateStep // per continuation, the steps in the order reported
 	CachedTokens  *int              // prompt tokens the candidate reports it took from its cache; nil: not reported
+	CacheEvidence string            // where CachedTokens was read from (Evidence*; "": EvidenceCachedTokens when set)
 	PromptTokens  *int              // prompt tokens the candidate reports it received; nil: not reported
 	FinishReasons []string          // per continuation, as the candidate reports them
 	Cancelled     bool              // the driver cancelled the request
-	Error         string            // the candidate failed the request
+	Error         string            // the candidate failed the request (with Unsupported: why it refused)
+	Unsupported   string            // the feature (Feature*) the candidate refused before producing tokens; "": none
+}
+
+// evidence returns where the request's cached tokens were read from.
+func (r *CandidateRequest) evidence() string {
+	switch {
+	case r.CachedTokens == nil:
+		return EvidenceNone
+	case r.CacheEvidence == "":
+		return EvidenceCachedTokens
+	}
+	return r.CacheEvidence
 }
 
 // CandidateStep is one generated token as a candidate reports it.
@@ -41,6 +54,15 @@ type CandidateStep struct {
 	ID      int       // the chosen token
 	Logprob *float64  // its log-probability (nil: only in Top, or not reported)
 	Top     []Logprob // the top log-probabilities, most likely first
+}
+
+// tokens returns how many tokens the request has received over all continuations.
+func (r *CandidateRequest) tokens() int {
+	n := 0
+	for _, c := range r.Choices {
+		n += len(c)
+	}
+	return n
 }
 
 // chosenLogprob returns the step's log-probability of its chosen token, from Logprob or
@@ -106,10 +128,12 @@ type dumpLine struct {
 	Top      []Logprob `json:"top,omitempty"`
 
 	CachedTokens  *int     `json:"cached_tokens,omitempty"`
+	CacheEvidence string   `json:"cache_evidence,omitempty"`
 	PromptTokens  *int     `json:"prompt_tokens,omitempty"`
 	FinishReasons []string `json:"finish_reasons,omitempty"`
 	Cancelled     bool     `json:"cancelled,omitempty"`
 	Error         string   `json:"error,omitempty"`
+	Unsupported   string   `json:"unsupported,omitempty"`
 }
 
 // ReadDump reads a candidate dump: JSON Lines as documented in docs/golden.md. Blank lines
@@ -147,8 +171,11 @@ func ReadDump(r io.Reader) (*Candidate, error) {
 			if l.ID != nil || l.Top != nil || l.Logprob != nil {
 				return nil, fmt.Errorf("golden: candidate dump line %d: a token line needs \"step\"", n)
 			}
-			req.CachedTokens, req.PromptTokens = l.CachedTokens, l.PromptTokens
-			req.FinishReasons, req.Cancelled, req.Error = l.FinishReasons, l.Cancelled, l.Error
+			if l.CacheEvidence != "" && l.CachedTokens == nil {
+				return nil, fmt.Errorf("golden: candidate dump line %d: \"cache_evidence\" needs \"cached_tokens\"", n)
+			}
+			req.CachedTokens, req.CacheEvidence, req.PromptTokens = l.CachedTokens, l.CacheEvidence, l.PromptTokens
+			req.FinishReasons, req.Cancelled, req.Error, req.Unsupported = l.FinishReasons, l.Cancelled, l.Error, l.Unsupported
 			continue
 		}
 		if l.ID == nil {
@@ -209,8 +236,8 @@ func WriteDump(w io.Writer, c *Candidate) error {
 					}
 				}
 			}
-			l := dumpLine{Scenario: name, Request: id, CachedTokens: r.CachedTokens, PromptTokens: r.PromptTokens,
-				FinishReasons: r.FinishReasons, Cancelled: r.Cancelled, Error: r.Error}
+			l := dumpLine{Scenario: name, Request: id, CachedTokens: r.CachedTokens, CacheEvidence: r.CacheEvidence, PromptTokens: r.PromptTokens,
+				FinishReasons: r.FinishReasons, Cancelled: r.Cancelled, Error: r.Error, Unsupported: r.Unsupported}
 			if err := enc.Encode(l); err != nil {
 				return err
 			}

@@ -23,5 +23,9 @@
 //     is available, and returns a Report (report.go) that prints as a table, JSON or JUnit
 //     XML.
 //
-// docs/golden.md documents the file formats and the tolerance policy for users.
+// Each scenario ends pass, fail, unsupported (the candidate refused a feature the scenario
+// needs, recognised in features.go), vacuous (right outputs, but the cache path was not
+// exercised: cache_check.go, which also reads the cache-hit evidence of evidence.go) or
+// missing. docs/golden.md documents the file formats, the outcomes and the tolerance
+// policy for users.
 package golden

@@ -1,6 +1,7 @@
 package golden
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -10,8 +11,9 @@ import (
 
 // completionRequest is the body of POST /v1/completions. Besides OpenAI's fields it carries
 // the extensions the common servers understand: ignore_eos, top_k, min_p and
-// return_tokens_as_token_ids (vLLM), cache_salt (vLLM's per-request prefix-cache isolation,
-// used by control runs). OpenAI's user field names the scenario and request, so that server
+// return_tokens_as_token_ids (vLLM), cache_salt (vLLM's per-request prefix-cache isolation)
+// and cache_prompt (llama-server's per-request switch of its prompt cache), the last two
+// sent by control runs. OpenAI's user field names the scenario and request, so that server
 // logs can be matched with the report.
 type completionRequest struct {
 	Model                  string         `json:"model,omitempty"`
@@ -30,6 +32,7 @@ type completionRequest struct {
 	StreamOptions          map[string]any `json:"stream_options,omitempty"`
 	ReturnTokensAsTokenIDs bool           `json:"return_tokens_as_token_ids,omitempty"`
 	CacheSalt              string         `json:"cache_salt,omitempty"`
+	CachePrompt            *bool          `json:"cache_prompt,omitempty"`
 	User                   string         `json:"user,omitempty"` // "kvref-golden:SCENARIO/REQUEST", for the server's logs
 }
 
@@ -44,7 +47,8 @@ type completionResponse struct {
 		} `json:"prompt_tokens_details"`
 	} `json:"usage"`
 	Timings *struct {
-		CacheN *int `json:"cache_n"` // llama.cpp's llama-server
+		CacheN  *int `json:"cache_n"`  // llama-server after mid-2025: prompt tokens taken from the cache
+		PromptN *int `json:"prompt_n"` // llama-server: prompt tokens it computed
 	} `json:"timings"`
 	Error *struct {
 		Message string `json:"message"`
@@ -155,19 +159,6 @@ func tokenIDString(s string) (int, bool) {
 	return id, err == nil
 }
 
-// cachedTokens returns the prompt tokens the response says came from the cache:
-// usage.prompt_tokens_details.cached_tokens (OpenAI, vLLM, SGLang, kvref) or
-// timings.cache_n (llama-server).
-func (r *completionResponse) cachedTokens() *int {
-	if r.Usage != nil && r.Usage.PromptTokensDetails != nil && r.Usage.PromptTokensDetails.CachedTokens != nil {
-		return r.Usage.PromptTokensDetails.CachedTokens
-	}
-	if r.Timings != nil && r.Timings.CacheN != nil {
-		return r.Timings.CacheN
-	}
-	return nil
-}
-
 func (r *completionResponse) promptTokens() *int {
 	if r.Usage != nil {
 		return r.Usage.PromptTokens
@@ -182,7 +173,43 @@ func parseCompletion(b []byte) (*completionResponse, error) {
 		return nil, fmt.Errorf("the server's response is not a completion: %w (%s)", err, truncate(b))
 	}
 	if r.Error != nil {
-		return nil, fmt.Errorf("the server returned an error: %s", r.Error.Message)
+		return nil, &serverError{Context: "the server returned an error", Body: r.Error.Message, Message: r.Error.Message}
 	}
 	return &r, nil
+}
+
+// serverError is an error the server returned instead of a completion: an HTTP status
+// other than 200, or an error object in a stream.
+type serverError struct {
+	Context string // the request and status, or "a stream chunk"
+	Body    string // what the server sent
+	Message string // the error message in it (the body when it has no error object)
+}
+
+func (e *serverError) Error() string { return e.Context + ": " + e.Body }
+
+// errorMessage returns the message of an error body: OpenAI's {"error": {"message": ...}},
+// {"error": "..."}, {"message": ...} or {"detail": ...} (FastAPI), else the body itself.
+func errorMessage(b []byte) string {
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(b, &obj) == nil {
+		for _, key := range []string{"error", "message", "detail"} {
+			raw, ok := obj[key]
+			if !ok {
+				continue
+			}
+			var s string
+			if json.Unmarshal(raw, &s) == nil {
+				return s
+			}
+			var inner struct {
+				Message string `json:"message"`
+			}
+			if json.Unmarshal(raw, &inner) == nil && inner.Message != "" {
+				return inner.Message
+			}
+			return string(raw) // FastAPI's detail may be a list of field errors
+		}
+	}
+	return string(bytes.TrimSpace(b))
 }

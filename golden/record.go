@@ -298,7 +298,7 @@ func Replay(m *model.Model, g *Golden, opt ReplayOptions) (*CandidateScenario, e
 	cs := &CandidateScenario{Name: g.Scenario.Name, Requests: map[string]*CandidateRequest{}}
 	for _, r := range reqs {
 		cached, prompt := r.CachedTokens, len(r.PromptIDs)
-		cr := &CandidateRequest{ID: r.ID, CachedTokens: &cached, PromptTokens: &prompt, Cancelled: r.Cancelled}
+		cr := &CandidateRequest{ID: r.ID, CachedTokens: &cached, CacheEvidence: EvidenceKvref, PromptTokens: &prompt, Cancelled: r.Cancelled}
 		for _, c := range r.Choices {
 			steps := make([]CandidateStep, len(c.Steps))
 			for i, s := range c.Steps {

@@ -18,25 +18,30 @@ const (
 	StatusFail    Status = "fail"
 	StatusVacuous Status = "vacuous" // correct output, but the cache path it is about was not exercised
 	StatusMissing Status = "missing" // the candidate has no result for the scenario
+	// StatusUnsupported: the candidate refused a feature the scenario needs (n > 1, a
+	// parameter, token-id prompts), recognisably and before producing tokens.
+	StatusUnsupported Status = "unsupported"
 )
 
 // The kinds of failure.
 const (
-	KindToken      = "token"       // a chosen token differs from the reference argmax beyond the margin tolerance
-	KindLogprob    = "logprob"     // a log-probability differs beyond the tolerance
-	KindInvalid    = "invalid"     // NaN, infinite or positive log-probability
-	KindVocab      = "vocab"       // a token id outside the vocabulary
-	KindRepeat     = "repeat"      // a degenerate run of identical tokens
-	KindDropped    = "dropped"     // a token or step is missing
-	KindDuplicated = "duplicated"  // a token or step appears twice
-	KindLength     = "length"      // more or fewer tokens than the request must produce
-	KindSample     = "sample"      // a sampled token the reference finds implausible
-	KindChoices    = "choices"     // the wrong number of continuations
-	KindCrossWired = "cross-wired" // a request returned another request's output
-	KindPrompt     = "prompt"      // the candidate received a different prompt
-	KindControl    = "control"     // a control run reported cache hits
-	KindMissing    = "missing"     // a scenario or request without result
-	KindError      = "error"       // the candidate failed the request
+	KindToken       = "token"       // a chosen token differs from the reference argmax beyond the margin tolerance
+	KindLogprob     = "logprob"     // a log-probability differs beyond the tolerance
+	KindInvalid     = "invalid"     // NaN, infinite or positive log-probability
+	KindVocab       = "vocab"       // a token id outside the vocabulary
+	KindRepeat      = "repeat"      // a degenerate run of identical tokens
+	KindDropped     = "dropped"     // a token or step is missing
+	KindDuplicated  = "duplicated"  // a token or step appears twice
+	KindLength      = "length"      // more or fewer tokens than the request must produce
+	KindSample      = "sample"      // a sampled token the reference finds implausible
+	KindChoices     = "choices"     // the wrong number of continuations
+	KindCrossWired  = "cross-wired" // a request returned another request's output
+	KindPrompt      = "prompt"      // the candidate received a different prompt
+	KindControl     = "control"     // a control run reported cache hits
+	KindMissing     = "missing"     // a scenario or request without result
+	KindError       = "error"       // the candidate failed the request
+	KindUnsupported = "unsupported" // the candidate refused a feature that --require demands
+	KindCache       = "cache"       // an impossible count of cached prompt tokens
 )
 
 // Report is the outcome of verifying a candidate against goldens.
@@ -46,7 +51,7 @@ type Report struct {
 	Engine         string            `json:"engine,omitempty"`
 	TeacherForcing bool              `json:"teacher_forcing"`
 	Control        bool              `json:"control"`
-	Passed         bool              `json:"passed"`
+	Passed         bool              `json:"passed"` // no scenario failed, was vacuous or missing, and one passed
 	Scenarios      []*ScenarioReport `json:"scenarios"`
 }
 
@@ -61,12 +66,15 @@ type ScenarioReport struct {
 	StepsUncompared int         `json:"steps_uncompared"`
 	WorstError      float64     `json:"worst_logprob_error"`
 	WorstAt         string      `json:"worst_at,omitempty"`
-	BenignFlips     int         `json:"benign_flips"`  // chosen tokens that differ from the reference argmax within the margin tolerance
-	ExpectedHits    int         `json:"expected_hits"` // requests that expect a prefix-cache hit
-	ObservedHits    int         `json:"observed_hits"` // ... for which the candidate reported cached prompt tokens
-	HitsReported    bool        `json:"hits_reported"` // the candidate reports cached prompt tokens at all
+	BenignFlips     int         `json:"benign_flips"`              // chosen tokens that differ from the reference argmax within the margin tolerance
+	ExpectedHits    int         `json:"expected_hits"`             // requests that expect a prefix-cache hit
+	ObservedHits    int         `json:"observed_hits"`             // ... for which the candidate reported cached prompt tokens
+	SlotBoundHits   int         `json:"slot_bound_hits,omitempty"` // ... that missed while a sibling of the same wave was served their prefix (CacheModelSlots)
+	HitsReported    bool        `json:"hits_reported"`             // the candidate reports cached prompt tokens at all
+	HitEvidence     string      `json:"hit_evidence"`              // where the cached-token counts came from (Evidence*, joined by "+" when requests differ)
 	FirstDivergence *Divergence `json:"first_divergence,omitempty"`
 	Failures        []Failure   `json:"failures,omitempty"`
+	Unsupported     []Refusal   `json:"unsupported,omitempty"`
 	Vacuous         []string    `json:"vacuous,omitempty"`
 	Notes           []string    `json:"notes,omitempty"`
 	Tolerance       Tolerance   `json:"tolerance"`
@@ -79,6 +87,13 @@ type Failure struct {
 	Step    int    `json:"step"` // -1: not about one step
 	Kind    string `json:"kind"`
 	Message string `json:"message"`
+}
+
+// Refusal is a request the candidate refused because it does not support a feature.
+type Refusal struct {
+	Request string `json:"request"`
+	Feature string `json:"feature"` // Feature* or a request parameter's name
+	Message string `json:"message"` // the request, the feature and the candidate's reason
 }
 
 // Divergence is the first step where a candidate's token differs from the golden's, with
@@ -132,10 +147,11 @@ const maxListed = 5
 
 // WriteTable writes the human-readable report: one row per scenario, then the failures
 // and notes of every scenario that did not pass. HITS is observed/expected cache hits
-// ("n/r" when the candidate does not report cached tokens, "-" when none are expected).
+// ("n/r" when the candidate does not report cached tokens, "-" when none are expected);
+// EVIDENCE says where the cached-token counts came from.
 func (r *Report) WriteTable(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "SCENARIO\tSTATUS\tREQS\tSTEPS\tHITS\tWORST ERR\tFLIPS\tFIRST DIVERGENCE")
+	fmt.Fprintln(tw, "SCENARIO\tSTATUS\tREQS\tSTEPS\tHITS\tEVIDENCE\tWORST ERR\tFLIPS\tFIRST DIVERGENCE")
 	for _, s := range r.Scenarios {
 		div := "-"
 		if s.FirstDivergence != nil {
@@ -149,10 +165,13 @@ func (r *Report) WriteTable(w io.Writer) error {
 		switch {
 		case s.ExpectedHits > 0 && s.HitsReported:
 			hits = fmt.Sprintf("%d/%d", s.ObservedHits, s.ExpectedHits)
+			if s.SlotBoundHits > 0 {
+				hits += fmt.Sprintf(" (+%d slot)", s.SlotBoundHits)
+			}
 		case s.ExpectedHits > 0:
 			hits = "n/r"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%.2g\t%d\t%s\n", s.Name, s.Status, s.Requests, steps, hits, s.WorstError, s.BenignFlips, div)
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%.2g\t%d\t%s\n", s.Name, s.Status, s.Requests, steps, hits, s.HitEvidence, s.WorstError, s.BenignFlips, div)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -169,6 +188,9 @@ func (r *Report) WriteTable(w io.Writer) error {
 			}
 			fmt.Fprintf(w, "  FAIL [%s] %s\n", f.Kind, f.Message)
 		}
+		for _, u := range s.Unsupported {
+			fmt.Fprintf(w, "  UNSUPPORTED [%s] %s\n", u.Feature, u.Message)
+		}
 		for _, v := range s.Vacuous {
 			fmt.Fprintf(w, "  VACUOUS %s\n", v)
 		}
@@ -176,7 +198,6 @@ func (r *Report) WriteTable(w io.Writer) error {
 			fmt.Fprintf(w, "  note: %s\n", n)
 		}
 	}
-	c := r.Counts()
 	mode := "free-running (no -m: steps after a divergence are not compared)"
 	if r.TeacherForcing {
 		mode = "teacher-forced"
@@ -188,14 +209,33 @@ func (r *Report) WriteTable(w io.Writer) error {
 	if !r.Passed {
 		verdict = "FAIL"
 	}
-	expected, observed := 0, 0
+	expected, observed, slot := 0, 0, 0
 	for _, s := range r.Scenarios {
 		expected += s.ExpectedHits
 		observed += s.ObservedHits
+		slot += s.SlotBoundHits
 	}
-	_, err := fmt.Fprintf(w, "\n%s: %d scenarios, %d passed, %d failed, %d vacuous, %d missing; expected cache hits observed: %d of %d; %s\n",
-		verdict, len(r.Scenarios), c[StatusPass], c[StatusFail], c[StatusVacuous], c[StatusMissing], observed, expected, mode)
+	hits := fmt.Sprintf("%d of %d", observed, expected)
+	if slot > 0 {
+		hits += fmt.Sprintf(" (%d more served to a sibling of the same wave, as a slot cache does)", slot)
+	}
+	_, err := fmt.Fprintf(w, "\n%s: %s; expected cache hits observed: %s; %s\n", verdict, r.CountsLine(), hits, mode)
 	return err
+}
+
+// CountsLine is "N scenarios, P passed, U unsupported, F failed, V vacuous, M missing".
+func (r *Report) CountsLine() string {
+	c := r.Counts()
+	return fmt.Sprintf("%d scenarios, %d passed, %d unsupported, %d failed, %d vacuous, %d missing",
+		len(r.Scenarios), c[StatusPass], c[StatusUnsupported], c[StatusFail], c[StatusVacuous], c[StatusMissing])
+}
+
+// passed reports whether a report is a pass: no scenario failed, was vacuous or missing,
+// and at least one passed (unsupported scenarios are counted apart, but a candidate that
+// supports none has shown nothing).
+func (r *Report) passed() bool {
+	c := r.Counts()
+	return c[StatusPass] > 0 && c[StatusPass]+c[StatusUnsupported] == len(r.Scenarios)
 }
 
 // WriteJSON writes the report as indented JSON.
@@ -234,7 +274,12 @@ type junitCase struct {
 	Name      string        `xml:"name,attr"`
 	Classname string        `xml:"classname,attr"`
 	Failure   *junitFailure `xml:"failure,omitempty"`
+	Skipped   *junitSkipped `xml:"skipped,omitempty"`
 	SystemOut string        `xml:"system-out,omitempty"`
+}
+
+type junitSkipped struct {
+	Message string `xml:"message,attr"`
 }
 
 type junitFailure struct {
@@ -244,7 +289,8 @@ type junitFailure struct {
 }
 
 // WriteJUnit writes the report as JUnit XML: one test case per scenario (classname
-// kvref.golden.CLASS), a failure for failed, vacuous and missing scenarios.
+// kvref.golden.CLASS), a failure for failed, vacuous and missing scenarios, skipped (with
+// the refusals as its message) for unsupported ones.
 func (r *Report) WriteJUnit(w io.Writer) error {
 	suite := junitSuite{Name: "kvref-golden", Properties: []junitProperty{
 		{"golden", r.Golden}, {"candidate", r.Candidate}, {"engine", r.Engine},
@@ -260,8 +306,8 @@ func (r *Report) WriteJUnit(w io.Writer) error {
 			fmt.Fprintf(&details, "[vacuous] %s\n", v)
 		}
 		var out strings.Builder
-		fmt.Fprintf(&out, "requests %d, steps compared %d (not compared %d), worst log-probability error %.3g, benign flips %d, expected cache hits observed %d of %d (reported: %v)\n",
-			s.Requests, s.StepsCompared, s.StepsUncompared, s.WorstError, s.BenignFlips, s.ObservedHits, s.ExpectedHits, s.HitsReported)
+		fmt.Fprintf(&out, "requests %d, steps compared %d (not compared %d), worst log-probability error %.3g, benign flips %d, expected cache hits observed %d of %d (%d served to a sibling; evidence: %s)\n",
+			s.Requests, s.StepsCompared, s.StepsUncompared, s.WorstError, s.BenignFlips, s.ObservedHits, s.ExpectedHits, s.SlotBoundHits, s.HitEvidence)
 		if s.FirstDivergence != nil {
 			fmt.Fprintf(&out, "first divergence: %s\n", s.FirstDivergence)
 		}
@@ -281,6 +327,13 @@ func (r *Report) WriteJUnit(w io.Writer) error {
 		case StatusVacuous:
 			c.Failure = &junitFailure{Message: s.Vacuous[0], Type: string(s.Status), Text: details.String()}
 			suite.Failures++
+		case StatusUnsupported:
+			var msgs []string
+			for _, u := range s.Unsupported {
+				msgs = append(msgs, u.Message)
+			}
+			c.Skipped = &junitSkipped{Message: "unsupported: " + strings.Join(msgs, "; ")}
+			suite.Skipped++
 		}
 		suite.Cases = append(suite.Cases, c)
 	}

@@ -24,12 +24,16 @@ type Target struct {
 	BaseURL   string        // the API root, e.g. http://127.0.0.1:8000/v1
 	Model     string        // model name to send ("": the first id of GET /models, if any)
 	TopK      int           // log-probabilities per step to ask for (0: the golden's)
-	Control   bool          // control run: send every request with its own cache_salt, and expect no cache hits
+	Control   bool          // control run: send every request with its own cache_salt and cache_prompt false, and expect no cache hits
 	FlushURL  string        // POSTed before each scenario and for flush events ("": not flushed, noted)
 	StepDelay time.Duration // pause per scheduler step of a "steps" event (0: 20 ms)
-	Timeout   time.Duration // per request (0: 10 minutes)
-	Client    *http.Client  // nil: a client without timeout (requests are bounded by Timeout)
-	Log       io.Writer     // progress lines (nil: none)
+	// CancelDelay is the pause after cancelling a request (0: 250 ms; negative: none): a
+	// server notices a closed connection only when it next writes to it, and frees the
+	// request's slot or blocks then; the scenario's next requests assume it has.
+	CancelDelay time.Duration
+	Timeout     time.Duration // per request (0: 10 minutes)
+	Client      *http.Client  // nil: a client without timeout (requests are bounded by Timeout)
+	Log         io.Writer     // progress lines (nil: none)
 }
 
 func (t *Target) client() *http.Client {
@@ -162,6 +166,13 @@ func (t *Target) runScenario(ctx context.Context, base string, g *Golden) (*Cand
 	if delay <= 0 {
 		delay = 20 * time.Millisecond
 	}
+	cancelDelay := t.CancelDelay
+	switch {
+	case cancelDelay == 0:
+		cancelDelay = 250 * time.Millisecond
+	case cancelDelay < 0:
+		cancelDelay = 0
+	}
 	for _, e := range g.Scenario.Events {
 		switch {
 		case len(e.Submit) > 0:
@@ -192,6 +203,7 @@ func (t *Target) runScenario(ctx context.Context, base string, g *Golden) (*Cand
 				f.mu.Unlock()
 				f.cancel()
 				<-f.done
+				time.Sleep(cancelDelay)
 			}
 		case e.Steps > 0:
 			time.Sleep(time.Duration(e.Steps) * delay)
@@ -249,6 +261,10 @@ func (t *Target) start(ctx context.Context, base string, g *Golden, gr *GoldenRe
 		defer f.mu.Unlock()
 		if err != nil && !(f.result.Cancelled && errors.Is(err, context.Canceled)) {
 			f.result.Error = err.Error()
+			var se *serverError
+			if errors.As(err, &se) && f.result.tokens() == 0 {
+				f.result.Unsupported = refusedFeature(body, se.Message)
+			}
 		}
 	}()
 	return f
@@ -283,6 +299,7 @@ func (t *Target) body(g *Golden, gr *GoldenRequest, stream bool) completionReque
 	}
 	if t.Control {
 		b.CacheSalt = fmt.Sprintf("kvref-control-%s-%s-%d", g.Scenario.Name, gr.ID, time.Now().UnixNano())
+		b.CachePrompt = new(bool) // false
 	}
 	return b
 }
@@ -308,7 +325,7 @@ func (t *Target) send(ctx context.Context, base string, body completionRequest, 
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, 2048))
-		return fmt.Errorf("POST %s/completions: %s: %s", base, resp.Status, bytes.TrimSpace(b))
+		return &serverError{Context: fmt.Sprintf("POST %s/completions: %s", base, resp.Status), Body: string(bytes.TrimSpace(b)), Message: errorMessage(b)}
 	}
 	if !stream {
 		b, err := io.ReadAll(resp.Body)
@@ -371,8 +388,8 @@ func (f *inflight) add(r *completionResponse) error {
 			f.result.FinishReasons[c.Index] = *c.FinishReason
 		}
 	}
-	if n := r.cachedTokens(); n != nil {
-		f.result.CachedTokens = n
+	if n, evidence := r.cacheEvidence(); n != nil {
+		f.result.CachedTokens, f.result.CacheEvidence = n, evidence
 	}
 	if n := r.promptTokens(); n != nil {
 		f.result.PromptTokens = n

@@ -18,10 +18,13 @@ import (
 
 // replayServer is an OpenAI-compatible test server that answers each request with what a
 // golden recorded for the same prompt, in the wire format of vLLM ("vllm": token_id:N
-// strings, usage.prompt_tokens_details), of llama.cpp's llama-server ("llamacpp":
-// logprobs.content with ids, timings.cache_n) or of a server that returns token text only
-// ("text"). It tests the Target's HTTP side — waves, streams, cancellations, formats — on
-// its own; the kvref server test in cmd/kvref drives a real engine.
+// strings, usage.prompt_tokens_details), of llama.cpp's llama-server c392e50 ("llamacpp":
+// logprobs.content with ids, timings.prompt_n, n > 1 refused with its message, the token
+// that completes a stop string left out, the BOS of an unrelated prompt reused on a miss),
+// of later llama-server versions ("llamacpp-cache_n": timings.cache_n) or of a server that
+// returns token text only ("text"). It tests the Target's HTTP side — waves, streams,
+// cancellations, formats — on its own; cmd/kvref drives real engines (kvref serve,
+// llama-server).
 type replayServer struct {
 	format   string
 	goldens  []*Golden
@@ -62,6 +65,7 @@ func (s *replayServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	var body struct {
 		Prompt    []int  `json:"prompt"`
 		MaxTokens int    `json:"max_tokens"`
+		N         int    `json:"n"`
 		Stream    bool   `json:"stream"`
 		CacheSalt string `json:"cache_salt"`
 		Model     string `json:"model"`
@@ -74,6 +78,10 @@ func (s *replayServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	gr := s.find(body.User, body.Prompt)
 	if gr == nil {
 		http.Error(w, `{"error":{"message":"unknown prompt"}}`, http.StatusBadRequest)
+		return
+	}
+	if s.format == "llamacpp" && body.N > 1 {
+		http.Error(w, `{"error":{"code":500,"message":"Only one completion choice is allowed","type":"server_error"}}`, http.StatusInternalServerError)
 		return
 	}
 	s.mu.Lock()
@@ -93,7 +101,7 @@ func (s *replayServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		time.Sleep(20 * time.Millisecond) // let the whole wave arrive
 		var choices []any
 		for _, c := range gr.Choices {
-			choices = append(choices, s.choice(c.Index, c.Steps, "length"))
+			choices = append(choices, s.choice(c.Index, s.returned(c), finishReason(c)))
 		}
 		json.NewEncoder(w).Encode(s.response(choices, gr, cached))
 		return
@@ -107,12 +115,12 @@ func (s *replayServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	longest := 0
 	for _, c := range gr.Choices {
-		longest = max(longest, len(c.Steps))
+		longest = max(longest, len(s.returned(c)))
 	}
 	for i := range longest {
 		for _, c := range gr.Choices {
-			if i < len(c.Steps) {
-				send(map[string]any{"choices": []any{s.choice(c.Index, c.Steps[i:i+1], "")}})
+			if steps := s.returned(c); i < len(steps) {
+				send(map[string]any{"choices": []any{s.choice(c.Index, steps[i:i+1], "")}})
 			}
 		}
 		select {
@@ -133,11 +141,28 @@ func (s *replayServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	var final []any
 	for _, c := range gr.Choices {
-		final = append(final, s.choice(c.Index, nil, "length"))
+		final = append(final, s.choice(c.Index, nil, finishReason(c)))
 	}
 	send(map[string]any{"choices": final})
 	send(s.response([]any{}, gr, cached))
 	fmt.Fprint(w, "data: [DONE]\n\n")
+}
+
+// finishReason is OpenAI's finish reason for kvref's.
+func finishReason(c GoldenChoice) string {
+	if c.FinishReason == "eos" || c.FinishReason == "stop" {
+		return "stop"
+	}
+	return "length"
+}
+
+// returned is what the server returns of a continuation: llama-server leaves out the token
+// that completes a stop string.
+func (s *replayServer) returned(c GoldenChoice) []Step {
+	if s.format == "llamacpp" && c.FinishReason == "stop" {
+		return c.Steps[:len(c.Steps)-1]
+	}
+	return c.Steps
 }
 
 // choice renders steps in the server's format.
@@ -146,7 +171,7 @@ func (s *replayServer) choice(index int, steps []Step, finish string) map[string
 	if finish != "" {
 		c["finish_reason"] = finish
 	}
-	if s.format == "llamacpp" {
+	if strings.HasPrefix(s.format, "llamacpp") {
 		content := []any{}
 		for _, st := range steps {
 			var top []any
@@ -180,10 +205,17 @@ func (s *replayServer) choice(index int, steps []Step, finish string) map[string
 // response wraps choices with the usage (or timings) of the format.
 func (s *replayServer) response(choices []any, gr *GoldenRequest, cached int) map[string]any {
 	resp := map[string]any{"object": "text_completion", "choices": choices}
-	if s.format == "llamacpp" {
+	switch s.format {
+	case "llamacpp":
+		if cached == 0 {
+			cached = 1 // a slot reuses the BOS of whatever prompt it held
+		}
 		resp["usage"] = map[string]any{"prompt_tokens": len(gr.PromptIDs)}
-		resp["timings"] = map[string]any{"cache_n": cached}
-	} else {
+		resp["timings"] = map[string]any{"prompt_n": len(gr.PromptIDs) - cached, "predicted_n": 1}
+	case "llamacpp-cache_n":
+		resp["usage"] = map[string]any{"prompt_tokens": len(gr.PromptIDs)}
+		resp["timings"] = map[string]any{"cache_n": cached, "prompt_n": len(gr.PromptIDs) - cached}
+	default:
 		resp["usage"] = map[string]any{"prompt_tokens": len(gr.PromptIDs), "prompt_tokens_details": map[string]any{"cached_tokens": cached}}
 	}
 	return resp
@@ -199,25 +231,39 @@ func tinyDefaultGoldens(t *testing.T) []*Golden {
 
 // TestTargetDrivesServersOfEachFormat runs the whole tiny default suite against replay
 // servers speaking vLLM's and llama-server's formats: everything passes teacher-forced
-// with every expected hit observed, the waves arrive together, the cancellations close
-// connections, and the flush URL is called before every scenario.
+// with every expected hit observed (read from the evidence each format gives), the waves
+// arrive together, the cancellations close connections, and the flush URL is called
+// before every scenario. llama-server c392e50's refusal of n > 1 makes fork-partial-block
+// unsupported (a JUnit skip) and its stop-string convention is accepted.
 func TestTargetDrivesServersOfEachFormat(t *testing.T) {
 	goldens := tinyDefaultGoldens(t)
-	for _, format := range []string{"vllm", "llamacpp"} {
-		t.Run(format, func(t *testing.T) {
-			srv := &replayServer{format: format, goldens: goldens}
+	for _, tc := range []struct{ format, evidence string }{
+		{"vllm", EvidenceCachedTokens}, {"llamacpp", EvidencePromptN}, {"llamacpp-cache_n", EvidenceCacheN},
+	} {
+		t.Run(tc.format, func(t *testing.T) {
+			srv := &replayServer{format: tc.format, goldens: goldens}
 			ts := httptest.NewServer(srv)
 			defer ts.Close()
-			target := &Target{BaseURL: ts.URL + "/v1", FlushURL: ts.URL + "/reset_prefix_cache", StepDelay: time.Millisecond}
+			target := &Target{BaseURL: ts.URL + "/v1", FlushURL: ts.URL + "/reset_prefix_cache", StepDelay: time.Millisecond, CancelDelay: -1}
 			cand, err := target.Run(context.Background(), goldens)
 			require.NoError(t, err)
 			require.Equal(t, "replay", target.Model, "discovered from GET /v1/models")
 			rep, err := Verify(goldens, cand, VerifyOptions{Oracle: oracle(t)})
 			require.NoError(t, err)
 			for _, s := range rep.Scenarios {
-				require.Equal(t, StatusPass, s.Status, "%s: %+v %v", s.Name, s.Failures, s.Notes)
+				if tc.format == "llamacpp" && s.Class == "fork-partial-block" {
+					require.Equal(t, StatusUnsupported, s.Status, "%+v", s.Failures)
+					require.Equal(t, []Refusal{{Request: "A", Feature: FeatureN, Message: s.Unsupported[0].Message}}, s.Unsupported)
+					require.Contains(t, s.Unsupported[0].Message, "Only one completion choice is allowed")
+					continue
+				}
+				require.Equal(t, StatusPass, s.Status, "%s: %+v %v %v", s.Name, s.Failures, s.Vacuous, s.Notes)
 				require.Equal(t, s.ExpectedHits, s.ObservedHits, s.Name)
 				require.True(t, s.HitsReported)
+				require.Equal(t, tc.evidence, s.HitEvidence, s.Name)
+				if tc.format == "llamacpp" && s.Class == "stop-mid-block" {
+					require.Contains(t, strings.Join(s.Notes, "\n"), "leaves out the token that completes the stop string")
+				}
 			}
 			require.True(t, rep.Passed)
 			require.GreaterOrEqual(t, srv.maxIn, 8, "block-boundary-lengths sends 8 requests in one wave")

@@ -27,10 +27,11 @@ type verifyFlags struct {
 	self                                bool
 	asJSON                              bool
 	junit, save, run, cacheDtype        string
+	require, cacheModel                 string
 	allowVacuous, control               bool
 	topK, threads                       int
 	modelName, flushURL                 string
-	timeout, stepDelay                  time.Duration
+	timeout, stepDelay, cancelDelay     time.Duration
 	blockSize, blocks, chunk            int
 	over                                golden.Overrides
 }
@@ -61,7 +62,9 @@ func verifyCmd(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&f.run, "run", "", "check only scenarios whose name matches this regular expression")
 	fs.StringVar(&f.cacheDtype, "cache-dtype", "", "check only scenarios recorded with this reference cache type (the one the candidate uses)")
 	fs.BoolVar(&f.allowVacuous, "allow-vacuous", false, "count scenarios whose cache expectations the candidate did not meet (no hit where one was expected) as passed")
-	fs.BoolVar(&f.control, "control", false, "control run: the candidate's prefix cache is disabled (--target sends a distinct cache_salt with every request); cache hits fail")
+	fs.StringVar(&f.require, "require", "", "comma-separated features the candidate must support (n, token-ids, logprobs, cache-report, a request parameter such as top_k or seed, or all): a scenario whose request the candidate refused for one of them fails instead of being unsupported")
+	fs.StringVar(&f.cacheModel, "cache-model", "paged", "how the candidate's prefix cache works: paged (a shared block pool: vLLM, SGLang, kvref; every expected hit must be observed) or slots (a cache per slot: llama-server; a hit served to one request of a wave may not be served to its siblings)")
+	fs.BoolVar(&f.control, "control", false, "control run: the candidate's prefix cache is disabled (--target sends every request with a distinct cache_salt and cache_prompt false); cache hits fail")
 	fs.IntVar(&f.topK, "top-k", 0, "compare at most this many log-probabilities per step (0: all the golden has); with --target, ask for this many")
 	fs.Func("logprob-tol", "largest allowed log-probability error (default: each golden's, 0.05 for f32 goldens)", floatFlag(&f.over.Logprob))
 	fs.Func("margin-tol", "a chosen token may differ from the reference argmax only where the reference margin is below this (default: each golden's)", floatFlag(&f.over.Margin))
@@ -75,6 +78,7 @@ func verifyCmd(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&f.flushURL, "flush-url", "", "with --target: URL to POST to flush the candidate's prefix cache (before each scenario and for flush events), e.g. vLLM's http://HOST:PORT/reset_prefix_cache")
 	fs.DurationVar(&f.timeout, "timeout", 10*time.Minute, "with --target: time limit per request")
 	fs.DurationVar(&f.stepDelay, "step-delay", 20*time.Millisecond, "with --target: how long a scenario's \"steps\" event pauses per step")
+	fs.DurationVar(&f.cancelDelay, "cancel-delay", 250*time.Millisecond, "with --target: pause after cancelling a request, so the server notices the closed connection and frees what the request held before the scenario goes on")
 	fs.IntVar(&f.threads, "t", 0, "threads for teacher forcing and --self (0: one per core)")
 	fs.IntVar(&f.blockSize, "block-size", 0, "with --self: block size to replay with (0: the golden's)")
 	fs.IntVar(&f.blocks, "cache-blocks", 0, "with --self: pool size to replay with (0: the golden's)")
@@ -99,6 +103,14 @@ func verifyCmd(args []string, stdout, stderr io.Writer) error {
 	if f.goldenDir == "" || sources != 1 {
 		return fmt.Errorf("give --golden DIR and exactly one of --candidate FILE, --target URL, --self; see kvref verify -h")
 	}
+	require, err := golden.ParseRequirements(f.require)
+	if err != nil {
+		return fmt.Errorf("--require: %w", err)
+	}
+	cacheModel, err := golden.ParseCacheModel(f.cacheModel)
+	if err != nil {
+		return fmt.Errorf("--cache-model: %w", err)
+	}
 	man, goldens, err := golden.ReadDir(f.goldenDir)
 	if err != nil {
 		return err
@@ -109,6 +121,7 @@ func verifyCmd(args []string, stdout, stderr io.Writer) error {
 	var m *model.Model
 	var opt golden.VerifyOptions
 	opt.Overrides, opt.TopK, opt.AllowVacuous = f.over, f.topK, f.allowVacuous
+	opt.Require, opt.CacheModel = require, cacheModel
 	if f.model != "" || f.self {
 		if f.model == "" && man.Model.Source != "" {
 			if loader.KindOf(man.Model.Source) == loader.File {
@@ -149,7 +162,10 @@ func verifyCmd(args []string, stdout, stderr io.Writer) error {
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 		defer stop()
 		t := &golden.Target{BaseURL: f.target, Model: f.modelName, TopK: f.topK, Control: f.control, FlushURL: f.flushURL,
-			StepDelay: f.stepDelay, Timeout: f.timeout, Log: stderr}
+			StepDelay: f.stepDelay, CancelDelay: f.cancelDelay, Timeout: f.timeout, Log: stderr}
+		if f.cancelDelay == 0 {
+			t.CancelDelay = -1 // --cancel-delay 0: no pause
+		}
 		if cand, err = t.Run(ctx, goldens); err != nil {
 			return err
 		}
@@ -192,8 +208,11 @@ func verifyCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	if !rep.Passed {
 		c := rep.Counts()
-		return fmt.Errorf("%d of %d scenarios did not pass (%d failed, %d vacuous, %d missing)",
-			len(rep.Scenarios)-c[golden.StatusPass], len(rep.Scenarios), c[golden.StatusFail], c[golden.StatusVacuous], c[golden.StatusMissing])
+		if c[golden.StatusPass] == 0 && c[golden.StatusUnsupported] == len(rep.Scenarios) {
+			return fmt.Errorf("the candidate supports none of the %d scenarios (all unsupported): nothing was verified", len(rep.Scenarios))
+		}
+		return fmt.Errorf("%d of %d scenarios did not pass (%d failed, %d vacuous, %d missing; %d unsupported)",
+			c[golden.StatusFail]+c[golden.StatusVacuous]+c[golden.StatusMissing], len(rep.Scenarios), c[golden.StatusFail], c[golden.StatusVacuous], c[golden.StatusMissing], c[golden.StatusUnsupported])
 	}
 	return nil
 }

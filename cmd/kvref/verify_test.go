@@ -12,7 +12,6 @@ import (
 
 	"github.com/kvref/kvref/engine"
 	"github.com/kvref/kvref/golden"
-	"github.com/kvref/kvref/internal/testutil"
 	"github.com/kvref/kvref/server"
 )
 
@@ -100,6 +99,8 @@ func TestGoldenAndVerifyErrors(t *testing.T) {
 		{[]string{"golden", "--out", t.TempDir(), "--cache-dtypes", "f12"}, "unknown cache type"},
 		{[]string{"verify", "--golden", t.TempDir()}, "exactly one of --candidate FILE, --target URL, --self"},
 		{[]string{"verify", "--golden", t.TempDir(), "--self"}, "has no manifest.json"},
+		{[]string{"verify", "--golden", t.TempDir(), "--self", "--require", "n,forks"}, `--require: golden: unknown feature "forks"`},
+		{[]string{"verify", "--golden", t.TempDir(), "--self", "--cache-model", "blocks"}, `--cache-model: golden: unknown cache model "blocks"`},
 	} {
 		_, stderr, code := kvref(t, tc.args...)
 		require.Equal(t, 1, code, "%v: %s", tc.args, stderr)
@@ -141,7 +142,7 @@ func TestGoldenRecordAndVerifyBuiltinModel(t *testing.T) {
 	url := serveKvref(t, "", 8, 64)
 	out, stderr, code = kvref(t, "verify", "--golden", dir, "--target", url, "--junit", junit)
 	require.Equal(t, 0, code, out+stderr)
-	require.Contains(t, out, "PASS: 5 scenarios, 5 passed, 0 failed, 0 vacuous, 0 missing; expected cache hits observed: 14 of 14")
+	require.Contains(t, out, "PASS: 5 scenarios, 5 passed, 0 unsupported, 0 failed, 0 vacuous, 0 missing; expected cache hits observed: 14 of 14")
 	require.Len(t, junitCases(t, junit), 5)
 
 	// Dumps are read strictly: a misspelt key is an error, not ignored.
@@ -161,7 +162,7 @@ func TestGoldenRecordAndVerifyBuiltinModel(t *testing.T) {
 	require.NoError(t, golden.WriteDumpFile(bad, c))
 	out, stderr, code = kvref(t, "verify", "--golden", dir, "--candidate", bad, "--junit", junit)
 	require.Equal(t, 1, code)
-	require.Contains(t, stderr, "kvref verify: 1 of 5 scenarios did not pass (1 failed, 0 vacuous, 0 missing)")
+	require.Contains(t, stderr, "kvref verify: 1 of 5 scenarios did not pass (1 failed, 0 vacuous, 0 missing; 0 unsupported)")
 	require.Contains(t, out, "FAIL [token] request B continuation 0 step 6")
 	require.Equal(t, "fail", junitCases(t, junit)["mixed-hits-misses.f32"])
 
@@ -190,25 +191,23 @@ func TestGoldenStories260KAgainstKvrefServer(t *testing.T) {
 	if testing.Short() {
 		t.Skip("records and serves the whole default suite")
 	}
-	modelPath := testutil.Shared(t, "models/stories260K.gguf")
-	dir := t.TempDir()
-	out, stderr, code := kvref(t, "golden", "--model", modelPath, "--suite", "default", "--out", dir, "-t", "2")
-	require.Equal(t, 0, code, stderr)
+	modelPath, goldenDir, out := stories260KGoldens(t)
 	require.Contains(t, out, "recorded 25 scenarios")
+	dir := t.TempDir()
 
 	url := serveKvref(t, modelPath, 16, 128)
 	dump := filepath.Join(dir, "kvref-serve.jsonl")
 	junit := filepath.Join(dir, "junit.xml")
-	out, stderr, code = kvref(t, "verify", "--golden", dir, "--target", url, "-m", modelPath, "--save", dump, "--junit", junit, "-t", "2")
+	out, stderr, code := kvref(t, "verify", "--golden", goldenDir, "--target", url, "-m", modelPath, "--save", dump, "--junit", junit, "-t", "2")
 	require.Equal(t, 0, code, out+stderr)
-	require.Contains(t, out, "PASS: 25 scenarios, 25 passed, 0 failed, 0 vacuous, 0 missing; expected cache hits observed: 72 of 72; teacher-forced")
+	require.Contains(t, out, "PASS: 25 scenarios, 25 passed, 0 unsupported, 0 failed, 0 vacuous, 0 missing; expected cache hits observed: 72 of 72; teacher-forced")
 	cases := junitCases(t, junit)
 	require.Len(t, cases, 25)
 	for name, failure := range cases {
 		require.Empty(t, failure, name)
 	}
 
-	_, goldens, err := golden.ReadDir(dir)
+	_, goldens, err := golden.ReadDir(goldenDir)
 	require.NoError(t, err)
 	cand, err := golden.ReadDumpFile(dump)
 	require.NoError(t, err)
@@ -245,7 +244,7 @@ func TestGoldenStories260KAgainstKvrefServer(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			path := mutate(tc.scenario, tc.f)
-			out, stderr, code := kvref(t, "verify", "--golden", dir, "--candidate", path, "-m", modelPath, "--run", `^`+tc.scenario+`$`, "-t", "2")
+			out, stderr, code := kvref(t, "verify", "--golden", goldenDir, "--candidate", path, "-m", modelPath, "--run", `^`+tc.scenario+`$`, "-t", "2")
 			require.Equal(t, 1, code, out)
 			require.Contains(t, out, tc.want)
 			require.Contains(t, stderr, "1 of 1 scenarios did not pass")
