@@ -86,7 +86,7 @@ func TestAdmissionNeverPromisesMoreBlocksThanExist(t *testing.T) {
 	checked := 0
 	for !s.Done() {
 		waiting := map[*sequence]bool{}
-		for _, q := range s.waiting {
+		for q := range s.waiting.All() {
 			waiting[q] = true
 		}
 		wasEmpty := len(s.running) == 0

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"errors"
+	"math"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -78,6 +79,7 @@ func TestValidateRejectsBadRequests(t *testing.T) {
 		"empty prompt":          {Prompt: nil, MaxTokens: 1},
 		"prompt beyond context": {Prompt: make([]int, 40), MaxTokens: 1},
 		"max tokens beyond":     {Prompt: []int{1}, MaxTokens: 40},
+		"max tokens overflow":   {Prompt: []int{1, 2}, MaxTokens: math.MaxInt}, // 2 + MaxInt wraps negative
 		"token outside vocab":   {Prompt: []int{1, 100000}, MaxTokens: 1},
 		"pool too small":        {Prompt: make([]int, 12), MaxTokens: 1},
 		"negative token":        {Prompt: []int{-1}, MaxTokens: 1},

@@ -78,7 +78,7 @@ func (e *Engine) Validate(req Request) error {
 		return reject("empty prompt: there is no token to start from (use a prompt, or a model that adds BOS)")
 	case p >= e.Context:
 		return reject("prompt has %d tokens but the context holds %d; shorten the prompt or raise -c (the model was trained for %d)", p, e.Context, e.Model.Config.Context)
-	case req.MaxTokens > 0 && p+req.MaxTokens > e.Context:
+	case req.MaxTokens > 0 && req.MaxTokens > e.Context-p: // not p+MaxTokens: that can overflow
 		return reject("prompt (%d tokens) + %d new tokens exceed the context of %d; lower -n or raise -c", p, req.MaxTokens, e.Context)
 	}
 	for i, t := range req.Prompt {

@@ -58,8 +58,9 @@ type Scheduler struct {
 	e        *Engine
 	cfg      SchedulerConfig
 	requests []*request
-	waiting  []*sequence // front first; preempted sequences go to the front
+	waiting  queue       // front first; preempted sequences go to the front
 	running  []*sequence // in admission order
+	ended    []int       // requests that have ended since the last call of Ended
 	clock    int64
 	stats    Stats
 	out      []Token // tokens released during the current Step, in order
@@ -110,6 +111,7 @@ type sequence struct {
 	shown   int                  // outputs released to the caller (with Check, only verified ones)
 	shownAt int                  // bytes of text those outputs end at
 	stamp   int64                // admission order
+	queued  bool                 // in the waiting line
 }
 
 // shownToken is a generated token and where its text ends in its sequence's text.
@@ -134,28 +136,45 @@ func (s *Scheduler) Add(req Request) (int, error) {
 	root.sampler = NewSampler(req.Sampling)
 	r.seqs = []*sequence{root}
 	s.requests = append(s.requests, r)
-	s.waiting = append(s.waiting, root)
+	s.waiting.PushBack(root)
 	return r.id, nil
 }
 
-// Cancel ends a request at once: its sequences stop and their blocks are released (full
+// Cancel ends requests at once: their sequences stop and their blocks are released (full
 // blocks stay cached for prefix hits). Tokens still waiting for their check (Request.Check)
 // are discarded unverified: they are never emitted, and Result does not count them.
-// Cancelling a finished request does nothing.
-func (s *Scheduler) Cancel(id int) {
-	if id < 0 || id >= len(s.requests) || s.requests[id] == nil {
-		return
-	}
-	for _, q := range s.requests[id].seqs {
-		if q.state != Finished {
-			q.check.Discard()
-			s.finish(q, "cancelled")
+// Cancelling a finished or unknown request does nothing. It takes time proportional to the
+// cancelled requests' sequences and the running list (once for all of ids), never to the
+// waiting line.
+func (s *Scheduler) Cancel(ids ...int) {
+	fromRunning := false
+	for _, id := range ids {
+		if id < 0 || id >= len(s.requests) || s.requests[id] == nil {
+			continue
 		}
+		for _, q := range s.requests[id].seqs {
+			if q.state != Finished {
+				q.check.Discard()
+				fromRunning = s.end(q, "cancelled") || fromRunning
+			}
+		}
+	}
+	if fromRunning {
+		s.running = slices.DeleteFunc(s.running, func(x *sequence) bool { return x.state == Finished })
 	}
 }
 
 // Done reports whether every request has finished.
-func (s *Scheduler) Done() bool { return len(s.waiting) == 0 && len(s.running) == 0 }
+func (s *Scheduler) Done() bool { return s.waiting.Len() == 0 && len(s.running) == 0 }
+
+// Ended returns the ids of the requests that have ended (every continuation finished, for
+// whatever reason: a stop, an error, Cancel) since the last call, in the order they ended.
+// A server learns from it which requests to answer without looking at all of them.
+func (s *Scheduler) Ended() []int {
+	ids := s.ended
+	s.ended = nil
+	return ids
+}
 
 // State reports the state of continuation seq of request id (Finished once released).
 func (s *Scheduler) State(id, seq int) State {
@@ -178,11 +197,7 @@ func (s *Scheduler) Result(id int) Result {
 	res := Result{PromptTokens: len(r.req.Prompt), PrefixHitTokens: r.prefixHit, Preemptions: r.preemptions}
 	for _, q := range r.seqs {
 		res.Outputs = append(res.Outputs, slices.Clone(q.output[:q.shown]))
-		text := q.text[:q.shownAt]
-		if q.cut >= 0 && q.shown == len(q.output) {
-			text = text[:q.cut]
-		}
-		res.Texts = append(res.Texts, string(text))
+		res.Texts = append(res.Texts, q.textSoFar())
 		res.StopReasons = append(res.StopReasons, q.stop)
 	}
 	if !r.firstLogits.IsZero() {
@@ -194,6 +209,26 @@ func (s *Scheduler) Result(id int) Result {
 		res.Decode = end.Sub(r.firstLogits)
 	}
 	return res
+}
+
+// Text returns the text continuation seq of request id has released so far, cut before a
+// matched stop string: Result(id).Texts[seq] without copying the other continuations ("" once
+// released).
+func (s *Scheduler) Text(id, seq int) string {
+	if r := s.requests[id]; r != nil {
+		return r.seqs[seq].textSoFar()
+	}
+	return ""
+}
+
+// textSoFar is the text of the sequence's outputs released so far, cut before a matched stop
+// string once the output that matched it is released.
+func (q *sequence) textSoFar() string {
+	text := q.text[:q.shownAt]
+	if q.cut >= 0 && q.shown == len(q.output) {
+		text = text[:q.cut]
+	}
+	return string(text)
 }
 
 // Err returns the error that ended request id, if any: a cache too small for its sequence
@@ -247,7 +282,7 @@ func (s *Scheduler) Step() ([]Token, error) {
 	}
 	if len(plan) == 0 {
 		return s.takeOut(), fmt.Errorf("engine: nothing can run: %d sequences waiting, %d running, %d of %d blocks available",
-			len(s.waiting), len(s.running), s.e.Pool.Available(), s.e.Pool.Config().NumBlocks)
+			s.waiting.Len(), len(s.running), s.e.Pool.Available(), s.e.Pool.Config().NumBlocks)
 	}
 	var rows []model.Row
 	for _, p := range plan {
@@ -349,8 +384,8 @@ func (s *Scheduler) schedule() []scheduled {
 	for _, q := range s.running {
 		promised += s.promised(q, q.kv.Table())
 	}
-	for len(s.waiting) > 0 && budget > 0 && len(s.running) < s.cfg.MaxSequences {
-		q := s.waiting[0]
+	for s.waiting.Len() > 0 && budget > 0 && len(s.running) < s.cfg.MaxSequences {
+		q := s.waiting.Front()
 		hit, pinned := pool.PrefixHit(q.tokens, q.r.req.CacheSalt)
 		// The hit's blocks are reused, not allocated; those of them that are cached and
 		// evictable leave the Available() count when the sequence pins them.
@@ -369,7 +404,7 @@ func (s *Scheduler) schedule() []scheduled {
 			pool.Free(kv) // the prefix hit took cached blocks out of the evictable set
 			break
 		}
-		s.waiting = s.waiting[1:]
+		s.waiting.PopFront()
 		q.kv, q.state = kv, Running
 		s.clock++
 		q.stamp = s.clock
@@ -430,7 +465,7 @@ func (s *Scheduler) preempt(q *sequence) {
 	q.kv = nil
 	q.state = Preempted
 	s.running = slices.DeleteFunc(s.running, func(x *sequence) bool { return x == q })
-	s.waiting = slices.Insert(s.waiting, 0, q)
+	s.waiting.PushFront(q)
 	q.r.preemptions++
 	s.stats.Preemptions++
 }
@@ -455,23 +490,36 @@ func (s *Scheduler) fail(q *sequence, err error) {
 	}
 }
 
-// finish ends a sequence and releases its blocks.
+// finish ends a sequence, releases its blocks and takes it out of its list.
 func (s *Scheduler) finish(q *sequence, reason string) {
+	if s.end(q, reason) {
+		s.running = slices.DeleteFunc(s.running, func(x *sequence) bool { return x == q })
+	}
+}
+
+// end ends a sequence and releases its blocks; it takes a waiting sequence out of the line
+// (in O(1)) but leaves a running one in the running list, and reports whether it was there.
+// The caller removes it (finish one at a time, Cancel many at once).
+func (s *Scheduler) end(q *sequence, reason string) (running bool) {
+	running = q.state == Running
+	if q.queued {
+		s.waiting.Remove(q)
+	}
 	if q.kv != nil {
 		s.e.Pool.Free(q.kv)
 		q.kv = nil
 	}
 	q.state = Finished
 	q.stop = reason
-	s.running = slices.DeleteFunc(s.running, func(x *sequence) bool { return x == q })
-	s.waiting = slices.DeleteFunc(s.waiting, func(x *sequence) bool { return x == q })
 	r := q.r
 	for _, c := range r.seqs {
 		if c.state != Finished {
-			return
+			return running
 		}
 	}
 	r.finished = time.Now()
+	s.ended = append(s.ended, r.id)
+	return running
 }
 
 // forkIfFirst returns the sequences that sample from q's new logits: q alone, or — the

@@ -103,7 +103,7 @@ func (s *Server) parseChat(body []byte) (*params, *APIError) {
 		return nil, aerr
 	}
 	agp := req.AddGenerationPrompt == nil || *req.AddGenerationPrompt
-	_, ids, err := f.Prompt(msgs, agp)
+	text, err := f.Render(msgs, agp)
 	if err != nil {
 		var raised *chattemplate.RaiseError
 		if errors.As(err, &raised) {
@@ -111,6 +111,11 @@ func (s *Server) parseChat(body []byte) (*params, *APIError) {
 		}
 		return nil, badRequest("messages", "%v", err).withCode("chat_template_unsupported")
 	}
+	if limit := s.maxPromptBytes(); len(text) > limit { // refused before it is tokenized
+		return nil, badRequest("messages", "the rendered conversation is %d bytes of text, but no prompt that fits the context of %d tokens is longer than %d bytes (4 × %d bytes, the longest token, per token); shorten the conversation",
+			len(text), s.eng.Context, limit, s.longestPiece).withCode("context_length_exceeded")
+	}
+	ids := f.Encode(text)
 	p.prompts = [][]int{ids}
 	p.stopIDs = append(append([]int(nil), p.stopIDs...), f.StopTokens...)
 	p.stops = append(append([]string(nil), p.stops...), f.StopStrings...)

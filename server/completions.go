@@ -2,12 +2,13 @@ package server
 
 import (
 	"context"
-	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"strconv"
 	"time"
 
 	"github.com/kvref/kvref/engine"
@@ -30,7 +31,9 @@ func (s *Server) handleCompletions(w http.ResponseWriter, r *http.Request) {
 }
 
 // readRequest checks the method and the server's state and reads the body of a generation
-// request; on failure it has answered already.
+// request, within MaxBodyBytes (413 past it) and ReadTimeout (408 when it stops arriving;
+// the connection is then closed); on failure it has answered already. The writes that
+// follow get WriteTimeout from the end of the body.
 func (s *Server) readRequest(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
 	if !allow(w, r, http.MethodPost) {
 		return nil, false
@@ -39,22 +42,42 @@ func (s *Server) readRequest(w http.ResponseWriter, r *http.Request) ([]byte, bo
 		writeError(w, newError(503, serverError, "", "shutting_down", "the server is shutting down"))
 		return nil, false
 	}
+	rc := http.NewResponseController(w)
+	_ = rc.SetReadDeadline(time.Now().Add(s.opts.ReadTimeout)) // unsupported: no deadline
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.opts.MaxBodyBytes))
-	if err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			writeError(w, newError(413, invalidRequest, "", "", "the request body is larger than %d bytes", tooBig.Limit))
-			return nil, false
-		}
+	s.armWrite(w)
+	var tooBig *http.MaxBytesError
+	switch {
+	case err == nil:
+		// Clear the deadline: the server's watch for the client going away reads on.
+		_ = rc.SetReadDeadline(time.Time{})
+		return body, true
+	case errors.As(err, &tooBig):
+		writeError(w, newError(http.StatusRequestEntityTooLarge, invalidRequest, "", "body_too_large",
+			"the request body is larger than %d bytes (the server's limit, kvref serve --max-body)", tooBig.Limit))
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		writeError(w, newError(http.StatusRequestTimeout, invalidRequest, "", "request_timeout",
+			"the request body did not arrive within %s (kvref serve --read-timeout)", s.opts.ReadTimeout))
+	default:
 		writeError(w, badRequest("", "reading the request body: %v", err))
-		return nil, false
 	}
-	return body, true
+	return nil, false
 }
 
-// generate runs a validated request on the engine and answers it in shape's format:
-// whole, or streamed as Server-Sent Events.
+// armWrite gives the next writes to w WriteTimeout to complete: a client that takes no
+// bytes for that long is cut off.
+func (s *Server) armWrite(w http.ResponseWriter) {
+	_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(s.opts.WriteTimeout))
+}
+
+// generate runs a validated request on the engine and answers it in shape's format: whole,
+// or streamed as Server-Sent Events, within RequestTimeout of its arrival (start); then it
+// logs it.
 func (s *Server) generate(w http.ResponseWriter, r *http.Request, p *params, shape responseShape, start time.Time) {
+	s.inflight.Add(1)
+	defer s.inflight.Add(-1)
+	ctx, cancel := context.WithDeadline(r.Context(), start.Add(s.opts.RequestTimeout))
+	defer cancel()
 	reqs := make([]engine.Request, len(p.prompts))
 	for j, prompt := range p.prompts {
 		if aerr := s.fit(j, p); aerr != nil {
@@ -66,64 +89,151 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, p *params, sha
 			Check: s.opts.Check, StopTokens: p.stopIDs, StopStrings: p.stops, CacheSalt: p.cacheSalt,
 		}
 	}
-	mb := newMailbox()
-	ids, err := s.submit(r.Context(), reqs, mb, p.logprobs >= 0)
+	limit := 0 // a response's events are its own size; a stream's wait for its client
+	if p.stream {
+		limit = s.opts.StreamBacklog * len(p.prompts) * p.n
+	}
+	mb := newMailbox(limit)
+	ids, err := s.submit(ctx, reqs, mb, p.logprobs)
 	if err != nil {
-		if r.Context().Err() == nil {
-			writeError(w, engineError(err))
+		if aerr := s.failure(ctx, r, err); aerr != nil {
+			s.armWrite(w)
+			if aerr.Status == http.StatusTooManyRequests {
+				w.Header().Set("Retry-After", "1")
+			}
+			writeError(w, aerr)
 		}
 		return
 	}
 	c := newCompletion(s, p, shape)
-	var status int
+	var o outcome
 	if p.stream {
-		status = s.stream(r.Context(), w, c, mb, ids)
+		o = s.stream(ctx, w, r, c, mb, ids)
 	} else {
-		status = s.respond(r.Context(), w, c, mb, ids)
+		o = s.respond(ctx, w, r, c, mb, ids)
 	}
+	s.armWrite(w) // for the server's last write of the response
 	if !s.opts.LogRequests {
 		return
 	}
-	outcome := fmt.Sprint(status)
-	if status == 0 {
-		outcome = "cancelled by the client"
-	}
 	u := c.usage()
-	s.logf("%s %s %s: %d prompt(s) × n=%d, %d prompt tokens (%d cached), %d generated, %.1f ms",
-		r.Method, r.URL.Path, outcome, len(p.prompts), p.n, u.PromptTokens, u.PromptTokensDetails.CachedTokens, u.CompletionTokens,
+	sent := ""
+	if p.stream {
+		sent = fmt.Sprintf(", %d streamed", c.streamed)
+	}
+	s.logf("%s %s %s: %d prompt(s) × n=%d, %d prompt tokens (%d cached), %d generated%s, %.1f ms",
+		r.Method, r.URL.Path, o, len(p.prompts), p.n, u.PromptTokens, u.PromptTokensDetails.CachedTokens, u.CompletionTokens, sent,
 		float64(time.Since(start).Microseconds())/1000)
 }
 
-// respond waits for every choice and writes one JSON response; it returns the status sent
-// (0 when the client went away first).
-func (s *Server) respond(ctx context.Context, w http.ResponseWriter, c *completion, mb *mailbox, ids []int) int {
+// outcome is how a completion request ended, for the log: the status sent, or why nothing
+// (more) could be sent.
+type outcome struct {
+	status int    // the status sent (200 for a stream that ended in an error event)
+	why    string // what ended it early: "cancelled by the client", an error code, ...
+}
+
+func (o outcome) String() string {
+	switch {
+	case o.status == 0:
+		return o.why
+	case o.why != "":
+		return fmt.Sprintf("%d (%s)", o.status, o.why)
+	}
+	return fmt.Sprint(o.status)
+}
+
+// gone says why a request whose client can no longer be answered ended: writing to it
+// timed out (werr), the shutdown closed its connection, or the client went away (its
+// connection closed, which a write notices as an error too).
+func (s *Server) gone(werr error) outcome {
+	switch {
+	case werr != nil && errors.Is(werr, os.ErrDeadlineExceeded):
+		return outcome{why: fmt.Sprintf("cut off: the client took no bytes for %s (kvref serve --write-timeout)", s.opts.WriteTimeout)}
+	case s.draining.Load():
+		return outcome{why: "cut off by the shutdown"}
+	}
+	return outcome{why: "cancelled by the client"}
+}
+
+// failure turns what ended a wait for events early into the API error to send, or reports
+// that the client is gone (nil).
+func (s *Server) failure(ctx context.Context, r *http.Request, err error) *APIError {
+	switch {
+	case r.Context().Err() != nil:
+		return nil
+	case errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil:
+		return newError(http.StatusServiceUnavailable, serverError, "", "request_timeout",
+			"the request ran past its deadline of %s (kvref serve --request-timeout) and was cancelled", s.opts.RequestTimeout)
+	}
+	return engineError(err)
+}
+
+// respond waits for every choice and writes one JSON response.
+func (s *Server) respond(ctx context.Context, w http.ResponseWriter, r *http.Request, c *completion, mb *mailbox, ids []int) outcome {
+	fail := func(aerr *APIError) outcome {
+		s.cancel(mb, ids)
+		if aerr == nil {
+			return s.gone(nil)
+		}
+		s.armWrite(w)
+		writeError(w, aerr)
+		return outcome{status: aerr.Status, why: code(aerr)}
+	}
 	for c.pending > 0 {
 		evs, err := s.next(ctx, mb)
 		if err != nil {
-			s.cancel(mb, ids)
-			if ctx.Err() != nil {
-				return 0 // the client is gone: nobody to answer
-			}
-			return writeError(w, engineError(err))
+			return fail(s.failure(ctx, r, err))
 		}
 		for _, ev := range evs {
 			if _, aerr := c.apply(ev); aerr != nil {
-				s.cancel(mb, ids)
-				return writeError(w, aerr)
+				return fail(aerr)
 			}
 		}
 	}
-	return writeJSON(w, http.StatusOK, c.shape.response(c))
+	status, err := s.writeLarge(w, c.shape.response(c))
+	if err != nil {
+		o := s.gone(err)
+		o.status = status
+		return o
+	}
+	return outcome{status: status}
+}
+
+// writeLarge sends v with status 200 in pieces of 64 KiB, each with WriteTimeout to go, so
+// that a large response to a client reading slowly but steadily is not cut off. It returns
+// the status sent, and the error that cut the body short.
+func (s *Server) writeLarge(w http.ResponseWriter, v any) (int, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		s.armWrite(w)
+		return writeJSON(w, http.StatusOK, v), nil // its error response
+	}
+	b = append(b, '\n')
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
+	w.WriteHeader(http.StatusOK)
+	for len(b) > 0 {
+		n := min(len(b), 64<<10)
+		s.armWrite(w)
+		if _, err := w.Write(b[:n]); err != nil {
+			return http.StatusOK, err // the client is gone or too slow
+		}
+		b = b[n:]
+	}
+	return http.StatusOK, nil
 }
 
 // stream sends one Server-Sent Event per generated token, `data: {chunk}`, and ends with
-// `data: [DONE]`. An error after the stream has begun is sent as a `data: {"error": ...}`
-// event before [DONE]. It returns the status sent.
-func (s *Server) stream(ctx context.Context, w http.ResponseWriter, c *completion, mb *mailbox, ids []int) int {
+// `data: [DONE]`. An error after the stream has begun (the request's own, a deadline, the
+// shutdown, a client too slow to read) is sent as a `data: {"error": ...}` event before
+// [DONE].
+func (s *Server) stream(ctx context.Context, w http.ResponseWriter, r *http.Request, c *completion, mb *mailbox, ids []int) outcome {
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-cache")
 	h.Set("X-Accel-Buffering", "no")
+	s.armWrite(w)
 	w.WriteHeader(http.StatusOK)
 	rc := http.NewResponseController(w)
 	flush := func() error { // a writer that cannot flush (some middleware) still streams, late
@@ -137,38 +247,42 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, c *completio
 		if err != nil {
 			return &encodeError{err}
 		}
-		if _, err := fmt.Fprintf(w, "data: %s\n\n", b); err != nil {
-			return err
-		}
-		return nil
+		_, err = fmt.Fprintf(w, "data: %s\n\n", b)
+		return err
 	}
-	fail := func(aerr *APIError) int {
+	cut := func(werr error) outcome {
 		s.cancel(mb, ids)
-		if send(ErrorResponse{Error: *aerr}) == nil {
-			fmt.Fprint(w, "data: [DONE]\n\n")
-			flush()
+		return s.gone(werr)
+	}
+	fail := func(aerr *APIError) outcome {
+		s.cancel(mb, ids)
+		if aerr == nil {
+			return s.gone(nil)
 		}
-		return aerr.Status
+		s.armWrite(w)
+		if err := send(ErrorResponse{Error: *aerr}); err != nil {
+			return s.gone(err)
+		}
+		fmt.Fprint(w, "data: [DONE]\n\n")
+		if err := flush(); err != nil {
+			return s.gone(err)
+		}
+		return outcome{status: http.StatusOK, why: code(aerr)}
 	}
 	if err := flush(); err != nil {
-		s.cancel(mb, ids)
-		return 0
+		return cut(err)
 	}
 	for _, chunk := range c.shape.start(c) {
 		if err := send(chunk); err != nil {
-			s.cancel(mb, ids)
-			return 0
+			return cut(err)
 		}
 	}
 	for c.pending > 0 {
 		evs, err := s.next(ctx, mb)
 		if err != nil {
-			if ctx.Err() != nil {
-				s.cancel(mb, ids)
-				return 0
-			}
-			return fail(engineError(err))
+			return fail(s.failure(ctx, r, err))
 		}
+		s.armWrite(w)
 		for _, ev := range evs {
 			choices, aerr := c.apply(ev)
 			if aerr != nil {
@@ -180,75 +294,26 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, c *completio
 					if errors.As(err, &ee) { // say so, rather than end the stream empty
 						return fail(newError(500, serverError, "", "", "encoding the response: %v", ee.err))
 					}
-					s.cancel(mb, ids)
-					return 0
+					return cut(err)
 				}
+				c.streamed++
 			}
 		}
 		if err := flush(); err != nil {
-			s.cancel(mb, ids)
-			return 0
+			return cut(err)
 		}
 	}
+	s.armWrite(w)
 	if c.p.includeUsage {
 		if err := send(c.shape.usageChunk(c, c.usage())); err != nil {
-			return 0
+			return s.gone(err)
 		}
 	}
 	fmt.Fprint(w, "data: [DONE]\n\n")
-	flush()
-	return http.StatusOK
-}
-
-// encodeError is a chunk that JSON cannot carry (a NaN, which the engine's finiteness check
-// keeps out of logits): the stream ends with an error event, not silently.
-type encodeError struct{ err error }
-
-func (e *encodeError) Error() string { return e.err.Error() }
-
-// completion gathers the events of one HTTP request into its choices.
-type completion struct {
-	s       *Server
-	p       *params
-	shape   responseShape
-	id      string
-	created int64
-	choices []choiceState   // prompt j's continuation q is choice j·n + q
-	results []engine.Result // per prompt, once it has ended
-	pending int             // prompts still running
-}
-
-// choiceState is one choice being generated.
-type choiceState struct {
-	full     []byte         // the bytes of every token so far
-	sent     int            // bytes of full already streamed
-	text     string         // the final text (cut before a stop string), once finished
-	finish   string         // OpenAI's finish reason, once finished
-	logprobs *Logprobs      // when asked for
-	pending  []pendingToken // tokens whose offsets wait for an unfinished UTF-8 character
-	chars    charCounter
-}
-
-// pendingToken is a generated token not yet handed out.
-type pendingToken struct {
-	id    int
-	start int           // where its bytes begin in full
-	rec   tokenLogprobs // its log-probabilities, when asked for
-}
-
-func newCompletion(s *Server, p *params, shape responseShape) *completion {
-	c := &completion{
-		s: s, p: p, shape: shape, id: shape.idPrefix() + rand.Text(), created: time.Now().Unix(),
-		choices: make([]choiceState, len(p.prompts)*p.n),
-		results: make([]engine.Result, len(p.prompts)),
-		pending: len(p.prompts),
+	if err := flush(); err != nil {
+		return s.gone(err)
 	}
-	if p.logprobs >= 0 {
-		for i := range c.choices {
-			c.choices[i].logprobs = newLogprobs()
-		}
-	}
-	return c
+	return outcome{status: http.StatusOK}
 }
 
 // responseShape writes a completion's responses in one API's format: the token deltas
@@ -299,85 +364,18 @@ func (c *completion) header() CompletionResponse {
 	return CompletionResponse{ID: c.id, Object: "text_completion", Created: c.created, Model: c.s.model}
 }
 
-// apply takes one event. For tokens it returns their stream chunks, one per token: the
-// token's log-probabilities and the text that may be sent now. While the text ends inside
-// an unfinished UTF-8 character, the tokens wait (none is returned), because neither their
-// text nor their offsets are known yet; the start of a possible stop string is held back
-// too, as its bytes must not be sent if it completes.
-func (c *completion) apply(ev event) ([]CompletionChoice, *APIError) {
-	if ev.done {
-		c.pending--
-		c.results[ev.job] = ev.res
-		if ev.err != nil {
-			return nil, engineError(ev.err)
-		}
-		return nil, nil
-	}
-	t := ev.tok
-	index := ev.job*c.p.n + t.Seq
-	ch := &c.choices[index]
-	pt := pendingToken{id: t.ID, start: len(ch.full)}
-	if ch.logprobs != nil {
-		pt.rec = c.s.logprobsOf(t.Logits, t.ID, c.p.logprobs, c.p.tokenIDs)
-	}
-	ch.full = append(ch.full, c.s.eng.Model.Tokenizer.Piece(t.ID)...)
-	ch.pending = append(ch.pending, pt)
-	if !ev.last && engine.IncompleteUTF8(ch.full) > 0 {
-		return nil, nil
-	}
-	out := make([]CompletionChoice, len(ch.pending))
-	for i, pt := range ch.pending {
-		out[i].Index, out[i].tokenID = index, pt.id
-		if ch.logprobs != nil {
-			pt.rec.offset = ch.chars.at(ch.full, pt.start, ev.last)
-			ch.logprobs.add(pt.id, pt.rec)
-			out[i].Logprobs = newLogprobs()
-			out[i].Logprobs.add(pt.id, pt.rec)
-		}
-	}
-	ch.pending = ch.pending[:0]
-	last := &out[len(out)-1]
-	if ev.last {
-		ch.text, ch.finish = ev.text, finishReason(ev.reason)
-		if ch.sent < len(ch.text) {
-			last.Text = ch.text[ch.sent:]
-		}
-		ch.sent = len(ch.full)
-		reason := ch.finish
-		last.FinishReason = &reason
-		return out, nil
-	}
-	if n := engine.Releasable(ch.full, c.p.stops); n > ch.sent {
-		last.Text = string(ch.full[ch.sent:n])
-		ch.sent = n
-	}
-	return out, nil
-}
+// encodeError is a chunk that JSON cannot carry (a NaN, which the engine's finiteness check
+// keeps out of logits): the stream ends with an error event, not silently.
+type encodeError struct{ err error }
 
-// usage counts the tokens of the prompts that have ended.
-func (c *completion) usage() Usage {
-	var u Usage
-	for _, r := range c.results {
-		u.PromptTokens += r.PromptTokens
-		u.PromptTokensDetails.CachedTokens += r.PrefixHitTokens
-		for _, o := range r.Outputs {
-			u.CompletionTokens += len(o)
-		}
-	}
-	u.TotalTokens = u.PromptTokens + u.CompletionTokens
-	return u
-}
+func (e *encodeError) Error() string { return e.err.Error() }
 
-// finishReason maps the engine's stop reasons to OpenAI's: an end-of-text token, a stop
-// string or a stop token is "stop"; max_tokens or a full context is "length".
-func finishReason(engineReason string) string {
-	switch engineReason {
-	case "eos", "stop":
-		return "stop"
-	case "length", "context":
-		return "length"
+// code is an API error's code, or "" when it has none.
+func code(e *APIError) string {
+	if e.Code == nil {
+		return ""
 	}
-	return engineReason
+	return *e.Code
 }
 
 // engineError turns an error from the engine or the loop into an API error: a request the

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"time"
 )
 
 // handleModels serves GET /v1/models: the one model.
@@ -32,22 +33,34 @@ func (s *Server) modelInfo() ModelInfo {
 	return ModelInfo{ID: s.model, Object: "model", Created: s.created, OwnedBy: "kvref", MaxModelLen: s.eng.Context}
 }
 
-// handleHealth serves GET /health: 200 while serving, 503 once shutting down.
+// handleHealth serves GET /health: 200 while the engine loop is alive, 503 once shutting
+// down, before Run, after the loop stopped, or while it has been busy with one step (or one
+// piece of a handler's work) for longer than StallTimeout.
 func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
 	if !allow(w, r, http.MethodGet) {
 		return
 	}
+	s.mu.Lock()
+	started := s.started
+	s.mu.Unlock()
 	select {
 	case <-s.stopped:
 		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "stopped"})
 		return
 	default:
 	}
-	if s.draining.Load() {
+	switch since := s.busySince.Load(); {
+	case !started:
+		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "starting", "reason": "the engine loop is not running yet"})
+	case s.draining.Load():
 		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "shutting down"})
-		return
+	case since != 0 && time.Since(time.Unix(0, since)) > s.opts.StallTimeout:
+		busy := time.Since(time.Unix(0, since)).Round(time.Millisecond)
+		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "stalled",
+			"reason": fmt.Sprintf("the engine loop has been in one step for %s, more than %s (kvref serve --stall-timeout)", busy, s.opts.StallTimeout)})
+	default:
+		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	}
-	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 }
 
 // handleMetrics serves GET /metrics: the server's, the scheduler's and the cache's counters
@@ -60,6 +73,7 @@ func (s *Server) handleMetrics(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		return // the client went away
 	}
+	s.armWrite(w)
 	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
 	w.WriteHeader(http.StatusOK)
 	fmt.Fprint(w, formatMetrics(st))
@@ -158,5 +172,6 @@ func (s *Server) handleResetPrefixCache(w http.ResponseWriter, r *http.Request) 
 	case <-r.Context().Done():
 		return
 	}
+	s.armWrite(w)
 	writeJSON(w, http.StatusOK, map[string]int{"dropped_blocks": dropped})
 }

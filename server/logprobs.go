@@ -6,6 +6,24 @@ import (
 	"unicode/utf8"
 )
 
+// logprobOf is what the engine loop computes of one generated token's logits for a request
+// that asked for logprobs: the chosen token's log-probability and the top k. It is all a
+// handler needs, so events never carry (and keep alive) a vocabulary-sized logits row.
+type logprobOf struct {
+	logprob float64     // of the chosen token
+	top     []IDLogprob // the top k, best first
+}
+
+// logprobsOf computes the log-probabilities of token id chosen from logits, with the top k.
+func logprobsOf(logits []float32, id, k int) logprobOf {
+	lse := logit.LogSumExp(logits)
+	r := logprobOf{logprob: float64(logits[id]) - lse}
+	for _, t := range logit.TopK(logits, k) {
+		r.top = append(r.top, IDLogprob{ID: t, Logprob: float64(logits[t]) - lse})
+	}
+	return r
+}
+
 // tokenLogprobs is the log-probability record of one generated token.
 type tokenLogprobs struct {
 	token   string      // the token's text
@@ -15,14 +33,12 @@ type tokenLogprobs struct {
 	offset  int         // text_offset: index of the character where the token begins
 }
 
-// logprobsOf computes the record of token id chosen from logits, with the top k (the
+// withTexts completes the record of token id with the texts of it and its top k (the
 // offset is set later).
-func (s *Server) logprobsOf(logits []float32, id, k int, asIDs bool) tokenLogprobs {
-	lse := logit.LogSumExp(logits)
-	r := tokenLogprobs{token: s.tokenText(id, asIDs), logprob: float64(logits[id]) - lse}
-	for _, t := range logit.TopK(logits, k) {
-		r.top = append(r.top, IDLogprob{ID: t, Logprob: float64(logits[t]) - lse})
-		r.topText = append(r.topText, s.tokenText(t, asIDs))
+func (s *Server) withTexts(lp logprobOf, id int, asIDs bool) tokenLogprobs {
+	r := tokenLogprobs{token: s.tokenText(id, asIDs), logprob: lp.logprob, top: lp.top}
+	for _, e := range lp.top {
+		r.topText = append(r.topText, s.tokenText(e.ID, asIDs))
 	}
 	return r
 }

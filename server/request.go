@@ -10,7 +10,7 @@ import (
 	"strings"
 
 	"github.com/kvref/kvref/engine"
-	"github.com/kvref/kvref/tokenizer/chattemplate"
+	"github.com/kvref/kvref/tokenizer"
 )
 
 // generationFields are the request fields /v1/completions and /v1/chat/completions share.
@@ -76,7 +76,9 @@ type params struct {
 	chat         *chatParams // a /v1/chat/completions request; nil for /v1/completions
 }
 
-// parseCompletion decodes and validates a completion request body. Prompt lengths against
+// parseCompletion decodes and validates a completion request body. Everything cheap is
+// checked before the prompts are tokenized (last, one by one), so that a request over a
+// limit costs little more than reading it. Prompt lengths against
 // the context and the cache are checked by fit.
 func (s *Server) parseCompletion(body []byte) (*params, *APIError) {
 	var req completionRequest
@@ -93,15 +95,15 @@ func (s *Server) parseCompletion(body []byte) (*params, *APIError) {
 	if req.BestOf != nil && *req.BestOf != p.n {
 		return nil, badRequest("best_of", "best_of (%d) is not supported: kvref returns every continuation it generates; leave best_of out or equal to n (%d)", *req.BestOf, p.n)
 	}
-	var aerr *APIError
-	if p.prompts, aerr = s.parsePrompt(req.Prompt); aerr != nil {
-		return nil, aerr
-	}
 	if req.Logprobs != nil {
 		if *req.Logprobs < 0 || *req.Logprobs > s.opts.MaxLogprobs {
 			return nil, badRequest("logprobs", "logprobs must be between 0 and %d, got %d", s.opts.MaxLogprobs, *req.Logprobs)
 		}
 		p.logprobs = *req.Logprobs
+	}
+	var aerr *APIError
+	if p.prompts, aerr = s.parsePrompt(req.Prompt, p.n); aerr != nil {
+		return nil, aerr
 	}
 	return p, nil
 }
@@ -133,8 +135,12 @@ func (s *Server) parseGeneration(req *generationFields, p *params) *APIError {
 	if p.sampling, aerr = parseSampling(req); aerr != nil {
 		return aerr
 	}
-	if p.stops, aerr = parseStop(req.Stop); aerr != nil {
+	lim := s.opts.Limits
+	if p.stops, aerr = parseStop(req.Stop, lim); aerr != nil {
 		return aerr
+	}
+	if len(req.StopTokenIDs) > lim.MaxStopIDs {
+		return overLimit("stop_token_ids", "--max-stop-ids", "stop_token_ids has %d ids, at most %d are allowed", len(req.StopTokenIDs), lim.MaxStopIDs)
 	}
 	vocab := s.eng.Model.Config.Vocab
 	for i, id := range req.StopTokenIDs {
@@ -143,6 +149,9 @@ func (s *Server) parseGeneration(req *generationFields, p *params) *APIError {
 		}
 	}
 	p.stopIDs = req.StopTokenIDs
+	if len(req.CacheSalt) > lim.MaxSaltBytes {
+		return overLimit("cache_salt", "--max-salt-bytes", "cache_salt is %d bytes, at most %d are allowed", len(req.CacheSalt), lim.MaxSaltBytes)
+	}
 	if req.StreamOptions != nil {
 		if !req.Stream {
 			return badRequest("stream_options", "stream_options is only allowed when stream is true")
@@ -232,97 +241,189 @@ func parseSeed(s string) (uint64, error) {
 }
 
 // parsePrompt reads the prompt: a string, an array of token ids, or an array of strings or
-// of id arrays (a batch: one engine request each). Text is tokenized with BOS added when the
-// model's tokenizer adds one and special tokens parsed ("<|im_start|>" in the text is that
-// token), as llama-server and vLLM do; token ids are used as they are.
-func (s *Server) parsePrompt(raw json.RawMessage) ([][]int, *APIError) {
+// of id arrays (a batch: one engine request each). Text is tokenized as kvref run does
+// (BOS added when the model's tokenizer adds one) with special tokens parsed ("<|im_start|>"
+// in the text is that token), as llama-server and vLLM do; token ids are used as they are. A batch
+// is counted against MaxPrompts and MaxChoices (n choices per prompt) before any of it is
+// decoded, and each prompt is held to the context as soon as it is read: a text longer
+// than any prompt that fits (see maxPromptBytes) before it is tokenized.
+func (s *Server) parsePrompt(raw json.RawMessage, n int) ([][]int, *APIError) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || string(raw) == "null" {
 		return nil, badRequest("prompt", "prompt is required: a string, an array of token ids, or an array of those")
 	}
-	var v any
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	if err := dec.Decode(&v); err != nil {
+	switch raw[0] {
+	case '"':
+		ids, aerr := s.promptText(raw, "prompt")
+		if aerr != nil {
+			return nil, aerr
+		}
+		return [][]int{ids}, nil
+	case '[':
+	default:
+		return nil, badRequest("prompt", "prompt is %s: it must be a string, an array of token ids, or an array of those", rawKind(raw))
+	}
+	head, _, err := splitArray(raw, 1)
+	if err != nil {
 		return nil, badRequest("prompt", "prompt is not valid JSON: %v", err)
 	}
-	tok := s.eng.Model.Tokenizer
-	switch v := v.(type) {
-	case string:
-		return [][]int{tok.EncodeSpecial(v, true, true)}, nil
-	case []any:
-		if len(v) == 0 {
-			return nil, badRequest("prompt", "prompt is an empty array: give a string, token ids, or a batch of those")
-		}
-		switch v[0].(type) {
-		case json.Number:
-			ids, aerr := tokenIDs(v, "prompt")
-			if aerr != nil {
-				return nil, aerr
-			}
-			return [][]int{ids}, nil
-		case string:
-			out := make([][]int, len(v))
-			for i, e := range v {
-				text, ok := e.(string)
-				if !ok {
-					return nil, badRequest("prompt", "prompt[%d] is %s, but prompt[0] is a string: a batch is all strings or all token-id arrays", i, chattemplate.KindOf(e))
-				}
-				out[i] = tok.EncodeSpecial(text, true, true)
-			}
-			return out, nil
-		case []any:
-			out := make([][]int, len(v))
-			for i, e := range v {
-				arr, ok := e.([]any)
-				if !ok {
-					return nil, badRequest("prompt", "prompt[%d] is %s, but prompt[0] is an array: a batch is all strings or all token-id arrays", i, chattemplate.KindOf(e))
-				}
-				ids, aerr := tokenIDs(arr, fmt.Sprintf("prompt[%d]", i))
-				if aerr != nil {
-					return nil, aerr
-				}
-				out[i] = ids
-			}
-			return out, nil
-		}
-		return nil, badRequest("prompt", "prompt[0] is %s: the prompt is a string, an array of token ids, or an array of those", chattemplate.KindOf(v[0]))
+	if len(head) == 0 {
+		return nil, badRequest("prompt", "prompt is an empty array: give a string, token ids, or a batch of those")
 	}
-	return nil, badRequest("prompt", "prompt is %s: it must be a string, an array of token ids, or an array of those", chattemplate.KindOf(v))
+	first := rawKind(head[0])
+	if first == "a number" { // one prompt of token ids
+		ids, aerr := s.promptIDs(raw, "prompt")
+		if aerr != nil {
+			return nil, aerr
+		}
+		return [][]int{ids}, nil
+	}
+	if first != "a string" && first != "an array" {
+		return nil, badRequest("prompt", "prompt[0] is %s: the prompt is a string, an array of token ids, or an array of those", first)
+	}
+	lim := s.opts.Limits
+	elems, more, err := splitArray(raw, lim.MaxPrompts)
+	switch {
+	case err != nil:
+		return nil, badRequest("prompt", "prompt is not valid JSON: %v", err)
+	case more:
+		return nil, overLimit("prompt", "--max-prompts", "the prompt is a batch of more than %d prompts, at most %d are allowed", lim.MaxPrompts, lim.MaxPrompts)
+	}
+	if len(elems)*n > lim.MaxChoices {
+		return nil, overLimit("n", "--max-choices", "%d prompts with n = %d ask for %d choices, at most %d are allowed", len(elems), n, len(elems)*n, lim.MaxChoices)
+	}
+	out := make([][]int, len(elems))
+	for i, e := range elems {
+		name := fmt.Sprintf("prompt[%d]", i)
+		if kind := rawKind(e); kind != first {
+			return nil, badRequest("prompt", "%s is %s, but prompt[0] is %s: a batch is all strings or all token-id arrays", name, kind, first)
+		}
+		var aerr *APIError
+		if first == "a string" {
+			out[i], aerr = s.promptText(e, name)
+		} else {
+			out[i], aerr = s.promptIDs(e, name)
+		}
+		if aerr != nil {
+			return nil, aerr
+		}
+	}
+	return out, nil
 }
 
-// tokenIDs converts a JSON array to token ids (range checks come later, in fit).
-func tokenIDs(arr []any, name string) ([]int, *APIError) {
+// promptText decodes a JSON string and tokenizes it, refusing a text too long for the
+// context before tokenizing it, and too many tokens right after.
+func (s *Server) promptText(raw json.RawMessage, name string) ([]int, *APIError) {
+	var text string
+	if err := json.Unmarshal(raw, &text); err != nil {
+		return nil, badRequest("prompt", "%s is not a valid JSON string: %v", name, err)
+	}
+	if limit := s.maxPromptBytes(); len(text) > limit {
+		return nil, badRequest("prompt", "%s is %d bytes of text, but no prompt that fits the context of %d tokens is longer than %d bytes (4 × %d bytes, the longest token, per token); shorten the prompt",
+			name, len(text), s.eng.Context, limit, s.longestPiece).withCode("context_length_exceeded")
+	}
+	ids := s.eng.Model.Tokenizer.EncodeSpecial(text, true, true)
+	if aerr := s.promptLength(len(ids), name); aerr != nil {
+		return nil, aerr
+	}
+	return ids, nil
+}
+
+// promptIDs converts a JSON array to token ids (range checks come later, in fit), refusing
+// an array too long for the context before converting it, or even reading all of it.
+func (s *Server) promptIDs(raw json.RawMessage, name string) ([]int, *APIError) {
+	arr, more, err := splitArray(raw, s.eng.Context)
+	switch {
+	case err != nil:
+		return nil, badRequest("prompt", "%s is not valid JSON: %v", name, err)
+	case more:
+		return nil, badRequest("prompt", "%s has more than %d tokens but the context holds %d; shorten the prompt", name, len(arr), s.eng.Context).withCode("context_length_exceeded")
+	}
+	if aerr := s.promptLength(len(arr), name); aerr != nil {
+		return nil, aerr
+	}
 	ids := make([]int, len(arr))
 	for i, e := range arr {
-		n, ok := e.(json.Number)
-		if !ok {
-			return nil, badRequest("prompt", "%s[%d] is %s: token ids are integers", name, i, chattemplate.KindOf(e))
+		if kind := rawKind(e); kind != "a number" {
+			return nil, badRequest("prompt", "%s[%d] is %s: token ids are integers", name, i, kind)
 		}
-		id, err := strconv.ParseInt(n.String(), 10, 32)
+		id, err := strconv.ParseInt(string(bytes.TrimSpace(e)), 10, 32)
 		if err != nil {
-			return nil, badRequest("prompt", "%s[%d] = %s is not a token id (an integer)", name, i, n)
+			return nil, badRequest("prompt", "%s[%d] = %s is not a token id (an integer)", name, i, abbreviate(string(e)))
 		}
 		ids[i] = int(id)
 	}
 	return ids, nil
 }
 
-// parseStop reads stop: a string or an array of strings.
-func parseStop(raw json.RawMessage) ([]string, *APIError) {
+// splitArray returns the first elements of the JSON array raw, at most limit of them, and
+// whether it has more: a batch of a million prompts costs no more to refuse than limit + 1.
+func splitArray(raw json.RawMessage, limit int) (elems []json.RawMessage, more bool, err error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('[') {
+		return nil, false, fmt.Errorf("not an array (%v)", err)
+	}
+	for dec.More() {
+		if len(elems) == limit {
+			return elems, true, nil
+		}
+		var e json.RawMessage
+		if err := dec.Decode(&e); err != nil {
+			return nil, false, err
+		}
+		elems = append(elems, e)
+	}
+	return elems, false, nil
+}
+
+// promptLength refuses a prompt of n tokens that leaves no room in the context to generate.
+func (s *Server) promptLength(n int, name string) *APIError {
+	if ctx := s.eng.Context; n >= ctx {
+		return badRequest("prompt", "%s has %d tokens but the context holds %d (one more is needed to generate); shorten the prompt", name, n, ctx).withCode("context_length_exceeded")
+	}
+	return nil
+}
+
+// maxPromptBytes is the longest text that can tokenize to a prompt the context holds: a
+// token stands for at most longestPiece bytes of text, and normalization (NFC, lower case)
+// shrinks a text less than 4 times, so a longer text has more tokens than the context. (A
+// tokenizer.json normalizer that strips or replaces runs of text can shrink it more; such
+// a text is refused all the same.)
+func (s *Server) maxPromptBytes() int { return 4 * s.longestPiece * s.eng.Context }
+
+// longestPiece returns the most bytes of text one token of tok stands for: the longest of
+// its pieces and of its vocabulary strings (the text of special tokens), at least 1.
+func longestPiece(tok tokenizer.Tokenizer) int {
+	n := 1
+	for id := range tok.VocabSize() {
+		n = max(n, len(tok.Piece(id)), len(tok.TokenText(id)))
+	}
+	return n
+}
+
+// parseStop reads stop: a string or an array of strings, within the limits on their number
+// and length.
+func parseStop(raw json.RawMessage, lim Limits) ([]string, *APIError) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || string(raw) == "null" {
 		return nil, nil
 	}
+	var stops []string
 	var one string
 	if err := json.Unmarshal(raw, &one); err == nil {
-		return []string{one}, nil
-	}
-	var many []string
-	if err := json.Unmarshal(raw, &many); err != nil {
+		stops = []string{one}
+	} else if err := json.Unmarshal(raw, &stops); err != nil {
 		return nil, badRequest("stop", "stop must be a string or an array of strings, got %s", abbreviate(string(raw)))
 	}
-	return many, nil
+	if len(stops) > lim.MaxStops {
+		return nil, overLimit("stop", "--max-stops", "stop has %d strings, at most %d are allowed", len(stops), lim.MaxStops)
+	}
+	for i, stop := range stops {
+		if len(stop) > lim.MaxStopBytes {
+			return nil, overLimit("stop", "--max-stop-bytes", "stop[%d] is %d bytes, at most %d are allowed", i, len(stop), lim.MaxStopBytes)
+		}
+	}
+	return stops, nil
 }
 
 // fit checks prompt j against the model and the cache: an empty prompt, an id outside the
@@ -344,9 +445,9 @@ func (s *Server) fit(j int, p *params) *APIError {
 		return badRequest(param, "%s is empty: there is no token to start from", name)
 	case len(prompt) >= ctx:
 		return badRequest(param, "%s has %d tokens but the context holds %d (one more is needed to generate); %s", name, len(prompt), ctx, shorten).withCode("context_length_exceeded")
-	case len(prompt)+p.maxTokens > ctx:
-		return badRequest("max_tokens", "%s (%d tokens) + max_tokens (%d) = %d tokens exceed the context of %d; lower max_tokens to at most %d or %s",
-			name, len(prompt), p.maxTokens, len(prompt)+p.maxTokens, ctx, ctx-len(prompt), shorten).withCode("context_length_exceeded")
+	case p.maxTokens > ctx-len(prompt): // not len(prompt)+maxTokens > ctx: the sum can overflow
+		return badRequest("max_tokens", "%s (%d tokens) + max_tokens (%d) exceed the context of %d; lower max_tokens to at most %d or %s",
+			name, len(prompt), p.maxTokens, ctx, ctx-len(prompt), shorten).withCode("context_length_exceeded")
 	}
 	for i, id := range prompt {
 		if id < 0 || id >= vocab {
@@ -396,6 +497,27 @@ func goTypeName(t string) string {
 		return "an object"
 	}
 	return t
+}
+
+// rawKind names the JSON kind of an undecoded value by its first byte.
+func rawKind(raw json.RawMessage) string {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 {
+		return "empty"
+	}
+	switch raw[0] {
+	case 'n':
+		return "null"
+	case 't', 'f':
+		return "a boolean"
+	case '"':
+		return "a string"
+	case '[':
+		return "an array"
+	case '{':
+		return "an object"
+	}
+	return "a number"
 }
 
 // abbreviate shortens s for an error message.

@@ -25,7 +25,8 @@
 //     a 400; so is a conversation the template raises an error for (with the template's own
 //     message) or that does not fit the context (with the numbers).
 //   - GET /v1/models and /v1/models/{id}: the one model.
-//   - GET /health: 200 while serving, 503 once shutting down.
+//   - GET /health: 200 while the engine loop is alive; 503 before it runs, once shutting
+//     down, and while it has spent longer than StallTimeout in one step.
 //   - GET /metrics: the server's, the scheduler's and the cache pool's counters (Prometheus
 //     text format).
 //   - GET /: the cache you can watch (package cacheview), with GET /v1/cache (a snapshot of
@@ -34,9 +35,22 @@
 //     waits) and GET /v1/plan (cacheview.go).
 //
 // Errors have OpenAI's shape, {"error": {"message", "type", "param", "code"}}: 400 for a
-// request that is malformed or can never run (a prompt longer than the context, an id
-// outside the vocabulary, a continuation the whole cache cannot hold), 404 for an unknown
-// path or model, 405 for a wrong method, 503 while shutting down.
+// request that is malformed, can never run (a prompt longer than the context, an id
+// outside the vocabulary, a continuation the whole cache cannot hold) or asks for more than
+// a limit allows, 404 for an unknown path or model, 405 for a wrong method, 408 for a body
+// that stops arriving, 413 for a body too large, 429 when the engine's queue is full, 500
+// for a failed --check, 503 while shutting down or past a request's deadline.
+//
+// # Limits
+//
+// No client can make the server do unbounded work or hold unbounded memory (see Limits):
+// a request's prompts, choices, stop strings, stop ids, salt and body are bounded and
+// checked before the work they cost; the engine takes at most MaxQueue choices; a text
+// prompt too long for the context is refused before it is tokenized; connections have
+// read, write and idle timeouts and requests a deadline; a stream whose client stops
+// reading is cut off after StreamBacklog tokens per choice. The engine loop's work per step
+// follows the step's batch, never the number of requests queued, so a flood of requests
+// delays others by its share of the batch and no more.
 //
 // # How requests reach the engine
 //
@@ -44,8 +58,10 @@
 // engine loop, started by Run — owns it. HTTP handlers never touch it: they send the loop
 // small functions over a channel (submit these requests, cancel those, read the counters),
 // and receive their tokens through a mailbox of their own that the loop fills after every
-// step without ever waiting for a handler. The loop steps while any request is waiting or
-// running and blocks when idle. A handler whose client goes away (its request context is
+// step without ever waiting for a handler (a stream's mailbox is bounded: a client that
+// stops reading has its requests cancelled). Tokens carry only the log-probabilities their
+// request asked for, computed on the loop, never the logits. The loop steps while any
+// request is waiting or running and blocks when idle. A handler whose client goes away (its request context is
 // done) asks the loop to cancel its requests, which frees their cache blocks at once; full
 // blocks stay in the prefix cache.
 //
@@ -86,16 +102,16 @@ import (
 	"github.com/kvref/kvref/kvcache"
 )
 
-// Defaults and limits of the API.
+// Defaults of the API.
 const (
 	DefaultMaxTokens       = 16               // max_tokens when a request gives none (OpenAI's default)
-	DefaultMaxLogprobs     = 20               // most top log-probabilities per token, unless Options say otherwise
-	DefaultMaxBodyBytes    = 8 << 20          // largest request body, unless Options say otherwise
 	DefaultShutdownTimeout = 10 * time.Second // how long Serve waits for running requests when stopping
 	MaxN                   = 128              // most choices per prompt (OpenAI's limit)
 )
 
-// Options configure a Server. The zero value serves with the defaults.
+// Options configure a Server. The zero value serves with the defaults. The limits (see
+// Limits and limits.go) bound what one client can make the server do; each has a flag on
+// kvref serve.
 type Options struct {
 	// ModelName is the model's id in /v1/models and in responses; requests naming another
 	// model get 404. Empty: ModelName of the model's source.
@@ -103,15 +119,14 @@ type Options struct {
 	// Scheduler tunes continuous batching (tokens per step, prefill chunk size, ...).
 	Scheduler engine.SchedulerConfig
 	// Check recomputes every step of every request with the cache-free reference and
-	// requires bit-identical logits (kvref run --check). A mismatch is an engine bug: the
-	// scheduler reports it from its step, and every request in the engine then fails (500).
+	// requires bit-identical logits (kvref run --check). A mismatch is an engine bug; it
+	// fails the request whose logits differ (500) and no other.
 	Check bool
-	// MaxLogprobs is the largest logprobs a request may ask for (0: DefaultMaxLogprobs).
-	MaxLogprobs int
-	// MaxBodyBytes is the largest request body accepted (0: DefaultMaxBodyBytes).
-	MaxBodyBytes int64
+	// Limits bound requests, connections and the engine's queue; a zero field takes its
+	// default.
+	Limits
 	// ShutdownTimeout is how long Serve lets running requests finish once its context is
-	// done, before it cuts them off (0: DefaultShutdownTimeout).
+	// done, before it ends them with an error (0: DefaultShutdownTimeout).
 	ShutdownTimeout time.Duration
 	// Logf, when set, receives the server's events (shutdown, engine failures), and one line
 	// per completion request when LogRequests is set.
@@ -138,10 +153,14 @@ type Server struct {
 	model   string
 	created int64 // Unix time New was called: the model's "created" in /v1/models
 
-	ops      chan func()   // work for the engine loop; unbuffered, so a sent op always runs
-	quit     chan struct{} // closed by Close
-	stopped  chan struct{} // closed when the engine loop has exited (or Close ran without it)
-	draining atomic.Bool   // Serve is shutting down: new completions get 503
+	ops       chan func()   // work for the engine loop; unbuffered, so a sent op always runs
+	quit      chan struct{} // closed by Close
+	stopped   chan struct{} // closed when the engine loop has exited (or Close ran without it)
+	draining  atomic.Bool   // Serve is shutting down: new completions get 503
+	busySince atomic.Int64  // Unix ns when the loop began its current step or op; 0: idle
+	inflight  atomic.Int64  // completion handlers running
+
+	longestPiece int // the most bytes of text one token stands for (see maxPromptBytes)
 
 	mu        sync.Mutex
 	started   bool
@@ -156,7 +175,7 @@ type Server struct {
 	added   int                  // requests added to sched since it was made
 	past    engine.Stats         // totals of the schedulers retired before sched
 	routes  map[int]*route       // request id in sched → where its tokens go
-	active  []int                // the ids of routes, in submission order
+	choices int                  // the choices (sequences) of routes, against MaxQueue
 	counter counters             // requests and tokens served
 	pending map[*mailbox][]event // events of the current step, per mailbox
 	view    *cacheView           // the cache's events and snapshots for the web view (cacheview.go)
@@ -174,12 +193,7 @@ type counters struct {
 // New returns a server for e. The engine stays the caller's: Close does not close it. The
 // engine loop starts with Run (or Serve).
 func New(e *engine.Engine, opts Options) *Server {
-	if opts.MaxLogprobs <= 0 {
-		opts.MaxLogprobs = DefaultMaxLogprobs
-	}
-	if opts.MaxBodyBytes <= 0 {
-		opts.MaxBodyBytes = DefaultMaxBodyBytes
-	}
+	opts.Limits = opts.Limits.withDefaults()
 	if opts.ShutdownTimeout <= 0 {
 		opts.ShutdownTimeout = DefaultShutdownTimeout
 	}
@@ -193,19 +207,20 @@ func New(e *engine.Engine, opts Options) *Server {
 	}
 	view := newCacheView(e, &opts)
 	return &Server{
-		chat:    f,
-		chatErr: ferr,
-		eng:     e,
-		opts:    opts,
-		model:   name,
-		created: time.Now().Unix(),
-		ops:     make(chan func()),
-		quit:    make(chan struct{}),
-		stopped: make(chan struct{}),
-		sched:   e.NewScheduler(opts.Scheduler),
-		routes:  map[int]*route{},
-		pending: map[*mailbox][]event{},
-		view:    view,
+		chat:         f,
+		chatErr:      ferr,
+		eng:          e,
+		opts:         opts,
+		model:        name,
+		created:      time.Now().Unix(),
+		longestPiece: longestPiece(e.Model.Tokenizer),
+		ops:          make(chan func()),
+		quit:         make(chan struct{}),
+		stopped:      make(chan struct{}),
+		sched:        e.NewScheduler(opts.Scheduler),
+		routes:       map[int]*route{},
+		pending:      map[*mailbox][]event{},
+		view:         view,
 	}
 }
 
@@ -240,7 +255,10 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("/metrics", s.handleMetrics)
 	s.mountCacheView(mux)
 	mux.HandleFunc("/", s.handleNotFound)
-	return mux
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.armWrite(w) // every response gets WriteTimeout; handlers that wait re-arm before writing
+		mux.ServeHTTP(w, r)
+	})
 }
 
 // Run is the engine loop: it owns the scheduler, takes requests from the handlers, steps
@@ -266,7 +284,9 @@ func (s *Server) Run(ctx context.Context) error {
 			s.retire()
 			select {
 			case f := <-s.ops:
+				s.busy(true)
 				f()
+				s.busy(false)
 			case <-ctx.Done():
 				return ctx.Err()
 			case <-s.quit:
@@ -280,7 +300,9 @@ func (s *Server) Run(ctx context.Context) error {
 		for range 64 {
 			select {
 			case f := <-s.ops:
+				s.busy(true)
 				f()
+				s.busy(false)
 			case <-ctx.Done():
 				return ctx.Err()
 			case <-s.quit:
@@ -290,7 +312,9 @@ func (s *Server) Run(ctx context.Context) error {
 			}
 		}
 		if !s.sched.Done() {
+			s.busy(true)
 			s.step()
+			s.busy(false)
 		}
 	}
 }
@@ -314,11 +338,15 @@ func (s *Server) Close() error {
 
 // Serve answers HTTP requests on ln and runs the engine loop until ctx is done (or the
 // listener fails), then shuts down gracefully: it stops accepting connections, answers new
-// completion requests on open connections with 503, lets running requests finish for up to
-// Options.ShutdownTimeout, cuts off the rest, and stops the engine loop. It closes ln. Do not
-// call Run as well: Serve runs the loop itself.
+// completion requests on open connections with 503, and lets running requests finish for
+// up to Options.ShutdownTimeout. The requests still running then are ended with a 503
+// error (a stream gets an error event and [DONE]); connections whose clients do not take
+// even that within shutdownGrace are closed. It closes ln. Do not call Run as well: Serve
+// runs the loop itself. Its HTTP server applies ReadTimeout to request headers and
+// IdleTimeout to keep-alive connections; the completion handler applies the other limits
+// itself, so they hold under any http.Server.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
-	hs := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 30 * time.Second}
+	hs := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: s.opts.ReadTimeout, IdleTimeout: s.opts.IdleTimeout}
 	loop := make(chan error, 1)
 	go func() { loop <- s.Run(context.Background()) }()
 	served := make(chan error, 1)
@@ -336,7 +364,13 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	sctx, cancel := context.WithTimeout(context.Background(), s.opts.ShutdownTimeout)
 	defer cancel()
 	if serr := hs.Shutdown(sctx); serr != nil {
-		s.logf("shutting down: %v; cutting off the requests still running", serr)
+		st, _ := s.Stats(context.Background())
+		s.logf("shutting down: %d engine requests of %d HTTP requests still running after %s: ending them with a 503 error",
+			st.Running, s.inflight.Load(), s.opts.ShutdownTimeout)
+		s.Close() // every request still in the engine gets ErrClosed, which its handler sends
+		if left := s.waitHandlers(shutdownGrace); left > 0 {
+			s.logf("shutting down: closing the connections of %d requests whose clients did not take their error within %s", left, shutdownGrace)
+		}
 		hs.Close()
 	}
 	s.Close()
@@ -347,6 +381,20 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		err = nil
 	}
 	return err
+}
+
+// shutdownGrace is how long Serve waits, past its shutdown timeout, for the handlers to send
+// their clients the error that ends their requests.
+const shutdownGrace = 2 * time.Second
+
+// waitHandlers waits up to d for the completion handlers to return and reports how many
+// are still running.
+func (s *Server) waitHandlers(d time.Duration) int64 {
+	deadline := time.Now().Add(d)
+	for s.inflight.Load() > 0 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	return s.inflight.Load()
 }
 
 // Stats is a snapshot of the server's counters, the scheduler's totals (over the server's
@@ -382,7 +430,7 @@ func (s *Server) Stats(ctx context.Context) (Stats, error) {
 func (s *Server) snapshot() Stats {
 	c := s.counter
 	return Stats{
-		Running: len(s.active), Requests: c.Requests, Finished: c.Finished, Cancelled: c.Cancelled,
+		Running: len(s.routes), Requests: c.Requests, Finished: c.Finished, Cancelled: c.Cancelled,
 		Failed: c.Failed, GeneratedTokens: c.GeneratedTokens,
 		Engine: combineStats(s.past, s.sched.Stats()),
 		Cache:  s.eng.Pool.Stats(),

@@ -201,7 +201,8 @@ func httptestServer(t *testing.T, h http.Handler) string {
 
 // TestServeShutsDownGracefully: when Serve's context ends, a request in flight still runs to
 // its end, new connections are refused, and Serve returns nil; with a short timeout the
-// requests still running are cut off.
+// requests still running are ended with an error event and [DONE], and the log says so
+// (it used to cut the streams off mid-event and blame the client).
 func TestServeShutsDownGracefully(t *testing.T) {
 	m := loadShape(t, synth.Default)
 	eng, err := engine.New(m, engine.Config{Threads: 2})
@@ -209,7 +210,8 @@ func TestServeShutsDownGracefully(t *testing.T) {
 	defer eng.Close()
 
 	for _, graceful := range []bool{true, false} {
-		opts := Options{ShutdownTimeout: time.Minute}
+		var log logLines
+		opts := Options{ShutdownTimeout: time.Minute, Logf: log.logf, LogRequests: true}
 		tokens := 200
 		if !graceful {
 			opts.ShutdownTimeout = time.Millisecond
@@ -237,6 +239,13 @@ func TestServeShutsDownGracefully(t *testing.T) {
 			require.Equal(t, tokens-1, strings.Count(rest.String(), `"text_completion"`))
 		} else {
 			require.False(t, strings.Contains(rest.String(), `"finish_reason":"length"`), "the request must have been cut off")
+			events := sseEvents(t, rest.Bytes())
+			require.Equal(t, "[DONE]", events[len(events)-1])
+			e := decodeError(t, []byte(events[len(events)-2]))
+			require.Equal(t, "shutting_down", *e.Code)
+			require.NotEmpty(t, log.find("still running after 1ms: ending them with a 503 error"))
+			require.NotEmpty(t, log.find("POST /v1/completions 200 (shutting_down)"))
+			require.Empty(t, log.find("cancelled by the client"))
 		}
 		select {
 		case err := <-served:

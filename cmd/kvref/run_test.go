@@ -191,6 +191,7 @@ func TestRunBadInput(t *testing.T) {
 		{"not a llama2.c checkpoint", []string{"run", "-m", notModel, "--tokenizer", notModel}, "notes.txt"},
 		{"prompt longer than context", []string{"run", "-m", good, "-p", strings.Repeat("x", 100)}, "context holds 64"},
 		{"prompt plus -n beyond context", []string{"run", "-m", good, "-p", "abc", "-n", "100"}, "exceed the context of 64"},
+		{"prompt plus -n overflows", []string{"run", "-m", good, "-p", "abc", "-n", "9223372036854775807"}, "exceed the context of 64"},
 		{"cache too small", []string{"run", "-m", good, "-p", "abcdefgh", "-n", "4", "--cache-blocks", "1", "--block-size", "4"}, "cache is too small"},
 		{"cache runs out while decoding", []string{"run", "-m", good, "-p", "ab", "-n", "10", "--ignore-eos", "--cache-blocks", "1", "--block-size", "4"}, "out of blocks"},
 		{"bad cache type", []string{"run", "--cache-dtype", "f12"}, "f12"},

@@ -14,6 +14,7 @@ import (
 
 	"github.com/kvref/kvref/chat"
 	"github.com/kvref/kvref/engine"
+	"github.com/kvref/kvref/internal/plan"
 	"github.com/kvref/kvref/server"
 )
 
@@ -25,9 +26,10 @@ type serveFlags struct {
 	port               int
 	sequences          int
 	batchTokens, chunk int
-	maxLogprobs        int
 	check, quiet       bool
 	shutdownTimeout    time.Duration
+	limits             server.Limits
+	maxBody            sizeFlag
 }
 
 const serveUsage = `usage: kvref serve [-m MODEL] [--host H] [--port P] [flags]
@@ -48,10 +50,14 @@ scheduler (every request shares one paged, prefix-caching KV cache):
                          vLLM's return_token_ids, add_generation_prompt, chat_template_kwargs;
                          tools, images and audio are refused
   GET  /v1/models        the model (id: the file's base name, or "builtin")
-  GET  /health           200 while serving
+  GET  /health           200 while the engine loop is alive (503 when stalled or stopping)
   GET  /metrics          scheduler and cache counters (Prometheus text format)
   GET  /                 the cache you can watch: the pool, the block tables and the events, live
                          (GET /v1/cache, GET /v1/cache/events, GET /v1/plan)
+
+Every request, connection and the engine's queue is bounded (the --max-* and --*-timeout
+flags below); a request over a limit gets an OpenAI-shaped error naming it (400, 408, 413 or
+429).
 
 Log-probabilities are the float64 log-softmax of the raw logits. The same request with the same
 seed gives the same tokens whatever else is running. Ctrl-C (or SIGTERM) stops accepting
@@ -84,7 +90,22 @@ func serve(ctx context.Context, restore func(), args []string, stdout, stderr io
 	fs.IntVar(&f.batchTokens, "max-batch-tokens", 2048, "tokens per step, decode and prefill together")
 	fs.IntVar(&f.chunk, "chunk-size", 0, "most prompt tokens of one sequence per step (chunked prefill; 0: the batch budget)")
 	fs.BoolVar(&f.check, "check", false, "recompute every step of every request with the cache-free reference and fail the request unless the logits are bit-identical; a token is sent only once its step has passed")
-	fs.IntVar(&f.maxLogprobs, "max-logprobs", server.DefaultMaxLogprobs, "largest logprobs a request may ask for")
+	l := &f.limits
+	fs.IntVar(&l.MaxLogprobs, "max-logprobs", server.DefaultMaxLogprobs, "largest logprobs a request may ask for")
+	fs.Var(&f.maxBody, "max-body", "largest request body (default 8MiB; "+plan.SizeHelp+"); larger: 413")
+	fs.IntVar(&l.MaxPrompts, "max-prompts", server.DefaultMaxPrompts, "most prompts in one request")
+	fs.IntVar(&l.MaxChoices, "max-choices", server.DefaultMaxChoices, "most choices (prompts × n) in one request")
+	fs.IntVar(&l.MaxQueue, "max-queue", server.DefaultMaxQueue, "most choices in the engine at once, waiting or running, over all requests; more: 429")
+	fs.IntVar(&l.MaxStops, "max-stops", server.DefaultMaxStops, "most stop strings in one request")
+	fs.IntVar(&l.MaxStopBytes, "max-stop-bytes", server.DefaultMaxStopBytes, "longest stop string, in bytes")
+	fs.IntVar(&l.MaxStopIDs, "max-stop-ids", server.DefaultMaxStopIDs, "most stop_token_ids in one request")
+	fs.IntVar(&l.MaxSaltBytes, "max-salt-bytes", server.DefaultMaxSaltBytes, "longest cache_salt, in bytes")
+	fs.IntVar(&l.StreamBacklog, "stream-backlog", server.DefaultStreamBacklog, "tokens per choice that may wait for a streaming client that does not read before its request is cancelled")
+	fs.DurationVar(&l.ReadTimeout, "read-timeout", server.DefaultReadTimeout, "most time to read a request's headers, and again its body (408 when the body stops arriving)")
+	fs.DurationVar(&l.WriteTimeout, "write-timeout", server.DefaultWriteTimeout, "most time one write to a client may block before the client is cut off")
+	fs.DurationVar(&l.IdleTimeout, "idle-timeout", server.DefaultIdleTimeout, "how long a keep-alive connection may wait for its next request")
+	fs.DurationVar(&l.RequestTimeout, "request-timeout", server.DefaultRequestTimeout, "deadline of one completion request, from its arrival to its last token (503 past it)")
+	fs.DurationVar(&l.StallTimeout, "stall-timeout", server.DefaultStallTimeout, "/health answers 503 when one engine step has run this long")
 	fs.DurationVar(&f.shutdownTimeout, "shutdown-timeout", server.DefaultShutdownTimeout, "on Ctrl-C or SIGTERM, how long running requests may finish")
 	fs.BoolVar(&f.quiet, "quiet", false, "do not log each request on stderr")
 	fs.Usage = func() {
@@ -102,10 +123,14 @@ func serve(ctx context.Context, restore func(), args []string, stdout, stderr io
 		return fmt.Errorf("--port must be between 0 and 65535, got %d", f.port)
 	case f.sequences < 1:
 		return fmt.Errorf("--sequences must be ≥ 1, got %d", f.sequences)
-	case f.maxLogprobs < 1:
-		return fmt.Errorf("--max-logprobs must be ≥ 1, got %d", f.maxLogprobs)
 	case f.shutdownTimeout <= 0:
 		return fmt.Errorf("--shutdown-timeout must be positive, got %s", f.shutdownTimeout)
+	case f.maxBody.set() && f.maxBody.bytes < 1:
+		return fmt.Errorf("--max-body must be at least 1 byte, got %s", f.maxBody.text)
+	}
+	f.limits.MaxBodyBytes = f.maxBody.bytes // 0 when not given: the default
+	if err := checkLimits(f.limits); err != nil {
+		return err
 	}
 
 	cfg, err := f.engineFlags.config(f.sequences)
@@ -136,7 +161,7 @@ func serve(ctx context.Context, restore func(), args []string, stdout, stderr io
 		ModelName:       f.name,
 		Scheduler:       engine.SchedulerConfig{MaxBatchTokens: f.batchTokens, ChunkSize: f.chunk},
 		Check:           f.check,
-		MaxLogprobs:     f.maxLogprobs,
+		Limits:          f.limits,
 		ShutdownTimeout: f.shutdownTimeout,
 		Logf:            logf,
 		LogRequests:     !f.quiet,
@@ -175,6 +200,41 @@ func serve(ctx context.Context, restore func(), args []string, stdout, stderr io
 		return err
 	}
 	logf("stopped")
+	return nil
+}
+
+// checkLimits requires every limit flag to be positive: a limit of 0 or less would be no
+// limit, or refuse everything.
+func checkLimits(l server.Limits) error {
+	for _, c := range []struct {
+		flag string
+		v    int
+	}{
+		{"--max-logprobs", l.MaxLogprobs}, {"--max-prompts", l.MaxPrompts}, {"--max-choices", l.MaxChoices},
+		{"--max-queue", l.MaxQueue}, {"--max-stops", l.MaxStops}, {"--max-stop-bytes", l.MaxStopBytes},
+		{"--max-stop-ids", l.MaxStopIDs}, {"--max-salt-bytes", l.MaxSaltBytes}, {"--stream-backlog", l.StreamBacklog},
+	} {
+		if c.v < 1 {
+			return fmt.Errorf("%s must be ≥ 1, got %d", c.flag, c.v)
+		}
+	}
+	for _, c := range []struct {
+		flag string
+		v    time.Duration
+	}{
+		{"--read-timeout", l.ReadTimeout}, {"--write-timeout", l.WriteTimeout}, {"--idle-timeout", l.IdleTimeout},
+		{"--request-timeout", l.RequestTimeout}, {"--stall-timeout", l.StallTimeout},
+	} {
+		if c.v <= 0 {
+			return fmt.Errorf("%s must be positive, got %s", c.flag, c.v)
+		}
+	}
+	if l.MaxChoices < l.MaxPrompts {
+		return fmt.Errorf("--max-choices (%d) must be at least --max-prompts (%d): every prompt has at least one choice", l.MaxChoices, l.MaxPrompts)
+	}
+	if l.MaxQueue < l.MaxChoices {
+		return fmt.Errorf("--max-queue (%d) must be at least --max-choices (%d), or the largest request could never run", l.MaxQueue, l.MaxChoices)
+	}
 	return nil
 }
 

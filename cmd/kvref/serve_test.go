@@ -151,6 +151,10 @@ func TestServeFlags(t *testing.T) {
 	require.Equal(t, 0, code)
 	require.Contains(t, stderr, "usage: kvref serve")
 	require.Contains(t, stderr, "POST /v1/completions")
+	for _, flag := range []string{"-max-body", "-max-prompts", "-max-choices", "-max-queue", "-max-stops", "-max-stop-bytes", "-max-stop-ids",
+		"-max-salt-bytes", "-stream-backlog", "-read-timeout", "-write-timeout", "-idle-timeout", "-request-timeout", "-stall-timeout"} {
+		require.Contains(t, stderr, flag)
+	}
 
 	for _, c := range []struct {
 		args []string
@@ -160,6 +164,11 @@ func TestServeFlags(t *testing.T) {
 		{[]string{"--port", "70000"}, "--port must be between 0 and 65535"},
 		{[]string{"--sequences", "0"}, "--sequences must be ≥ 1"},
 		{[]string{"--cache-dtype", "f7"}, "f7"},
+		{[]string{"--max-queue", "0"}, "--max-queue must be ≥ 1, got 0"},
+		{[]string{"--max-choices", "10"}, "--max-choices (10) must be at least --max-prompts (64)"},
+		{[]string{"--max-queue", "100"}, "--max-queue (100) must be at least --max-choices (256)"},
+		{[]string{"--read-timeout", "0s"}, "--read-timeout must be positive"},
+		{[]string{"--max-body", "0"}, "--max-body must be at least 1 byte"},
 		{[]string{"extra"}, "unexpected arguments"},
 		{[]string{"-m", "/nonexistent/model.gguf", "--port", "0"}, "/nonexistent/model.gguf"},
 	} {
