@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"github.com/kvref/kvref/model/loader"
 	"io"
@@ -91,7 +92,7 @@ func goldenCmd(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	params := golden.Params{BlockSize: f.blockSize, Blocks: f.blocks, Context: info.Context, Supports: supports(m)}
+	params := golden.ParamsFor(m, f.blockSize, f.blocks, info.Context)
 	if f.list {
 		return listScenarios(stdout, params)
 	}
@@ -125,8 +126,12 @@ func goldenCmd(args []string, stdout, stderr io.Writer) error {
 				tokens += len(c.OutputIDs)
 			}
 		}
-		fmt.Fprintf(stderr, "kvref golden: %-34s %2d requests %5d tokens %4d steps, %5d prefix-hit tokens, %3d evictions, %d preemptions (%.2f s)\n",
-			sc.Name, len(g.Requests), tokens, g.Stats.Steps, g.Stats.PrefixHitTokens, g.Stats.Evictions, g.Stats.Preemptions, time.Since(t0).Seconds())
+		reclaimed := ""
+		if g.Stats.BlocksReclaimed > 0 {
+			reclaimed = fmt.Sprintf(", %d blocks reclaimed", g.Stats.BlocksReclaimed)
+		}
+		fmt.Fprintf(stderr, "kvref golden: %-34s %2d requests %5d tokens %4d steps, %5d prefix-hit tokens, %3d evictions, %d preemptions%s (%.2f s)\n",
+			sc.Name, len(g.Requests), tokens, g.Stats.Steps, g.Stats.PrefixHitTokens, g.Stats.Evictions, g.Stats.Preemptions, reclaimed, time.Since(t0).Seconds())
 		goldens = append(goldens, g)
 	}
 	suite := f.suite
@@ -163,25 +168,15 @@ func selectScenarios(f goldenFlags, p golden.Params) ([]*golden.Scenario, []gold
 	if f.dtypes == "" {
 		return golden.Suite(f.suite, p)
 	}
-	want := map[string]bool{}
+	var types []quant.CacheType
 	for _, name := range strings.Split(f.dtypes, ",") {
 		t, err := quant.ParseCacheType(name)
 		if err != nil {
 			return nil, nil, fmt.Errorf("--cache-dtypes: %w", err)
 		}
-		want[t.String()] = true
+		types = append(types, t)
 	}
-	all, skipped, err := golden.Suite("full", p)
-	if err != nil {
-		return nil, nil, err
-	}
-	all = slices.DeleteFunc(all, func(s *golden.Scenario) bool { return !want[s.Cache.TypeK] })
-	return all, skipped, nil
-}
-
-// supports reports which cache types the model's K/V rows can be stored as.
-func supports(m *model.Model) func(quant.CacheType) bool {
-	return func(t quant.CacheType) bool { return t.Validate(m.Config.KVHeads, m.Config.HeadDim) == nil }
+	return golden.SuiteAt(f.suite, p, types)
 }
 
 // modelInfo identifies the model for a golden: its path, SHA-256 and vocabulary.
@@ -189,7 +184,8 @@ func modelInfo(path string, m *model.Model, ctx int) (golden.ModelInfo, error) {
 	if ctx <= 0 {
 		ctx = min(m.Config.Context, engine.DefaultContext)
 	}
-	info := golden.ModelInfo{Path: path, Source: m.Source, Vocab: m.Config.Vocab, Context: ctx, BOS: m.Tokenizer.BOS(), EOS: m.Tokenizer.EOS()}
+	info := golden.ModelInfo{Path: path, Source: m.Source, Vocab: m.Config.Vocab, Context: ctx, BOS: m.Tokenizer.BOS(), EOS: m.Tokenizer.EOS(),
+		SlidingWindow: m.Config.SlidingWindow}
 	if loader.KindOf(path) != loader.File {
 		b, err := loader.InMemoryGGUF(path)
 		if err != nil {
@@ -214,14 +210,26 @@ func shortHash(s string) string { return s[:min(12, len(s))] }
 
 // listScenarios prints the classes and the suites' scenarios for the parameters.
 func listScenarios(w io.Writer, p golden.Params) error {
-	fmt.Fprintf(w, "Scenario classes (block size %d, %d blocks = %d tokens, context %d):\n\n", p.BlockSize, p.Blocks, p.BlockSize*p.Blocks, p.Context)
+	window := ""
+	if p.Window > 0 {
+		window = fmt.Sprintf(", sliding window %d", p.Window)
+	}
+	fmt.Fprintf(w, "Scenario classes (block size %d, %d blocks = %d tokens, context %d%s):\n\n", p.BlockSize, p.Blocks, p.BlockSize*p.Blocks, p.Context, window)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	for _, c := range golden.Classes() {
-		fmt.Fprintf(tw, "  %s\t%s\n", c.Name, c.Summary)
+		suite := ""
+		if c.Sliding {
+			suite = " [sliding]"
+		}
+		fmt.Fprintf(tw, "  %s%s\t%s\n", c.Name, suite, c.Summary)
 	}
 	tw.Flush()
 	for _, name := range golden.Suites {
 		scs, skipped, err := golden.Suite(name, p)
+		if errors.Is(err, golden.ErrNoWindow) {
+			fmt.Fprintf(w, "\nSuite %s: only for models with sliding-window attention (kvref golden --list --model MODEL lists it for one)\n", name)
+			continue
+		}
 		if err != nil {
 			return err
 		}
