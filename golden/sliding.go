@@ -28,7 +28,7 @@ var slidingClasses = []Class{
 			if err := slidingFit(p, false, last+gen, need+seqBlocks(p, w+gen+b/2+8, w)); err != nil {
 				return nil, err
 			}
-			return newScenario(fmt.Sprintf("Window %d, blocks of %d. One wave: A (%d prompt tokens: its first generated token is the first query that no longer sees position 0), B (%d: the window starts at block 1, block 0 lies wholly outside it) and C (%d: the window starts at block %d), each decoding %d tokens, so the window's oldest position crosses at least two more block boundaries while decoding; then R continues A's prompt and output, and S repeats C's prompt: both reuse blocks the window released, which kvref keeps cached.",
+			sc := newScenario(fmt.Sprintf("Window %d, blocks of %d. One wave: A (%d prompt tokens: its first generated token is the first query that no longer sees position 0), B (%d: the window starts at block 1, block 0 lies wholly outside it) and C (%d: the window starts at block %d), each decoding %d tokens, so the window's oldest position crosses at least two more block boundaries while decoding; then R continues A's prompt and output, and S repeats C's prompt: both reuse blocks the window released, which kvref keeps cached.",
 				w, b, w, w+b, last, edges[2], gen),
 				submit(wave...),
 				waitAll(),
@@ -36,7 +36,9 @@ var slidingClasses = []Class{
 					expect(greedy("R", parts(seg(1, w-1), outputOf("A", 0, 0), seg(4, b/2)), 8), ExpectHit),
 					expect(greedy("S", parts(seg(3, last-1)), 8), ExpectHit),
 				),
-			), nil
+			)
+			sc.Expect.Reclaim = p.Reclaims
+			return sc, nil
 		},
 	},
 	{
@@ -71,6 +73,7 @@ var slidingClasses = []Class{
 				submit(expect(greedy("R", parts(seg(1, w), outputOf("A", 0, 0), seg(5, 3)), 8), ExpectHit)),
 			)
 			sc.Cache.ChunkSize = chunk
+			sc.Expect.Reclaim = p.Reclaims
 			return sc, nil
 		},
 	},

@@ -131,6 +131,7 @@ func TestSlidingScenariosDoWhatTheySay(t *testing.T) {
 					require.Equal(t, sc.Class == "window-crossing-block-boundary", edge%b == 0, "%s %s: window starts at %d", sc.Name, id, edge)
 					require.GreaterOrEqual(t, r.MaxTokens, 2*b, "the window crosses two more block boundaries while decoding")
 				}
+				require.Equal(t, p.Reclaims, sc.Expect.Reclaim, "recording requires a release where the model makes one")
 				if sc.Class == "window-crossing-mid-block" {
 					require.NotZero(t, sc.Cache.ChunkSize%b, "prefill chunks end mid-block")
 				}
