@@ -16,7 +16,9 @@ import (
 
 // Result is what one cache type costs against the f32 cache: one row of `kvref eval`.
 type Result struct {
-	CacheType      string  `json:"cache_type"`
+	CacheType      string  `json:"cache_type"` // "q8_0", or "q8_0/f16" for keys and values of different types
+	CacheTypeK     string  `json:"cache_type_k"`
+	CacheTypeV     string  `json:"cache_type_v"`
 	BytesPerToken  int64   `json:"bytes_per_token"`
 	BytesVsF32     float64 `json:"bytes_vs_f32"`
 	Perplexity     float64 `json:"perplexity"`
@@ -40,6 +42,25 @@ type Report struct {
 	Results   []Result `json:"results"`
 }
 
+// Cache is the key and value types of one cache under evaluation.
+type Cache struct{ K, V quant.CacheType }
+
+// String is "q8_0" when keys and values share the type, else "K/V" such as "q8_0/f16".
+func (c Cache) String() string {
+	if c.K == c.V {
+		return c.K.String()
+	}
+	return c.K.String() + "/" + c.V.String()
+}
+
+// Validate reports whether rows of kvHeads heads of headDim values fit both types.
+func (c Cache) Validate(kvHeads, headDim int) error {
+	if err := c.K.Validate(kvHeads, headDim); err != nil {
+		return err
+	}
+	return c.V.Validate(kvHeads, headDim)
+}
+
 // CacheTypes runs the text, window by window, through one engine per cache type and
 // compares each type's logits at every position with the f32 cache's (types[0] must be f32):
 // perplexity, KL divergence, top-1 agreement and the largest logit error. window is the
@@ -47,7 +68,17 @@ type Report struct {
 // window starts with BOS when the model has one. progress, when not nil, is called after
 // each engine's pass over a window with the passes done and the total.
 func CacheTypes(m *model.Model, text string, types []quant.CacheType, window, threads int, progress func(done, total int)) (Report, error) {
-	if len(types) == 0 || types[0] != quant.F32 {
+	caches := make([]Cache, len(types))
+	for i, t := range types {
+		caches[i] = Cache{t, t}
+	}
+	return Caches(m, text, caches, window, threads, progress)
+}
+
+// Caches is CacheTypes for caches whose keys and values may have different types
+// (llama.cpp's -ctk q8_0 -ctv f16, say); caches[0] must be f32 for both.
+func Caches(m *model.Model, text string, types []Cache, window, threads int, progress func(done, total int)) (Report, error) {
+	if len(types) == 0 || types[0] != (Cache{quant.F32, quant.F32}) {
 		return Report{}, fmt.Errorf("eval: the first cache type must be f32, the baseline")
 	}
 	ids := m.Tokenizer.Encode(text, false)
@@ -62,7 +93,7 @@ func CacheTypes(m *model.Model, text string, types []quant.CacheType, window, th
 	}
 	engines := make([]*engine.Engine, len(types))
 	for i, t := range types {
-		e, err := engine.New(m, engine.Config{Context: window, Threads: threads, KType: t, VType: t})
+		e, err := engine.New(m, engine.Config{Context: window, Threads: threads, KType: t.K, VType: t.V})
 		if err != nil {
 			return Report{}, err
 		}
@@ -139,7 +170,7 @@ func CacheTypes(m *model.Model, text string, types []quant.CacheType, window, th
 	f32Bytes := engines[0].Pool.Config().BytesPerToken()
 	for i, t := range types {
 		r := &res[i]
-		r.CacheType = t.String()
+		r.CacheType, r.CacheTypeK, r.CacheTypeV = t.String(), t.K.String(), t.V.String()
 		r.BytesPerToken = engines[i].Pool.Config().BytesPerToken()
 		r.BytesVsF32 = float64(r.BytesPerToken) / float64(f32Bytes)
 		r.Perplexity = math.Exp(r.nll / float64(r.n))

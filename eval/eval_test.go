@@ -39,3 +39,24 @@ func TestCacheTypesAgainstF32(t *testing.T) {
 	_, err = CacheTypes(m, SampleText, []quant.CacheType{quant.F16}, 64, 1, nil)
 	require.ErrorContains(t, err, "must be f32")
 }
+
+// TestCachesOfKeyValuePairs: a cache whose keys and values differ is one row, named K/V, whose
+// bytes are the layers' K rows plus V rows; quantizing only the values of the tiny model costs
+// less than quantizing both.
+func TestCachesOfKeyValuePairs(t *testing.T) {
+	m, err := synth.Tiny.Model()
+	require.NoError(t, err)
+	defer m.Close()
+	rep, err := Caches(m, SampleText[:600], []Cache{{quant.F32, quant.F32}, {quant.F32, quant.FP8E5M2}, {quant.FP8E5M2, quant.FP8E5M2}}, 64, 1, nil)
+	require.NoError(t, err)
+	require.Len(t, rep.Results, 3)
+	mixed, both := rep.Results[1], rep.Results[2]
+	require.Equal(t, "f32/fp8-e5m2", mixed.CacheType)
+	require.Equal(t, []string{"f32", "fp8-e5m2"}, []string{mixed.CacheTypeK, mixed.CacheTypeV})
+	c := m.Config
+	require.EqualValues(t, c.Layers*c.KVHeads*c.HeadDim*(4+1), mixed.BytesPerToken)
+	require.Greater(t, both.MeanKL, mixed.MeanKL)
+	require.Positive(t, mixed.MeanKL)
+	_, err = Caches(m, SampleText, []Cache{{quant.F32, quant.F16}}, 64, 1, nil)
+	require.ErrorContains(t, err, "must be f32")
+}

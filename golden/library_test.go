@@ -214,3 +214,25 @@ func TestParseScenarioFile(t *testing.T) {
 		require.Equal(t, sc, back)
 	}
 }
+
+// TestAtCacheTypes: a class at one type pair is the full suite's scenario of that type, and
+// a pair of different types gets its own name, seed and cache types.
+func TestAtCacheTypes(t *testing.T) {
+	full, _, err := Suite("full", DefaultParams())
+	require.NoError(t, err)
+	byName := map[string]*Scenario{}
+	for _, s := range full {
+		byName[s.Name] = s
+	}
+	base := byName["mixed-hits-misses.f32"]
+	require.NotNil(t, base)
+	same := AtCacheTypes(base, quant.Q4_0, quant.Q4_0)
+	require.Equal(t, byName["mixed-hits-misses.q4_0"], same, "K = V: exactly the full suite's scenario")
+
+	mixed := AtCacheTypes(base, quant.Q8_0, quant.F16)
+	require.NoError(t, mixed.Validate())
+	require.Equal(t, "mixed-hits-misses.q8_0+f16", mixed.Name)
+	require.Equal(t, "q8_0/f16", mixed.Cache.TypeName())
+	require.NotEqual(t, base.Seed, mixed.Seed, "its own prompts")
+	require.Equal(t, "f32", base.Cache.TypeK, "the original is unchanged")
+}

@@ -308,8 +308,74 @@ func elementBound(ct CacheType, x, xh []float32, i int, s shape) error {
 		}
 		dd := float64(d)
 		return check(dd/2 + 127*math.Max(0x1p-11*dd, 0x1p-25) + slackRel*float64(m) + slackAbs)
+	case Q4_0, Q5_0:
+		// d = m/8 (m/16) on a lopsided grid −8d..7d (−16d..15d): values of the other sign
+		// than the block's extreme value xmax beyond 7.5 (15.5) steps clamp to 7d (15d).
+		steps := map[CacheType]float64{Q4_0: 8, Q5_0: 16}[ct]
+		blk := x[i/blockLen*blockLen : (i/blockLen+1)*blockLen]
+		var xmax float32 // the first value of largest magnitude
+		for _, u := range blk {
+			if math.Abs(float64(u)) > math.Abs(float64(xmax)) {
+				xmax = u
+			}
+		}
+		m := math.Abs(float64(xmax))
+		d := m / steps
+		if d >= 65520 { // the fp16 scale overflows, as in llama.cpp
+			return wantNonFinite(got, d)
+		}
+		excess := 0.0
+		if xmax != 0 {
+			excess = math.Max(0, -steps*v/float64(xmax)-(steps-0.5))
+		}
+		return check(d*(0.5+excess) + steps*fp16Error(d) + slackRel*m + slackAbs)
+	case Q4_1, Q5_1:
+		// d = (max−min)/15 (31): half a step, the fp16 roundings of d (at most 15 or 31
+		// steps of it) and of the stored min, and the float32 roundings.
+		codes := map[CacheType]float64{Q4_1: 15, Q5_1: 31}[ct]
+		blk := x[i/blockLen*blockLen : (i/blockLen+1)*blockLen]
+		lo, hi := math.Inf(1), math.Inf(-1)
+		for _, u := range blk {
+			lo, hi = math.Min(lo, float64(u)), math.Max(hi, float64(u))
+		}
+		d := float64(float32(hi-lo)) / codes
+		if d >= 65520 || math.Abs(lo) >= 65520 || math.IsInf(d, 0) { // fp16 overflow of d or min
+			return wantNonFinite(got, d)
+		}
+		return check(d/2 + codes*fp16Error(d) + fp16Error(math.Abs(lo)) + slackRel*(a+math.Abs(lo)+(codes+1)*d) + slackAbs)
+	case IQ4_NL:
+		// Every code is the grid point nearest to x/d₀, d₀ = max/−127 (the grid's widest gap
+		// is 24, and values beyond 113·|d₀| on the other side clamp to 113: at most 14·|d₀|
+		// away), and the stored scale D replaces d₀: at most 127·|D−d₀| more.
+		b := i / blockLen
+		row := make([]byte, ct.RowBytes(s.kvHeads, s.headDim))
+		ct.Encode(row, x, s.kvHeads, s.headDim)
+		stored := float64(loadF16(row[b*iq4nlBlockBytes:]))
+		if math.IsInf(stored, 0) || math.IsNaN(stored) {
+			return wantNonFinite(got, stored)
+		}
+		var xmax float64 // the first value of largest magnitude
+		for _, u := range x[b*blockLen : (b+1)*blockLen] {
+			if math.Abs(float64(u)) > math.Abs(xmax) {
+				xmax = float64(u)
+			}
+		}
+		if math.Abs(xmax) < 1e-15 {
+			return wantExactly(0)
+		}
+		d0 := xmax / -127
+		return check(14*math.Abs(d0) + 127*math.Abs(stored-d0) + slackRel*math.Abs(xmax) + slackAbs)
 	}
 	return fmt.Errorf("unknown cache type %v", ct)
+}
+
+// wantNonFinite requires a decoded value to be ±Inf or NaN, as llama.cpp's are when a
+// block's fp16 scale (or minimum) overflows.
+func wantNonFinite(got, scale float64) error {
+	if !math.IsInf(got, 0) && !math.IsNaN(got) {
+		return fmt.Errorf("block scale %v overflows fp16, want ±Inf or NaN", scale)
+	}
+	return nil
 }
 
 func TestRoundTripWithinBounds(t *testing.T) {
@@ -435,7 +501,7 @@ func TestRoundTripPropertyRapid(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
 		ct := rapid.SampledFrom(CacheTypes()).Draw(rt, "type")
 		s := shape{rapid.IntRange(1, 4).Draw(rt, "kvHeads"), rapid.IntRange(1, 70).Draw(rt, "headDim")}
-		if ct == Q8_0 && ct.Validate(s.kvHeads, s.headDim) != nil {
+		if ct.Validate(s.kvHeads, s.headDim) != nil { // the block types: whole blocks of 32
 			s.headDim = 32 * rapid.IntRange(1, 3).Draw(rt, "blocks")
 		}
 		n := s.kvHeads * s.headDim

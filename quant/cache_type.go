@@ -18,6 +18,11 @@ const (
 	FP8E4M3                  // OCP E4M3 with a float32 scale per token per KV head
 	FP8E5M2                  // OCP E5M2, no scale, saturating
 	Q8_0                     // llama.cpp block_q8_0: 32 int8 values and an fp16 scale per block
+	Q4_0                     // llama.cpp block_q4_0: 32 4-bit codes and an fp16 scale per block
+	Q4_1                     // llama.cpp block_q4_1: 32 4-bit codes, an fp16 scale and an fp16 minimum per block
+	IQ4_NL                   // llama.cpp block_iq4_nl: 32 4-bit indices into a fixed non-linear grid, an fp16 scale per block
+	Q5_0                     // llama.cpp block_q5_0: 32 5-bit codes and an fp16 scale per block
+	Q5_1                     // llama.cpp block_q5_1: 32 5-bit codes, an fp16 scale and an fp16 minimum per block
 	numCacheTypes
 )
 
@@ -29,6 +34,41 @@ var cacheTypeNames = [numCacheTypes]string{
 	FP8E4M3: "fp8-e4m3",
 	FP8E5M2: "fp8-e5m2",
 	Q8_0:    "q8_0",
+	Q4_0:    "q4_0",
+	Q4_1:    "q4_1",
+	IQ4_NL:  "iq4_nl",
+	Q5_0:    "q5_0",
+	Q5_1:    "q5_1",
+}
+
+// cacheBlockBytes is the size of one block of 32 values for the block types (q8_0 and
+// ggml's 4- and 5-bit formats), 0 for the types that store values or heads on their own.
+var cacheBlockBytes = [numCacheTypes]uint8{
+	Q8_0:   q8BlockBytes,
+	Q4_0:   q4BlockBytes,
+	Q4_1:   q4_1BlockBytes,
+	IQ4_NL: iq4nlBlockBytes,
+	Q5_0:   q5_0BlockBytes,
+	Q5_1:   q5_1BlockBytes,
+}
+
+// blockLen is the number of values in one block of every block type (ggml's QK8_0, QK4_0,
+// QK4_1, QK4_NL, QK5_0 and QK5_1 are all 32).
+const blockLen = 32
+
+// blocked reports whether t stores rows in blocks of blockLen values that run across
+// heads (q8_0 and ggml's 4- and 5-bit formats).
+func (t CacheType) blocked() bool { return t < numCacheTypes && cacheBlockBytes[t] != 0 }
+
+// Block returns the values and bytes of one block for the block types (32 values in 34
+// bytes for q8_0, 18 for q4_0 and iq4_nl, 20 for q4_1, 22 for q5_0, 24 for q5_1), whose
+// rows must hold whole blocks, and 0, 0 for the types that store each value or each head
+// on its own.
+func (t CacheType) Block() (values, bytes int) {
+	if !t.blocked() {
+		return 0, 0
+	}
+	return blockLen, int(cacheBlockBytes[t])
 }
 
 // cacheTypeAliases are extra names ParseCacheType accepts.
@@ -39,7 +79,9 @@ var cacheTypeAliases = map[string]CacheType{
 }
 
 // String returns the canonical name of t ("f32", "f16", "bf16", "int8", "fp8-e4m3",
-// "fp8-e5m2", "q8_0"), or "CacheType(N)" for a value that is not a cache type.
+// "fp8-e5m2", "q8_0", "q4_0", "q4_1", "iq4_nl", "q5_0", "q5_1"; the q and iq names are
+// llama.cpp's --cache-type-k spellings), or "CacheType(N)" for a value that is not a
+// cache type.
 func (t CacheType) String() string {
 	if t < numCacheTypes {
 		return cacheTypeNames[t]
@@ -47,7 +89,7 @@ func (t CacheType) String() string {
 	return fmt.Sprintf("CacheType(%d)", uint8(t))
 }
 
-// CacheTypes returns every cache type, in declaration order (F32 first, Q8_0 last).
+// CacheTypes returns every cache type, in declaration order (F32 first, Q5_1 last).
 func CacheTypes() []CacheType {
 	ts := make([]CacheType, numCacheTypes)
 	for i := range ts {
@@ -56,10 +98,10 @@ func CacheTypes() []CacheType {
 	return ts
 }
 
-// ParseCacheType returns the cache type named s: one of the canonical names "f32",
-// "f16", "bf16", "int8", "fp8-e4m3", "fp8-e5m2", "q8_0", or an alias "fp32", "fp16",
-// "fp8" (= "fp8-e4m3"). Case and surrounding spaces are ignored. The error lists the
-// valid names.
+// ParseCacheType returns the cache type named s: one of the canonical names (see String;
+// llama.cpp's -ctk/-ctv names f32, f16, bf16, q8_0, q4_0, q4_1, iq4_nl, q5_0 and q5_1 are
+// among them), or an alias "fp32", "fp16", "fp8" (= "fp8-e4m3"). Case and surrounding
+// spaces are ignored. The error lists the valid names.
 func ParseCacheType(s string) (CacheType, error) {
 	name := strings.ToLower(strings.TrimSpace(s))
 	for t, n := range cacheTypeNames {
@@ -75,8 +117,9 @@ func ParseCacheType(s string) (CacheType, error) {
 }
 
 // Validate reports whether rows of kvHeads heads of headDim values can be stored as t:
-// both must be positive, and q8_0, whose blocks of 32 values run across the whole row,
-// needs kvHeads*headDim to be a multiple of 32.
+// both must be positive, and the block types (q8_0, q4_0, q4_1, iq4_nl, q5_0, q5_1),
+// whose blocks of 32 values run across the whole row, need kvHeads*headDim to be a
+// multiple of 32.
 func (t CacheType) Validate(kvHeads, headDim int) error {
 	if t >= numCacheTypes {
 		return fmt.Errorf("quant: %v is not a cache type; valid types are %s", t, strings.Join(cacheTypeNames[:], ", "))
@@ -84,17 +127,18 @@ func (t CacheType) Validate(kvHeads, headDim int) error {
 	if kvHeads < 1 || headDim < 1 {
 		return fmt.Errorf("quant: %v cache needs kvHeads >= 1 and headDim >= 1, got kvHeads=%d headDim=%d", t, kvHeads, headDim)
 	}
-	if t == Q8_0 && kvHeads*headDim%q8BlockLen != 0 {
-		return fmt.Errorf("quant: q8_0 cache stores each K/V row in blocks of %d values, so kvHeads*headDim must be a multiple of %d; got %d*%d = %d (pick another cache type, e.g. int8, which scales per head)",
-			q8BlockLen, q8BlockLen, kvHeads, headDim, kvHeads*headDim)
+	if t.blocked() && kvHeads*headDim%blockLen != 0 {
+		return fmt.Errorf("quant: %v cache stores each K/V row in blocks of %d values, so kvHeads*headDim must be a multiple of %d; got %d*%d = %d (pick another cache type, e.g. int8, which scales per head)",
+			t, blockLen, blockLen, kvHeads, headDim, kvHeads*headDim)
 	}
 	return nil
 }
 
 // RowBytes returns the bytes one token's K (or V) row takes in one layer, scales
 // included: 4·n for f32, 2·n for f16 and bf16, n for fp8-e5m2, kvHeads·(4+headDim) for
-// int8 and fp8-e4m3, and (n/32)·34 for q8_0, where n = kvHeads·headDim. It panics if
-// Validate(kvHeads, headDim) reports an error.
+// int8 and fp8-e4m3, and (n/32)·B for the block types, where n = kvHeads·headDim and B is
+// the bytes of one block of 32 values: 34 for q8_0, 18 for q4_0 and iq4_nl, 20 for q4_1,
+// 22 for q5_0 and 24 for q5_1. It panics if Validate(kvHeads, headDim) reports an error.
 func (t CacheType) RowBytes(kvHeads, headDim int) int {
 	t.mustValidate(kvHeads, headDim)
 	return t.rowBytes(kvHeads, headDim)
@@ -112,8 +156,8 @@ func (t CacheType) rowBytes(kvHeads, headDim int) int {
 		return n
 	case Int8, FP8E4M3:
 		return kvHeads * (scaleBytes + headDim)
-	default: // Q8_0
-		return n / q8BlockLen * q8BlockBytes
+	default: // the block types
+		return n / blockLen * int(cacheBlockBytes[t])
 	}
 }
 
@@ -138,7 +182,7 @@ func (t CacheType) checkRow(what string, n, b, kvHeads, headDim int) {
 func (t CacheType) checkHead(what string, q, rowLen, head, kvHeads, headDim int) {
 	// The common case in a few comparisons: attention calls this once per position.
 	if t < numCacheTypes && kvHeads >= 1 && headDim >= 1 && head >= 0 && head < kvHeads && q == headDim &&
-		(t != Q8_0 || kvHeads*headDim%q8BlockLen == 0) && rowLen == t.rowBytes(kvHeads, headDim) {
+		(cacheBlockBytes[t] == 0 || kvHeads*headDim%blockLen == 0) && rowLen == t.rowBytes(kvHeads, headDim) {
 		return
 	}
 	want := t.RowBytes(kvHeads, headDim)
@@ -169,6 +213,16 @@ func (t CacheType) Encode(dst []byte, src []float32, kvHeads, headDim int) {
 		encodeE4M3Scaled(dst, src, headDim)
 	case Q8_0:
 		encodeQ8_0(dst, src)
+	case Q4_0:
+		quantizeQ4_0(dst, src)
+	case Q4_1:
+		encodeQ4_1(dst, src)
+	case IQ4_NL:
+		encodeIQ4NL(dst, src, iq4nlCacheTries)
+	case Q5_0:
+		encodeQ5_0(dst, src)
+	case Q5_1:
+		encodeQ5_1(dst, src)
 	}
 }
 
@@ -191,11 +245,13 @@ func (t CacheType) Decode(dst []float32, src []byte, kvHeads, headDim int) {
 		decodeE4M3Scaled(dst, src, headDim)
 	case Q8_0:
 		decodeQ8_0(dst, src)
+	default: // the 4- and 5-bit block types
+		decodeBlocks(t, dst, src)
 	}
 }
 
 // HeadBytes returns the byte range [lo, hi) of an encoded row that head number head is
-// read from (for q8_0, the 32-value blocks it overlaps): what DotHead, AxpyHead and Decode
+// read from (for the block types, the 32-value blocks it overlaps): what DotHead, AxpyHead and Decode
 // read for that head. It panics on a shape Validate rejects or a head out of range.
 func (t CacheType) HeadBytes(head, kvHeads, headDim int) (lo, hi int) {
 	t.mustValidate(kvHeads, headDim)
@@ -211,9 +267,10 @@ func (t CacheType) HeadBytes(head, kvHeads, headDim int) (lo, hi int) {
 		return head * headDim, (head + 1) * headDim
 	case Int8, FP8E4M3:
 		return head * (scaleBytes + headDim), (head + 1) * (scaleBytes + headDim)
-	default: // Q8_0
-		first, last := head*headDim/q8BlockLen, ((head+1)*headDim-1)/q8BlockLen
-		return first * q8BlockBytes, (last + 1) * q8BlockBytes
+	default: // the block types
+		bb := int(cacheBlockBytes[t])
+		first, last := head*headDim/blockLen, ((head+1)*headDim-1)/blockLen
+		return first * bb, (last + 1) * bb
 	}
 }
 
@@ -246,8 +303,10 @@ func (t CacheType) DotHead(q []float32, row []byte, head, kvHeads, headDim int) 
 		return dotInt8(q, row[head*(scaleBytes+headDim):])
 	case FP8E4M3:
 		return dotE4M3Scaled(q, row[head*(scaleBytes+headDim):])
-	default: // Q8_0
+	case Q8_0:
 		return dotQ8_0(q, row, head*headDim)
+	default: // the 4- and 5-bit block types
+		return dotBlocks(t, q, row, head*headDim)
 	}
 }
 
@@ -270,7 +329,9 @@ func (t CacheType) AxpyHead(dst []float32, a float32, row []byte, head, kvHeads,
 		axpyInt8(dst, a, row[head*(scaleBytes+headDim):])
 	case FP8E4M3:
 		axpyE4M3Scaled(dst, a, row[head*(scaleBytes+headDim):])
-	default: // Q8_0
+	case Q8_0:
 		axpyQ8_0(dst, a, row, head*headDim)
+	default: // the 4- and 5-bit block types
+		axpyBlocks(t, dst, a, row, head*headDim)
 	}
 }

@@ -8,7 +8,7 @@ import (
 )
 
 func TestCacheTypeNames(t *testing.T) {
-	want := []string{"f32", "f16", "bf16", "int8", "fp8-e4m3", "fp8-e5m2", "q8_0"}
+	want := []string{"f32", "f16", "bf16", "int8", "fp8-e4m3", "fp8-e5m2", "q8_0", "q4_0", "q4_1", "iq4_nl", "q5_0", "q5_1"}
 	types := CacheTypes()
 	require.Len(t, types, len(want))
 	for i, ct := range types {
@@ -18,7 +18,7 @@ func TestCacheTypeNames(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, ct, parsed)
 	}
-	assert.Equal(t, []CacheType{F32, F16, BF16, Int8, FP8E4M3, FP8E5M2, Q8_0}, types)
+	assert.Equal(t, []CacheType{F32, F16, BF16, Int8, FP8E4M3, FP8E5M2, Q8_0, Q4_0, Q4_1, IQ4_NL, Q5_0, Q5_1}, types)
 	assert.Equal(t, "CacheType(200)", CacheType(200).String())
 }
 
@@ -34,16 +34,19 @@ func TestParseCacheType(t *testing.T) {
 		{"fp8", FP8E4M3}, {"fp8-e4m3", FP8E4M3},
 		{"fp8-e5m2", FP8E5M2},
 		{"q8_0", Q8_0}, {"Q8_0", Q8_0},
+		// llama.cpp's -ctk/-ctv spellings, as llama-server prints them.
+		{"q4_0", Q4_0}, {"Q4_0", Q4_0}, {"q4_1", Q4_1}, {"iq4_nl", IQ4_NL}, {"IQ4_NL", IQ4_NL},
+		{"q5_0", Q5_0}, {"q5_1", Q5_1},
 	} {
 		got, err := ParseCacheType(c.in)
 		require.NoErrorf(t, err, "ParseCacheType(%q)", c.in)
 		assert.Equalf(t, c.want, got, "ParseCacheType(%q)", c.in)
 	}
-	for _, bad := range []string{"", "f8", "q4_0", "fp8_e4m3", "int4", "float16"} {
+	for _, bad := range []string{"", "f8", "q4_k", "iq4_xs", "q4", "fp8_e4m3", "int4", "float16"} {
 		_, err := ParseCacheType(bad)
 		require.Errorf(t, err, "ParseCacheType(%q)", bad)
 		assert.Contains(t, err.Error(), "unknown cache type")
-		for _, name := range []string{"f32", "f16", "bf16", "int8", "fp8-e4m3", "fp8-e5m2", "q8_0"} {
+		for _, name := range []string{"f32", "f16", "bf16", "int8", "fp8-e4m3", "fp8-e5m2", "q8_0", "q4_0", "q4_1", "iq4_nl", "q5_0", "q5_1"} {
 			assert.Containsf(t, err.Error(), name, "the error for %q should list the valid names", bad)
 		}
 	}
@@ -61,14 +64,17 @@ func TestValidate(t *testing.T) {
 		assert.NoError(t, ct.Validate(1, 7), ct.String())
 	}
 
-	err := Q8_0.Validate(3, 8)
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), "q8_0")
-	assert.Contains(t, err.Error(), "multiple of 32")
-	assert.Contains(t, err.Error(), "3*8 = 24")
-	assert.NoError(t, Q8_0.Validate(4, 8))
-	assert.NoError(t, Q8_0.Validate(8, 12))
-	assert.NoError(t, Q8_0.Validate(1, 128))
+	for _, ct := range []CacheType{Q8_0, Q4_0, Q4_1, IQ4_NL, Q5_0, Q5_1} {
+		err := ct.Validate(3, 8)
+		require.Error(t, err, ct.String())
+		assert.Contains(t, err.Error(), ct.String())
+		assert.Contains(t, err.Error(), "multiple of 32")
+		assert.Contains(t, err.Error(), "3*8 = 24")
+		assert.NoError(t, ct.Validate(4, 8), ct.String()) // stories260K: one block spans 4 heads
+		assert.NoError(t, ct.Validate(8, 12), ct.String())
+		assert.NoError(t, ct.Validate(1, 128), ct.String())
+		assert.Error(t, ct.Validate(1, 48), ct.String())
+	}
 
 	assert.Error(t, CacheType(99).Validate(1, 32))
 }
@@ -88,6 +94,15 @@ func TestRowBytes(t *testing.T) {
 		{Q8_0, 8, 128, 32 * 34},
 		{Q8_0, 4, 8, 34},
 		{Int8, 1, 7, 11},
+		// ggml's sizeof(block_q4_0) = 18, block_q4_1 20, block_iq4_nl 18, block_q5_0 22,
+		// block_q5_1 24 (ggml-common.h's static asserts), per 32 values.
+		{Q4_0, 8, 128, 32 * 18},
+		{Q4_1, 8, 128, 32 * 20},
+		{IQ4_NL, 8, 128, 32 * 18},
+		{Q5_0, 8, 128, 32 * 22},
+		{Q5_1, 8, 128, 32 * 24},
+		{Q4_0, 4, 8, 18},
+		{Q5_1, 2, 64, 4 * 24},
 	} {
 		assert.Equalf(t, c.want, c.ct.RowBytes(c.kvHeads, c.headDim), "%v %dx%d", c.ct, c.kvHeads, c.headDim)
 	}

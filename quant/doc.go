@@ -25,6 +25,11 @@
 //	fp8-e4m3  kvHeads·(4+headDim)        OCP E4M3             float32 per token per head
 //	fp8-e5m2  n                          OCP E5M2             none
 //	q8_0      (n/32)·34                  int8, ±127           fp16 per 32 values
+//	q4_0      (n/32)·18                  4-bit code, −8..7    fp16 per 32 values
+//	q4_1      (n/32)·20                  4-bit code, 0..15    fp16 scale and fp16 min per 32 values
+//	iq4_nl    (n/32)·18                  4-bit grid index     fp16 per 32 values
+//	q5_0      (n/32)·22                  5-bit code, −16..15  fp16 per 32 values
+//	q5_1      (n/32)·24                  5-bit code, 0..31    fp16 scale and fp16 min per 32 values
 //
 // (n = kvHeads·headDim; all multi-byte fields little-endian.)
 //
@@ -65,11 +70,22 @@
 //     8.3e6 gets an infinite scale and decodes to ±Inf and NaN, exactly as in llama.cpp;
 //     and a block with maxabs below 2^-14·127 ≈ 0.0078 has a subnormal fp16 scale and loses
 //     relative precision (below 127·2^-25 ≈ 3.8e-6 it decodes to zeros).
+//   - q4_0, q4_1, iq4_nl, q5_0 and q5_1 are the rest of llama.cpp's --cache-type-k list,
+//     ggml's block formats byte for byte (cache_block.go has the layouts), encoded as
+//     llama.cpp's CPU backend encodes a cache row: ggml's reference quantizers, and for
+//     iq4_nl quantize_row_iq4_nl_ref, a least-squares scale without the search that
+//     llama-quantize adds for weights (cache_iq4_nl.go). Their blocks run across the row
+//     like q8_0's. At 4.5 to 6 bits per value they are the small end of the cache: the
+//     fp16 scale (and q4_1's and q5_1's fp16 minimum) per 32 values costs 0.5 or 1 bit per
+//     value whatever the head width. q4_0 and q5_0 are symmetric around zero with a
+//     lopsided grid (−8d..7d); q4_1 and q5_1 fit [min, max] and represent a constant
+//     block exactly; iq4_nl's sixteen grid points crowd near zero like a normal
+//     distribution's values, but it has no zero: an exact zero is stored as d·1.
 //
 // Inputs are expected to be finite. NaN and Inf inputs produce deterministic rows, but
 // their values are meaningless (for example, an Inf in an int8 head makes its scale
 // infinite). Negative zero is not preserved by the scaled types: an all-zero head decodes
-// to +0.
+// to +0, except that q4_0, q5_0 and iq4_nl decode an all-zero block to −0, as ggml does.
 //
 // # Error bounds
 //
@@ -82,6 +98,12 @@
 //	fp8-e4m3   |x̂−x| <= s·u(x/s) + 2^-20·m + 2^-140
 //	fp8-e5m2   |x̂−x| <= 2^-3·|x| for 2^-14 <= |x| <= 57344, <= 2^-17 below; ±57344 above
 //	q8_0       |x̂−x| <= d/2 + 127·max(2^-11·d, 2^-25) + 2^-20·m + 2^-140, while d < 65520
+//	q4_0       |x̂−x| <= d·(1/2 + e) + 8·e16(d) + 2^-20·m + 2^-140,     d = m/8, while d < 65520
+//	q5_0       |x̂−x| <= d·(1/2 + e) + 16·e16(d) + 2^-20·m + 2^-140,    d = m/16, while d < 65520
+//	q4_1       |x̂−x| <= r/2 + 15·e16(r) + e16(|lo|) + 2^-20·(|x| + |lo| + 16·r) + 2^-140,  r = (hi−lo)/15
+//	q5_1       |x̂−x| <= r/2 + 31·e16(r) + e16(|lo|) + 2^-20·(|x| + |lo| + 32·r) + 2^-140,  r = (hi−lo)/31
+//	                      (both while r and |lo| < 65520)
+//	iq4_nl     |x̂−x| <= 14·|d₀| + 127·|D − d₀| + 2^-20·m + 2^-140,    d₀ = xmax/−127, D the stored scale
 //
 // where m is the head's (q8_0: the block's) maxabs, s = m/127 (int8) or m/448 (fp8-e4m3)
 // in float32, d = m/127 in float32, and u(r) half an E4M3 ulp at the float32 quotient
@@ -91,12 +113,25 @@
 // the quotient, the scale and the decoding product; 2^-140 covers subnormal scales, whose
 // rounding is absolute (127·2^-150).
 //
+// For the 4- and 5-bit types, e16(v) = max(2^-11·v, 2^-25) bounds one fp16 rounding (of
+// the scale, times the largest code; of q4_1's and q5_1's minimum); lo and hi are the
+// block's smallest and largest value and xmax its first value of largest magnitude. q4_0
+// and q5_0's grids reach one step further on the side of xmax than on the other, so a
+// value of the other sign beyond 7.5 (15.5) steps clamps: e = max(0, t − 7.5) with
+// t = −8·x/xmax (q5_0: max(0, t − 15.5), t = −16·x/xmax), up to one step. iq4_nl has no
+// half-step bound: each code is the grid point nearest to x/d₀ (the widest gap is 24
+// units, and the grid reaches 113 on the side opposite to xmax, so at most 14·|d₀| away),
+// and the least-squares scale D replaces d₀. Where a scale (or minimum) overflows fp16,
+// the block decodes to ±Inf and NaN, as in llama.cpp.
+//
 // # Fused kernels
 //
 // Attention reads the cache through DotHead and AxpyHead, which work on the stored bytes
 // without a dequantized copy and are bit-for-bit equal to decoding the row and calling
 // kernels.Dot or kernels.Axpy: every element is dequantized with the same float32
 // operations as Decode, and the products are accumulated in kernels.Dot's eight-lane
-// order with the same tail handling. This keeps a quantized cache's cached decoding
+// order with the same tail handling. f16 and bf16 use the SIMD row kernels of
+// internal/kernels; the scaled and block types are portable Go (the 4- and 5-bit types
+// decode eight values at a time with the function Decode uses, cache_block.go). This keeps a quantized cache's cached decoding
 // bitwise equal to the cache-free reference, which applies RoundTrip to K and V.
 package quant

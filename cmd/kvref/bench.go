@@ -25,7 +25,8 @@ func init() {
 
 // benchFlags are the flags of `kvref bench`.
 type benchFlags struct {
-	model, shape, batches, cacheDtype string
+	model, shape, batches             string
+	cacheDtype, cacheK, cacheV        string
 	cpuProfile                        string
 	steps, prompt, threads, blockSize int
 	prefill                           int
@@ -74,7 +75,7 @@ func benchCmd(args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&f.prompt, "prompt", 32, "prompt tokens per sequence (prefilled before timing)")
 	fs.IntVar(&f.threads, "t", 0, "threads (0: one per core)")
 	fs.IntVar(&f.blockSize, "block-size", 16, "cache block size")
-	fs.StringVar(&f.cacheDtype, "cache-dtype", "f32", "cache storage: "+typeNames())
+	registerCacheTypes(fs, &f.cacheDtype, &f.cacheK, &f.cacheV, "f32")
 	fs.IntVar(&f.ctx, "ctx", 0, "context of the sequences in the memory-bound batch line (0: the model's)")
 	fs.IntVar(&f.cacheBlocks, "cache-blocks", 0, "cache size in blocks for the memory-bound batch line")
 	fs.Var(&f.cacheMem, "cache-mem", "cache size for the memory-bound batch line (default 1GiB; "+plan.SizeHelp+")")
@@ -95,7 +96,7 @@ func benchCmd(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("--batches: %w", err)
 	}
-	kType, vType, err := cacheTypes(f.cacheDtype, "", "")
+	kType, vType, err := cacheTypes(f.cacheDtype, f.cacheK, f.cacheV)
 	if err != nil {
 		return err
 	}

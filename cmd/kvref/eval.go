@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/kvref/kvref/eval"
@@ -21,30 +22,46 @@ func evalCmd(args []string, stdout, stderr io.Writer) error {
 	mf.register(fs)
 	file := fs.String("file", "", "text to evaluate on (default: a built-in TinyStories-style sample)")
 	dtypes := fs.String("cache-dtype", "all", "comma-separated cache types to compare with f32, or all: "+typeNames())
+	var pairK, pairV string
+	fs.StringVar(&pairK, "cache-type-k", "", "also compare one cache with keys of this type and values of --cache-type-v's (default f32); also -ctk")
+	fs.StringVar(&pairK, "ctk", "", "same as --cache-type-k")
+	fs.StringVar(&pairV, "cache-type-v", "", "value type of the --cache-type-k cache (default f32); also -ctv")
+	fs.StringVar(&pairV, "ctv", "", "same as --cache-type-v")
 	var ctx int
 	fs.IntVar(&ctx, "c", 0, "window length in tokens (0: the model's context, at most 4096); also --ctx")
 	fs.IntVar(&ctx, "ctx", 0, "window length in tokens (same as -c)")
 	threads := fs.Int("t", 0, "threads (0: one per core)")
 	asJSON := fs.Bool("json", false, "print one JSON object")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: kvref eval [-m MODEL] [--file TEXT] [--cache-dtype T,...] [-c N] [--json]")
+		fmt.Fprintln(stderr, "usage: kvref eval [-m MODEL] [--file TEXT] [--cache-dtype T,...] [-ctk K -ctv V] [-c N] [--json]")
 		fs.PrintDefaults()
 	}
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	types := []quant.CacheType{quant.F32}
+	types := []eval.Cache{{K: quant.F32, V: quant.F32}}
 	if *dtypes == "all" {
-		types = quant.CacheTypes()
-	} else {
+		for _, t := range quant.CacheTypes()[1:] {
+			types = append(types, eval.Cache{K: t, V: t})
+		}
+	} else if *dtypes != "" {
 		for _, name := range strings.Split(*dtypes, ",") {
-			t, err := quant.ParseCacheType(name)
+			t, err := parseCacheFlag("--cache-dtype", name)
 			if err != nil {
 				return err
 			}
 			if t != quant.F32 {
-				types = append(types, t)
+				types = append(types, eval.Cache{K: t, V: t})
 			}
+		}
+	}
+	if pairK != "" || pairV != "" {
+		k, v, err := cacheTypes("f32", pairK, pairV)
+		if err != nil {
+			return err
+		}
+		if c := (eval.Cache{K: k, V: v}); !slices.Contains(types, c) {
+			types = append(types, c)
 		}
 	}
 	text, source := eval.SampleText, "built-in sample"
@@ -60,16 +77,16 @@ func evalCmd(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer m.Close()
-	var usable []quant.CacheType
-	for _, t := range types {
-		if err := t.Validate(m.Config.KVHeads, m.Config.HeadDim); err != nil {
-			fmt.Fprintf(stderr, "kvref eval: skipping %s: %v\n", t, err)
+	var usable []eval.Cache
+	for _, c := range types {
+		if err := c.Validate(m.Config.KVHeads, m.Config.HeadDim); err != nil {
+			fmt.Fprintf(stderr, "kvref eval: skipping %s: %v\n", c, err)
 			continue
 		}
-		usable = append(usable, t)
+		usable = append(usable, c)
 	}
 	bar := newProgress(stderr)
-	rep, err := eval.CacheTypes(m, text, usable, ctx, *threads, bar.set)
+	rep, err := eval.Caches(m, text, usable, ctx, *threads, bar.set)
 	bar.done()
 	if err != nil {
 		return err
@@ -82,9 +99,13 @@ func evalCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "model %s, text %s: %d tokens in %d windows of up to %d, %d predictions\n\n",
 		rep.Model, rep.Text, rep.Tokens, rep.Windows, rep.Window, rep.Predicted)
-	fmt.Fprintf(stdout, "%-9s %9s %6s %11s %10s %10s %10s %8s %10s\n", "cache", "B/token", "×f32", "perplexity", "Δppl", "mean KL", "max KL", "top-1", "max|Δlogit|")
+	width := 9 // the longest single type name, fp8-e4m3, and a space
 	for _, r := range rep.Results {
-		fmt.Fprintf(stdout, "%-9s %9d %6.3f %11.4f %+10.4f %10.2e %10.2e %7.2f%% %10.2e\n", r.CacheType, r.BytesPerToken, r.BytesVsF32,
+		width = max(width, len(r.CacheType))
+	}
+	fmt.Fprintf(stdout, "%-*s %9s %6s %11s %10s %10s %10s %8s %10s\n", width, "cache", "B/token", "×f32", "perplexity", "Δppl", "mean KL", "max KL", "top-1", "max|Δlogit|")
+	for _, r := range rep.Results {
+		fmt.Fprintf(stdout, "%-*s %9d %6.3f %11.4f %+10.4f %10.2e %10.2e %7.2f%% %10.2e\n", width, r.CacheType, r.BytesPerToken, r.BytesVsF32,
 			r.Perplexity, r.PerplexityDiff, r.MeanKL, r.MaxKL, 100*r.Top1Agreement, r.MaxAbsLogitErr)
 	}
 	return nil

@@ -81,20 +81,34 @@ func (f *engineFlags) config(sequences int) (engine.Config, error) {
 		Threads: f.threads, KType: kType, VType: vType}, nil
 }
 
-// cacheTypes resolves --cache-dtype, --cache-type-k and --cache-type-v.
+// cacheTypes resolves --cache-dtype, --cache-type-k and --cache-type-v: an empty key or
+// value type takes the --cache-dtype one. The error names the flag.
 func cacheTypes(both, k, v string) (quant.CacheType, quant.CacheType, error) {
-	if k == "" {
-		k = both
-	}
-	if v == "" {
-		v = both
-	}
-	kt, err := quant.ParseCacheType(k)
+	kt, err := parseCacheFlag("--cache-dtype", both)
 	if err != nil {
 		return 0, 0, err
 	}
-	vt, err := quant.ParseCacheType(v)
-	return kt, vt, err
+	vt := kt
+	if k != "" {
+		if kt, err = parseCacheFlag("--cache-type-k/-ctk", k); err != nil {
+			return 0, 0, err
+		}
+	}
+	if v != "" {
+		if vt, err = parseCacheFlag("--cache-type-v/-ctv", v); err != nil {
+			return 0, 0, err
+		}
+	}
+	return kt, vt, nil
+}
+
+// parseCacheFlag parses the value of a cache type flag, naming the flag in the error.
+func parseCacheFlag(flag, value string) (quant.CacheType, error) {
+	t, err := quant.ParseCacheType(value)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", flag, err)
+	}
+	return t, nil
 }
 
 // typeNames lists the cache types for help texts.

@@ -34,6 +34,7 @@ func (m *multiFlag) Set(s string) error { *m = append(*m, s); return nil }
 // goldenFlags are the flags of `kvref golden`.
 type goldenFlags struct {
 	model, suite, out, run, dtypes string
+	pairK, pairV                   string // --cache-type-k/-ctk and --cache-type-v/-ctv
 	scenarios                      multiFlag
 	list, fullLogits, noCheck      bool
 	blockSize, blocks, topK        int
@@ -50,7 +51,12 @@ func goldenCmd(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&f.out, "out", "", "directory to write the goldens to")
 	fs.BoolVar(&f.list, "list", false, "list the scenario classes and the suites' scenarios, and exit")
 	fs.StringVar(&f.run, "run", "", "record only scenarios whose name matches this regular expression")
-	fs.StringVar(&f.dtypes, "cache-dtypes", "", "comma-separated reference cache types to record every class at, instead of the suite's choice (e.g. f32,f16)")
+	fs.StringVar(&f.dtypes, "cache-dtypes", "", "comma-separated reference cache types to record the suite's classes at, instead of its own choice (e.g. f32,f16,q4_0): "+typeNames())
+	fs.StringVar(&f.dtypes, "cache-dtype", "", "same as --cache-dtypes")
+	fs.StringVar(&f.pairK, "cache-type-k", "", "record the suite's classes with keys stored as this type and values as --cache-type-v's (default f32), for a candidate such as llama-server -ctk q8_0 -ctv f16; also -ctk")
+	fs.StringVar(&f.pairK, "ctk", "", "same as --cache-type-k")
+	fs.StringVar(&f.pairV, "cache-type-v", "", "value type of the --cache-type-k recording (default f32); also -ctv")
+	fs.StringVar(&f.pairV, "ctv", "", "same as --cache-type-v")
 	fs.IntVar(&f.blockSize, "block-size", golden.DefaultParams().BlockSize, "reference-side tokens per cache block (give the candidate the same)")
 	fs.IntVar(&f.blocks, "cache-blocks", golden.DefaultParams().Blocks, "reference-side blocks in the pool (give the candidate the same, so eviction and preemption happen there too)")
 	fs.IntVar(&f.topK, "top-k", golden.DefaultTopK, "log-probabilities recorded per step")
@@ -152,7 +158,8 @@ func goldenCmd(args []string, stdout, stderr io.Writer) error {
 }
 
 // selectScenarios returns the scenario files given with --scenario, or the suite's
-// scenarios (at --cache-dtypes when given).
+// scenarios: at its own choice of types, at --cache-dtypes, or at the key and value types
+// of --cache-type-k and --cache-type-v.
 func selectScenarios(f goldenFlags, p golden.Params) ([]*golden.Scenario, []golden.Skipped, error) {
 	if len(f.scenarios) > 0 {
 		var out []*golden.Scenario
@@ -164,6 +171,16 @@ func selectScenarios(f goldenFlags, p golden.Params) ([]*golden.Scenario, []gold
 			out = append(out, s)
 		}
 		return out, nil, nil
+	}
+	if f.pairK != "" || f.pairV != "" {
+		if f.dtypes != "" {
+			return nil, nil, fmt.Errorf("give --cache-dtypes (keys and values alike) or --cache-type-k/--cache-type-v, not both")
+		}
+		k, v, err := cacheTypes("f32", f.pairK, f.pairV)
+		if err != nil {
+			return nil, nil, err
+		}
+		return scenariosAtPair(k, v, f.suite, p)
 	}
 	if f.dtypes == "" {
 		return golden.Suite(f.suite, p)
@@ -177,6 +194,24 @@ func selectScenarios(f goldenFlags, p golden.Params) ([]*golden.Scenario, []gold
 		types = append(types, t)
 	}
 	return golden.SuiteAt(f.suite, p, types)
+}
+
+// scenariosAtPair returns the suite's classes with keys stored as k and values as v.
+func scenariosAtPair(k, v quant.CacheType, suite string, p golden.Params) ([]*golden.Scenario, []golden.Skipped, error) {
+	for _, t := range []quant.CacheType{k, v} {
+		if p.Supports != nil && !p.Supports(t) {
+			return nil, nil, fmt.Errorf("the model's K/V rows cannot be stored as %s (the block types need kv_heads·head_dim to be a multiple of 32)", t)
+		}
+	}
+	f32, skipped, err := golden.SuiteAt(suite, p, []quant.CacheType{quant.F32})
+	if err != nil {
+		return nil, nil, err
+	}
+	var out []*golden.Scenario
+	for _, s := range f32 {
+		out = append(out, golden.AtCacheTypes(s, k, v))
+	}
+	return out, skipped, nil
 }
 
 // modelInfo identifies the model for a golden: its path, SHA-256 and vocabulary.

@@ -23,14 +23,23 @@ func TestInspectStories260K(t *testing.T) {
 	require.Len(t, rep.Tensors, 3+9*5)
 	require.EqualValues(t, 512*64*2+64+5*(64*64*2+32*64*2+172*64*3+64*2), rep.Params)
 	require.EqualValues(t, 4*rep.Params, rep.WeightBytes)
+	// Bytes per token: 2 · 5 layers · (the row of 4 heads × 8 values): 4·32 B for f32; one block
+	// of 32 values for the block types, 34 B for q8_0, 18 for q4_0 and iq4_nl, 20 for q4_1, 22
+	// for q5_0 and 24 for q5_1 (ggml's block sizes).
+	row := map[string]int64{"f32": 4 * 32, "q8_0": 34, "q4_0": 18, "q4_1": 20, "iq4_nl": 18, "q5_0": 22, "q5_1": 24}
+	seen := 0
 	for _, c := range rep.Cache {
-		if c.CacheType == "f32" {
-			require.EqualValues(t, 2*5*4*8*4, c.BytesPerToken)
-			require.EqualValues(t, 2048*c.BytesPerToken, c.BytesPerSequence)
-			blocks := (int64(1<<30) - rep.WeightBytes) / (16 * c.BytesPerToken)
-			require.Equal(t, blocks/(2048/16), c.MaxSequences)
+		want, ok := row[c.CacheType]
+		if !ok {
+			continue
 		}
+		seen++
+		require.EqualValues(t, 2*5*want, c.BytesPerToken, c.CacheType)
+		require.EqualValues(t, 2048*c.BytesPerToken, c.BytesPerSequence, c.CacheType)
+		blocks := (int64(1<<30) - rep.WeightBytes) / (16 * c.BytesPerToken)
+		require.Equal(t, blocks/(2048/16), c.MaxSequences, c.CacheType)
 	}
+	require.Equal(t, len(row), seen)
 	text, _, code := kvref(t, "inspect", "--mem", "1GiB", path)
 	require.Equal(t, 0, code)
 	require.Contains(t, text, "8 query, 4 key/value (GQA group 2), head_dim 8")

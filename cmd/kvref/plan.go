@@ -50,9 +50,7 @@ func planCmd(args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&f.hidden, "hidden", 0, "shape: feed-forward width (for the parameter count)")
 	fs.IntVar(&f.vocab, "vocab", 0, "shape: vocabulary size (for the parameter count)")
 	fs.BoolVar(&f.tied, "tied", false, "shape: the output projection shares the embedding (for the parameter count)")
-	fs.StringVar(&f.cacheDtype, "cache-dtype", "f16", "KV cache storage for keys and values: "+typeNames())
-	fs.StringVar(&f.cacheK, "cache-type-k", "", "key storage (overrides --cache-dtype)")
-	fs.StringVar(&f.cacheV, "cache-type-v", "", "value storage (overrides --cache-dtype)")
+	registerCacheTypes(fs, &f.cacheDtype, &f.cacheK, &f.cacheV, "f16")
 	fs.IntVar(&f.ctx, "ctx", 0, fmt.Sprintf("tokens per full sequence (0: the model's context; %d for shape flags)", defaultShapeContext))
 	fs.Var(&f.mem, "mem", "`SIZE` of the memory for weights and cache together, e.g. 80GB or 24GiB (default: this machine's MemAvailable)")
 	fs.Var(&f.weights, "weights", "`SIZE` of the weights, e.g. 14GB (default: the file's tensors with -m, else an f16 estimate)")
@@ -149,15 +147,15 @@ func planCmd(args []string, stdout, stderr io.Writer) error {
 
 func planUsage(fs *flag.FlagSet, w io.Writer) {
 	fmt.Fprint(w, `usage: kvref plan [-m MODEL | --preset NAME | --layers L --kv-heads H --head-dim D [--heads Q]]
-                  [--cache-dtype T] [--ctx N] [--mem SIZE] [--weights SIZE | --weights-dtype T]
+                  [--cache-dtype T | -ctk T -ctv T] [--ctx N] [--mem SIZE] [--weights SIZE | --weights-dtype T]
                   [--block-size B] [--shared-prefix N] [--json]
 
 How many full-context sequences fit in memory, from the formula the cache is built on:
 
     bytes per token = 2 · layers · kv_heads · head_dim · bytes_per_element
 
-(int8, fp8-e4m3 and q8_0 add their scales: layers × (K row + V row bytes), exactly as the
-cache stores them). A sequence of N tokens holds ceil(N / B) blocks; the memory left after
+(int8, fp8-e4m3 and the block types q8_0, q4_0, q4_1, iq4_nl, q5_0 and q5_1 add their
+scales and minimums: layers × (K row + V row bytes), exactly as the cache stores them). A sequence of N tokens holds ceil(N / B) blocks; the memory left after
 the weights holds floor(left / block bytes) blocks. Then the same plan without GQA, with
 every cache type, and with a shared prompt prefix whose full blocks are stored once.
 
@@ -459,11 +457,12 @@ func storesPerValue(t quant.CacheType) string {
 	if e, ok := elementBytes(t); ok {
 		return fmt.Sprintf("%d B", e)
 	}
+	if values, bytes := t.Block(); values > 0 {
+		return fmt.Sprintf("%d B per %d values", bytes, values)
+	}
 	switch t {
 	case quant.Int8, quant.FP8E4M3:
 		return "1 B + 4 B scale per head"
-	case quant.Q8_0:
-		return "34 B per 32 values"
 	}
 	return t.String()
 }

@@ -48,6 +48,13 @@ func TestPlanWorkedExample(t *testing.T) {
 		"without GQA a token costs 4× the bytes",
 		"  f16 *     2 B                       128.00 KiB    512.00 MiB        122",
 		"  q8_0      34 B per 32 values         68.00 KiB    272.00 MiB        231",
+		// ggml's 4- and 5-bit blocks: 2 · 32 layers · (8·128/32 blocks) · 18, 20, 18, 22 or
+		// 24 B; 66e9 B / (16 tokens × per token) blocks, 256 blocks per sequence.
+		"  q4_0      18 B per 32 values         36.00 KiB    144.00 MiB        437",
+		"  q4_1      20 B per 32 values         40.00 KiB    160.00 MiB        393",
+		"  iq4_nl    18 B per 32 values         36.00 KiB    144.00 MiB        437",
+		"  q5_0      22 B per 32 values         44.00 KiB    176.00 MiB        357",
+		"  q5_1      24 B per 32 values         48.00 KiB    192.00 MiB        327",
 		"  2048 tokens            128         128        244",
 	} {
 		require.Contains(t, out, want)

@@ -14,7 +14,6 @@ import (
 
 	"github.com/kvref/kvref/golden"
 	"github.com/kvref/kvref/model"
-	"github.com/kvref/kvref/quant"
 )
 
 func init() {
@@ -27,6 +26,7 @@ type verifyFlags struct {
 	self                                bool
 	asJSON                              bool
 	junit, save, run, cacheDtype        string
+	cacheK, cacheV                      string
 	require, cacheModel                 string
 	allowVacuous, control               bool
 	topK, threads                       int
@@ -60,7 +60,11 @@ func verifyCmd(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&f.junit, "junit", "", "also write the report as JUnit XML to this file")
 	fs.StringVar(&f.save, "save", "", "write what the target (or --self) produced as a candidate dump to this file")
 	fs.StringVar(&f.run, "run", "", "check only scenarios whose name matches this regular expression")
-	fs.StringVar(&f.cacheDtype, "cache-dtype", "", "check only scenarios recorded with this reference cache type (the one the candidate uses)")
+	fs.StringVar(&f.cacheDtype, "cache-dtype", "", "check only scenarios recorded with this reference cache type (the one the candidate uses): "+typeNames())
+	fs.StringVar(&f.cacheK, "cache-type-k", "", "check only scenarios whose reference keys are of this type (with --cache-type-v: a K/V pair; the other defaults to f32); also -ctk")
+	fs.StringVar(&f.cacheK, "ctk", "", "same as --cache-type-k")
+	fs.StringVar(&f.cacheV, "cache-type-v", "", "check only scenarios whose reference values are of this type; also -ctv")
+	fs.StringVar(&f.cacheV, "ctv", "", "same as --cache-type-v")
 	fs.BoolVar(&f.allowVacuous, "allow-vacuous", false, "count scenarios whose cache expectations the candidate did not meet (no hit where one was expected) as passed")
 	fs.StringVar(&f.require, "require", "", "comma-separated features the candidate must support (n, token-ids, logprobs, cache-report, a request parameter such as top_k or seed, or all): a scenario whose request the candidate refused for one of them fails instead of being unsupported")
 	fs.StringVar(&f.cacheModel, "cache-model", "paged", "how the candidate's prefix cache works: paged (a shared block pool: vLLM, SGLang, kvref; every expected hit must be observed) or slots (a cache per slot: llama-server; a hit served to one request of a wave may not be served to its siblings)")
@@ -115,7 +119,7 @@ func verifyCmd(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if goldens, err = filterGoldens(goldens, f.run, f.cacheDtype); err != nil {
+	if goldens, err = filterGoldens(goldens, f.run, f.cacheDtype, f.cacheK, f.cacheV); err != nil {
 		return err
 	}
 	var m *model.Model
@@ -217,8 +221,9 @@ func verifyCmd(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-// filterGoldens keeps the goldens whose name matches run and whose cache type is dtype.
-func filterGoldens(goldens []*golden.Golden, run, dtype string) ([]*golden.Golden, error) {
+// filterGoldens keeps the goldens whose name matches run and whose reference cache types are
+// dtype for keys and values, or k and v (either may be empty, then f32) when one is given.
+func filterGoldens(goldens []*golden.Golden, run, dtype, k, v string) ([]*golden.Golden, error) {
 	if run != "" {
 		re, err := regexp.Compile(run)
 		if err != nil {
@@ -226,15 +231,24 @@ func filterGoldens(goldens []*golden.Golden, run, dtype string) ([]*golden.Golde
 		}
 		goldens = slices.DeleteFunc(goldens, func(g *golden.Golden) bool { return !re.MatchString(g.Scenario.Name) })
 	}
-	if dtype != "" {
-		t, err := quant.ParseCacheType(dtype)
-		if err != nil {
-			return nil, fmt.Errorf("--cache-dtype: %w", err)
+	if dtype != "" || k != "" || v != "" {
+		if dtype != "" && (k != "" || v != "") {
+			return nil, fmt.Errorf("give --cache-dtype or --cache-type-k/--cache-type-v, not both")
 		}
-		goldens = slices.DeleteFunc(goldens, func(g *golden.Golden) bool { return g.Scenario.Cache.TypeName() != t.String() })
+		if dtype == "" {
+			dtype = "f32"
+		}
+		kt, vt, err := cacheTypes(dtype, k, v)
+		if err != nil {
+			return nil, err
+		}
+		goldens = slices.DeleteFunc(goldens, func(g *golden.Golden) bool {
+			gk, gv, err := g.Scenario.Cache.Types()
+			return err != nil || gk != kt || gv != vt
+		})
 	}
 	if len(goldens) == 0 {
-		return nil, fmt.Errorf("no golden matches --run %q --cache-dtype %q", run, dtype)
+		return nil, fmt.Errorf("no golden matches --run %q --cache-dtype %q --cache-type-k %q --cache-type-v %q", run, dtype, k, v)
 	}
 	return goldens, nil
 }

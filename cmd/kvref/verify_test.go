@@ -19,10 +19,17 @@ import (
 // model at path ("" for the built-in model) and the given cache, and returns its API root.
 func serveKvref(t *testing.T, path string, blockSize, blocks int) string {
 	t.Helper()
+	return serveKvrefWith(t, path, engine.Config{BlockSize: blockSize, CacheBlocks: blocks, Threads: 2})
+}
+
+// serveKvrefWith serves the model at path through an engine of configuration cfg and returns
+// the server's /v1 URL; the server stops when the test ends.
+func serveKvrefWith(t *testing.T, path string, cfg engine.Config) string {
+	t.Helper()
 	m, err := loadModel(path, testWriter{t})
 	require.NoError(t, err)
 	t.Cleanup(func() { m.Close() })
-	eng, err := engine.New(m, engine.Config{BlockSize: blockSize, CacheBlocks: blocks, Threads: 2})
+	eng, err := engine.New(m, cfg)
 	require.NoError(t, err)
 	t.Cleanup(eng.Close)
 	srv := server.New(eng, server.Options{})
@@ -78,9 +85,9 @@ func TestGoldenList(t *testing.T) {
 		require.Contains(t, out, c.Name)
 		require.Contains(t, out, c.Summary)
 	}
-	require.Contains(t, out, "Suite default: 25 scenarios")
-	require.Contains(t, out, "mixed-hits-misses.{f32,f16,bf16,int8,fp8-e4m3,fp8-e5m2,q8_0}")
-	require.Contains(t, out, "Suite full: 91 scenarios")
+	require.Contains(t, out, "Suite default: 35 scenarios")
+	require.Contains(t, out, "mixed-hits-misses.{f32,f16,bf16,int8,fp8-e4m3,fp8-e5m2,q8_0,q4_0,q4_1,iq4_nl,q5_0,q5_1}")
+	require.Contains(t, out, "Suite full: 156 scenarios")
 
 	out, _, code = kvref(t, "golden", "--list", "--block-size", "4", "--cache-blocks", "32")
 	require.Equal(t, 0, code)
@@ -192,7 +199,7 @@ func TestGoldenStories260KAgainstKvrefServer(t *testing.T) {
 		t.Skip("records and serves the whole default suite")
 	}
 	modelPath, goldenDir, out := stories260KGoldens(t)
-	require.Contains(t, out, "recorded 25 scenarios")
+	require.Contains(t, out, "recorded 35 scenarios")
 	dir := t.TempDir()
 
 	url := serveKvref(t, modelPath, 16, 128)
@@ -200,9 +207,9 @@ func TestGoldenStories260KAgainstKvrefServer(t *testing.T) {
 	junit := filepath.Join(dir, "junit.xml")
 	out, stderr, code := kvref(t, "verify", "--golden", goldenDir, "--target", url, "-m", modelPath, "--save", dump, "--junit", junit, "-t", "2")
 	require.Equal(t, 0, code, out+stderr)
-	require.Contains(t, out, "PASS: 25 scenarios, 25 passed, 0 unsupported, 0 failed, 0 vacuous, 0 missing; expected cache hits observed: 72 of 72; teacher-forced")
+	require.Contains(t, out, "PASS: 35 scenarios, 35 passed, 0 unsupported, 0 failed, 0 vacuous, 0 missing; expected cache hits observed: 112 of 112; teacher-forced")
 	cases := junitCases(t, junit)
-	require.Len(t, cases, 25)
+	require.Len(t, cases, 35)
 	for name, failure := range cases {
 		require.Empty(t, failure, name)
 	}

@@ -30,6 +30,11 @@ var formats = map[quant.CacheType]format{
 	quant.FP8E4M3: {rowBytes: scaledHeadRow, decode: decodeE4M3Scaled, bound: boundE4M3Scaled},
 	quant.FP8E5M2: {rowBytes: plainRow(1), decode: decodeFloats(e5m2), bound: boundE5M2},
 	quant.Q8_0:    {rowBytes: q8_0Row, decode: decodeQ8_0, bound: boundQ8_0},
+	quant.Q4_0:    {rowBytes: q4_0Block.row, decode: q4_0Block.decode, bound: boundSymmetric(8)},
+	quant.Q4_1:    {rowBytes: q4_1Block.row, decode: q4_1Block.decode, bound: boundAffine(15)},
+	quant.IQ4_NL:  {rowBytes: iq4nlBlock.row, decode: iq4nlBlock.decode, bound: boundIQ4NL},
+	quant.Q5_0:    {rowBytes: q5_0Block.row, decode: q5_0Block.decode, bound: boundSymmetric(16)},
+	quant.Q5_1:    {rowBytes: q5_1Block.row, decode: q5_1Block.decode, bound: boundAffine(31)},
 }
 
 // plainRow is the row size of a format that stores each value in size bytes, unscaled.

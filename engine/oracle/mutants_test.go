@@ -27,6 +27,7 @@ type mutant struct {
 	name, dir, find, replace string
 	extra                    map[string]string // file name → contents, added to dir
 	bitwiseSees              bool              // the bug is outside the code both sides of --check share
+	cacheType                string            // the victim's cache type ("": int8)
 }
 
 var mutants = []mutant{
@@ -63,6 +64,13 @@ func mutantSwapScales(k, v []byte, heads, headDim int) {
 `},
 		bitwiseSees: true,
 	},
+	{
+		// The q5_1 encoder puts the fifth bit of element 16+j one place low in qh (on
+		// element 15+j's), and its decoder reads it back from there: consistent with itself.
+		name: "q5_1-fifth-bit-shifted", dir: "quant", cacheType: "q5_1",
+		find:    "h |= uint32(c1&0x10) >> 4 << uint(j+blockHalf)",
+		replace: "h |= uint32(c1&0x10) >> 4 << uint(j+blockHalf-1) // MUTANT",
+	},
 }
 
 // mutantOutcome is what the victim reports from inside a mutant build.
@@ -71,9 +79,12 @@ type mutantOutcome struct {
 	Oracle  string // "" when the oracle passed, else its error
 }
 
-const mutantEnv = "KVREF_ORACLE_MUTANT"
+const (
+	mutantEnv     = "KVREF_ORACLE_MUTANT"
+	mutantTypeEnv = "KVREF_ORACLE_MUTANT_CACHE_TYPE"
+)
 
-// TestOracleCatchesInjectedCodecBugs builds kvref three times with a bug injected into the
+// TestOracleCatchesInjectedCodecBugs builds kvref once per mutant with a bug injected into the
 // real source (see mutants) and runs TestMutantVictim in each build: the oracle must fail
 // every time; the bitwise --check must pass for the codec bugs, which both of its sides
 // share (that is why the oracle exists), and fail for the pool's.
@@ -93,7 +104,7 @@ func TestOracleCatchesInjectedCodecBugs(t *testing.T) {
 			overlay := writeOverlay(t, root, mu)
 			cmd := exec.Command(gobin, "test", "-overlay", overlay, "-count=1", "-run", "^TestMutantVictim$", "-v", "./engine/oracle")
 			cmd.Dir = root
-			cmd.Env = append(os.Environ(), mutantEnv+"="+mu.name)
+			cmd.Env = append(os.Environ(), mutantEnv+"="+mu.name, mutantTypeEnv+"="+mu.cacheType)
 			out, err := cmd.CombinedOutput()
 			require.NoError(t, err, "the mutant build or its victim failed:\n%s", out)
 			var got mutantOutcome
@@ -163,8 +174,8 @@ func writeOverlay(t *testing.T, root string, mu mutant) string {
 }
 
 // TestMutantVictim runs only inside a mutant build (TestOracleCatchesInjectedCodecBugs sets
-// KVREF_ORACLE_MUTANT): stories260K with an int8 cache, once under the bitwise --check and
-// once under the oracle, reporting both outcomes on one line.
+// KVREF_ORACLE_MUTANT): stories260K with an int8 cache (or the mutant's cache type), once
+// under the bitwise --check and once under the oracle, reporting both outcomes on one line.
 func TestMutantVictim(t *testing.T) {
 	if os.Getenv(mutantEnv) == "" {
 		t.Skip("runs only in the mutant builds of TestOracleCatchesInjectedCodecBugs")
@@ -172,7 +183,12 @@ func TestMutantVictim(t *testing.T) {
 	m, err := builtin.Model()
 	require.NoError(t, err)
 	var got mutantOutcome
-	e, err := engine.New(m, engine.Config{BlockSize: 16, KType: quant.Int8, VType: quant.Int8, Threads: 2})
+	ct := quant.Int8
+	if name := os.Getenv(mutantTypeEnv); name != "" {
+		ct, err = quant.ParseCacheType(name)
+		require.NoError(t, err)
+	}
+	e, err := engine.New(m, engine.Config{BlockSize: 16, KType: ct, VType: ct, Threads: 2})
 	require.NoError(t, err)
 	defer e.Close()
 	_, err = e.Generate(engine.Request{Prompt: prompt(m, 40), MaxTokens: 40, IgnoreEOS: true, Check: true}, func(engine.Token) error { return nil })

@@ -70,7 +70,7 @@ type Variant struct {
 	BytesPerToken         int64
 	BlockBytesPerSequence int64
 	MaxSequences          int64
-	Err                   error // the type cannot store this shape (q8_0 needs kv_heads·head_dim % 32 == 0)
+	Err                   error // the type cannot store this shape (the block types need kv_heads·head_dim % 32 == 0)
 }
 
 // SharedPrefix is the plan when every sequence starts with the same Tokens-token prefix.

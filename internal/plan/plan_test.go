@@ -75,7 +75,12 @@ func TestCacheTypeTable(t *testing.T) {
 	perValue := map[quant.CacheType]int64{ // bytes of one K row of 8 heads × 128 values
 		quant.F32: 4 * 1024, quant.F16: 2 * 1024, quant.BF16: 2 * 1024, quant.FP8E5M2: 1024,
 		quant.Int8: 8 * (4 + 128), quant.FP8E4M3: 8 * (4 + 128), quant.Q8_0: 1024 / 32 * 34,
+		// ggml's blocks of 32 values: sizeof(block_q4_0) = 18, block_q4_1 20, block_iq4_nl
+		// 18, block_q5_0 22, block_q5_1 24.
+		quant.Q4_0: 1024 / 32 * 18, quant.Q4_1: 1024 / 32 * 20, quant.IQ4_NL: 1024 / 32 * 18,
+		quant.Q5_0: 1024 / 32 * 22, quant.Q5_1: 1024 / 32 * 24,
 	}
+	require.Len(t, perValue, len(quant.CacheTypes()))
 	for _, v := range r.CacheTypes {
 		require.NoError(t, v.Err)
 		cfg := kvcache.Config{Layers: 32, KVHeads: 8, HeadDim: 128, KType: v.KType, VType: v.VType}
@@ -87,6 +92,9 @@ func TestCacheTypeTable(t *testing.T) {
 	require.Equal(t, r.MaxSequences, r.CacheTypes[quant.F16].MaxSequences)
 	require.Equal(t, int64(61), r.CacheTypes[quant.F32].MaxSequences)
 	require.Equal(t, int64(231), r.CacheTypes[quant.Q8_0].MaxSequences)
+	// q4_0: 2·32·576 B = 36 KiB per token; 66e9 B / (16 tokens · 36 KiB) = 111897 blocks,
+	// 437 sequences of 256 blocks.
+	require.Equal(t, int64(437), r.CacheTypes[quant.Q4_0].MaxSequences)
 }
 
 // TestWithoutGQA checks that dropping GQA multiplies the bytes per token by exactly
