@@ -9,12 +9,15 @@
 //     from seeds (prompt.go), so that "A and B share exactly 48 tokens" is exact.
 //   - The built-in library (library.go) holds one scenario per class of cache bug that
 //     shipped engines have had, parameterised by block size and pool size; Suite returns
-//     the "default" or "full" suite.
+//     the "default" or "full" suite, or, for a model with sliding-window attention, the
+//     "sliding" one (sliding.go).
 //   - Record (record.go) runs a scenario through kvref's own scheduler and paged cache and
 //     returns a Golden: per request the prompt ids, the output ids and per step the top-k
 //     log-probabilities, the margin between the first two and, optionally, the full
 //     logits. kvref's cached logits are bit-identical to its cache-free reference, so a
-//     golden does not depend on block size, batching or cache hits.
+//     golden does not depend on block size, batching or cache hits. Following the pool's
+//     events, it also records which part of each prefix hit lay on blocks only a sliding
+//     window had released (reclaimed.go): a candidate may recompute those.
 //   - A Candidate (candidate.go) is what another engine produced for the same scenarios:
 //     read from a JSON Lines dump, collected from an OpenAI-compatible server by a Target
 //     (target.go), or produced by kvref itself (Replay).

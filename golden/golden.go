@@ -41,6 +41,9 @@ type ModelInfo struct {
 	Context int    `json:"context"`
 	BOS     int    `json:"bos"`
 	EOS     int    `json:"eos"`
+	// SlidingWindow is the model's attention window (0: every position), so a reader of a
+	// golden knows positions older than it are masked.
+	SlidingWindow int `json:"sliding_window,omitempty"`
 }
 
 // Tolerance is the comparison policy of a golden. Every field but QuantizationError can
@@ -95,6 +98,7 @@ type RunStats struct {
 	PrefixHitTokens int64 `json:"prefix_hit_tokens"`
 	CowCopies       int64 `json:"cow_copies"`
 	PeakBlocksUsed  int   `json:"peak_blocks_used"`
+	BlocksReclaimed int64 `json:"blocks_reclaimed,omitempty"` // released because every layer's sliding window had moved past them
 }
 
 // GoldenRequest is one request of a golden, resolved: the exact prompt ids and stop strings
@@ -110,9 +114,15 @@ type GoldenRequest struct {
 	Stop         []string        `json:"stop,omitempty"`
 	ExpectCache  string          `json:"expect_cache,omitempty"`
 	CachedTokens int             `json:"cached_tokens"` // prompt tokens kvref took from its cache
-	Preemptions  int             `json:"preemptions"`
-	Cancelled    bool            `json:"cancelled"`
-	Choices      []GoldenChoice  `json:"choices"`
+	// ReclaimedTokens is the part of CachedTokens from the first reused block on that, when
+	// kvref reused it, no sequence held and whose last holder had released it by sliding
+	// past it (kvcache.Pool.Reclaim), not by finishing: kvref keeps such a block cached
+	// until evicted, an engine that drops what its window leaves recomputes from there
+	// on, and both are right. CachedTokens − ReclaimedTokens is the hit a candidate must show.
+	ReclaimedTokens int            `json:"reclaimed_tokens,omitempty"`
+	Preemptions     int            `json:"preemptions"`
+	Cancelled       bool           `json:"cancelled"`
+	Choices         []GoldenChoice `json:"choices"`
 }
 
 // Greedy reports whether the request samples greedily.

@@ -1,6 +1,7 @@
 package golden
 
 import (
+	"fmt"
 	"sync"
 	"testing"
 
@@ -15,22 +16,30 @@ import (
 // a pool of 48 blocks (192 tokens).
 var tinyParams = Params{BlockSize: 4, Blocks: 48, Context: 256}
 
+// lazyModel is a synthetic model built once per test binary.
+type lazyModel struct {
+	shape synth.Shape
+	once  sync.Once
+	m     *model.Model
+	err   error
+}
+
+func (l *lazyModel) get(t testing.TB) *model.Model {
+	t.Helper()
+	l.once.Do(func() { l.m, l.err = l.shape.Model() })
+	require.NoError(t, l.err)
+	return l.m
+}
+
 var (
-	tinyOnce  sync.Once
-	tinyModel *model.Model
-	tinyErr   error
+	tinyModel = &lazyModel{shape: synth.Tiny}
 
 	recordMu sync.Mutex
 	recorded = map[string]*Golden{}
 )
 
 // tiny returns the synthetic tiny model, loaded once.
-func tiny(t testing.TB) *model.Model {
-	t.Helper()
-	tinyOnce.Do(func() { tinyModel, tinyErr = synth.Tiny.Model() })
-	require.NoError(t, tinyErr)
-	return tinyModel
-}
+func tiny(t testing.TB) *model.Model { return tinyModel.get(t) }
 
 func tinyInfo(m *model.Model) ModelInfo {
 	return ModelInfo{Path: m.Source, SHA256: "tiny", Source: m.Source, Vocab: m.Config.Vocab, Context: m.Config.Context, BOS: m.Tokenizer.BOS(), EOS: m.Tokenizer.EOS()}
@@ -50,21 +59,28 @@ func tinySuite(t testing.TB) []*Scenario {
 // tinyGolden records (once per test binary) the named scenario of the tiny default suite.
 func tinyGolden(t testing.TB, name string) *Golden {
 	t.Helper()
+	return recordOnce(t, tiny(t), tinySuite(t), name)
+}
+
+// recordOnce records (once per test binary and model) the named scenario of scs on m,
+// checked against the cache-free reference.
+func recordOnce(t testing.TB, m *model.Model, scs []*Scenario, name string) *Golden {
+	t.Helper()
 	recordMu.Lock()
 	defer recordMu.Unlock()
-	if g := recorded[name]; g != nil {
+	key := fmt.Sprintf("%p/%s", m, name)
+	if g := recorded[key]; g != nil {
 		return g
 	}
-	m := tiny(t)
-	for _, sc := range tinySuite(t) {
+	for _, sc := range scs {
 		if sc.Name == name {
 			g, err := Record(m, tinyInfo(m), sc, RecordOptions{Check: true, Threads: 1})
-			require.NoError(t, err)
-			recorded[name] = g
+			require.NoError(t, err, name)
+			recorded[key] = g
 			return g
 		}
 	}
-	t.Fatalf("no scenario %s in the tiny default suite", name)
+	t.Fatalf("no scenario %s among the %d given", name, len(scs))
 	return nil
 }
 

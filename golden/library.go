@@ -8,15 +8,24 @@ import (
 	"strings"
 
 	"github.com/kvref/kvref/engine"
+	"github.com/kvref/kvref/model"
 	"github.com/kvref/kvref/quant"
 )
 
 // Params size the built-in scenarios: the block size and pool size of the reference side
-// (give the candidate the same), the model's context, and which cache types apply.
+// (give the candidate the same), the model's context and attention window, and which
+// cache types apply.
 type Params struct {
 	BlockSize int `json:"block_size"`
 	Blocks    int `json:"cache_blocks"`
 	Context   int `json:"context"`
+	// Window is the model's sliding attention window W (the query at p attends over
+	// [p−W+1, p]; model.Config.SlidingWindow); 0: every position. The sliding suite needs one.
+	Window int `json:"sliding_window,omitempty"`
+	// Reclaims says every layer slides (model.Config.ReclaimWindow), so kvref releases the
+	// blocks a sequence has slid past; a model whose first layers attend over every
+	// position (Qwen2's max_window_layers) masks but releases nothing.
+	Reclaims bool `json:"reclaims,omitempty"`
 	// Supports reports whether a cache type applies to the model (q8_0 needs
 	// kv_heads·head_dim to be a multiple of 32); nil: every type applies.
 	Supports func(quant.CacheType) bool `json:"-"`
@@ -27,6 +36,16 @@ type Params struct {
 // preemption happen with prompts of a few hundred tokens.
 func DefaultParams() Params { return Params{BlockSize: 16, Blocks: 128, Context: 2048} }
 
+// ParamsFor sizes the built-in scenarios for a model: the given block size, pool and
+// context, the model's attention window, and the cache types its K/V rows can be stored as.
+func ParamsFor(m *model.Model, blockSize, blocks, context int) Params {
+	c := m.Config
+	return Params{
+		BlockSize: blockSize, Blocks: blocks, Context: context, Window: c.SlidingWindow, Reclaims: c.ReclaimWindow() > 0,
+		Supports: func(t quant.CacheType) bool { return t.Validate(c.KVHeads, c.HeadDim) == nil },
+	}
+}
+
 func (p Params) tokens() int { return p.BlockSize * p.Blocks }
 
 // Class is one class of cache bug and the scenario that exercises it.
@@ -36,18 +55,26 @@ type Class struct {
 	// QuantizedInDefault puts the class at every quantized cache type in the default suite
 	// (every class is at every type in the full suite).
 	QuantizedInDefault bool
-	build              func(p Params) (*Scenario, error)
+	// Sliding marks a class about sliding-window attention: it is in the sliding suite (and
+	// in full, for a model with a window), never in default.
+	Sliding bool
+	build   func(p Params) (*Scenario, error)
 }
 
 // errSkip marks a class that does not fit the parameters (a context too short for long
 // prompts, say); Suite reports it and goes on.
 var errSkip = errors.New("skipped")
 
-// Classes returns the built-in classes in library order.
-func Classes() []Class { return slices.Clone(classes) }
+// Classes returns the built-in classes in library order: the general ones, then the
+// sliding-window ones.
+func Classes() []Class { return slices.Concat(classes, slidingClasses) }
 
 // Suites names the built-in suites.
-var Suites = []string{"default", "full"}
+var Suites = []string{"default", "full", "sliding"}
+
+// ErrNoWindow is returned (wrapped) for the sliding suite on a model without a sliding
+// attention window.
+var ErrNoWindow = errors.New("golden: the sliding suite needs a model with sliding-window attention")
 
 // Skipped is a scenario a suite left out, and why.
 type Skipped struct {
@@ -56,30 +83,68 @@ type Skipped struct {
 }
 
 // Suite returns the scenarios of a built-in suite for the parameters: "default" (every
-// class with an f32 reference cache, and the hit-path classes at every quantized cache
-// type) or "full" (every class at every cache type). Classes that do not fit the
-// parameters are returned as skipped, with the reason.
+// general class with an f32 reference cache, and the hit-path classes at every quantized
+// cache type), "full" (every class at every cache type, the sliding-window classes
+// included when the model has a window) or "sliding" (the sliding-window classes with an
+// f32 reference cache; an error wrapping ErrNoWindow for a model without a window).
+// Classes that do not fit the parameters are returned as skipped, with the reason.
 func Suite(name string, p Params) ([]*Scenario, []Skipped, error) {
+	return suite(name, p, nil)
+}
+
+// SuiteAt returns the classes of a built-in suite at exactly the given cache types
+// (kvref golden --cache-dtypes).
+func SuiteAt(name string, p Params, types []quant.CacheType) ([]*Scenario, []Skipped, error) {
+	if len(types) == 0 {
+		return nil, nil, fmt.Errorf("golden: no cache type given for suite %s", name)
+	}
+	return suite(name, p, types)
+}
+
+// suite builds a suite's classes at types, or at the suite's own choice of types when nil.
+func suite(name string, p Params, types []quant.CacheType) ([]*Scenario, []Skipped, error) {
 	if p.BlockSize < 2 || p.Blocks < 8 {
 		return nil, nil, fmt.Errorf("golden: the built-in scenarios need a block size ≥ 2 and ≥ 8 blocks, got %d and %d", p.BlockSize, p.Blocks)
 	}
 	if p.Context < 64 {
 		return nil, nil, fmt.Errorf("golden: the built-in scenarios need a context of at least 64 tokens, got %d", p.Context)
 	}
-	var full bool
+	var members []Class
+	at := func(c Class, t quant.CacheType) bool { return types != nil && slices.Contains(types, t) }
 	switch name {
 	case "default":
+		members = classes
+		if types == nil {
+			at = func(c Class, t quant.CacheType) bool { return t == quant.F32 || c.QuantizedInDefault }
+		}
 	case "full":
-		full = true
+		members = classes
+		if p.Window > 0 {
+			members = Classes()
+		}
+		if types == nil {
+			at = func(Class, quant.CacheType) bool { return true }
+		}
+	case "sliding":
+		if p.Window == 0 {
+			return nil, nil, fmt.Errorf("%w; this model attends over every position (no sliding_window in its metadata or config). Record the sliding suite on a model with a window (kvref synth --sliding-window 64 makes one), or record --suite default", ErrNoWindow)
+		}
+		if p.Window < 2*p.BlockSize {
+			return nil, nil, fmt.Errorf("golden: the sliding suite needs the window (%d tokens) to span at least two blocks; the block size is %d: record with --block-size %d or less", p.Window, p.BlockSize, p.Window/2)
+		}
+		members = slidingClasses
+		if types == nil {
+			at = func(c Class, t quant.CacheType) bool { return t == quant.F32 }
+		}
 	default:
 		return nil, nil, fmt.Errorf("golden: unknown suite %q; the suites are %s", name, strings.Join(Suites, ", "))
 	}
 	var out []*Scenario
 	var skipped []Skipped
-	for _, c := range classes {
+	for _, c := range members {
 		for _, t := range quant.CacheTypes() {
 			name := c.Name + "." + t.String()
-			if t != quant.F32 && !full && !c.QuantizedInDefault {
+			if !at(c, t) {
 				continue
 			}
 			if p.Supports != nil && !p.Supports(t) {
@@ -378,6 +443,9 @@ var classes = []Class{
 		Name:    "preempt-recompute",
 		Summary: "preemption and recomputation when the pool runs out during decode (duplicated or dropped tokens)",
 		build: func(p Params) (*Scenario, error) {
+			if p.Reclaims {
+				return nil, skipf("with a sliding window of %d every sequence holds at most %d blocks of %d, so decode cannot outgrow the pool here; the sliding suite's preempt-after-reclaim preempts sequences that slid", p.Window, ceilDiv(p.Window, p.BlockSize)+1, p.BlockSize)
+			}
 			t := p.tokens()
 			prompt := max(p.BlockSize+1, t/8) - 1
 			decode := t / 5

@@ -56,7 +56,14 @@ func TestLibraryCoversTheIssueClasses(t *testing.T) {
 		"mixed-hits-misses", "block-boundary-lengths", "prefix-diverges-mid-block", "same-step-shared-prefix",
 		"identical-requests", "evict-then-rerequest", "cancel-mid-prefill", "cancel-mid-decode",
 		"chunked-prefill-shared", "fork-partial-block", "long-prompt", "stop-mid-block", "preempt-recompute",
+		"window-crossing-block-boundary", "window-crossing-mid-block", "shared-prefix-slid-past", "preempt-after-reclaim",
 	}, names)
+	general := 0
+	for _, c := range Classes() {
+		if !c.Sliding {
+			general++
+		}
+	}
 
 	def, skipped, err := Suite("default", DefaultParams())
 	require.NoError(t, err)
@@ -68,7 +75,7 @@ func TestLibraryCoversTheIssueClasses(t *testing.T) {
 	require.Len(t, types, len(quant.CacheTypes()), "the default suite has every cache type")
 	full, _, err := Suite("full", DefaultParams())
 	require.NoError(t, err)
-	require.Len(t, full, len(Classes())*len(quant.CacheTypes()))
+	require.Len(t, full, general*len(quant.CacheTypes()), "no sliding class without a window")
 }
 
 // TestSuiteSkipsWhatDoesNotFit: a short context drops the long prompts, an unsupported

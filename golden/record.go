@@ -81,6 +81,7 @@ func Record(m *model.Model, info ModelInfo, sc *Scenario, opt RecordOptions) (*G
 	if err != nil {
 		return nil, err
 	}
+	info.SlidingWindow = m.Config.SlidingWindow
 	g := &Golden{
 		Format: GoldenFormat, KvrefVersion: opt.Version, Model: info, Scenario: *sc, TopK: opt.TopK,
 		Tolerance: opt.Tolerance, Stats: run.stats(), Requests: reqs,
@@ -132,8 +133,25 @@ func checkExpectations(g *Golden, run *engineRun) error {
 		return fmt.Errorf("golden: scenario %s expects a preemption but kvref's own run had none with %d blocks of %d tokens", sc.Name, sc.Cache.Blocks, sc.Cache.BlockSize)
 	case e.Eviction && g.Stats.Evictions == 0:
 		return fmt.Errorf("golden: scenario %s expects an eviction but kvref's own run had none with %d blocks of %d tokens", sc.Name, sc.Cache.Blocks, sc.Cache.BlockSize)
+	case (e.Reclaim || e.PreemptionAfterReclaim) && run.eng.Model.Config.ReclaimWindow() == 0:
+		return fmt.Errorf("golden: scenario %s expects blocks released by a sliding window, but the model %s: record it on a model whose every layer has a sliding window (kvref synth --sliding-window W)",
+			sc.Name, noReclaimReason(run.eng.Model.Config.SlidingWindow))
+	case e.Reclaim && g.Stats.BlocksReclaimed == 0:
+		return fmt.Errorf("golden: scenario %s expects blocks released by the sliding window, but kvref's own run released none (window %d, blocks of %d)", sc.Name, g.Model.SlidingWindow, sc.Cache.BlockSize)
+	case e.PreemptionAfterReclaim && !run.preemptedAfterReclaim:
+		return fmt.Errorf("golden: scenario %s expects a sequence preempted after it released blocks it slid past, but kvref's own run had %d preemptions, none of them after a release (%d blocks of %d tokens, window %d)",
+			sc.Name, g.Stats.Preemptions, sc.Cache.Blocks, sc.Cache.BlockSize, g.Model.SlidingWindow)
 	}
 	return nil
+}
+
+// noReclaimReason says why a model releases no block: no window at all, or layers that
+// attend over every position.
+func noReclaimReason(window int) string {
+	if window == 0 {
+		return "has no sliding window"
+	}
+	return fmt.Sprintf("has a window of %d only in some layers (the others attend over every position), so no block leaves every layer's window", window)
 }
 
 // chooseStop picks a stop string that ends the request's greedy output after StopAfter

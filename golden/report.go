@@ -57,27 +57,32 @@ type Report struct {
 
 // ScenarioReport is the outcome of one scenario.
 type ScenarioReport struct {
-	Name            string      `json:"name"`
-	Class           string      `json:"class"`
-	CacheType       string      `json:"cache_type"`
-	Status          Status      `json:"status"`
-	Requests        int         `json:"requests"`
-	StepsCompared   int         `json:"steps_compared"`
-	StepsUncompared int         `json:"steps_uncompared"`
-	WorstError      float64     `json:"worst_logprob_error"`
-	WorstAt         string      `json:"worst_at,omitempty"`
-	BenignFlips     int         `json:"benign_flips"`              // chosen tokens that differ from the reference argmax within the margin tolerance
-	ExpectedHits    int         `json:"expected_hits"`             // requests that expect a prefix-cache hit
-	ObservedHits    int         `json:"observed_hits"`             // ... for which the candidate reported cached prompt tokens
-	SlotBoundHits   int         `json:"slot_bound_hits,omitempty"` // ... that missed while a sibling of the same wave was served their prefix (CacheModelSlots)
-	HitsReported    bool        `json:"hits_reported"`             // the candidate reports cached prompt tokens at all
-	HitEvidence     string      `json:"hit_evidence"`              // where the cached-token counts came from (Evidence*, joined by "+" when requests differ)
-	FirstDivergence *Divergence `json:"first_divergence,omitempty"`
-	Failures        []Failure   `json:"failures,omitempty"`
-	Unsupported     []Refusal   `json:"unsupported,omitempty"`
-	Vacuous         []string    `json:"vacuous,omitempty"`
-	Notes           []string    `json:"notes,omitempty"`
-	Tolerance       Tolerance   `json:"tolerance"`
+	Name            string  `json:"name"`
+	Class           string  `json:"class"`
+	CacheType       string  `json:"cache_type"`
+	Status          Status  `json:"status"`
+	Requests        int     `json:"requests"`
+	StepsCompared   int     `json:"steps_compared"`
+	StepsUncompared int     `json:"steps_uncompared"`
+	WorstError      float64 `json:"worst_logprob_error"`
+	WorstAt         string  `json:"worst_at,omitempty"`
+	BenignFlips     int     `json:"benign_flips"`              // chosen tokens that differ from the reference argmax within the margin tolerance
+	ExpectedHits    int     `json:"expected_hits"`             // requests that expect a prefix-cache hit
+	ObservedHits    int     `json:"observed_hits"`             // ... for which the candidate reported cached prompt tokens
+	SlotBoundHits   int     `json:"slot_bound_hits,omitempty"` // ... that missed while a sibling of the same wave was served their prefix (CacheModelSlots)
+	// ReclaimedHits are the requests whose expected hit kvref made wholly on blocks a
+	// sliding window had released (optional: a candidate may recompute them), apart from
+	// ExpectedHits; ObservedReclaimedHits those the candidate hit anyway.
+	ReclaimedHits         int         `json:"reclaimed_hits,omitempty"`
+	ObservedReclaimedHits int         `json:"observed_reclaimed_hits,omitempty"`
+	HitsReported          bool        `json:"hits_reported"` // the candidate reports cached prompt tokens at all
+	HitEvidence           string      `json:"hit_evidence"`  // where the cached-token counts came from (Evidence*, joined by "+" when requests differ)
+	FirstDivergence       *Divergence `json:"first_divergence,omitempty"`
+	Failures              []Failure   `json:"failures,omitempty"`
+	Unsupported           []Refusal   `json:"unsupported,omitempty"`
+	Vacuous               []string    `json:"vacuous,omitempty"`
+	Notes                 []string    `json:"notes,omitempty"`
+	Tolerance             Tolerance   `json:"tolerance"`
 }
 
 // Failure is one violated rule.
@@ -147,7 +152,8 @@ const maxListed = 5
 
 // WriteTable writes the human-readable report: one row per scenario, then the failures
 // and notes of every scenario that did not pass. HITS is observed/expected cache hits
-// ("n/r" when the candidate does not report cached tokens, "-" when none are expected);
+// ("n/r" when the candidate does not report cached tokens, "-" when none are expected),
+// then "reclaimed o/r" for the optional hits on blocks a sliding window released;
 // EVIDENCE says where the cached-token counts came from.
 func (r *Report) WriteTable(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
@@ -161,17 +167,7 @@ func (r *Report) WriteTable(w io.Writer) error {
 		if s.StepsUncompared > 0 {
 			steps += fmt.Sprintf(" (+%d)", s.StepsUncompared)
 		}
-		hits := "-"
-		switch {
-		case s.ExpectedHits > 0 && s.HitsReported:
-			hits = fmt.Sprintf("%d/%d", s.ObservedHits, s.ExpectedHits)
-			if s.SlotBoundHits > 0 {
-				hits += fmt.Sprintf(" (+%d slot)", s.SlotBoundHits)
-			}
-		case s.ExpectedHits > 0:
-			hits = "n/r"
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%.2g\t%d\t%s\n", s.Name, s.Status, s.Requests, steps, hits, s.HitEvidence, s.WorstError, s.BenignFlips, div)
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%.2g\t%d\t%s\n", s.Name, s.Status, s.Requests, steps, s.hitsCell(), s.HitEvidence, s.WorstError, s.BenignFlips, div)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -209,18 +205,47 @@ func (r *Report) WriteTable(w io.Writer) error {
 	if !r.Passed {
 		verdict = "FAIL"
 	}
-	expected, observed, slot := 0, 0, 0
+	expected, observed, slot, reclaimed, observedReclaimed := 0, 0, 0, 0, 0
 	for _, s := range r.Scenarios {
 		expected += s.ExpectedHits
 		observed += s.ObservedHits
 		slot += s.SlotBoundHits
+		reclaimed += s.ReclaimedHits
+		observedReclaimed += s.ObservedReclaimedHits
 	}
 	hits := fmt.Sprintf("%d of %d", observed, expected)
 	if slot > 0 {
 		hits += fmt.Sprintf(" (%d more served to a sibling of the same wave, as a slot cache does)", slot)
 	}
+	if reclaimed > 0 {
+		hits += fmt.Sprintf("; optional hits on blocks a sliding window released: %d of %d", observedReclaimed, reclaimed)
+	}
 	_, err := fmt.Fprintf(w, "\n%s: %s; expected cache hits observed: %s; %s\n", verdict, r.CountsLine(), hits, mode)
 	return err
+}
+
+// hitsCell is the table's HITS: observed/expected hits ("n/r" when the candidate reports
+// no cached tokens, "-" when none are expected), hits served to a sibling by a slot cache,
+// and the optional hits on blocks a sliding window released ("reclaimed o/r").
+func (s *ScenarioReport) hitsCell() string {
+	if s.ExpectedHits == 0 && s.ReclaimedHits == 0 {
+		return "-"
+	}
+	if !s.HitsReported {
+		return "n/r"
+	}
+	var parts []string
+	if s.ExpectedHits > 0 {
+		cell := fmt.Sprintf("%d/%d", s.ObservedHits, s.ExpectedHits)
+		if s.SlotBoundHits > 0 {
+			cell += fmt.Sprintf(" (+%d slot)", s.SlotBoundHits)
+		}
+		parts = append(parts, cell)
+	}
+	if s.ReclaimedHits > 0 {
+		parts = append(parts, fmt.Sprintf("reclaimed %d/%d", s.ObservedReclaimedHits, s.ReclaimedHits))
+	}
+	return strings.Join(parts, ", ")
 }
 
 // CountsLine is "N scenarios, P passed, U unsupported, F failed, V vacuous, M missing".
@@ -306,8 +331,12 @@ func (r *Report) WriteJUnit(w io.Writer) error {
 			fmt.Fprintf(&details, "[vacuous] %s\n", v)
 		}
 		var out strings.Builder
-		fmt.Fprintf(&out, "requests %d, steps compared %d (not compared %d), worst log-probability error %.3g, benign flips %d, expected cache hits observed %d of %d (%d served to a sibling; evidence: %s)\n",
+		fmt.Fprintf(&out, "requests %d, steps compared %d (not compared %d), worst log-probability error %.3g, benign flips %d, expected cache hits observed %d of %d (%d served to a sibling; evidence: %s)",
 			s.Requests, s.StepsCompared, s.StepsUncompared, s.WorstError, s.BenignFlips, s.ObservedHits, s.ExpectedHits, s.SlotBoundHits, s.HitEvidence)
+		if s.ReclaimedHits > 0 {
+			fmt.Fprintf(&out, ", optional hits on blocks a sliding window released %d of %d", s.ObservedReclaimedHits, s.ReclaimedHits)
+		}
+		out.WriteString("\n")
 		if s.FirstDivergence != nil {
 			fmt.Fprintf(&out, "first divergence: %s\n", s.FirstDivergence)
 		}

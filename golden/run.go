@@ -18,6 +18,10 @@ type engineRun struct {
 	reqs    []*runRequest
 	byID    map[string]*runRequest
 	bySched map[int]*runRequest
+	hits    *hitTracker
+	// preemptedAfterReclaim: a continuation was preempted after it had released blocks it
+	// slid past.
+	preemptedAfterReclaim bool
 }
 
 // runConfig says how to build the engine and what to keep.
@@ -41,6 +45,9 @@ type runRequest struct {
 	steps     [][]Step
 	logits    [][][]float32
 	cancelled bool
+	admitted  bool   // admitted for the first time (or cancelled while waiting)
+	reclaimed int    // of its prefix hit, the tokens a candidate need not reuse (hitTracker)
+	preempted []bool // per continuation: preempted after the last step
 }
 
 func newEngineRun(m *model.Model, sc *Scenario, cfg runConfig) (*engineRun, error) {
@@ -55,11 +62,14 @@ func newEngineRun(m *model.Model, sc *Scenario, cfg runConfig) (*engineRun, erro
 	if err != nil {
 		return nil, fmt.Errorf("golden: scenario %s: %w", sc.Name, err)
 	}
+	hits := newHitTracker()
+	eng.Pool.SetObserver(hits.observe)
 	return &engineRun{
 		sc: sc, eng: eng, cfg: cfg,
 		sched:   eng.NewScheduler(engine.SchedulerConfig{MaxBatchTokens: cfg.cache.MaxBatchTokens, ChunkSize: cfg.cache.ChunkSize}),
 		byID:    map[string]*runRequest{},
 		bySched: map[int]*runRequest{},
+		hits:    hits,
 	}, nil
 }
 
@@ -164,9 +174,15 @@ func (r *engineRun) wait(w Wait) error {
 	return nil
 }
 
-// step runs one scheduler step and records its tokens.
+// step runs one scheduler step and records its tokens, which requests it admitted (and
+// what part of their prefix hits is optional), and which continuations it preempted.
 func (r *engineRun) step() error {
+	r.hits.startStep()
 	toks, err := r.sched.Step()
+	if err == nil {
+		err = r.noteAdmissions()
+	}
+	r.notePreemptions()
 	for _, t := range toks {
 		rr := r.bySched[t.Request]
 		for len(rr.steps) <= t.Seq {
@@ -193,7 +209,7 @@ func (r *engineRun) results() ([]GoldenRequest, error) {
 		gr := GoldenRequest{
 			ID: rr.spec.ID, Event: rr.event, PromptIDs: rr.prompt, MaxTokens: rr.spec.MaxTokens, N: rr.spec.Choices(),
 			Sampling: rr.spec.sampling(), IgnoreEOS: rr.spec.IgnoreEOS, Stop: rr.stop, ExpectCache: rr.spec.ExpectCache,
-			CachedTokens: res.PrefixHitTokens, Preemptions: res.Preemptions, Cancelled: rr.cancelled,
+			CachedTokens: res.PrefixHitTokens, ReclaimedTokens: rr.reclaimed, Preemptions: res.Preemptions, Cancelled: rr.cancelled,
 		}
 		for c, outIDs := range res.Outputs {
 			var steps []Step
@@ -224,5 +240,5 @@ func (r *engineRun) stats() RunStats {
 	s := r.sched.Stats()
 	p := r.eng.Pool.Stats()
 	return RunStats{Steps: s.Steps, Preemptions: s.Preemptions, Evictions: p.Evictions, PrefixHitTokens: p.PrefixHitTokens,
-		CowCopies: p.CowCopies, PeakBlocksUsed: s.PeakBlocksUsed}
+		CowCopies: p.CowCopies, PeakBlocksUsed: s.PeakBlocksUsed, BlocksReclaimed: p.BlocksReclaimed}
 }

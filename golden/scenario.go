@@ -75,6 +75,12 @@ func (c Cache) TypeName() string {
 type Expect struct {
 	Preemption bool `json:"preemption,omitempty"` // at least one sequence is preempted and recomputed
 	Eviction   bool `json:"eviction,omitempty"`   // at least one cached block is evicted
+	// Reclaim: at least one block is released because every layer's sliding window has
+	// moved past it (the model must have such a window).
+	Reclaim bool `json:"reclaim,omitempty"`
+	// PreemptionAfterReclaim: at least one sequence is preempted after it released blocks
+	// it had slid past, so its recomputation starts from a table with holes freed.
+	PreemptionAfterReclaim bool `json:"preemption_after_reclaim,omitempty"`
 }
 
 // Event is one step of a scenario. Exactly one field is set.

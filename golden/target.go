@@ -315,6 +315,11 @@ func (t *Target) send(ctx context.Context, base string, body completionRequest, 
 		return err
 	}
 	req.Header.Set("Content-Type", "application/json")
+	// One connection per request: a kept-alive connection that sits idle while a wave
+	// waits can be closed by the server just as the next request reuses it ("server
+	// closed idle connection", which Go does not retry for a POST), and llama-server
+	// holds one of its few HTTP threads per idle connection.
+	req.Close = true
 	if stream {
 		req.Header.Set("Accept", "text/event-stream")
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"github.com/kvref/kvref/model/loader"
 	"io"
@@ -50,9 +51,9 @@ func goldenCmd(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&f.out, "out", "", "directory to write the goldens to")
 	fs.BoolVar(&f.list, "list", false, "list the scenario classes and the suites' scenarios, and exit")
 	fs.StringVar(&f.run, "run", "", "record only scenarios whose name matches this regular expression")
-	fs.StringVar(&f.dtypes, "cache-dtypes", "", "comma-separated reference cache types to record every class at, instead of the suite's choice (e.g. f32,f16,q4_0): "+typeNames())
+	fs.StringVar(&f.dtypes, "cache-dtypes", "", "comma-separated reference cache types to record the suite's classes at, instead of its own choice (e.g. f32,f16,q4_0): "+typeNames())
 	fs.StringVar(&f.dtypes, "cache-dtype", "", "same as --cache-dtypes")
-	fs.StringVar(&f.pairK, "cache-type-k", "", "record every class with keys stored as this type and values as --cache-type-v's (default f32), for a candidate such as llama-server -ctk q8_0 -ctv f16; also -ctk")
+	fs.StringVar(&f.pairK, "cache-type-k", "", "record the suite's classes with keys stored as this type and values as --cache-type-v's (default f32), for a candidate such as llama-server -ctk q8_0 -ctv f16; also -ctk")
 	fs.StringVar(&f.pairK, "ctk", "", "same as --cache-type-k")
 	fs.StringVar(&f.pairV, "cache-type-v", "", "value type of the --cache-type-k recording (default f32); also -ctv")
 	fs.StringVar(&f.pairV, "ctv", "", "same as --cache-type-v")
@@ -97,7 +98,7 @@ func goldenCmd(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	params := golden.Params{BlockSize: f.blockSize, Blocks: f.blocks, Context: info.Context, Supports: supports(m)}
+	params := golden.ParamsFor(m, f.blockSize, f.blocks, info.Context)
 	if f.list {
 		return listScenarios(stdout, params)
 	}
@@ -131,8 +132,12 @@ func goldenCmd(args []string, stdout, stderr io.Writer) error {
 				tokens += len(c.OutputIDs)
 			}
 		}
-		fmt.Fprintf(stderr, "kvref golden: %-34s %2d requests %5d tokens %4d steps, %5d prefix-hit tokens, %3d evictions, %d preemptions (%.2f s)\n",
-			sc.Name, len(g.Requests), tokens, g.Stats.Steps, g.Stats.PrefixHitTokens, g.Stats.Evictions, g.Stats.Preemptions, time.Since(t0).Seconds())
+		reclaimed := ""
+		if g.Stats.BlocksReclaimed > 0 {
+			reclaimed = fmt.Sprintf(", %d blocks reclaimed", g.Stats.BlocksReclaimed)
+		}
+		fmt.Fprintf(stderr, "kvref golden: %-34s %2d requests %5d tokens %4d steps, %5d prefix-hit tokens, %3d evictions, %d preemptions%s (%.2f s)\n",
+			sc.Name, len(g.Requests), tokens, g.Stats.Steps, g.Stats.PrefixHitTokens, g.Stats.Evictions, g.Stats.Preemptions, reclaimed, time.Since(t0).Seconds())
 		goldens = append(goldens, g)
 	}
 	suite := f.suite
@@ -153,8 +158,8 @@ func goldenCmd(args []string, stdout, stderr io.Writer) error {
 }
 
 // selectScenarios returns the scenario files given with --scenario, or the suite's
-// scenarios: at --cache-dtypes, or at the key and value types of --cache-type-k and
-// --cache-type-v, every class of the library.
+// scenarios: at its own choice of types, at --cache-dtypes, or at the key and value types
+// of --cache-type-k and --cache-type-v.
 func selectScenarios(f goldenFlags, p golden.Params) ([]*golden.Scenario, []golden.Skipped, error) {
 	if len(f.scenarios) > 0 {
 		var out []*golden.Scenario
@@ -175,51 +180,38 @@ func selectScenarios(f goldenFlags, p golden.Params) ([]*golden.Scenario, []gold
 		if err != nil {
 			return nil, nil, err
 		}
-		return scenariosAtPair(k, v, p)
+		return scenariosAtPair(k, v, f.suite, p)
 	}
 	if f.dtypes == "" {
 		return golden.Suite(f.suite, p)
 	}
-	want := map[string]bool{}
+	var types []quant.CacheType
 	for _, name := range strings.Split(f.dtypes, ",") {
 		t, err := quant.ParseCacheType(name)
 		if err != nil {
 			return nil, nil, fmt.Errorf("--cache-dtypes: %w", err)
 		}
-		want[t.String()] = true
+		types = append(types, t)
 	}
-	all, skipped, err := golden.Suite("full", p)
-	if err != nil {
-		return nil, nil, err
-	}
-	all = slices.DeleteFunc(all, func(s *golden.Scenario) bool { return !want[s.Cache.TypeK] })
-	return all, skipped, nil
+	return golden.SuiteAt(f.suite, p, types)
 }
 
-// scenariosAtPair returns every class of the library with keys stored as k and values as v.
-func scenariosAtPair(k, v quant.CacheType, p golden.Params) ([]*golden.Scenario, []golden.Skipped, error) {
+// scenariosAtPair returns the suite's classes with keys stored as k and values as v.
+func scenariosAtPair(k, v quant.CacheType, suite string, p golden.Params) ([]*golden.Scenario, []golden.Skipped, error) {
 	for _, t := range []quant.CacheType{k, v} {
 		if p.Supports != nil && !p.Supports(t) {
 			return nil, nil, fmt.Errorf("the model's K/V rows cannot be stored as %s (the block types need kv_heads·head_dim to be a multiple of 32)", t)
 		}
 	}
-	all, skipped, err := golden.Suite("full", p)
+	f32, skipped, err := golden.SuiteAt(suite, p, []quant.CacheType{quant.F32})
 	if err != nil {
 		return nil, nil, err
 	}
 	var out []*golden.Scenario
-	for _, s := range all {
-		if s.Cache.TypeK == quant.F32.String() {
-			out = append(out, golden.AtCacheTypes(s, k, v))
-		}
+	for _, s := range f32 {
+		out = append(out, golden.AtCacheTypes(s, k, v))
 	}
-	skipped = slices.DeleteFunc(skipped, func(s golden.Skipped) bool { return !strings.HasSuffix(s.Name, "."+quant.F32.String()) })
 	return out, skipped, nil
-}
-
-// supports reports which cache types the model's K/V rows can be stored as.
-func supports(m *model.Model) func(quant.CacheType) bool {
-	return func(t quant.CacheType) bool { return t.Validate(m.Config.KVHeads, m.Config.HeadDim) == nil }
 }
 
 // modelInfo identifies the model for a golden: its path, SHA-256 and vocabulary.
@@ -227,7 +219,8 @@ func modelInfo(path string, m *model.Model, ctx int) (golden.ModelInfo, error) {
 	if ctx <= 0 {
 		ctx = min(m.Config.Context, engine.DefaultContext)
 	}
-	info := golden.ModelInfo{Path: path, Source: m.Source, Vocab: m.Config.Vocab, Context: ctx, BOS: m.Tokenizer.BOS(), EOS: m.Tokenizer.EOS()}
+	info := golden.ModelInfo{Path: path, Source: m.Source, Vocab: m.Config.Vocab, Context: ctx, BOS: m.Tokenizer.BOS(), EOS: m.Tokenizer.EOS(),
+		SlidingWindow: m.Config.SlidingWindow}
 	if loader.KindOf(path) != loader.File {
 		b, err := loader.InMemoryGGUF(path)
 		if err != nil {
@@ -252,14 +245,26 @@ func shortHash(s string) string { return s[:min(12, len(s))] }
 
 // listScenarios prints the classes and the suites' scenarios for the parameters.
 func listScenarios(w io.Writer, p golden.Params) error {
-	fmt.Fprintf(w, "Scenario classes (block size %d, %d blocks = %d tokens, context %d):\n\n", p.BlockSize, p.Blocks, p.BlockSize*p.Blocks, p.Context)
+	window := ""
+	if p.Window > 0 {
+		window = fmt.Sprintf(", sliding window %d", p.Window)
+	}
+	fmt.Fprintf(w, "Scenario classes (block size %d, %d blocks = %d tokens, context %d%s):\n\n", p.BlockSize, p.Blocks, p.BlockSize*p.Blocks, p.Context, window)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	for _, c := range golden.Classes() {
-		fmt.Fprintf(tw, "  %s\t%s\n", c.Name, c.Summary)
+		suite := ""
+		if c.Sliding {
+			suite = " [sliding]"
+		}
+		fmt.Fprintf(tw, "  %s%s\t%s\n", c.Name, suite, c.Summary)
 	}
 	tw.Flush()
 	for _, name := range golden.Suites {
 		scs, skipped, err := golden.Suite(name, p)
+		if errors.Is(err, golden.ErrNoWindow) {
+			fmt.Fprintf(w, "\nSuite %s: only for models with sliding-window attention (kvref golden --list --model MODEL lists it for one)\n", name)
+			continue
+		}
 		if err != nil {
 			return err
 		}

@@ -203,14 +203,22 @@ func (s *llamaServer) logTail() string {
 // documentation's command lines.
 func llamaServerSetup(t *testing.T) (bin, model, dir string, cmds map[string]docCommand) {
 	t.Helper()
-	bin = filepath.Join(testutil.ModuleRoot(t), "..", "shared", "bin", "llama-server")
-	if _, err := os.Stat(filepath.Dir(bin)); err != nil {
-		t.Skipf("llama.cpp's llama-server is not available: ../shared/bin is absent (%v); it exists in the kvref workspace and its CI", err)
-	}
+	bin = llamaServerBin(t)
 	start := time.Now()
 	model, dir, _ = stories260KGoldens(t)
 	t.Logf("default suite recorded on stories260K (or shared with an earlier test) in %.1f s", time.Since(start).Seconds())
 	return bin, model, dir, docLlamaServerCommands(t)
+}
+
+// llamaServerBin returns ../shared/bin/llama-server, skipping the test (and saying why)
+// when ../shared/bin is absent.
+func llamaServerBin(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(testutil.ModuleRoot(t), "..", "shared", "bin", "llama-server")
+	if _, err := os.Stat(filepath.Dir(bin)); err != nil {
+		t.Skipf("llama.cpp's llama-server is not available: ../shared/bin is absent (%v); it exists in the kvref workspace and its CI", err)
+	}
+	return bin
 }
 
 // verifyRun is the outcome of one kvref verify.
