@@ -34,19 +34,11 @@ type PlanAnswer struct {
 	Curve Curve     `json:"curve"`
 }
 
-// Curve is sequences-that-fit against context for every cache type, with the plan's memory,
-// weights, shape and block size.
-type Curve struct {
-	Contexts []int         `json:"contexts"`
-	Types    []CurveSeries `json:"types"`
-}
+// Curve is sequences-that-fit against context for every cache type (plan.ComputeCurve).
+type Curve = plan.Curve
 
 // CurveSeries is one cache type's line of a Curve.
-type CurveSeries struct {
-	CacheType    string  `json:"cache_type"`
-	MaxSequences []int64 `json:"max_sequences"` // one per context
-	Error        string  `json:"error,omitempty"`
-}
+type CurveSeries = plan.CurveSeries
 
 // PresetInfo is one entry of GET /v1/plan/presets.
 type PresetInfo struct {
@@ -125,21 +117,17 @@ func (p Planner) Answer(q url.Values) (PlanAnswer, error) {
 	if err != nil {
 		return PlanAnswer{}, err
 	}
-	weights, params, weightsFrom, err := p.weights(q, name, shape)
+	wt, err := p.weights(q, name, shape)
 	if err != nil {
 		return PlanAnswer{}, err
 	}
+	weights, params, weightsFrom := wt.Bytes, wt.Params, wt.From
 	if weightsFrom == "" {
 		weightsFrom = "not counted"
 		notes = append(notes, "the weights are not counted (the shape gives no parameter count): give weights, or heads, hidden and vocab")
 	}
 	in := plan.Input{Shape: shape, KType: kType, VType: vType, Context: ctx, BlockSize: bs, Memory: mem, Weights: weights,
-		SharedPrefixes: []int{0}}
-	for _, n := range []int{ctx / 4, ctx / 2, 3 * ctx / 4} {
-		if n > in.SharedPrefixes[len(in.SharedPrefixes)-1] {
-			in.SharedPrefixes = append(in.SharedPrefixes, n)
-		}
-	}
+		SharedPrefixes: plan.DefaultSharedPrefixes(ctx)}
 	rep, err := plan.Compute(in)
 	if plan.IsNoRoom(err) {
 		notes = append(notes, fmt.Sprintf("the weights (%s) need more than the memory (%s): nothing is left for the KV cache",
@@ -151,7 +139,7 @@ func (p Planner) Answer(q url.Values) (PlanAnswer, error) {
 	if ans.Notes == nil {
 		ans.Notes = []string{}
 	}
-	ans.Curve = curve(in)
+	ans.Curve = plan.ComputeCurve(in)
 	return ans, nil
 }
 
@@ -184,45 +172,37 @@ func (p Planner) shape(q url.Values) (name, from string, s plan.Shape, err error
 			return "", "", s, fmt.Errorf("plan: give preset=NAME, or layers, kv_heads and head_dim; %s is missing", f.key)
 		}
 	}
-	if s.Heads > 0 && s.Dim == 0 {
-		s.Dim = s.Heads * s.HeadDim
-	}
+	s = s.DefaultDim()
 	if err := s.Validate(); err != nil {
 		return "", "", s, err
 	}
 	return "shape", "parameters", s, nil
 }
 
-// weights decides the weights' bytes as kvref plan does: weights=SIZE, weights_dtype=T ×
-// the parameter count, this model's real bytes, an f16 estimate, or nothing ("" from).
-func (p Planner) weights(q url.Values, name string, s plan.Shape) (bytes, params int64, from string, err error) {
-	params, known := s.Params()
+// weights decides the weights' bytes as kvref plan does (plan.ChooseWeights): weights=SIZE,
+// weights_dtype=T × the parameter count, this model's real bytes, an f16 estimate, or
+// nothing ("" From).
+func (p Planner) weights(q url.Values, name string, s plan.Shape) (plan.Weights, error) {
 	size, dtype := strings.TrimSpace(q.Get("weights")), strings.TrimSpace(q.Get("weights_dtype"))
-	switch {
-	case size != "" && dtype != "":
-		return 0, params, "", errors.New("plan: give weights=SIZE or weights_dtype=T, not both")
-	case size != "":
+	c := plan.WeightsChoice{Given: size != "", Dtype: dtype, Model: -1, ModelFrom: "the model's tensors"}
+	if c.Given && dtype == "" {
 		n, err := plan.ParseSize(size)
 		if err != nil {
-			return 0, params, "", fmt.Errorf("plan: weights: %w", err)
+			return plan.Weights{}, fmt.Errorf("plan: weights: %w", err)
 		}
-		return n, params, fmt.Sprintf("weights %s = %d B", size, n), nil
-	case dtype != "":
-		t, err := plan.ParseWeightType(dtype)
-		if err != nil {
-			return 0, params, "", err
-		}
-		if !known {
-			return 0, params, "", errors.New("plan: weights_dtype needs the parameter count, so the shape needs heads, hidden and vocab too (or give weights=SIZE)")
-		}
-		return t.Bytes(params), params, fmt.Sprintf("%s estimate: %d parameters × %g bits", t.Name, params, t.BitsPerWeight()), nil
-	case p.This != nil && name == p.This.Name && s == p.This.Shape:
-		return p.This.WeightsBytes, params, "the model's tensors", nil
-	case known:
-		t := plan.DefaultWeightType
-		return t.Bytes(params), params, fmt.Sprintf("%s estimate: %d parameters × %g bits", t.Name, params, t.BitsPerWeight()), nil
+		c.Bytes, c.GivenFrom = n, fmt.Sprintf("weights %s = %d B", size, n)
 	}
-	return 0, params, "", nil
+	if p.This != nil && name == p.This.Name && s == p.This.Shape {
+		c.Model = p.This.WeightsBytes
+	}
+	w, err := plan.ChooseWeights(s, c)
+	switch {
+	case errors.Is(err, plan.ErrWeightsTwice):
+		return w, errors.New("plan: give weights=SIZE or weights_dtype=T, not both")
+	case errors.Is(err, plan.ErrWeightsNeedParams):
+		return w, errors.New("plan: weights_dtype needs the parameter count, so the shape needs heads, hidden and vocab too (or give weights=SIZE)")
+	}
+	return w, err
 }
 
 // memory reads mem=SIZE, or this machine's available memory.
@@ -240,31 +220,6 @@ func memory(text string) (int64, string, error) {
 		return 0, "", fmt.Errorf("plan: mem: %w", err)
 	}
 	return n, fmt.Sprintf("mem %s = %d B", text, n), nil
-}
-
-// curve plans in again for contexts from 256 tokens, doubling, to twice the planned context
-// (at least 8192, at most 2^21), once per cache type.
-func curve(in plan.Input) Curve {
-	var c Curve
-	top := min(max(2*in.Context, 8192), 1<<21)
-	for n := 256; n <= top; n *= 2 {
-		c.Contexts = append(c.Contexts, n)
-	}
-	for _, t := range quant.CacheTypes() {
-		serie := CurveSeries{CacheType: t.String(), MaxSequences: []int64{}}
-		for _, n := range c.Contexts {
-			x := in
-			x.KType, x.VType, x.Context, x.SharedPrefixes = t, t, n, nil
-			r, err := plan.Compute(x)
-			if err != nil && !plan.IsNoRoom(err) {
-				serie.Error, serie.MaxSequences = err.Error(), []int64{}
-				break
-			}
-			serie.MaxSequences = append(serie.MaxSequences, r.MaxSequences)
-		}
-		c.Types = append(c.Types, serie)
-	}
-	return c
 }
 
 // intParam reads an integer parameter ≥ min, or def when absent.

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/kvref/kvref/internal/plan"
+	"github.com/kvref/kvref/internal/texttable"
 	"github.com/kvref/kvref/kvcache"
 )
 
@@ -95,10 +96,10 @@ func (s *stepper) showHeader() {
 	var w screen
 	fmt.Fprintf(&w, "model     %s: %d layers, %d query heads, %d KV heads of %d values, vocab %d, context %d\n",
 		s.m.Source, c.Layers, c.Heads, c.KVHeads, c.HeadDim, s.m.Tokenizer.VocabSize(), s.eng.Context)
-	fmt.Fprintf(&w, "cache     %s, %d blocks of %d token slots\n", cacheTypeName(pc.KType, pc.VType), pc.NumBlocks, pc.BlockSize)
+	fmt.Fprintf(&w, "cache     %s, %d blocks of %d token slots\n", plan.CacheTypeName(pc.KType, pc.VType), pc.NumBlocks, pc.BlockSize)
 	if pc.KType == pc.VType {
 		if _, ok := plan.ElementBytes(pc.KType); !ok {
-			fmt.Fprintf(&w, "          %s stores %s\n", pc.KType, storesPerValue(pc.KType))
+			fmt.Fprintf(&w, "          %s stores %s\n", pc.KType, plan.StoresPerValue(pc.KType))
 		}
 	}
 	fmt.Fprintf(&w, "          %d B per token = %s\n", pc.BytesPerToken(), tokenFormula(pc))
@@ -141,7 +142,7 @@ func (s *stepper) showPrefill(a engine.Added, text string) {
 		}
 		rows = append(rows, []string{strconv.Itoa(pos), strconv.Itoa(id), s.tokenLabel(id), strconv.Itoa(block), strconv.Itoa(slot), from})
 	}
-	writeTable(&w, "    ", "rrlrrl", rows)
+	texttable.Write(&w, "    ", "rrlrrl", rows)
 	w.field("table", "%v   (position p's K/V: block table[p/%d], slot p%%%d)", kv.Table(), bs, bs)
 	s.cacheLines(&w)
 	fmt.Fprintf(&w, "Enter decodes the next token of seq %d; help lists the commands.\n", kv.ID())
@@ -338,7 +339,7 @@ func (s *stepper) showSequences() {
 		rows = append(rows, []string{mark, strconv.Itoa(q.ID()), strconv.Itoa(q.KV.Len()), strconv.Itoa(q.Prompt), from,
 			fmt.Sprint(q.KV.Table()), strconv.Quote(s.m.Tokenizer.Decode(q.KV.Tokens()))})
 	}
-	writeTable(&w, "  ", "lrrrlll", rows)
+	texttable.Write(&w, "  ", "lrrrlll", rows)
 	s.flush(&w)
 }
 
@@ -423,7 +424,7 @@ func (s *stepper) showBlocks() {
 			strings.Join(owners[b.ID], " "), b.Hash})
 	}
 	if len(rows) > 1 {
-		writeTable(&w, "  ", "rrrll", rows)
+		texttable.Write(&w, "  ", "rrrll", rows)
 	}
 	s.flush(&w)
 }

@@ -1,0 +1,23 @@
+package texttable
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestWrite: columns are as wide as their widest cell counted in runes, right-aligned columns
+// are padded on the left, and no line ends in spaces.
+func TestWrite(t *testing.T) {
+	var b strings.Builder
+	Write(&b, "> ", "lrl", [][]string{
+		{"name", "n", "note"},
+		{"·ab", "1234", ""},
+		{"x", "5", "last"},
+	})
+	want := "> name     n  note\n" +
+		"> ·ab   1234\n" +
+		"> x        5  last\n"
+	if b.String() != want {
+		t.Fatalf("got\n%q\nwant\n%q", b.String(), want)
+	}
+}
