@@ -379,3 +379,17 @@ func (r *Report) WriteJUnit(w io.Writer) error {
 	_, err := io.WriteString(w, "\n")
 	return err
 }
+
+// Err is nil when the report is a pass; else it says how many scenarios did not pass and
+// why, or that the candidate supported none of them (so nothing was verified).
+func (r *Report) Err() error {
+	if r.Passed {
+		return nil
+	}
+	c := r.Counts()
+	if c[StatusPass] == 0 && c[StatusUnsupported] == len(r.Scenarios) {
+		return fmt.Errorf("the candidate supports none of the %d scenarios (all unsupported): nothing was verified", len(r.Scenarios))
+	}
+	return fmt.Errorf("%d of %d scenarios did not pass (%d failed, %d vacuous, %d missing; %d unsupported)",
+		c[StatusFail]+c[StatusVacuous]+c[StatusMissing], len(r.Scenarios), c[StatusFail], c[StatusVacuous], c[StatusMissing], c[StatusUnsupported])
+}

@@ -140,13 +140,7 @@ func benchCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "model %s, weights %.1f MiB, cache %s, %d B/token, block size %d, threads %d\n\n",
 		m.Source, float64(m.Weights.Bytes())/(1<<20), kType, results[0].CacheBytesPerTokenFormula, f.blockSize, benchmark.Threads(f.threads))
-	fmt.Fprintf(stdout, "%6s %12s %12s %10s %14s %14s %9s %9s\n", "batch", "tok/s", "tok/s/seq", "ms/step", "weights B/step", "cache B/step", "GB/s", "×batch1")
-	for _, r := range results {
-		fmt.Fprintf(stdout, "%6d %12.1f %12.1f %10.2f %14d %14d %9.2f %9.2f\n", r.Batch, r.TokensPerSecond, r.TokensPerSecondPerSeq,
-			r.MillisecondsPerStep, r.WeightBytesPerStep, r.CacheBytesPerStep, r.GBPerSecond, r.SpeedupOverBatch1)
-	}
-	fmt.Fprintf(stdout, "\nmemory-bound batch: a %s cache (%d blocks of %d tokens, %d B/token) holds %d sequences of %d tokens (%d blocks each) by the formula; the scheduler admitted %d\n",
-		plan.FormatSize(mb.CacheBytes), mb.CacheBlocks, mb.BlockSize, mb.BytesPerToken, mb.FromFormula, mb.Context, mb.BlocksPerSeq, mb.ObservedRunning)
+	benchmark.WriteBatches(stdout, results, mb)
 	return nil
 }
 
@@ -172,13 +166,11 @@ func checkGGUF(path string) error {
 	if path == "" || loader.KindOf(path) != loader.File {
 		return fmt.Errorf("--vs-llama-bench: -m must name a GGUF file that both engines read, got %q", path)
 	}
-	fh, err := os.Open(path)
+	ok, err := gguf.IsFile(path)
 	if err != nil {
 		return fmt.Errorf("--vs-llama-bench: %w", err)
 	}
-	defer fh.Close()
-	magic := make([]byte, 4)
-	if _, err := io.ReadFull(fh, magic); err != nil || string(magic) != gguf.Magic {
+	if !ok {
 		return fmt.Errorf("--vs-llama-bench: %s is not a GGUF file (llama-bench reads only GGUF; convert it with kvref quantize or llama.cpp's tools)", path)
 	}
 	return nil
@@ -210,39 +202,8 @@ func benchRoofline(m *model.Model, f benchFlags, setup benchmark.Setup, stdout, 
 		return printJSON(stdout, out)
 	}
 	fmt.Fprintf(stdout, "model %s, weights %.1f MiB, cache %s\n", m.Source, float64(m.Weights.Bytes())/(1<<20), setup.KType)
-	printRoofline(stdout, r)
+	benchmark.WriteRoofline(stdout, r)
 	return nil
-}
-
-func printRoofline(w io.Writer, r benchmark.Roofline) {
-	fmt.Fprintf(w, "roofline (%s kernels, %d threads) on %s\n", r.Kernels, r.Threads, benchmark.CPUName())
-	fmt.Fprintf(w, "  memory bandwidth     %8.2f GB/s (1 thread %.2f GB/s), best of 10 passes (before and after decode) streaming the buffer through kernels.StreamRead\n", r.BandwidthGBs, r.BandwidthGBs1)
-	if r.FMAPeakGFLOPs > 0 {
-		fmt.Fprintf(w, "  arithmetic peak      %8.2f GFLOP/s with %d-bit FMA, %.2f with multiply+add (the kernels' unfused arithmetic)\n", r.FMAPeakGFLOPs, r.PeakVectorBits, r.MulAddPeakGFLOPs)
-	} else {
-		fmt.Fprintln(w, "  arithmetic peak      not measured (no vector peak loop in this build: -tags purego or no AVX)")
-	}
-	printRooflineRun(w, r, r.RooflineRun)
-	fmt.Fprintln(w, "  kernels (the fast run; the portable run uses every twin):")
-	for _, c := range kernels.ReportLines(r.Implementations) {
-		fmt.Fprintln(w, "    "+c)
-	}
-	if p := r.Portable; p != nil {
-		fmt.Fprintln(w, "portable Go kernels (the -tags purego code), same run")
-		printRooflineRun(w, r, *p)
-		fmt.Fprintf(w, "  fast / portable      decode ×%.2f, prefill ×%.2f\n", r.DecodeTokensPerSecond/p.DecodeTokensPerSecond, p.PrefillSeconds/r.PrefillSeconds)
-	}
-}
-
-func printRooflineRun(w io.Writer, limits benchmark.Roofline, r benchmark.RooflineRun) {
-	fmt.Fprintf(w, "  decode, batch 1      %8.1f tokens/s, %d B read per token, %.2f GB/s = %.1f%% of the measured bandwidth (best %d-step window; mean of %d steps %.1f%%)\n",
-		r.DecodeTokensPerSecond, r.DecodeBytesPerToken, r.DecodeGBs, 100*r.BandwidthFraction, benchmark.DecodeWindow, r.DecodeSteps, 100*r.MeanBandwidthFraction)
-	if limits.FMAPeakGFLOPs > 0 {
-		fmt.Fprintf(w, "  prefill, %d tokens  %8.2f GFLOP/s in %.3f s = %.1f%% of the FMA peak (%.1f%% of the multiply+add peak)\n",
-			r.PrefillTokens, r.PrefillGFLOPs, r.PrefillSeconds, 100*r.FMAFraction, 100*r.MulAddFraction)
-	} else {
-		fmt.Fprintf(w, "  prefill, %d tokens  %8.2f GFLOP/s in %.3f s\n", r.PrefillTokens, r.PrefillGFLOPs, r.PrefillSeconds)
-	}
 }
 
 // benchVsLlama runs and prints --vs-llama-bench.
@@ -264,26 +225,8 @@ func benchVsLlama(m *model.Model, f benchFlags, setup benchmark.Setup, stdout, s
 		return printJSON(stdout, map[string]any{"model": m.Source, "comparison": c})
 	}
 	fmt.Fprintf(stdout, "model %s (llama.cpp: %s), cache %s, %d threads, %d interleaved rounds of %d repetitions\n", m.Source, c.ModelType, c.CacheType, c.Threads, c.Rounds, f.reps)
-	fmt.Fprintf(stdout, "CPU %s; kvref %s kernels; llama.cpp %s (%s)\n\n", c.CPU, c.Kernels, c.LlamaBuild, c.LlamaPath)
-	fmt.Fprintf(stdout, "%-7s %22s %22s %26s\n", "test", "llama.cpp tok/s", "kvref tok/s", "kvref / llama.cpp")
-	for _, t := range c.Tests {
-		fmt.Fprintf(stdout, "%-7s %22s %22s %26s\n", t.Name, medianRange(t.Llama, "%.2f"), medianRange(t.Kvref, "%.2f"), medianRange(t.Ratios, "%.3f"))
-	}
-	fmt.Fprintln(stdout, "\n(medians of the rounds, the range of the rounds in brackets; the ratio column is the median of each round's ratio)")
+	benchmark.WriteComparison(stdout, c)
 	return nil
-}
-
-// medianRange formats the median of v and, for several values, their range.
-func medianRange(v []float64, format string) string {
-	s := fmt.Sprintf(format, benchmark.Median(v))
-	if len(v) > 1 {
-		lo, hi := v[0], v[0]
-		for _, x := range v {
-			lo, hi = min(lo, x), max(hi, x)
-		}
-		s += fmt.Sprintf(" ["+format+"–"+format+"]", lo, hi)
-	}
-	return s
 }
 
 func parseInts(s string) ([]int, error) {

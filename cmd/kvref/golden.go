@@ -1,20 +1,14 @@
 package main
 
 import (
-	"errors"
 	"fmt"
-	"github.com/kvref/kvref/model/loader"
 	"io"
-	"os"
 	"regexp"
 	"slices"
 	"strings"
-	"text/tabwriter"
 	"time"
 
-	"github.com/kvref/kvref/engine"
 	"github.com/kvref/kvref/golden"
-	"github.com/kvref/kvref/model"
 	"github.com/kvref/kvref/quant"
 )
 
@@ -94,7 +88,7 @@ func goldenCmd(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer m.Close()
-	info, err := modelInfo(f.model, m, f.ctx)
+	info, err := golden.Identify(f.model, m, f.ctx)
 	if err != nil {
 		return err
 	}
@@ -126,18 +120,12 @@ func goldenCmd(args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		tokens := 0
-		for _, r := range g.Requests {
-			for _, c := range r.Choices {
-				tokens += len(c.OutputIDs)
-			}
-		}
 		reclaimed := ""
 		if g.Stats.BlocksReclaimed > 0 {
 			reclaimed = fmt.Sprintf(", %d blocks reclaimed", g.Stats.BlocksReclaimed)
 		}
 		fmt.Fprintf(stderr, "kvref golden: %-34s %2d requests %5d tokens %4d steps, %5d prefix-hit tokens, %3d evictions, %d preemptions%s (%.2f s)\n",
-			sc.Name, len(g.Requests), tokens, g.Stats.Steps, g.Stats.PrefixHitTokens, g.Stats.Evictions, g.Stats.Preemptions, reclaimed, time.Since(t0).Seconds())
+			sc.Name, len(g.Requests), g.OutputTokens(), g.Stats.Steps, g.Stats.PrefixHitTokens, g.Stats.Evictions, g.Stats.Preemptions, reclaimed, time.Since(t0).Seconds())
 		goldens = append(goldens, g)
 	}
 	suite := f.suite
@@ -161,18 +149,10 @@ func goldenCmd(args []string, stdout, stderr io.Writer) error {
 // scenarios: at its own choice of types, at --cache-dtypes, or at the key and value types
 // of --cache-type-k and --cache-type-v.
 func selectScenarios(f goldenFlags, p golden.Params) ([]*golden.Scenario, []golden.Skipped, error) {
-	if len(f.scenarios) > 0 {
-		var out []*golden.Scenario
-		for _, path := range f.scenarios {
-			s, err := golden.LoadScenario(path)
-			if err != nil {
-				return nil, nil, err
-			}
-			out = append(out, s)
-		}
-		return out, nil, nil
-	}
-	if f.pairK != "" || f.pairV != "" {
+	sel := golden.Selection{Files: f.scenarios, Suite: f.suite}
+	switch {
+	case len(f.scenarios) > 0:
+	case f.pairK != "" || f.pairV != "":
 		if f.dtypes != "" {
 			return nil, nil, fmt.Errorf("give --cache-dtypes (keys and values alike) or --cache-type-k/--cache-type-v, not both")
 		}
@@ -180,113 +160,26 @@ func selectScenarios(f goldenFlags, p golden.Params) ([]*golden.Scenario, []gold
 		if err != nil {
 			return nil, nil, err
 		}
-		return scenariosAtPair(k, v, f.suite, p)
-	}
-	if f.dtypes == "" {
-		return golden.Suite(f.suite, p)
-	}
-	var types []quant.CacheType
-	for _, name := range strings.Split(f.dtypes, ",") {
-		t, err := quant.ParseCacheType(name)
-		if err != nil {
-			return nil, nil, fmt.Errorf("--cache-dtypes: %w", err)
-		}
-		types = append(types, t)
-	}
-	return golden.SuiteAt(f.suite, p, types)
-}
-
-// scenariosAtPair returns the suite's classes with keys stored as k and values as v.
-func scenariosAtPair(k, v quant.CacheType, suite string, p golden.Params) ([]*golden.Scenario, []golden.Skipped, error) {
-	for _, t := range []quant.CacheType{k, v} {
-		if p.Supports != nil && !p.Supports(t) {
-			return nil, nil, fmt.Errorf("the model's K/V rows cannot be stored as %s (the block types need kv_heads·head_dim to be a multiple of 32)", t)
+		sel.Pair = &[2]quant.CacheType{k, v}
+	case f.dtypes != "":
+		for _, name := range strings.Split(f.dtypes, ",") {
+			t, err := quant.ParseCacheType(name)
+			if err != nil {
+				return nil, nil, fmt.Errorf("--cache-dtypes: %w", err)
+			}
+			sel.Types = append(sel.Types, t)
 		}
 	}
-	f32, skipped, err := golden.SuiteAt(suite, p, []quant.CacheType{quant.F32})
-	if err != nil {
-		return nil, nil, err
-	}
-	var out []*golden.Scenario
-	for _, s := range f32 {
-		out = append(out, golden.AtCacheTypes(s, k, v))
-	}
-	return out, skipped, nil
-}
-
-// modelInfo identifies the model for a golden: its path, SHA-256 and vocabulary.
-func modelInfo(path string, m *model.Model, ctx int) (golden.ModelInfo, error) {
-	if ctx <= 0 {
-		ctx = min(m.Config.Context, engine.DefaultContext)
-	}
-	info := golden.ModelInfo{Path: path, Source: m.Source, Vocab: m.Config.Vocab, Context: ctx, BOS: m.Tokenizer.BOS(), EOS: m.Tokenizer.EOS(),
-		SlidingWindow: m.Config.SlidingWindow}
-	if loader.KindOf(path) != loader.File {
-		b, err := loader.InMemoryGGUF(path)
-		if err != nil {
-			return info, err
-		}
-		info.Path, info.SHA256 = m.Source, golden.BytesSHA256(b)
-		return info, nil
-	}
-	file := path
-	if _, err := os.Stat(m.Source); err == nil {
-		file = m.Source
-	}
-	sum, err := golden.FileSHA256(file)
-	if err != nil {
-		return info, err
-	}
-	info.SHA256 = sum
-	return info, nil
+	return golden.Select(sel, p)
 }
 
 func shortHash(s string) string { return s[:min(12, len(s))] }
 
-// listScenarios prints the classes and the suites' scenarios for the parameters.
+// listScenarios prints the classes and the suites' scenarios for the parameters, and how
+// to record and verify.
 func listScenarios(w io.Writer, p golden.Params) error {
-	window := ""
-	if p.Window > 0 {
-		window = fmt.Sprintf(", sliding window %d", p.Window)
-	}
-	fmt.Fprintf(w, "Scenario classes (block size %d, %d blocks = %d tokens, context %d%s):\n\n", p.BlockSize, p.Blocks, p.BlockSize*p.Blocks, p.Context, window)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	for _, c := range golden.Classes() {
-		suite := ""
-		if c.Sliding {
-			suite = " [sliding]"
-		}
-		fmt.Fprintf(tw, "  %s%s\t%s\n", c.Name, suite, c.Summary)
-	}
-	tw.Flush()
-	for _, name := range golden.Suites {
-		scs, skipped, err := golden.Suite(name, p)
-		if errors.Is(err, golden.ErrNoWindow) {
-			fmt.Fprintf(w, "\nSuite %s: only for models with sliding-window attention (kvref golden --list --model MODEL lists it for one)\n", name)
-			continue
-		}
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(w, "\nSuite %s: %d scenarios\n", name, len(scs))
-		byClass := map[string][]string{}
-		var order []string
-		for _, s := range scs {
-			if byClass[s.Class] == nil {
-				order = append(order, s.Class)
-			}
-			byClass[s.Class] = append(byClass[s.Class], s.Cache.TypeK)
-		}
-		for _, c := range order {
-			if ts := byClass[c]; len(ts) == 1 {
-				fmt.Fprintf(w, "  %s.%s\n", c, ts[0])
-			} else {
-				fmt.Fprintf(w, "  %s.{%s}\n", c, strings.Join(ts, ","))
-			}
-		}
-		for _, s := range skipped {
-			fmt.Fprintf(w, "  (skipped %s: %s)\n", s.Name, s.Reason)
-		}
+	if err := golden.WriteList(w, p); err != nil {
+		return err
 	}
 	fmt.Fprintln(w, "\nRecord:  kvref golden --model MODEL --suite default --out DIR")
 	fmt.Fprintln(w, "Verify:  kvref verify --golden DIR --target http://HOST:PORT/v1 -m MODEL   (or --candidate DUMP.jsonl)")

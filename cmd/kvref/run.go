@@ -8,10 +8,8 @@ import (
 	"io"
 	"os"
 	"strings"
-	"time"
 
 	"github.com/kvref/kvref/engine"
-	"github.com/kvref/kvref/kvcache"
 )
 
 // runFlags are the flags of `kvref run`.
@@ -84,15 +82,13 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	kType, vType := cfg.KType, cfg.VType
 	defer eng.Close()
 
 	out := bufio.NewWriter(stdout)
 	defer out.Flush()
 	multi := len(prompts) > 1 || f.np > 1
 	sched := eng.NewScheduler(engine.SchedulerConfig{MaxBatchTokens: f.batchTokens, ChunkSize: f.chunk})
-	sum := summary{BlockSize: eng.Pool.Config().BlockSize, BytesPerToken: eng.Pool.Config().BytesPerToken(),
-		CacheTypeK: kType.String(), CacheTypeV: vType.String(), Context: eng.Context, Threads: eng.Runner.Threads(), Check: f.check}
+	sum := engine.NewRunSummary(eng, f.check)
 	stream := !f.asJSON && !f.parallel && f.np == 1 // plain text, one sequence at a time: print as it comes
 	promptOf := map[int]int{}                       // request id → prompt index
 	emit := func(t engine.Token) error {
@@ -134,7 +130,7 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 			return fmt.Errorf("prompt %d: %w", pi, err)
 		}
 		res := sched.Result(id)
-		sum.add(res)
+		sum.Add(res)
 		if f.asJSON {
 			return nil
 		}
@@ -192,12 +188,8 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 			}
 		}
 	}
-	st := eng.Pool.Stats()
-	sum.Cache = &st
 	es := sched.Stats()
-	sum.Engine = &es
-	sum.BlocksUsed = es.PeakBlocksUsed
-	sum.BlocksReclaimed = st.BlocksReclaimed
+	sum.Finish(eng.Pool.Stats(), es)
 	if f.asJSON {
 		b, err := json.Marshal(map[string]any{"summary": sum})
 		if err != nil {
@@ -209,7 +201,7 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	out.Flush()
 	fmt.Fprintf(stderr, "kvref: %d prompt tokens (%d from cache), %d generated in %d steps (mean batch %.1f tokens, %d preemptions); prefill %.1f ms, decode %.1f ms (%.1f tokens/s); cache %s, %d B/token, %d blocks of %d used at peak\n",
 		sum.PromptTokens, sum.PrefixHitTokens, sum.GeneratedTokens, es.Steps, es.RowsMean, es.Preemptions, sum.PrefillMS, sum.DecodeMS, sum.TokensPerSecond,
-		kType, sum.BytesPerToken, sum.BlocksUsed, sum.BlockSize)
+		cfg.KType, sum.BytesPerToken, sum.BlocksUsed, sum.BlockSize)
 	if w := m.Config.ReclaimWindow(); w > 0 {
 		fmt.Fprintf(stderr, "kvref: sliding window %d: %d blocks reclaimed as sequences slid past them\n", w, sum.BlocksReclaimed)
 	}
@@ -253,54 +245,6 @@ type tokenLine struct {
 	Top   [][2]float64 `json:"top"`
 }
 
-// summary is the final --json line.
-type summary struct {
-	PromptTokens    int            `json:"prompt_tokens"`
-	PrefixHitTokens int            `json:"prefix_hit_tokens"`
-	GeneratedTokens int            `json:"generated_tokens"`
-	BytesPerToken   int64          `json:"bytes_per_token"`
-	BlockSize       int            `json:"block_size"`
-	BlocksUsed      int            `json:"blocks_used"`      // peak during the run
-	BlocksReclaimed int64          `json:"blocks_reclaimed"` // released as sequences slid past them (sliding-window attention)
-	CacheTypeK      string         `json:"cache_type_k"`
-	CacheTypeV      string         `json:"cache_type_v"`
-	Context         int            `json:"context"`
-	Threads         int            `json:"threads"`
-	PrefillMS       float64        `json:"prefill_ms"`
-	DecodeMS        float64        `json:"decode_ms"`
-	TokensPerSecond float64        `json:"tokens_per_second"`
-	Check           bool           `json:"check"`
-	Requests        []requestStats `json:"requests"`
-	Cache           *kvcache.Stats `json:"cache"`
-	Engine          *engine.Stats  `json:"engine"`
-	decodeTokens    int
-}
-
-type requestStats struct {
-	PromptTokens    int      `json:"prompt_tokens"`
-	PrefixHitTokens int      `json:"prefix_hit_tokens"`
-	Generated       []int    `json:"generated_tokens"`
-	StopReasons     []string `json:"stop_reasons"`
-	Preemptions     int      `json:"preemptions"`
-}
-
-func (s *summary) add(r engine.Result) {
-	s.PromptTokens += r.PromptTokens
-	s.PrefixHitTokens += r.PrefixHitTokens
-	rs := requestStats{PromptTokens: r.PromptTokens, PrefixHitTokens: r.PrefixHitTokens, StopReasons: r.StopReasons, Preemptions: r.Preemptions}
-	for _, o := range r.Outputs {
-		s.GeneratedTokens += len(o)
-		s.decodeTokens += max(len(o)-1, 0)
-		rs.Generated = append(rs.Generated, len(o))
-	}
-	s.Requests = append(s.Requests, rs)
-	s.PrefillMS += ms(r.Prefill)
-	s.DecodeMS += ms(r.Decode)
-	if s.DecodeMS > 0 {
-		s.TokensPerSecond = float64(s.decodeTokens) / (s.DecodeMS / 1000)
-	}
-}
-
 // topLogits returns the k highest logits as [id, logit] pairs, best first (ties: lower id
 // first).
 func topLogits(logits []float32, k int) [][2]float64 {
@@ -311,8 +255,6 @@ func topLogits(logits []float32, k int) [][2]float64 {
 	}
 	return out
 }
-
-func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 // readPrompts reads one prompt per line; blank lines are skipped.
 func readPrompts(path string) ([]string, error) {

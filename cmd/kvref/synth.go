@@ -1,20 +1,13 @@
 package main
 
 import (
-	"bytes"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
-	"github.com/kvref/kvref/format/gguf"
-	"github.com/kvref/kvref/model"
-	"github.com/kvref/kvref/model/hf"
-	"github.com/kvref/kvref/model/llama2c"
+	"github.com/kvref/kvref/model/loader"
 	"github.com/kvref/kvref/model/synth"
-	"github.com/kvref/kvref/tokenizer"
 	"github.com/kvref/kvref/tokenizer/chattemplate"
 )
 
@@ -89,7 +82,10 @@ func synthCmd(args []string, stdout, stderr io.Writer) error {
 		}
 		return writeQuantizedSynth(s, *wtype, *out, stderr)
 	}
-	if err := writeSynth(s, *format, *out); err != nil {
+	if !slices.Contains(loader.SynthFormats, *format) {
+		return fmt.Errorf("unknown --format %q (gguf, hf, llama2c)", *format)
+	}
+	if err := loader.WriteSynth(s, *format, *out); err != nil {
 		return err
 	}
 	fmt.Fprintf(stderr, "kvref: wrote %s (%s, dim %d, %d layers, %d heads, %d KV heads, hidden %d, seed %d)\n",
@@ -97,55 +93,8 @@ func synthCmd(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-// writeSynth writes a synthetic model in one of the three formats kvref reads.
-func writeSynth(s synth.Shape, format, out string) error {
-	switch format {
-	case "gguf":
-		return s.WriteFile(out)
-	case "hf", "llama2c":
-	default:
-		return fmt.Errorf("unknown --format %q (gguf, hf, llama2c)", format)
-	}
-	m, err := s.Model()
-	if err != nil {
-		return err
-	}
-	if format == "hf" {
-		opts := hf.WriteOptions{}
-		if s.RopeScaling.Type == "llama3" {
-			opts.RopeScaling = &s.RopeScaling
-		}
-		return hf.Write(out, m, opts)
-	}
-	var buf bytes.Buffer
-	if err := llama2c.Write(&buf, m); err != nil {
-		return err
-	}
-	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
-		return err
-	}
-	if err := os.WriteFile(out, buf.Bytes(), 0o644); err != nil {
-		return err
-	}
-	spm, ok := m.Tokenizer.(*tokenizer.SPM)
-	if !ok {
-		return fmt.Errorf("llama2c: the model's tokenizer cannot be written as tokenizer.bin")
-	}
-	var tb bytes.Buffer
-	if err := tokenizer.WriteLlama2c(&tb, spm.Vocab()); err != nil {
-		return err
-	}
-	return os.WriteFile(filepath.Join(filepath.Dir(out), "tokenizer.bin"), tb.Bytes(), 0o644)
-}
-
-func variantNames() string {
-	var names []string
-	for n := range synth.Variants {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	return strings.Join(names, ", ")
-}
+// variantNames lists the --variant names.
+func variantNames() string { return strings.Join(synth.VariantNames(), ", ") }
 
 // writeQuantizedSynth writes a synthetic model with its matrices converted to wtype.
 func writeQuantizedSynth(s synth.Shape, wtype, out string, stderr io.Writer) error {
@@ -153,19 +102,8 @@ func writeQuantizedSynth(s synth.Shape, wtype, out string, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
-	data, err := s.Bytes()
+	counts, err := s.WriteQuantizedFile(out, target)
 	if err != nil {
-		return err
-	}
-	f, err := gguf.Parse(out, data)
-	if err != nil {
-		return err
-	}
-	w, counts, err := model.QuantizeGGUF(f, target)
-	if err != nil {
-		return err
-	}
-	if err := w.WriteFile(out); err != nil {
 		return err
 	}
 	fmt.Fprintf(stderr, "kvref: wrote %s (%d %s matrices, seed %d)\n", out, counts[target], target, s.Seed)

@@ -4,11 +4,11 @@ import (
 	"context"
 	"fmt"
 	"github.com/kvref/kvref/model/loader"
+	"github.com/kvref/kvref/quant"
 	"io"
 	"os"
 	"os/signal"
 	"regexp"
-	"slices"
 	"strconv"
 	"time"
 
@@ -137,7 +137,7 @@ func verifyCmd(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 		defer m.Close()
-		info, err := modelInfo(f.model, m, 0)
+		info, err := golden.Identify(f.model, m, 0)
 		if err != nil {
 			return err
 		}
@@ -175,7 +175,8 @@ func verifyCmd(args []string, stdout, stderr io.Writer) error {
 		}
 	default:
 		source = "kvref --self"
-		if cand, err = replaySelf(m, goldens, f); err != nil {
+		self := golden.SelfOptions{BlockSize: f.blockSize, Blocks: f.blocks, Chunk: f.chunk, Threads: f.threads, TopK: f.topK}
+		if cand, err = golden.ReplaySelf(m, goldens, self); err != nil {
 			return err
 		}
 	}
@@ -210,26 +211,19 @@ func verifyCmd(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 	}
-	if !rep.Passed {
-		c := rep.Counts()
-		if c[golden.StatusPass] == 0 && c[golden.StatusUnsupported] == len(rep.Scenarios) {
-			return fmt.Errorf("the candidate supports none of the %d scenarios (all unsupported): nothing was verified", len(rep.Scenarios))
-		}
-		return fmt.Errorf("%d of %d scenarios did not pass (%d failed, %d vacuous, %d missing; %d unsupported)",
-			c[golden.StatusFail]+c[golden.StatusVacuous]+c[golden.StatusMissing], len(rep.Scenarios), c[golden.StatusFail], c[golden.StatusVacuous], c[golden.StatusMissing], c[golden.StatusUnsupported])
-	}
-	return nil
+	return rep.Err()
 }
 
 // filterGoldens keeps the goldens whose name matches run and whose reference cache types are
 // dtype for keys and values, or k and v (either may be empty, then f32) when one is given.
 func filterGoldens(goldens []*golden.Golden, run, dtype, k, v string) ([]*golden.Golden, error) {
+	var re *regexp.Regexp
+	var types *[2]quant.CacheType
 	if run != "" {
-		re, err := regexp.Compile(run)
-		if err != nil {
+		var err error
+		if re, err = regexp.Compile(run); err != nil {
 			return nil, fmt.Errorf("--run: %w", err)
 		}
-		goldens = slices.DeleteFunc(goldens, func(g *golden.Golden) bool { return !re.MatchString(g.Scenario.Name) })
 	}
 	if dtype != "" || k != "" || v != "" {
 		if dtype != "" && (k != "" || v != "") {
@@ -242,44 +236,10 @@ func filterGoldens(goldens []*golden.Golden, run, dtype, k, v string) ([]*golden
 		if err != nil {
 			return nil, err
 		}
-		goldens = slices.DeleteFunc(goldens, func(g *golden.Golden) bool {
-			gk, gv, err := g.Scenario.Cache.Types()
-			return err != nil || gk != kt || gv != vt
-		})
+		types = &[2]quant.CacheType{kt, vt}
 	}
-	if len(goldens) == 0 {
+	if goldens = golden.Filter(goldens, re, types); len(goldens) == 0 {
 		return nil, fmt.Errorf("no golden matches --run %q --cache-dtype %q --cache-type-k %q --cache-type-v %q", run, dtype, k, v)
 	}
 	return goldens, nil
-}
-
-// replaySelf runs every golden's scenario through kvref again, with the cache overrides.
-func replaySelf(m *model.Model, goldens []*golden.Golden, f verifyFlags) (*golden.Candidate, error) {
-	c := golden.NewCandidate(fmt.Sprintf("%s replay (block size %s, blocks %s, chunk %s)", golden.Version(),
-		orGolden(f.blockSize, 0), orGolden(f.blocks, 0), orGolden(f.chunk, -1)))
-	for _, g := range goldens {
-		cache := g.Scenario.Cache
-		if f.blockSize > 0 {
-			cache.BlockSize = f.blockSize
-		}
-		if f.blocks > 0 {
-			cache.Blocks = f.blocks
-		}
-		if f.chunk >= 0 {
-			cache.ChunkSize = f.chunk
-		}
-		cs, err := golden.Replay(m, g, golden.ReplayOptions{Cache: &cache, Threads: f.threads, TopK: f.topK})
-		if err != nil {
-			return nil, err
-		}
-		c.Scenarios[g.Scenario.Name] = cs
-	}
-	return c, nil
-}
-
-func orGolden(v, unset int) string {
-	if v == unset {
-		return "as golden"
-	}
-	return fmt.Sprint(v)
 }

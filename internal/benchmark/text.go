@@ -1,0 +1,81 @@
+package benchmark
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/kvref/kvref/internal/kernels"
+	"github.com/kvref/kvref/internal/plan"
+)
+
+// The text forms of the measurements, as kvref bench prints them.
+
+// WriteBatches writes the decode throughput table, one row per batch size, and the
+// memory-bound batch line.
+func WriteBatches(w io.Writer, results []BatchResult, mb MemoryBoundBatch) {
+	fmt.Fprintf(w, "%6s %12s %12s %10s %14s %14s %9s %9s\n", "batch", "tok/s", "tok/s/seq", "ms/step", "weights B/step", "cache B/step", "GB/s", "×batch1")
+	for _, r := range results {
+		fmt.Fprintf(w, "%6d %12.1f %12.1f %10.2f %14d %14d %9.2f %9.2f\n", r.Batch, r.TokensPerSecond, r.TokensPerSecondPerSeq,
+			r.MillisecondsPerStep, r.WeightBytesPerStep, r.CacheBytesPerStep, r.GBPerSecond, r.SpeedupOverBatch1)
+	}
+	fmt.Fprintf(w, "\nmemory-bound batch: a %s cache (%d blocks of %d tokens, %d B/token) holds %d sequences of %d tokens (%d blocks each) by the formula; the scheduler admitted %d\n",
+		plan.FormatSize(mb.CacheBytes), mb.CacheBlocks, mb.BlockSize, mb.BytesPerToken, mb.FromFormula, mb.Context, mb.BlocksPerSeq, mb.ObservedRunning)
+}
+
+// WriteRoofline writes the measured limits (bandwidth, arithmetic peak), the fast run
+// against them with the kernels it used, and the portable run when there is one.
+func WriteRoofline(w io.Writer, r Roofline) {
+	fmt.Fprintf(w, "roofline (%s kernels, %d threads) on %s\n", r.Kernels, r.Threads, CPUName())
+	fmt.Fprintf(w, "  memory bandwidth     %8.2f GB/s (1 thread %.2f GB/s), best of 10 passes (before and after decode) streaming the buffer through kernels.StreamRead\n", r.BandwidthGBs, r.BandwidthGBs1)
+	if r.FMAPeakGFLOPs > 0 {
+		fmt.Fprintf(w, "  arithmetic peak      %8.2f GFLOP/s with %d-bit FMA, %.2f with multiply+add (the kernels' unfused arithmetic)\n", r.FMAPeakGFLOPs, r.PeakVectorBits, r.MulAddPeakGFLOPs)
+	} else {
+		fmt.Fprintln(w, "  arithmetic peak      not measured (no vector peak loop in this build: -tags purego or no AVX)")
+	}
+	writeRooflineRun(w, r, r.RooflineRun)
+	fmt.Fprintln(w, "  kernels (the fast run; the portable run uses every twin):")
+	for _, c := range kernels.ReportLines(r.Implementations) {
+		fmt.Fprintln(w, "    "+c)
+	}
+	if p := r.Portable; p != nil {
+		fmt.Fprintln(w, "portable Go kernels (the -tags purego code), same run")
+		writeRooflineRun(w, r, *p)
+		fmt.Fprintf(w, "  fast / portable      decode ×%.2f, prefill ×%.2f\n", r.DecodeTokensPerSecond/p.DecodeTokensPerSecond, p.PrefillSeconds/r.PrefillSeconds)
+	}
+}
+
+// writeRooflineRun writes one run's decode and prefill against the limits.
+func writeRooflineRun(w io.Writer, limits Roofline, r RooflineRun) {
+	fmt.Fprintf(w, "  decode, batch 1      %8.1f tokens/s, %d B read per token, %.2f GB/s = %.1f%% of the measured bandwidth (best %d-step window; mean of %d steps %.1f%%)\n",
+		r.DecodeTokensPerSecond, r.DecodeBytesPerToken, r.DecodeGBs, 100*r.BandwidthFraction, DecodeWindow, r.DecodeSteps, 100*r.MeanBandwidthFraction)
+	if limits.FMAPeakGFLOPs > 0 {
+		fmt.Fprintf(w, "  prefill, %d tokens  %8.2f GFLOP/s in %.3f s = %.1f%% of the FMA peak (%.1f%% of the multiply+add peak)\n",
+			r.PrefillTokens, r.PrefillGFLOPs, r.PrefillSeconds, 100*r.FMAFraction, 100*r.MulAddFraction)
+	} else {
+		fmt.Fprintf(w, "  prefill, %d tokens  %8.2f GFLOP/s in %.3f s\n", r.PrefillTokens, r.PrefillGFLOPs, r.PrefillSeconds)
+	}
+}
+
+// WriteComparison writes a comparison with llama-bench: the machine and builds, then one
+// row per test with both engines' medians and ranges and the ratio.
+func WriteComparison(w io.Writer, c Comparison) {
+	fmt.Fprintf(w, "CPU %s; kvref %s kernels; llama.cpp %s (%s)\n\n", c.CPU, c.Kernels, c.LlamaBuild, c.LlamaPath)
+	fmt.Fprintf(w, "%-7s %22s %22s %26s\n", "test", "llama.cpp tok/s", "kvref tok/s", "kvref / llama.cpp")
+	for _, t := range c.Tests {
+		fmt.Fprintf(w, "%-7s %22s %22s %26s\n", t.Name, medianRange(t.Llama, "%.2f"), medianRange(t.Kvref, "%.2f"), medianRange(t.Ratios, "%.3f"))
+	}
+	fmt.Fprintln(w, "\n(medians of the rounds, the range of the rounds in brackets; the ratio column is the median of each round's ratio)")
+}
+
+// medianRange formats the median of v and, for several values, their range.
+func medianRange(v []float64, format string) string {
+	s := fmt.Sprintf(format, Median(v))
+	if len(v) > 1 {
+		lo, hi := v[0], v[0]
+		for _, x := range v {
+			lo, hi = min(lo, x), max(hi, x)
+		}
+		s += fmt.Sprintf(" ["+format+"–"+format+"]", lo, hi)
+	}
+	return s
+}
