@@ -59,11 +59,8 @@ func chatCmd(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintln(stderr, chatUsage)
 		fs.PrintDefaults()
 	}
-	if err := parse(fs, args); err != nil {
+	if err := parseFlagsOnly(fs, args, "the conversation comes from the terminal, stdin or --script"); err != nil {
 		return err
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected arguments %q (the conversation comes from the terminal, stdin or --script)", fs.Args())
 	}
 	cfg, err := ef.config(1)
 	if err != nil {
@@ -196,21 +193,11 @@ func (r *chatREPL) exec(line string) error {
 
 // printStats prints the totals of the conversation and the pool.
 func (r *chatREPL) printStats() {
-	var prompt, reused, generated int
-	turns := r.s.Turns()
-	for _, t := range turns {
-		prompt += t.PromptTokens
-		reused += t.ReusedTokens
-		generated += t.GeneratedTokens
-	}
-	share := 0.0
-	if prompt > 0 {
-		share = 100 * float64(reused) / float64(prompt)
-	}
+	t := r.s.Totals()
 	st := r.s.Engine.Pool.Stats()
-	fmt.Fprintf(r.out, "  turns     %d\n", len(turns))
-	fmt.Fprintf(r.out, "  prompts   %d tokens: %d reused from the cache (%.1f%%), %d computed\n", prompt, reused, share, prompt-reused)
-	fmt.Fprintf(r.out, "  replies   %d tokens generated\n", generated)
+	fmt.Fprintf(r.out, "  turns     %d\n", t.Turns)
+	fmt.Fprintf(r.out, "  prompts   %d tokens: %d reused from the cache (%.1f%%), %d computed\n", t.PromptTokens, t.ReusedTokens, t.ReusedPercent(), t.PromptTokens-t.ReusedTokens)
+	fmt.Fprintf(r.out, "  replies   %d tokens generated\n", t.GeneratedTokens)
 	fmt.Fprintf(r.out, "  pool      %d blocks of %d slots, %d B per token: %d used, %d cached, %d free\n",
 		st.BlocksTotal, st.BlockSize, st.BytesPerToken, st.BlocksUsed, st.BlocksCached, st.BlocksFree)
 }

@@ -97,16 +97,6 @@ func evalCmd(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintln(stdout, string(b))
 		return nil
 	}
-	fmt.Fprintf(stdout, "model %s, text %s: %d tokens in %d windows of up to %d, %d predictions\n\n",
-		rep.Model, rep.Text, rep.Tokens, rep.Windows, rep.Window, rep.Predicted)
-	width := 9 // the longest single type name, fp8-e4m3, and a space
-	for _, r := range rep.Results {
-		width = max(width, len(r.CacheType))
-	}
-	fmt.Fprintf(stdout, "%-*s %9s %6s %11s %10s %10s %10s %8s %10s\n", width, "cache", "B/token", "×f32", "perplexity", "Δppl", "mean KL", "max KL", "top-1", "max|Δlogit|")
-	for _, r := range rep.Results {
-		fmt.Fprintf(stdout, "%-*s %9d %6.3f %11.4f %+10.4f %10.2e %10.2e %7.2f%% %10.2e\n", width, r.CacheType, r.BytesPerToken, r.BytesVsF32,
-			r.Perplexity, r.PerplexityDiff, r.MeanKL, r.MaxKL, 100*r.Top1Agreement, r.MaxAbsLogitErr)
-	}
+	rep.WriteTable(stdout)
 	return nil
 }

@@ -64,11 +64,8 @@ func goldenCmd(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintln(stderr, "Records what kvref produces for cache-heavy scenarios; check another engine with kvref verify.")
 		fs.PrintDefaults()
 	}
-	if err := parse(fs, args); err != nil {
+	if err := parseFlagsOnly(fs, args, ""); err != nil {
 		return err
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
 	if f.list && f.model == "" {
 		return listScenarios(stdout, golden.Params{BlockSize: f.blockSize, Blocks: f.blocks, Context: golden.DefaultParams().Context})

@@ -90,3 +90,18 @@ func parse(fs *flag.FlagSet, args []string) error {
 	}
 	return nil
 }
+
+// parseFlagsOnly parses flags, as parse, and refuses positional arguments; a hint, when not
+// empty, follows the error in brackets.
+func parseFlagsOnly(fs *flag.FlagSet, args []string, hint string) error {
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() == 0 {
+		return nil
+	}
+	if hint != "" {
+		return fmt.Errorf("unexpected arguments %q (%s)", fs.Args(), hint)
+	}
+	return fmt.Errorf("unexpected arguments %q", fs.Args())
+}

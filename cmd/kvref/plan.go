@@ -58,11 +58,8 @@ func planCmd(args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&f.sharedPrefix, "shared-prefix", 0, "tokens of prompt every sequence shares (default: compare ¼, ½ and ¾ of the context)")
 	fs.BoolVar(&f.asJSON, "json", false, "print one JSON object")
 	fs.Usage = func() { planUsage(fs, stderr) }
-	if err := parse(fs, args); err != nil {
+	if err := parseFlagsOnly(fs, args, "kvref plan takes flags only"); err != nil {
 		return err
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected arguments %q (kvref plan takes flags only)", fs.Args())
 	}
 	f.set = map[string]bool{}
 	fs.Visit(func(fl *flag.Flag) { f.set[fl.Name] = true })

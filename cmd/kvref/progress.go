@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"os"
 	"strings"
 )
 
@@ -16,13 +15,7 @@ type progress struct {
 
 // newProgress returns a progress bar drawn on w when w is a terminal.
 func newProgress(w io.Writer) *progress {
-	p := &progress{w: w}
-	if f, ok := w.(*os.File); ok {
-		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
-			p.tty = true
-		}
-	}
-	return p
+	return &progress{w: w, tty: isTerminal(w)}
 }
 
 // set draws the bar at now of total.

@@ -27,17 +27,11 @@ func quantizeCmd(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintln(stderr, "matrix whose values a type cannot hold (an fp16 scale overflows) or that is not finite is refused.")
 		fs.PrintDefaults()
 	}
-	if err := parse(fs, args); err != nil {
-		return err
-	}
 	// Flags may also follow the files (kvref quantize IN.gguf OUT.gguf --wtype q4_k), as
 	// llama-quantize users write them.
-	var files []string
-	for rest := fs.Args(); len(rest) > 0; rest = fs.Args() {
-		files = append(files, rest[0])
-		if err := parse(fs, rest[1:]); err != nil {
-			return err
-		}
+	files, err := parseInterspersed(fs, args)
+	if err != nil {
+		return err
 	}
 	if len(files) != 2 {
 		fs.Usage()

@@ -54,11 +54,8 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintln(stderr, "usage: kvref run [-m MODEL] [-p PROMPT | --prompt-file FILE] [flags]")
 		fs.PrintDefaults()
 	}
-	if err := parse(fs, args); err != nil {
+	if err := parseFlagsOnly(fs, args, "quote the prompt: -p \"...\""); err != nil {
 		return err
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected arguments %q (quote the prompt: -p \"...\")", fs.Args())
 	}
 	if f.np < 1 {
 		return fmt.Errorf("-np must be ≥ 1, got %d", f.np)

@@ -112,11 +112,8 @@ func serve(ctx context.Context, restore func(), args []string, stdout, stderr io
 		fmt.Fprintln(stderr, serveUsage)
 		fs.PrintDefaults()
 	}
-	if err := parse(fs, args); err != nil {
+	if err := parseFlagsOnly(fs, args, ""); err != nil {
 		return err
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
 	switch {
 	case f.port < 0 || f.port > 65535:

@@ -14,6 +14,7 @@ import (
 	"syscall"
 
 	"github.com/kvref/kvref/engine"
+	"github.com/kvref/kvref/tokenizer"
 )
 
 // `kvref step` decodes one token at a time and shows, after every token, where its K/V
@@ -87,11 +88,8 @@ func parseStepFlags(args []string, stderr io.Writer) (stepOptions, error) {
 		fmt.Fprintln(stderr, "\ncommands:")
 		fmt.Fprint(stderr, stepHelp)
 	}
-	if err := parse(fs, args); err != nil {
+	if err := parseFlagsOnly(fs, args, "quote the prompt: -p \"...\""); err != nil {
 		return o, err
-	}
-	if fs.NArg() > 0 {
-		return o, fmt.Errorf("unexpected arguments %q (quote the prompt: -p \"...\")", fs.Args())
 	}
 	if _, err := o.engineFlags.config(1); err != nil {
 		return o, err
@@ -377,15 +375,8 @@ func (s *stepper) pickArg(arg string) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("pick: %w", err)
 	}
-	for id := range vocab {
-		if p := tok.Piece(id); len(p) > 0 && string(p) == text {
-			return id, nil
-		}
-	}
-	for id := range vocab {
-		if tok.TokenText(id) == text {
-			return id, nil
-		}
+	if id, ok := tokenizer.Lookup(tok, text); ok {
+		return id, nil
 	}
 	return 0, fmt.Errorf("pick: no token is the text %q (kvref tokenize -m MODEL TEXT shows how a text splits into tokens)", text)
 }

@@ -192,22 +192,7 @@ func (s *stepper) setAttention(arg string) error {
 	return nil
 }
 
-// parseAttention reads "", "off", "LAYER" or "LAYER:HEAD".
+// parseAttention reads an --attn or attn argument for the model (engine.ParseAttention).
 func parseAttention(arg string, c model.Config) (engine.AttentionChoice, error) {
-	if arg == "" || arg == "off" {
-		return engine.AttentionChoice{Layer: -1, Head: -1}, nil
-	}
-	layerText, headText, hasHead := strings.Cut(arg, ":")
-	layer, err := strconv.Atoi(layerText)
-	if err != nil || layer < 0 || layer >= c.Layers {
-		return engine.AttentionChoice{}, fmt.Errorf("want LAYER or LAYER:HEAD with a layer from 0 to %d, got %q", c.Layers-1, arg)
-	}
-	head := -1
-	if hasHead {
-		head, err = strconv.Atoi(headText)
-		if err != nil || head < 0 || head >= c.Heads {
-			return engine.AttentionChoice{}, fmt.Errorf("want a head from 0 to %d after the colon, got %q", c.Heads-1, arg)
-		}
-	}
-	return engine.AttentionChoice{Layer: layer, Head: head}, nil
+	return engine.ParseAttention(arg, c.Layers, c.Heads)
 }

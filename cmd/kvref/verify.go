@@ -92,11 +92,8 @@ func verifyCmd(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintln(stderr, "Exit status 0 only when every scenario passes.")
 		fs.PrintDefaults()
 	}
-	if err := parse(fs, args); err != nil {
+	if err := parseFlagsOnly(fs, args, ""); err != nil {
 		return err
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
 	sources := 0
 	for _, on := range []bool{f.candidate != "", f.target != "", f.self} {
