@@ -23,10 +23,7 @@ func evalCmd(args []string, stdout, stderr io.Writer) error {
 	file := fs.String("file", "", "text to evaluate on (default: a built-in TinyStories-style sample)")
 	dtypes := fs.String("cache-dtype", "all", "comma-separated cache types to compare with f32, or all: "+typeNames())
 	var pairK, pairV string
-	fs.StringVar(&pairK, "cache-type-k", "", "also compare one cache with keys of this type and values of --cache-type-v's (default f32); also -ctk")
-	fs.StringVar(&pairK, "ctk", "", "same as --cache-type-k")
-	fs.StringVar(&pairV, "cache-type-v", "", "value type of the --cache-type-k cache (default f32); also -ctv")
-	fs.StringVar(&pairV, "ctv", "", "same as --cache-type-v")
+	registerKVPair(fs, &pairK, &pairV, "also compare one cache with keys of this type and values of --cache-type-v's (default f32); also -ctk", "value type of the --cache-type-k cache (default f32); also -ctv")
 	var ctx int
 	fs.IntVar(&ctx, "c", 0, "window length in tokens (0: the model's context, at most 4096); also --ctx")
 	fs.IntVar(&ctx, "ctx", 0, "window length in tokens (same as -c)")

@@ -60,6 +60,15 @@ func registerCacheTypes(fs *flag.FlagSet, both, k, v *string, def string) {
 	fs.StringVar(v, "ctv", "", "value storage (same as --cache-type-v)")
 }
 
+// registerKVPair adds --cache-type-k/-ctk and --cache-type-v/-ctv to fs with the command's
+// help texts (kvref golden, verify and eval give the pair a meaning of their own).
+func registerKVPair(fs *flag.FlagSet, k, v *string, kHelp, vHelp string) {
+	fs.StringVar(k, "cache-type-k", "", kHelp)
+	fs.StringVar(k, "ctk", "", "same as --cache-type-k")
+	fs.StringVar(v, "cache-type-v", "", vHelp)
+	fs.StringVar(v, "ctv", "", "same as --cache-type-v")
+}
+
 // config checks the flags and returns the engine configuration for the given number of
 // sequences expected at once (which sizes the default pool).
 func (f *engineFlags) config(sequences int) (engine.Config, error) {

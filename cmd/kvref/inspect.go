@@ -58,12 +58,8 @@ func inspectCmd(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintln(stderr, "usage: kvref inspect [--mem SIZE] [--json] MODEL")
 		fs.PrintDefaults()
 	}
-	if err := parse(fs, args); err != nil {
+	if err := parseOneArg(fs, args); err != nil {
 		return err
-	}
-	if fs.NArg() != 1 {
-		fs.Usage()
-		return errUsage
 	}
 	m, err := loadModelWith(fs.Arg(0), *tokPath, stderr)
 	if err != nil {

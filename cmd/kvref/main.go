@@ -105,3 +105,16 @@ func parseFlagsOnly(fs *flag.FlagSet, args []string, hint string) error {
 	}
 	return fmt.Errorf("unexpected arguments %q", fs.Args())
 }
+
+// parseOneArg parses flags, as parse, and requires exactly one positional argument (which
+// may be followed by nothing): without it the usage is printed and the error is errUsage.
+func parseOneArg(fs *flag.FlagSet, args []string) error {
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		fs.Usage()
+		return errUsage
+	}
+	return nil
+}

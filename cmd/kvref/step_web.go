@@ -2,13 +2,10 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net"
-	"net/http"
 	"strconv"
-	"time"
 
 	"github.com/kvref/kvref/cacheview"
 	"github.com/kvref/kvref/server"
@@ -52,24 +49,8 @@ func stepWeb(ctx context.Context, o stepOptions, stderr io.Writer, ready func(ur
 	}
 	url := "http://" + ln.Addr().String() + "/"
 	fmt.Fprintf(stderr, "kvref step --web: %s on %s; open %s (Ctrl-C stops)\n", server.ModelName(m.Source), m.Source, url)
-	hs := &http.Server{Handler: st.Handler(), ReadHeaderTimeout: 30 * time.Second}
-	served := make(chan error, 1)
-	go func() { served <- hs.Serve(ln) }()
 	if ready != nil {
 		ready(url)
 	}
-	select {
-	case <-ctx.Done():
-	case err := <-served:
-		return err
-	}
-	sctx, cancel := context.WithTimeout(context.Background(), time.Second)
-	defer cancel()
-	if err := hs.Shutdown(sctx); err != nil {
-		hs.Close() // open event streams do not end by themselves
-	}
-	if err := <-served; !errors.Is(err, http.ErrServerClosed) {
-		return err
-	}
-	return nil
+	return st.Serve(ctx, ln)
 }

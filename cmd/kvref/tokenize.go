@@ -28,12 +28,8 @@ func tokenizeCmd(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintln(stderr, "       kvref tokenize [-m MODEL] --decode [--keep-special] [--json] IDS")
 		fs.PrintDefaults()
 	}
-	if err := parse(fs, args); err != nil {
+	if err := parseOneArg(fs, args); err != nil {
 		return err
-	}
-	if fs.NArg() != 1 {
-		fs.Usage()
-		return errUsage
 	}
 	switch {
 	case *keep && !*decode:
