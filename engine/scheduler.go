@@ -74,7 +74,7 @@ type Stats struct {
 	SequencesMean  float64 `json:"batch_sequences_mean"` // sequences per step
 	SequencesMax   int     `json:"batch_sequences_max"`
 	Preemptions    int     `json:"preemptions"`
-	CheckedTokens  int64   `json:"checked_tokens"` // tokens released after --check found their logits bit-identical
+	CheckedTokens  int64   `json:"checked_tokens"` // tokens released after Request.Check found their logits bit-identical
 	PrefillTokens  int64   `json:"prefill_tokens"` // prompt (and recomputed) tokens run
 	DecodeTokens   int64   `json:"decode_tokens"`  // single-token decode rows run
 	PeakBlocksUsed int     `json:"peak_blocks_used"`
@@ -232,7 +232,7 @@ func (q *sequence) textSoFar() string {
 }
 
 // Err returns the error that ended request id, if any: a cache too small for its sequence
-// even after preempting everything else, a failed check (a *CheckError), or logits that
+// even after preempting everything else (a *CacheFullError), a failed check (a *CheckError), or logits that
 // are not finite (ErrNonFinite).
 func (s *Scheduler) Err(id int) error {
 	if r := s.requests[id]; r != nil {
@@ -360,7 +360,7 @@ func (s *Scheduler) schedule() []scheduled {
 			}
 			victim := s.running[len(s.running)-1]
 			if victim == q && len(s.running) == 1 {
-				s.fail(q, fmt.Errorf("%w; the sequence (%d tokens) no longer fits even alone: raise --cache-blocks or lower -n", err, len(q.tokens)))
+				s.fail(q, &CacheFullError{Tokens: len(q.tokens), Blocks: pool.Config().NumBlocks, Err: err})
 				break
 			}
 			s.preempt(victim)
@@ -607,7 +607,7 @@ func (s *Scheduler) verify(q *sequence) error {
 	return nil
 }
 
-// checkFailed ends the request of q with a failed --check. A *CheckError is the request's
+// checkFailed ends the request of q with a failed check (Request.Check). A *CheckError is the request's
 // own failure (see Err) and does not stop the other requests; any other error is returned.
 func (s *Scheduler) checkFailed(q *sequence, err error) error {
 	var ce *CheckError
