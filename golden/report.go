@@ -179,7 +179,7 @@ func (r *Report) WriteTable(w io.Writer) error {
 		fmt.Fprintf(w, "\n%s: %s\n", s.Name, s.Status)
 		for i, f := range s.Failures {
 			if i == maxListed {
-				fmt.Fprintf(w, "  ... and %d more failures (--json lists them all)\n", len(s.Failures)-maxListed)
+				fmt.Fprintf(w, "  ... and %d more failures (the JSON report lists them all)\n", len(s.Failures)-maxListed)
 				break
 			}
 			fmt.Fprintf(w, "  FAIL [%s] %s\n", f.Kind, f.Message)

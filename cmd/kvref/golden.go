@@ -104,7 +104,7 @@ func goldenCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	scenarios, skipped, err := selectScenarios(f, params)
 	if err != nil {
-		return err
+		return goldenHint(err)
 	}
 	if filter != nil {
 		scenarios = slices.DeleteFunc(scenarios, func(s *golden.Scenario) bool { return !filter.MatchString(s.Name) })
@@ -114,6 +114,9 @@ func goldenCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	for _, s := range skipped {
 		fmt.Fprintf(stderr, "kvref golden: skipping %s: %s\n", s.Name, s.Reason)
+	}
+	if h := paramsHint(skipped); h != "" {
+		fmt.Fprintf(stderr, "kvref golden: (%s)\n", h)
 	}
 	start := time.Now()
 	var goldens []*golden.Golden
@@ -286,6 +289,9 @@ func listScenarios(w io.Writer, p golden.Params) error {
 		}
 		for _, s := range skipped {
 			fmt.Fprintf(w, "  (skipped %s: %s)\n", s.Name, s.Reason)
+		}
+		if h := paramsHint(skipped); h != "" {
+			fmt.Fprintf(w, "  (%s)\n", h)
 		}
 	}
 	fmt.Fprintln(w, "\nRecord:  kvref golden --model MODEL --suite default --out DIR")

@@ -3,8 +3,10 @@ package main
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/kvref/kvref/engine"
+	"github.com/kvref/kvref/golden"
 )
 
 // engineHint adds to an error from the engine the flags that change the limit it names: -c
@@ -36,4 +38,28 @@ func engineHint(err error, gen string) error {
 		return err
 	}
 	return fmt.Errorf("%w; %s", err, hint)
+}
+
+// goldenHint adds to an error from choosing a golden suite the flags of kvref golden that
+// would make it work; other errors come back as they are.
+func goldenHint(err error) error {
+	var short *golden.WindowTooShortError
+	switch {
+	case errors.Is(err, golden.ErrNoWindow):
+		return fmt.Errorf("%w; kvref synth --sliding-window 64 makes one, or record --suite default", err)
+	case errors.As(err, &short):
+		return fmt.Errorf("%w: record with --block-size %d or less", err, short.MaxBlockSize())
+	}
+	return err
+}
+
+// paramsHint says which flags of kvref golden set the golden.Params a skip reason names
+// ("" when no reason names one).
+func paramsHint(skipped []golden.Skipped) string {
+	for _, s := range skipped {
+		if strings.Contains(s.Reason, "Params.") {
+			return "--cache-blocks sets Params.Blocks, --block-size Params.BlockSize, -c Params.Context"
+		}
+	}
+	return ""
 }
