@@ -40,7 +40,7 @@ const (
 	KindControl     = "control"     // a control run reported cache hits
 	KindMissing     = "missing"     // a scenario or request without result
 	KindError       = "error"       // the candidate failed the request
-	KindUnsupported = "unsupported" // the candidate refused a feature that --require demands
+	KindUnsupported = "unsupported" // the candidate refused a feature that VerifyOptions.Require demands
 	KindCache       = "cache"       // an impossible count of cached prompt tokens
 )
 
