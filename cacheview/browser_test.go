@@ -95,6 +95,22 @@ func eval[T any](t *testing.T, ctx context.Context, expr string) T {
 	return v
 }
 
+// clickRedrawn clicks an element of a part of the page that redraws itself whenever a
+// snapshot arrives (the block grid): the node found can be replaced before the click lands
+// ("Could not find node with given id"), so the click is retried on a fresh node, a few
+// times.
+func clickRedrawn(t *testing.T, ctx context.Context, sel string) {
+	t.Helper()
+	var err error
+	for range 20 {
+		if err = chromedp.Do(ctx, click(sel)); err == nil {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	require.NoError(t, err, "click %s", sel)
+}
+
 // click clicks the element sel (a CSS selector) with the mouse.
 func click(sel string) chromedp.Action[chromedp.Void] { return chromedp.Click(chromedp.CSS(sel)) }
 
@@ -313,7 +329,7 @@ func TestBrowserServeView(t *testing.T) {
 	require.Equal(t, fmt.Sprint(v.Stats.PrefixHitTokens), strings.ReplaceAll(counter, ",", ""))
 
 	// A block's details on click: its tokens as text and ids.
-	run(t, ctx, click(`#grid .blk[data-block-id="0"]`))
+	clickRedrawn(t, ctx, `#grid .blk[data-block-id="0"]`)
 	detail := text(t, ctx, "#detail")
 	require.Contains(t, detail, `" Once"`)
 	require.Contains(t, detail, "403")

@@ -21,12 +21,12 @@ func (e *CheckError) Error() string {
 // CheckWindow is how many held steps of one sequence a Verifier recomputes together by
 // default: one cache-free pass over the sequence recomputes the logits of all of them, so
 // checking n steps costs O(n²/CheckWindow) rows instead of O(n²). Output waits for its
-// window: with --check, tokens arrive in bursts of up to CheckWindow.
+// window: with Request.Check, tokens arrive in bursts of up to CheckWindow.
 const CheckWindow = 32
 
 // Verifier holds the outputs of one sequence until the logits they came from have been
 // recomputed by the cache-free reference and found bit-for-bit equal: the strict form of
-// --check, under which nothing unverified is ever emitted. Each output (a Token, a printed
+// Request.Check, under which nothing unverified is ever emitted. Each output (a Token, a printed
 // line: whatever the caller emits, T) is held with the cached logits of its step and the
 // position they were computed at; Verify checks every held step in one reference pass and
 // releases, in order, the outputs whose logits match, up to the first that does not.

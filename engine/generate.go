@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	"github.com/kvref/kvref/kvcache"
-	"github.com/kvref/kvref/model"
 )
 
 // Generate runs one request to completion on its own scheduler: prefill (reusing cached
@@ -37,35 +36,16 @@ func (e *Engine) GenerateWith(cfg SchedulerConfig, req Request, emit func(Token)
 // reserved for them (still consistent, reused by the next attempt). It is the low-level
 // step under the scheduler, for tests and tools that drive the cache directly.
 func (e *Engine) Step(seqs []*kvcache.Sequence) ([][]float32, error) {
-	pool := e.Pool
-	var rows []model.Row
-	for _, s := range seqs {
+	spans := make([]span, len(seqs))
+	for i, s := range seqs {
 		n := s.Len() - s.Computed()
 		if n <= 0 {
 			return nil, fmt.Errorf("engine: sequence %d has no uncomputed token to run", s.ID())
 		}
-		if _, err := pool.Reserve(s, n); err != nil {
-			return nil, fmt.Errorf("engine: %w", err)
-		}
-		for pos := s.Computed(); pos < s.Len(); pos++ {
-			rows = append(rows, model.Row{Seq: s, Pos: pos, Logits: pos == s.Len()-1})
-		}
+		spans[i] = span{s, n}
 	}
-	out, err := e.Runner.Forward(pool, rows)
-	if err != nil {
-		return nil, err
+	if _, err := e.reserve(spans); err != nil {
+		return nil, fmt.Errorf("engine: %w", err)
 	}
-	var logits [][]float32
-	for b, row := range rows {
-		if row.Logits {
-			logits = append(logits, out[b])
-		}
-	}
-	for _, s := range seqs {
-		if err := pool.Commit(s, s.Len()-s.Computed()); err != nil {
-			return nil, err
-		}
-		e.reclaim(s)
-	}
-	return logits, nil
+	return e.compute(spans, false)
 }

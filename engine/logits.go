@@ -1,10 +1,6 @@
 package engine
 
-import (
-	"fmt"
-
-	"github.com/kvref/kvref/model"
-)
+import "fmt"
 
 // AllLogits runs tokens through the cache as a fresh sequence, chunk rows at a time, and
 // calls fn with the logits at every position in order (fn must not keep the slice). The
@@ -23,25 +19,14 @@ func (e *Engine) AllLogits(tokens []int, chunk int, fn func(pos int, logits []fl
 	s := pool.AddSequence(tokens, "")
 	defer pool.Free(s)
 	for s.Computed() < s.Len() {
-		n := min(chunk, s.Len()-s.Computed())
-		if _, err := pool.Reserve(s, n); err != nil {
-			return err
-		}
-		rows := make([]model.Row, n)
-		for i := range rows {
-			rows[i] = model.Row{Seq: s, Pos: s.Computed() + i, Logits: true}
-		}
-		out, err := e.Runner.Forward(pool, rows)
+		from := s.Computed()
+		_, logits, err := e.step([]span{{s, min(chunk, s.Len()-from)}}, true)
 		if err != nil {
 			return err
 		}
-		for i, row := range rows {
-			fn(row.Pos, out[i])
+		for i, l := range logits {
+			fn(from+i, l)
 		}
-		if err := pool.Commit(s, n); err != nil {
-			return err
-		}
-		e.reclaim(s)
 	}
 	return nil
 }

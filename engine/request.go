@@ -2,7 +2,6 @@ package engine
 
 import (
 	"errors"
-	"fmt"
 	"time"
 )
 
@@ -66,24 +65,22 @@ type Result struct {
 var ErrRejected = errors.New("engine: request rejected")
 
 // Validate checks a request against the engine's limits before anything is allocated. The
-// errors wrap ErrRejected.
+// errors are the typed errors of errors.go (*PromptTooLongError, *CacheTooSmallError, ...),
+// and every one wraps ErrRejected.
 func (e *Engine) Validate(req Request) error {
 	p := len(req.Prompt)
 	vocab := e.Model.Config.Vocab
-	reject := func(format string, args ...any) error {
-		return fmt.Errorf("%w: "+format, append([]any{ErrRejected}, args...)...)
-	}
 	switch {
 	case p == 0:
-		return reject("empty prompt: there is no token to start from (use a prompt, or a model that adds BOS)")
+		return &EmptyPromptError{}
 	case p >= e.Context:
-		return reject("prompt has %d tokens but the context holds %d; shorten the prompt or raise -c (the model was trained for %d)", p, e.Context, e.Model.Config.Context)
+		return &PromptTooLongError{Prompt: p, Context: e.Context, Trained: e.Model.Config.Context}
 	case req.MaxTokens > 0 && req.MaxTokens > e.Context-p: // not p+MaxTokens: that can overflow
-		return reject("prompt (%d tokens) + %d new tokens exceed the context of %d; lower -n or raise -c", p, req.MaxTokens, e.Context)
+		return &ContextExceededError{Prompt: p, MaxTokens: req.MaxTokens, Context: e.Context}
 	}
 	for i, t := range req.Prompt {
 		if t < 0 || t >= vocab {
-			return reject("prompt token %d at position %d is outside the vocabulary of %d", t, i, vocab)
+			return &TokenOutOfVocabError{Token: t, Pos: i, Vocab: vocab}
 		}
 	}
 	cfg := e.Pool.Config()
@@ -94,7 +91,7 @@ func (e *Engine) Validate(req Request) error {
 		need = min(need, cfg.BlocksFor(2*w)+1)
 	}
 	if need > cfg.NumBlocks {
-		return reject("the cache is too small: the prompt alone needs %d blocks of %d tokens, the pool has %d; raise --cache-blocks or shorten the prompt", need, cfg.BlockSize, cfg.NumBlocks)
+		return &CacheTooSmallError{Need: need, BlockSize: cfg.BlockSize, Blocks: cfg.NumBlocks}
 	}
 	return nil
 }

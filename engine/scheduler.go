@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/kvref/kvref/kvcache"
-	"github.com/kvref/kvref/model"
 )
 
 // SchedulerConfig tunes continuous batching.
@@ -74,7 +73,7 @@ type Stats struct {
 	SequencesMean  float64 `json:"batch_sequences_mean"` // sequences per step
 	SequencesMax   int     `json:"batch_sequences_max"`
 	Preemptions    int     `json:"preemptions"`
-	CheckedTokens  int64   `json:"checked_tokens"` // tokens released after --check found their logits bit-identical
+	CheckedTokens  int64   `json:"checked_tokens"` // tokens released after Request.Check found their logits bit-identical
 	PrefillTokens  int64   `json:"prefill_tokens"` // prompt (and recomputed) tokens run
 	DecodeTokens   int64   `json:"decode_tokens"`  // single-token decode rows run
 	PeakBlocksUsed int     `json:"peak_blocks_used"`
@@ -232,7 +231,7 @@ func (q *sequence) textSoFar() string {
 }
 
 // Err returns the error that ended request id, if any: a cache too small for its sequence
-// even after preempting everything else, a failed check (a *CheckError), or logits that
+// even after preempting everything else (a *CacheFullError), a failed check (a *CheckError), or logits that
 // are not finite (ErrNonFinite).
 func (s *Scheduler) Err(id int) error {
 	if r := s.requests[id]; r != nil {
@@ -284,35 +283,25 @@ func (s *Scheduler) Step() ([]Token, error) {
 		return s.takeOut(), fmt.Errorf("engine: nothing can run: %d sequences waiting, %d running, %d of %d blocks available",
 			s.waiting.Len(), len(s.running), s.e.Pool.Available(), s.e.Pool.Config().NumBlocks)
 	}
-	var rows []model.Row
-	for _, p := range plan {
-		start := p.q.kv.Computed()
-		for pos := start; pos < start+p.n; pos++ {
-			rows = append(rows, model.Row{Seq: p.q.kv, Pos: pos, Logits: pos == p.q.kv.Len()-1})
-		}
-		if p.n == 1 && len(p.q.output) > 0 && start == p.q.kv.Len()-1 {
+	spans := make([]span, len(plan))
+	rows := 0
+	for i, p := range plan {
+		spans[i] = span{p.q.kv, p.n}
+		rows += p.n
+		if start := p.q.kv.Computed(); p.n == 1 && len(p.q.output) > 0 && start == p.q.kv.Len()-1 {
 			s.stats.DecodeTokens++
 		} else {
 			s.stats.PrefillTokens += int64(p.n)
 		}
 	}
-	out, err := s.e.Runner.Forward(s.e.Pool, rows)
+	// schedule() reserved every span's slots already, deciding whom to preempt on the way.
+	logits, err := s.e.compute(spans, false)
 	if err != nil {
 		return s.takeOut(), err
 	}
-	s.recordBatch(len(rows), len(plan))
-	var logits [][]float32
-	for b, row := range rows {
-		if row.Logits {
-			logits = append(logits, out[b])
-		}
-	}
+	s.recordBatch(rows, len(plan))
 	var done []*sequence
 	for _, p := range plan {
-		if err := s.e.Pool.Commit(p.q.kv, p.n); err != nil {
-			return s.takeOut(), err
-		}
-		s.e.reclaim(p.q.kv)
 		if p.q.kv.Computed() == p.q.kv.Len() {
 			done = append(done, p.q)
 		}
@@ -343,7 +332,8 @@ func (s *Scheduler) takeOut() []Token {
 	return out
 }
 
-// schedule decides this step's work, reserving cache slots (and preempting) as it goes.
+// schedule decides this step's work, reserving cache slots (and preempting) as it goes;
+// Step then computes it (step.go).
 func (s *Scheduler) schedule() []scheduled {
 	pool := s.e.Pool
 	budget := s.cfg.MaxBatchTokens
@@ -352,7 +342,7 @@ func (s *Scheduler) schedule() []scheduled {
 		q := s.running[i]
 		n := min(q.kv.Len()-q.kv.Computed(), s.chunkSize(), budget)
 		for {
-			_, err := pool.Reserve(q.kv, n)
+			_, err := s.e.reserve([]span{{q.kv, n}})
 			if err == nil {
 				plan = append(plan, scheduled{q, n})
 				budget -= n
@@ -360,7 +350,7 @@ func (s *Scheduler) schedule() []scheduled {
 			}
 			victim := s.running[len(s.running)-1]
 			if victim == q && len(s.running) == 1 {
-				s.fail(q, fmt.Errorf("%w; the sequence (%d tokens) no longer fits even alone: raise --cache-blocks or lower -n", err, len(q.tokens)))
+				s.fail(q, &CacheFullError{Tokens: len(q.tokens), Blocks: pool.Config().NumBlocks, Err: err})
 				break
 			}
 			s.preempt(victim)
@@ -400,7 +390,7 @@ func (s *Scheduler) schedule() []scheduled {
 		}
 		kv := pool.AddSequence(q.tokens, q.r.req.CacheSalt)
 		n := min(kv.Len()-kv.Computed(), s.chunkSize(), budget)
-		if _, err := pool.Reserve(kv, n); err != nil {
+		if _, err := s.e.reserve([]span{{kv, n}}); err != nil {
 			pool.Free(kv) // the prefix hit took cached blocks out of the evictable set
 			break
 		}
@@ -607,7 +597,7 @@ func (s *Scheduler) verify(q *sequence) error {
 	return nil
 }
 
-// checkFailed ends the request of q with a failed --check. A *CheckError is the request's
+// checkFailed ends the request of q with a failed check (Request.Check). A *CheckError is the request's
 // own failure (see Err) and does not stop the other requests; any other error is returned.
 func (s *Scheduler) checkFailed(q *sequence, err error) error {
 	var ce *CheckError

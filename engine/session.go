@@ -144,7 +144,7 @@ type Decoded struct {
 // the sampler's state.
 func (s *Session) Decode(q *SessionSeq, forced, top int) (Decoded, error) {
 	s.events = nil
-	kv, pool := q.KV, s.e.Pool
+	kv := q.KV
 	pos := kv.Len()
 	if pos >= s.e.Context {
 		return Decoded{}, fmt.Errorf("engine: sequence %d fills the whole context (%d tokens)", kv.ID(), s.e.Context)
@@ -152,11 +152,11 @@ func (s *Session) Decode(q *SessionSeq, forced, top int) (Decoded, error) {
 	if forced >= s.e.Model.Config.Vocab {
 		return Decoded{}, fmt.Errorf("engine: token %d is outside the vocabulary of %d", forced, s.e.Model.Config.Vocab)
 	}
-	res, err := pool.Reserve(kv, 1)
+	res, err := s.e.reserve([]span{{kv, 1}}) // the Step in s.compute finds the slot reserved
 	if err != nil {
 		return Decoded{}, err
 	}
-	d := Decoded{Seq: q, Pos: pos, Token: forced, How: "picked", Cache: res}
+	d := Decoded{Seq: q, Pos: pos, Token: forced, How: "picked", Cache: res[0]}
 	if forced < 0 {
 		d.Token = q.sampler.Sample(q.Logits)
 		d.How = "sampled"

@@ -134,7 +134,7 @@ func (v *verifier) refused(gr *GoldenRequest, cr *CandidateRequest) {
 		v.fail(gr.ID, -1, -1, KindError, "request %s: the candidate refused %s after producing %d tokens (a refusal must come before any token): %s",
 			gr.ID, describeFeature(f), cr.tokens(), reason)
 	case v.opt.Require.has(f):
-		v.fail(gr.ID, -1, -1, KindUnsupported, "request %s needs %s, which the candidate refused, and --require demands it: %s", gr.ID, describeFeature(f), reason)
+		v.fail(gr.ID, -1, -1, KindUnsupported, "request %s needs %s, which the candidate refused, and VerifyOptions.Require demands it: %s", gr.ID, describeFeature(f), reason)
 	default:
 		v.rep.Unsupported = append(v.rep.Unsupported, Refusal{Request: gr.ID, Feature: f,
 			Message: fmt.Sprintf("request %s needs %s, which the candidate refused: %s", gr.ID, describeFeature(f), reason)})

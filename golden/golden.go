@@ -204,11 +204,15 @@ func writeJSON(path string, v any) error {
 	return os.WriteFile(path, buf.Bytes(), 0o644)
 }
 
+// ErrNoManifest is returned (wrapped) by ReadDir for a directory without a manifest: no
+// goldens were ever written there.
+var ErrNoManifest = errors.New("golden: not a golden directory")
+
 // ReadDir reads a golden directory written by WriteDir, in manifest order.
 func ReadDir(dir string) (*Manifest, []*Golden, error) {
 	data, err := os.ReadFile(filepath.Join(dir, ManifestFile))
 	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil, fmt.Errorf("golden: %s has no %s: record goldens there with `kvref golden --out %s`", dir, ManifestFile, dir)
+		return nil, nil, fmt.Errorf("%w: %s has no %s, so no goldens (WriteDir writes them)", ErrNoManifest, dir, ManifestFile)
 	}
 	if err != nil {
 		return nil, nil, err

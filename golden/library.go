@@ -127,10 +127,10 @@ func suite(name string, p Params, types []quant.CacheType) ([]*Scenario, []Skipp
 		}
 	case "sliding":
 		if p.Window == 0 {
-			return nil, nil, fmt.Errorf("%w; this model attends over every position (no sliding_window in its metadata or config). Record the sliding suite on a model with a window (kvref synth --sliding-window 64 makes one), or record --suite default", ErrNoWindow)
+			return nil, nil, fmt.Errorf("%w; this model attends over every position (no sliding_window in its metadata or config). The sliding suite needs a model with a window (a model/synth Shape with SlidingWindow set is one); the default suite runs on any model", ErrNoWindow)
 		}
 		if p.Window < 2*p.BlockSize {
-			return nil, nil, fmt.Errorf("golden: the sliding suite needs the window (%d tokens) to span at least two blocks; the block size is %d: record with --block-size %d or less", p.Window, p.BlockSize, p.Window/2)
+			return nil, nil, &WindowTooShortError{Window: p.Window, BlockSize: p.BlockSize}
 		}
 		members = slidingClasses
 		if types == nil {
@@ -470,3 +470,19 @@ var classes = []Class{
 		},
 	},
 }
+
+// WindowTooShortError refuses the sliding suite on a model whose window spans less than two
+// blocks (Params.BlockSize): no block would ever fall wholly out of the window.
+type WindowTooShortError struct {
+	Window    int // the model's sliding window, in tokens
+	BlockSize int // token slots per cache block
+}
+
+// Error gives the window, the block size and the largest block size that works.
+func (e *WindowTooShortError) Error() string {
+	return fmt.Sprintf("golden: the sliding suite needs the window (%d tokens) to span at least two blocks; the block size is %d (Params.BlockSize), at most %d works",
+		e.Window, e.BlockSize, e.MaxBlockSize())
+}
+
+// MaxBlockSize is the largest block size the window spans twice.
+func (e *WindowTooShortError) MaxBlockSize() int { return e.Window / 2 }

@@ -10,8 +10,9 @@ import (
 
 // WriteList writes the scenario classes and every suite's scenarios for the parameters (a
 // suite's classes with their cache types, and what it skips), as kvref golden --list
-// prints them.
-func WriteList(w io.Writer, p Params) error {
+// prints them. hint, when not nil, may add a line in brackets after a suite's skipped
+// scenarios: the caller's way of saying how to set the parameters their reasons name.
+func WriteList(w io.Writer, p Params, hint func(skipped []Skipped) string) error {
 	window := ""
 	if p.Window > 0 {
 		window = fmt.Sprintf(", sliding window %d", p.Window)
@@ -53,6 +54,11 @@ func WriteList(w io.Writer, p Params) error {
 		}
 		for _, s := range skipped {
 			fmt.Fprintf(w, "  (skipped %s: %s)\n", s.Name, s.Reason)
+		}
+		if hint != nil {
+			if h := hint(skipped); h != "" {
+				fmt.Fprintf(w, "  (%s)\n", h)
+			}
 		}
 	}
 	return nil

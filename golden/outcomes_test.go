@@ -123,7 +123,7 @@ func TestUnsupportedOutcome(t *testing.T) {
 		require.False(t, rep.Passed)
 		require.Equal(t, StatusFail, rep.Scenarios[0].Status)
 		require.Equal(t, KindUnsupported, rep.Scenarios[0].Failures[0].Kind)
-		require.Contains(t, rep.Scenarios[0].Failures[0].Message, "--require demands it")
+		require.Contains(t, rep.Scenarios[0].Failures[0].Message, "and VerifyOptions.Require demands it")
 	}
 	rep, err = Verify(goldens, c, VerifyOptions{Require: Requirements{"top_k"}})
 	require.NoError(t, err)

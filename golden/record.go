@@ -134,7 +134,7 @@ func checkExpectations(g *Golden, run *engineRun) error {
 	case e.Eviction && g.Stats.Evictions == 0:
 		return fmt.Errorf("golden: scenario %s expects an eviction but kvref's own run had none with %d blocks of %d tokens", sc.Name, sc.Cache.Blocks, sc.Cache.BlockSize)
 	case (e.Reclaim || e.PreemptionAfterReclaim) && run.eng.Model.Config.ReclaimWindow() == 0:
-		return fmt.Errorf("golden: scenario %s expects blocks released by a sliding window, but the model %s: record it on a model whose every layer has a sliding window (kvref synth --sliding-window W)",
+		return fmt.Errorf("golden: scenario %s expects blocks released by a sliding window, but the model %s: record it on a model whose every layer has a sliding window (a model/synth Shape with SlidingWindow set)",
 			sc.Name, noReclaimReason(run.eng.Model.Config.SlidingWindow))
 	case e.Reclaim && g.Stats.BlocksReclaimed == 0:
 		return fmt.Errorf("golden: scenario %s expects blocks released by the sliding window, but kvref's own run released none (window %d, blocks of %d)", sc.Name, g.Model.SlidingWindow, sc.Cache.BlockSize)

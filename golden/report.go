@@ -40,7 +40,7 @@ const (
 	KindControl     = "control"     // a control run reported cache hits
 	KindMissing     = "missing"     // a scenario or request without result
 	KindError       = "error"       // the candidate failed the request
-	KindUnsupported = "unsupported" // the candidate refused a feature that --require demands
+	KindUnsupported = "unsupported" // the candidate refused a feature that VerifyOptions.Require demands
 	KindCache       = "cache"       // an impossible count of cached prompt tokens
 )
 
@@ -179,7 +179,7 @@ func (r *Report) WriteTable(w io.Writer) error {
 		fmt.Fprintf(w, "\n%s: %s\n", s.Name, s.Status)
 		for i, f := range s.Failures {
 			if i == maxListed {
-				fmt.Fprintf(w, "  ... and %d more failures (--json lists them all)\n", len(s.Failures)-maxListed)
+				fmt.Fprintf(w, "  ... and %d more failures (the JSON report lists them all)\n", len(s.Failures)-maxListed)
 				break
 			}
 			fmt.Fprintf(w, "  FAIL [%s] %s\n", f.Kind, f.Message)

@@ -127,7 +127,7 @@ var slidingClasses = []Class{
 			case short < 1:
 				return nil, skipf("the pool (%d blocks) holds less than one window of %d blocks", p.Blocks, k)
 			case short+long > 64:
-				return nil, skipf("the pool (%d blocks) holds %d windows of %d blocks: outgrowing it would take more than 64 sequences; record with fewer --cache-blocks", p.Blocks, p.Blocks/k, k)
+				return nil, skipf("the pool (%d blocks) holds %d windows of %d blocks: outgrowing it would take more than 64 sequences; a smaller pool (Params.Blocks) keeps it within 64", p.Blocks, p.Blocks/k, k)
 			}
 			if err := slidingFit(p, true, vLen+decode, 2*(ceilDiv(2*w, b)+1)); err != nil {
 				return nil, err
@@ -167,7 +167,7 @@ func slidingFit(p Params, reclaim bool, longest, blocks int) error {
 	case longest > p.Context:
 		return skipf("needs a context of %d tokens, the model has %d", longest, p.Context)
 	case blocks > p.Blocks:
-		return skipf("needs about %d blocks, the pool has %d: raise --cache-blocks", blocks, p.Blocks)
+		return skipf("needs about %d blocks, the pool has %d (Params.Blocks)", blocks, p.Blocks)
 	}
 	return nil
 }

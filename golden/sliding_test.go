@@ -49,11 +49,16 @@ func TestSlidingSuiteNeedsAWindow(t *testing.T) {
 	_, _, err := Suite("sliding", DefaultParams())
 	require.True(t, errors.Is(err, ErrNoWindow), "%v", err)
 	require.ErrorContains(t, err, "attends over every position")
-	require.ErrorContains(t, err, "kvref synth --sliding-window")
+	require.ErrorContains(t, err, "The sliding suite needs a model with a window (a model/synth Shape with SlidingWindow set is one); the default suite runs on any model")
+	require.NotContains(t, err.Error(), "--", "a library error names no flag: kvref golden adds them")
 	p := DefaultParams()
 	p.Window, p.Reclaims = 24, true
 	_, _, err = Suite("sliding", p)
-	require.ErrorContains(t, err, "the window (24 tokens) to span at least two blocks; the block size is 16: record with --block-size 12 or less")
+	var short *WindowTooShortError
+	require.ErrorAs(t, err, &short)
+	require.Equal(t, WindowTooShortError{Window: 24, BlockSize: 16}, *short)
+	require.Equal(t, 12, short.MaxBlockSize())
+	require.ErrorContains(t, err, "the window (24 tokens) to span at least two blocks; the block size is 16 (Params.BlockSize), at most 12 works")
 
 	p.Window = 64
 	def, _, err := Suite("default", p)

@@ -209,7 +209,7 @@ func (t *Target) runScenario(ctx context.Context, base string, g *Golden) (*Cand
 			time.Sleep(time.Duration(e.Steps) * delay)
 		case e.Flush:
 			if t.FlushURL == "" {
-				cs.Notes = appendOnce(cs.Notes, "the scenario flushes the cache, but no --flush-url was given: the candidate's cache was not flushed")
+				cs.Notes = appendOnce(cs.Notes, "the scenario flushes the cache, but the target has no flush URL (Target.FlushURL): the candidate's cache was not flushed")
 				continue
 			}
 			waitAll()

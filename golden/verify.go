@@ -171,7 +171,7 @@ func verifyScenario(g *Golden, cs *CandidateScenario, control bool, opt VerifyOp
 	switch {
 	case rep.HitsReported:
 	case opt.Require.has(FeatureCacheReport):
-		v.fail("", -1, -1, KindUnsupported, "the candidate reports no cached prompt tokens (none of usage.prompt_tokens_details.cached_tokens, timings.cache_n, timings.prompt_n), and --require %s demands it", FeatureCacheReport)
+		v.fail("", -1, -1, KindUnsupported, "the candidate reports no cached prompt tokens (none of usage.prompt_tokens_details.cached_tokens, timings.cache_n, timings.prompt_n), and VerifyOptions.Require demands it (%s)", FeatureCacheReport)
 	default:
 		rep.Notes = append(rep.Notes, "the candidate does not report cached prompt tokens: cache expectations are unchecked")
 	}

@@ -386,7 +386,7 @@ func engineError(err error) *APIError {
 	case errors.As(err, &aerr):
 		return aerr
 	case errors.Is(err, engine.ErrRejected):
-		return badRequest("prompt", "%v", err).withCode("request_rejected")
+		return rejected(err)
 	case errors.Is(err, kvcache.ErrOutOfBlocks):
 		return badRequest("", "the KV cache cannot hold this request: %v (ask for fewer tokens or choices, or restart the server with more --cache-blocks)", err).withCode("cache_too_small")
 	case errors.Is(err, ErrClosed):

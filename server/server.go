@@ -118,9 +118,13 @@ type Options struct {
 	ModelName string
 	// Scheduler tunes continuous batching (tokens per step, prefill chunk size, ...).
 	Scheduler engine.SchedulerConfig
-	// Check recomputes every step of every request with the cache-free reference and
-	// requires bit-identical logits (kvref run --check). A mismatch is an engine bug; it
-	// fails the request whose logits differ (500) and no other.
+	// Check sets engine.Request.Check on every request: the logits of every step are
+	// recomputed by the cache-free reference (a window of up to engine.CheckWindow steps of
+	// a sequence per reference pass) and must be bit-identical. A token is sent only once
+	// its step has passed, so a stream arrives in bursts of up to engine.CheckWindow
+	// tokens. A mismatch is an engine bug; it ends the request whose logits differ and no
+	// other: with a 500 error, or, when streaming (the 200 is sent already), with an error
+	// event after the tokens verified before the mismatch, then [DONE].
 	Check bool
 	// Limits bound requests, connections and the engine's queue; a zero field takes its
 	// default.
@@ -444,6 +448,7 @@ func combineStats(a, b engine.Stats) engine.Stats {
 		RowsMax:        max(a.RowsMax, b.RowsMax),
 		SequencesMax:   max(a.SequencesMax, b.SequencesMax),
 		Preemptions:    a.Preemptions + b.Preemptions,
+		CheckedTokens:  a.CheckedTokens + b.CheckedTokens,
 		PrefillTokens:  a.PrefillTokens + b.PrefillTokens,
 		DecodeTokens:   a.DecodeTokens + b.DecodeTokens,
 		PeakBlocksUsed: max(a.PeakBlocksUsed, b.PeakBlocksUsed),

@@ -97,7 +97,9 @@ func TestCacheTooSmall(t *testing.T) {
 	// generated token too.
 	e = ts.apiError(t, "/v1/completions", map[string]any{"prompt": prompt, "max_tokens": 1}, 400)
 	require.Equal(t, "request_rejected", *e.Code)
-	require.Contains(t, e.Message, "the cache is too small")
+	require.Equal(t, "prompt", *e.Param)
+	require.Contains(t, e.Message, "the cache is too small: the prompt alone needs 3 blocks of 16 tokens, the pool has 2")
+	require.Contains(t, e.Message, "; shorten the prompt, or restart the server with more --cache-blocks")
 
 	ts.complete(t, map[string]any{"prompt": prompt[:20], "max_tokens": 8})
 }
@@ -313,7 +315,16 @@ func TestLogprobsJSON(t *testing.T) {
 
 func TestEngineErrorMapping(t *testing.T) {
 	require.Equal(t, 400, engineError(errors.Join(engine.ErrRejected)).Status)
-	e := engineError(fmt.Errorf("%w: sequence 3 needs 2 more blocks", kvcache.ErrOutOfBlocks))
+	// The engine's typed rejections name the request field that set the limit.
+	e := engineError(&engine.ContextExceededError{Prompt: 4, MaxTokens: 100, Context: 64})
+	require.Equal(t, 400, e.Status)
+	require.Equal(t, "max_tokens", *e.Param)
+	require.Equal(t, "request_rejected", *e.Code)
+	require.Contains(t, e.Message, "exceed the context of 64; at most 60 new tokens fit; lower max_tokens")
+	e = engineError(&engine.PromptTooLongError{Prompt: 70, Context: 64})
+	require.Equal(t, "prompt", *e.Param)
+	require.Contains(t, e.Message, "the prompt has 70 tokens but the context holds 64")
+	e = engineError(fmt.Errorf("%w: sequence 3 needs 2 more blocks", kvcache.ErrOutOfBlocks))
 	require.Equal(t, 400, e.Status)
 	require.Equal(t, "cache_too_small", *e.Code)
 	require.Contains(t, e.Message, "restart the server with more --cache-blocks")

@@ -181,7 +181,7 @@ func (r *chatREPL) exec(line string) error {
 		return err
 	})
 	if err != nil {
-		return err
+		return engineHint(err, "-n")
 	}
 	if !strings.HasSuffix(t.Reply, "\n") {
 		fmt.Fprintln(r.out)

@@ -92,7 +92,7 @@ func goldenCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	scenarios, skipped, err := selectScenarios(f, params)
 	if err != nil {
-		return err
+		return goldenHint(err)
 	}
 	if filter != nil {
 		scenarios = slices.DeleteFunc(scenarios, func(s *golden.Scenario) bool { return !filter.MatchString(s.Name) })
@@ -102,6 +102,9 @@ func goldenCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	for _, s := range skipped {
 		fmt.Fprintf(stderr, "kvref golden: skipping %s: %s\n", s.Name, s.Reason)
+	}
+	if h := paramsHint(skipped); h != "" {
+		fmt.Fprintf(stderr, "kvref golden: (%s)\n", h)
 	}
 	start := time.Now()
 	var goldens []*golden.Golden
@@ -172,7 +175,7 @@ func shortHash(s string) string { return s[:min(12, len(s))] }
 // listScenarios prints the classes and the suites' scenarios for the parameters, and how
 // to record and verify.
 func listScenarios(w io.Writer, p golden.Params) error {
-	if err := golden.WriteList(w, p); err != nil {
+	if err := golden.WriteList(w, p, paramsHint); err != nil {
 		return err
 	}
 	fmt.Fprintln(w, "\nRecord:  kvref golden --model MODEL --suite default --out DIR")

@@ -116,7 +116,7 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 		}
 		id, err := sched.Add(req)
 		if err != nil {
-			return 0, fmt.Errorf("prompt %d: %w", pi, err)
+			return 0, fmt.Errorf("prompt %d: %w", pi, engineHint(err, "-n"))
 		}
 		promptOf[id] = pi
 		return id, nil
@@ -124,7 +124,7 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	finish := func(id int) error {
 		pi := promptOf[id]
 		if err := sched.Err(id); err != nil {
-			return fmt.Errorf("prompt %d: %w", pi, err)
+			return fmt.Errorf("prompt %d: %w", pi, engineHint(err, "-n or -np"))
 		}
 		res := sched.Result(id)
 		sum.Add(res)

@@ -184,24 +184,26 @@ func TestRunBadInput(t *testing.T) {
 		name string
 		args []string
 		want string
+		hint string // what the command adds to the engine's error ("" for none)
 	}{
-		{"missing file", []string{"run", "-m", filepath.Join(dir, "nope.gguf")}, "nope.gguf"},
-		{"truncated file", []string{"run", "-m", cut}, "cut.gguf"},
-		{"not a model", []string{"run", "-m", notModel}, "not a GGUF file"},
-		{"not a llama2.c checkpoint", []string{"run", "-m", notModel, "--tokenizer", notModel}, "notes.txt"},
-		{"prompt longer than context", []string{"run", "-m", good, "-p", strings.Repeat("x", 100)}, "context holds 64"},
-		{"prompt plus -n beyond context", []string{"run", "-m", good, "-p", "abc", "-n", "100"}, "exceed the context of 64"},
-		{"prompt plus -n overflows", []string{"run", "-m", good, "-p", "abc", "-n", "9223372036854775807"}, "exceed the context of 64"},
-		{"cache too small", []string{"run", "-m", good, "-p", "abcdefgh", "-n", "4", "--cache-blocks", "1", "--block-size", "4"}, "cache is too small"},
-		{"cache runs out while decoding", []string{"run", "-m", good, "-p", "ab", "-n", "10", "--ignore-eos", "--cache-blocks", "1", "--block-size", "4"}, "out of blocks"},
-		{"bad cache type", []string{"run", "--cache-dtype", "f12"}, "f12"},
-		{"bad block size", []string{"run", "--block-size", "0"}, "--block-size must be"},
+		{"missing file", []string{"run", "-m", filepath.Join(dir, "nope.gguf")}, "nope.gguf", ""},
+		{"truncated file", []string{"run", "-m", cut}, "cut.gguf", ""},
+		{"not a model", []string{"run", "-m", notModel}, "not a GGUF file", ""},
+		{"not a llama2.c checkpoint", []string{"run", "-m", notModel, "--tokenizer", notModel}, "notes.txt", ""},
+		{"prompt longer than context", []string{"run", "-m", good, "-p", strings.Repeat("x", 100)}, "context holds 64", "; shorten the prompt or raise -c"},
+		{"prompt plus -n beyond context", []string{"run", "-m", good, "-p", "abc", "-n", "100"}, "exceed the context of 64", "at most 60 new tokens fit; lower -n or raise -c"},
+		{"prompt plus -n overflows", []string{"run", "-m", good, "-p", "abc", "-n", "9223372036854775807"}, "exceed the context of 64", "; lower -n or raise -c"},
+		{"cache too small", []string{"run", "-m", good, "-p", "abcdefgh", "-n", "4", "--cache-blocks", "1", "--block-size", "4"}, "cache is too small", "the pool has 1 (Config.CacheBlocks); shorten the prompt or raise --cache-blocks"},
+		{"cache runs out while decoding", []string{"run", "-m", good, "-p", "ab", "-n", "10", "--ignore-eos", "--cache-blocks", "1", "--block-size", "4"}, "out of blocks", "no longer fits even alone in the pool of 1 blocks (Config.CacheBlocks); lower -n or -np or raise --cache-blocks"},
+		{"bad cache type", []string{"run", "--cache-dtype", "f12"}, "f12", ""},
+		{"bad block size", []string{"run", "--block-size", "0"}, "--block-size must be", ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			_, stderr, code := kvref(t, tc.args...)
 			require.Equal(t, 1, code, stderr)
 			require.Contains(t, stderr, tc.want)
+			require.Contains(t, stderr, tc.hint)
 			require.NotContains(t, stderr, "panic")
 		})
 	}

@@ -196,6 +196,16 @@ func TestGoldenSlidingSuiteRefusedWithoutAWindow(t *testing.T) {
 	require.Equal(t, 0, code, stderr)
 	require.Contains(t, out, "context 512, sliding window 32")
 	require.Contains(t, out, "Suite sliding: 4 scenarios")
+	_, stderr, code = kvref(t, "golden", "--suite", "sliding", "--model", path, "--block-size", "32", "--out", t.TempDir())
+	require.Equal(t, 1, code)
+	require.Contains(t, stderr, "the block size is 32 (Params.BlockSize), at most 16 works: record with --block-size 16 or less")
+	// A skipped scenario's reason names the library's parameters; the command says which
+	// of its flags set them.
+	_, stderr, code = kvref(t, "golden", "--suite", "sliding", "--model", path, "--block-size", "8", "--cache-blocks", "28",
+		"--run", "^window-crossing-mid-block", "--out", t.TempDir())
+	require.Equal(t, 0, code, stderr)
+	require.Contains(t, stderr, "kvref golden: skipping window-crossing-block-boundary.f32: needs about 32 blocks, the pool has 28 (Params.Blocks)")
+	require.Contains(t, stderr, "kvref golden: (--cache-blocks sets Params.Blocks, --block-size Params.BlockSize, -c Params.Context)")
 	require.Contains(t, out, "(skipped preempt-recompute.f32: with a sliding window of 32 every sequence holds at most 5 blocks of 8")
 
 	dir := t.TempDir()

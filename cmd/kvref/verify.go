@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"github.com/kvref/kvref/model/loader"
 	"github.com/kvref/kvref/quant"
@@ -110,6 +111,9 @@ func verifyCmd(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("--cache-model: %w", err)
 	}
 	man, goldens, err := golden.ReadDir(f.goldenDir)
+	if errors.Is(err, golden.ErrNoManifest) {
+		return fmt.Errorf("%w; record goldens there with `kvref golden --out %s`", err, f.goldenDir)
+	}
 	if err != nil {
 		return err
 	}

@@ -105,7 +105,7 @@ func TestGoldenAndVerifyErrors(t *testing.T) {
 		{[]string{"golden", "--out", t.TempDir(), "--run", "nothing-matches"}, "no scenario to record"},
 		{[]string{"golden", "--out", t.TempDir(), "--cache-dtypes", "f12"}, "unknown cache type"},
 		{[]string{"verify", "--golden", t.TempDir()}, "exactly one of --candidate FILE, --target URL, --self"},
-		{[]string{"verify", "--golden", t.TempDir(), "--self"}, "has no manifest.json"},
+		{[]string{"verify", "--golden", t.TempDir(), "--self"}, "has no manifest.json, so no goldens (WriteDir writes them); record goldens there with `kvref golden --out "},
 		{[]string{"verify", "--golden", t.TempDir(), "--self", "--require", "n,forks"}, `--require: golden: unknown feature "forks"`},
 		{[]string{"verify", "--golden", t.TempDir(), "--self", "--cache-model", "blocks"}, `--cache-model: golden: unknown cache model "blocks"`},
 	} {

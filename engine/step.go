@@ -1,0 +1,78 @@
+package engine
+
+import (
+	"github.com/kvref/kvref/kvcache"
+	"github.com/kvref/kvref/model"
+)
+
+// One step of the cache protocol, in one place: reserve the slots of each sequence's next
+// tokens (kvcache.Pool.Reserve: new blocks, copy-on-write, evictions), run those tokens
+// through one batched forward pass (which writes their K/V into the slots), commit them
+// (kvcache.Pool.Commit: the slots now hold valid K/V, full blocks join the prefix index),
+// and release the blocks a sliding window no longer reads (reclaim). Engine.Step,
+// Engine.AllLogits and the Scheduler's Step all go through it.
+
+// span is one sequence's share of a step: its n tokens from position Computed() on.
+type span struct {
+	kv *kvcache.Sequence
+	n  int
+}
+
+// reserve reserves the slots of every span, in order, and returns what each reservation
+// did. At the first error (wrapping kvcache.ErrOutOfBlocks) it stops: that span's pool is
+// unchanged, and the spans before it keep their slots (consistent, and reused by the next
+// reservation of the same tokens, which then does nothing).
+func (e *Engine) reserve(spans []span) ([]kvcache.Reservation, error) {
+	res := make([]kvcache.Reservation, len(spans))
+	for i, sp := range spans {
+		r, err := e.Pool.Reserve(sp.kv, sp.n)
+		if err != nil {
+			return nil, err
+		}
+		res[i] = r
+	}
+	return res, nil
+}
+
+// compute runs the spans, whose slots are reserved, through one batched forward pass,
+// commits their tokens and reclaims what a sliding window left behind. It returns logits in
+// row order: with every, one per row (span by span, position by position); without, one per
+// span that reaches its sequence's last token, for that token. On an error from the forward
+// pass nothing is committed.
+func (e *Engine) compute(spans []span, every bool) ([][]float32, error) {
+	var rows []model.Row
+	for _, sp := range spans {
+		start := sp.kv.Computed()
+		for pos := start; pos < start+sp.n; pos++ {
+			rows = append(rows, model.Row{Seq: sp.kv, Pos: pos, Logits: every || pos == sp.kv.Len()-1})
+		}
+	}
+	out, err := e.Runner.Forward(e.Pool, rows)
+	if err != nil {
+		return nil, err
+	}
+	var logits [][]float32
+	for b, row := range rows {
+		if row.Logits {
+			logits = append(logits, out[b])
+		}
+	}
+	for _, sp := range spans {
+		if err := e.Pool.Commit(sp.kv, sp.n); err != nil {
+			return nil, err
+		}
+		e.reclaim(sp.kv)
+	}
+	return logits, nil
+}
+
+// step is reserve then compute: the whole protocol for spans nobody has reserved yet. A
+// reservation error comes back as it is, with nothing computed.
+func (e *Engine) step(spans []span, every bool) ([]kvcache.Reservation, [][]float32, error) {
+	res, err := e.reserve(spans)
+	if err != nil {
+		return nil, nil, err
+	}
+	logits, err := e.compute(spans, every)
+	return res, logits, err
+}

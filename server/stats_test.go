@@ -1,0 +1,58 @@
+package server
+
+import (
+	"reflect"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/kvref/kvref/engine"
+	"github.com/kvref/kvref/model/synth"
+)
+
+// TestCheckedTokensSurviveRetire: the server replaces its idle scheduler after every burst
+// of requests (retire), folding the old totals into its own; the checked-token count must
+// survive that fold, so that with --check it equals every token the server generated.
+func TestCheckedTokensSurviveRetire(t *testing.T) {
+	ts := start(t, synth.Tiny, engine.Config{}, Options{Check: true})
+	body := map[string]any{"prompt": []int{1, 5, 6}, "max_tokens": 5, "ignore_eos": true}
+	ts.complete(t, body)
+	ts.complete(t, body) // the loop retired the first scheduler before this one ran
+	st := ts.stats(t)
+	require.EqualValues(t, 10, st.GeneratedTokens)
+	require.EqualValues(t, 10, st.Engine.CheckedTokens)
+}
+
+// TestCombineStatsKeepsEveryTotal: every exported total of engine.Stats set in both
+// schedulers' stats is set in the combination, so a field added to engine.Stats cannot be
+// dropped silently; the counts add up and the peaks take the larger.
+func TestCombineStatsKeepsEveryTotal(t *testing.T) {
+	var a, b engine.Stats
+	va, vb := reflect.ValueOf(&a).Elem(), reflect.ValueOf(&b).Elem()
+	for i := range va.NumField() {
+		if !va.Type().Field(i).IsExported() {
+			continue
+		}
+		switch va.Field(i).Kind() {
+		case reflect.Int, reflect.Int64:
+			va.Field(i).SetInt(2)
+			vb.Field(i).SetInt(3)
+		case reflect.Float64:
+			va.Field(i).SetFloat(2)
+			vb.Field(i).SetFloat(3)
+		default:
+			t.Fatalf("engine.Stats.%s has kind %s: teach this test how to combine it", va.Type().Field(i).Name, va.Field(i).Kind())
+		}
+	}
+	c := combineStats(a, b)
+	vc := reflect.ValueOf(c)
+	for i := range vc.NumField() {
+		if f := vc.Type().Field(i); f.IsExported() {
+			require.False(t, vc.Field(i).IsZero(), "combineStats drops %s", f.Name)
+		}
+	}
+	require.EqualValues(t, 5, c.CheckedTokens)
+	require.EqualValues(t, 5, c.Steps)
+	require.EqualValues(t, 3, c.PeakBlocksUsed)
+	require.InDelta(t, 2.6, c.RowsMean, 1e-12) // (2·2 + 3·3) / 5 steps
+}
