@@ -94,7 +94,7 @@ func (s *Stepper) seq(id int) (*engine.SessionSeq, error) {
 
 // add starts a sequence from a prompt.
 func (s *Stepper) add(text string) (Record, error) {
-	ids := s.m.Tokenizer.Encode(text, true)
+	ids := s.m.Tokenizer.EncodeSpecial(text, true, true)
 	if len(ids) == 0 {
 		return Record{}, badCommand("the prompt %q has no tokens (this tokenizer adds no BOS); give some text", text)
 	}

@@ -35,7 +35,7 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("run", stderr)
 	f.modelFlags.register(fs)
 	f.engineFlags.register(fs, "enough for -np full-context sequences")
-	fs.StringVar(&f.prompt, "p", "", "prompt text (BOS is added when the model's tokenizer adds one)")
+	fs.StringVar(&f.prompt, "p", "", "prompt text (BOS is added when the model's tokenizer adds one; special tokens written in it, like </s> or <|im_start|>, are parsed, as llama-cli does)")
 	fs.StringVar(&f.promptFile, "prompt-file", "", "file with one prompt per line, run one after another in one shared cache")
 	fs.IntVar(&f.n, "n", 128, "tokens to generate per sequence (-1: until end of text or the context is full)")
 	fs.Float64Var(&f.temp, "temp", 0.8, "sampling temperature (0: greedy)")
@@ -111,7 +111,7 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	submit := func(pi int) (int, error) {
 		req := engine.Request{
-			Prompt: m.Tokenizer.Encode(prompts[pi], true), MaxTokens: f.n, IgnoreEOS: f.ignoreEOS, N: f.np, Check: f.check,
+			Prompt: m.Tokenizer.EncodeSpecial(prompts[pi], true, true), MaxTokens: f.n, IgnoreEOS: f.ignoreEOS, N: f.np, Check: f.check,
 			Sampling: engine.Sampling{Temperature: f.temp, TopK: f.topK, TopP: f.topP, MinP: f.minP, Seed: f.seed},
 		}
 		id, err := sched.Add(req)

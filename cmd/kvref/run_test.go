@@ -219,3 +219,19 @@ func TestTokenizeBuiltin(t *testing.T) {
 	require.Equal(t, 0, code)
 	require.Equal(t, "403 407 261 378\n", out)
 }
+
+// TestRunParsesSpecialTokensInThePrompt: a special token written in -p is that token, as
+// llama-cli (and kvref serve) read a prompt: "hi</s>hi" is BOS, "hi", EOS, "hi" with the
+// built-in stories260K (6 tokens, what `kvref tokenize --special` gives), not the nine of
+// the text "</s>" spelt out.
+func TestRunParsesSpecialTokensInThePrompt(t *testing.T) {
+	ids, stderr, code := kvref(t, "tokenize", "--special", "--json", "hi</s>hi")
+	require.Equal(t, 0, code, stderr)
+	var want []int
+	require.NoError(t, json.Unmarshal([]byte(ids), &want))
+	require.Contains(t, want, 2, "</s> is EOS (id 2) in stories260K's vocabulary")
+	out, stderr, code := kvref(t, "run", "-p", "hi</s>hi", "-n", "1", "--json", "--temp", "0")
+	require.Equal(t, 0, code, stderr)
+	r := parseJSONRun(t, out)
+	require.EqualValues(t, len(want), r.Summary["prompt_tokens"])
+}

@@ -103,7 +103,7 @@ func sessionError(err error) error {
 // add starts a sequence from a prompt (the session reuses cached blocks of its prefix and
 // computes the rest) and makes it current.
 func (s *stepper) add(text string) error {
-	ids := s.m.Tokenizer.Encode(text, true)
+	ids := s.m.Tokenizer.EncodeSpecial(text, true, true)
 	if len(ids) == 0 {
 		return fmt.Errorf("the prompt %q has no tokens (this tokenizer adds no BOS); give some text", text)
 	}
