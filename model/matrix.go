@@ -132,11 +132,14 @@ func (m *Matrix) MulBatch(threads *parallel.Pool, out, x []float32, batch int) {
 // row is computed the same way whichever piece of rows it falls in.
 func mulShared(threads *parallel.Pool, x []float32, batch int, ms []*Matrix, outs [][]float32) {
 	total, cols := 0, ms[0].Cols
-	var kinds quant.InputKinds
+	var kinds, batched quant.InputKinds // the input forms of the products, of the batched ones
 	for _, m := range ms {
 		total += m.Rows
 		if m.quantized {
 			kinds |= m.wt.Input()
+			if m.wt.Batched() {
+				batched |= m.wt.Input()
+			}
 		}
 	}
 	var in []quant.Input
@@ -149,10 +152,10 @@ func mulShared(threads *parallel.Pool, x []float32, batch int, ms []*Matrix, out
 		}
 		in = (*ins)[:batch]
 		quantizeInputs(threads, in, x, cols, kinds)
-		if batch > 1 {
+		if batch > 1 && batched != 0 {
 			bin = batchInputs.Get().(*quant.BatchInput)
 			defer batchInputs.Put(bin)
-			bin.Set(in)
+			bin.Set(in, batched)
 		}
 	}
 	// The rows go out in a few large pieces: each piece of a batch re-packs the batch's

@@ -77,45 +77,42 @@ func (in *Input) Len() int { return in.n }
 func (in *Input) has(k InputKinds) bool { return in.kinds&k == k }
 
 // BatchInput is a batch of quantized input vectors for the batched products
-// (DotRowsBatch): the forms every vector holds, Q8_0 and Q8_K, each laid out so that the
-// kernels multiply a row by many vectors at once. The Inputs it was set from must not
-// change while it is used.
+// (DotRowsBatch): the forms asked for, Q8_0 and Q8_K, each laid out so that the kernels
+// multiply a row by many vectors at once. The Inputs it was set from must not change while
+// it is used. A BatchInput is reused across batches: Set refills it.
 type BatchInput struct {
-	n     int
-	kinds InputKinds // the forms all the vectors hold
-	ins   []*Input
-	q8    kernels.Q8Batch
-	q8k   kernels.Q8KBatch
+	n, count int
+	kinds    InputKinds // the forms laid out
+	q8s      []*kernels.Q8Input
+	q8ks     []*kernels.Q8KInput
+	q8       kernels.Q8Batch
+	q8k      kernels.Q8KBatch
 }
 
-// Set makes b the batch of ins, which must all have the same length; it holds the forms
-// that every one of them holds. It panics on vectors of different lengths.
-func (b *BatchInput) Set(ins []Input) {
-	b.ins = b.ins[:0]
-	b.n, b.kinds = 0, InputQ8|InputQ8K
+// Set makes b the batch of ins in the forms kinds (the batched products' inputs, of the
+// types that have them: WeightType.Batched), laying out only those. It panics on vectors of
+// different lengths or not quantized to every form in kinds.
+func (b *BatchInput) Set(ins []Input, kinds InputKinds) {
+	b.n, b.count, b.kinds = 0, len(ins), kinds
+	b.q8s, b.q8ks = b.q8s[:0], b.q8ks[:0]
 	for i := range ins {
 		if ins[i].n != ins[0].n {
 			panic(fmt.Sprintf("quant: BatchInput.Set: input %d has %d values, input 0 %d", i, ins[i].n, ins[0].n))
 		}
-		b.ins = append(b.ins, &ins[i])
-		b.kinds &= ins[i].kinds
+		if !ins[i].has(kinds) {
+			panic(fmt.Sprintf("quant: BatchInput.Set: input %d holds %v, the batch needs %v", i, ins[i].kinds, kinds))
+		}
+		b.q8s = append(b.q8s, &ins[i].q8)
+		b.q8ks = append(b.q8ks, &ins[i].q8k)
 	}
 	if len(ins) > 0 {
 		b.n = ins[0].n
 	}
-	if b.kinds&InputQ8 != 0 {
-		q8 := make([]*kernels.Q8Input, len(ins))
-		for i := range ins {
-			q8[i] = &ins[i].q8
-		}
-		b.q8.Set(q8)
+	if kinds&InputQ8 != 0 {
+		b.q8.Set(b.q8s)
 	}
-	if b.kinds&InputQ8K != 0 {
-		q8k := make([]*kernels.Q8KInput, len(ins))
-		for i := range ins {
-			q8k[i] = &ins[i].q8k
-		}
-		b.q8k.Set(q8k)
+	if kinds&InputQ8K != 0 {
+		b.q8k.Set(b.q8ks)
 	}
 }
 
@@ -130,7 +127,7 @@ func onQ8K(k func(out []float32, stride int, x *kernels.Q8KBatch, w []byte, rows
 }
 
 // Count is the number of vectors.
-func (b *BatchInput) Count() int { return len(b.ins) }
+func (b *BatchInput) Count() int { return b.count }
 
 // Batched reports whether t's products have a batched form (q8_0 and the k types), which
 // DotRowsBatch uses.

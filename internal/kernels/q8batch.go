@@ -15,10 +15,11 @@ type Q8Batch struct {
 	packed []byte // the groups of four vectors, q8GroupBytes(n) each
 }
 
-// Set makes q the batch of the quantized vectors in (which it refers to, not copies: they
-// must not change while q is in use). It panics unless they all have one length.
+// Set makes q the batch of the quantized vectors in (it keeps the pointers, not copies of
+// the vectors: they must not change while q is in use). It panics unless they all have one
+// length.
 func (q *Q8Batch) Set(in []*Q8Input) {
-	q.in, q.n = in, 0
+	q.in, q.n = append(q.in[:0], in...), 0
 	if len(in) > 0 {
 		q.n = in[0].n
 	}
