@@ -13,6 +13,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/kvref/kvref/cacheview/textview"
 	"github.com/kvref/kvref/engine"
 	"github.com/kvref/kvref/tokenizer"
 )
@@ -20,7 +21,7 @@ import (
 // `kvref step` decodes one token at a time and shows, after every token, where its K/V
 // landed in the paged cache. This file holds the command line, the input loop and the help;
 // step_state.go the stepper (the one place the session's state lives) and its commands;
-// step_view.go what they print.
+// package cacheview/textview what they print.
 
 func init() {
 	register(command{"step", "decode one token at a time and watch the KV cache (blocks, slots, sharing, copy-on-write)", stepCmd})
@@ -157,9 +158,9 @@ var errQuit = errors.New("quit")
 func (s *stepper) interactive(in io.Reader) error {
 	sc := bufio.NewScanner(in)
 	for {
-		fmt.Fprint(s.out, s.paint(bold, s.prompt())+" ")
+		fmt.Fprint(s.view.Out, s.view.Paint(textview.Bold, s.prompt())+" ")
 		if !sc.Scan() {
-			fmt.Fprintln(s.out)
+			fmt.Fprintln(s.view.Out)
 			return sc.Err()
 		}
 		err := s.exec(sc.Text())
@@ -169,7 +170,7 @@ func (s *stepper) interactive(in io.Reader) error {
 		case errors.As(err, new(fatalError)):
 			return err
 		case err != nil:
-			fmt.Fprintln(s.out, s.paint(red, "error: "+err.Error()))
+			fmt.Fprintln(s.view.Out, s.view.Paint(textview.Red, "error: "+err.Error()))
 		}
 	}
 }
@@ -185,14 +186,14 @@ func (s *stepper) runScript(in io.Reader, name string) error {
 	for n := 1; sc.Scan(); n++ {
 		line := strings.TrimSpace(sc.Text())
 		if strings.HasPrefix(line, "#") {
-			fmt.Fprintln(s.out, line)
+			fmt.Fprintln(s.view.Out, line)
 			continue
 		}
 		echo := s.prompt()
 		if line != "" {
 			echo += " " + line
 		}
-		fmt.Fprintln(s.out, echo)
+		fmt.Fprintln(s.view.Out, echo)
 		err := s.exec(line)
 		if errors.Is(err, errQuit) {
 			return nil
@@ -291,13 +292,13 @@ func (s *stepper) exec(line string) error {
 		if err := want(0, "no arguments"); err != nil {
 			return err
 		}
-		s.showSequences()
+		s.view.Sequences(s.cur)
 		return nil
 	case "blocks":
 		if err := want(0, "no arguments"); err != nil {
 			return err
 		}
-		s.showBlocks()
+		s.view.Blocks()
 		return nil
 	case "top":
 		if err := want(1, "a number of alternatives"); err != nil {
@@ -307,8 +308,8 @@ func (s *stepper) exec(line string) error {
 		if vocab := s.m.Tokenizer.VocabSize(); err != nil || k < 0 || k > vocab {
 			return fmt.Errorf("top takes a number from 0 to %d, got %q", vocab, args[0])
 		}
-		s.top = k
-		s.say("top     %d alternatives per token from now on", k)
+		s.view.Top = k
+		s.view.Say("top     %d alternatives per token from now on", k)
 		return nil
 	case "temp":
 		if err := want(1, "a temperature"); err != nil {
@@ -326,7 +327,7 @@ func (s *stepper) exec(line string) error {
 		}
 		return s.setAttention(args[0])
 	case "help", "?":
-		s.say("commands (Enter = n 1):\n%s", strings.TrimRight(stepHelp, "\n"))
+		s.view.Say("commands (Enter = n 1):\n%s", strings.TrimRight(stepHelp, "\n"))
 		return nil
 	case "quit", "q", "exit":
 		return errQuit

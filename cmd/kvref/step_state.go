@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/kvref/kvref/cacheview/textview"
 	"github.com/kvref/kvref/engine"
 	"github.com/kvref/kvref/kvcache"
 	"github.com/kvref/kvref/model"
@@ -14,16 +15,14 @@ import (
 
 // stepper is a `kvref step` session in a terminal: the library's engine.Session (which owns
 // the cache and the sequences and reports what each command did), the current sequence,
-// and the display settings. Every command is a method that calls the session and prints its
-// record (step_view.go).
+// and the view that prints (textview: colours, alternatives per token). Every command is a
+// method that calls the session and prints its record.
 type stepper struct {
-	m     *model.Model
-	eng   *engine.Engine
-	sess  *engine.Session
-	out   io.Writer
-	color bool
-	top   int                // alternatives shown per token
-	cur   *engine.SessionSeq // the sequence that n, pick and fork act on
+	m    *model.Model
+	eng  *engine.Engine
+	sess *engine.Session
+	view *textview.View
+	cur  *engine.SessionSeq // the sequence that n, pick and fork act on
 
 	// afterCommand, when set, is called after every command with its line: tests use it
 	// to compare what was printed with the pool's own state.
@@ -53,8 +52,8 @@ func newStepper(o stepOptions, stdout, stderr io.Writer, color bool) (*stepper, 
 	}
 	sess := eng.NewSession(o.sampling, o.check)
 	sess.SetAttention(attn)
-	s := &stepper{m: m, eng: eng, sess: sess, out: stdout, color: color, top: o.top}
-	s.showHeader()
+	s := &stepper{m: m, eng: eng, sess: sess, view: &textview.View{Session: sess, Out: stdout, Color: color, Top: o.top}}
+	s.view.Header()
 	if err := s.add(o.prompt); err != nil {
 		s.close()
 		return nil, err
@@ -112,7 +111,8 @@ func (s *stepper) add(text string) error {
 		return sessionError(err)
 	}
 	s.cur = a.Seq
-	s.showPrefill(a, text)
+	s.view.Added(a, text)
+	fmt.Fprintf(s.view.Out, "Enter decodes the next token of seq %d; help lists the commands.\n", a.Seq.ID())
 	return nil
 }
 
@@ -133,11 +133,14 @@ func (s *stepper) decode(forced int) error {
 	if pos := s.cur.KV.Len(); pos >= s.eng.Context {
 		return fmt.Errorf("seq %d fills the whole context (%d tokens); fork it, add a new prompt, or free it", s.cur.ID(), s.eng.Context)
 	}
-	d, err := s.sess.Decode(s.cur, forced, s.top)
+	d, err := s.sess.Decode(s.cur, forced, s.view.Top)
 	if err != nil {
 		return sessionError(err)
 	}
-	s.showDecoded(d)
+	s.view.Decoded(d)
+	if s.m.Tokenizer.IsEOG(d.Token) {
+		s.view.Field("note", "%s ends the text; n goes on anyway", s.view.TokenLabel(d.Token))
+	}
 	return nil
 }
 
@@ -146,14 +149,14 @@ func (s *stepper) fork() error {
 	parent := s.cur
 	f := s.sess.Fork(parent)
 	s.cur = f.Seq
-	s.showFork(parent, f.Seq)
+	s.view.Forked(parent, f.Seq, fmt.Sprintf("switch %d goes back", parent.ID()))
 	return nil
 }
 
 // switchTo makes q the current sequence.
 func (s *stepper) switchTo(q *engine.SessionSeq) error {
 	s.cur = q
-	s.showSwitch(q)
+	s.view.Switched(q)
 	return nil
 }
 
@@ -163,7 +166,7 @@ func (s *stepper) free(q *engine.SessionSeq) error {
 		return fmt.Errorf("seq %d is the current sequence; switch to another one first (seqs lists them)", q.ID())
 	}
 	f := s.sess.Free(q)
-	s.showFree(q, f)
+	s.view.Freed(q, f)
 	return nil
 }
 
@@ -174,7 +177,7 @@ func (s *stepper) setTemperature(t float64) {
 	if t == 0 {
 		note = " (greedy: always the most likely token)"
 	}
-	s.say("temp    %g for every sequence from now on%s", t, note)
+	s.view.Say("temp    %g for every sequence from now on%s", t, note)
 }
 
 // setAttention handles the attn command.
@@ -185,10 +188,10 @@ func (s *stepper) setAttention(arg string) error {
 	}
 	s.sess.SetAttention(a)
 	if a.Layer < 0 {
-		s.say("attn    off")
+		s.view.Say("attn    off")
 		return nil
 	}
-	s.say("attn    %s for each new token from now on", s.attnName())
+	s.view.Say("attn    %s for each new token from now on", s.view.AttentionName())
 	return nil
 }
 

@@ -332,7 +332,7 @@ func (c *cacheChecker) checkPrefill(lines []string) {
 			pos := atoi(t, m[1])
 			require.Equal(t, rows, pos)
 			require.Equal(t, kv.Tokens()[pos], atoi(t, m[2]))
-			require.Equal(t, c.s.tokenLabel(kv.Tokens()[pos]), m[3])
+			require.Equal(t, c.s.view.TokenLabel(kv.Tokens()[pos]), m[3])
 			require.Equal(t, kv.Table()[pos/bs], atoi(t, m[4]))
 			require.Equal(t, pos%bs, atoi(t, m[5]))
 			if m[6] != "" {
@@ -507,7 +507,7 @@ func TestStepCommandErrors(t *testing.T) {
 		})
 	}
 	var out bytes.Buffer
-	s.out = &out
+	s.view.Out = &out
 	require.NoError(t, s.exec("top 0"))
 	require.NoError(t, s.exec("n"))
 	require.NotContains(t, out.String(), "  top 0 ", "top 0 hides the alternatives")
