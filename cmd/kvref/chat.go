@@ -43,16 +43,13 @@ func chatCmd(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("chat", stderr)
 	var mf modelFlags
 	var ef engineFlags
-	mf.register(fs)
+	var sampling engine.Sampling
+	mf.register(fs, "")
 	ef.register(fs, "one full context")
 	topt := templateFlagSet(fs)
 	system := fs.String("system", "", "the system message")
 	n := fs.Int("n", -1, "most tokens per reply (-1: until the end of the turn or a full context)")
-	temp := fs.Float64("temp", 0.8, "sampling temperature (0: greedy)")
-	topK := fs.Int("top-k", 40, "top-k sampling (0: off)")
-	topP := fs.Float64("top-p", 0.95, "top-p (nucleus) sampling (1: off)")
-	minP := fs.Float64("min-p", 0.05, "min-p sampling (0: off)")
-	seed := fs.Uint64("seed", 42, "sampling seed (turn i samples with seed + i)")
+	registerSampling(fs, &sampling, "turn i samples with seed + i")
 	check := fs.Bool("check", false, "recompute every step with the cache-free reference and require bit-identical logits")
 	script := fs.String("script", "", "read the messages and commands from FILE, echoing them (a # line is a comment)")
 	fs.Usage = func() {
@@ -88,8 +85,7 @@ func chatCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	defer eng.Close()
 	s := &chat.Session{
-		Engine: eng, Format: format, System: *system, MaxTokens: *n, Check: *check,
-		Sampling: engine.Sampling{Temperature: *temp, TopK: *topK, TopP: *topP, MinP: *minP, Seed: *seed},
+		Engine: eng, Format: format, System: *system, MaxTokens: *n, Check: *check, Sampling: sampling,
 	}
 	r := &chatREPL{s: s, out: bufio.NewWriter(stdout), stderr: stderr}
 	defer r.out.Flush()

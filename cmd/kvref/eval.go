@@ -19,15 +19,14 @@ func init() {
 func evalCmd(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("eval", stderr)
 	var mf modelFlags
-	mf.register(fs)
+	mf.register(fs, "")
 	file := fs.String("file", "", "text to evaluate on (default: a built-in TinyStories-style sample)")
 	dtypes := fs.String("cache-dtype", "all", "comma-separated cache types to compare with f32, or all: "+typeNames())
 	var pairK, pairV string
 	registerKVPair(fs, &pairK, &pairV, "also compare one cache with keys of this type and values of --cache-type-v's (default f32); also -ctk", "value type of the --cache-type-k cache (default f32); also -ctv")
-	var ctx int
-	fs.IntVar(&ctx, "c", 0, "window length in tokens (0: the model's context, at most 4096); also --ctx")
-	fs.IntVar(&ctx, "ctx", 0, "window length in tokens (same as -c)")
-	threads := fs.Int("t", 0, "threads (0: one per core)")
+	var ctx, threads int
+	registerContext(fs, &ctx, 0, "window length in tokens (0: the model's context, at most 4096)")
+	registerThreads(fs, &threads, "")
 	asJSON := fs.Bool("json", false, "print one JSON object")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: kvref eval [-m MODEL] [--file TEXT] [--cache-dtype T,...] [-ctk K -ctv V] [-c N] [--json]")
@@ -83,7 +82,7 @@ func evalCmd(args []string, stdout, stderr io.Writer) error {
 		usable = append(usable, c)
 	}
 	bar := newProgress(stderr)
-	rep, err := eval.Caches(m, text, usable, ctx, *threads, bar.set)
+	rep, err := eval.Caches(m, text, usable, ctx, threads, bar.set)
 	bar.done()
 	if err != nil {
 		return err

@@ -9,7 +9,6 @@ import (
 	"github.com/kvref/kvref/internal/plan"
 	"github.com/kvref/kvref/kvcache"
 	"github.com/kvref/kvref/model"
-	"github.com/kvref/kvref/quant"
 )
 
 func init() {
@@ -28,7 +27,7 @@ type inspectReport struct {
 	Memory       int64                 `json:"memory"`
 	MemorySource string                `json:"memory_source"`
 	BlockSize    int                   `json:"block_size"`
-	Cache        []inspectCache        `json:"cache"`
+	Cache        []plan.TypeRow        `json:"cache"`
 }
 
 type inspectTokenizer struct {
@@ -36,15 +35,6 @@ type inspectTokenizer struct {
 	BOS       int  `json:"bos"`
 	EOS       int  `json:"eos"`
 	AddBOS    bool `json:"add_bos"`
-}
-
-// inspectCache is the cache arithmetic for one cache type.
-type inspectCache struct {
-	CacheType        string `json:"cache_type"`
-	BytesPerToken    int64  `json:"bytes_per_token"`
-	BytesPerSequence int64  `json:"bytes_per_sequence"` // full context
-	MaxSequences     int64  `json:"max_sequences"`      // full-context sequences beside the weights
-	Error            string `json:"error,omitempty"`
 }
 
 func inspectCmd(args []string, stdout, stderr io.Writer) error {
@@ -61,7 +51,7 @@ func inspectCmd(args []string, stdout, stderr io.Writer) error {
 	if err := parseOneArg(fs, args); err != nil {
 		return err
 	}
-	m, err := loadModelWith(fs.Arg(0), *tokPath, stderr)
+	m, err := loadModel(fs.Arg(0), *tokPath, stderr)
 	if err != nil {
 		return err
 	}
@@ -77,18 +67,8 @@ func inspectCmd(args []string, stdout, stderr io.Writer) error {
 	} else {
 		return fmt.Errorf("%v; give --mem", err)
 	}
-	for _, ct := range quant.CacheTypes() {
-		row := inspectCache{CacheType: ct.String()}
-		r, err := plan.Compute(plan.Input{Shape: c.PlanShape(), KType: ct, VType: ct, Context: c.Context,
-			BlockSize: *blockSize, Memory: rep.Memory, Weights: rep.WeightBytes})
-		switch {
-		case err != nil && !plan.IsNoRoom(err):
-			row.Error = err.Error()
-		default:
-			row.BytesPerToken, row.BytesPerSequence, row.MaxSequences = r.BytesPerToken, r.BytesPerSequence, r.MaxSequences
-		}
-		rep.Cache = append(rep.Cache, row)
-	}
+	rep.Cache = plan.EveryCacheType(plan.Input{Shape: c.PlanShape(), Context: c.Context, BlockSize: *blockSize,
+		Memory: rep.Memory, Weights: rep.WeightBytes})
 	if *asJSON {
 		b, _ := json.Marshal(rep)
 		fmt.Fprintln(stdout, string(b))

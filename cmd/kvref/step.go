@@ -68,14 +68,10 @@ flags:
 func parseStepFlags(args []string, stderr io.Writer) (stepOptions, error) {
 	var o stepOptions
 	fs := newFlags("step", stderr)
-	o.modelFlags.register(fs)
+	o.modelFlags.register(fs, "")
 	o.engineFlags.register(fs, "enough for one full-context sequence")
 	fs.StringVar(&o.prompt, "p", "", "prompt text (BOS is added when the model's tokenizer adds one)")
-	fs.Float64Var(&o.sampling.Temperature, "temp", 0.8, "sampling temperature (0: greedy)")
-	fs.IntVar(&o.sampling.TopK, "top-k", 40, "sample from the K most likely tokens only (0: all)")
-	fs.Float64Var(&o.sampling.TopP, "top-p", 0.95, "top-p (nucleus) sampling (1: off)")
-	fs.Float64Var(&o.sampling.MinP, "min-p", 0.05, "min-p sampling (0: off)")
-	fs.Uint64Var(&o.sampling.Seed, "seed", 42, "sampling seed; sequence N samples with a seed derived from it and N")
+	registerSampling(fs, &o.sampling, "sequence N samples with a seed derived from it and N")
 	fs.IntVar(&o.top, "top", 5, "alternatives shown for each token")
 	fs.StringVar(&o.attn, "attn", "", "show the new token's attention in LAYER (HEAD, or the mean over heads), e.g. 2 or 2:5")
 	fs.StringVar(&o.script, "script", "", "run the commands of FILE, one per line, echoing them (a # line is a comment, a blank line is Enter)")

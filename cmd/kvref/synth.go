@@ -25,7 +25,8 @@ func synthCmd(args []string, stdout, stderr io.Writer) error {
 	heads := fs.Int("heads", d.Heads, "query heads")
 	kvHeads := fs.Int("kv-heads", d.KVHeads, "key/value heads (fewer than --heads: GQA)")
 	hidden := fs.Int("hidden", d.Hidden, "feed-forward width")
-	ctx := fs.Int("ctx", d.Context, "context length")
+	var ctx int
+	registerContext(fs, &ctx, d.Context, "context length")
 	vocab := fs.Int("vocab", 0, "vocabulary size (0: the 259-token byte-level vocabulary, 260 with --format llama2c; larger adds the space piece ▁ and unused tokens)")
 	seed := fs.Uint64("seed", d.Seed, "weights seed: the same flags always give the same file")
 	ropeBase := fs.Float64("rope-base", d.RopeBase, "RoPE frequency base")
@@ -49,7 +50,7 @@ func synthCmd(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("-o FILE is required")
 	}
 	s := synth.Shape{Name: *name, Dim: *dim, Layers: *layers, Heads: *heads, KVHeads: *kvHeads, Hidden: *hidden,
-		Context: *ctx, Vocab: *vocab, Seed: *seed, RopeBase: *ropeBase, Arch: *arch, HeadDim: *headDim,
+		Context: ctx, Vocab: *vocab, Seed: *seed, RopeBase: *ropeBase, Arch: *arch, HeadDim: *headDim,
 		QKVBias: *arch == "qwen2", QKNorm: *arch == "qwen3", SlidingWindow: *window}
 	if *variant != "" {
 		v, ok := synth.Variants[*variant]

@@ -38,7 +38,7 @@ type templateOutput struct {
 func templateCmd(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("template", stderr)
 	var mf modelFlags
-	mf.register(fs)
+	mf.register(fs, "")
 	topt := templateFlagSet(fs)
 	fs.StringVar(&topt.TokenizerConfig, "tokenizer-config", "", "a tokenizer_config.json whose chat_template, bos_token and eos_token to use")
 	messages := fs.String("messages", "", "the conversation: a JSON FILE holding an array of {\"role\", \"content\", ...} messages (required)")
