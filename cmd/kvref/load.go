@@ -14,7 +14,8 @@ import (
 // a file the user named.
 func loadModel(ref, tokenizerPath string, stderr io.Writer) (*model.Model, error) {
 	announce(ref, stderr)
-	return loader.Open(ref, loader.Options{Tokenizer: tokenizerPath, Progress: stderr})
+	m, err := loader.Open(ref, loader.Options{Tokenizer: tokenizerPath, Progress: stderr})
+	return m, openHint(err)
 }
 
 // loadTokenizer opens only the tokenizer of what ref names (loader.OpenTokenizer: also
@@ -22,7 +23,8 @@ func loadModel(ref, tokenizerPath string, stderr io.Writer) (*model.Model, error
 // tokenizer.json), with loadModel's notes on stderr.
 func loadTokenizer(ref, tokenizerPath string, stderr io.Writer) (tokenizer.Tokenizer, error) {
 	announce(ref, stderr)
-	return loader.OpenTokenizer(ref, loader.Options{Tokenizer: tokenizerPath, Progress: stderr})
+	tok, err := loader.OpenTokenizer(ref, loader.Options{Tokenizer: tokenizerPath, Progress: stderr})
+	return tok, openHint(err)
 }
 
 // announce says on stderr when ref is not a file the user named.

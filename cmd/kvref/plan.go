@@ -213,7 +213,7 @@ func resolvePlanModel(f *planFlags) (planModel, error) {
 	case f.preset != "":
 		p, err := plan.LookupPreset(f.preset)
 		if err != nil {
-			return planModel{}, err
+			return planModel{}, presetHint(err)
 		}
 		return planModel{name: p.Name, from: p.Repo, shape: p.Shape, fileWeights: -1, note: p.Note}, nil
 	}

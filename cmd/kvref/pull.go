@@ -64,7 +64,7 @@ func pullCmd(args []string, stdout, stderr io.Writer) error {
 	for _, ref := range refs {
 		p, err := hub.Fetch(ctx, ref, hub.Options{CacheDir: *cache, Force: *force, Progress: stderr, SHA256: *sum})
 		if err != nil {
-			return err
+			return pullHint(err)
 		}
 		fmt.Fprintln(stdout, p)
 	}

@@ -77,6 +77,9 @@ func synthCmd(args []string, stdout, stderr io.Writer) error {
 		// crashes without it): the 259 byte-level tokens plus "▁".
 		s.Vocab = 260
 	}
+	if err := s.Validate(); err != nil {
+		return shapeHint(err)
+	}
 	if *wtype != "f32" {
 		if *format != "gguf" {
 			return fmt.Errorf("--wtype %s needs --format gguf", *wtype)
