@@ -154,9 +154,9 @@ var errQuit = errors.New("quit")
 func (s *stepper) interactive(in io.Reader) error {
 	sc := bufio.NewScanner(in)
 	for {
-		fmt.Fprint(s.view.Out, s.view.Paint(textview.Bold, s.prompt())+" ")
+		fmt.Fprint(s.Out, s.Paint(textview.Bold, s.prompt())+" ")
 		if !sc.Scan() {
-			fmt.Fprintln(s.view.Out)
+			fmt.Fprintln(s.Out)
 			return sc.Err()
 		}
 		err := s.exec(sc.Text())
@@ -166,7 +166,7 @@ func (s *stepper) interactive(in io.Reader) error {
 		case errors.As(err, new(fatalError)):
 			return err
 		case err != nil:
-			fmt.Fprintln(s.view.Out, s.view.Paint(textview.Red, "error: "+err.Error()))
+			fmt.Fprintln(s.Out, s.Paint(textview.Red, "error: "+err.Error()))
 		}
 	}
 }
@@ -182,14 +182,14 @@ func (s *stepper) runScript(in io.Reader, name string) error {
 	for n := 1; sc.Scan(); n++ {
 		line := strings.TrimSpace(sc.Text())
 		if strings.HasPrefix(line, "#") {
-			fmt.Fprintln(s.view.Out, line)
+			fmt.Fprintln(s.Out, line)
 			continue
 		}
 		echo := s.prompt()
 		if line != "" {
 			echo += " " + line
 		}
-		fmt.Fprintln(s.view.Out, echo)
+		fmt.Fprintln(s.Out, echo)
 		err := s.exec(line)
 		if errors.Is(err, errQuit) {
 			return nil
@@ -233,7 +233,7 @@ func (s *stepper) exec(line string) error {
 	}()
 	fields := strings.Fields(line)
 	if len(fields) == 0 {
-		return s.next(1)
+		return sessionError(s.Next(1))
 	}
 	cmd, args := fields[0], fields[1:]
 	want := func(n int, what string) error {
@@ -254,18 +254,19 @@ func (s *stepper) exec(line string) error {
 				return fmt.Errorf("n takes a number of tokens ≥ 1, got %q", args[0])
 			}
 		}
-		return s.next(k)
+		return sessionError(s.Next(k))
 	case "pick":
 		id, err := s.pickArg(restOf(line))
 		if err != nil {
 			return err
 		}
-		return s.decode(id)
+		return sessionError(s.Decode(id))
 	case "fork":
 		if err := want(0, "no arguments"); err != nil {
 			return err
 		}
-		return s.fork()
+		s.Fork()
+		return nil
 	case "switch", "free":
 		if err := want(1, "a sequence number"); err != nil {
 			return err
@@ -275,9 +276,10 @@ func (s *stepper) exec(line string) error {
 			return err
 		}
 		if cmd == "switch" {
-			return s.switchTo(q)
+			s.Switch(q)
+			return nil
 		}
-		return s.free(q)
+		return s.Free(q)
 	case "add":
 		text, err := unquote(restOf(line))
 		if err != nil {
@@ -288,13 +290,13 @@ func (s *stepper) exec(line string) error {
 		if err := want(0, "no arguments"); err != nil {
 			return err
 		}
-		s.view.Sequences(s.cur)
+		s.Sequences(s.Cur)
 		return nil
 	case "blocks":
 		if err := want(0, "no arguments"); err != nil {
 			return err
 		}
-		s.view.Blocks()
+		s.Blocks()
 		return nil
 	case "top":
 		if err := want(1, "a number of alternatives"); err != nil {
@@ -304,8 +306,7 @@ func (s *stepper) exec(line string) error {
 		if vocab := s.m.Tokenizer.VocabSize(); err != nil || k < 0 || k > vocab {
 			return fmt.Errorf("top takes a number from 0 to %d, got %q", vocab, args[0])
 		}
-		s.view.Top = k
-		s.view.Say("top     %d alternatives per token from now on", k)
+		s.SetTop(k)
 		return nil
 	case "temp":
 		if err := want(1, "a temperature"); err != nil {
@@ -315,15 +316,20 @@ func (s *stepper) exec(line string) error {
 		if err != nil || t < 0 || math.IsNaN(t) || math.IsInf(t, 0) {
 			return fmt.Errorf("temp takes a number ≥ 0 (0: greedy), got %q", args[0])
 		}
-		s.setTemperature(t)
+		s.SetTemperature(t)
 		return nil
 	case "attn":
 		if err := want(1, "LAYER, LAYER:HEAD or off"); err != nil {
 			return err
 		}
-		return s.setAttention(args[0])
+		a, err := parseAttention(args[0], s.m.Config)
+		if err != nil {
+			return fmt.Errorf("attn: %w", err)
+		}
+		s.SetAttention(a)
+		return nil
 	case "help", "?":
-		s.view.Say("commands (Enter = n 1):\n%s", strings.TrimRight(stepHelp, "\n"))
+		s.Say("commands (Enter = n 1):\n%s", strings.TrimRight(stepHelp, "\n"))
 		return nil
 	case "quit", "q", "exit":
 		return errQuit

@@ -101,7 +101,7 @@ func (c *cacheChecker) bytesPerToken() int64 {
 func (c *cacheChecker) check(cmd, chunk string) {
 	t, pool := c.t, c.s.eng.Pool
 	bs := pool.Config().BlockSize
-	cur := c.s.cur.KV
+	cur := c.s.Cur.KV
 	blocks := pool.Blocks()
 	lines := strings.Split(strings.TrimSuffix(chunk, "\n"), "\n")
 	for _, l := range lines {
@@ -256,7 +256,7 @@ func (c *cacheChecker) checkFork(lines []string) {
 			require.GreaterOrEqual(t, atoi(t, ref), 2)
 			ids = append(ids, atoi(t, id))
 		}
-		require.Equal(t, c.s.cur.KV.Table(), ids)
+		require.Equal(t, c.s.Cur.KV.Table(), ids)
 		c.forks++
 		return
 	}
@@ -322,7 +322,7 @@ func (c *cacheChecker) checkBlocks(lines []string) {
 // what the pool counted.
 func (c *cacheChecker) checkPrefill(lines []string) {
 	t, pool := c.t, c.s.eng.Pool
-	kv, bs := c.s.cur.KV, pool.Config().BlockSize
+	kv, bs := c.s.Cur.KV, pool.Config().BlockSize
 	hit, rows, fromCache := 0, 0, 0
 	for _, l := range lines {
 		if m := rePrefix.FindStringSubmatch(l); m != nil {
@@ -332,7 +332,7 @@ func (c *cacheChecker) checkPrefill(lines []string) {
 			pos := atoi(t, m[1])
 			require.Equal(t, rows, pos)
 			require.Equal(t, kv.Tokens()[pos], atoi(t, m[2]))
-			require.Equal(t, c.s.view.TokenLabel(kv.Tokens()[pos]), m[3])
+			require.Equal(t, c.s.TokenLabel(kv.Tokens()[pos]), m[3])
 			require.Equal(t, kv.Table()[pos/bs], atoi(t, m[4]))
 			require.Equal(t, pos%bs, atoi(t, m[5]))
 			if m[6] != "" {
@@ -454,9 +454,9 @@ func TestStepSamplesLikeRun(t *testing.T) {
 func TestStepCommandErrors(t *testing.T) {
 	s := startStepper(t, io.Discard, "-p", "hello", "--block-size", "4", "--cache-blocks", "8")
 	require.NoError(t, s.exec(`pick "h"`))
-	require.Equal(t, 107, s.cur.KV.Tokens()[s.cur.KV.Len()-1], "pick by text")
+	require.Equal(t, 107, s.Cur.KV.Tokens()[s.Cur.KV.Len()-1], "pick by text")
 	require.NoError(t, s.exec("pick <s>"))
-	require.Equal(t, 1, s.cur.KV.Tokens()[s.cur.KV.Len()-1], "pick by vocabulary entry")
+	require.Equal(t, 1, s.Cur.KV.Tokens()[s.Cur.KV.Len()-1], "pick by vocabulary entry")
 	require.NoError(t, s.exec("fork"))   // seq 1, current
 	require.NoError(t, s.exec("n"))      // its copy-on-write
 	require.NoError(t, s.exec("free 0")) // seq 0 was not current: allowed
@@ -493,7 +493,7 @@ func TestStepCommandErrors(t *testing.T) {
 	} {
 		t.Run(tc.cmd, func(t *testing.T) {
 			before := s.eng.Pool.Stats()
-			cur, n := s.cur, len(s.sess.Live())
+			cur, n := s.Cur, len(s.sess.Live())
 			err := s.exec(tc.cmd)
 			if tc.want == "" {
 				require.NoError(t, err)
@@ -501,13 +501,13 @@ func TestStepCommandErrors(t *testing.T) {
 				return
 			}
 			require.ErrorContains(t, err, tc.want)
-			require.Same(t, cur, s.cur)
+			require.Same(t, cur, s.Cur)
 			require.Len(t, s.sess.Live(), n)
 			require.Equal(t, before, s.eng.Pool.Stats())
 		})
 	}
 	var out bytes.Buffer
-	s.view.Out = &out
+	s.Out = &out
 	require.NoError(t, s.exec("top 0"))
 	require.NoError(t, s.exec("n"))
 	require.NotContains(t, out.String(), "  top 0 ", "top 0 hides the alternatives")
@@ -520,7 +520,7 @@ func TestStepCommandErrors(t *testing.T) {
 func TestStepOutOfBlocks(t *testing.T) {
 	// BOS + 3 bytes = 4 tokens in blocks of 2: the prompt takes both blocks.
 	s := startStepper(t, io.Discard, "-p", "abc", "--block-size", "2", "--cache-blocks", "2")
-	kv := s.cur.KV
+	kv := s.Cur.KV
 	require.Equal(t, 4, kv.Len())
 	err := s.exec("n")
 	require.ErrorIs(t, err, kvcache.ErrOutOfBlocks)
