@@ -2,11 +2,9 @@ package main
 
 import (
 	"bufio"
-	"errors"
 	"fmt"
 	"io"
 	"os"
-	"strconv"
 	"strings"
 
 	"github.com/kvref/kvref/chat"
@@ -98,54 +96,15 @@ func chatCmd(args []string, stdout, stderr io.Writer) error {
 		defer f.Close()
 		in, name = f, *script
 	}
-	r.echo = *script != "" || !isTerminal(os.Stdin)
-	return r.run(in, name)
+	interactive := *script == "" && isTerminal(os.Stdin)
+	return repl{out: r.out, prompt: func() string { return ">" }, exec: r.exec, flush: func() { r.out.Flush() }}.run(in, name, interactive)
 }
 
-// chatREPL reads messages and commands and prints the replies.
+// chatREPL runs the chat's lines and prints the replies.
 type chatREPL struct {
 	s      *chat.Session
 	out    *bufio.Writer
 	stderr io.Writer
-	echo   bool // input is a script: echo each line after the prompt, stop at the first error
-}
-
-const chatPrompt = "> "
-
-// run reads lines until the end of input or /quit. Interactively a failed turn prints its
-// error and the chat goes on; in a script it ends the run with an error naming the line.
-func (r *chatREPL) run(in io.Reader, name string) error {
-	sc := bufio.NewScanner(in)
-	sc.Buffer(nil, 1<<20)
-	for n := 1; ; n++ {
-		if !r.echo {
-			fmt.Fprint(r.out, chatPrompt)
-		}
-		r.out.Flush()
-		if !sc.Scan() {
-			if !r.echo {
-				fmt.Fprintln(r.out)
-			}
-			return sc.Err()
-		}
-		line := strings.TrimSpace(sc.Text())
-		if r.echo {
-			if strings.HasPrefix(line, "#") {
-				fmt.Fprintln(r.out, line)
-				continue
-			}
-			fmt.Fprintln(r.out, strings.TrimRight(chatPrompt+line, " "))
-		}
-		err := r.exec(line)
-		switch {
-		case errors.Is(err, errQuit):
-			return nil
-		case err != nil && r.echo:
-			return fmt.Errorf("%s:%d: %s: %w", name, n, strconv.Quote(line), err)
-		case err != nil:
-			fmt.Fprintf(r.out, "error: %v\n", err)
-		}
-	}
 }
 
 // exec runs one line: a command or a message.

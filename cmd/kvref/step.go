@@ -1,9 +1,7 @@
 package main
 
 import (
-	"bufio"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -13,7 +11,6 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/kvref/kvref/cacheview/textview"
 	"github.com/kvref/kvref/engine"
 	"github.com/kvref/kvref/tokenizer"
 )
@@ -130,75 +127,12 @@ func stepCmd(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer s.close()
-	if interactive {
-		return s.interactive(in)
-	}
-	return s.runScript(in, name)
+	return s.repl().run(in, name, interactive)
 }
 
-// isTerminal reports whether f is an *os.File open on a terminal (a character device).
-func isTerminal(f any) bool {
-	file, ok := f.(*os.File)
-	if !ok {
-		return false
-	}
-	st, err := file.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
-}
-
-// errQuit ends a session without an error.
-var errQuit = errors.New("quit")
-
-// interactive reads commands from a terminal. A failing command prints its error and the
-// session goes on.
-func (s *stepper) interactive(in io.Reader) error {
-	sc := bufio.NewScanner(in)
-	for {
-		fmt.Fprint(s.Out, s.Paint(textview.Bold, s.prompt())+" ")
-		if !sc.Scan() {
-			fmt.Fprintln(s.Out)
-			return sc.Err()
-		}
-		err := s.exec(sc.Text())
-		switch {
-		case errors.Is(err, errQuit):
-			return nil
-		case errors.As(err, new(fatalError)):
-			return err
-		case err != nil:
-			fmt.Fprintln(s.Out, s.Paint(textview.Red, "error: "+err.Error()))
-		}
-	}
-}
-
-// runScript runs the commands of a script (a file, or stdin when it is not a terminal),
-// echoing each after the prompt so that the output reads like the interactive session. Lines
-// starting with # are comments, echoed as they are (they narrate a tutorial's transcript);
-// a blank line is Enter. The first failing
-// command ends the run with an error naming its line, so a broken script cannot pass
-// unnoticed.
-func (s *stepper) runScript(in io.Reader, name string) error {
-	sc := bufio.NewScanner(in)
-	for n := 1; sc.Scan(); n++ {
-		line := strings.TrimSpace(sc.Text())
-		if strings.HasPrefix(line, "#") {
-			fmt.Fprintln(s.Out, line)
-			continue
-		}
-		echo := s.prompt()
-		if line != "" {
-			echo += " " + line
-		}
-		fmt.Fprintln(s.Out, echo)
-		err := s.exec(line)
-		if errors.Is(err, errQuit) {
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("%s:%d: %s: %w", name, n, strconv.Quote(line), err)
-		}
-	}
-	return sc.Err()
+// repl reads the session's commands (repl.go).
+func (s *stepper) repl() repl {
+	return repl{out: s.Out, prompt: s.prompt, exec: s.exec, paint: s.Paint}
 }
 
 // stepHelp lists the commands; `help` prints it.
@@ -216,13 +150,6 @@ const stepHelp = `  Enter, n [K]    decode the next K tokens (default 1) of the 
   help            this list
   quit            leave (so does the end of the input)
 `
-
-// fatalError wraps an error after which the session's state can no longer be trusted
-// (a failed forward pass): the session ends even when interactive.
-type fatalError struct{ err error }
-
-func (e fatalError) Error() string { return e.err.Error() }
-func (e fatalError) Unwrap() error { return e.err }
 
 // exec runs one command line.
 func (s *stepper) exec(line string) error {

@@ -397,7 +397,7 @@ func TestStepScriptAgreesWithTheCache(t *testing.T) {
 	f, err := os.Open(script)
 	require.NoError(t, err)
 	defer f.Close()
-	require.NoError(t, s.runScript(f, script))
+	require.NoError(t, s.repl().run(f, script, false))
 
 	require.Len(t, cmds, 19, "the script stops at quit")
 	require.Equal(t, map[int]int{0: 21, 1: 1}, c.decodes)
@@ -562,14 +562,14 @@ func TestStepScriptStopsAtTheFirstError(t *testing.T) {
 func TestStepInteractive(t *testing.T) {
 	var out bytes.Buffer
 	s := startStepper(t, &out, "-p", "hi")
-	require.NoError(t, s.interactive(strings.NewReader("bogus\n\nhelp\nquit\nn\n")))
+	require.NoError(t, s.repl().run(strings.NewReader("bogus\n\nhelp\nquit\nn\n"), "", true))
 	got := out.String()
 	require.Contains(t, got, `error: unknown command "bogus"`)
 	require.Equal(t, 1, strings.Count(got, "  K/V "), "Enter decoded one token; nothing after quit")
 	for _, cmd := range []string{"n [K]", `pick ID|"TEXT"`, "fork", "switch N", "free N", "add TEXT", "seqs", "blocks", "top K", "temp T", "attn L[:H]|off", "help", "quit"} {
 		require.Contains(t, got, cmd, "help lists %s", cmd)
 	}
-	require.NoError(t, s.interactive(strings.NewReader("n")))
+	require.NoError(t, s.repl().run(strings.NewReader("n"), "", true))
 }
 
 // TestStepFlags: bad flags are refused before anything is loaded; -h shows the commands.
