@@ -57,15 +57,12 @@ func chatCmd(args []string, stdout, stderr io.Writer) error {
 	if err := parseFlagsOnly(fs, args, "the conversation comes from the terminal, stdin or --script"); err != nil {
 		return err
 	}
-	cfg, err := ef.config(1)
+	eng, closeEngine, err := openEngine(&mf, &ef, 1, stderr)
 	if err != nil {
 		return err
 	}
-	m, err := mf.open(stderr)
-	if err != nil {
-		return err
-	}
-	defer m.Close()
+	defer closeEngine()
+	m := eng.Model
 	format, err := chat.NewFormatter(m, *topt)
 	if err != nil {
 		return err
@@ -77,11 +74,6 @@ func chatCmd(args []string, stdout, stderr io.Writer) error {
 		}
 		fmt.Fprintf(stderr, "kvref chat: %s has no chat template: using ChatML, as llama.cpp does; a reply ends at <|im_end|> (%s) or at the end of text (--chat-template FILE for another template)\n", m.Source, how)
 	}
-	eng, err := engine.New(m, cfg)
-	if err != nil {
-		return err
-	}
-	defer eng.Close()
 	s := &chat.Session{
 		Engine: eng, Format: format, System: *system, MaxTokens: *n, Check: *check, Sampling: sampling,
 	}

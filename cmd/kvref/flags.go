@@ -83,6 +83,25 @@ func (f *engineFlags) registerWith(fs *flag.FlagSet, ctxHelp, poolHelp string) {
 	registerCacheTypes(fs, &f.dtype, &f.k, &f.v, "f32")
 }
 
+// openEngine checks the engine flags, opens the model the model flags name and builds its
+// engine for the given number of sequences at once (which sizes the default pool). close
+// stops the engine and closes the model.
+func openEngine(mf *modelFlags, ef *engineFlags, sequences int, stderr io.Writer) (eng *engine.Engine, close func(), err error) {
+	cfg, err := ef.config(sequences)
+	if err != nil {
+		return nil, nil, err
+	}
+	m, err := mf.open(stderr)
+	if err != nil {
+		return nil, nil, err
+	}
+	if eng, err = engine.New(m, cfg); err != nil {
+		m.Close()
+		return nil, nil, err
+	}
+	return eng, func() { eng.Close(); m.Close() }, nil
+}
+
 // registerCacheTypes adds --cache-dtype (keys and values), --cache-type-k/-ctk and
 // --cache-type-v/-ctv to fs.
 func registerCacheTypes(fs *flag.FlagSet, both, k, v *string, def string) {

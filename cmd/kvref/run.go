@@ -54,26 +54,22 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	if f.np < 1 {
 		return fmt.Errorf("-np must be ≥ 1, got %d", f.np)
 	}
-	cfg, err := f.engineFlags.config(f.np)
-	if err != nil {
-		return err
+	if _, err := f.engineFlags.config(f.np); err != nil {
+		return err // before reading the prompts
 	}
 	prompts := []string{f.prompt}
 	if f.promptFile != "" {
+		var err error
 		if prompts, err = readPrompts(f.promptFile); err != nil {
 			return err
 		}
 	}
-	m, err := f.modelFlags.open(stderr)
+	eng, closeEngine, err := openEngine(&f.modelFlags, &f.engineFlags, f.np, stderr)
 	if err != nil {
 		return err
 	}
-	defer m.Close()
-	eng, err := engine.New(m, cfg)
-	if err != nil {
-		return err
-	}
-	defer eng.Close()
+	defer closeEngine()
+	m := eng.Model
 
 	out := bufio.NewWriter(stdout)
 	defer out.Flush()
@@ -187,7 +183,7 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	out.Flush()
 	fmt.Fprintf(stderr, "kvref: %d prompt tokens (%d from cache), %d generated in %d steps (mean batch %.1f tokens, %d preemptions); prefill %.1f ms, decode %.1f ms (%.1f tokens/s); cache %s, %d B/token, %d blocks of %d used at peak\n",
 		sum.PromptTokens, sum.PrefixHitTokens, sum.GeneratedTokens, es.Steps, es.RowsMean, es.Preemptions, sum.PrefillMS, sum.DecodeMS, sum.TokensPerSecond,
-		cfg.KType, sum.BytesPerToken, sum.BlocksUsed, sum.BlockSize)
+		eng.Pool.Config().KType, sum.BytesPerToken, sum.BlocksUsed, sum.BlockSize)
 	if w := m.Config.ReclaimWindow(); w > 0 {
 		fmt.Fprintf(stderr, "kvref: sliding window %d: %d blocks reclaimed as sequences slid past them\n", w, sum.BlocksReclaimed)
 	}

@@ -130,24 +130,16 @@ func serve(ctx context.Context, restore func(), args []string, stdout, stderr io
 		return err
 	}
 
-	cfg, err := f.engineFlags.config(f.sequences)
+	eng, closeEngine, err := openEngine(&f.modelFlags, &f.engineFlags, f.sequences, stderr)
 	if err != nil {
 		return err
 	}
-	m, err := f.modelFlags.open(stderr)
-	if err != nil {
-		return err
-	}
-	defer m.Close()
+	defer closeEngine()
+	m := eng.Model
 	format, err := chat.NewFormatter(m, *topt)
 	if err != nil {
 		return err
 	}
-	eng, err := engine.New(m, cfg)
-	if err != nil {
-		return err
-	}
-	defer eng.Close()
 
 	log := stdlog.New(stderr, "kvref serve: ", 0) // one write per line: the server logs from many goroutines
 	logf := log.Printf

@@ -23,6 +23,8 @@ type stepper struct {
 	eng  *engine.Engine
 	sess *engine.Session
 
+	closeEngine func() // stops the engine and closes the model
+
 	// afterCommand, when set, is called after every command with its line: tests use it
 	// to compare what was printed with the pool's own state.
 	afterCommand func(line string)
@@ -31,27 +33,18 @@ type stepper struct {
 // newStepper loads the model, builds the engine and the session, and runs the prompt's
 // prefill.
 func newStepper(o stepOptions, stdout, stderr io.Writer, color bool) (*stepper, error) {
-	cfg, err := o.engineFlags.config(1)
+	eng, closeEngine, err := openEngine(&o.modelFlags, &o.engineFlags, 1, stderr)
 	if err != nil {
 		return nil, err
 	}
-	m, err := o.modelFlags.open(stderr)
+	attn, err := parseAttention(o.attn, eng.Model.Config)
 	if err != nil {
-		return nil, err
-	}
-	attn, err := parseAttention(o.attn, m.Config)
-	if err != nil {
-		m.Close()
+		closeEngine()
 		return nil, fmt.Errorf("--attn: %w", err)
-	}
-	eng, err := engine.New(m, cfg)
-	if err != nil {
-		m.Close()
-		return nil, err
 	}
 	sess := eng.NewSession(o.sampling, o.check)
 	sess.SetAttention(attn)
-	s := &stepper{m: m, eng: eng, sess: sess,
+	s := &stepper{m: eng.Model, eng: eng, sess: sess, closeEngine: closeEngine,
 		Console: &textview.Console{View: textview.View{Session: sess, Out: stdout, Color: color, Top: o.top}}}
 	s.Header()
 	if err := s.add(o.prompt); err != nil {
@@ -64,8 +57,7 @@ func newStepper(o stepOptions, stdout, stderr io.Writer, color bool) (*stepper, 
 // close ends the session, stops the engine and closes the model.
 func (s *stepper) close() {
 	s.sess.Close()
-	s.eng.Close()
-	s.m.Close()
+	s.closeEngine()
 }
 
 // prompt is the command prompt, naming the current sequence.
