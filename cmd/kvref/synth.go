@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/kvref/kvref/model"
 	"github.com/kvref/kvref/model/loader"
 	"github.com/kvref/kvref/model/synth"
 	"github.com/kvref/kvref/tokenizer/chattemplate"
@@ -34,7 +35,7 @@ func synthCmd(args []string, stdout, stderr io.Writer) error {
 	headDim := fs.Int("head-dim", 0, "head width (0: dim/heads)")
 	window := fs.Int("sliding-window", 0, "every layer's attention window, as Mistral's sliding_window (0: attend over every position)")
 	variant := fs.String("variant", "", "a ready-made tiny variant instead of the shape flags: "+variantNames())
-	wtype := fs.String("wtype", "f32", "weight type of the matrices (gguf only): f32, f16, bf16, "+weightTypeList())
+	wtype := fs.String("wtype", "f32", "weight type of the matrices (gguf only): f32, f16, bf16, "+model.QuantizedTypeNames())
 	format := fs.String("format", "gguf", "output format: gguf, hf (a Hugging Face directory) or llama2c (with tokenizer.bin beside it)")
 	special := fs.String("special-tokens", "", "comma-separated control tokens added after the byte tokens (e.g. \"<|im_start|>,<|im_end|>\")")
 	chatTemplate := fs.String("chat-template", "", "a Jinja chat template FILE to embed as tokenizer.chat_template (gguf only)")
@@ -102,9 +103,9 @@ func variantNames() string { return strings.Join(synth.VariantNames(), ", ") }
 
 // writeQuantizedSynth writes a synthetic model with its matrices converted to wtype.
 func writeQuantizedSynth(s synth.Shape, wtype, out string, stderr io.Writer) error {
-	target, err := parseWeightTarget(wtype)
+	target, err := model.ParseQuantizeTarget(wtype)
 	if err != nil {
-		return err
+		return fmt.Errorf("--wtype %w", err)
 	}
 	counts, err := s.WriteQuantizedFile(out, target)
 	if err != nil {

@@ -5,11 +5,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"time"
 
 	"github.com/kvref/kvref/chat"
-	"github.com/kvref/kvref/tokenizer/chattemplate"
 )
 
 func init() {
@@ -57,13 +55,9 @@ func templateCmd(args []string, stdout, stderr io.Writer) error {
 		fs.Usage()
 		return fmt.Errorf("--messages FILE.json is required (and nothing else after the flags)")
 	}
-	msgs, err := readJSONFile(*messages)
+	list, err := chat.ReadMessagesFile(*messages)
 	if err != nil {
 		return err
-	}
-	list, ok := msgs.([]any)
-	if !ok {
-		return fmt.Errorf("%s: want a JSON array of messages", *messages)
 	}
 	m, err := mf.open(stderr)
 	if err != nil {
@@ -78,17 +72,8 @@ func templateCmd(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stderr, "kvref template: %s has no chat template: rendering with ChatML, as llama.cpp does (--chat-template FILE for another)\n", m.Source)
 	}
 	if *vars != "" {
-		v, err := readJSONFile(*vars)
-		if err != nil {
+		if f.Vars, err = chat.ReadVarsFile(*vars); err != nil {
 			return err
-		}
-		obj, ok := v.(chattemplate.Object)
-		if !ok {
-			return fmt.Errorf("%s: want a JSON object of variables", *vars)
-		}
-		f.Vars = map[string]any{}
-		for _, fld := range obj {
-			f.Vars[fld.Key] = fld.Value
 		}
 	}
 	if *now != "" {
@@ -108,17 +93,4 @@ func templateCmd(args []string, stdout, stderr io.Writer) error {
 	enc.SetEscapeHTML(false) // "<|im_start|>" as it is
 	return enc.Encode(templateOutput{Template: f.Template.Name, Prompt: text, TokenIDs: ids, Tokens: len(ids),
 		EndOfTurn: f.EndOfTurn, StopTokens: f.StopTokens, StopStrings: f.StopStrings})
-}
-
-// readJSONFile reads a JSON file for a template, objects keeping their key order.
-func readJSONFile(path string) (any, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	v, err := chattemplate.DecodeJSON(data)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return v, nil
 }
