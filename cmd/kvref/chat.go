@@ -57,38 +57,28 @@ func chatCmd(args []string, stdout, stderr io.Writer) error {
 	if err := parseFlagsOnly(fs, args, "the conversation comes from the terminal, stdin or --script"); err != nil {
 		return err
 	}
-	eng, closeEngine, err := openEngine(&mf, &ef, 1, stderr)
+	eng, format, closeEngine, err := openChatEngine(&mf, &ef, topt, 1, stderr)
 	if err != nil {
 		return err
 	}
 	defer closeEngine()
-	m := eng.Model
-	format, err := chat.NewFormatter(m, *topt)
-	if err != nil {
-		return err
-	}
 	if format.Fallback {
 		how := "its end-of-generation token"
 		if len(format.StopStrings) > 0 {
 			how = "the text, as it is no token of the vocabulary"
 		}
-		fmt.Fprintf(stderr, "kvref chat: %s has no chat template: using ChatML, as llama.cpp does; a reply ends at <|im_end|> (%s) or at the end of text (--chat-template FILE for another template)\n", m.Source, how)
+		fmt.Fprintf(stderr, "kvref chat: %s has no chat template: using ChatML, as llama.cpp does; a reply ends at <|im_end|> (%s) or at the end of text (--chat-template FILE for another template)\n", eng.Model.Source, how)
 	}
 	s := &chat.Session{
 		Engine: eng, Format: format, System: *system, MaxTokens: *n, Check: *check, Sampling: sampling,
 	}
 	r := &chatREPL{s: s, out: bufio.NewWriter(stdout), stderr: stderr}
 	defer r.out.Flush()
-	in, name := io.Reader(os.Stdin), "stdin"
-	if *script != "" {
-		f, err := os.Open(*script)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		in, name = f, *script
+	in, name, interactive, err := openInput(*script)
+	if err != nil {
+		return err
 	}
-	interactive := *script == "" && isTerminal(os.Stdin)
+	defer in.Close()
 	return repl{out: r.out, prompt: func() string { return ">" }, exec: r.exec, flush: func() { r.out.Flush() }}.run(in, name, interactive)
 }
 

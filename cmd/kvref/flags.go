@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/kvref/kvref/chat"
 	"github.com/kvref/kvref/engine"
 	"github.com/kvref/kvref/kvcache"
 	"github.com/kvref/kvref/model"
@@ -100,6 +101,21 @@ func openEngine(mf *modelFlags, ef *engineFlags, sequences int, stderr io.Writer
 		return nil, nil, err
 	}
 	return eng, func() { eng.Close(); m.Close() }, nil
+}
+
+// openChatEngine is openEngine with the chat formatter of the model's template, or of the
+// one topt names (kvref chat and serve).
+func openChatEngine(mf *modelFlags, ef *engineFlags, topt *chat.TemplateOptions, sequences int, stderr io.Writer) (*engine.Engine, *chat.Formatter, func(), error) {
+	eng, closeEngine, err := openEngine(mf, ef, sequences, stderr)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	format, err := chat.NewFormatter(eng.Model, *topt)
+	if err != nil {
+		closeEngine()
+		return nil, nil, nil, err
+	}
+	return eng, format, closeEngine, nil
 }
 
 // registerCacheTypes adds --cache-dtype (keys and values), --cache-type-k/-ctk and

@@ -82,6 +82,16 @@ func (r repl) run(in io.Reader, name string, interactive bool) error {
 	}
 }
 
+// openInput opens the script a session reads its lines from, or stdin when script is
+// empty; interactive says whether that is a terminal.
+func openInput(script string) (in io.ReadCloser, name string, interactive bool, err error) {
+	if script == "" {
+		return io.NopCloser(os.Stdin), "stdin", isTerminal(os.Stdin), nil
+	}
+	f, err := os.Open(script)
+	return f, script, false, err
+}
+
 // isTerminal reports whether f is an *os.File open on a terminal (a character device).
 func isTerminal(f any) bool {
 	file, ok := f.(*os.File)

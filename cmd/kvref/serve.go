@@ -12,7 +12,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/kvref/kvref/chat"
 	"github.com/kvref/kvref/engine"
 	"github.com/kvref/kvref/internal/plan"
 	"github.com/kvref/kvref/server"
@@ -130,16 +129,12 @@ func serve(ctx context.Context, restore func(), args []string, stdout, stderr io
 		return err
 	}
 
-	eng, closeEngine, err := openEngine(&f.modelFlags, &f.engineFlags, f.sequences, stderr)
+	eng, format, closeEngine, err := openChatEngine(&f.modelFlags, &f.engineFlags, topt, f.sequences, stderr)
 	if err != nil {
 		return err
 	}
 	defer closeEngine()
 	m := eng.Model
-	format, err := chat.NewFormatter(m, *topt)
-	if err != nil {
-		return err
-	}
 
 	log := stdlog.New(stderr, "kvref serve: ", 0) // one write per line: the server logs from many goroutines
 	logf := log.Printf

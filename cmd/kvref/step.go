@@ -111,16 +111,11 @@ func stepCmd(args []string, stdout, stderr io.Writer) error {
 		defer stop()
 		return stepWeb(ctx, o, stderr, nil)
 	}
-	in, name := io.Reader(os.Stdin), "stdin"
-	interactive := o.script == "" && isTerminal(os.Stdin)
-	if o.script != "" {
-		f, err := os.Open(o.script)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		in, name = f, o.script
+	in, name, interactive, err := openInput(o.script)
+	if err != nil {
+		return err
 	}
+	defer in.Close()
 	color := interactive && isTerminal(stdout) && os.Getenv("NO_COLOR") == "" && os.Getenv("TERM") != "dumb"
 	s, err := newStepper(o, stdout, stderr, color)
 	if err != nil {
