@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"slices"
-	"strings"
 
 	"github.com/kvref/kvref/eval"
 	"github.com/kvref/kvref/quant"
@@ -35,31 +33,22 @@ func evalCmd(args []string, stdout, stderr io.Writer) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	types := []eval.Cache{{K: quant.F32, V: quant.F32}}
-	if *dtypes == "all" {
-		for _, t := range quant.CacheTypes()[1:] {
-			types = append(types, eval.Cache{K: t, V: t})
-		}
-	} else if *dtypes != "" {
-		for _, name := range strings.Split(*dtypes, ",") {
-			t, err := parseCacheFlag("--cache-dtype", name)
-			if err != nil {
-				return err
-			}
-			if t != quant.F32 {
-				types = append(types, eval.Cache{K: t, V: t})
-			}
+	list := quant.CacheTypes()
+	if *dtypes != "all" {
+		var err error
+		if list, err = parseCacheList("--cache-dtype", *dtypes); err != nil {
+			return err
 		}
 	}
+	caches := eval.Uniform(list)
 	if pairK != "" || pairV != "" {
 		k, v, err := cacheTypes("f32", pairK, pairV)
 		if err != nil {
 			return err
 		}
-		if c := (eval.Cache{K: k, V: v}); !slices.Contains(types, c) {
-			types = append(types, c)
-		}
+		caches = append(caches, eval.Cache{K: k, V: v})
 	}
+	types := eval.Compared(caches)
 	text, source := eval.SampleText, "built-in sample"
 	if *file != "" {
 		data, err := os.ReadFile(*file)

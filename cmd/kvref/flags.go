@@ -195,6 +195,23 @@ func parseCacheFlag(flag, value string) (quant.CacheType, error) {
 	return t, nil
 }
 
+// parseCacheList parses the comma-separated cache types of a flag ("" gives none), naming
+// the flag in the error.
+func parseCacheList(flag, list string) ([]quant.CacheType, error) {
+	if list == "" {
+		return nil, nil
+	}
+	var out []quant.CacheType
+	for _, name := range strings.Split(list, ",") {
+		t, err := parseCacheFlag(flag, name)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, t)
+	}
+	return out, nil
+}
+
 // typeNames lists the cache types for help texts.
 func typeNames() string {
 	var s []string

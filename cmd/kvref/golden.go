@@ -160,12 +160,9 @@ func selectScenarios(f goldenFlags, p golden.Params) ([]*golden.Scenario, []gold
 		}
 		sel.Pair = &[2]quant.CacheType{k, v}
 	case f.dtypes != "":
-		for _, name := range strings.Split(f.dtypes, ",") {
-			t, err := quant.ParseCacheType(name)
-			if err != nil {
-				return nil, nil, fmt.Errorf("--cache-dtypes: %w", err)
-			}
-			sel.Types = append(sel.Types, t)
+		var err error
+		if sel.Types, err = parseCacheList("--cache-dtypes", f.dtypes); err != nil {
+			return nil, nil, err
 		}
 	}
 	return golden.Select(sel, p)
