@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -37,7 +36,7 @@ type benchFlags struct {
 
 func benchCmd(args []string, stdout, stderr io.Writer) error {
 	var f benchFlags
-	fs := newFlags("bench", stderr)
+	fs := newFlags("bench", stderr, "usage: kvref bench [-m MODEL | --shape NAME] [flags]")
 	f.modelFlags.register(fs, "model: a GGUF file, a Hugging Face directory, a llama2.c checkpoint, hf://..., synth:SHAPE; default: a synthetic model of --shape")
 	f.engineFlags.registerWith(fs, "context of the sequences in the memory-bound batch line (0: the model's)", "cache size in blocks for the memory-bound batch line")
 	fs.StringVar(&f.shape, "shape", "default", "synthetic shape: default, tiny, stories15m, stories110m, tinyllama-1.1b")
@@ -56,10 +55,6 @@ func benchCmd(args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&f.rounds, "rounds", 3, "--vs-llama-bench: interleaved rounds")
 	fs.IntVar(&f.reps, "reps", 3, "--vs-llama-bench: repetitions per round on each engine (llama-bench -r)")
 	fs.StringVar(&f.kernelLevel, "kernels", "", "kernel level: "+strings.Join(kernels.Levels(), ", ")+" (default: everything the CPU has; avx2 on an AVX-512 machine runs what an AVX2-only one runs)")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: kvref bench [-m MODEL | --shape NAME] [flags]")
-		fs.PrintDefaults()
-	}
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -136,16 +131,6 @@ func benchCmd(args []string, stdout, stderr io.Writer) error {
 		m.Source, float64(m.Weights.Bytes())/(1<<20), kType, results[0].CacheBytesPerTokenFormula, f.blockSize, benchmark.Threads(f.threads))
 	benchmark.WriteBatches(stdout, results, mb)
 	return nil
-}
-
-// printJSON writes v as one line of JSON.
-func printJSON(w io.Writer, v any) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	_, err = fmt.Fprintln(w, string(b))
-	return err
 }
 
 // checkGGUF returns an error unless path names a GGUF file, which llama-bench needs.

@@ -38,7 +38,7 @@ const chatCommands = `  /reset       start a new conversation (the system messag
   /quit        end the chat (so does the end of input)`
 
 func chatCmd(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("chat", stderr)
+	fs := newFlags("chat", stderr, chatUsage)
 	var mf modelFlags
 	var ef engineFlags
 	var sampling engine.Sampling
@@ -50,10 +50,6 @@ func chatCmd(args []string, stdout, stderr io.Writer) error {
 	registerSampling(fs, &sampling, "turn i samples with seed + i")
 	check := fs.Bool("check", false, "recompute every step with the cache-free reference and require bit-identical logits")
 	script := fs.String("script", "", "read the messages and commands from FILE, echoing them (a # line is a comment)")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, chatUsage)
-		fs.PrintDefaults()
-	}
 	if err := parseFlagsOnly(fs, args, "the conversation comes from the terminal, stdin or --script"); err != nil {
 		return err
 	}

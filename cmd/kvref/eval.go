@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -15,7 +14,7 @@ func init() {
 }
 
 func evalCmd(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("eval", stderr)
+	fs := newFlags("eval", stderr, "usage: kvref eval [-m MODEL] [--file TEXT] [--cache-dtype T,...] [-ctk K -ctv V] [-c N] [--json]")
 	var mf modelFlags
 	mf.register(fs, "")
 	file := fs.String("file", "", "text to evaluate on (default: a built-in TinyStories-style sample)")
@@ -26,10 +25,6 @@ func evalCmd(args []string, stdout, stderr io.Writer) error {
 	registerContext(fs, &ctx, 0, "window length in tokens (0: the model's context, at most 4096)")
 	registerThreads(fs, &threads, "")
 	asJSON := fs.Bool("json", false, "print one JSON object")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: kvref eval [-m MODEL] [--file TEXT] [--cache-dtype T,...] [-ctk K -ctv V] [-c N] [--json]")
-		fs.PrintDefaults()
-	}
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -78,9 +73,7 @@ func evalCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	rep.Model, rep.Text = m.Source, source
 	if *asJSON {
-		b, _ := json.Marshal(rep)
-		fmt.Fprintln(stdout, string(b))
-		return nil
+		return printJSON(stdout, rep)
 	}
 	rep.WriteTable(stdout)
 	return nil

@@ -38,7 +38,10 @@ type goldenFlags struct {
 
 func goldenCmd(args []string, stdout, stderr io.Writer) error {
 	var f goldenFlags
-	fs := newFlags("golden", stderr)
+	fs := newFlags("golden", stderr,
+		"usage: kvref golden --model MODEL --suite SUITE --out DIR [flags]",
+		"       kvref golden --list [--model MODEL] [--block-size B] [--cache-blocks N]",
+		"Records what kvref produces for cache-heavy scenarios; check another engine with kvref verify.")
 	f.modelFlags.register(fs, "")
 	fs.StringVar(&f.ref, "model", "", "same as -m")
 	fs.StringVar(&f.suite, "suite", "default", "built-in suite: "+strings.Join(golden.Suites, ", "))
@@ -56,12 +59,6 @@ func goldenCmd(args []string, stdout, stderr io.Writer) error {
 	fs.BoolVar(&f.noCheck, "no-check", false, "skip the bitwise check of every cached step against the cache-free reference")
 	registerThreads(fs, &f.threads, "")
 	registerContext(fs, &f.ctx, 0, contextHelp)
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: kvref golden --model MODEL --suite SUITE --out DIR [flags]")
-		fmt.Fprintln(stderr, "       kvref golden --list [--model MODEL] [--block-size B] [--cache-blocks N]")
-		fmt.Fprintln(stderr, "Records what kvref produces for cache-heavy scenarios; check another engine with kvref verify.")
-		fs.PrintDefaults()
-	}
 	if err := parseFlagsOnly(fs, args, ""); err != nil {
 		return err
 	}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -38,16 +37,12 @@ type inspectTokenizer struct {
 }
 
 func inspectCmd(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("inspect", stderr)
+	fs := newFlags("inspect", stderr, "usage: kvref inspect [--mem SIZE] [--json] MODEL")
 	var mem sizeFlag
 	fs.Var(&mem, "mem", "memory for weights and cache (default: this machine's available memory; "+plan.SizeHelp+")")
 	blockSize := fs.Int("block-size", kvcache.DefaultBlockSize, "cache block size for the arithmetic")
 	asJSON := fs.Bool("json", false, "print one JSON object")
 	tokPath := fs.String("tokenizer", "", "tokenizer.bin of a llama2.c checkpoint (default: tokenizer.bin beside it)")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: kvref inspect [--mem SIZE] [--json] MODEL")
-		fs.PrintDefaults()
-	}
 	if err := parseOneArg(fs, args); err != nil {
 		return err
 	}
@@ -70,9 +65,7 @@ func inspectCmd(args []string, stdout, stderr io.Writer) error {
 	rep.Cache = plan.EveryCacheType(plan.Input{Shape: c.PlanShape(), Context: c.Context, BlockSize: *blockSize,
 		Memory: rep.Memory, Weights: rep.WeightBytes})
 	if *asJSON {
-		b, _ := json.Marshal(rep)
-		fmt.Fprintln(stdout, string(b))
-		return nil
+		return printJSON(stdout, rep)
 	}
 	w := stdout
 	fmt.Fprintf(w, "%s (%s)\n\n", rep.Path, rep.Format)

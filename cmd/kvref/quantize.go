@@ -15,16 +15,13 @@ func init() {
 }
 
 func quantizeCmd(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("quantize", stderr)
+	fs := newFlags("quantize", stderr,
+		"usage: kvref quantize IN.gguf OUT.gguf --wtype T   (flags may come before or after the files)",
+		"\nEvery matrix (2-D tensor) is converted; vectors (norms, biases) stay F32. A matrix whose rows",
+		"are not a multiple of the type's block (32, or 256 for the K types) falls back to Q8_0, or",
+		"stays as it is, as llama-quantize does. The blocks are the bytes llama-quantize --pure writes; a",
+		"matrix whose values a type cannot hold (an fp16 scale overflows) or that is not finite is refused.")
 	wtype := fs.String("wtype", "q8_0", "weight type: "+model.QuantizedTypeNames()+", f16, bf16 or f32")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: kvref quantize IN.gguf OUT.gguf --wtype T   (flags may come before or after the files)")
-		fmt.Fprintln(stderr, "\nEvery matrix (2-D tensor) is converted; vectors (norms, biases) stay F32. A matrix whose rows")
-		fmt.Fprintln(stderr, "are not a multiple of the type's block (32, or 256 for the K types) falls back to Q8_0, or")
-		fmt.Fprintln(stderr, "stays as it is, as llama-quantize does. The blocks are the bytes llama-quantize --pure writes; a")
-		fmt.Fprintln(stderr, "matrix whose values a type cannot hold (an fp16 scale overflows) or that is not finite is refused.")
-		fs.PrintDefaults()
-	}
 	// Flags may also follow the files (kvref quantize IN.gguf OUT.gguf --wtype q4_k), as
 	// llama-quantize users write them.
 	files, err := parseInterspersed(fs, args)

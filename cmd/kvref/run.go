@@ -30,7 +30,7 @@ func init() {
 
 func runCmd(args []string, stdout, stderr io.Writer) error {
 	var f runFlags
-	fs := newFlags("run", stderr)
+	fs := newFlags("run", stderr, "usage: kvref run [-m MODEL] [-p PROMPT | --prompt-file FILE] [flags]")
 	f.modelFlags.register(fs, "")
 	f.engineFlags.register(fs, "enough for -np full-context sequences")
 	fs.StringVar(&f.prompt, "p", "", "prompt text (BOS is added when the model's tokenizer adds one; special tokens written in it, like </s> or <|im_start|>, are parsed, as llama-cli does)")
@@ -44,10 +44,6 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	fs.BoolVar(&f.ignoreEOS, "ignore-eos", false, "keep generating past end-of-text tokens")
 	fs.BoolVar(&f.check, "check", false, "recompute every step with the cache-free reference and require bit-identical logits; a token is printed only once its step has passed")
 	fs.BoolVar(&f.asJSON, "json", false, "print one JSON object per token and a final summary line")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: kvref run [-m MODEL] [-p PROMPT | --prompt-file FILE] [flags]")
-		fs.PrintDefaults()
-	}
 	if err := parseFlagsOnly(fs, args, "quote the prompt: -p \"...\""); err != nil {
 		return err
 	}

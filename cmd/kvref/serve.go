@@ -78,7 +78,7 @@ func serveCmd(args []string, stdout, stderr io.Writer) error {
 // Ctrl-C its default effect) and shuts the server down gracefully.
 func serve(ctx context.Context, restore func(), args []string, stdout, stderr io.Writer) error {
 	var f serveFlags
-	fs := newFlags("serve", stderr)
+	fs := newFlags("serve", stderr, serveUsage)
 	f.modelFlags.register(fs, "")
 	f.engineFlags.register(fs, "enough for --sequences full-context sequences")
 	topt := templateFlagSet(fs)
@@ -107,10 +107,6 @@ func serve(ctx context.Context, restore func(), args []string, stdout, stderr io
 	fs.DurationVar(&l.StallTimeout, "stall-timeout", server.DefaultStallTimeout, "/health answers 503 when one engine step has run this long")
 	fs.DurationVar(&f.shutdownTimeout, "shutdown-timeout", server.DefaultShutdownTimeout, "on Ctrl-C or SIGTERM, how long running requests may finish")
 	fs.BoolVar(&f.quiet, "quiet", false, "do not log each request on stderr")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, serveUsage)
-		fs.PrintDefaults()
-	}
 	if err := parseFlagsOnly(fs, args, ""); err != nil {
 		return err
 	}

@@ -18,7 +18,7 @@ func init() {
 
 func synthCmd(args []string, stdout, stderr io.Writer) error {
 	d := synth.Default
-	fs := newFlags("synth", stderr)
+	fs := newFlags("synth", stderr, "usage: kvref synth -o FILE.gguf [shape flags]")
 	out := fs.String("o", "", "output GGUF file (required)")
 	name := fs.String("name", "kvref-synthetic", "general.name of the model")
 	dim := fs.Int("dim", d.Dim, "embedding width")
@@ -39,10 +39,6 @@ func synthCmd(args []string, stdout, stderr io.Writer) error {
 	format := fs.String("format", "gguf", "output format: gguf, hf (a Hugging Face directory) or llama2c (with tokenizer.bin beside it)")
 	special := fs.String("special-tokens", "", "comma-separated control tokens added after the byte tokens (e.g. \"<|im_start|>,<|im_end|>\")")
 	chatTemplate := fs.String("chat-template", "", "a Jinja chat template FILE to embed as tokenizer.chat_template (gguf only)")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: kvref synth -o FILE.gguf [shape flags]")
-		fs.PrintDefaults()
-	}
 	if err := parse(fs, args); err != nil {
 		return err
 	}

@@ -34,7 +34,7 @@ type templateOutput struct {
 }
 
 func templateCmd(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("template", stderr)
+	fs := newFlags("template", stderr, "usage: kvref template [-m MODEL | --chat-template FILE | --tokenizer-config FILE] --messages FILE.json [--vars FILE.json] [--now TIME] [--add-generation-prompt] [--json]")
 	var mf modelFlags
 	mf.register(fs, "")
 	topt := templateFlagSet(fs)
@@ -44,10 +44,6 @@ func templateCmd(args []string, stdout, stderr io.Writer) error {
 	now := fs.String("now", "", "the time strftime_now formats, RFC 3339 (e.g. 2024-07-26T00:00:00Z); default: now")
 	agp := fs.Bool("add-generation-prompt", false, "end with the header of an assistant turn, as a chat request does")
 	asJSON := fs.Bool("json", false, "print one JSON object: the prompt, its token ids (the model's tokenizer, special tokens parsed) and the end-of-turn stops")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: kvref template [-m MODEL | --chat-template FILE | --tokenizer-config FILE] --messages FILE.json [--vars FILE.json] [--now TIME] [--add-generation-prompt] [--json]")
-		fs.PrintDefaults()
-	}
 	if err := parse(fs, args); err != nil {
 		return err
 	}

@@ -52,7 +52,9 @@ func floatFlag(dst **float64) func(string) error {
 
 func verifyCmd(args []string, stdout, stderr io.Writer) error {
 	var f verifyFlags
-	fs := newFlags("verify", stderr)
+	fs := newFlags("verify", stderr,
+		"usage: kvref verify --golden DIR (--candidate DUMP.jsonl | --target http://HOST:PORT/v1 | --self) [-m MODEL] [flags]",
+		"Exit status 0 only when every scenario passes.")
 	fs.StringVar(&f.goldenDir, "golden", "", "directory of goldens written by kvref golden")
 	fs.StringVar(&f.candidate, "candidate", "", "candidate dump (JSON Lines, see docs/golden.md) to check")
 	fs.StringVar(&f.target, "target", "", "OpenAI-compatible server to drive and check, e.g. http://127.0.0.1:8000/v1")
@@ -86,11 +88,6 @@ func verifyCmd(args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&f.blockSize, "block-size", 0, "with --self: block size to replay with (0: the golden's)")
 	fs.IntVar(&f.blocks, "cache-blocks", 0, "with --self: pool size to replay with (0: the golden's)")
 	fs.IntVar(&f.chunk, "chunk-size", -1, "with --self: prefill chunk size to replay with (-1: the golden's, 0: none)")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: kvref verify --golden DIR (--candidate DUMP.jsonl | --target http://HOST:PORT/v1 | --self) [-m MODEL] [flags]")
-		fmt.Fprintln(stderr, "Exit status 0 only when every scenario passes.")
-		fs.PrintDefaults()
-	}
 	if err := parseFlagsOnly(fs, args, ""); err != nil {
 		return err
 	}
