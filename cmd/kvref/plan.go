@@ -33,9 +33,6 @@ type planFlags struct {
 // shapeFlagNames are the flags that describe a model without a file or preset.
 var shapeFlagNames = []string{"layers", "kv-heads", "head-dim", "heads", "dim", "hidden", "vocab", "tied"}
 
-// defaultShapeContext is the context planned for a shape given by flags without --ctx.
-const defaultShapeContext = 4096
-
 func planCmd(args []string, stdout, stderr io.Writer) error {
 	var f planFlags
 	fs := newFlags("plan", stderr)
@@ -51,7 +48,7 @@ func planCmd(args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&f.vocab, "vocab", 0, "shape: vocabulary size (for the parameter count)")
 	fs.BoolVar(&f.tied, "tied", false, "shape: the output projection shares the embedding (for the parameter count)")
 	registerCacheTypes(fs, &f.cacheDtype, &f.cacheK, &f.cacheV, "f16")
-	registerContext(fs, &f.ctx, 0, fmt.Sprintf("tokens per full sequence (0: the model's context; %d for shape flags)", defaultShapeContext))
+	registerContext(fs, &f.ctx, 0, fmt.Sprintf("tokens per full sequence (0: the model's context; %d for shape flags)", plan.DefaultContext))
 	fs.Var(&f.mem, "mem", "`SIZE` of the memory for weights and cache together, e.g. 80GB or 24GiB (default: this machine's MemAvailable)")
 	fs.Var(&f.weights, "weights", "`SIZE` of the weights, e.g. 14GB (default: the file's tensors with -m, else an f16 estimate)")
 	fs.StringVar(&f.weightsDtype, "weights-dtype", "", "estimate the weights as parameters × this type: "+weightTypeNames())
@@ -81,8 +78,8 @@ func planCmd(args []string, stdout, stderr io.Writer) error {
 	if !f.set["c"] && !f.set["ctx"] {
 		in.Context = m.shape.Context
 		if in.Context == 0 {
-			in.Context = defaultShapeContext
-			notes = append(notes, fmt.Sprintf("context %d is a default: set --ctx to plan another length", defaultShapeContext))
+			in.Context = plan.DefaultContext
+			notes = append(notes, fmt.Sprintf("context %d is a default: set --ctx to plan another length", plan.DefaultContext))
 		}
 	} else if m.shape.Context > 0 && f.ctx > m.shape.Context {
 		notes = append(notes, fmt.Sprintf("--ctx %d is beyond the model's trained context of %d tokens", f.ctx, m.shape.Context))
