@@ -86,20 +86,7 @@ func inspectCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "rms norm eps     %g\n", c.NormEps)
-	var extras []string
-	if c.Tied {
-		extras = append(extras, "tied output")
-	}
-	if c.QKVBias {
-		extras = append(extras, "q/k/v biases")
-	}
-	if c.QKNorm {
-		extras = append(extras, "q/k norm")
-	}
-	if c.SlidingWindow > 0 {
-		extras = append(extras, fmt.Sprintf("sliding window %d", c.SlidingWindow))
-	}
-	if len(extras) > 0 {
+	if extras := c.Features(); len(extras) > 0 {
 		fmt.Fprintf(w, "features         %s\n", strings.Join(extras, ", "))
 	}
 	fmt.Fprintf(w, "parameters       %d\n", rep.Params)

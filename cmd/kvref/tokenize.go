@@ -17,8 +17,8 @@ func tokenizeCmd(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("tokenize", stderr,
 		"usage: kvref tokenize [-m MODEL] [--no-bos] [--special] [--json] TEXT",
 		"       kvref tokenize [-m MODEL] --decode [--keep-special] [--json] IDS")
-	modelPath := fs.String("m", "", "model or vocabulary: a GGUF file of any architecture (llama.cpp's vocabulary-only ggml-vocab-*.gguf too), a directory with tokenizer.json, a llama2.c checkpoint, an hf:// reference, or synth:SHAPE; empty: the built-in stories260K")
-	tokPath := fs.String("tokenizer", "", "tokenizer.bin of a llama2.c checkpoint (default: tokenizer.bin beside it)")
+	var mf modelFlags
+	mf.register(fs, "model or vocabulary: a GGUF file of any architecture (llama.cpp's vocabulary-only ggml-vocab-*.gguf too), a directory with tokenizer.json, a llama2.c checkpoint, an hf:// reference, or synth:SHAPE; empty: the built-in stories260K")
 	noBOS := fs.Bool("no-bos", false, "do not add BOS (and EOS) even when the tokenizer adds them")
 	special := fs.Bool("special", false, "parse special tokens in TEXT: \"<s>\", \"<|im_start|>\", ... become those tokens, as llama-server and Hugging Face do")
 	decode := fs.Bool("decode", false, "TEXT is token ids (\"1 403 407\" or a JSON array): print their text")
@@ -33,7 +33,7 @@ func tokenizeCmd(args []string, stdout, stderr io.Writer) error {
 	case *decode && (*special || *noBOS):
 		return errors.New("--special and --no-bos are for encoding text; --decode reads token ids")
 	}
-	tok, err := loadTokenizer(*modelPath, *tokPath, stderr)
+	tok, err := loadTokenizer(mf.ref, mf.tokenizer, stderr)
 	if err != nil {
 		return err
 	}
