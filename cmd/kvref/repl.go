@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/kvref/kvref/cacheview/textview"
+	"github.com/kvref/kvref/internal/term"
 )
 
 // repl reads command lines and runs them, for kvref step and kvref chat. Interactively (a
@@ -86,18 +87,8 @@ func (r repl) run(in io.Reader, name string, interactive bool) error {
 // empty; interactive says whether that is a terminal.
 func openInput(script string) (in io.ReadCloser, name string, interactive bool, err error) {
 	if script == "" {
-		return io.NopCloser(os.Stdin), "stdin", isTerminal(os.Stdin), nil
+		return io.NopCloser(os.Stdin), "stdin", term.IsTerminal(os.Stdin), nil
 	}
 	f, err := os.Open(script)
 	return f, script, false, err
-}
-
-// isTerminal reports whether f is an *os.File open on a terminal (a character device).
-func isTerminal(f any) bool {
-	file, ok := f.(*os.File)
-	if !ok {
-		return false
-	}
-	st, err := file.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }

@@ -12,6 +12,7 @@ import (
 	"syscall"
 
 	"github.com/kvref/kvref/engine"
+	"github.com/kvref/kvref/internal/term"
 	"github.com/kvref/kvref/tokenizer"
 )
 
@@ -116,7 +117,7 @@ func stepCmd(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer in.Close()
-	color := interactive && isTerminal(stdout) && os.Getenv("NO_COLOR") == "" && os.Getenv("TERM") != "dumb"
+	color := interactive && term.IsTerminal(stdout) && os.Getenv("NO_COLOR") == "" && os.Getenv("TERM") != "dumb"
 	s, err := newStepper(o, stdout, stderr, color)
 	if err != nil {
 		return err

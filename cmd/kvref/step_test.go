@@ -14,6 +14,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/kvref/kvref/internal/term"
 	"github.com/kvref/kvref/internal/testutil"
 	"github.com/kvref/kvref/kvcache"
 )
@@ -610,7 +611,7 @@ func TestStepColours(t *testing.T) {
 	require.NoError(t, s.exec("fork"))
 	require.NoError(t, s.exec("n")) // pos 7: copy of shared block 3
 	require.Contains(t, out.String(), "\x1b[33mcopy-on-write")
-	require.False(t, isTerminal(&out))
+	require.False(t, term.IsTerminal(&out))
 
 	plain, _, code := kvref(t, "step", "-p", "hi", "--block-size", "2", "--script", writeScript(t, "n 2", "fork", "n", "blocks"))
 	require.Equal(t, 0, code)
