@@ -174,4 +174,3 @@ func dotQ4_0Rows(out, x []float32, w []byte, rb int) {
 	}
 	rowsAVX2(out, x, w, rb, len(x)/QBlockLen, x4, dotQ4_0AVX2)
 }
-
