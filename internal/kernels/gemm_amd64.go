@@ -24,18 +24,17 @@ const (
 	gemmFinish = 2 // the lanes are reduced to the outputs
 )
 
-// gemmColumns is the block of columns the micro-kernels run at a time: eight packed inputs
-// of 256 columns are 8 KiB (gemm4x8AVX512; six inputs, 6 KiB, for gemm2x6AVX), which stay in
-// the core's L1 cache while the block's rows stream past them (unblocked, the inputs of a 2048-column product, 64 KiB, came from L2 at every
+// gemmColumns is the block of columns gemm4x8AVX512 runs at a time: eight packed inputs of
+// 256 columns are 8 KiB, which stay in the core's L1 cache while the block's rows stream
+// past them (unblocked, the inputs of a 2048-column product, 64 KiB, came from L2 at every
 // step, and the kernel ran at about half the multiply-add peak).
 const gemmColumns = 256
 
-// gemm2x6AVX is gemm4x8AVX512 for pairs of rows against six input vectors (x + j·rowBytes,
-// not packed), in twelve YMM accumulators, 384 bytes of acc per pair. Implemented in
-// gemm_amd64.s.
+// gemm2x6AVX is gemm4x8AVX512 for pairs of rows against six input vectors (x + j·n
+// floats, not packed), in twelve YMM accumulators. Implemented in gemm_amd64.s.
 //
 //go:noescape
-func gemm2x6AVX(out *float32, outStride int, w *float32, rowBytes int, x *float32, kc, tiles int, acc *float32, mode int)
+func gemm2x6AVX(out *float32, outStride int, w, x *float32, n, tiles int)
 
 // gemmRows is how many rows gemmAVX takes at a time: a block of rows (at most 32 × cols
 // floats, 96 KiB for 768 columns, decoded once when the rows are stored in another form)
@@ -83,8 +82,10 @@ func gemmAVX(out, w, x []float32, rows, cols, batch, start, end int, decode func
 	if decode != nil {
 		s.panel = grow(s.panel, gemmRows*cols)
 	}
-	s.lanes = growAligned(s.lanes, gemmRows/4*256) // 1 KiB per group of four rows, or per two pairs
-	quadEnd := start + (end-start)&^3              // rows [start, quadEnd) go in blocks
+	if wide {
+		s.lanes = growAligned(s.lanes, gemmRows/4*256)
+	}
+	quadEnd := start + (end-start)&^3 // rows [start, quadEnd) go in blocks
 	for r0 := start; r0 < quadEnd; r0 += gemmRows {
 		r1 := min(r0+gemmRows, quadEnd)
 		var wb []float32 // the block's rows
@@ -97,19 +98,19 @@ func gemmAVX(out, w, x []float32, rows, cols, batch, start, end int, decode func
 			}
 		}
 		for b := 0; b < full; b += shape.inputs {
-			for c0 := 0; c0 < cols; c0 += gemmColumns {
-				kc, mode := min(gemmColumns, cols-c0), 0
-				if c0 > 0 {
-					mode |= gemmResume
-				}
-				if c0+kc == cols {
-					mode |= gemmFinish
-				}
-				if wide {
+			if wide {
+				for c0 := 0; c0 < cols; c0 += gemmColumns {
+					kc, mode := min(gemmColumns, cols-c0), 0
+					if c0 > 0 {
+						mode |= gemmResume
+					}
+					if c0+kc == cols {
+						mode |= gemmFinish
+					}
 					gemm4x8AVX512(&out[b*rows+r0], rows, &wb[c0], 4*cols, &s.packed[b*cols+8*c0], kc, (r1-r0)/4, &s.lanes[0], mode)
-				} else {
-					gemm2x6AVX(&out[b*rows+r0], rows, &wb[c0], 4*cols, &x[b*cols+c0], kc, (r1-r0)/2, &s.lanes[0], mode)
 				}
+			} else {
+				gemm2x6AVX(&out[b*rows+r0], rows, &wb[0], &x[b*cols], cols, (r1-r0)/2)
 			}
 		}
 		for r := r0; r < r1; r += 4 {

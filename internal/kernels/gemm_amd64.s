@@ -44,38 +44,31 @@
 	VMOVSS XA, (R9); \
 	VMOVSS XB, 4(R9)
 
-// func gemm2x6AVX(out *float32, outStride int, w *float32, rowBytes int, x *float32, kc, tiles int, acc *float32, mode int)
+// func gemm2x6AVX(out *float32, outStride int, w *float32, x *float32, n, tiles int)
 //
-// For each of tiles pairs of rows (rowBytes apart, one pair after the other from w): the
-// two rows against the six input vectors x + j·rowBytes, j = 0..5, over the kc columns (a
-// positive multiple of 8) that start at w and x. As in gemm4x8AVX512, a long product runs
-// over blocks of columns with the lanes carried in acc (384 bytes per pair): with mode bit
-// 0 a pair's twelve accumulators start from acc instead of zero; with mode bit 1 REDUCE8
-// runs on each and row 2t+k of input j goes to out[j·outStride + 2t + k], else they are
-// stored back to acc. R12 counts the pairs left, R15 = R10 is the row stride in bytes, AX
-// the pair's first output, R13 the output stride in bytes, DX the pair's first row, BX its
-// lanes in acc.
-TEXT ·gemm2x6AVX(SB), NOSPLIT, $0-72
-	MOVQ tiles+48(FP), R12
+// For each of tiles pairs of rows (n floats each, one after the other from w): the two
+// rows against the six input vectors x + j·n floats, j = 0..5, over n columns (a positive
+// multiple of 8), then REDUCE8 on each accumulator, and row 2t+k of input j goes to
+// out[j·outStride + 2t + k]. The inputs stay in the caches while the pairs of rows stream
+// past them. R12 counts the pairs left, R15 is the row stride in bytes, AX the pair's
+// first output, R13 the output stride in bytes.
+TEXT ·gemm2x6AVX(SB), NOSPLIT, $0-48
+	MOVQ tiles+40(FP), R12
 	MOVQ out+0(FP), AX
 	MOVQ w+16(FP), SI
-	MOVQ rowBytes+24(FP), R15
+	MOVQ n+32(FP), R15
+	SHLQ $2, R15
 	MOVQ R15, R10
 	MOVQ outStride+8(FP), R13
 	SHLQ $2, R13
-	MOVQ acc+56(FP), BX
-	MOVQ mode+64(FP), R14
 
 tile:
-	MOVQ  SI, DX
-	LEAQ  (SI)(R15*1), R8
-	MOVQ  x+32(FP), DI
-	LEAQ  (DI)(R10*2), R11
-	ADDQ  R10, R11
-	MOVQ  kc+40(FP), CX
-	SHRQ  $3, CX
-	TESTQ $1, R14
-	JNZ   resume
+	LEAQ   (SI)(R15*1), R8
+	MOVQ   x+24(FP), DI
+	LEAQ   (DI)(R10*2), R11
+	ADDQ   R10, R11
+	MOVQ   R15, CX
+	SHRQ   $5, CX
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
@@ -88,23 +81,7 @@ tile:
 	VXORPS Y9, Y9, Y9
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
-	JMP    blocks
 
-resume:
-	VMOVUPS 0(BX), Y0
-	VMOVUPS 32(BX), Y1
-	VMOVUPS 64(BX), Y2
-	VMOVUPS 96(BX), Y3
-	VMOVUPS 128(BX), Y4
-	VMOVUPS 160(BX), Y5
-	VMOVUPS 192(BX), Y6
-	VMOVUPS 224(BX), Y7
-	VMOVUPS 256(BX), Y8
-	VMOVUPS 288(BX), Y9
-	VMOVUPS 320(BX), Y10
-	VMOVUPS 352(BX), Y11
-
-blocks:
 	// An odd block first, then two blocks per iteration.
 	TESTQ $1, CX
 	JZ    pairs
@@ -127,24 +104,10 @@ pairs:
 	JNZ  pairs
 
 done:
-	TESTQ $2, R14
-	JNZ   reduce
-	VMOVUPS Y0, 0(BX)
-	VMOVUPS Y1, 32(BX)
-	VMOVUPS Y2, 64(BX)
-	VMOVUPS Y3, 96(BX)
-	VMOVUPS Y4, 128(BX)
-	VMOVUPS Y5, 160(BX)
-	VMOVUPS Y6, 192(BX)
-	VMOVUPS Y7, 224(BX)
-	VMOVUPS Y8, 256(BX)
-	VMOVUPS Y9, 288(BX)
-	VMOVUPS Y10, 320(BX)
-	VMOVUPS Y11, 352(BX)
-	JMP     next
-
-reduce:
-	// Row 2t+k of input j goes to out[j*outStride+2t+k]; R9 walks the inputs.
+	// SI has walked a row: it now points at the second row of the pair, R8 at the next
+	// pair's first row. Row 2t+k of input j goes to out[j*outStride+2t+k]; R9 walks the
+	// inputs.
+	MOVQ R8, SI
 	MOVQ AX, R9
 	STORE2(Y0, X0, Y6, X6)
 	ADDQ R13, R9
@@ -157,13 +120,8 @@ reduce:
 	STORE2(Y4, X4, Y10, X10)
 	ADDQ R13, R9
 	STORE2(Y5, X5, Y11, X11)
-
-next:
-	// The next pair's rows start two rows below this pair's first.
-	LEAQ (DX)(R15*2), SI
-	ADDQ $384, BX
-	ADDQ $8, AX
-	DECQ R12
-	JNZ  tile
+	ADDQ   $8, AX
+	DECQ   R12
+	JNZ    tile
 	VZEROUPPER
 	RET
