@@ -7,28 +7,13 @@ import (
 	"unsafe"
 )
 
-// gemm4x8AVX512 runs tiles groups of four rows (rowBytes apart, one group after the other
-// from w) against eight input vectors packed by packPairs8AVX512 into xp, over the kc
-// columns (a positive multiple of 8) that start at w and xp. Each group's 16 vectors of
-// lanes start from zero, or with mode&gemmResume from acc (1 KiB per group, 64-byte
-// aligned); with mode&gemmFinish they are reduced and row k of input j goes to
-// out[j·outStride+k], else they are stored back to acc for the next block of columns.
+// gemm4x8AVX512 runs tiles groups of four rows (n floats each, one group after the other
+// from w) against eight input vectors packed by packPairs8AVX512 into xp, over n columns
+// (a positive multiple of 8), writing row k of input j to out[j·outStride+k].
 // Implemented in gemm_avx512_amd64.s.
 //
 //go:noescape
-func gemm4x8AVX512(out *float32, outStride int, w *float32, rowBytes int, xp *float32, kc, tiles int, acc *float32, mode int)
-
-// The modes of gemm4x8AVX512.
-const (
-	gemmResume = 1 // the lanes start from acc
-	gemmFinish = 2 // the lanes are reduced to the outputs
-)
-
-// gemmColumns is the block of columns gemm4x8AVX512 runs at a time: eight packed inputs of
-// 256 columns are 8 KiB, which stay in the core's L1 cache while the block's rows stream
-// past them (unblocked, the inputs of a 2048-column product, 64 KiB, came from L2 at every
-// step, and the kernel ran at about half the multiply-add peak).
-const gemmColumns = 256
+func gemm4x8AVX512(out *float32, outStride int, w, xp *float32, n, tiles int)
 
 // gemm2x6AVX is gemm4x8AVX512 for pairs of rows against six input vectors (x + j·n
 // floats, not packed), in twelve YMM accumulators. Implemented in gemm_amd64.s.
@@ -51,7 +36,7 @@ var (
 
 // gemmScratch is gemmAVX's packed inputs and decoded rows, recycled through gemmBuffers:
 // a fresh buffer per product would cost page faults and zeroing every time.
-type gemmScratch struct{ packed, panel, lanes []float32 }
+type gemmScratch struct{ packed, panel []float32 }
 
 var gemmBuffers = sync.Pool{New: func() any { return new(gemmScratch) }}
 
@@ -82,9 +67,6 @@ func gemmAVX(out, w, x []float32, rows, cols, batch, start, end int, decode func
 	if decode != nil {
 		s.panel = grow(s.panel, gemmRows*cols)
 	}
-	if wide {
-		s.lanes = growAligned(s.lanes, gemmRows/4*256)
-	}
 	quadEnd := start + (end-start)&^3 // rows [start, quadEnd) go in blocks
 	for r0 := start; r0 < quadEnd; r0 += gemmRows {
 		r1 := min(r0+gemmRows, quadEnd)
@@ -99,16 +81,7 @@ func gemmAVX(out, w, x []float32, rows, cols, batch, start, end int, decode func
 		}
 		for b := 0; b < full; b += shape.inputs {
 			if wide {
-				for c0 := 0; c0 < cols; c0 += gemmColumns {
-					kc, mode := min(gemmColumns, cols-c0), 0
-					if c0 > 0 {
-						mode |= gemmResume
-					}
-					if c0+kc == cols {
-						mode |= gemmFinish
-					}
-					gemm4x8AVX512(&out[b*rows+r0], rows, &wb[c0], 4*cols, &s.packed[b*cols+8*c0], kc, (r1-r0)/4, &s.lanes[0], mode)
-				}
+				gemm4x8AVX512(&out[b*rows+r0], rows, &wb[0], &s.packed[b*cols], cols, (r1-r0)/4)
 			} else {
 				gemm2x6AVX(&out[b*rows+r0], rows, &wb[0], &x[b*cols], cols, (r1-r0)/2)
 			}

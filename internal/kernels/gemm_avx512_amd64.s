@@ -36,42 +36,33 @@
 	MULADD(Z2, Z7, Z10, Z30); \
 	MULADD(Z3, Z7, Z11, Z31)
 
-// func gemm4x8AVX512(out *float32, outStride int, w *float32, rowBytes int, xp *float32, kc, tiles int, acc *float32, mode int)
+// func gemm4x8AVX512(out *float32, outStride int, w *float32, xp *float32, n, tiles int)
 //
-// For each of tiles groups of four weight rows (rowBytes apart, the groups one after the
+// For each of tiles groups of four weight rows (n floats each, the groups one after the
 // other from w): the four rows against eight input vectors packed in pairs by
-// packPairs8AVX512, over kc columns (a positive multiple of 8) starting at w and at xp. The
-// accumulators Z16..Z31 hold (row k, input 2p) in the low half and (row k, input 2p+1) in
-// the high half of Z(16+4k+p), as in dot4x4AVX512; per block of eight columns: four packed
-// pairs (one 64-byte load each), each row's block broadcast to both halves, sixteen VMULPS
-// and sixteen VADDPS. A product longer than fits the L1 cache is run over blocks of
-// columns in order (gemmAVX), the lanes carried from block to block in acc, 1 KiB per
-// group: with mode bit 0 a group's lanes start from acc instead of zero, and without mode
-// bit 1 they are stored back to acc unreduced; with it, the 32 sums are reduced together
-// in REDUCE8's order (HALVES4, SUM8x4) and row 4t+k of input j goes to
-// out[j·outStride + 4t + k]. Carrying the lanes through memory is exact, so every output
-// is summed in the one order of a single pass. R12 counts the groups left, R9 is the row
-// stride in bytes, AX the group's first output, BX the group's first row, R13 its lanes in
-// acc.
-TEXT ·gemm4x8AVX512(SB), NOSPLIT, $0-72
-	MOVQ tiles+48(FP), R12
+// packPairs8AVX512 into xp, over n columns (a positive multiple of 8). The accumulators
+// Z16..Z31 hold (row k, input 2p) in the low half and (row k, input 2p+1) in the high half
+// of Z(16+4k+p), as in dot4x4AVX512; per block of eight columns: four packed pairs (one
+// 64-byte load each), each row's block broadcast to both halves, sixteen VMULPS and
+// sixteen VADDPS. At the end the 32 sums are reduced together in REDUCE8's order (HALVES4,
+// SUM8x4) and row 4t+k of input j goes to out[j·outStride + 4t + k]. The inputs stay in
+// the caches while the groups of rows stream past them. R12 counts the groups left, R9 is
+// the row stride in bytes, AX the group's first output.
+TEXT ·gemm4x8AVX512(SB), NOSPLIT, $0-48
+	MOVQ tiles+40(FP), R12
 	MOVQ out+0(FP), AX
 	MOVQ w+16(FP), SI
-	MOVQ rowBytes+24(FP), R9
+	MOVQ n+32(FP), R9
+	SHLQ $2, R9
 	MOVQ outStride+8(FP), R10
 	SHLQ $2, R10
-	MOVQ acc+56(FP), R13
-	MOVQ mode+64(FP), R14
 
 tile:
-	MOVQ  xp+32(FP), DI
-	MOVQ  SI, BX
-	LEAQ  (SI)(R9*2), R8
-	ADDQ  R9, R8
-	MOVQ  kc+40(FP), CX
-	SHRQ  $3, CX
-	TESTQ $1, R14
-	JNZ   resume
+	MOVQ   xp+24(FP), DI
+	LEAQ   (SI)(R9*2), R8
+	ADDQ   R9, R8
+	MOVQ   R9, CX
+	SHRQ   $5, CX
 	VPXORD Z16, Z16, Z16
 	VPXORD Z17, Z17, Z17
 	VPXORD Z18, Z18, Z18
@@ -88,27 +79,7 @@ tile:
 	VPXORD Z29, Z29, Z29
 	VPXORD Z30, Z30, Z30
 	VPXORD Z31, Z31, Z31
-	JMP    blocks
 
-resume:
-	VMOVUPS 0(R13), Z16
-	VMOVUPS 64(R13), Z17
-	VMOVUPS 128(R13), Z18
-	VMOVUPS 192(R13), Z19
-	VMOVUPS 256(R13), Z20
-	VMOVUPS 320(R13), Z21
-	VMOVUPS 384(R13), Z22
-	VMOVUPS 448(R13), Z23
-	VMOVUPS 512(R13), Z24
-	VMOVUPS 576(R13), Z25
-	VMOVUPS 640(R13), Z26
-	VMOVUPS 704(R13), Z27
-	VMOVUPS 768(R13), Z28
-	VMOVUPS 832(R13), Z29
-	VMOVUPS 896(R13), Z30
-	VMOVUPS 960(R13), Z31
-
-blocks:
 	// An odd block first, then two blocks per iteration.
 	TESTQ $1, CX
 	JZ    pairs
@@ -129,28 +100,10 @@ pairs:
 	JNZ  pairs
 
 done:
-	TESTQ $2, R14
-	JNZ   reduce
-	VMOVUPS Z16, 0(R13)
-	VMOVUPS Z17, 64(R13)
-	VMOVUPS Z18, 128(R13)
-	VMOVUPS Z19, 192(R13)
-	VMOVUPS Z20, 256(R13)
-	VMOVUPS Z21, 320(R13)
-	VMOVUPS Z22, 384(R13)
-	VMOVUPS Z23, 448(R13)
-	VMOVUPS Z24, 512(R13)
-	VMOVUPS Z25, 576(R13)
-	VMOVUPS Z26, 640(R13)
-	VMOVUPS Z27, 704(R13)
-	VMOVUPS Z28, 768(R13)
-	VMOVUPS Z29, 832(R13)
-	VMOVUPS Z30, 896(R13)
-	VMOVUPS Z31, 960(R13)
-	JMP     next
-
-reduce:
+	// SI has walked a row: it now points at the next group's first row, three rows on.
 	// Row 4t+k of input j goes to out[j*outStride+4t+k]; R11 steps over the inputs.
+	LEAQ (SI)(R9*2), SI
+	ADDQ R9, SI
 	MOVQ AX, R11
 	HALVES4(Z16, Z20, Z24, Z28, Z6)
 	HALVES4(Z17, Z21, Z25, Z29, Z7)
@@ -169,13 +122,8 @@ reduce:
 	LEAQ          (R11)(R10*2), R11
 	VEXTRACTF32X4 $2, Z9, (R11)
 	VEXTRACTF32X4 $3, Z9, (R11)(R10*1)
-
-next:
-	// The next group's rows start four rows below this group's first.
-	LEAQ (BX)(R9*4), SI
-	ADDQ $1024, R13
-	ADDQ $16, AX
-	DECQ R12
-	JNZ  tile
+	ADDQ          $16, AX
+	DECQ          R12
+	JNZ           tile
 	VZEROUPPER
 	RET
