@@ -85,9 +85,9 @@ func (f *engineFlags) registerWith(fs *flag.FlagSet, ctxHelp, poolHelp string) {
 }
 
 // openEngine checks the engine flags, opens the model the model flags name and builds its
-// engine for the given number of sequences at once (which sizes the default pool). close
+// engine for the given number of sequences at once (which sizes the default pool). done
 // stops the engine and closes the model.
-func openEngine(mf *modelFlags, ef *engineFlags, sequences int, stderr io.Writer) (eng *engine.Engine, close func(), err error) {
+func openEngine(mf *modelFlags, ef *engineFlags, sequences int, stderr io.Writer) (eng *engine.Engine, done func(), err error) {
 	cfg, err := ef.config(sequences)
 	if err != nil {
 		return nil, nil, err
