@@ -18,7 +18,8 @@ type Console struct {
 }
 
 // Add starts a sequence from a prompt, special tokens in it parsed (the session reuses
-// cached blocks of its prefix and computes the rest), prints it and makes it current.
+// cached blocks of its prefix and computes the rest), prints it, makes it current and says
+// what Enter does.
 func (c *Console) Add(text string) error {
 	ids := c.model().Tokenizer.EncodeSpecial(text, true, true)
 	if len(ids) == 0 {
@@ -30,6 +31,7 @@ func (c *Console) Add(text string) error {
 	}
 	c.Cur = a.Seq
 	c.Added(a, text)
+	fmt.Fprintf(c.Out, "Enter decodes the next token of seq %d; help lists the commands.\n", c.Cur.ID())
 	return nil
 }
 

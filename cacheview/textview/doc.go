@@ -2,8 +2,9 @@
 // each command's record (a prefill with its prefix hits, a decode step with the block and
 // slot its K/V went to, a copy-on-write or an eviction, a fork, a free), the live
 // sequences, the pool as a grid of blocks, and a decode step's attention as a bar chart.
-// It is what `kvref step` prints; the web stepper (package cacheview) draws the same
-// records in a browser.
+// It is what `kvref step` prints, and Console.Exec runs step's command language (n, pick,
+// fork, switch, free, add, ...; Help lists it), so that any front end or a test can drive
+// the same commands; the web stepper (package cacheview) draws the same records in a browser.
 //
 // Every line is labelled with a short word in a column of its own so that a transcript
 // reads as a table, and no line ends in spaces (transcripts are kept in Markdown and

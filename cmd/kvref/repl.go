@@ -29,8 +29,8 @@ type repl struct {
 	flush  func()                         // called before each line is read; nil: none
 }
 
-// errQuit ends a session without an error.
-var errQuit = errors.New("quit")
+// errQuit ends a session without an error; it is the console's quit (textview.ErrQuit).
+var errQuit = textview.ErrQuit
 
 // fatalError wraps an error after which the session's state can no longer be trusted
 // (a failed forward pass): the session ends even when interactive.

@@ -7,19 +7,18 @@ import (
 	"math"
 	"os"
 	"os/signal"
-	"strconv"
-	"strings"
 	"syscall"
 
+	"github.com/kvref/kvref/cacheview/textview"
 	"github.com/kvref/kvref/engine"
 	"github.com/kvref/kvref/internal/term"
-	"github.com/kvref/kvref/tokenizer"
 )
 
 // `kvref step` decodes one token at a time and shows, after every token, where its K/V
-// landed in the paged cache. This file holds the command line, the input loop and the help;
-// step_state.go the stepper (the one place the session's state lives) and its commands;
-// package cacheview/textview what they print.
+// landed in the paged cache. This file holds the command line and the input loop;
+// step_state.go the stepper (the one place the session's state lives) and the hints that
+// name kvref's flags; package cacheview/textview the commands (Console.Exec) and what they
+// print.
 
 func init() {
 	register(command{"step", "decode one token at a time and watch the KV cache (blocks, slots, sharing, copy-on-write)", stepCmd})
@@ -81,7 +80,7 @@ func parseStepFlags(args []string, stderr io.Writer) (stepOptions, error) {
 		fmt.Fprint(stderr, stepUsage)
 		fs.PrintDefaults()
 		fmt.Fprintln(stderr, "\ncommands:")
-		fmt.Fprint(stderr, stepHelp)
+		fmt.Fprint(stderr, textview.Help)
 	}
 	if err := parseFlagsOnly(fs, args, "quote the prompt: -p \"...\""); err != nil {
 		return o, err
@@ -131,178 +130,10 @@ func (s *stepper) repl() repl {
 	return repl{out: s.Out, prompt: s.prompt, exec: s.exec, paint: s.Paint}
 }
 
-// stepHelp lists the commands; `help` prints it.
-const stepHelp = `  Enter, n [K]    decode the next K tokens (default 1) of the current sequence
-  pick ID|"TEXT"  decode this token instead of sampling one: an id, or its text as shown
-  fork            start a sibling of the current sequence that shares all its blocks, and switch to it
-  switch N        make sequence N the current one
-  free N          end sequence N (not the current one): its blocks lose a reference
-  add TEXT        start a sequence from a new prompt, reusing cached blocks of its prefix; switch to it
-  seqs            list the live sequences
-  blocks          show the pool as a grid: free, in use, shared (with refcount), cached
-  top K           show K alternatives for each token
-  temp T          sampling temperature of every sequence (0: greedy)
-  attn L[:H]|off  show each new token's attention in layer L (head H, or the mean over heads)
-  help            this list
-  quit            leave (so does the end of the input)
-`
-
-// exec runs one command line.
+// exec runs one command line (textview.Console.Exec) and adds the hint that fits kvref step.
 func (s *stepper) exec(line string) error {
-	defer func() {
-		if s.afterCommand != nil {
-			s.afterCommand(line)
-		}
-	}()
-	fields := strings.Fields(line)
-	if len(fields) == 0 {
-		return sessionError(s.Next(1))
+	if s.afterCommand != nil {
+		defer s.afterCommand(line)
 	}
-	cmd, args := fields[0], fields[1:]
-	want := func(n int, what string) error {
-		if len(args) != n {
-			return fmt.Errorf("%s takes %s, got %q (help lists the commands)", cmd, what, strings.Join(args, " "))
-		}
-		return nil
-	}
-	switch cmd {
-	case "n", "next":
-		if len(args) > 1 {
-			return want(1, "at most one number, the tokens to decode")
-		}
-		k := 1
-		if len(args) == 1 {
-			var err error
-			if k, err = strconv.Atoi(args[0]); err != nil || k < 1 {
-				return fmt.Errorf("n takes a number of tokens ≥ 1, got %q", args[0])
-			}
-		}
-		return sessionError(s.Next(k))
-	case "pick":
-		id, err := s.pickArg(restOf(line))
-		if err != nil {
-			return err
-		}
-		return sessionError(s.Decode(id))
-	case "fork":
-		if err := want(0, "no arguments"); err != nil {
-			return err
-		}
-		s.Fork()
-		return nil
-	case "switch", "free":
-		if err := want(1, "a sequence number"); err != nil {
-			return err
-		}
-		q, err := s.lookup(args[0])
-		if err != nil {
-			return err
-		}
-		if cmd == "switch" {
-			s.Switch(q)
-			return nil
-		}
-		return s.Free(q)
-	case "add":
-		text, err := unquote(restOf(line))
-		if err != nil {
-			return fmt.Errorf("add: %w", err)
-		}
-		return s.add(text)
-	case "seqs":
-		if err := want(0, "no arguments"); err != nil {
-			return err
-		}
-		s.Sequences(s.Cur)
-		return nil
-	case "blocks":
-		if err := want(0, "no arguments"); err != nil {
-			return err
-		}
-		s.Blocks()
-		return nil
-	case "top":
-		if err := want(1, "a number of alternatives"); err != nil {
-			return err
-		}
-		k, err := strconv.Atoi(args[0])
-		if vocab := s.m.Tokenizer.VocabSize(); err != nil || k < 0 || k > vocab {
-			return fmt.Errorf("top takes a number from 0 to %d, got %q", vocab, args[0])
-		}
-		s.SetTop(k)
-		return nil
-	case "temp":
-		if err := want(1, "a temperature"); err != nil {
-			return err
-		}
-		t, err := strconv.ParseFloat(args[0], 64)
-		if err != nil || t < 0 || math.IsNaN(t) || math.IsInf(t, 0) {
-			return fmt.Errorf("temp takes a number ≥ 0 (0: greedy), got %q", args[0])
-		}
-		s.SetTemperature(t)
-		return nil
-	case "attn":
-		if err := want(1, "LAYER, LAYER:HEAD or off"); err != nil {
-			return err
-		}
-		a, err := parseAttention(args[0], s.m.Config)
-		if err != nil {
-			return fmt.Errorf("attn: %w", err)
-		}
-		s.SetAttention(a)
-		return nil
-	case "help", "?":
-		s.Say("commands (Enter = n 1):\n%s", strings.TrimRight(stepHelp, "\n"))
-		return nil
-	case "quit", "q", "exit":
-		return errQuit
-	}
-	return fmt.Errorf("unknown command %q (help lists the commands)", cmd)
-}
-
-// restOf returns a command line without its first word, spaces trimmed.
-func restOf(line string) string {
-	line = strings.TrimSpace(line)
-	if i := strings.IndexAny(line, " \t"); i >= 0 {
-		return strings.TrimSpace(line[i:])
-	}
-	return ""
-}
-
-// unquote removes Go-style double quotes around text, if it has them, so that a text can
-// begin or end with spaces (add " upon a time", pick " big"); other text is returned as it is.
-func unquote(text string) (string, error) {
-	if len(text) < 2 || !strings.HasPrefix(text, `"`) || !strings.HasSuffix(text, `"`) {
-		return text, nil
-	}
-	unq, err := strconv.Unquote(text)
-	if err != nil {
-		return "", fmt.Errorf("%s is not a valid quoted string: %v", text, err)
-	}
-	return unq, nil
-}
-
-// pickArg reads the argument of pick: a token id, or a token's text in double quotes as
-// the display shows it (" big", "\n"), or a vocabulary entry such as </s>.
-func (s *stepper) pickArg(arg string) (int, error) {
-	tok := s.m.Tokenizer
-	vocab := tok.VocabSize()
-	usage := fmt.Errorf("pick takes a token id from 0 to %d or a token's text in quotes, as shown (pick 410, pick \" big\"), got %q", vocab-1, arg)
-	if arg == "" {
-		return 0, usage
-	}
-	if id, err := strconv.Atoi(arg); err == nil {
-		if id < 0 || id >= vocab {
-			return 0, usage
-		}
-		return id, nil
-	}
-	text, err := unquote(arg)
-	if err != nil {
-		return 0, fmt.Errorf("pick: %w", err)
-	}
-	if id, ok := tokenizer.Lookup(tok, text); ok {
-		return id, nil
-	}
-	return 0, fmt.Errorf("pick: no token is the text %q (kvref tokenize -m MODEL TEXT shows how a text splits into tokens)", text)
+	return sessionError(s.Exec(line))
 }

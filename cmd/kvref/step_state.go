@@ -4,8 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strconv"
-	"strings"
 
 	"github.com/kvref/kvref/cacheview/textview"
 	"github.com/kvref/kvref/engine"
@@ -47,9 +45,9 @@ func newStepper(o stepOptions, stdout, stderr io.Writer, color bool) (*stepper, 
 	s := &stepper{m: eng.Model, eng: eng, sess: sess, closeEngine: closeEngine,
 		Console: &textview.Console{View: textview.View{Session: sess, Out: stdout, Color: color, Top: o.top}}}
 	s.Header()
-	if err := s.add(o.prompt); err != nil {
+	if err := s.Add(o.prompt); err != nil {
 		s.close()
-		return nil, err
+		return nil, sessionError(err)
 	}
 	return s, nil
 }
@@ -63,42 +61,18 @@ func (s *stepper) close() {
 // prompt is the command prompt, naming the current sequence.
 func (s *stepper) prompt() string { return fmt.Sprintf("seq %d>", s.Cur.ID()) }
 
-// live returns the live sequences in id order.
-func (s *stepper) live() []*engine.SessionSeq { return s.sess.Live() }
-
-// lookup finds a live sequence by the number the user typed.
-func (s *stepper) lookup(arg string) (*engine.SessionSeq, error) {
-	id, err := strconv.Atoi(arg)
-	if q := s.sess.Seq(id); err == nil && q != nil {
-		return q, nil
-	}
-	var ids []string
-	for _, q := range s.live() {
-		ids = append(ids, strconv.Itoa(q.ID()))
-	}
-	return nil, fmt.Errorf("no sequence %q; the live ones are %s (seqs lists them)", arg, strings.Join(ids, ", "))
-}
-
-// sessionError adds what a learner can do to a session error: a full cache can be made room
-// in; a broken session ends.
+// sessionError adds what a learner can do to a console's error: a full cache can be made
+// room in, kvref tokenize shows a text's tokens; a broken session ends.
 func sessionError(err error) error {
 	switch {
+	case errors.As(err, new(textview.NoTokenError)):
+		return fmt.Errorf("%w (kvref tokenize -m MODEL TEXT shows how a text splits into tokens)", err)
 	case errors.Is(err, kvcache.ErrOutOfBlocks):
 		return fmt.Errorf("%w (free a sequence with free N, or start again with more --cache-blocks)", err)
 	case errors.Is(err, engine.ErrSessionBroken):
 		return fatalError{err}
 	}
 	return err
-}
-
-// add starts a sequence from a prompt and makes it current (textview.Console.Add), and
-// says what Enter does.
-func (s *stepper) add(text string) error {
-	if err := s.Add(text); err != nil {
-		return sessionError(err)
-	}
-	fmt.Fprintf(s.Out, "Enter decodes the next token of seq %d; help lists the commands.\n", s.Cur.ID())
-	return nil
 }
 
 // parseAttention reads an --attn or attn argument for the model (engine.ParseAttention).

@@ -268,7 +268,7 @@ func (c *cacheChecker) checkFork(lines []string) {
 func (c *cacheChecker) checkBlocks(lines []string) {
 	t, blocks := c.t, c.s.eng.Pool.Blocks()
 	owners := map[int][]string{}
-	for _, q := range c.s.live() {
+	for _, q := range c.s.sess.Live() {
 		for i, id := range q.KV.Table() {
 			owners[id] = append(owners[id], fmt.Sprintf("seq %d[%d]", q.ID(), i))
 		}
@@ -409,7 +409,7 @@ func TestStepScriptAgreesWithTheCache(t *testing.T) {
 	require.Equal(t, 1, c.forks, "forks checked")
 	require.Equal(t, 2, c.prefills, "prefills checked (the prompt and add)")
 	require.Equal(t, 11, c.totals, "commands whose cache totals were checked: the prompt, 7 decoding ones, fork, free, add")
-	require.Equal(t, []int{0, 2}, []int{s.live()[0].ID(), s.live()[1].ID()})
+	require.Equal(t, []int{0, 2}, []int{s.sess.Live()[0].ID(), s.sess.Live()[1].ID()})
 	require.Equal(t, 400, s.sess.Seq(0).KV.Tokens()[9], "pick forces the token")
 	require.NoError(t, s.eng.Pool.Check())
 
