@@ -160,22 +160,10 @@ func serve(ctx context.Context, restore func(), args []string, stdout, stderr io
 	logf("listening on http://%s/v1", ln.Addr())
 	logf("watch the cache: http://%s/", ln.Addr())
 
-	done := make(chan struct{})     // closed when Serve failed on its own
-	stopping := make(chan struct{}) // closed when the watcher below has finished
-	go func() {
-		defer close(stopping)
-		select {
-		case <-ctx.Done():
-			restore()
-			logf("stopping: no new requests; running ones may finish for %s (Ctrl-C again to quit at once)", f.shutdownTimeout)
-		case <-done:
-		}
-	}()
-	err = srv.Serve(ctx, ln)
-	if ctx.Err() == nil {
-		close(done)
-	}
-	<-stopping
+	err = srv.ServeNotify(ctx, ln, func() {
+		restore()
+		logf("stopping: no new requests; running ones may finish for %s (Ctrl-C again to quit at once)", f.shutdownTimeout)
+	})
 	if err != nil {
 		return err
 	}
