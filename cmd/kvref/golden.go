@@ -104,31 +104,22 @@ func goldenCmd(args []string, stdout, stderr io.Writer) error {
 	if h := paramsHint(skipped); h != "" {
 		fmt.Fprintf(stderr, "kvref golden: (%s)\n", h)
 	}
+	suite := f.suite
+	if len(f.scenarios) > 0 {
+		suite = "files"
+	}
 	start := time.Now()
-	var goldens []*golden.Golden
-	version := golden.Version()
-	for _, sc := range scenarios {
-		t0 := time.Now()
-		g, err := golden.Record(m, info, sc, golden.RecordOptions{
-			TopK: f.topK, FullLogits: f.fullLogits, Check: !f.noCheck, Threads: f.threads, Context: f.ctx, Version: version,
-		})
-		if err != nil {
-			return err
-		}
+	man := &golden.Manifest{Model: info, Suite: suite, Params: params}
+	opt := golden.RecordOptions{TopK: f.topK, FullLogits: f.fullLogits, Check: !f.noCheck, Threads: f.threads, Context: f.ctx}
+	goldens, err := golden.RecordDir(f.out, m, man, scenarios, opt, func(g *golden.Golden, took time.Duration) {
 		reclaimed := ""
 		if g.Stats.BlocksReclaimed > 0 {
 			reclaimed = fmt.Sprintf(", %d blocks reclaimed", g.Stats.BlocksReclaimed)
 		}
 		fmt.Fprintf(stderr, "kvref golden: %-34s %2d requests %5d tokens %4d steps, %5d prefix-hit tokens, %3d evictions, %d preemptions%s (%.2f s)\n",
-			sc.Name, len(g.Requests), g.OutputTokens(), g.Stats.Steps, g.Stats.PrefixHitTokens, g.Stats.Evictions, g.Stats.Preemptions, reclaimed, time.Since(t0).Seconds())
-		goldens = append(goldens, g)
-	}
-	suite := f.suite
-	if len(f.scenarios) > 0 {
-		suite = "files"
-	}
-	man := &golden.Manifest{KvrefVersion: version, Model: info, Suite: suite, Params: params, TopK: f.topK}
-	if err := golden.WriteDir(f.out, man, goldens); err != nil {
+			g.Scenario.Name, len(g.Requests), g.OutputTokens(), g.Stats.Steps, g.Stats.PrefixHitTokens, g.Stats.Evictions, g.Stats.Preemptions, reclaimed, took.Seconds())
+	})
+	if err != nil {
 		return err
 	}
 	check := "every cached step checked bit for bit against the cache-free reference"

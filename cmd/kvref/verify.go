@@ -195,15 +195,7 @@ func verifyCmd(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if f.junit != "" {
-		file, err := os.Create(f.junit)
-		if err != nil {
-			return err
-		}
-		if err := rep.WriteJUnit(file); err != nil {
-			file.Close()
-			return err
-		}
-		if err := file.Close(); err != nil {
+		if err := rep.WriteJUnitFile(f.junit); err != nil {
 			return err
 		}
 	}
