@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -180,6 +181,11 @@ func TestSessionRefusesWithoutChangingTheConversation(t *testing.T) {
 	b, _ := json.Marshal(before) // the reply is noise: JSON carries its invalid bytes as U+FFFD
 	require.NoError(t, json.Unmarshal(b, &want))
 	require.Equal(t, want, saved)
+	path := filepath.Join(t.TempDir(), "chat.json")
+	require.NoError(t, s.SaveFile(path))
+	file, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.Equal(t, buf.String(), string(file), "SaveFile writes what Save does")
 }
 
 // The text a session streams adds up to the reply.

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/kvref/kvref/chat"
@@ -140,15 +139,7 @@ func (r *chatREPL) save(path string) error {
 	if path == "" {
 		return fmt.Errorf("/save needs a FILE")
 	}
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	if err := r.s.Save(f); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
+	if err := r.s.SaveFile(path); err != nil {
 		return err
 	}
 	fmt.Fprintf(r.out, "(saved %d messages to %s)\n", len(r.s.Messages()), path)
