@@ -6,6 +6,7 @@ import (
 	"os"
 
 	"github.com/kvref/kvref/eval"
+	"github.com/kvref/kvref/internal/term"
 	"github.com/kvref/kvref/quant"
 )
 
@@ -65,9 +66,9 @@ func evalCmd(args []string, stdout, stderr io.Writer) error {
 		}
 		usable = append(usable, c)
 	}
-	bar := newProgress(stderr)
-	rep, err := eval.Caches(m, text, usable, ctx, threads, bar.set)
-	bar.done()
+	bar := term.NewBar(stderr)
+	rep, err := eval.Caches(m, text, usable, ctx, threads, bar.Set)
+	bar.Done()
 	if err != nil {
 		return err
 	}

@@ -1,5 +1,5 @@
 // Package term says whether output goes to a terminal, for the progress bars and colours
-// that only a terminal gets.
+// that only a terminal gets, and draws a one-line progress bar (Bar).
 package term
 
 import "os"
