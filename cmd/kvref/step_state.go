@@ -14,10 +14,9 @@ import (
 // stepper is a `kvref step` session in a terminal: the library's engine.Session (which owns
 // the cache and the sequences and reports what each command did) behind a
 // textview.Console, which holds the current sequence and prints each command's record, and
-// the engine and model it owns.
+// the engine it owns.
 type stepper struct {
 	*textview.Console
-	m    *model.Model
 	eng  *engine.Engine
 	sess *engine.Session
 
@@ -42,7 +41,7 @@ func newStepper(o stepOptions, stdout, stderr io.Writer, color bool) (*stepper, 
 	}
 	sess := eng.NewSession(o.sampling, o.check)
 	sess.SetAttention(attn)
-	s := &stepper{m: eng.Model, eng: eng, sess: sess, closeEngine: closeEngine,
+	s := &stepper{eng: eng, sess: sess, closeEngine: closeEngine,
 		Console: &textview.Console{View: textview.View{Session: sess, Out: stdout, Color: color, Top: o.top}}}
 	s.Header()
 	if err := s.Add(o.prompt); err != nil {

@@ -94,7 +94,7 @@ type cacheChecker struct {
 
 // bytesPerToken is 2 · layers · kv_heads · head_dim · 4 B for the f32 cache, from the model.
 func (c *cacheChecker) bytesPerToken() int64 {
-	m := c.s.m.Config
+	m := c.s.eng.Model.Config
 	return int64(2 * m.Layers * m.KVHeads * m.HeadDim * 4)
 }
 
@@ -131,7 +131,7 @@ func (c *cacheChecker) check(cmd, chunk string) {
 		if m := reBytes.FindStringSubmatch(l); m != nil {
 			lastBytes = i
 			// Every bytes line is the formula itself, with the model's own numbers.
-			mc := c.s.m.Config
+			mc := c.s.eng.Model.Config
 			require.Equal(t, []int{mc.Layers, mc.KVHeads, mc.HeadDim, 4}, []int{atoi(t, m[5]), atoi(t, m[6]), atoi(t, m[7]), atoi(t, m[8])}, l)
 			require.Equal(t, c.bytesPerToken(), int64(atoi(t, m[4])), l)
 			require.Equal(t, bs, atoi(t, m[3]), l)

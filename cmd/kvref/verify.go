@@ -133,13 +133,8 @@ func verifyCmd(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 		defer m.Close()
-		info, err := golden.Identify(f.ref, m, 0)
-		if err != nil {
+		if err := man.CheckModel(f.goldenDir, f.ref, m); err != nil {
 			return err
-		}
-		if man.Model.SHA256 != "" && info.SHA256 != man.Model.SHA256 {
-			return fmt.Errorf("the goldens in %s were recorded with the model of SHA-256 %s (%s); -m %s has SHA-256 %s",
-				f.goldenDir, man.Model.SHA256, man.Model.Path, f.ref, info.SHA256)
 		}
 		runner := model.NewRunner(m, f.threads)
 		defer runner.Close()
