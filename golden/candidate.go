@@ -8,6 +8,8 @@ import (
 	"io"
 	"os"
 	"slices"
+
+	"github.com/kvref/kvref/internal/writefile"
 )
 
 // Candidate is what another engine produced for the scenarios of a golden directory.
@@ -248,13 +250,5 @@ func WriteDump(w io.Writer, c *Candidate) error {
 
 // WriteDumpFile writes a candidate dump to a file.
 func WriteDumpFile(path string, c *Candidate) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	if err := WriteDump(f, c); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	return writefile.Write(path, func(w io.Writer) error { return WriteDump(w, c) })
 }

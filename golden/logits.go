@@ -3,10 +3,11 @@ package golden
 import (
 	"encoding/binary"
 	"fmt"
+	"io"
 	"math"
-	"os"
 
 	"github.com/kvref/kvref/format/safetensors"
+	"github.com/kvref/kvref/internal/writefile"
 )
 
 // writeLogits writes a golden's full logits as safetensors: one F32 tensor of shape
@@ -41,13 +42,5 @@ func writeLogits(path string, g *Golden) error {
 		"cache_type_v":  g.Scenario.Cache.TypeV,
 		"layout":        "tensor REQUEST/CHOICE has one row of raw logits (before log-softmax) per generated step, in step order",
 	}
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	if err := safetensors.Write(f, tensors, meta); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	return writefile.Write(path, func(w io.Writer) error { return safetensors.Write(w, tensors, meta) })
 }
