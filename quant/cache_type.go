@@ -225,10 +225,8 @@ func (t CacheType) Encode(dst []byte, src []float32, kvHeads, headDim int) {
 		encodeBF16(dst, src)
 	case FP8E5M2:
 		encodeE5M2(dst, src)
-	case Int8:
-		encodeInt8(dst, src, headDim)
-	case FP8E4M3:
-		encodeE4M3Scaled(dst, src, headDim)
+	case Int8, FP8E4M3:
+		t.scaled().encode(dst, src, headDim)
 	case Q8_0:
 		encodeQ8_0(dst, src)
 	case Q4_0:
@@ -257,10 +255,8 @@ func (t CacheType) Decode(dst []float32, src []byte, kvHeads, headDim int) {
 		decodeBF16(dst, src)
 	case FP8E5M2:
 		decodeE5M2(dst, src)
-	case Int8:
-		decodeInt8(dst, src, headDim)
-	case FP8E4M3:
-		decodeE4M3Scaled(dst, src, headDim)
+	case Int8, FP8E4M3:
+		t.scaled().decode(dst, src, headDim)
 	case Q8_0:
 		decodeQ8_0(dst, src)
 	default: // the 4- and 5-bit block types
@@ -317,10 +313,8 @@ func (t CacheType) DotHead(q []float32, row []byte, head, kvHeads, headDim int) 
 		return dotBF16(q, row[2*head*headDim:])
 	case FP8E5M2:
 		return dotE5M2(q, row[head*headDim:])
-	case Int8:
-		return dotInt8(q, row[head*(scaleBytes+headDim):])
-	case FP8E4M3:
-		return dotE4M3Scaled(q, row[head*(scaleBytes+headDim):])
+	case Int8, FP8E4M3:
+		return t.scaled().dot(q, row[head*(scaleBytes+headDim):])
 	case Q8_0:
 		return dotQ8_0(q, row, head*headDim)
 	default: // the 4- and 5-bit block types
@@ -343,10 +337,8 @@ func (t CacheType) AxpyHead(dst []float32, a float32, row []byte, head, kvHeads,
 		axpyBF16(dst, a, row[2*head*headDim:])
 	case FP8E5M2:
 		axpyE5M2(dst, a, row[head*headDim:])
-	case Int8:
-		axpyInt8(dst, a, row[head*(scaleBytes+headDim):])
-	case FP8E4M3:
-		axpyE4M3Scaled(dst, a, row[head*(scaleBytes+headDim):])
+	case Int8, FP8E4M3:
+		t.scaled().axpy(dst, a, row[head*(scaleBytes+headDim):])
 	case Q8_0:
 		axpyQ8_0(dst, a, row, head*headDim)
 	default: // the 4- and 5-bit block types
