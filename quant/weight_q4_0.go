@@ -27,14 +27,8 @@ func quantizeQ4_0(dst []byte, src []float32) {
 	for blk := 0; blk*q4BlockLen < len(src); blk++ {
 		x := src[blk*q4BlockLen : (blk+1)*q4BlockLen]
 		out := dst[blk*q4BlockBytes : (blk+1)*q4BlockBytes]
-		var amax, extreme float32 // ggml's amax and max
-		for _, v := range x {
-			if amax < absf(v) {
-				amax = absf(v)
-				extreme = v
-			}
-		}
-		d := extreme / q4NegMaxStep
+		_, xmax := extreme(x) // ggml's max
+		d := xmax / q4NegMaxStep
 		var id float32
 		if d != 0 {
 			id = 1 / d

@@ -86,14 +86,10 @@ func quantizeQ6_K(dst []byte, src []float32) {
 		out := dst[blk*q6KBlockBytes : (blk+1)*q6KBlockBytes]
 
 		// A scale for every sub-block; remember the one of largest magnitude.
-		var maxScale, maxAbsScale float32
 		for j := range scales {
 			scales[j] = makeQXQuants(q6KOffset, x[j*q6KSubLen:(j+1)*q6KSubLen], levels[j*q6KSubLen:(j+1)*q6KSubLen])
-			if a := absf(scales[j]); a > maxAbsScale {
-				maxAbsScale = a
-				maxScale = scales[j]
-			}
 		}
+		maxAbsScale, maxScale := extreme(scales[:])
 		if maxAbsScale < q6KGroupMaxEps {
 			clear(out) // all levels, scales and d zero
 			continue
@@ -144,19 +140,13 @@ func quantizeQ6_K(dst []byte, src []float32) {
 // in ggml's order.
 func makeQXQuants(nmax int32, x []float32, levels []int8) float32 {
 	levels = levels[:len(x)]
-	var extreme, amax float32 // ggml's max and amax
-	for _, v := range x {
-		if a := absf(v); a > amax {
-			amax = a
-			extreme = v
-		}
-	}
+	amax, xmax := extreme(x) // ggml's amax and max
 	if amax < q6KGroupMaxEps {
 		clear(levels)
 		return 0
 	}
 	fmax := float32(nmax)
-	iscale := -fmax / extreme
+	iscale := -fmax / xmax
 	var sumLX, sumL2 float32
 	for i, v := range x {
 		l := max(-nmax, min(nmax-1, nearestInt(iscale*v)))
@@ -175,7 +165,7 @@ func makeQXQuants(nmax int32, x []float32, levels []int8) float32 {
 		if is == 0 {
 			continue
 		}
-		iscale = -(fmax + float32(q6KSearchDeltaF*float32(is))) / extreme
+		iscale = -(fmax + float32(q6KSearchDeltaF*float32(is))) / xmax
 		sumLX, sumL2 = 0, 0
 		for _, v := range x {
 			l := max(-nmax, min(nmax-1, nearestInt(iscale*v)))
