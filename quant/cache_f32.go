@@ -4,8 +4,6 @@ import (
 	"encoding/binary"
 	"math"
 	"unsafe"
-
-	"github.com/kvref/kvref/internal/kernels"
 )
 
 // The f32 cache type stores each value as its float32 bits, little-endian: 4 bytes per
@@ -58,10 +56,3 @@ func f32Values(b []byte, n int) []float32 {
 	decodeF32(v, b)
 	return v
 }
-
-// dotF32 is kernels.Dot(q, decoded head) on the head's bytes b: on a little-endian
-// machine the bytes are the values.
-func dotF32(q []float32, b []byte) float32 { return kernels.Dot(q, f32Values(b, len(q))) }
-
-// axpyF32 is kernels.Axpy(dst, a, decoded head) on the head's bytes b.
-func axpyF32(dst []float32, a float32, b []byte) { kernels.Axpy(dst, a, f32Values(b, len(dst))) }

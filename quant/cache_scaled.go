@@ -65,16 +65,18 @@ func (c *scaledCodec) encode(dst []byte, src []float32, headDim int) {
 }
 
 func (c *scaledCodec) decode(dst []float32, src []byte, headDim int) {
-	values := c.values
 	for h := 0; h*headDim < len(dst); h++ {
-		x := dst[h*headDim : (h+1)*headDim]
-		in := src[h*(scaleBytes+headDim) : (h+1)*(scaleBytes+headDim)]
-		s := getScale(in)
-		bs := in[scaleBytes:]
-		bs = bs[:len(x)]
-		for i, b := range bs {
-			x[i] = values[b] * s
-		}
+		c.decodeHead(dst[h*headDim:(h+1)*headDim], src[h*(scaleBytes+headDim):(h+1)*(scaleBytes+headDim)])
+	}
+}
+
+// decodeHead decodes one head's bytes b (scale, then len(x) codes) into x.
+func (c *scaledCodec) decodeHead(x []float32, b []byte) {
+	values := c.values
+	s := getScale(b)
+	bs := b[scaleBytes : scaleBytes+len(x)]
+	for i, b := range bs {
+		x[i] = values[b] * s
 	}
 }
 
@@ -110,14 +112,4 @@ func (c *scaledCodec) dot(q []float32, b []byte) float32 {
 	}
 	return kernels.ReduceLanes(l0+tail[0], l1+tail[1], l2+tail[2], l3+tail[3],
 		l4+tail[4], l5+tail[5], l6+tail[6], l7+tail[7])
-}
-
-// axpy is kernels.Axpy(dst, a, decoded head) on one head's bytes b.
-func (c *scaledCodec) axpy(dst []float32, a float32, b []byte) {
-	values := c.values
-	s := getScale(b)
-	b = b[scaleBytes : scaleBytes+len(dst)]
-	for i := range dst {
-		dst[i] += float32(a * scaledAt(values, b, i, s))
-	}
 }
