@@ -41,13 +41,7 @@ func encodeQ5_0(dst []byte, src []float32) {
 	for blk := 0; blk*blockLen < len(src); blk++ {
 		x := src[blk*blockLen : (blk+1)*blockLen]
 		out := dst[blk*q5_0BlockBytes : (blk+1)*q5_0BlockBytes]
-		_, xmax := extreme(x) // ggml's max
-		d := xmax / q5NegMax
-		var id float32
-		if d != 0 {
-			id = 1 / d
-		}
-		storeF16(out, d)
+		id := symmetricHeader(out, x, q5NegMax)
 		for j, v := range x {
 			c[j] = uint8(min(q5MaxCode, int8(truncToInt32(float32(v*id)+q5HalfStep))))
 		}
