@@ -70,10 +70,7 @@ func quantizeQ3_K(dst []byte, src []float32) {
 	for blk := 0; blk*qkK < len(src); blk++ {
 		x := src[blk*qkK : (blk+1)*qkK]
 		out := dst[blk*q3KBlockBytes : (blk+1)*q3KBlockBytes]
-		for j := range scales {
-			scales[j] = makeQ3Quants(q3KOffset, x[j*q3KSubLen:(j+1)*q3KSubLen], levels[j*q3KSubLen:(j+1)*q3KSubLen])
-		}
-		_, maxScale := extreme(scales[:])
+		_, maxScale := subBlockScales(scales[:], x, levels[:], makeQ3Quants, q3KOffset)
 		s := out[q3KScaleOffset:q3KDOffset]
 		clear(s)
 		storeF16(out[q3KDOffset:], 0)
