@@ -225,13 +225,9 @@ func DotQ6_KRows(out []float32, x *Q8KInput, w []byte) { dotKRows(&kQ6_K, out, x
 
 // dotKRows checks the sizes and runs the row dots of format f.
 func dotKRows(f *kFormat, out []float32, x *Q8KInput, w []byte) {
-	rb := x.n / KBlockLen * f.blockBytes
-	w = w[:rowsBytes("Dot"+f.name+"Rows", len(out), rb)]
-	if x.n == 0 {
-		clear(out)
-		return
+	if w, rb, ok := quantizedRows("Dot"+f.name+"Rows", out, w, x.n, KBlockLen, f.blockBytes); ok {
+		dotKRowsFast(f, out, x, w, rb)
 	}
-	dotKRowsFast(f, out, x, w, rb)
 }
 
 // kRowsGeneric is the definition of the k-quant *Rows kernels: one row dot per output.
