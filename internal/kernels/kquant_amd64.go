@@ -78,15 +78,10 @@ func dotKRowsFast(f *kFormat, out []float32, x *Q8KInput, w []byte, rb int) {
 		kRowsGeneric(f, out, x, w, rb)
 		return
 	}
-	nb, q := x.n/KBlockLen, len(out)/4
-	xb := unsafe.SliceData(x.blocks)
-	for r := 0; r < q; r++ {
-		kernel(&out[r], &w[r*rb], xb, nb, q*rb, q)
-	}
-	// The rows left over go through the same kernel with all four rows the same.
-	for r := 4 * q; r < len(out); r++ {
-		kernel(&out[r], &w[r*rb], xb, nb, 0, 0)
-	}
+	nb, xb := x.n/KBlockLen, unsafe.SliceData(x.blocks)
+	forRowQuarters(len(out), rb, func(r, stride, outStride int) {
+		kernel(&out[r], &w[r*rb], xb, nb, stride, outStride)
+	})
 }
 
 // quantizeQ8KAVX512 is quantizeQ8KGeneric for nb > 0 super-blocks of x, writing them at

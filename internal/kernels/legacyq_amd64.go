@@ -89,14 +89,10 @@ func dotLegacyRowsFast(f *legacyFormat, out []float32, x *Q8Input, w []byte, rb 
 		legacyRowsGeneric(f, out, x, w, rb)
 		return
 	}
-	nb, q := x.n/QBlockLen, len(out)/4
+	nb := x.n / QBlockLen
 	xq, corr := unsafe.SliceData(x.qs), unsafe.SliceData(x.corr)
 	dl, sl := unsafe.SliceData(x.dLanes), unsafe.SliceData(x.sLanes)
-	for r := 0; r < q; r++ {
-		kernel(&out[r], &w[r*rb], xq, corr, dl, sl, nb, q*rb, q, k.idx)
-	}
-	// The rows left over go through the same kernel with all four rows the same.
-	for r := 4 * q; r < len(out); r++ {
-		kernel(&out[r], &w[r*rb], xq, corr, dl, sl, nb, 0, 0, k.idx)
-	}
+	forRowQuarters(len(out), rb, func(r, stride, outStride int) {
+		kernel(&out[r], &w[r*rb], xq, corr, dl, sl, nb, stride, outStride, k.idx)
+	})
 }
