@@ -100,11 +100,7 @@ func NewBPE(v BPEVocab) (*BPE, error) {
 	if v.RStrip != nil && len(v.RStrip) != n {
 		return nil, fmt.Errorf("tokenizer: BPE vocabulary has %d tokens but %d RStrip flags", n, len(v.RStrip))
 	}
-	pre := v.Pre
-	if pre == "" {
-		pre = "default"
-	}
-	pt, ok := preTypes[pre]
+	pt, pre, ok := lookupPreType(v.Pre)
 	if !ok {
 		return nil, fmt.Errorf("tokenizer: unknown BPE pre-tokenizer %q (tokenizer.ggml.pre); kvref supports %s",
 			v.Pre, strings.Join(preTypeNames(), ", "))

@@ -43,11 +43,7 @@ func bpeFromGGUF(f *gguf.File) (*BPE, error) {
 	if v.Pre, err = f.String(keyPre); err != nil && !errors.Is(err, gguf.ErrKeyNotFound) {
 		return nil, fmt.Errorf("tokenizer: %w", err)
 	}
-	pre := v.Pre
-	if pre == "" {
-		pre = "default"
-	}
-	pt, ok := preTypes[pre]
+	pt, _, ok := lookupPreType(v.Pre)
 	if !ok {
 		return nil, fmt.Errorf("tokenizer: %s: %s is %q, which kvref does not support; supported: %v",
 			f.Path, keyPre, v.Pre, preTypeNames())
