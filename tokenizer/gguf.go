@@ -90,22 +90,11 @@ func spmVocab(f *gguf.File) (Vocab, error) {
 			f.Path, keyTypes, len(v.Types), n, keyTokens)
 	}
 
-	ids := map[string]*int{keyBOS: &v.BOS, keyEOS: &v.EOS, keyUNK: &v.UNK, keyPAD: &v.PAD, keyEOT: &v.EOT}
-	defaults := map[string]int{keyBOS: 1, keyEOS: 2, keyUNK: 0, keyPAD: -1, keyEOT: -1}
-	for key, p := range ids {
-		if *p, err = tokenID(f, key, defaults[key], n); err != nil {
-			return v, err
-		}
-	}
-	eom, fim := -1, [3]int{}
-	if eom, err = tokenID(f, keyEOM, -1, n); err != nil {
+	sp, err := readSpecialIDs(f, n, [5]int{1, 2, 0, -1, -1})
+	if err != nil {
 		return v, err
 	}
-	for i, key := range []string{keyFIMPad, keyFIMRep, keyFIMSep} {
-		if fim[i], err = tokenID(f, key, -1, n); err != nil {
-			return v, err
-		}
-	}
+	v.BOS, v.EOS, v.UNK, v.PAD, v.EOT = sp.ids[0], sp.ids[1], sp.ids[2], sp.ids[3], sp.ids[4]
 
 	if v.AddBOS, err = optBool(f, keyAddBOS, true); err != nil {
 		return v, err
@@ -117,10 +106,39 @@ func spmVocab(f *gguf.File) (Vocab, error) {
 		return v, err
 	}
 
-	detectEOG(&v, eom, fim)
+	detectEOG(&v, sp.eom, sp.fim)
 	name, _ := f.String(keyName)
 	setStripAttrs(&v, name)
 	return v, nil
+}
+
+// specialIDs are the special token ids a GGUF vocabulary names.
+type specialIDs struct {
+	ids [5]int // BOS, EOS, UNK, PAD, EOT
+	eom int    // end of message, for detectEOG
+	fim [3]int // fill-in-the-middle pad, repo and sep, for detectEOG
+}
+
+// readSpecialIDs reads the special token ids of a GGUF vocabulary of n tokens with
+// tokenID: BOS, EOS, UNK, PAD and EOT with the defaults def (in that order), and EOM and
+// the FIM ids (default: none). The error names the first bad key in that order.
+func readSpecialIDs(f *gguf.File, n int, def [5]int) (specialIDs, error) {
+	var sp specialIDs
+	var err error
+	for i, key := range [5]string{keyBOS, keyEOS, keyUNK, keyPAD, keyEOT} {
+		if sp.ids[i], err = tokenID(f, key, def[i], n); err != nil {
+			return sp, err
+		}
+	}
+	if sp.eom, err = tokenID(f, keyEOM, -1, n); err != nil {
+		return sp, err
+	}
+	for i, key := range [3]string{keyFIMPad, keyFIMRep, keyFIMSep} {
+		if sp.fim[i], err = tokenID(f, key, -1, n); err != nil {
+			return sp, err
+		}
+	}
+	return sp, nil
 }
 
 // tokenID reads an optional token-id key. Like llama.cpp it falls back to
