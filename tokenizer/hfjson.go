@@ -199,7 +199,10 @@ func bpeFromTokenizerJSON(data, config []byte) (*BPE, error) {
 		return nil, errJSON("BPE model: dropout %v is not supported (it makes encoding random)", *m.Dropout)
 	}
 
-	t := &BPE{hf: true, addedID: make(map[int]*addedToken), bos: -1, eos: -1, unk: -1, pad: -1, eot: -1, eog: make(map[int]bool)}
+	t := &BPE{
+		vocabCore: vocabCore{bos: -1, eos: -1, unk: -1, pad: -1, eot: -1, eog: make(map[int]bool)},
+		hf:        true, addedID: make(map[int]*addedToken),
+	}
 	if err := t.loadHFVocab(&m); err != nil {
 		return nil, err
 	}
