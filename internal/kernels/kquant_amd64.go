@@ -57,7 +57,7 @@ func dotQ2_Kx4AVX512(out *float32, w *byte, x *byte, nb, stride, outStride int)
 func dotQ3_Kx4AVX512(out *float32, w *byte, x *byte, nb, stride, outStride int)
 
 // kKernels pairs each k-quant format with its AVX-512 and AVX2 kernels.
-var kKernels = map[*kFormat]struct{ avx512, avx2 kx4Kernel }{
+var kKernels = map[*kFormat]x4Kernels[kx4Kernel]{
 	&kQ2_K: {dotQ2_Kx4AVX512, dotQ2_Kx4AVX2},
 	&kQ3_K: {dotQ3_Kx4AVX512, dotQ3_Kx4AVX2},
 	&kQ4_K: {dotQ4_Kx4AVX512, dotQ4_Kx4AVX2},
@@ -66,15 +66,8 @@ var kKernels = map[*kFormat]struct{ avx512, avx2 kx4Kernel }{
 }
 
 func dotKRowsFast(f *kFormat, out []float32, x *Q8KInput, w []byte, rb int) {
-	k := kKernels[f]
-	var kernel kx4Kernel
-	switch {
-	case implKRowsVNNI.on:
-		kernel = k.avx512
-	case implKRowsAVX2.on:
-		kernel = k.avx2
-	}
-	if kernel == nil || len(out) == 0 || overlapsRows(out, nil, w) {
+	kernel, ok := kKernels[f].pick(implKRowsVNNI, implKRowsAVX2)
+	if !ok || len(out) == 0 || overlapsRows(out, nil, w) {
 		kRowsGeneric(f, out, x, w, rb)
 		return
 	}

@@ -67,25 +67,19 @@ func legacyIdx(bb, qs, qh int) *[256]byte {
 
 // legacyKernels pairs each legacy format with its kernels and table.
 var legacyKernels = map[*legacyFormat]struct {
-	avx512, avx2 legacyKernel
-	idx          *[256]byte
+	x4Kernels[legacyKernel]
+	idx *[256]byte
 }{
-	&lQ4_0: {dotQ4_0Q8x4AVX512, dotQ4_0Q8x4AVX2, legacyIdx(Q4_0BlockBytes, 2, 0)},
-	&lQ4_1: {dotQ4_1Q8x4AVX512, dotQ4_1Q8x4AVX2, legacyIdx(Q4_1BlockBytes, 4, 0)},
-	&lQ5_0: {dotQ5_0Q8x4AVX512, dotQ5_0Q8x4AVX2, legacyIdx(Q5_0BlockBytes, 6, 2)},
-	&lQ5_1: {dotQ5_1Q8x4AVX512, dotQ5_1Q8x4AVX2, legacyIdx(Q5_1BlockBytes, 8, 4)},
+	&lQ4_0: {x4Kernels[legacyKernel]{dotQ4_0Q8x4AVX512, dotQ4_0Q8x4AVX2}, legacyIdx(Q4_0BlockBytes, 2, 0)},
+	&lQ4_1: {x4Kernels[legacyKernel]{dotQ4_1Q8x4AVX512, dotQ4_1Q8x4AVX2}, legacyIdx(Q4_1BlockBytes, 4, 0)},
+	&lQ5_0: {x4Kernels[legacyKernel]{dotQ5_0Q8x4AVX512, dotQ5_0Q8x4AVX2}, legacyIdx(Q5_0BlockBytes, 6, 2)},
+	&lQ5_1: {x4Kernels[legacyKernel]{dotQ5_1Q8x4AVX512, dotQ5_1Q8x4AVX2}, legacyIdx(Q5_1BlockBytes, 8, 4)},
 }
 
 func dotLegacyRowsFast(f *legacyFormat, out []float32, x *Q8Input, w []byte, rb int) {
 	k := legacyKernels[f]
-	var kernel legacyKernel
-	switch {
-	case implLegacyQ8VNNI.on:
-		kernel = k.avx512
-	case implLegacyQ8AVX2.on:
-		kernel = k.avx2
-	}
-	if kernel == nil || len(out) == 0 || overlapsRows(out, nil, w) {
+	kernel, ok := k.pick(implLegacyQ8VNNI, implLegacyQ8AVX2)
+	if !ok || len(out) == 0 || overlapsRows(out, nil, w) {
 		legacyRowsGeneric(f, out, x, w, rb)
 		return
 	}
