@@ -692,6 +692,19 @@ func parseComponent[T comparable](raw json.RawMessage, what string, depth int,
 	return seq(items), nil
 }
 
+// replaceOf reads the pattern and the content of a Replace component (what:
+// "normalizer Replace", "decoder Replace").
+func replaceOf(c *hfComponent, what string) (*regexSplit, string, error) {
+	p, err := parsePattern(c.Pattern, what)
+	if err != nil {
+		return nil, "", err
+	}
+	if c.Content == nil {
+		return nil, "", errJSON("%s: missing content", what)
+	}
+	return p, *c.Content, nil
+}
+
 // parsePattern compiles a Split / Replace pattern; a String pattern is a
 // literal.
 func parsePattern(p *hfPattern, what string) (re *regexSplit, err error) {
@@ -725,14 +738,11 @@ func normalizerOf(c *hfComponent) (normalizer, error) {
 		}
 		return prependNorm{*c.Prepend}, nil
 	case "Replace":
-		p, err := parsePattern(c.Pattern, "normalizer Replace")
+		p, content, err := replaceOf(c, "normalizer Replace")
 		if err != nil {
 			return nil, err
 		}
-		if c.Content == nil {
-			return nil, errJSON("normalizer Replace: missing content")
-		}
-		return replaceNorm{re: p.re, literal: p.literal, content: *c.Content}, nil
+		return replaceNorm{re: p.re, literal: p.literal, content: content}, nil
 	case "NFC":
 		return unicodeNorm{norm.NFC}, nil
 	case "NFD":
@@ -831,14 +841,11 @@ func decoderOf(c *hfComponent) (decoder, error) {
 	case "ByteLevel":
 		return byteLevelDec{}, nil
 	case "Replace":
-		p, err := parsePattern(c.Pattern, "decoder Replace")
+		p, content, err := replaceOf(c, "decoder Replace")
 		if err != nil {
 			return nil, err
 		}
-		if c.Content == nil {
-			return nil, errJSON("decoder Replace: missing content")
-		}
-		return replaceDec{re: p.re, literal: p.literal, content: *c.Content}, nil
+		return replaceDec{re: p.re, literal: p.literal, content: content}, nil
 	case "ByteFallback":
 		return byteFallbackDec{}, nil
 	case "Fuse":
