@@ -14,9 +14,6 @@ var ErrTruncated = errors.New("the file is truncated or corrupt; re-download or 
 // absent, so callers can tell an optional key from a malformed one.
 var ErrKeyNotFound = errors.New("metadata key not found")
 
-// maxQuoted bounds how much of a name from the file goes into an error message.
-const maxQuoted = fileerr.MaxQuoted
-
 // quote quotes a key or tensor name for an error message, shortening it if it is long.
 func quote(s string) string { return fileerr.Quote(s) }
 

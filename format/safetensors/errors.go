@@ -16,9 +16,6 @@ var ErrNotFound = errors.New("tensor not found")
 // errClosed is wrapped by errors about reading a closed file.
 var errClosed = errors.New("file is closed")
 
-// maxQuoted bounds how much of a name from the file goes into an error message.
-const maxQuoted = fileerr.MaxQuoted
-
 // quote quotes a key or tensor name for an error message, shortening it if it is long.
 func quote(s string) string { return fileerr.Quote(s) }
 

@@ -10,9 +10,8 @@ import "github.com/kvref/kvref/internal/mmapfile"
 // makes later reads of its tensor data crash the process.
 func Open(path string) (*File, error) {
 	f, m, err := mmapfile.OpenParsed(path, "safetensors", Parse)
-	if err != nil {
-		return nil, err
+	if err == nil {
+		f.mapping = m
 	}
-	f.mapping = m
-	return f, nil
+	return f, err
 }
