@@ -58,18 +58,5 @@ func q4Nibble(x, id float32) uint8 {
 }
 
 // dequantizeQ4_0 is ggml's dequantize_row_q4_0: y = (q−8)·d, the integer q−8 converted to
-// float32 and multiplied by the fp16 scale.
-func dequantizeQ4_0(dst []float32, src []byte) {
-	for blk := 0; blk*q4BlockLen < len(dst); blk++ {
-		y := dst[blk*q4BlockLen : (blk+1)*q4BlockLen]
-		in := src[blk*q4BlockBytes : (blk+1)*q4BlockBytes]
-		d := loadF16(in)
-		qs := in[2:]
-		qs = qs[:q4Half]
-		lo, hi := y[:q4Half], y[q4Half:]
-		for j, b := range qs {
-			lo[j] = float32(int(b&0x0f)-q4Offset) * d
-			hi[j] = float32(int(b>>4)-q4Offset) * d
-		}
-	}
-}
+// float32 and multiplied by the fp16 scale; the q4_0 cache's decoder (blockGroup).
+func dequantizeQ4_0(dst []float32, src []byte) { decodeBlocks(Q4_0, dst, src) }
