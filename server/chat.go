@@ -175,7 +175,7 @@ type chatShape struct{}
 func (chatShape) idPrefix() string { return "chatcmpl-" }
 
 func (chatShape) response(c *completion) any {
-	resp := ChatCompletionResponse{ID: c.id, Object: "chat.completion", Created: c.created, Model: c.s.model}
+	resp := ChatCompletionResponse{ObjectHeader: c.object("chat.completion")}
 	resp.Choices = make([]ChatChoice, len(c.choices))
 	for i := range c.choices {
 		ch := &c.choices[i]
@@ -227,7 +227,7 @@ func (c *completion) chatChunk(choices ...ChatChunkChoice) ChatChunk {
 	if choices == nil {
 		choices = []ChatChunkChoice{}
 	}
-	return ChatChunk{ID: c.id, Object: "chat.completion.chunk", Created: c.created, Model: c.s.model, Choices: choices}
+	return ChatChunk{ObjectHeader: c.object("chat.completion.chunk"), Choices: choices}
 }
 
 // chatLogprobs converts the legacy record of some tokens into the chat format.

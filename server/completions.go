@@ -368,7 +368,12 @@ func (legacyShape) usageChunk(c *completion, u Usage) any {
 
 // header is a legacy response (or chunk) without choices.
 func (c *completion) header() CompletionResponse {
-	return CompletionResponse{ID: c.id, Object: "text_completion", Created: c.created, Model: c.s.model}
+	return CompletionResponse{ObjectHeader: c.object("text_completion")}
+}
+
+// object is the header of c's response objects of type object.
+func (c *completion) object(object string) ObjectHeader {
+	return ObjectHeader{ID: c.id, Object: object, Created: c.created, Model: c.s.model}
 }
 
 // encodeError is a chunk that JSON cannot carry (a NaN, which the engine's finiteness check
