@@ -28,6 +28,10 @@ type Matrix struct {
 	quantized  bool
 }
 
+// Quantized reports whether m is stored in one of ggml's block formats, whose products
+// quantize the input and multiply in integer arithmetic (the rest multiply floats).
+func (m *Matrix) Quantized() bool { return m.quantized }
+
 // NewMatrixF32 wraps float32 data as a Rows × Cols matrix.
 func NewMatrixF32(name string, rows, cols int, data []float32) (*Matrix, error) {
 	if len(data) != rows*cols {

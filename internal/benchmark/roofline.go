@@ -21,6 +21,13 @@ type Roofline struct {
 	PeakVectorBits   int              `json:"peak_vector_bits"`
 	FMAPeakGFLOPs    float64          `json:"fma_peak_gflop_s"`
 	MulAddPeakGFLOPs float64          `json:"mul_add_peak_gflop_s"`
+	// Int8PeakGops is the peak rate of int8 multiply-adds (two operations each), with the
+	// instructions Int8PeakWhat: the arithmetic of the quantized weights' products.
+	Int8PeakGops float64 `json:"int8_peak_gop_s"`
+	Int8PeakWhat string  `json:"int8_peak_instructions,omitempty"`
+	// QuantizedWeights says whether most of the model's weights are in ggml's block
+	// formats, so that its prefill is measured against the int8 peak.
+	QuantizedWeights bool `json:"quantized_weights"`
 	RooflineRun
 	// The same decode and prefill with the portable Go kernels (kernels.SetPortable), the
 	// code a -tags purego build runs; absent unless RooflineConfig.Portable.
@@ -40,6 +47,10 @@ type RooflineRun struct {
 	PrefillGFLOPs         float64 `json:"prefill_gflop_s"`
 	FMAFraction           float64 `json:"fma_fraction"`
 	MulAddFraction        float64 `json:"mul_add_fraction"`
+	// Int8Fraction is the prefill's rate as a fraction of the int8 peak: the figure that
+	// counts when the weights are quantized (Roofline.QuantizedWeights), whose products
+	// are integer multiply-adds, so that FMAFraction can exceed 1.
+	Int8Fraction float64 `json:"int8_fraction"`
 }
 
 // RooflineConfig says what MeasureRoofline runs.
@@ -152,6 +163,9 @@ func MeasureRoofline(m *model.Model, c RooflineConfig) (Roofline, error) {
 	r.PeakVectorBits = bits
 	r.FMAPeakGFLOPs = Peak(fma, fmaFlops, threads)
 	r.MulAddPeakGFLOPs = Peak(mulAdd, mulAddFlops, threads)
+	int8, int8Ops, int8What := kernels.Int8PeakLoop()
+	r.Int8PeakGops, r.Int8PeakWhat = Peak(int8, int8Ops, threads), int8What
+	r.QuantizedWeights = quantizedWeights(m)
 
 	run, err := decodePrefill(m, c, r, c.Steps, 2)
 	if err != nil {
@@ -234,5 +248,24 @@ func decodePrefill(m *model.Model, c RooflineConfig, limits Roofline, steps, pre
 	if limits.MulAddPeakGFLOPs > 0 {
 		r.MulAddFraction = r.PrefillGFLOPs / limits.MulAddPeakGFLOPs
 	}
+	if limits.Int8PeakGops > 0 {
+		r.Int8Fraction = r.PrefillGFLOPs / limits.Int8PeakGops
+	}
 	return r, nil
+}
+
+// quantizedWeights reports whether most of the layers' weights (by count) are stored in
+// ggml's block formats.
+func quantizedWeights(m *model.Model) bool {
+	var quantized, all float64
+	for _, l := range m.Weights.Layers {
+		for _, w := range []*model.Matrix{l.Wq, l.Wk, l.Wv, l.Wo, l.Gate, l.Up, l.Down} {
+			n := float64(w.Rows) * float64(w.Cols)
+			all += n
+			if w.Quantized() {
+				quantized += n
+			}
+		}
+	}
+	return all > 0 && quantized > all/2
 }

@@ -29,6 +29,9 @@ func WriteRoofline(w io.Writer, r Roofline) {
 	fmt.Fprintf(w, "  memory bandwidth     %8.2f GB/s (1 thread %.2f GB/s), best of 10 passes (before and after decode) streaming the buffer through kernels.StreamRead\n", r.BandwidthGBs, r.BandwidthGBs1)
 	if r.FMAPeakGFLOPs > 0 {
 		fmt.Fprintf(w, "  arithmetic peak      %8.2f GFLOP/s with %d-bit FMA, %.2f with multiply+add (the kernels' unfused arithmetic)\n", r.FMAPeakGFLOPs, r.PeakVectorBits, r.MulAddPeakGFLOPs)
+		if r.Int8PeakGops > 0 {
+			fmt.Fprintf(w, "  int8 peak            %8.2f Gop/s with %s (the quantized weights' integer products; a multiply-add is 2 operations)\n", r.Int8PeakGops, r.Int8PeakWhat)
+		}
 	} else {
 		fmt.Fprintln(w, "  arithmetic peak      not measured (no vector peak loop in this build: -tags purego or no AVX)")
 	}
@@ -48,10 +51,14 @@ func WriteRoofline(w io.Writer, r Roofline) {
 func writeRooflineRun(w io.Writer, limits Roofline, r RooflineRun) {
 	fmt.Fprintf(w, "  decode, batch 1      %8.1f tokens/s, %d B read per token, %.2f GB/s = %.1f%% of the measured bandwidth (best %d-step window; mean of %d steps %.1f%%)\n",
 		r.DecodeTokensPerSecond, r.DecodeBytesPerToken, r.DecodeGBs, 100*r.BandwidthFraction, DecodeWindow, r.DecodeSteps, 100*r.MeanBandwidthFraction)
-	if limits.FMAPeakGFLOPs > 0 {
+	switch {
+	case limits.QuantizedWeights && limits.Int8PeakGops > 0:
+		fmt.Fprintf(w, "  prefill, %d tokens  %8.2f GFLOP/s in %.3f s = %.1f%% of the int8 peak (quantized weights: integer products)\n",
+			r.PrefillTokens, r.PrefillGFLOPs, r.PrefillSeconds, 100*r.Int8Fraction)
+	case limits.FMAPeakGFLOPs > 0:
 		fmt.Fprintf(w, "  prefill, %d tokens  %8.2f GFLOP/s in %.3f s = %.1f%% of the FMA peak (%.1f%% of the multiply+add peak)\n",
 			r.PrefillTokens, r.PrefillGFLOPs, r.PrefillSeconds, 100*r.FMAFraction, 100*r.MulAddFraction)
-	} else {
+	default:
 		fmt.Fprintf(w, "  prefill, %d tokens  %8.2f GFLOP/s in %.3f s\n", r.PrefillTokens, r.PrefillGFLOPs, r.PrefillSeconds)
 	}
 }

@@ -37,10 +37,10 @@ TEXT ·dot4x1AVX(SB), NOSPLIT, $0-32
 	// bound by how fast they arrive. The two blocks of eight go into the same accumulator
 	// one after the other, so the lane order is unchanged.
 loop2:
-	PREFETCHT0 DOT4X1_AHEAD(SI)(AX*1)
-	PREFETCHT0 DOT4X1_AHEAD(R8)(AX*1)
-	PREFETCHT0 DOT4X1_AHEAD(R9)(AX*1)
-	PREFETCHT0 DOT4X1_AHEAD(R10)(AX*1)
+	PREFETCHT1 DOT4X1_AHEAD(SI)(AX*1)
+	PREFETCHT1 DOT4X1_AHEAD(R8)(AX*1)
+	PREFETCHT1 DOT4X1_AHEAD(R9)(AX*1)
+	PREFETCHT1 DOT4X1_AHEAD(R10)(AX*1)
 	VMOVUPS    (DI)(AX*1), Y8
 	MULADD(Y8, (SI)(AX*1), Y9, Y0)
 	MULADD(Y8, (R8)(AX*1), Y10, Y1)
@@ -212,7 +212,7 @@ row:
 	JZ     rest
 
 pair:
-	PREFETCHT0 DOTROWS_AHEAD(SI)(AX*1)
+	PREFETCHT1 DOTROWS_AHEAD(SI)(AX*1)
 	VMOVUPS    (DI)(AX*1), Y1
 	VMULPS     (SI)(AX*1), Y1, Y1
 	VADDPS     Y1, Y0, Y0
@@ -240,71 +240,65 @@ rowdone:
 	VZEROUPPER
 	RET
 
-// func dotRows4AVX(out, w, x *float32, rows, n, quarter int)
+// func dotRowsX4AVX(out, w, x *float32, rows, n int)
 //
-// dotRowsAVX over four runs of rows at once, rows k·quarter .. k·quarter+rows-1 for
-// k = 0..3: four long sequential streams, a row of each at a time, each row with its own
-// accumulator (Y0, Y3, Y5, Y7). n is a positive multiple of 16.
-TEXT ·dotRows4AVX(SB), NOSPLIT, $0-48
-	MOVQ  out+0(FP), DX
-	MOVQ  w+8(FP), SI
-	MOVQ  x+16(FP), DI
-	MOVQ  rows+24(FP), R8
-	MOVQ  n+32(FP), CX
-	MOVQ  quarter+40(FP), R9
-	SHLQ  $2, R9         // output stride between runs, bytes
-	MOVQ  R9, R12
-	IMULQ CX, R12        // weight stride between runs, bytes
-	LEAQ  (SI)(R12*1), R11
-	LEAQ  (R11)(R12*1), R13
-	LEAQ  (R13)(R12*1), BX
-	SHLQ  $2, CX
+// The batch-1 product over consecutive rows, four adjacent rows at a time (rows a positive
+// multiple of 4, n a positive multiple of 8): each row is dotAVXAsm's arithmetic in its own
+// accumulator (Y0..Y3): x first, VMULPS then VADDPS, REDUCE8. While it reads four rows it
+// prefetches the same offset of the next four into L2 (PREFETCHT1, one hint per row and group
+// of eight), which keeps enough misses in flight to read at the memory's speed (see
+// rowdot_amd64.s).
+TEXT ·dotRowsX4AVX(SB), NOSPLIT, $0-40
+	MOVQ out+0(FP), DX
+	MOVQ w+8(FP), SI
+	MOVQ x+16(FP), DI
+	MOVQ rows+24(FP), R14
+	MOVQ n+32(FP), CX
+	SHLQ $2, CX // bytes per row
 
-row4:
+x4rows:
+	LEAQ   (SI)(CX*1), R8
+	LEAQ   (R8)(CX*1), R9
+	LEAQ   (R9)(CX*1), R10
+	LEAQ   (SI)(CX*4), R11
+	LEAQ   (R8)(CX*4), R12
+	LEAQ   (R9)(CX*4), R13
+	LEAQ   (R10)(CX*4), BX
 	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
-	VXORPS Y5, Y5, Y5
-	VXORPS Y7, Y7, Y7
 	XORQ   AX, AX
 
-line4:
-	VMOVUPS (DI)(AX*1), Y2
-	VMULPS  (SI)(AX*1), Y2, Y1
-	VMULPS  (R11)(AX*1), Y2, Y4
-	VMULPS  (R13)(AX*1), Y2, Y6
-	VMULPS  (BX)(AX*1), Y2, Y8
-	VADDPS  Y1, Y0, Y0
-	VADDPS  Y4, Y3, Y3
-	VADDPS  Y6, Y5, Y5
-	VADDPS  Y8, Y7, Y7
-	VMOVUPS 32(DI)(AX*1), Y2
-	VMULPS  32(SI)(AX*1), Y2, Y1
-	VMULPS  32(R11)(AX*1), Y2, Y4
-	VMULPS  32(R13)(AX*1), Y2, Y6
-	VMULPS  32(BX)(AX*1), Y2, Y8
-	VADDPS  Y1, Y0, Y0
-	VADDPS  Y4, Y3, Y3
-	VADDPS  Y6, Y5, Y5
-	VADDPS  Y8, Y7, Y7
-	ADDQ    $64, AX
-	CMPQ    AX, CX
-	JNE     line4
+x4group:
+	PREFETCHT1 (R11)(AX*1)
+	PREFETCHT1 (R12)(AX*1)
+	PREFETCHT1 (R13)(AX*1)
+	PREFETCHT1 (BX)(AX*1)
+	VMOVUPS    (DI)(AX*1), Y8
+	VMULPS     (SI)(AX*1), Y8, Y4
+	VMULPS     (R8)(AX*1), Y8, Y5
+	VMULPS     (R9)(AX*1), Y8, Y6
+	VMULPS     (R10)(AX*1), Y8, Y7
+	VADDPS     Y4, Y0, Y0
+	VADDPS     Y5, Y1, Y1
+	VADDPS     Y6, Y2, Y2
+	VADDPS     Y7, Y3, Y3
+	ADDQ       $32, AX
+	CMPQ       AX, CX
+	JNE        x4group
 
-	REDUCE8(Y0, X0, X1)
-	REDUCE8(Y3, X3, X1)
-	REDUCE8(Y5, X5, X1)
-	REDUCE8(Y7, X7, X1)
+	REDUCE8(Y0, X0, X8)
+	REDUCE8(Y1, X1, X9)
+	REDUCE8(Y2, X2, X10)
+	REDUCE8(Y3, X3, X11)
 	VMOVSS X0, (DX)
-	VMOVSS X3, (DX)(R9*1)
-	VMOVSS X5, (DX)(R9*2)
-	LEAQ   (DX)(R9*2), R10
-	VMOVSS X7, (R10)(R9*1)
-	ADDQ   $4, DX
-	ADDQ   CX, SI
-	ADDQ   CX, R11
-	ADDQ   CX, R13
-	ADDQ   CX, BX
-	DECQ   R8
-	JNZ    row4
+	VMOVSS X1, 4(DX)
+	VMOVSS X2, 8(DX)
+	VMOVSS X3, 12(DX)
+	ADDQ   $16, DX
+	LEAQ   (R10)(CX*1), SI
+	SUBQ   $4, R14
+	JNZ    x4rows
 	VZEROUPPER
 	RET

@@ -29,6 +29,29 @@ func PeakLoops() (fma, mulAdd func(iters int), fmaFlops, mulAddFlops, bits int) 
 	return fma, mulAdd, 192, 192, 256
 }
 
+// Int8PeakLoop reports the register-only loop this build has for measuring the machine's
+// peak rate of int8 multiply-adds, the arithmetic of the quantized weights' products
+// (VPDPBUSD on 512 bits with AVX-512 VNNI, else VPMADDUBSW and VPMADDWD on 256 bits with
+// AVX2): loop(iters) performs ops·iters operations, a multiply-add of a byte pair counted
+// as two, so that the rate compares with a prefill's flops; what names the instructions.
+// A nil loop means there is none (no AVX2, or a purego build).
+func Int8PeakLoop() (loop func(iters int), ops int, what string) {
+	f := cpuFeatures & allowed
+	if f&(featAVX512F|featAVX512VNNI) == featAVX512F|featAVX512VNNI {
+		return int8PeakVNNI, 1536, "512-bit VPDPBUSD"
+	}
+	if f&featAVX2 != 0 {
+		return int8PeakAVX2, 512, "256-bit VPMADDUBSW+VPMADDWD"
+	}
+	return nil, 0, ""
+}
+
+//go:noescape
+func int8PeakVNNI(iters int)
+
+//go:noescape
+func int8PeakAVX2(iters int)
+
 //go:noescape
 func fmaPeakAVX512(iters int)
 

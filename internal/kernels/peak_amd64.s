@@ -241,3 +241,98 @@ stream4loop:
 	VMOVSS X0, ret+24(FP)
 	VZEROUPPER
 	RET
+
+// func int8PeakVNNI(iters int)
+// 12 independent chains of VPDPBUSD on 512 bits per iteration (64 multiply-adds of byte
+// pairs each, 2 operations apiece): 1536 operations.
+TEXT ·int8PeakVNNI(SB), NOSPLIT, $0-8
+	MOVQ   iters+0(FP), CX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	TESTQ  CX, CX
+	JLE    int8vnnidone
+
+int8vnniloop:
+	VPDPBUSD Z12, Z13, Z0
+	VPDPBUSD Z12, Z13, Z1
+	VPDPBUSD Z12, Z13, Z2
+	VPDPBUSD Z12, Z13, Z3
+	VPDPBUSD Z12, Z13, Z4
+	VPDPBUSD Z12, Z13, Z5
+	VPDPBUSD Z12, Z13, Z6
+	VPDPBUSD Z12, Z13, Z7
+	VPDPBUSD Z12, Z13, Z8
+	VPDPBUSD Z12, Z13, Z9
+	VPDPBUSD Z12, Z13, Z10
+	VPDPBUSD Z12, Z13, Z11
+	DECQ     CX
+	JNZ      int8vnniloop
+
+int8vnnidone:
+	VZEROUPPER
+	RET
+
+// func int8PeakAVX2(iters int)
+// 8 independent chains of the AVX2 byte dot (VPMADDUBSW: 32 multiplies of byte pairs added
+// in pairs; VPMADDWD by ones: the pairs added in fours; VPADDD into the lanes) per
+// iteration: 32 multiply-adds, 64 operations, per chain and 512 per iteration.
+TEXT ·int8PeakAVX2(SB), NOSPLIT, $0-8
+	MOVQ    iters+0(FP), CX
+	VPXOR   Y0, Y0, Y0
+	VPXOR   Y1, Y1, Y1
+	VPXOR   Y2, Y2, Y2
+	VPXOR   Y3, Y3, Y3
+	VPXOR   Y4, Y4, Y4
+	VPXOR   Y5, Y5, Y5
+	VPXOR   Y6, Y6, Y6
+	VPXOR   Y7, Y7, Y7
+	VPXOR   Y13, Y13, Y13
+	VPXOR   Y14, Y14, Y14
+	VPCMPEQW Y15, Y15, Y15
+	VPSRLW  $15, Y15, Y15 // the words 1
+	TESTQ   CX, CX
+	JLE     int8avx2done
+
+int8avx2loop:
+	VPMADDUBSW Y13, Y14, Y8
+	VPMADDUBSW Y13, Y14, Y9
+	VPMADDUBSW Y13, Y14, Y10
+	VPMADDUBSW Y13, Y14, Y11
+	VPMADDWD   Y15, Y8, Y8
+	VPMADDWD   Y15, Y9, Y9
+	VPMADDWD   Y15, Y10, Y10
+	VPMADDWD   Y15, Y11, Y11
+	VPADDD     Y8, Y0, Y0
+	VPADDD     Y9, Y1, Y1
+	VPADDD     Y10, Y2, Y2
+	VPADDD     Y11, Y3, Y3
+	VPMADDUBSW Y13, Y14, Y8
+	VPMADDUBSW Y13, Y14, Y9
+	VPMADDUBSW Y13, Y14, Y10
+	VPMADDUBSW Y13, Y14, Y11
+	VPMADDWD   Y15, Y8, Y8
+	VPMADDWD   Y15, Y9, Y9
+	VPMADDWD   Y15, Y10, Y10
+	VPMADDWD   Y15, Y11, Y11
+	VPADDD     Y8, Y4, Y4
+	VPADDD     Y9, Y5, Y5
+	VPADDD     Y10, Y6, Y6
+	VPADDD     Y11, Y7, Y7
+	DECQ       CX
+	JNZ        int8avx2loop
+
+int8avx2done:
+	VZEROUPPER
+	RET

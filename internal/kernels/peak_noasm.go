@@ -13,3 +13,7 @@ func PeakLoops() (fma, mulAdd func(iters int), fmaFlops, mulAddFlops, bits int) 
 // memory-bandwidth probe of kvref bench --roofline, not a numeric kernel. In this build it
 // is portable Go with eight independent accumulators.
 func StreamRead(x []float32) float32 { return streamReadGeneric(x) }
+
+// Int8PeakLoop reports the register-only loop this build has for measuring the machine's
+// peak rate of int8 multiply-adds. The portable build has none.
+func Int8PeakLoop() (loop func(iters int), ops int, what string) { return nil, 0, "" }

@@ -20,6 +20,10 @@
 	VMULPS       Y4, Y2, Y2; \
 	VADDPS       Y2, ACC, ACC
 
+// Q8AHEAD is how far ahead in the weights dotQ8_0Q8AVX2 prefetches (into L2, PREFETCHT1): a
+// product's rows are consecutive, so past the end of a row it prefetches the next one's.
+#define Q8AHEAD 2048
+
 // func dotQ8_0Q8AVX2(w *byte, xq16 *int16, dl *float32, nb int) float32
 //
 // Even blocks go to Y0, odd ones to Y1 (DotQ8_0Q8's lanes 0-7 and 8-15); at the end both
@@ -37,6 +41,7 @@ TEXT ·dotQ8_0Q8AVX2(SB), NOSPLIT, $0-36
 	JZ     last
 
 pairs:
+	PREFETCHT1 Q8AHEAD(SI)
 	Q8Q8BLOCK(0, 0, 0, Y0)
 	Q8Q8BLOCK(34, 64, 32, Y1)
 	ADDQ $68, SI

@@ -102,11 +102,11 @@ var (
 	implDotAVX          = &impl{name: "dotAVXAsm", needs: setAVX}
 	implAxpyAVX         = &impl{name: "axpyAVXAsm", needs: setAVX}
 	implAxpyRowsAVX     = &impl{name: "axpyRowsAVXAsm", needs: setAVX}
-	implMatVecAVX       = &impl{name: "dotRows4AVX, dotRowsAVX", needs: setAVX}
+	implMatVecAVX       = &impl{name: "dotRowsX4AVX, dotRowsAVX", needs: setAVX}
 	implMatMulAVX512    = &impl{name: "gemm4x8AVX512, dot4x4AVX512", needs: setAVX | featAVX512F}
 	implMatMulAVX       = &impl{name: "gemm2x6AVX, dot4x2AVX, dot4x1AVX", needs: setAVX}
-	implF16AVX2         = &impl{name: "dotF16RowsSeq4AVX2, dotF16x4AVX2, dotF16AVX2Asm", needs: setAVX2}
-	implBF16AVX2        = &impl{name: "dotBF16RowsSeq4AVX2, dotBF16x4AVX2, dotBF16AVX2Asm", needs: setAVX2}
+	implF16AVX2         = &impl{name: "dotF16x4AVX2, dotF16AVX2Asm", needs: setAVX2}
+	implBF16AVX2        = &impl{name: "dotBF16x4AVX2, dotBF16AVX2Asm", needs: setAVX2}
 	implQ4_0AVX512      = &impl{name: "dotQ4_0x4AVX512, dotQ4_0AVX2Asm", needs: setAVX512}
 	implQ4_0AVX2        = &impl{name: "dotQ4_0x4AVX2, dotQ4_0AVX2Asm", needs: setAVX2}
 	implQ8Q8VNNI        = &impl{name: "dotQ8_0Q8x4AVX512", needs: setVNNI}

@@ -139,30 +139,9 @@ func overlapsRows(out, x []float32, w []byte) bool {
 		(len(w) > 0 && o0 < w0+uintptr(len(w)) && w0 < o1)
 }
 
-// seq4Rows runs a batch-1 product of 16-bit rows with seq4, which reads the four quarters
-// of the rows side by side as sequential streams (instead of four adjacent rows at a time,
-// four short streams that restart every four rows), and the rows left over one by one with
-// dot. It reports false, doing nothing, when seq4 cannot run: rows not a multiple of 32
-// values, fewer than four rows, or out overlapping x or w.
-func seq4Rows(out, x []float32, w []byte, rb int, seq4 func(out *float32, w *byte, x *float32, rows, n, quarter int), dot func(x []float32, row []byte) float32) bool {
-	n, q := len(x), len(out)/4
-	if n == 0 || n%32 != 0 || q == 0 || overlapsRows(out, x, w) {
-		return false
-	}
-	_ = w[4*q*rb-1]
-	seq4(&out[0], &w[0], &x[0], q, n, q)
-	for r := 4 * q; r < len(out); r++ {
-		out[r] = dot(x, w[r*rb:(r+1)*rb])
-	}
-	return true
-}
-
 func dotF16Rows(out, x []float32, w []byte, rb int) {
 	if !implF16AVX2.on {
 		rowsGeneric(out, x, w, rb, dotF16Generic)
-		return
-	}
-	if seq4Rows(out, x, w, rb, dotF16RowsSeq4AVX2, dotF16AVX2) {
 		return
 	}
 	n4 := 0
@@ -175,9 +154,6 @@ func dotF16Rows(out, x []float32, w []byte, rb int) {
 func dotBF16Rows(out, x []float32, w []byte, rb int) {
 	if !implBF16AVX2.on {
 		rowsGeneric(out, x, w, rb, dotBF16Generic)
-		return
-	}
-	if seq4Rows(out, x, w, rb, dotBF16RowsSeq4AVX2, dotBF16AVX2) {
 		return
 	}
 	n4 := 0
@@ -198,17 +174,3 @@ func dotQ4_0Rows(out, x []float32, w []byte, rb int) {
 	}
 	rowsAVX2(out, x, w, rb, len(x)/QBlockLen, x4, dotQ4_0AVX2)
 }
-
-// dotF16RowsSeq4AVX2 sets out[r] = DotF16(x, w_r) for the rows k·quarter ..
-// k·quarter+rows-1, k = 0..3 (F16 rows of n values, n a positive multiple of 32), reading
-// the four runs as four sequential streams, a row of each at a time, each row with one
-// accumulator (dotF16AVX2Asm's arithmetic). Implemented in rowdot_amd64.s.
-//
-//go:noescape
-func dotF16RowsSeq4AVX2(out *float32, w *byte, x *float32, rows, n, quarter int)
-
-// dotBF16RowsSeq4AVX2 is dotF16RowsSeq4AVX2 for bfloat16 rows. Implemented in
-// rowdot_amd64.s.
-//
-//go:noescape
-func dotBF16RowsSeq4AVX2(out *float32, w *byte, x *float32, rows, n, quarter int)

@@ -1,0 +1,50 @@
+package benchmark
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/kvref/kvref/format/gguf"
+	"github.com/kvref/kvref/model"
+	"github.com/kvref/kvref/model/synth"
+	"github.com/stretchr/testify/require"
+)
+
+// TestQuantizedWeightsDecidesThePeak: a model whose matrices are in a block format is
+// measured against the int8 peak, a float one against the FMA peak.
+func TestQuantizedWeightsDecidesThePeak(t *testing.T) {
+	shape, err := synth.ShapeByName("tiny")
+	require.NoError(t, err)
+	f32, err := shape.Model()
+	require.NoError(t, err)
+	defer f32.Close()
+	require.False(t, quantizedWeights(f32), "f32 weights")
+
+	path := filepath.Join(t.TempDir(), "q8_0.gguf")
+	_, err = shape.WriteQuantizedFile(path, gguf.Q8_0)
+	require.NoError(t, err)
+	q, err := model.LoadGGUF(path)
+	require.NoError(t, err)
+	defer q.Close()
+	require.True(t, quantizedWeights(q), "q8_0 weights")
+}
+
+// TestWriteRooflineNamesThePeakOfTheWeights: the prefill line of a quantized model gives its
+// fraction of the int8 peak, a float model's its fraction of the FMA peak.
+func TestWriteRooflineNamesThePeakOfTheWeights(t *testing.T) {
+	r := Roofline{Kernels: "avx512", Threads: 2, BandwidthGBs: 30, FMAPeakGFLOPs: 200, MulAddPeakGFLOPs: 190,
+		Int8PeakGops: 800, Int8PeakWhat: "512-bit VPDPBUSD"}
+	r.PrefillTokens, r.PrefillGFLOPs, r.PrefillSeconds = 512, 400, 1
+	r.FMAFraction, r.MulAddFraction, r.Int8Fraction = 2, 400.0/190, 0.5
+	var float strings.Builder
+	WriteRoofline(&float, r)
+	require.Contains(t, float.String(), "= 200.0% of the FMA peak")
+	require.Contains(t, float.String(), "int8 peak              800.00 Gop/s with 512-bit VPDPBUSD")
+
+	r.QuantizedWeights = true
+	var quantized strings.Builder
+	WriteRoofline(&quantized, r)
+	require.Contains(t, quantized.String(), "= 50.0% of the int8 peak")
+	require.NotContains(t, quantized.String(), "of the FMA peak")
+}
