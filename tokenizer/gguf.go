@@ -75,19 +75,11 @@ func spmVocab(f *gguf.File) (Vocab, error) {
 		return v, fmt.Errorf("tokenizer: %w", err)
 	}
 	n := len(v.Tokens)
-	if v.Scores, err = f.Float32s(keyScores); err != nil {
-		return v, fmt.Errorf("tokenizer: %w", err)
+	if v.Scores, err = tokenArray(f, keyScores, n, f.Float32s); err != nil {
+		return v, err
 	}
-	if len(v.Scores) != n {
-		return v, fmt.Errorf("tokenizer: %s: %s has %d entries, want %d (one per entry of %s)",
-			f.Path, keyScores, len(v.Scores), n, keyTokens)
-	}
-	if v.Types, err = f.Int32s(keyTypes); err != nil {
-		return v, fmt.Errorf("tokenizer: %w", err)
-	}
-	if len(v.Types) != n {
-		return v, fmt.Errorf("tokenizer: %s: %s has %d entries, want %d (one per entry of %s)",
-			f.Path, keyTypes, len(v.Types), n, keyTokens)
+	if v.Types, err = tokenArray(f, keyTypes, n, f.Int32s); err != nil {
+		return v, err
 	}
 
 	sp, err := readSpecialIDs(f, n, [5]int{1, 2, 0, -1, -1})
@@ -110,6 +102,20 @@ func spmVocab(f *gguf.File) (Vocab, error) {
 	name, _ := f.String(keyName)
 	setStripAttrs(&v, name)
 	return v, nil
+}
+
+// tokenArray reads the per-token array key with get and checks that it has one entry
+// per token (n), naming the file, the key and both counts.
+func tokenArray[T any](f *gguf.File, key string, n int, get func(key string) ([]T, error)) ([]T, error) {
+	x, err := get(key)
+	if err != nil {
+		return nil, fmt.Errorf("tokenizer: %w", err)
+	}
+	if len(x) != n {
+		return nil, fmt.Errorf("tokenizer: %s: %s has %d entries, want %d (one per entry of %s)",
+			f.Path, key, len(x), n, keyTokens)
+	}
+	return x, nil
 }
 
 // specialIDs are the special token ids a GGUF vocabulary names.

@@ -32,12 +32,8 @@ func bpeFromGGUF(f *gguf.File) (*BPE, error) {
 		return nil, fmt.Errorf("tokenizer: %w", err)
 	}
 	if _, ok := f.Lookup(keyTypes); ok {
-		if v.Types, err = f.Int32s(keyTypes); err != nil {
-			return nil, fmt.Errorf("tokenizer: %w", err)
-		}
-		if len(v.Types) != n {
-			return nil, fmt.Errorf("tokenizer: %s: %s has %d entries, want %d (one per entry of %s)",
-				f.Path, keyTypes, len(v.Types), n, keyTokens)
+		if v.Types, err = tokenArray(f, keyTypes, n, f.Int32s); err != nil {
+			return nil, err
 		}
 	}
 	if v.Pre, err = f.String(keyPre); err != nil && !errors.Is(err, gguf.ErrKeyNotFound) {
