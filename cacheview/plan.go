@@ -54,9 +54,6 @@ type PresetInfo struct {
 // thisModel is the preset name of PlanModel.
 const thisModel = "this"
 
-// defaultPlanContext is the context planned for a shape that gives none (as kvref plan).
-const defaultPlanContext = 4096
-
 // ServePresets lists "this model" (when there is one) and the presets.
 func (p Planner) ServePresets(w http.ResponseWriter, r *http.Request) {
 	var out []PresetInfo
@@ -106,8 +103,8 @@ func (p Planner) Answer(q url.Values) (PlanAnswer, error) {
 		return PlanAnswer{}, err
 	}
 	if ctx == 0 {
-		ctx = defaultPlanContext
-		notes = append(notes, fmt.Sprintf("context %d is a default: set ctx to plan another length", defaultPlanContext))
+		ctx = plan.DefaultContext
+		notes = append(notes, fmt.Sprintf("context %d is a default: set ctx to plan another length", plan.DefaultContext))
 	}
 	bs, err := intParam(q, "block_size", kvcache.DefaultBlockSize, 1)
 	if err != nil {

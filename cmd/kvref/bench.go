@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -25,30 +23,26 @@ func init() {
 
 // benchFlags are the flags of `kvref bench`.
 type benchFlags struct {
-	model, shape, batches             string
-	cacheDtype, cacheK, cacheV        string
-	cpuProfile, kernelLevel           string
-	llamaBench                        string
-	steps, prompt, threads, blockSize int
-	prefill, gen, rounds, reps        int
-	ctx, cacheBlocks                  int
-	cacheMem, bandwidthBuffer         sizeFlag
-	asJSON, roofline, portable        bool
+	modelFlags
+	engineFlags
+	shape, batches             string
+	cpuProfile, kernelLevel    string
+	llamaBench                 string
+	steps, prompt              int
+	prefill, gen, rounds, reps int
+	cacheMem, bandwidthBuffer  sizeFlag
+	asJSON, roofline, portable bool
 }
 
 func benchCmd(args []string, stdout, stderr io.Writer) error {
 	var f benchFlags
-	fs := newFlags("bench", stderr)
-	fs.StringVar(&f.model, "m", "", "model: a GGUF file, a Hugging Face directory, a llama2.c checkpoint, hf://..., synth:SHAPE; default: a synthetic model of --shape")
+	fs := newFlags("bench", stderr, "usage: kvref bench [-m MODEL | --shape NAME] [flags]")
+	f.modelFlags.register(fs, "model: a GGUF file, a Hugging Face directory, a llama2.c checkpoint, hf://..., synth:SHAPE; default: a synthetic model of --shape")
+	f.engineFlags.registerWith(fs, "context of the sequences in the memory-bound batch line (0: the model's)", "cache size in blocks for the memory-bound batch line")
 	fs.StringVar(&f.shape, "shape", "default", "synthetic shape: default, tiny, stories15m, stories110m, tinyllama-1.1b")
 	fs.StringVar(&f.batches, "batches", "1,2,4,8,16,32,64", "batch sizes to measure")
 	fs.IntVar(&f.steps, "steps", 16, "decode steps timed per batch size")
 	fs.IntVar(&f.prompt, "prompt", 32, "prompt tokens per sequence (prefilled before timing)")
-	fs.IntVar(&f.threads, "t", 0, "threads (0: one per core)")
-	fs.IntVar(&f.blockSize, "block-size", 16, "cache block size")
-	registerCacheTypes(fs, &f.cacheDtype, &f.cacheK, &f.cacheV, "f32")
-	fs.IntVar(&f.ctx, "ctx", 0, "context of the sequences in the memory-bound batch line (0: the model's)")
-	fs.IntVar(&f.cacheBlocks, "cache-blocks", 0, "cache size in blocks for the memory-bound batch line")
 	fs.Var(&f.cacheMem, "cache-mem", "cache size for the memory-bound batch line (default 1GiB; "+plan.SizeHelp+")")
 	fs.BoolVar(&f.asJSON, "json", false, "print one JSON object")
 	fs.Var(&f.bandwidthBuffer, "bandwidth-buffer", "--roofline: size of the buffer streamed to measure memory bandwidth (default 1GiB; make it much larger than the last-level cache)")
@@ -61,10 +55,6 @@ func benchCmd(args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&f.rounds, "rounds", 3, "--vs-llama-bench: interleaved rounds")
 	fs.IntVar(&f.reps, "reps", 3, "--vs-llama-bench: repetitions per round on each engine (llama-bench -r)")
 	fs.StringVar(&f.kernelLevel, "kernels", "", "kernel level: "+strings.Join(kernels.Levels(), ", ")+" (default: everything the CPU has; avx2 on an AVX-512 machine runs what an AVX2-only one runs)")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: kvref bench [-m MODEL | --shape NAME] [flags]")
-		fs.PrintDefaults()
-	}
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -72,10 +62,10 @@ func benchCmd(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("--batches: %w", err)
 	}
-	if f.llamaBench != "" && !flagSet(fs, "cache-dtype") && f.cacheK == "" && f.cacheV == "" {
-		f.cacheDtype = "f16" // llama-bench's default cache, and the only float one this version takes besides bf16
+	if f.llamaBench != "" && !flagSet(fs, "cache-dtype") && f.k == "" && f.v == "" {
+		f.dtype = "f16" // llama-bench's default cache, and the only float one this version takes besides bf16
 	}
-	kType, vType, err := cacheTypes(f.cacheDtype, f.cacheK, f.cacheV)
+	kType, vType, err := cacheTypes(f.dtype, f.k, f.v)
 	if err != nil {
 		return err
 	}
@@ -87,16 +77,15 @@ func benchCmd(args []string, stdout, stderr io.Writer) error {
 		defer kernels.Restrict(prev)
 	}
 	if f.llamaBench != "" {
-		if err := checkGGUF(f.model); err != nil {
+		if err := checkGGUF(f.ref); err != nil {
 			return err
 		}
 	}
-	ref := f.model
-	if ref == "" {
-		ref = loader.SynthPrefix + f.shape
+	if f.ref == "" {
+		f.ref = loader.SynthPrefix + f.shape
 		fmt.Fprintf(stderr, "kvref bench: generating the %s shape (random weights)...\n", f.shape)
 	}
-	m, err := loadModel(ref, stderr)
+	m, err := f.modelFlags.open(stderr)
 	if err != nil {
 		return err
 	}
@@ -142,23 +131,6 @@ func benchCmd(args []string, stdout, stderr io.Writer) error {
 		m.Source, float64(m.Weights.Bytes())/(1<<20), kType, results[0].CacheBytesPerTokenFormula, f.blockSize, benchmark.Threads(f.threads))
 	benchmark.WriteBatches(stdout, results, mb)
 	return nil
-}
-
-// flagSet reports whether the flag of that name was given.
-func flagSet(fs *flag.FlagSet, name string) bool {
-	set := false
-	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
-	return set
-}
-
-// printJSON writes v as one line of JSON.
-func printJSON(w io.Writer, v any) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	_, err = fmt.Fprintln(w, string(b))
-	return err
 }
 
 // checkGGUF returns an error unless path names a GGUF file, which llama-bench needs.
@@ -216,7 +188,7 @@ func benchVsLlama(m *model.Model, f benchFlags, setup benchmark.Setup, stdout, s
 		return fmt.Errorf("--cache-dtype: %w", err)
 	}
 	c, err := benchmark.Compare(context.Background(), m, benchmark.CompareConfig{
-		Setup: setup, Model: f.model, LlamaBench: benchmark.LlamaBench{Path: f.llamaBench, CacheType: ct},
+		Setup: setup, Model: f.ref, LlamaBench: benchmark.LlamaBench{Path: f.llamaBench, CacheType: ct},
 		Rounds: f.rounds, Reps: f.reps, Gen: f.gen, Prompt: f.prefill, Progress: stderr})
 	if err != nil {
 		return err

@@ -2,11 +2,9 @@ package main
 
 import (
 	"bufio"
-	"errors"
 	"fmt"
 	"io"
 	"os"
-	"strconv"
 	"strings"
 
 	"github.com/kvref/kvref/chat"
@@ -40,116 +38,51 @@ const chatCommands = `  /reset       start a new conversation (the system messag
   /quit        end the chat (so does the end of input)`
 
 func chatCmd(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("chat", stderr)
+	fs := newFlags("chat", stderr, chatUsage)
 	var mf modelFlags
 	var ef engineFlags
-	mf.register(fs)
+	var sampling engine.Sampling
+	mf.register(fs, "")
 	ef.register(fs, "one full context")
 	topt := templateFlagSet(fs)
 	system := fs.String("system", "", "the system message")
 	n := fs.Int("n", -1, "most tokens per reply (-1: until the end of the turn or a full context)")
-	temp := fs.Float64("temp", 0.8, "sampling temperature (0: greedy)")
-	topK := fs.Int("top-k", 40, "top-k sampling (0: off)")
-	topP := fs.Float64("top-p", 0.95, "top-p (nucleus) sampling (1: off)")
-	minP := fs.Float64("min-p", 0.05, "min-p sampling (0: off)")
-	seed := fs.Uint64("seed", 42, "sampling seed (turn i samples with seed + i)")
+	registerSampling(fs, &sampling, "turn i samples with seed + i")
 	check := fs.Bool("check", false, "recompute every step with the cache-free reference and require bit-identical logits")
 	script := fs.String("script", "", "read the messages and commands from FILE, echoing them (a # line is a comment)")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, chatUsage)
-		fs.PrintDefaults()
-	}
 	if err := parseFlagsOnly(fs, args, "the conversation comes from the terminal, stdin or --script"); err != nil {
 		return err
 	}
-	cfg, err := ef.config(1)
+	eng, format, closeEngine, err := openChatEngine(&mf, &ef, topt, 1, stderr)
 	if err != nil {
 		return err
 	}
-	m, err := mf.open(stderr)
-	if err != nil {
-		return err
-	}
-	defer m.Close()
-	format, err := chat.NewFormatter(m, *topt)
-	if err != nil {
-		return err
-	}
+	defer closeEngine()
 	if format.Fallback {
 		how := "its end-of-generation token"
 		if len(format.StopStrings) > 0 {
 			how = "the text, as it is no token of the vocabulary"
 		}
-		fmt.Fprintf(stderr, "kvref chat: %s has no chat template: using ChatML, as llama.cpp does; a reply ends at <|im_end|> (%s) or at the end of text (--chat-template FILE for another template)\n", m.Source, how)
+		fmt.Fprintf(stderr, "kvref chat: %s has no chat template: using ChatML, as llama.cpp does; a reply ends at <|im_end|> (%s) or at the end of text (--chat-template FILE for another template)\n", eng.Model.Source, how)
 	}
-	eng, err := engine.New(m, cfg)
-	if err != nil {
-		return err
-	}
-	defer eng.Close()
 	s := &chat.Session{
-		Engine: eng, Format: format, System: *system, MaxTokens: *n, Check: *check,
-		Sampling: engine.Sampling{Temperature: *temp, TopK: *topK, TopP: *topP, MinP: *minP, Seed: *seed},
+		Engine: eng, Format: format, System: *system, MaxTokens: *n, Check: *check, Sampling: sampling,
 	}
 	r := &chatREPL{s: s, out: bufio.NewWriter(stdout), stderr: stderr}
 	defer r.out.Flush()
-	in, name := io.Reader(os.Stdin), "stdin"
-	if *script != "" {
-		f, err := os.Open(*script)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		in, name = f, *script
+	in, name, interactive, err := openInput(*script)
+	if err != nil {
+		return err
 	}
-	r.echo = *script != "" || !isTerminal(os.Stdin)
-	return r.run(in, name)
+	defer in.Close()
+	return repl{out: r.out, prompt: func() string { return ">" }, exec: r.exec, flush: func() { r.out.Flush() }}.run(in, name, interactive)
 }
 
-// chatREPL reads messages and commands and prints the replies.
+// chatREPL runs the chat's lines and prints the replies.
 type chatREPL struct {
 	s      *chat.Session
 	out    *bufio.Writer
 	stderr io.Writer
-	echo   bool // input is a script: echo each line after the prompt, stop at the first error
-}
-
-const chatPrompt = "> "
-
-// run reads lines until the end of input or /quit. Interactively a failed turn prints its
-// error and the chat goes on; in a script it ends the run with an error naming the line.
-func (r *chatREPL) run(in io.Reader, name string) error {
-	sc := bufio.NewScanner(in)
-	sc.Buffer(nil, 1<<20)
-	for n := 1; ; n++ {
-		if !r.echo {
-			fmt.Fprint(r.out, chatPrompt)
-		}
-		r.out.Flush()
-		if !sc.Scan() {
-			if !r.echo {
-				fmt.Fprintln(r.out)
-			}
-			return sc.Err()
-		}
-		line := strings.TrimSpace(sc.Text())
-		if r.echo {
-			if strings.HasPrefix(line, "#") {
-				fmt.Fprintln(r.out, line)
-				continue
-			}
-			fmt.Fprintln(r.out, strings.TrimRight(chatPrompt+line, " "))
-		}
-		err := r.exec(line)
-		switch {
-		case errors.Is(err, errQuit):
-			return nil
-		case err != nil && r.echo:
-			return fmt.Errorf("%s:%d: %s: %w", name, n, strconv.Quote(line), err)
-		case err != nil:
-			fmt.Fprintf(r.out, "error: %v\n", err)
-		}
-	}
 }
 
 // exec runs one line: a command or a message.

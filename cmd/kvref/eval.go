@@ -1,12 +1,9 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
-	"slices"
-	"strings"
 
 	"github.com/kvref/kvref/eval"
 	"github.com/kvref/kvref/quant"
@@ -17,50 +14,36 @@ func init() {
 }
 
 func evalCmd(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("eval", stderr)
+	fs := newFlags("eval", stderr, "usage: kvref eval [-m MODEL] [--file TEXT] [--cache-dtype T,...] [-ctk K -ctv V] [-c N] [--json]")
 	var mf modelFlags
-	mf.register(fs)
+	mf.register(fs, "")
 	file := fs.String("file", "", "text to evaluate on (default: a built-in TinyStories-style sample)")
 	dtypes := fs.String("cache-dtype", "all", "comma-separated cache types to compare with f32, or all: "+typeNames())
 	var pairK, pairV string
 	registerKVPair(fs, &pairK, &pairV, "also compare one cache with keys of this type and values of --cache-type-v's (default f32); also -ctk", "value type of the --cache-type-k cache (default f32); also -ctv")
-	var ctx int
-	fs.IntVar(&ctx, "c", 0, "window length in tokens (0: the model's context, at most 4096); also --ctx")
-	fs.IntVar(&ctx, "ctx", 0, "window length in tokens (same as -c)")
-	threads := fs.Int("t", 0, "threads (0: one per core)")
+	var ctx, threads int
+	registerContext(fs, &ctx, 0, "window length in tokens (0: the model's context, at most 4096)")
+	registerThreads(fs, &threads, "")
 	asJSON := fs.Bool("json", false, "print one JSON object")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: kvref eval [-m MODEL] [--file TEXT] [--cache-dtype T,...] [-ctk K -ctv V] [-c N] [--json]")
-		fs.PrintDefaults()
-	}
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	types := []eval.Cache{{K: quant.F32, V: quant.F32}}
-	if *dtypes == "all" {
-		for _, t := range quant.CacheTypes()[1:] {
-			types = append(types, eval.Cache{K: t, V: t})
-		}
-	} else if *dtypes != "" {
-		for _, name := range strings.Split(*dtypes, ",") {
-			t, err := parseCacheFlag("--cache-dtype", name)
-			if err != nil {
-				return err
-			}
-			if t != quant.F32 {
-				types = append(types, eval.Cache{K: t, V: t})
-			}
+	list := quant.CacheTypes()
+	if *dtypes != "all" {
+		var err error
+		if list, err = parseCacheList("--cache-dtype", *dtypes); err != nil {
+			return err
 		}
 	}
+	caches := eval.Uniform(list)
 	if pairK != "" || pairV != "" {
 		k, v, err := cacheTypes("f32", pairK, pairV)
 		if err != nil {
 			return err
 		}
-		if c := (eval.Cache{K: k, V: v}); !slices.Contains(types, c) {
-			types = append(types, c)
-		}
+		caches = append(caches, eval.Cache{K: k, V: v})
 	}
+	types := eval.Compared(caches)
 	text, source := eval.SampleText, "built-in sample"
 	if *file != "" {
 		data, err := os.ReadFile(*file)
@@ -83,16 +66,14 @@ func evalCmd(args []string, stdout, stderr io.Writer) error {
 		usable = append(usable, c)
 	}
 	bar := newProgress(stderr)
-	rep, err := eval.Caches(m, text, usable, ctx, *threads, bar.set)
+	rep, err := eval.Caches(m, text, usable, ctx, threads, bar.set)
 	bar.done()
 	if err != nil {
 		return err
 	}
 	rep.Model, rep.Text = m.Source, source
 	if *asJSON {
-		b, _ := json.Marshal(rep)
-		fmt.Fprintln(stdout, string(b))
-		return nil
+		return printJSON(stdout, rep)
 	}
 	rep.WriteTable(stdout)
 	return nil

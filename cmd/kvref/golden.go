@@ -27,19 +27,23 @@ func (m *multiFlag) Set(s string) error { *m = append(*m, s); return nil }
 
 // goldenFlags are the flags of `kvref golden`.
 type goldenFlags struct {
-	model, suite, out, run, dtypes string
-	pairK, pairV                   string // --cache-type-k/-ctk and --cache-type-v/-ctv
-	scenarios                      multiFlag
-	list, fullLogits, noCheck      bool
-	blockSize, blocks, topK        int
-	threads, ctx                   int
+	modelFlags
+	suite, out, run, dtypes   string
+	pairK, pairV              string // --cache-type-k/-ctk and --cache-type-v/-ctv
+	scenarios                 multiFlag
+	list, fullLogits, noCheck bool
+	blockSize, blocks, topK   int
+	threads, ctx              int
 }
 
 func goldenCmd(args []string, stdout, stderr io.Writer) error {
 	var f goldenFlags
-	fs := newFlags("golden", stderr)
-	fs.StringVar(&f.model, "model", "", "model: a file, directory, hf:// reference or synth:SHAPE; empty: the built-in stories260K")
-	fs.StringVar(&f.model, "m", "", "shorthand for --model")
+	fs := newFlags("golden", stderr,
+		"usage: kvref golden --model MODEL --suite SUITE --out DIR [flags]",
+		"       kvref golden --list [--model MODEL] [--block-size B] [--cache-blocks N]",
+		"Records what kvref produces for cache-heavy scenarios; check another engine with kvref verify.")
+	f.modelFlags.register(fs, "")
+	fs.StringVar(&f.ref, "model", "", "same as -m")
 	fs.StringVar(&f.suite, "suite", "default", "built-in suite: "+strings.Join(golden.Suites, ", "))
 	fs.Var(&f.scenarios, "scenario", "record this scenario file instead of a built-in suite (repeatable)")
 	fs.StringVar(&f.out, "out", "", "directory to write the goldens to")
@@ -53,18 +57,12 @@ func goldenCmd(args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&f.topK, "top-k", golden.DefaultTopK, "log-probabilities recorded per step")
 	fs.BoolVar(&f.fullLogits, "full-logits", false, "also write every step's full logits as NAME.logits.safetensors")
 	fs.BoolVar(&f.noCheck, "no-check", false, "skip the bitwise check of every cached step against the cache-free reference")
-	fs.IntVar(&f.threads, "t", 0, "threads (0: one per core)")
-	fs.IntVar(&f.ctx, "c", 0, "context length (0: the model's, at most 4096)")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: kvref golden --model MODEL --suite SUITE --out DIR [flags]")
-		fmt.Fprintln(stderr, "       kvref golden --list [--model MODEL] [--block-size B] [--cache-blocks N]")
-		fmt.Fprintln(stderr, "Records what kvref produces for cache-heavy scenarios; check another engine with kvref verify.")
-		fs.PrintDefaults()
-	}
+	registerThreads(fs, &f.threads, "")
+	registerContext(fs, &f.ctx, 0, contextHelp)
 	if err := parseFlagsOnly(fs, args, ""); err != nil {
 		return err
 	}
-	if f.list && f.model == "" {
+	if f.list && f.ref == "" {
 		return listScenarios(stdout, golden.Params{BlockSize: f.blockSize, Blocks: f.blocks, Context: golden.DefaultParams().Context})
 	}
 	if !f.list && f.out == "" {
@@ -77,12 +75,12 @@ func goldenCmd(args []string, stdout, stderr io.Writer) error {
 			return fmt.Errorf("--run: %w", err)
 		}
 	}
-	m, err := loadModel(f.model, stderr)
+	m, err := f.modelFlags.open(stderr)
 	if err != nil {
 		return err
 	}
 	defer m.Close()
-	info, err := golden.Identify(f.model, m, f.ctx)
+	info, err := golden.Identify(f.ref, m, f.ctx)
 	if err != nil {
 		return err
 	}
@@ -159,12 +157,9 @@ func selectScenarios(f goldenFlags, p golden.Params) ([]*golden.Scenario, []gold
 		}
 		sel.Pair = &[2]quant.CacheType{k, v}
 	case f.dtypes != "":
-		for _, name := range strings.Split(f.dtypes, ",") {
-			t, err := quant.ParseCacheType(name)
-			if err != nil {
-				return nil, nil, fmt.Errorf("--cache-dtypes: %w", err)
-			}
-			sel.Types = append(sel.Types, t)
+		var err error
+		if sel.Types, err = parseCacheList("--cache-dtypes", f.dtypes); err != nil {
+			return nil, nil, err
 		}
 	}
 	return golden.Select(sel, p)

@@ -7,6 +7,11 @@ import (
 
 	"github.com/kvref/kvref/engine"
 	"github.com/kvref/kvref/golden"
+	"github.com/kvref/kvref/internal/cachedir"
+	"github.com/kvref/kvref/internal/hub"
+	"github.com/kvref/kvref/internal/plan"
+	"github.com/kvref/kvref/model/loader"
+	"github.com/kvref/kvref/model/synth"
 )
 
 // engineHint adds to an error from the engine the flags that change the limit it names: -c
@@ -62,4 +67,41 @@ func paramsHint(skipped []golden.Skipped) string {
 		}
 	}
 	return ""
+}
+
+// openHint adds to an error from opening a model the flag that fixes it: --tokenizer for a
+// file that may be a llama2.c checkpoint whose tokenizer.bin is elsewhere.
+func openHint(err error) error {
+	if errors.As(err, new(*loader.NoTokenizerError)) {
+		return fmt.Errorf("%w; if it is a llama2.c checkpoint, pass its tokenizer with --tokenizer FILE", err)
+	}
+	return err
+}
+
+// pullHint adds to an error from kvref pull the flag that fixes it: --force for a cached
+// file with the wrong checksum, --cache when there is no cache directory.
+func pullHint(err error) error {
+	switch {
+	case errors.As(err, new(*hub.StaleCacheError)):
+		return fmt.Errorf("%w with --force", err)
+	case errors.Is(err, cachedir.ErrNoDir):
+		return fmt.Errorf("%w; or give --cache DIR", err)
+	}
+	return err
+}
+
+// shapeHint adds to an error from kvref synth's shape the flag that fixes it.
+func shapeHint(err error) error {
+	if errors.As(err, new(*synth.HeadDimError)) {
+		return fmt.Errorf("%w (or give --head-dim)", err)
+	}
+	return err
+}
+
+// presetHint adds to an unknown --preset where the presets are described.
+func presetHint(err error) error {
+	if errors.As(err, new(*plan.UnknownPresetError)) {
+		return fmt.Errorf("%w (kvref plan --list describes them)", err)
+	}
+	return err
 }

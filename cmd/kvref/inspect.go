@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -9,7 +8,6 @@ import (
 	"github.com/kvref/kvref/internal/plan"
 	"github.com/kvref/kvref/kvcache"
 	"github.com/kvref/kvref/model"
-	"github.com/kvref/kvref/quant"
 )
 
 func init() {
@@ -28,7 +26,7 @@ type inspectReport struct {
 	Memory       int64                 `json:"memory"`
 	MemorySource string                `json:"memory_source"`
 	BlockSize    int                   `json:"block_size"`
-	Cache        []inspectCache        `json:"cache"`
+	Cache        []plan.TypeRow        `json:"cache"`
 }
 
 type inspectTokenizer struct {
@@ -38,30 +36,17 @@ type inspectTokenizer struct {
 	AddBOS    bool `json:"add_bos"`
 }
 
-// inspectCache is the cache arithmetic for one cache type.
-type inspectCache struct {
-	CacheType        string `json:"cache_type"`
-	BytesPerToken    int64  `json:"bytes_per_token"`
-	BytesPerSequence int64  `json:"bytes_per_sequence"` // full context
-	MaxSequences     int64  `json:"max_sequences"`      // full-context sequences beside the weights
-	Error            string `json:"error,omitempty"`
-}
-
 func inspectCmd(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("inspect", stderr)
+	fs := newFlags("inspect", stderr, "usage: kvref inspect [--mem SIZE] [--json] MODEL")
 	var mem sizeFlag
 	fs.Var(&mem, "mem", "memory for weights and cache (default: this machine's available memory; "+plan.SizeHelp+")")
 	blockSize := fs.Int("block-size", kvcache.DefaultBlockSize, "cache block size for the arithmetic")
 	asJSON := fs.Bool("json", false, "print one JSON object")
 	tokPath := fs.String("tokenizer", "", "tokenizer.bin of a llama2.c checkpoint (default: tokenizer.bin beside it)")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: kvref inspect [--mem SIZE] [--json] MODEL")
-		fs.PrintDefaults()
-	}
 	if err := parseOneArg(fs, args); err != nil {
 		return err
 	}
-	m, err := loadModelWith(fs.Arg(0), *tokPath, stderr)
+	m, err := loadModel(fs.Arg(0), *tokPath, stderr)
 	if err != nil {
 		return err
 	}
@@ -77,22 +62,10 @@ func inspectCmd(args []string, stdout, stderr io.Writer) error {
 	} else {
 		return fmt.Errorf("%v; give --mem", err)
 	}
-	for _, ct := range quant.CacheTypes() {
-		row := inspectCache{CacheType: ct.String()}
-		r, err := plan.Compute(plan.Input{Shape: c.PlanShape(), KType: ct, VType: ct, Context: c.Context,
-			BlockSize: *blockSize, Memory: rep.Memory, Weights: rep.WeightBytes})
-		switch {
-		case err != nil && !plan.IsNoRoom(err):
-			row.Error = err.Error()
-		default:
-			row.BytesPerToken, row.BytesPerSequence, row.MaxSequences = r.BytesPerToken, r.BytesPerSequence, r.MaxSequences
-		}
-		rep.Cache = append(rep.Cache, row)
-	}
+	rep.Cache = plan.EveryCacheType(plan.Input{Shape: c.PlanShape(), Context: c.Context, BlockSize: *blockSize,
+		Memory: rep.Memory, Weights: rep.WeightBytes})
 	if *asJSON {
-		b, _ := json.Marshal(rep)
-		fmt.Fprintln(stdout, string(b))
-		return nil
+		return printJSON(stdout, rep)
 	}
 	w := stdout
 	fmt.Fprintf(w, "%s (%s)\n\n", rep.Path, rep.Format)
@@ -113,20 +86,7 @@ func inspectCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "rms norm eps     %g\n", c.NormEps)
-	var extras []string
-	if c.Tied {
-		extras = append(extras, "tied output")
-	}
-	if c.QKVBias {
-		extras = append(extras, "q/k/v biases")
-	}
-	if c.QKNorm {
-		extras = append(extras, "q/k norm")
-	}
-	if c.SlidingWindow > 0 {
-		extras = append(extras, fmt.Sprintf("sliding window %d", c.SlidingWindow))
-	}
-	if len(extras) > 0 {
+	if extras := c.Features(); len(extras) > 0 {
 		fmt.Fprintf(w, "features         %s\n", strings.Join(extras, ", "))
 	}
 	fmt.Fprintf(w, "parameters       %d\n", rep.Params)

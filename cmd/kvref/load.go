@@ -9,25 +9,22 @@ import (
 	"github.com/kvref/kvref/tokenizer"
 )
 
-// loadModel opens a model with no separate tokenizer file; see loadModelWith.
-func loadModel(ref string, stderr io.Writer) (*model.Model, error) {
-	return loadModelWith(ref, "", stderr)
-}
-
-// loadModelWith opens the model ref names (loader.Open: the embedded default for "",
+// loadModel opens the model ref names (loader.Open: the embedded default for "",
 // synth:NAME, a file, a directory or an hf:// reference) and says on stderr when it is not
 // a file the user named.
-func loadModelWith(ref, tokenizerPath string, stderr io.Writer) (*model.Model, error) {
+func loadModel(ref, tokenizerPath string, stderr io.Writer) (*model.Model, error) {
 	announce(ref, stderr)
-	return loader.Open(ref, loader.Options{Tokenizer: tokenizerPath, Progress: stderr})
+	m, err := loader.Open(ref, loader.Options{Tokenizer: tokenizerPath, Progress: stderr})
+	return m, openHint(err)
 }
 
 // loadTokenizer opens only the tokenizer of what ref names (loader.OpenTokenizer: also
 // vocabulary-only GGUF files of any architecture and directories holding only
-// tokenizer.json), with loadModelWith's notes on stderr.
+// tokenizer.json), with loadModel's notes on stderr.
 func loadTokenizer(ref, tokenizerPath string, stderr io.Writer) (tokenizer.Tokenizer, error) {
 	announce(ref, stderr)
-	return loader.OpenTokenizer(ref, loader.Options{Tokenizer: tokenizerPath, Progress: stderr})
+	tok, err := loader.OpenTokenizer(ref, loader.Options{Tokenizer: tokenizerPath, Progress: stderr})
+	return tok, openHint(err)
 }
 
 // announce says on stderr when ref is not a file the user named.

@@ -3,6 +3,7 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -73,10 +74,18 @@ func Main(args []string, stdout, stderr io.Writer) int {
 // errUsage marks a flag error already printed by the flag package.
 var errUsage = errors.New("usage error")
 
-// newFlags returns a flag set that reports errors instead of exiting.
-func newFlags(name string, stderr io.Writer) *flag.FlagSet {
+// newFlags returns a flag set that reports errors instead of exiting. Its usage (-h, or a
+// flag error) prints the lines of usage, then the flags; a command that shows more sets
+// fs.Usage itself.
+func newFlags(name string, stderr io.Writer, usage ...string) *flag.FlagSet {
 	fs := flag.NewFlagSet("kvref "+name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		for _, line := range usage {
+			fmt.Fprintln(stderr, line)
+		}
+		fs.PrintDefaults()
+	}
 	return fs
 }
 
@@ -117,4 +126,14 @@ func parseOneArg(fs *flag.FlagSet, args []string) error {
 		return errUsage
 	}
 	return nil
+}
+
+// printJSON writes v as one line of JSON.
+func printJSON(w io.Writer, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintln(w, string(b))
+	return err
 }

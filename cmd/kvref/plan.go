@@ -18,7 +18,8 @@ func init() {
 
 // planFlags are the flags of `kvref plan`.
 type planFlags struct {
-	model, preset                   string
+	modelFlags
+	preset                          string
 	list, tied, asJSON              bool
 	layers, kvHeads, headDim, heads int
 	dim, hidden, vocab              int
@@ -32,13 +33,10 @@ type planFlags struct {
 // shapeFlagNames are the flags that describe a model without a file or preset.
 var shapeFlagNames = []string{"layers", "kv-heads", "head-dim", "heads", "dim", "hidden", "vocab", "tied"}
 
-// defaultShapeContext is the context planned for a shape given by flags without --ctx.
-const defaultShapeContext = 4096
-
 func planCmd(args []string, stdout, stderr io.Writer) error {
 	var f planFlags
 	fs := newFlags("plan", stderr)
-	fs.StringVar(&f.model, "m", "", "model (GGUF file, Hugging Face directory, llama2.c checkpoint, hf:// reference): its shape and its real weight bytes")
+	f.modelFlags.register(fs, "model (GGUF file, Hugging Face directory, llama2.c checkpoint, hf:// reference): its shape and its real weight bytes")
 	fs.StringVar(&f.preset, "preset", "", "a published model's shape (--preset list, or --list, shows them)")
 	fs.BoolVar(&f.list, "list", false, "list the presets and where their shapes come from")
 	fs.IntVar(&f.layers, "layers", 0, "shape: transformer layers")
@@ -50,7 +48,7 @@ func planCmd(args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&f.vocab, "vocab", 0, "shape: vocabulary size (for the parameter count)")
 	fs.BoolVar(&f.tied, "tied", false, "shape: the output projection shares the embedding (for the parameter count)")
 	registerCacheTypes(fs, &f.cacheDtype, &f.cacheK, &f.cacheV, "f16")
-	fs.IntVar(&f.ctx, "ctx", 0, fmt.Sprintf("tokens per full sequence (0: the model's context; %d for shape flags)", defaultShapeContext))
+	registerContext(fs, &f.ctx, 0, fmt.Sprintf("tokens per full sequence (0: the model's context; %d for shape flags)", plan.DefaultContext))
 	fs.Var(&f.mem, "mem", "`SIZE` of the memory for weights and cache together, e.g. 80GB or 24GiB (default: this machine's MemAvailable)")
 	fs.Var(&f.weights, "weights", "`SIZE` of the weights, e.g. 14GB (default: the file's tensors with -m, else an f16 estimate)")
 	fs.StringVar(&f.weightsDtype, "weights-dtype", "", "estimate the weights as parameters × this type: "+weightTypeNames())
@@ -77,11 +75,11 @@ func planCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	in := plan.Input{Shape: m.shape, KType: kType, VType: vType, Context: f.ctx, BlockSize: f.blockSize}
 	var notes []string
-	if !f.set["ctx"] {
+	if !f.set["c"] && !f.set["ctx"] {
 		in.Context = m.shape.Context
 		if in.Context == 0 {
-			in.Context = defaultShapeContext
-			notes = append(notes, fmt.Sprintf("context %d is a default: set --ctx to plan another length", defaultShapeContext))
+			in.Context = plan.DefaultContext
+			notes = append(notes, fmt.Sprintf("context %d is a default: set --ctx to plan another length", plan.DefaultContext))
 		}
 	} else if m.shape.Context > 0 && f.ctx > m.shape.Context {
 		notes = append(notes, fmt.Sprintf("--ctx %d is beyond the model's trained context of %d tokens", f.ctx, m.shape.Context))
@@ -184,7 +182,7 @@ func resolvePlanModel(f *planFlags) (planModel, error) {
 	for _, n := range shapeFlagNames {
 		shapeGiven = shapeGiven || f.set[n]
 	}
-	if f.model != "" {
+	if f.ref != "" {
 		given = append(given, "-m")
 	}
 	if f.preset != "" {
@@ -202,17 +200,17 @@ func resolvePlanModel(f *planFlags) (planModel, error) {
 	}
 
 	switch {
-	case f.model != "":
-		mdl, err := loadModel(f.model, io.Discard)
+	case f.ref != "":
+		mdl, err := f.modelFlags.open(io.Discard)
 		if err != nil {
 			return planModel{}, err
 		}
 		defer mdl.Close()
-		return planModel{name: f.model, from: mdl.Format + " model", shape: mdl.Config.PlanShape(), fileWeights: mdl.Weights.Bytes()}, nil
+		return planModel{name: f.ref, from: mdl.Format + " model", shape: mdl.Config.PlanShape(), fileWeights: mdl.Weights.Bytes()}, nil
 	case f.preset != "":
 		p, err := plan.LookupPreset(f.preset)
 		if err != nil {
-			return planModel{}, err
+			return planModel{}, presetHint(err)
 		}
 		return planModel{name: p.Name, from: p.Repo, shape: p.Shape, fileWeights: -1, note: p.Note}, nil
 	}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/kvref/kvref/internal/term"
 )
 
 // progress draws a one-line progress bar on a terminal and stays silent otherwise.
@@ -15,7 +17,7 @@ type progress struct {
 
 // newProgress returns a progress bar drawn on w when w is a terminal.
 func newProgress(w io.Writer) *progress {
-	return &progress{w: w, tty: isTerminal(w)}
+	return &progress{w: w, tty: term.IsTerminal(w)}
 }
 
 // set draws the bar at now of total.

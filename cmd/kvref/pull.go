@@ -40,14 +40,10 @@ environment:
 flags:`
 
 func pullCmd(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("pull", stderr)
+	fs := newFlags("pull", stderr, pullUsage)
 	force := fs.Bool("force", false, "download again even when the file is cached")
 	cache := fs.String("cache", "", "cache directory (default: $KVREF_CACHE, else kvref in the user cache directory)")
 	sum := fs.String("sha256", "", "expected sha256 of the file (one REF only): verified whatever the server announces")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, pullUsage)
-		fs.PrintDefaults()
-	}
 	refs, err := parseInterspersed(fs, args)
 	if err != nil {
 		return err
@@ -64,7 +60,7 @@ func pullCmd(args []string, stdout, stderr io.Writer) error {
 	for _, ref := range refs {
 		p, err := hub.Fetch(ctx, ref, hub.Options{CacheDir: *cache, Force: *force, Progress: stderr, SHA256: *sum})
 		if err != nil {
-			return err
+			return pullHint(err)
 		}
 		fmt.Fprintln(stdout, p)
 	}

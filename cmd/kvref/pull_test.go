@@ -184,6 +184,7 @@ func TestPullWithAGivenChecksum(t *testing.T) {
 	_, stderr, code = kvref(t, "pull", "--cache", dir, "--sha256", wrong, "hf://o/r/m.bin")
 	assert.Equal(t, 1, code)
 	assert.Contains(t, stderr, "the cached file")
+	assert.Contains(t, stderr, "download it again with --force", "kvref pull names its flag")
 
 	_, stderr, code = kvref(t, "pull", "--cache", dir, "--sha256", good, "hf://o/r/m.bin", "hf://o/r/n.bin")
 	assert.Equal(t, 1, code)

@@ -5,11 +5,9 @@ import (
 	"io"
 	"maps"
 	"slices"
-	"strings"
 
 	"github.com/kvref/kvref/format/gguf"
 	"github.com/kvref/kvref/model"
-	"github.com/kvref/kvref/quant"
 )
 
 func init() {
@@ -17,16 +15,13 @@ func init() {
 }
 
 func quantizeCmd(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("quantize", stderr)
-	wtype := fs.String("wtype", "q8_0", "weight type: "+weightTypeList()+", f16, bf16 or f32")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: kvref quantize IN.gguf OUT.gguf --wtype T   (flags may come before or after the files)")
-		fmt.Fprintln(stderr, "\nEvery matrix (2-D tensor) is converted; vectors (norms, biases) stay F32. A matrix whose rows")
-		fmt.Fprintln(stderr, "are not a multiple of the type's block (32, or 256 for the K types) falls back to Q8_0, or")
-		fmt.Fprintln(stderr, "stays as it is, as llama-quantize does. The blocks are the bytes llama-quantize --pure writes; a")
-		fmt.Fprintln(stderr, "matrix whose values a type cannot hold (an fp16 scale overflows) or that is not finite is refused.")
-		fs.PrintDefaults()
-	}
+	fs := newFlags("quantize", stderr,
+		"usage: kvref quantize IN.gguf OUT.gguf --wtype T   (flags may come before or after the files)",
+		"\nEvery matrix (2-D tensor) is converted; vectors (norms, biases) stay F32. A matrix whose rows",
+		"are not a multiple of the type's block (32, or 256 for the K types) falls back to Q8_0, or",
+		"stays as it is, as llama-quantize does. The blocks are the bytes llama-quantize --pure writes; a",
+		"matrix whose values a type cannot hold (an fp16 scale overflows) or that is not finite is refused.")
+	wtype := fs.String("wtype", "q8_0", "weight type: "+model.QuantizedTypeNames()+", f16, bf16 or f32")
 	// Flags may also follow the files (kvref quantize IN.gguf OUT.gguf --wtype q4_k), as
 	// llama-quantize users write them.
 	files, err := parseInterspersed(fs, args)
@@ -37,9 +32,9 @@ func quantizeCmd(args []string, stdout, stderr io.Writer) error {
 		fs.Usage()
 		return errUsage
 	}
-	target, err := parseWeightTarget(*wtype)
+	target, err := model.ParseQuantizeTarget(*wtype)
 	if err != nil {
-		return err
+		return fmt.Errorf("--wtype %w", err)
 	}
 	in, err := gguf.Open(files[0])
 	if err != nil {
@@ -60,30 +55,4 @@ func quantizeCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintln(stderr, " tensors")
 	return nil
-}
-
-// parseWeightTarget maps a --wtype name to a GGUF tensor type.
-func parseWeightTarget(s string) (gguf.TensorType, error) {
-	switch s {
-	case "f32", "F32":
-		return gguf.F32, nil
-	case "f16", "F16":
-		return gguf.F16, nil
-	case "bf16", "BF16":
-		return gguf.BF16, nil
-	}
-	wt, err := quant.ParseWeightType(s)
-	if err != nil {
-		return 0, fmt.Errorf("--wtype %q: one of f32, f16, bf16, %s", s, weightTypeList())
-	}
-	return gguf.TensorType(wt.GGMLType()), nil
-}
-
-// weightTypeList names the quantized weight types, comma-separated.
-func weightTypeList() string {
-	var names []string
-	for _, wt := range quant.WeightTypes() {
-		names = append(names, wt.String())
-	}
-	return strings.Join(names, ", ")
 }

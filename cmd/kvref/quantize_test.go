@@ -38,7 +38,7 @@ func TestQuantizedWeightsCheckBitwise(t *testing.T) {
 			require.Equal(t, 0, code, stderr)
 			f, err := gguf.Open(out)
 			require.NoError(t, err)
-			target, err := parseWeightTarget(wt)
+			target, err := model.ParseQuantizeTarget(wt)
 			require.NoError(t, err)
 			for _, ti := range f.Tensors {
 				if len(ti.Dims) == 2 {
@@ -137,7 +137,7 @@ func quantizedAccuracy(t *testing.T, path string, seqs [][]int, from []int) []ac
 	defer in.Close()
 	var out []accuracy
 	for _, wt := range weightTypes {
-		target, err := parseWeightTarget(wt)
+		target, err := model.ParseQuantizeTarget(wt)
 		require.NoError(t, err)
 		w, _, err := model.QuantizeGGUF(in, target)
 		require.NoError(t, err)

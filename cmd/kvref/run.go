@@ -18,9 +18,7 @@ type runFlags struct {
 	engineFlags
 	prompt, promptFile       string
 	n, np                    int
-	temp, topP, minP         float64
-	topK                     int
-	seed                     uint64
+	sampling                 engine.Sampling
 	ignoreEOS, check, asJSON bool
 	parallel                 bool
 	chunk, batchTokens       int
@@ -32,17 +30,13 @@ func init() {
 
 func runCmd(args []string, stdout, stderr io.Writer) error {
 	var f runFlags
-	fs := newFlags("run", stderr)
-	f.modelFlags.register(fs)
+	fs := newFlags("run", stderr, "usage: kvref run [-m MODEL] [-p PROMPT | --prompt-file FILE] [flags]")
+	f.modelFlags.register(fs, "")
 	f.engineFlags.register(fs, "enough for -np full-context sequences")
 	fs.StringVar(&f.prompt, "p", "", "prompt text (BOS is added when the model's tokenizer adds one; special tokens written in it, like </s> or <|im_start|>, are parsed, as llama-cli does)")
 	fs.StringVar(&f.promptFile, "prompt-file", "", "file with one prompt per line, run one after another in one shared cache")
 	fs.IntVar(&f.n, "n", 128, "tokens to generate per sequence (-1: until end of text or the context is full)")
-	fs.Float64Var(&f.temp, "temp", 0.8, "sampling temperature (0: greedy)")
-	fs.IntVar(&f.topK, "top-k", 40, "top-k sampling (0: off)")
-	fs.Float64Var(&f.topP, "top-p", 0.95, "top-p (nucleus) sampling (1: off)")
-	fs.Float64Var(&f.minP, "min-p", 0.05, "min-p sampling (0: off)")
-	fs.Uint64Var(&f.seed, "seed", 42, "sampling seed: the same seed gives the same tokens")
+	registerSampling(fs, &f.sampling, "the same seed gives the same tokens")
 	fs.IntVar(&f.np, "np", 1, "parallel continuations forked from each prompt (sharing its blocks copy-on-write)")
 	fs.BoolVar(&f.parallel, "parallel", false, "run all prompts of --prompt-file concurrently through the scheduler (continuous batching)")
 	fs.IntVar(&f.chunk, "chunk-size", 0, "most prompt tokens of one sequence per step (chunked prefill; 0: the batch budget)")
@@ -50,36 +44,28 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	fs.BoolVar(&f.ignoreEOS, "ignore-eos", false, "keep generating past end-of-text tokens")
 	fs.BoolVar(&f.check, "check", false, "recompute every step with the cache-free reference and require bit-identical logits; a token is printed only once its step has passed")
 	fs.BoolVar(&f.asJSON, "json", false, "print one JSON object per token and a final summary line")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: kvref run [-m MODEL] [-p PROMPT | --prompt-file FILE] [flags]")
-		fs.PrintDefaults()
-	}
 	if err := parseFlagsOnly(fs, args, "quote the prompt: -p \"...\""); err != nil {
 		return err
 	}
 	if f.np < 1 {
 		return fmt.Errorf("-np must be ≥ 1, got %d", f.np)
 	}
-	cfg, err := f.engineFlags.config(f.np)
-	if err != nil {
-		return err
+	if _, err := f.engineFlags.config(f.np); err != nil {
+		return err // before reading the prompts
 	}
 	prompts := []string{f.prompt}
 	if f.promptFile != "" {
+		var err error
 		if prompts, err = readPrompts(f.promptFile); err != nil {
 			return err
 		}
 	}
-	m, err := f.modelFlags.open(stderr)
+	eng, closeEngine, err := openEngine(&f.modelFlags, &f.engineFlags, f.np, stderr)
 	if err != nil {
 		return err
 	}
-	defer m.Close()
-	eng, err := engine.New(m, cfg)
-	if err != nil {
-		return err
-	}
-	defer eng.Close()
+	defer closeEngine()
+	m := eng.Model
 
 	out := bufio.NewWriter(stdout)
 	defer out.Flush()
@@ -91,7 +77,7 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	emit := func(t engine.Token) error {
 		piece := m.Tokenizer.Piece(t.ID)
 		if f.asJSON {
-			line := tokenLine{Step: t.Step, Pos: t.Pos, ID: t.ID, Piece: string(piece), Top: topLogits(t.Logits, 5)}
+			line := tokenLine{Step: t.Step, Pos: t.Pos, ID: t.ID, Piece: string(piece), Top: logit.TopPairs(t.Logits, 5)}
 			if multi {
 				seq := promptOf[t.Request]*f.np + t.Seq
 				line.Seq = &seq
@@ -112,7 +98,7 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	submit := func(pi int) (int, error) {
 		req := engine.Request{
 			Prompt: m.Tokenizer.EncodeSpecial(prompts[pi], true, true), MaxTokens: f.n, IgnoreEOS: f.ignoreEOS, N: f.np, Check: f.check,
-			Sampling: engine.Sampling{Temperature: f.temp, TopK: f.topK, TopP: f.topP, MinP: f.minP, Seed: f.seed},
+			Sampling: f.sampling,
 		}
 		id, err := sched.Add(req)
 		if err != nil {
@@ -144,41 +130,36 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 		}
 		return nil
 	}
+	// --parallel submits every prompt, runs them together and then prints each result;
+	// otherwise each prompt runs to its end, and its text is printed, before the next.
 	var ids []int
-	if f.parallel {
-		for pi := range prompts {
-			id, err := submit(pi)
-			if err != nil {
-				return err
+	for pi, text := range prompts {
+		if stream {
+			if len(prompts) > 1 {
+				fmt.Fprintf(out, "--- prompt %d ---\n", pi)
 			}
-			ids = append(ids, id)
+			fmt.Fprint(out, text)
+			out.Flush()
+		}
+		id, err := submit(pi)
+		if err != nil {
+			return err
+		}
+		ids = append(ids, id)
+		if f.parallel {
+			continue
 		}
 		if err := runAll(eng, sched, emit); err != nil {
 			return err
 		}
-	} else {
-		for pi, text := range prompts {
-			if stream {
-				if len(prompts) > 1 {
-					fmt.Fprintf(out, "--- prompt %d ---\n", pi)
-				}
-				fmt.Fprint(out, text)
-				out.Flush()
-			}
-			id, err := submit(pi)
-			if err != nil {
-				return err
-			}
-			ids = append(ids, id)
-			if err := runAll(eng, sched, emit); err != nil {
-				return err
-			}
-			if err := finish(id); err != nil {
-				return err
-			}
+		if err := finish(id); err != nil {
+			return err
 		}
 	}
 	if f.parallel {
+		if err := runAll(eng, sched, emit); err != nil {
+			return err
+		}
 		for _, id := range ids {
 			if err := finish(id); err != nil {
 				return err
@@ -198,7 +179,7 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	out.Flush()
 	fmt.Fprintf(stderr, "kvref: %d prompt tokens (%d from cache), %d generated in %d steps (mean batch %.1f tokens, %d preemptions); prefill %.1f ms, decode %.1f ms (%.1f tokens/s); cache %s, %d B/token, %d blocks of %d used at peak\n",
 		sum.PromptTokens, sum.PrefixHitTokens, sum.GeneratedTokens, es.Steps, es.RowsMean, es.Preemptions, sum.PrefillMS, sum.DecodeMS, sum.TokensPerSecond,
-		cfg.KType, sum.BytesPerToken, sum.BlocksUsed, sum.BlockSize)
+		eng.Pool.Config().KType, sum.BytesPerToken, sum.BlocksUsed, sum.BlockSize)
 	if w := m.Config.ReclaimWindow(); w > 0 {
 		fmt.Fprintf(stderr, "kvref: sliding window %d: %d blocks reclaimed as sequences slid past them\n", w, sum.BlocksReclaimed)
 	}
@@ -240,17 +221,6 @@ type tokenLine struct {
 	ID    int          `json:"id"`
 	Piece string       `json:"piece"`
 	Top   [][2]float64 `json:"top"`
-}
-
-// topLogits returns the k highest logits as [id, logit] pairs, best first (ties: lower id
-// first).
-func topLogits(logits []float32, k int) [][2]float64 {
-	ids := logit.TopK(logits, k)
-	out := make([][2]float64, len(ids))
-	for i, id := range ids {
-		out[i] = [2]float64{float64(id), float64(logits[id])}
-	}
-	return out
 }
 
 // readPrompts reads one prompt per line; blank lines are skipped.

@@ -4,15 +4,14 @@ import (
 	"context"
 	"fmt"
 	"io"
+	stdlog "log"
 	"net"
 	"os"
 	"os/signal"
 	"strconv"
-	"sync"
 	"syscall"
 	"time"
 
-	"github.com/kvref/kvref/chat"
 	"github.com/kvref/kvref/engine"
 	"github.com/kvref/kvref/internal/plan"
 	"github.com/kvref/kvref/server"
@@ -79,8 +78,8 @@ func serveCmd(args []string, stdout, stderr io.Writer) error {
 // Ctrl-C its default effect) and shuts the server down gracefully.
 func serve(ctx context.Context, restore func(), args []string, stdout, stderr io.Writer) error {
 	var f serveFlags
-	fs := newFlags("serve", stderr)
-	f.modelFlags.register(fs)
+	fs := newFlags("serve", stderr, serveUsage)
+	f.modelFlags.register(fs, "")
 	f.engineFlags.register(fs, "enough for --sequences full-context sequences")
 	topt := templateFlagSet(fs)
 	fs.StringVar(&f.host, "host", "127.0.0.1", "address to listen on (0.0.0.0: every interface)")
@@ -108,10 +107,6 @@ func serve(ctx context.Context, restore func(), args []string, stdout, stderr io
 	fs.DurationVar(&l.StallTimeout, "stall-timeout", server.DefaultStallTimeout, "/health answers 503 when one engine step has run this long")
 	fs.DurationVar(&f.shutdownTimeout, "shutdown-timeout", server.DefaultShutdownTimeout, "on Ctrl-C or SIGTERM, how long running requests may finish")
 	fs.BoolVar(&f.quiet, "quiet", false, "do not log each request on stderr")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, serveUsage)
-		fs.PrintDefaults()
-	}
 	if err := parseFlagsOnly(fs, args, ""); err != nil {
 		return err
 	}
@@ -126,31 +121,19 @@ func serve(ctx context.Context, restore func(), args []string, stdout, stderr io
 		return fmt.Errorf("--max-body must be at least 1 byte, got %s", f.maxBody.text)
 	}
 	f.limits.MaxBodyBytes = f.maxBody.bytes // 0 when not given: the default
-	if err := checkLimits(f.limits); err != nil {
+	if err := f.limits.Check(); err != nil {
 		return err
 	}
 
-	cfg, err := f.engineFlags.config(f.sequences)
+	eng, format, closeEngine, err := openChatEngine(&f.modelFlags, &f.engineFlags, topt, f.sequences, stderr)
 	if err != nil {
 		return err
 	}
-	log := &lockedWriter{w: stderr}
-	m, err := f.modelFlags.open(log)
-	if err != nil {
-		return err
-	}
-	defer m.Close()
-	format, err := chat.NewFormatter(m, *topt)
-	if err != nil {
-		return err
-	}
-	eng, err := engine.New(m, cfg)
-	if err != nil {
-		return err
-	}
-	defer eng.Close()
+	defer closeEngine()
+	m := eng.Model
 
-	logf := func(format string, args ...any) { fmt.Fprintf(log, "kvref serve: "+format+"\n", args...) }
+	log := stdlog.New(stderr, "kvref serve: ", 0) // one write per line: the server logs from many goroutines
+	logf := log.Printf
 	if format.Fallback {
 		logf("%s has no chat template: /v1/chat/completions renders conversations with ChatML, as llama.cpp does (--chat-template FILE for another)", m.Source)
 	}
@@ -198,51 +181,4 @@ func serve(ctx context.Context, restore func(), args []string, stdout, stderr io
 	}
 	logf("stopped")
 	return nil
-}
-
-// checkLimits requires every limit flag to be positive: a limit of 0 or less would be no
-// limit, or refuse everything.
-func checkLimits(l server.Limits) error {
-	for _, c := range []struct {
-		flag string
-		v    int
-	}{
-		{"--max-logprobs", l.MaxLogprobs}, {"--max-prompts", l.MaxPrompts}, {"--max-choices", l.MaxChoices},
-		{"--max-queue", l.MaxQueue}, {"--max-stops", l.MaxStops}, {"--max-stop-bytes", l.MaxStopBytes},
-		{"--max-stop-ids", l.MaxStopIDs}, {"--max-salt-bytes", l.MaxSaltBytes}, {"--stream-backlog", l.StreamBacklog},
-	} {
-		if c.v < 1 {
-			return fmt.Errorf("%s must be ≥ 1, got %d", c.flag, c.v)
-		}
-	}
-	for _, c := range []struct {
-		flag string
-		v    time.Duration
-	}{
-		{"--read-timeout", l.ReadTimeout}, {"--write-timeout", l.WriteTimeout}, {"--idle-timeout", l.IdleTimeout},
-		{"--request-timeout", l.RequestTimeout}, {"--stall-timeout", l.StallTimeout},
-	} {
-		if c.v <= 0 {
-			return fmt.Errorf("%s must be positive, got %s", c.flag, c.v)
-		}
-	}
-	if l.MaxChoices < l.MaxPrompts {
-		return fmt.Errorf("--max-choices (%d) must be at least --max-prompts (%d): every prompt has at least one choice", l.MaxChoices, l.MaxPrompts)
-	}
-	if l.MaxQueue < l.MaxChoices {
-		return fmt.Errorf("--max-queue (%d) must be at least --max-choices (%d), or the largest request could never run", l.MaxQueue, l.MaxChoices)
-	}
-	return nil
-}
-
-// lockedWriter serializes writes: the server logs from many goroutines.
-type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
 }

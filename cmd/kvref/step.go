@@ -1,9 +1,7 @@
 package main
 
 import (
-	"bufio"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -14,13 +12,14 @@ import (
 	"syscall"
 
 	"github.com/kvref/kvref/engine"
+	"github.com/kvref/kvref/internal/term"
 	"github.com/kvref/kvref/tokenizer"
 )
 
 // `kvref step` decodes one token at a time and shows, after every token, where its K/V
 // landed in the paged cache. This file holds the command line, the input loop and the help;
 // step_state.go the stepper (the one place the session's state lives) and its commands;
-// step_view.go what they print.
+// package cacheview/textview what they print.
 
 func init() {
 	register(command{"step", "decode one token at a time and watch the KV cache (blocks, slots, sharing, copy-on-write)", stepCmd})
@@ -67,14 +66,10 @@ flags:
 func parseStepFlags(args []string, stderr io.Writer) (stepOptions, error) {
 	var o stepOptions
 	fs := newFlags("step", stderr)
-	o.modelFlags.register(fs)
+	o.modelFlags.register(fs, "")
 	o.engineFlags.register(fs, "enough for one full-context sequence")
 	fs.StringVar(&o.prompt, "p", "", "prompt text (BOS is added when the model's tokenizer adds one)")
-	fs.Float64Var(&o.sampling.Temperature, "temp", 0.8, "sampling temperature (0: greedy)")
-	fs.IntVar(&o.sampling.TopK, "top-k", 40, "sample from the K most likely tokens only (0: all)")
-	fs.Float64Var(&o.sampling.TopP, "top-p", 0.95, "top-p (nucleus) sampling (1: off)")
-	fs.Float64Var(&o.sampling.MinP, "min-p", 0.05, "min-p sampling (0: off)")
-	fs.Uint64Var(&o.sampling.Seed, "seed", 42, "sampling seed; sequence N samples with a seed derived from it and N")
+	registerSampling(fs, &o.sampling, "sequence N samples with a seed derived from it and N")
 	fs.IntVar(&o.top, "top", 5, "alternatives shown for each token")
 	fs.StringVar(&o.attn, "attn", "", "show the new token's attention in LAYER (HEAD, or the mean over heads), e.g. 2 or 2:5")
 	fs.StringVar(&o.script, "script", "", "run the commands of FILE, one per line, echoing them (a # line is a comment, a blank line is Enter)")
@@ -117,91 +112,23 @@ func stepCmd(args []string, stdout, stderr io.Writer) error {
 		defer stop()
 		return stepWeb(ctx, o, stderr, nil)
 	}
-	in, name := io.Reader(os.Stdin), "stdin"
-	interactive := o.script == "" && isTerminal(os.Stdin)
-	if o.script != "" {
-		f, err := os.Open(o.script)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		in, name = f, o.script
+	in, name, interactive, err := openInput(o.script)
+	if err != nil {
+		return err
 	}
-	color := interactive && isTerminal(stdout) && os.Getenv("NO_COLOR") == "" && os.Getenv("TERM") != "dumb"
+	defer in.Close()
+	color := interactive && term.IsTerminal(stdout) && os.Getenv("NO_COLOR") == "" && os.Getenv("TERM") != "dumb"
 	s, err := newStepper(o, stdout, stderr, color)
 	if err != nil {
 		return err
 	}
 	defer s.close()
-	if interactive {
-		return s.interactive(in)
-	}
-	return s.runScript(in, name)
+	return s.repl().run(in, name, interactive)
 }
 
-// isTerminal reports whether f is an *os.File open on a terminal (a character device).
-func isTerminal(f any) bool {
-	file, ok := f.(*os.File)
-	if !ok {
-		return false
-	}
-	st, err := file.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
-}
-
-// errQuit ends a session without an error.
-var errQuit = errors.New("quit")
-
-// interactive reads commands from a terminal. A failing command prints its error and the
-// session goes on.
-func (s *stepper) interactive(in io.Reader) error {
-	sc := bufio.NewScanner(in)
-	for {
-		fmt.Fprint(s.out, s.paint(bold, s.prompt())+" ")
-		if !sc.Scan() {
-			fmt.Fprintln(s.out)
-			return sc.Err()
-		}
-		err := s.exec(sc.Text())
-		switch {
-		case errors.Is(err, errQuit):
-			return nil
-		case errors.As(err, new(fatalError)):
-			return err
-		case err != nil:
-			fmt.Fprintln(s.out, s.paint(red, "error: "+err.Error()))
-		}
-	}
-}
-
-// runScript runs the commands of a script (a file, or stdin when it is not a terminal),
-// echoing each after the prompt so that the output reads like the interactive session. Lines
-// starting with # are comments, echoed as they are (they narrate a tutorial's transcript);
-// a blank line is Enter. The first failing
-// command ends the run with an error naming its line, so a broken script cannot pass
-// unnoticed.
-func (s *stepper) runScript(in io.Reader, name string) error {
-	sc := bufio.NewScanner(in)
-	for n := 1; sc.Scan(); n++ {
-		line := strings.TrimSpace(sc.Text())
-		if strings.HasPrefix(line, "#") {
-			fmt.Fprintln(s.out, line)
-			continue
-		}
-		echo := s.prompt()
-		if line != "" {
-			echo += " " + line
-		}
-		fmt.Fprintln(s.out, echo)
-		err := s.exec(line)
-		if errors.Is(err, errQuit) {
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("%s:%d: %s: %w", name, n, strconv.Quote(line), err)
-		}
-	}
-	return sc.Err()
+// repl reads the session's commands (repl.go).
+func (s *stepper) repl() repl {
+	return repl{out: s.Out, prompt: s.prompt, exec: s.exec, paint: s.Paint}
 }
 
 // stepHelp lists the commands; `help` prints it.
@@ -220,13 +147,6 @@ const stepHelp = `  Enter, n [K]    decode the next K tokens (default 1) of the 
   quit            leave (so does the end of the input)
 `
 
-// fatalError wraps an error after which the session's state can no longer be trusted
-// (a failed forward pass): the session ends even when interactive.
-type fatalError struct{ err error }
-
-func (e fatalError) Error() string { return e.err.Error() }
-func (e fatalError) Unwrap() error { return e.err }
-
 // exec runs one command line.
 func (s *stepper) exec(line string) error {
 	defer func() {
@@ -236,7 +156,7 @@ func (s *stepper) exec(line string) error {
 	}()
 	fields := strings.Fields(line)
 	if len(fields) == 0 {
-		return s.next(1)
+		return sessionError(s.Next(1))
 	}
 	cmd, args := fields[0], fields[1:]
 	want := func(n int, what string) error {
@@ -257,18 +177,19 @@ func (s *stepper) exec(line string) error {
 				return fmt.Errorf("n takes a number of tokens ≥ 1, got %q", args[0])
 			}
 		}
-		return s.next(k)
+		return sessionError(s.Next(k))
 	case "pick":
 		id, err := s.pickArg(restOf(line))
 		if err != nil {
 			return err
 		}
-		return s.decode(id)
+		return sessionError(s.Decode(id))
 	case "fork":
 		if err := want(0, "no arguments"); err != nil {
 			return err
 		}
-		return s.fork()
+		s.Fork()
+		return nil
 	case "switch", "free":
 		if err := want(1, "a sequence number"); err != nil {
 			return err
@@ -278,9 +199,10 @@ func (s *stepper) exec(line string) error {
 			return err
 		}
 		if cmd == "switch" {
-			return s.switchTo(q)
+			s.Switch(q)
+			return nil
 		}
-		return s.free(q)
+		return s.Free(q)
 	case "add":
 		text, err := unquote(restOf(line))
 		if err != nil {
@@ -291,13 +213,13 @@ func (s *stepper) exec(line string) error {
 		if err := want(0, "no arguments"); err != nil {
 			return err
 		}
-		s.showSequences()
+		s.Sequences(s.Cur)
 		return nil
 	case "blocks":
 		if err := want(0, "no arguments"); err != nil {
 			return err
 		}
-		s.showBlocks()
+		s.Blocks()
 		return nil
 	case "top":
 		if err := want(1, "a number of alternatives"); err != nil {
@@ -307,8 +229,7 @@ func (s *stepper) exec(line string) error {
 		if vocab := s.m.Tokenizer.VocabSize(); err != nil || k < 0 || k > vocab {
 			return fmt.Errorf("top takes a number from 0 to %d, got %q", vocab, args[0])
 		}
-		s.top = k
-		s.say("top     %d alternatives per token from now on", k)
+		s.SetTop(k)
 		return nil
 	case "temp":
 		if err := want(1, "a temperature"); err != nil {
@@ -318,15 +239,20 @@ func (s *stepper) exec(line string) error {
 		if err != nil || t < 0 || math.IsNaN(t) || math.IsInf(t, 0) {
 			return fmt.Errorf("temp takes a number ≥ 0 (0: greedy), got %q", args[0])
 		}
-		s.setTemperature(t)
+		s.SetTemperature(t)
 		return nil
 	case "attn":
 		if err := want(1, "LAYER, LAYER:HEAD or off"); err != nil {
 			return err
 		}
-		return s.setAttention(args[0])
+		a, err := parseAttention(args[0], s.m.Config)
+		if err != nil {
+			return fmt.Errorf("attn: %w", err)
+		}
+		s.SetAttention(a)
+		return nil
 	case "help", "?":
-		s.say("commands (Enter = n 1):\n%s", strings.TrimRight(stepHelp, "\n"))
+		s.Say("commands (Enter = n 1):\n%s", strings.TrimRight(stepHelp, "\n"))
 		return nil
 	case "quit", "q", "exit":
 		return errQuit

@@ -7,23 +7,23 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/kvref/kvref/cacheview/textview"
 	"github.com/kvref/kvref/engine"
 	"github.com/kvref/kvref/kvcache"
 	"github.com/kvref/kvref/model"
 )
 
 // stepper is a `kvref step` session in a terminal: the library's engine.Session (which owns
-// the cache and the sequences and reports what each command did), the current sequence,
-// and the display settings. Every command is a method that calls the session and prints its
-// record (step_view.go).
+// the cache and the sequences and reports what each command did) behind a
+// textview.Console, which holds the current sequence and prints each command's record, and
+// the engine and model it owns.
 type stepper struct {
-	m     *model.Model
-	eng   *engine.Engine
-	sess  *engine.Session
-	out   io.Writer
-	color bool
-	top   int                // alternatives shown per token
-	cur   *engine.SessionSeq // the sequence that n, pick and fork act on
+	*textview.Console
+	m    *model.Model
+	eng  *engine.Engine
+	sess *engine.Session
+
+	closeEngine func() // stops the engine and closes the model
 
 	// afterCommand, when set, is called after every command with its line: tests use it
 	// to compare what was printed with the pool's own state.
@@ -33,28 +33,20 @@ type stepper struct {
 // newStepper loads the model, builds the engine and the session, and runs the prompt's
 // prefill.
 func newStepper(o stepOptions, stdout, stderr io.Writer, color bool) (*stepper, error) {
-	cfg, err := o.engineFlags.config(1)
+	eng, closeEngine, err := openEngine(&o.modelFlags, &o.engineFlags, 1, stderr)
 	if err != nil {
 		return nil, err
 	}
-	m, err := o.modelFlags.open(stderr)
+	attn, err := parseAttention(o.attn, eng.Model.Config)
 	if err != nil {
-		return nil, err
-	}
-	attn, err := parseAttention(o.attn, m.Config)
-	if err != nil {
-		m.Close()
+		closeEngine()
 		return nil, fmt.Errorf("--attn: %w", err)
-	}
-	eng, err := engine.New(m, cfg)
-	if err != nil {
-		m.Close()
-		return nil, err
 	}
 	sess := eng.NewSession(o.sampling, o.check)
 	sess.SetAttention(attn)
-	s := &stepper{m: m, eng: eng, sess: sess, out: stdout, color: color, top: o.top}
-	s.showHeader()
+	s := &stepper{m: eng.Model, eng: eng, sess: sess, closeEngine: closeEngine,
+		Console: &textview.Console{View: textview.View{Session: sess, Out: stdout, Color: color, Top: o.top}}}
+	s.Header()
 	if err := s.add(o.prompt); err != nil {
 		s.close()
 		return nil, err
@@ -65,12 +57,11 @@ func newStepper(o stepOptions, stdout, stderr io.Writer, color bool) (*stepper, 
 // close ends the session, stops the engine and closes the model.
 func (s *stepper) close() {
 	s.sess.Close()
-	s.eng.Close()
-	s.m.Close()
+	s.closeEngine()
 }
 
 // prompt is the command prompt, naming the current sequence.
-func (s *stepper) prompt() string { return fmt.Sprintf("seq %d>", s.cur.ID()) }
+func (s *stepper) prompt() string { return fmt.Sprintf("seq %d>", s.Cur.ID()) }
 
 // live returns the live sequences in id order.
 func (s *stepper) live() []*engine.SessionSeq { return s.sess.Live() }
@@ -100,95 +91,13 @@ func sessionError(err error) error {
 	return err
 }
 
-// add starts a sequence from a prompt (the session reuses cached blocks of its prefix and
-// computes the rest) and makes it current.
+// add starts a sequence from a prompt and makes it current (textview.Console.Add), and
+// says what Enter does.
 func (s *stepper) add(text string) error {
-	ids := s.m.Tokenizer.EncodeSpecial(text, true, true)
-	if len(ids) == 0 {
-		return fmt.Errorf("the prompt %q has no tokens (this tokenizer adds no BOS); give some text", text)
-	}
-	a, err := s.sess.Add(ids)
-	if err != nil {
+	if err := s.Add(text); err != nil {
 		return sessionError(err)
 	}
-	s.cur = a.Seq
-	s.showPrefill(a, text)
-	return nil
-}
-
-// next decodes k tokens of the current sequence, one forward pass each.
-func (s *stepper) next(k int) error {
-	for range k {
-		if err := s.decode(-1); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// decode appends one token to the current sequence (forced when ≥ 0, else sampled) and
-// computes it, then shows where its K/V landed. Sampling a token and computing it happen in
-// one command so that the display can say where the token's K/V went.
-func (s *stepper) decode(forced int) error {
-	if pos := s.cur.KV.Len(); pos >= s.eng.Context {
-		return fmt.Errorf("seq %d fills the whole context (%d tokens); fork it, add a new prompt, or free it", s.cur.ID(), s.eng.Context)
-	}
-	d, err := s.sess.Decode(s.cur, forced, s.top)
-	if err != nil {
-		return sessionError(err)
-	}
-	s.showDecoded(d)
-	return nil
-}
-
-// fork starts a sibling of the current sequence sharing every block and switches to it.
-func (s *stepper) fork() error {
-	parent := s.cur
-	f := s.sess.Fork(parent)
-	s.cur = f.Seq
-	s.showFork(parent, f.Seq)
-	return nil
-}
-
-// switchTo makes q the current sequence.
-func (s *stepper) switchTo(q *engine.SessionSeq) error {
-	s.cur = q
-	s.showSwitch(q)
-	return nil
-}
-
-// free ends sequence q, which must not be the current one.
-func (s *stepper) free(q *engine.SessionSeq) error {
-	if q == s.cur {
-		return fmt.Errorf("seq %d is the current sequence; switch to another one first (seqs lists them)", q.ID())
-	}
-	f := s.sess.Free(q)
-	s.showFree(q, f)
-	return nil
-}
-
-// setTemperature changes the temperature of every sequence and of those to come.
-func (s *stepper) setTemperature(t float64) {
-	s.sess.SetTemperature(t)
-	note := ""
-	if t == 0 {
-		note = " (greedy: always the most likely token)"
-	}
-	s.say("temp    %g for every sequence from now on%s", t, note)
-}
-
-// setAttention handles the attn command.
-func (s *stepper) setAttention(arg string) error {
-	a, err := parseAttention(arg, s.m.Config)
-	if err != nil {
-		return fmt.Errorf("attn: %w", err)
-	}
-	s.sess.SetAttention(a)
-	if a.Layer < 0 {
-		s.say("attn    off")
-		return nil
-	}
-	s.say("attn    %s for each new token from now on", s.attnName())
+	fmt.Fprintf(s.Out, "Enter decodes the next token of seq %d; help lists the commands.\n", s.Cur.ID())
 	return nil
 }
 

@@ -14,6 +14,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/kvref/kvref/internal/term"
 	"github.com/kvref/kvref/internal/testutil"
 	"github.com/kvref/kvref/kvcache"
 )
@@ -101,7 +102,7 @@ func (c *cacheChecker) bytesPerToken() int64 {
 func (c *cacheChecker) check(cmd, chunk string) {
 	t, pool := c.t, c.s.eng.Pool
 	bs := pool.Config().BlockSize
-	cur := c.s.cur.KV
+	cur := c.s.Cur.KV
 	blocks := pool.Blocks()
 	lines := strings.Split(strings.TrimSuffix(chunk, "\n"), "\n")
 	for _, l := range lines {
@@ -256,7 +257,7 @@ func (c *cacheChecker) checkFork(lines []string) {
 			require.GreaterOrEqual(t, atoi(t, ref), 2)
 			ids = append(ids, atoi(t, id))
 		}
-		require.Equal(t, c.s.cur.KV.Table(), ids)
+		require.Equal(t, c.s.Cur.KV.Table(), ids)
 		c.forks++
 		return
 	}
@@ -322,7 +323,7 @@ func (c *cacheChecker) checkBlocks(lines []string) {
 // what the pool counted.
 func (c *cacheChecker) checkPrefill(lines []string) {
 	t, pool := c.t, c.s.eng.Pool
-	kv, bs := c.s.cur.KV, pool.Config().BlockSize
+	kv, bs := c.s.Cur.KV, pool.Config().BlockSize
 	hit, rows, fromCache := 0, 0, 0
 	for _, l := range lines {
 		if m := rePrefix.FindStringSubmatch(l); m != nil {
@@ -332,7 +333,7 @@ func (c *cacheChecker) checkPrefill(lines []string) {
 			pos := atoi(t, m[1])
 			require.Equal(t, rows, pos)
 			require.Equal(t, kv.Tokens()[pos], atoi(t, m[2]))
-			require.Equal(t, c.s.tokenLabel(kv.Tokens()[pos]), m[3])
+			require.Equal(t, c.s.TokenLabel(kv.Tokens()[pos]), m[3])
 			require.Equal(t, kv.Table()[pos/bs], atoi(t, m[4]))
 			require.Equal(t, pos%bs, atoi(t, m[5]))
 			if m[6] != "" {
@@ -397,7 +398,7 @@ func TestStepScriptAgreesWithTheCache(t *testing.T) {
 	f, err := os.Open(script)
 	require.NoError(t, err)
 	defer f.Close()
-	require.NoError(t, s.runScript(f, script))
+	require.NoError(t, s.repl().run(f, script, false))
 
 	require.Len(t, cmds, 19, "the script stops at quit")
 	require.Equal(t, map[int]int{0: 21, 1: 1}, c.decodes)
@@ -454,9 +455,9 @@ func TestStepSamplesLikeRun(t *testing.T) {
 func TestStepCommandErrors(t *testing.T) {
 	s := startStepper(t, io.Discard, "-p", "hello", "--block-size", "4", "--cache-blocks", "8")
 	require.NoError(t, s.exec(`pick "h"`))
-	require.Equal(t, 107, s.cur.KV.Tokens()[s.cur.KV.Len()-1], "pick by text")
+	require.Equal(t, 107, s.Cur.KV.Tokens()[s.Cur.KV.Len()-1], "pick by text")
 	require.NoError(t, s.exec("pick <s>"))
-	require.Equal(t, 1, s.cur.KV.Tokens()[s.cur.KV.Len()-1], "pick by vocabulary entry")
+	require.Equal(t, 1, s.Cur.KV.Tokens()[s.Cur.KV.Len()-1], "pick by vocabulary entry")
 	require.NoError(t, s.exec("fork"))   // seq 1, current
 	require.NoError(t, s.exec("n"))      // its copy-on-write
 	require.NoError(t, s.exec("free 0")) // seq 0 was not current: allowed
@@ -493,7 +494,7 @@ func TestStepCommandErrors(t *testing.T) {
 	} {
 		t.Run(tc.cmd, func(t *testing.T) {
 			before := s.eng.Pool.Stats()
-			cur, n := s.cur, len(s.sess.Live())
+			cur, n := s.Cur, len(s.sess.Live())
 			err := s.exec(tc.cmd)
 			if tc.want == "" {
 				require.NoError(t, err)
@@ -501,13 +502,13 @@ func TestStepCommandErrors(t *testing.T) {
 				return
 			}
 			require.ErrorContains(t, err, tc.want)
-			require.Same(t, cur, s.cur)
+			require.Same(t, cur, s.Cur)
 			require.Len(t, s.sess.Live(), n)
 			require.Equal(t, before, s.eng.Pool.Stats())
 		})
 	}
 	var out bytes.Buffer
-	s.out = &out
+	s.Out = &out
 	require.NoError(t, s.exec("top 0"))
 	require.NoError(t, s.exec("n"))
 	require.NotContains(t, out.String(), "  top 0 ", "top 0 hides the alternatives")
@@ -520,7 +521,7 @@ func TestStepCommandErrors(t *testing.T) {
 func TestStepOutOfBlocks(t *testing.T) {
 	// BOS + 3 bytes = 4 tokens in blocks of 2: the prompt takes both blocks.
 	s := startStepper(t, io.Discard, "-p", "abc", "--block-size", "2", "--cache-blocks", "2")
-	kv := s.cur.KV
+	kv := s.Cur.KV
 	require.Equal(t, 4, kv.Len())
 	err := s.exec("n")
 	require.ErrorIs(t, err, kvcache.ErrOutOfBlocks)
@@ -562,14 +563,14 @@ func TestStepScriptStopsAtTheFirstError(t *testing.T) {
 func TestStepInteractive(t *testing.T) {
 	var out bytes.Buffer
 	s := startStepper(t, &out, "-p", "hi")
-	require.NoError(t, s.interactive(strings.NewReader("bogus\n\nhelp\nquit\nn\n")))
+	require.NoError(t, s.repl().run(strings.NewReader("bogus\n\nhelp\nquit\nn\n"), "", true))
 	got := out.String()
 	require.Contains(t, got, `error: unknown command "bogus"`)
 	require.Equal(t, 1, strings.Count(got, "  K/V "), "Enter decoded one token; nothing after quit")
 	for _, cmd := range []string{"n [K]", `pick ID|"TEXT"`, "fork", "switch N", "free N", "add TEXT", "seqs", "blocks", "top K", "temp T", "attn L[:H]|off", "help", "quit"} {
 		require.Contains(t, got, cmd, "help lists %s", cmd)
 	}
-	require.NoError(t, s.interactive(strings.NewReader("n")))
+	require.NoError(t, s.repl().run(strings.NewReader("n"), "", true))
 }
 
 // TestStepFlags: bad flags are refused before anything is loaded; -h shows the commands.
@@ -610,7 +611,7 @@ func TestStepColours(t *testing.T) {
 	require.NoError(t, s.exec("fork"))
 	require.NoError(t, s.exec("n")) // pos 7: copy of shared block 3
 	require.Contains(t, out.String(), "\x1b[33mcopy-on-write")
-	require.False(t, isTerminal(&out))
+	require.False(t, term.IsTerminal(&out))
 
 	plain, _, code := kvref(t, "step", "-p", "hi", "--block-size", "2", "--script", writeScript(t, "n 2", "fork", "n", "blocks"))
 	require.Equal(t, 0, code)

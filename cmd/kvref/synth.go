@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/kvref/kvref/model"
 	"github.com/kvref/kvref/model/loader"
 	"github.com/kvref/kvref/model/synth"
 	"github.com/kvref/kvref/tokenizer/chattemplate"
@@ -17,7 +18,7 @@ func init() {
 
 func synthCmd(args []string, stdout, stderr io.Writer) error {
 	d := synth.Default
-	fs := newFlags("synth", stderr)
+	fs := newFlags("synth", stderr, "usage: kvref synth -o FILE.gguf [shape flags]")
 	out := fs.String("o", "", "output GGUF file (required)")
 	name := fs.String("name", "kvref-synthetic", "general.name of the model")
 	dim := fs.Int("dim", d.Dim, "embedding width")
@@ -25,7 +26,8 @@ func synthCmd(args []string, stdout, stderr io.Writer) error {
 	heads := fs.Int("heads", d.Heads, "query heads")
 	kvHeads := fs.Int("kv-heads", d.KVHeads, "key/value heads (fewer than --heads: GQA)")
 	hidden := fs.Int("hidden", d.Hidden, "feed-forward width")
-	ctx := fs.Int("ctx", d.Context, "context length")
+	var ctx int
+	registerContext(fs, &ctx, d.Context, "context length")
 	vocab := fs.Int("vocab", 0, "vocabulary size (0: the 259-token byte-level vocabulary, 260 with --format llama2c; larger adds the space piece ▁ and unused tokens)")
 	seed := fs.Uint64("seed", d.Seed, "weights seed: the same flags always give the same file")
 	ropeBase := fs.Float64("rope-base", d.RopeBase, "RoPE frequency base")
@@ -33,14 +35,10 @@ func synthCmd(args []string, stdout, stderr io.Writer) error {
 	headDim := fs.Int("head-dim", 0, "head width (0: dim/heads)")
 	window := fs.Int("sliding-window", 0, "every layer's attention window, as Mistral's sliding_window (0: attend over every position)")
 	variant := fs.String("variant", "", "a ready-made tiny variant instead of the shape flags: "+variantNames())
-	wtype := fs.String("wtype", "f32", "weight type of the matrices (gguf only): f32, f16, bf16, "+weightTypeList())
+	wtype := fs.String("wtype", "f32", "weight type of the matrices (gguf only): f32, f16, bf16, "+model.QuantizedTypeNames())
 	format := fs.String("format", "gguf", "output format: gguf, hf (a Hugging Face directory) or llama2c (with tokenizer.bin beside it)")
 	special := fs.String("special-tokens", "", "comma-separated control tokens added after the byte tokens (e.g. \"<|im_start|>,<|im_end|>\")")
 	chatTemplate := fs.String("chat-template", "", "a Jinja chat template FILE to embed as tokenizer.chat_template (gguf only)")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: kvref synth -o FILE.gguf [shape flags]")
-		fs.PrintDefaults()
-	}
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -49,7 +47,7 @@ func synthCmd(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("-o FILE is required")
 	}
 	s := synth.Shape{Name: *name, Dim: *dim, Layers: *layers, Heads: *heads, KVHeads: *kvHeads, Hidden: *hidden,
-		Context: *ctx, Vocab: *vocab, Seed: *seed, RopeBase: *ropeBase, Arch: *arch, HeadDim: *headDim,
+		Context: ctx, Vocab: *vocab, Seed: *seed, RopeBase: *ropeBase, Arch: *arch, HeadDim: *headDim,
 		QKVBias: *arch == "qwen2", QKNorm: *arch == "qwen3", SlidingWindow: *window}
 	if *variant != "" {
 		v, ok := synth.Variants[*variant]
@@ -76,6 +74,9 @@ func synthCmd(args []string, stdout, stderr io.Writer) error {
 		// crashes without it): the 259 byte-level tokens plus "▁".
 		s.Vocab = 260
 	}
+	if err := s.Validate(); err != nil {
+		return shapeHint(err)
+	}
 	if *wtype != "f32" {
 		if *format != "gguf" {
 			return fmt.Errorf("--wtype %s needs --format gguf", *wtype)
@@ -98,9 +99,9 @@ func variantNames() string { return strings.Join(synth.VariantNames(), ", ") }
 
 // writeQuantizedSynth writes a synthetic model with its matrices converted to wtype.
 func writeQuantizedSynth(s synth.Shape, wtype, out string, stderr io.Writer) error {
-	target, err := parseWeightTarget(wtype)
+	target, err := model.ParseQuantizeTarget(wtype)
 	if err != nil {
-		return err
+		return fmt.Errorf("--wtype %w", err)
 	}
 	counts, err := s.WriteQuantizedFile(out, target)
 	if err != nil {

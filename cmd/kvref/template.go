@@ -5,11 +5,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"time"
 
 	"github.com/kvref/kvref/chat"
-	"github.com/kvref/kvref/tokenizer/chattemplate"
 )
 
 func init() {
@@ -36,9 +34,9 @@ type templateOutput struct {
 }
 
 func templateCmd(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("template", stderr)
+	fs := newFlags("template", stderr, "usage: kvref template [-m MODEL | --chat-template FILE | --tokenizer-config FILE] --messages FILE.json [--vars FILE.json] [--now TIME] [--add-generation-prompt] [--json]")
 	var mf modelFlags
-	mf.register(fs)
+	mf.register(fs, "")
 	topt := templateFlagSet(fs)
 	fs.StringVar(&topt.TokenizerConfig, "tokenizer-config", "", "a tokenizer_config.json whose chat_template, bos_token and eos_token to use")
 	messages := fs.String("messages", "", "the conversation: a JSON FILE holding an array of {\"role\", \"content\", ...} messages (required)")
@@ -46,10 +44,6 @@ func templateCmd(args []string, stdout, stderr io.Writer) error {
 	now := fs.String("now", "", "the time strftime_now formats, RFC 3339 (e.g. 2024-07-26T00:00:00Z); default: now")
 	agp := fs.Bool("add-generation-prompt", false, "end with the header of an assistant turn, as a chat request does")
 	asJSON := fs.Bool("json", false, "print one JSON object: the prompt, its token ids (the model's tokenizer, special tokens parsed) and the end-of-turn stops")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: kvref template [-m MODEL | --chat-template FILE | --tokenizer-config FILE] --messages FILE.json [--vars FILE.json] [--now TIME] [--add-generation-prompt] [--json]")
-		fs.PrintDefaults()
-	}
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -57,13 +51,9 @@ func templateCmd(args []string, stdout, stderr io.Writer) error {
 		fs.Usage()
 		return fmt.Errorf("--messages FILE.json is required (and nothing else after the flags)")
 	}
-	msgs, err := readJSONFile(*messages)
+	list, err := chat.ReadMessagesFile(*messages)
 	if err != nil {
 		return err
-	}
-	list, ok := msgs.([]any)
-	if !ok {
-		return fmt.Errorf("%s: want a JSON array of messages", *messages)
 	}
 	m, err := mf.open(stderr)
 	if err != nil {
@@ -78,17 +68,8 @@ func templateCmd(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stderr, "kvref template: %s has no chat template: rendering with ChatML, as llama.cpp does (--chat-template FILE for another)\n", m.Source)
 	}
 	if *vars != "" {
-		v, err := readJSONFile(*vars)
-		if err != nil {
+		if f.Vars, err = chat.ReadVarsFile(*vars); err != nil {
 			return err
-		}
-		obj, ok := v.(chattemplate.Object)
-		if !ok {
-			return fmt.Errorf("%s: want a JSON object of variables", *vars)
-		}
-		f.Vars = map[string]any{}
-		for _, fld := range obj {
-			f.Vars[fld.Key] = fld.Value
 		}
 	}
 	if *now != "" {
@@ -108,17 +89,4 @@ func templateCmd(args []string, stdout, stderr io.Writer) error {
 	enc.SetEscapeHTML(false) // "<|im_start|>" as it is
 	return enc.Encode(templateOutput{Template: f.Template.Name, Prompt: text, TokenIDs: ids, Tokens: len(ids),
 		EndOfTurn: f.EndOfTurn, StopTokens: f.StopTokens, StopStrings: f.StopStrings})
-}
-
-// readJSONFile reads a JSON file for a template, objects keeping their key order.
-func readJSONFile(path string) (any, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	v, err := chattemplate.DecodeJSON(data)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return v, nil
 }

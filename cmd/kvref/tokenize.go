@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -15,19 +14,16 @@ func init() {
 }
 
 func tokenizeCmd(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("tokenize", stderr)
-	modelPath := fs.String("m", "", "model or vocabulary: a GGUF file of any architecture (llama.cpp's vocabulary-only ggml-vocab-*.gguf too), a directory with tokenizer.json, a llama2.c checkpoint, an hf:// reference, or synth:SHAPE; empty: the built-in stories260K")
-	tokPath := fs.String("tokenizer", "", "tokenizer.bin of a llama2.c checkpoint (default: tokenizer.bin beside it)")
+	fs := newFlags("tokenize", stderr,
+		"usage: kvref tokenize [-m MODEL] [--no-bos] [--special] [--json] TEXT",
+		"       kvref tokenize [-m MODEL] --decode [--keep-special] [--json] IDS")
+	var mf modelFlags
+	mf.register(fs, "model or vocabulary: a GGUF file of any architecture (llama.cpp's vocabulary-only ggml-vocab-*.gguf too), a directory with tokenizer.json, a llama2.c checkpoint, an hf:// reference, or synth:SHAPE; empty: the built-in stories260K")
 	noBOS := fs.Bool("no-bos", false, "do not add BOS (and EOS) even when the tokenizer adds them")
 	special := fs.Bool("special", false, "parse special tokens in TEXT: \"<s>\", \"<|im_start|>\", ... become those tokens, as llama-server and Hugging Face do")
 	decode := fs.Bool("decode", false, "TEXT is token ids (\"1 403 407\" or a JSON array): print their text")
 	keep := fs.Bool("keep-special", false, "with --decode: control tokens give their text (Hugging Face's skip_special_tokens=false)")
 	asJSON := fs.Bool("json", false, "print a JSON array of ids (with --decode: the text as a JSON string)")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: kvref tokenize [-m MODEL] [--no-bos] [--special] [--json] TEXT")
-		fmt.Fprintln(stderr, "       kvref tokenize [-m MODEL] --decode [--keep-special] [--json] IDS")
-		fs.PrintDefaults()
-	}
 	if err := parseOneArg(fs, args); err != nil {
 		return err
 	}
@@ -37,7 +33,7 @@ func tokenizeCmd(args []string, stdout, stderr io.Writer) error {
 	case *decode && (*special || *noBOS):
 		return errors.New("--special and --no-bos are for encoding text; --decode reads token ids")
 	}
-	tok, err := loadTokenizer(*modelPath, *tokPath, stderr)
+	tok, err := loadTokenizer(mf.ref, mf.tokenizer, stderr)
 	if err != nil {
 		return err
 	}
@@ -48,11 +44,9 @@ func tokenizeCmd(args []string, stdout, stderr io.Writer) error {
 		}
 		text := tok.DecodeSpecial(ids, *keep)
 		if *asJSON {
-			b, _ := json.Marshal(text)
-			fmt.Fprintln(stdout, string(b))
-		} else {
-			fmt.Fprintln(stdout, text)
+			return printJSON(stdout, text)
 		}
+		fmt.Fprintln(stdout, text)
 		return nil
 	}
 	ids := tok.EncodeSpecial(fs.Arg(0), !*noBOS, *special)
@@ -60,9 +54,7 @@ func tokenizeCmd(args []string, stdout, stderr io.Writer) error {
 		if ids == nil {
 			ids = []int{}
 		}
-		b, _ := json.Marshal(ids)
-		fmt.Fprintln(stdout, string(b))
-		return nil
+		return printJSON(stdout, ids)
 	}
 	s := make([]string, len(ids))
 	for i, id := range ids {

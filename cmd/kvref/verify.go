@@ -23,18 +23,19 @@ func init() {
 
 // verifyFlags are the flags of `kvref verify`.
 type verifyFlags struct {
-	goldenDir, candidate, target, model string
-	self                                bool
-	asJSON                              bool
-	junit, save, run, cacheDtype        string
-	cacheK, cacheV                      string
-	require, cacheModel                 string
-	allowVacuous, control               bool
-	topK, threads                       int
-	modelName, flushURL                 string
-	timeout, stepDelay, cancelDelay     time.Duration
-	blockSize, blocks, chunk            int
-	over                                golden.Overrides
+	modelFlags
+	goldenDir, candidate, target    string
+	self                            bool
+	asJSON                          bool
+	junit, save, run, cacheDtype    string
+	cacheK, cacheV                  string
+	require, cacheModel             string
+	allowVacuous, control           bool
+	topK, threads                   int
+	modelName, flushURL             string
+	timeout, stepDelay, cancelDelay time.Duration
+	blockSize, blocks, chunk        int
+	over                            golden.Overrides
 }
 
 // floatFlag sets *dst when given.
@@ -51,12 +52,14 @@ func floatFlag(dst **float64) func(string) error {
 
 func verifyCmd(args []string, stdout, stderr io.Writer) error {
 	var f verifyFlags
-	fs := newFlags("verify", stderr)
+	fs := newFlags("verify", stderr,
+		"usage: kvref verify --golden DIR (--candidate DUMP.jsonl | --target http://HOST:PORT/v1 | --self) [-m MODEL] [flags]",
+		"Exit status 0 only when every scenario passes.")
 	fs.StringVar(&f.goldenDir, "golden", "", "directory of goldens written by kvref golden")
 	fs.StringVar(&f.candidate, "candidate", "", "candidate dump (JSON Lines, see docs/golden.md) to check")
 	fs.StringVar(&f.target, "target", "", "OpenAI-compatible server to drive and check, e.g. http://127.0.0.1:8000/v1")
 	fs.BoolVar(&f.self, "self", false, "check kvref itself: replay the scenarios through kvref's engine (with --block-size, --cache-blocks, --chunk-size)")
-	fs.StringVar(&f.model, "m", "", "model file: compare every step by teacher forcing on the candidate's own tokens (strongly recommended)")
+	f.modelFlags.register(fs, "model: compare every step by teacher forcing on the candidate's own tokens (strongly recommended)")
 	fs.BoolVar(&f.asJSON, "json", false, "print the report as JSON instead of a table")
 	fs.StringVar(&f.junit, "junit", "", "also write the report as JUnit XML to this file")
 	fs.StringVar(&f.save, "save", "", "write what the target (or --self) produced as a candidate dump to this file")
@@ -81,15 +84,10 @@ func verifyCmd(args []string, stdout, stderr io.Writer) error {
 	fs.DurationVar(&f.timeout, "timeout", 10*time.Minute, "with --target: time limit per request")
 	fs.DurationVar(&f.stepDelay, "step-delay", 20*time.Millisecond, "with --target: how long a scenario's \"steps\" event pauses per step")
 	fs.DurationVar(&f.cancelDelay, "cancel-delay", 250*time.Millisecond, "with --target: pause after cancelling a request, so the server notices the closed connection and frees what the request held before the scenario goes on")
-	fs.IntVar(&f.threads, "t", 0, "threads for teacher forcing and --self (0: one per core)")
+	registerThreads(fs, &f.threads, "for teacher forcing and --self")
 	fs.IntVar(&f.blockSize, "block-size", 0, "with --self: block size to replay with (0: the golden's)")
 	fs.IntVar(&f.blocks, "cache-blocks", 0, "with --self: pool size to replay with (0: the golden's)")
 	fs.IntVar(&f.chunk, "chunk-size", -1, "with --self: prefill chunk size to replay with (-1: the golden's, 0: none)")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: kvref verify --golden DIR (--candidate DUMP.jsonl | --target http://HOST:PORT/v1 | --self) [-m MODEL] [flags]")
-		fmt.Fprintln(stderr, "Exit status 0 only when every scenario passes.")
-		fs.PrintDefaults()
-	}
 	if err := parseFlagsOnly(fs, args, ""); err != nil {
 		return err
 	}
@@ -124,24 +122,24 @@ func verifyCmd(args []string, stdout, stderr io.Writer) error {
 	var opt golden.VerifyOptions
 	opt.Overrides, opt.TopK, opt.AllowVacuous = f.over, f.topK, f.allowVacuous
 	opt.Require, opt.CacheModel = require, cacheModel
-	if f.model != "" || f.self {
-		if f.model == "" && man.Model.Source != "" {
+	if f.ref != "" || f.self {
+		if f.ref == "" && man.Model.Source != "" {
 			if loader.KindOf(man.Model.Source) == loader.File {
 				return fmt.Errorf("--self needs -m MODEL (the goldens were recorded with %s)", man.Model.Path)
 			}
-			f.model = man.Model.Source // the embedded or a synthetic model: open the same one
+			f.ref = man.Model.Source // the embedded or a synthetic model: open the same one
 		}
-		if m, err = loadModel(f.model, stderr); err != nil {
+		if m, err = f.modelFlags.open(stderr); err != nil {
 			return err
 		}
 		defer m.Close()
-		info, err := golden.Identify(f.model, m, 0)
+		info, err := golden.Identify(f.ref, m, 0)
 		if err != nil {
 			return err
 		}
 		if man.Model.SHA256 != "" && info.SHA256 != man.Model.SHA256 {
 			return fmt.Errorf("the goldens in %s were recorded with the model of SHA-256 %s (%s); -m %s has SHA-256 %s",
-				f.goldenDir, man.Model.SHA256, man.Model.Path, f.model, info.SHA256)
+				f.goldenDir, man.Model.SHA256, man.Model.Path, f.ref, info.SHA256)
 		}
 		runner := model.NewRunner(m, f.threads)
 		defer runner.Close()

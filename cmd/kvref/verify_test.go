@@ -26,7 +26,7 @@ func serveKvref(t *testing.T, path string, blockSize, blocks int) string {
 // the server's /v1 URL; the server stops when the test ends.
 func serveKvrefWith(t *testing.T, path string, cfg engine.Config) string {
 	t.Helper()
-	m, err := loadModel(path, testWriter{t})
+	m, err := loadModel(path, "", testWriter{t})
 	require.NoError(t, err)
 	t.Cleanup(func() { m.Close() })
 	eng, err := engine.New(m, cfg)

@@ -3,10 +3,14 @@
 package cachedir
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 )
+
+// ErrNoDir is wrapped by Default's error when there is no cache directory.
+var ErrNoDir = errors.New("no cache directory")
 
 // Default returns $KVREF_CACHE, or kvref under the user's cache directory.
 func Default() (string, error) {
@@ -15,7 +19,7 @@ func Default() (string, error) {
 	}
 	base, err := os.UserCacheDir()
 	if err != nil {
-		return "", fmt.Errorf("no cache directory (set KVREF_CACHE or use --cache): %w", err)
+		return "", fmt.Errorf("%w (set KVREF_CACHE): %w", ErrNoDir, err)
 	}
 	return filepath.Join(base, "kvref"), nil
 }

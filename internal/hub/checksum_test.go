@@ -37,7 +37,10 @@ func TestFetchVerifiesAGivenChecksum(t *testing.T) {
 	require.NoError(t, os.WriteFile(p, append(s.data[:100:100], 'x'), 0o644))
 	_, _, err = fetch(t, ref, dir, Options{SHA256: good})
 	require.ErrorContains(t, err, "the cached file")
-	require.ErrorContains(t, err, "--force")
+	var stale *StaleCacheError
+	require.ErrorAs(t, err, &stale)
+	require.Equal(t, strings.ToLower(good), stale.Want)
+	require.Equal(t, p, stale.Path)
 
 	_, _, err = fetch(t, ref, t.TempDir(), Options{SHA256: "abc"})
 	require.ErrorContains(t, err, "not 64 hex digits")

@@ -95,7 +95,7 @@ func Fetch(ctx context.Context, ref string, opts Options) (string, error) {
 					return "", err
 				}
 				if got != want {
-					return "", fmt.Errorf("%s: the cached file %s has sha256 %s, expected %s: download it again with --force", ref, final, got, want)
+					return "", &StaleCacheError{Ref: ref, Path: final, Got: got, Want: want}
 				}
 			}
 			return final, nil

@@ -3,10 +3,11 @@ package hub
 import (
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/kvref/kvref/internal/term"
 )
 
 // drawEvery is the shortest time between two redraws of the live progress bar.
@@ -30,17 +31,7 @@ func newProgress(w io.Writer, name string) *progress {
 	if w == nil {
 		w = io.Discard
 	}
-	return &progress{w: w, live: isTerminal(w), name: name, total: -1}
-}
-
-// isTerminal reports whether w is a character device, such as a terminal.
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
+	return &progress{w: w, live: term.IsTerminal(w), name: name, total: -1}
 }
 
 // begin starts a transfer that resumes at offset of a file of total bytes (-1: unknown).

@@ -9,6 +9,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/kvref/kvref/internal/term"
 )
 
 func TestHumanBytes(t *testing.T) {
@@ -66,6 +68,6 @@ func TestProgressQuietWhenNotATerminal(t *testing.T) {
 	f, err := os.CreateTemp(t.TempDir(), "progress")
 	require.NoError(t, err)
 	defer f.Close()
-	assert.False(t, isTerminal(f), "a regular file is not a terminal")
+	assert.False(t, term.IsTerminal(f), "a regular file is not a terminal")
 	assert.False(t, newProgress(nil, "x").live)
 }

@@ -106,6 +106,17 @@ func TopK[F float32 | float64](v []F, k int) []int {
 	return top
 }
 
+// TopPairs returns the k highest logits as [id, logit] pairs, best first (the order of
+// TopK), both as float64: the "top" of a kvref run --json line.
+func TopPairs(logits []float32, k int) [][2]float64 {
+	ids := TopK(logits, k)
+	out := make([][2]float64, len(ids))
+	for i, id := range ids {
+		out[i] = [2]float64{float64(id), float64(logits[id])}
+	}
+	return out
+}
+
 // Rank is id's place when the logits are sorted best first (1 for the most likely; ties:
 // lower id first).
 func Rank(logits []float32, id int) int {

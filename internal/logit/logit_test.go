@@ -71,3 +71,11 @@ func TestContinuationSeed(t *testing.T) {
 	require.NotEqual(t, ContinuationSeed(42, 1), ContinuationSeed(42, 2))
 	require.NotEqual(t, ContinuationSeed(42, 1), ContinuationSeed(43, 1))
 }
+
+// TestTopPairs: the pairs are the ids and values of the largest logits, best first, ties
+// by lower id.
+func TestTopPairs(t *testing.T) {
+	got := TopPairs([]float32{0.5, 2, -1, 2, 1.25}, 3)
+	require.Equal(t, [][2]float64{{1, 2}, {3, 2}, {4, 1.25}}, got)
+	require.Empty(t, TopPairs([]float32{1}, 0))
+}

@@ -23,6 +23,10 @@ import (
 	"github.com/kvref/kvref/quant"
 )
 
+// DefaultContext is the context planned for a shape that gives none (shape flags or
+// parameters without a context), by kvref plan and the page's "price it" panel alike.
+const DefaultContext = 4096
+
 // Input is one planning question.
 type Input struct {
 	Shape     Shape

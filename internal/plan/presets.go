@@ -97,6 +97,13 @@ func LookupPreset(name string) (Preset, error) {
 			return p, nil
 		}
 	}
-	return Preset{}, fmt.Errorf("plan: unknown preset %q; the presets are %s (kvref plan --list describes them)",
-		name, strings.Join(PresetNames(), ", "))
+	return Preset{}, &UnknownPresetError{Name: name}
+}
+
+// UnknownPresetError says that no preset has the name asked for.
+type UnknownPresetError struct{ Name string }
+
+// Error lists the valid names.
+func (e *UnknownPresetError) Error() string {
+	return fmt.Sprintf("plan: unknown preset %q; the presets are %s", e.Name, strings.Join(PresetNames(), ", "))
 }

@@ -99,7 +99,7 @@ func Open(ref string, opt Options) (*model.Model, error) {
 	if tok == "" {
 		tok = filepath.Join(filepath.Dir(path), "tokenizer.bin")
 		if _, err := os.Stat(tok); err != nil {
-			return nil, fmt.Errorf("%s is not a GGUF file (it starts with %q, not \"GGUF\"); if it is a llama2.c checkpoint, pass its tokenizer with --tokenizer FILE", path, magic)
+			return nil, &NoTokenizerError{Path: path, Magic: string(magic)}
 		}
 	}
 	return llama2c.Load(path, tok)

@@ -72,7 +72,7 @@ func (s Shape) Validate() error {
 		return fmt.Errorf("synth: every size must be ≥ 1: dim %d, layers %d, heads %d, kv-heads %d, hidden %d, ctx %d",
 			s.Dim, s.Layers, s.Heads, s.KVHeads, s.Hidden, s.Context)
 	case s.HeadDim == 0 && s.Dim%s.Heads != 0:
-		return fmt.Errorf("synth: dim %d must be a multiple of heads %d (or give --head-dim)", s.Dim, s.Heads)
+		return &HeadDimError{Dim: s.Dim, Heads: s.Heads}
 	case s.headDim()%2 != 0:
 		return fmt.Errorf("synth: head dim %d must be even for RoPE", s.headDim())
 	case s.arch() != "llama" && s.arch() != "qwen2" && s.arch() != "qwen3":

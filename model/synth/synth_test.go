@@ -48,6 +48,11 @@ func TestValidateRejectsBadShapes(t *testing.T) {
 		_, err := s.Bytes()
 		require.Error(t, err, name)
 	}
+	var hd *HeadDimError
+	require.ErrorAs(t, Shape{Dim: 30, Layers: 1, Heads: 4, KVHeads: 1, Hidden: 8, Context: 8, RopeBase: 1e4}.Validate(), &hd)
+	require.Equal(t, HeadDimError{Dim: 30, Heads: 4}, *hd)
+	withHeadDim := Shape{Dim: 30, Layers: 1, Heads: 4, KVHeads: 1, Hidden: 8, Context: 8, RopeBase: 1e4, HeadDim: 8}
+	require.NoError(t, withHeadDim.Validate(), "a head dim of its own makes the shape valid")
 }
 
 func TestPaddedVocab(t *testing.T) {
