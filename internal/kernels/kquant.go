@@ -225,7 +225,7 @@ func DotQ6_KRows(out []float32, x *Q8KInput, w []byte) { dotKRows(&kQ6_K, out, x
 
 // dotKRows checks the sizes and runs the row dots of format f.
 func dotKRows(f *kFormat, out []float32, x *Q8KInput, w []byte) {
-	if w, rb, ok := quantizedRows("Dot"+f.name+"Rows", out, w, x.n, KBlockLen, f.blockBytes); ok {
+	if w, rb, ok := quantizedRows(f.name, "Rows", out, w, x.n, KBlockLen, f.blockBytes); ok {
 		dotKRowsFast(f, out, x, w, rb)
 	}
 }

@@ -122,7 +122,7 @@ func DotQ5_1Q8Rows(out []float32, x *Q8Input, w []byte) { dotLegacyRows(&lQ5_1, 
 
 // dotLegacyRows checks the sizes and runs the row dots of format f.
 func dotLegacyRows(f *legacyFormat, out []float32, x *Q8Input, w []byte) {
-	if w, rb, ok := quantizedRows("Dot"+f.name+"Q8Rows", out, w, x.n, QBlockLen, f.blockBytes); ok {
+	if w, rb, ok := quantizedRows(f.name, "Q8Rows", out, w, x.n, QBlockLen, f.blockBytes); ok {
 		dotLegacyRowsFast(f, out, x, w, rb)
 	}
 }
