@@ -182,6 +182,10 @@ func configFromGGUF(f *gguf.File) (Config, error) {
 	return cfg, nil
 }
 
+// ggufLayerMatrixNames are the GGUF names of a layer's matrices (blk.N.NAME.weight), in
+// the order of Layer.Matrices.
+var ggufLayerMatrixNames = [7]string{"attn_q", "attn_k", "attn_v", "attn_output", "ffn_gate", "ffn_up", "ffn_down"}
+
 // weightsFromGGUF finds, shape-checks and wraps every tensor.
 func weightsFromGGUF(f *gguf.File, cfg *Config) (*Weights, error) {
 	matrix := func(name string, rows, cols int) (*Matrix, error) {
@@ -245,20 +249,8 @@ func weightsFromGGUF(f *gguf.File, cfg *Config) (*Weights, error) {
 	for i := range w.Layers {
 		l := &w.Layers[i]
 		name := func(s string) string { return fmt.Sprintf("blk.%d.%s.weight", i, s) }
-		for _, t := range []struct {
-			dst        **Matrix
-			name       string
-			rows, cols int
-		}{
-			{&l.Wq, "attn_q", q, cfg.Dim},
-			{&l.Wk, "attn_k", kv, cfg.Dim},
-			{&l.Wv, "attn_v", kv, cfg.Dim},
-			{&l.Wo, "attn_output", cfg.Dim, q},
-			{&l.Gate, "ffn_gate", cfg.Hidden, cfg.Dim},
-			{&l.Up, "ffn_up", cfg.Hidden, cfg.Dim},
-			{&l.Down, "ffn_down", cfg.Dim, cfg.Hidden},
-		} {
-			if *t.dst, err = matrix(name(t.name), t.rows, t.cols); err != nil {
+		for j, m := range l.Matrices(cfg) {
+			if *m.Dst, err = matrix(name(ggufLayerMatrixNames[j]), m.Rows, m.Cols); err != nil {
 				return nil, err
 			}
 		}

@@ -16,6 +16,23 @@ type Layer struct {
 	QNorm, KNorm        []float32 // head_dim RMSNorm weights shared by all heads (Config.QKNorm)
 }
 
+// LayerMatrix is one of a layer's seven weight matrices: where it is stored and the shape
+// (rows × cols) a Config gives it.
+type LayerMatrix struct {
+	Dst        **Matrix
+	Rows, Cols int
+}
+
+// Matrices returns l's seven weight matrices in the order Wq, Wk, Wv, Wo, Gate, Up, Down,
+// each with the shape c gives it: the one list of a layer's matrices that the loaders fill.
+func (l *Layer) Matrices(c *Config) [7]LayerMatrix {
+	q, kv := c.QDim(), c.KVDim()
+	return [7]LayerMatrix{
+		{&l.Wq, q, c.Dim}, {&l.Wk, kv, c.Dim}, {&l.Wv, kv, c.Dim}, {&l.Wo, c.Dim, q},
+		{&l.Gate, c.Hidden, c.Dim}, {&l.Up, c.Hidden, c.Dim}, {&l.Down, c.Dim, c.Hidden},
+	}
+}
+
 // Weights holds every tensor of a model.
 type Weights struct {
 	TokenEmbed *Matrix // vocab × dim

@@ -2,8 +2,6 @@ package quant
 
 import (
 	"encoding/binary"
-
-	"github.com/kvref/kvref/internal/kernels"
 )
 
 // The q4_0, q4_1, iq4_nl, q5_0 and q5_1 cache types are ggml's block formats of the same
@@ -37,9 +35,8 @@ import (
 // weights (quantizeQ4_0); the others are in cache_q4_1.go, cache_q5.go and
 // cache_iq4_nl.go.
 //
-// Attention reads the blocks fused: DotHead and AxpyHead decode eight values at a time
-// with blockGroup, the same function Decode uses, and accumulate them in kernels.Dot's
-// eight lanes, so they are bit-for-bit Decode followed by kernels.Dot or kernels.Axpy.
+// Decode, DotHead and AxpyHead decode eight values at a time with blockGroup
+// (decodeBlockRange).
 
 const (
 	q4_1BlockBytes  = 2 + 2 + blockLen/2     // fp16 d, fp16 m, 16 bytes of nibbles
@@ -125,85 +122,25 @@ func blockAt(t CacheType, row []byte, e int) []byte {
 	return row[e/blockLen*bb : (e/blockLen+1)*bb]
 }
 
-// blockValue returns element e of a row of the 4- or 5-bit type t, exactly as Decode
-// computes it.
-func blockValue(t CacheType, row []byte, e int) float32 {
+// decodeBlockRange decodes len(dst) values of a row of the 4- or 5-bit type t, starting
+// at element e0: eight at a time with blockGroup where a group of eight starts on a
+// multiple of 8 (and so lies in one half of one block), one at a time elsewhere, the
+// same float32 operations either way.
+func decodeBlockRange(t CacheType, dst []float32, row []byte, e0 int) {
 	var v [8]float32
-	o := e % blockLen
-	blockGroup(t, blockAt(t, row, e), o&^7, &v)
-	return v[o&7]
+	for i := 0; i < len(dst); {
+		e := e0 + i
+		o := e % blockLen
+		if o%8 == 0 && i+8 <= len(dst) {
+			blockGroup(t, blockAt(t, row, e), o, (*[8]float32)(dst[i:i+8]))
+			i += 8
+			continue
+		}
+		blockGroup(t, blockAt(t, row, e), o&^7, &v)
+		dst[i] = v[o&7]
+		i++
+	}
 }
 
 // decodeBlocks is Decode for the 4- and 5-bit block types.
-func decodeBlocks(t CacheType, dst []float32, src []byte) {
-	for e := 0; e+8 <= len(dst); e += 8 {
-		blockGroup(t, blockAt(t, src, e), e%blockLen, (*[8]float32)(dst[e:e+8]))
-	}
-}
-
-// dotBlocks is kernels.Dot(q, decoded head) for the head whose first element is element e0
-// of a row of the 4- or 5-bit type t, in kernels.Dot's lane order: element i of the head
-// goes to lane i%8, the last len(q)%8 products are added from a zeroed tail. When e0 is a
-// multiple of 8, every group of eight lanes lies in one half of one block and is decoded
-// at once; otherwise each element is decoded on its own.
-func dotBlocks(t CacheType, q []float32, row []byte, e0 int) float32 {
-	n := len(q)
-	var l0, l1, l2, l3, l4, l5, l6, l7 float32
-	i := 0
-	if e0%8 == 0 {
-		var v [8]float32
-		for ; i+8 <= n; i += 8 {
-			e := e0 + i
-			blockGroup(t, blockAt(t, row, e), e%blockLen, &v)
-			qs := q[i : i+8 : i+8]
-			l0 += float32(qs[0] * v[0])
-			l1 += float32(qs[1] * v[1])
-			l2 += float32(qs[2] * v[2])
-			l3 += float32(qs[3] * v[3])
-			l4 += float32(qs[4] * v[4])
-			l5 += float32(qs[5] * v[5])
-			l6 += float32(qs[6] * v[6])
-			l7 += float32(qs[7] * v[7])
-		}
-	} else {
-		for ; i+8 <= n; i += 8 {
-			e := e0 + i
-			qs := q[i : i+8 : i+8]
-			l0 += float32(qs[0] * blockValue(t, row, e))
-			l1 += float32(qs[1] * blockValue(t, row, e+1))
-			l2 += float32(qs[2] * blockValue(t, row, e+2))
-			l3 += float32(qs[3] * blockValue(t, row, e+3))
-			l4 += float32(qs[4] * blockValue(t, row, e+4))
-			l5 += float32(qs[5] * blockValue(t, row, e+5))
-			l6 += float32(qs[6] * blockValue(t, row, e+6))
-			l7 += float32(qs[7] * blockValue(t, row, e+7))
-		}
-	}
-	var tail [8]float32
-	for j := 0; i+j < n; j++ {
-		tail[j] = float32(q[i+j] * blockValue(t, row, e0+i+j))
-	}
-	return kernels.ReduceLanes(l0+tail[0], l1+tail[1], l2+tail[2], l3+tail[3],
-		l4+tail[4], l5+tail[5], l6+tail[6], l7+tail[7])
-}
-
-// axpyBlocks is kernels.Axpy(dst, a, decoded head) for the head whose first element is
-// element e0 of a row of the 4- or 5-bit type t.
-func axpyBlocks(t CacheType, dst []float32, a float32, row []byte, e0 int) {
-	n := len(dst)
-	i := 0
-	if e0%8 == 0 {
-		var v [8]float32
-		for ; i+8 <= n; i += 8 {
-			e := e0 + i
-			blockGroup(t, blockAt(t, row, e), e%blockLen, &v)
-			ds := dst[i : i+8 : i+8]
-			for j := range ds {
-				ds[j] += float32(a * v[j])
-			}
-		}
-	}
-	for ; i < n; i++ {
-		dst[i] += float32(a * blockValue(t, row, e0+i))
-	}
-}
+func decodeBlocks(t CacheType, dst []float32, src []byte) { decodeBlockRange(t, dst, src, 0) }

@@ -44,11 +44,3 @@ func dotE5M2(q []float32, b []byte) float32 {
 	return kernels.ReduceLanes(l0+tail[0], l1+tail[1], l2+tail[2], l3+tail[3],
 		l4+tail[4], l5+tail[5], l6+tail[6], l7+tail[7])
 }
-
-// axpyE5M2 is kernels.Axpy(dst, a, decoded head) on the head's bytes b.
-func axpyE5M2(dst []float32, a float32, b []byte) {
-	b = b[:len(dst)]
-	for i := range dst {
-		dst[i] += float32(a * e5m2Table[b[i]])
-	}
-}

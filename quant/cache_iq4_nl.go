@@ -106,20 +106,15 @@ func encodeIQ4NL(dst []byte, src []float32, ntry int) {
 // tries, and sets codes to the indices of its first pass (zeros for a block below
 // iq4nlMinMax).
 func iq4nlScale(x []float32, ntry int, codes *[blockLen]uint8) float32 {
-	var amax, extreme float32 // ggml's amax and max
-	for _, v := range x {
-		if a := absf(v); a > amax {
-			amax, extreme = a, v
-		}
-	}
+	amax, xmax := extreme(x) // ggml's amax and max
 	if amax < iq4nlMinMax {
 		clear(codes[:])
 		return 0
 	}
 	grid0 := float32(iq4nlValues[0])
-	d := extreme / grid0
+	d := xmax / grid0
 	if ntry > 0 {
-		d = -extreme / grid0
+		d = -xmax / grid0
 	}
 	sumqx, sumq2 := iq4nlFit(x, 1/d, codes)
 	d = 0
@@ -128,7 +123,7 @@ func iq4nlScale(x []float32, ntry int, codes *[blockLen]uint8) float32 {
 	}
 	best := float32(d * sumqx)
 	for itry := -ntry; itry <= ntry; itry++ {
-		id := float32(itry+int(iq4nlValues[0])) / extreme
+		id := float32(itry+int(iq4nlValues[0])) / xmax
 		sumqx, sumq2 := iq4nlFit(x, id, nil)
 		if sumq2 > 0 && float32(sumqx*sumqx) > float32(best*sumq2) {
 			d = sumqx / sumq2

@@ -35,6 +35,17 @@ func affineScale(lo, hi float32, maxCode int) (d, id float32) {
 	return d, id
 }
 
+// affineHeader finds the range and scale of block x for an unsigned grid with codes
+// 0..maxCode, stores d and m = lo as fp16 in the first 4 bytes of out (the q4_1 and q5_1
+// block header) and returns lo and id for affineCode.
+func affineHeader(out []byte, x []float32, maxCode int) (lo, id float32) {
+	lo, hi := blockRange(x)
+	d, id := affineScale(lo, hi, maxCode)
+	storeF16(out, d)
+	storeF16(out[2:], lo)
+	return lo, id
+}
+
 // affineCode is (x−lo)·id + 0.5 truncated toward zero to an integer, as ggml's q4_1 and
 // q5_1 quantizers compute a code before narrowing it (its low byte is what C keeps).
 func affineCode(x, lo, id float32) int32 {
@@ -45,10 +56,7 @@ func encodeQ4_1(dst []byte, src []float32) {
 	for blk := 0; blk*blockLen < len(src); blk++ {
 		x := src[blk*blockLen : (blk+1)*blockLen]
 		out := dst[blk*q4_1BlockBytes : (blk+1)*q4_1BlockBytes]
-		lo, hi := blockRange(x)
-		d, id := affineScale(lo, hi, q4MaxNibble)
-		storeF16(out, d)
-		storeF16(out[2:], lo)
+		lo, id := affineHeader(out, x, q4MaxNibble)
 		qs := out[4:]
 		qs = qs[:blockHalf]
 		for j := range qs {

@@ -41,19 +41,7 @@ func encodeQ5_0(dst []byte, src []float32) {
 	for blk := 0; blk*blockLen < len(src); blk++ {
 		x := src[blk*blockLen : (blk+1)*blockLen]
 		out := dst[blk*q5_0BlockBytes : (blk+1)*q5_0BlockBytes]
-		var amax, extreme float32 // ggml's amax and max
-		for _, v := range x {
-			if amax < absf(v) {
-				amax = absf(v)
-				extreme = v
-			}
-		}
-		d := extreme / q5NegMax
-		var id float32
-		if d != 0 {
-			id = 1 / d
-		}
-		storeF16(out, d)
+		id := symmetricHeader(out, x, q5NegMax)
 		for j, v := range x {
 			c[j] = uint8(min(q5MaxCode, int8(truncToInt32(float32(v*id)+q5HalfStep))))
 		}
@@ -66,10 +54,7 @@ func encodeQ5_1(dst []byte, src []float32) {
 	for blk := 0; blk*blockLen < len(src); blk++ {
 		x := src[blk*blockLen : (blk+1)*blockLen]
 		out := dst[blk*q5_1BlockBytes : (blk+1)*q5_1BlockBytes]
-		lo, hi := blockRange(x)
-		d, id := affineScale(lo, hi, q5MaxCode)
-		storeF16(out, d)
-		storeF16(out[2:], lo)
+		lo, id := affineHeader(out, x, q5MaxCode)
 		for j, v := range x {
 			c[j] = uint8(affineCode(v, lo, id))
 		}

@@ -3,8 +3,6 @@ package quant
 import (
 	"encoding/binary"
 	"github.com/kvref/kvref/internal/half"
-
-	"github.com/kvref/kvref/internal/kernels"
 )
 
 // The q8_0 cache type is llama.cpp's block_q8_0, byte for byte: the row is cut into
@@ -45,91 +43,21 @@ func encodeQ8_0(dst []byte, src []float32) {
 	}
 }
 
-func decodeQ8_0(dst []float32, src []byte) {
-	for blk := 0; blk*q8BlockLen < len(dst); blk++ {
-		x := dst[blk*q8BlockLen : (blk+1)*q8BlockLen]
-		in := src[blk*q8BlockBytes : (blk+1)*q8BlockBytes]
-		d := half.F16Table[binary.LittleEndian.Uint16(in)]
-		qs := in[2:]
-		qs = qs[:len(x)]
-		for i, b := range qs {
-			x[i] = float32(int8(b)) * d
-		}
-	}
-}
-
-// q8At returns element e of a q8_0 row (counting from the row's start), exactly as
-// decodeQ8_0 computes it.
-func q8At(row []byte, e int) float32 {
-	blk := row[e/q8BlockLen*q8BlockBytes:]
-	d := half.F16Table[binary.LittleEndian.Uint16(blk)]
-	return float32(float32(int8(blk[2+e%q8BlockLen])) * d)
-}
-
-// dotQ8_0 is kernels.Dot(q, decoded head) for the head whose first element is element e0
-// of the row, in the same lane order. When e0 is a multiple of 8, every group of eight
-// lanes lies inside one block (blocks are 32 long), so the block's scale is loaded once
-// per group; otherwise each element finds its own block.
-func dotQ8_0(q []float32, row []byte, e0 int) float32 {
-	n := len(q)
-	var l0, l1, l2, l3, l4, l5, l6, l7 float32
-	i := 0
-	if e0%8 == 0 {
-		for ; i+8 <= n; i += 8 {
-			e := e0 + i
-			blk := row[e/q8BlockLen*q8BlockBytes:]
-			blk = blk[:q8BlockBytes]
-			d := half.F16Table[binary.LittleEndian.Uint16(blk)]
-			o := 2 + e%q8BlockLen
-			bs := blk[o : o+8 : o+8]
-			qs := q[i : i+8 : i+8]
-			l0 += float32(qs[0] * float32(float32(int8(bs[0]))*d))
-			l1 += float32(qs[1] * float32(float32(int8(bs[1]))*d))
-			l2 += float32(qs[2] * float32(float32(int8(bs[2]))*d))
-			l3 += float32(qs[3] * float32(float32(int8(bs[3]))*d))
-			l4 += float32(qs[4] * float32(float32(int8(bs[4]))*d))
-			l5 += float32(qs[5] * float32(float32(int8(bs[5]))*d))
-			l6 += float32(qs[6] * float32(float32(int8(bs[6]))*d))
-			l7 += float32(qs[7] * float32(float32(int8(bs[7]))*d))
-		}
-	} else {
-		for ; i+8 <= n; i += 8 {
-			e := e0 + i
-			qs := q[i : i+8 : i+8]
-			l0 += float32(qs[0] * q8At(row, e))
-			l1 += float32(qs[1] * q8At(row, e+1))
-			l2 += float32(qs[2] * q8At(row, e+2))
-			l3 += float32(qs[3] * q8At(row, e+3))
-			l4 += float32(qs[4] * q8At(row, e+4))
-			l5 += float32(qs[5] * q8At(row, e+5))
-			l6 += float32(qs[6] * q8At(row, e+6))
-			l7 += float32(qs[7] * q8At(row, e+7))
-		}
-	}
-	var tail [8]float32
-	for j := 0; i+j < n; j++ {
-		tail[j] = float32(q[i+j] * q8At(row, e0+i+j))
-	}
-	return kernels.ReduceLanes(l0+tail[0], l1+tail[1], l2+tail[2], l3+tail[3],
-		l4+tail[4], l5+tail[5], l6+tail[6], l7+tail[7])
-}
-
-// axpyQ8_0 is kernels.Axpy(dst, a, decoded head) for the head whose first element is
-// element e0 of the row. It walks the head one block segment at a time.
-func axpyQ8_0(dst []float32, a float32, row []byte, e0 int) {
+// decodeQ8Range decodes len(dst) values of a q8_0 row, starting at element e0 (counting
+// from the row's start), as ggml's dequantize_row_q8_0 does: float32(q) times the block's
+// fp16 scale. It walks one block segment at a time.
+func decodeQ8Range(dst []float32, row []byte, e0 int) {
 	for i := 0; i < len(dst); {
 		e := e0 + i
 		blk := row[e/q8BlockLen*q8BlockBytes:]
 		blk = blk[:q8BlockBytes]
 		d := half.F16Table[binary.LittleEndian.Uint16(blk)]
 		o := e % q8BlockLen
-		seg := min(q8BlockLen-o, len(dst)-i)
-		qs := blk[2+o : 2+o+seg]
-		ds := dst[i : i+seg]
-		qs = qs[:len(ds)]
-		for j := range ds {
-			ds[j] += float32(a * float32(float32(int8(qs[j]))*d))
+		ds := dst[i:min(i+q8BlockLen-o, len(dst))]
+		qs := blk[2+o : 2+o+len(ds)]
+		for j, b := range qs {
+			ds[j] = float32(int8(b)) * d
 		}
-		i += seg
+		i += len(ds)
 	}
 }

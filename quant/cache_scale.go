@@ -20,6 +20,18 @@ func maxAbs(x []float32) float32 {
 	return m
 }
 
+// extreme returns the largest |v| in x and the value v it belongs to, the first of
+// equal magnitudes, as ggml's quantizers find a block's amax and max: strict comparisons
+// from zero, so NaNs are skipped and an all-zero x gives 0, 0.
+func extreme(x []float32) (amax, v float32) {
+	for _, e := range x {
+		if a := absf(e); a > amax {
+			amax, v = a, e
+		}
+	}
+	return amax, v
+}
+
 // headScale returns the scale m/qmax of a head whose largest magnitude is m, for a grid
 // whose largest code is qmax (127 for int8, 448 for E4M3). When m is so close to
 // math.MaxFloat32 that qmax·(m/qmax) rounds to +Inf, the scale is lowered by one ulp, so

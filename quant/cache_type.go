@@ -225,10 +225,8 @@ func (t CacheType) Encode(dst []byte, src []float32, kvHeads, headDim int) {
 		encodeBF16(dst, src)
 	case FP8E5M2:
 		encodeE5M2(dst, src)
-	case Int8:
-		encodeInt8(dst, src, headDim)
-	case FP8E4M3:
-		encodeE4M3Scaled(dst, src, headDim)
+	case Int8, FP8E4M3:
+		t.scaled().encode(dst, src, headDim)
 	case Q8_0:
 		encodeQ8_0(dst, src)
 	case Q4_0:
@@ -257,12 +255,10 @@ func (t CacheType) Decode(dst []float32, src []byte, kvHeads, headDim int) {
 		decodeBF16(dst, src)
 	case FP8E5M2:
 		decodeE5M2(dst, src)
-	case Int8:
-		decodeInt8(dst, src, headDim)
-	case FP8E4M3:
-		decodeE4M3Scaled(dst, src, headDim)
+	case Int8, FP8E4M3:
+		t.scaled().decode(dst, src, headDim)
 	case Q8_0:
-		decodeQ8_0(dst, src)
+		decodeQ8Range(dst, src, 0)
 	default: // the 4- and 5-bit block types
 		decodeBlocks(t, dst, src)
 	}
@@ -302,54 +298,19 @@ func (t CacheType) RoundTrip(x []float32, kvHeads, headDim int) {
 }
 
 // DotHead returns the dot product of q (headDim values) with head number head of the
-// encoded row, reading the stored bytes directly. The result is bit-for-bit equal to
-// kernels.Dot(q, d[head*headDim:(head+1)*headDim]) where d is the row decoded by Decode:
-// each element is dequantized exactly as Decode does it and accumulated in kernels.Dot's
-// eight-lane order. It panics on a wrong length, head or shape.
+// encoded row. The result is bit-for-bit equal to
+// kernels.Dot(q, d[head*headDim:(head+1)*headDim]) where d is the row decoded by Decode
+// (see cache_head.go). It panics on a wrong length, head or shape.
 func (t CacheType) DotHead(q []float32, row []byte, head, kvHeads, headDim int) float32 {
 	t.checkHead("DotHead", len(q), len(row), head, kvHeads, headDim)
-	switch t {
-	case F32:
-		return dotF32(q, row[4*head*headDim:])
-	case F16:
-		return dotF16(q, row[2*head*headDim:])
-	case BF16:
-		return dotBF16(q, row[2*head*headDim:])
-	case FP8E5M2:
-		return dotE5M2(q, row[head*headDim:])
-	case Int8:
-		return dotInt8(q, row[head*(scaleBytes+headDim):])
-	case FP8E4M3:
-		return dotE4M3Scaled(q, row[head*(scaleBytes+headDim):])
-	case Q8_0:
-		return dotQ8_0(q, row, head*headDim)
-	default: // the 4- and 5-bit block types
-		return dotBlocks(t, q, row, head*headDim)
-	}
+	return t.dotHead(q, row, head, headDim)
 }
 
-// AxpyHead adds a times head number head of the encoded row to dst (headDim values),
-// reading the stored bytes directly. The result is bit-for-bit equal to
+// AxpyHead adds a times head number head of the encoded row to dst (headDim values).
+// The result is bit-for-bit equal to
 // kernels.Axpy(dst, a, d[head*headDim:(head+1)*headDim]) where d is the row decoded by
 // Decode. It panics on a wrong length, head or shape.
 func (t CacheType) AxpyHead(dst []float32, a float32, row []byte, head, kvHeads, headDim int) {
 	t.checkHead("AxpyHead", len(dst), len(row), head, kvHeads, headDim)
-	switch t {
-	case F32:
-		axpyF32(dst, a, row[4*head*headDim:])
-	case F16:
-		axpyF16(dst, a, row[2*head*headDim:])
-	case BF16:
-		axpyBF16(dst, a, row[2*head*headDim:])
-	case FP8E5M2:
-		axpyE5M2(dst, a, row[head*headDim:])
-	case Int8:
-		axpyInt8(dst, a, row[head*(scaleBytes+headDim):])
-	case FP8E4M3:
-		axpyE4M3Scaled(dst, a, row[head*(scaleBytes+headDim):])
-	case Q8_0:
-		axpyQ8_0(dst, a, row, head*headDim)
-	default: // the 4- and 5-bit block types
-		axpyBlocks(t, dst, a, row, head*headDim)
-	}
+	t.axpyHead(dst, a, row, head, headDim)
 }

@@ -124,14 +124,14 @@
 // and the least-squares scale D replaces d₀. Where a scale (or minimum) overflows fp16,
 // the block decodes to ±Inf and NaN, as in llama.cpp.
 //
-// # Fused kernels
+// # Reading a head
 //
-// Attention reads the cache through DotHead and AxpyHead, which work on the stored bytes
-// without a dequantized copy and are bit-for-bit equal to decoding the row and calling
-// kernels.Dot or kernels.Axpy: every element is dequantized with the same float32
-// operations as Decode, and the products are accumulated in kernels.Dot's eight-lane
-// order with the same tail handling. f16 and bf16 use the SIMD row kernels of
-// internal/kernels; the scaled and block types are portable Go (the 4- and 5-bit types
-// decode eight values at a time with the function Decode uses, cache_block.go). This keeps a quantized cache's cached decoding
-// bitwise equal to the cache-free reference, which applies RoundTrip to K and V.
+// Attention reads the cache through DotHead and AxpyHead, which are bit-for-bit equal to
+// decoding the row and calling kernels.Dot or kernels.Axpy (cache_head.go): most types
+// decode the head into a stack buffer with the functions Decode uses and call the kernels
+// themselves; f32 reads the bytes in place, f16 and bf16 use the SIMD row dots of
+// internal/kernels, and the one-byte types (int8, fp8-e4m3, fp8-e5m2) accumulate their
+// table lookups in kernels.Dot's eight-lane order with the same tail handling. This keeps
+// a quantized cache's cached decoding bitwise equal to the cache-free reference, which
+// applies RoundTrip to K and V.
 package quant

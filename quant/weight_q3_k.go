@@ -70,13 +70,7 @@ func quantizeQ3_K(dst []byte, src []float32) {
 	for blk := 0; blk*qkK < len(src); blk++ {
 		x := src[blk*qkK : (blk+1)*qkK]
 		out := dst[blk*q3KBlockBytes : (blk+1)*q3KBlockBytes]
-		var maxScale, amax float32
-		for j := range scales {
-			scales[j] = makeQ3Quants(q3KOffset, x[j*q3KSubLen:(j+1)*q3KSubLen], levels[j*q3KSubLen:(j+1)*q3KSubLen])
-			if a := absf(scales[j]); a > amax {
-				amax, maxScale = a, scales[j]
-			}
-		}
+		_, maxScale := subBlockScales(scales[:], x, levels[:], makeQ3Quants, q3KOffset)
 		s := out[q3KScaleOffset:q3KDOffset]
 		clear(s)
 		storeF16(out[q3KDOffset:], 0)
@@ -126,17 +120,12 @@ func quantizeQ3_K(dst []byte, src []float32) {
 // scale. Every float32 operation is ggml's, in ggml's order.
 func makeQ3Quants(nmax int32, x []float32, levels []int8) float32 {
 	levels = levels[:len(x)]
-	var extreme, amax float32
-	for _, v := range x {
-		if a := absf(v); a > amax {
-			amax, extreme = a, v
-		}
-	}
+	amax, xmax := extreme(x)
 	if amax < q6KGroupMaxEps {
 		clear(levels)
 		return 0
 	}
-	iscale := float32(-nmax) / extreme
+	iscale := float32(-nmax) / xmax
 	var sumLX, sumL2 float32
 	for i, v := range x {
 		l := max(-nmax, min(nmax-1, nearestInt(iscale*v)))

@@ -27,25 +27,27 @@ func quantizeQ4_0(dst []byte, src []float32) {
 	for blk := 0; blk*q4BlockLen < len(src); blk++ {
 		x := src[blk*q4BlockLen : (blk+1)*q4BlockLen]
 		out := dst[blk*q4BlockBytes : (blk+1)*q4BlockBytes]
-		var amax, extreme float32 // ggml's amax and max
-		for _, v := range x {
-			if amax < absf(v) {
-				amax = absf(v)
-				extreme = v
-			}
-		}
-		d := extreme / q4NegMaxStep
-		var id float32
-		if d != 0 {
-			id = 1 / d
-		}
-		storeF16(out, d)
+		id := symmetricHeader(out, x, q4NegMaxStep)
 		qs := out[2:]
 		qs = qs[:q4Half]
 		for j := range qs {
 			qs[j] = q4Nibble(x[j], id) | q4Nibble(x[q4Half+j], id)<<4
 		}
 	}
+}
+
+// symmetricHeader finds the scale of block x as ggml's q4_0 and q5_0 quantizers do,
+// d = max/negMax where max is the value of largest magnitude (negMax is −8 or −16, so that
+// max lands on code 0), stores d as fp16 in the first 2 bytes of out and returns
+// id = d != 0 ? 1/d : 0.
+func symmetricHeader(out []byte, x []float32, negMax float32) (id float32) {
+	_, xmax := extreme(x)
+	d := xmax / negMax
+	if d != 0 {
+		id = 1 / d
+	}
+	storeF16(out, d)
+	return id
 }
 
 // q4Nibble is MIN(15, (int8_t)(x·id + 8.5f)) stored into a uint8_t, as ggml computes a
@@ -56,18 +58,5 @@ func q4Nibble(x, id float32) uint8 {
 }
 
 // dequantizeQ4_0 is ggml's dequantize_row_q4_0: y = (q−8)·d, the integer q−8 converted to
-// float32 and multiplied by the fp16 scale.
-func dequantizeQ4_0(dst []float32, src []byte) {
-	for blk := 0; blk*q4BlockLen < len(dst); blk++ {
-		y := dst[blk*q4BlockLen : (blk+1)*q4BlockLen]
-		in := src[blk*q4BlockBytes : (blk+1)*q4BlockBytes]
-		d := loadF16(in)
-		qs := in[2:]
-		qs = qs[:q4Half]
-		lo, hi := y[:q4Half], y[q4Half:]
-		for j, b := range qs {
-			lo[j] = float32(int(b&0x0f)-q4Offset) * d
-			hi[j] = float32(int(b>>4)-q4Offset) * d
-		}
-	}
-}
+// float32 and multiplied by the fp16 scale; the q4_0 cache's decoder (blockGroup).
+func dequantizeQ4_0(dst []float32, src []byte) { decodeBlocks(Q4_0, dst, src) }

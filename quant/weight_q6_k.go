@@ -75,6 +75,18 @@ func dequantizeQ6_K(dst []float32, src []byte) {
 	}
 }
 
+// subBlockScales is the first step of ggml's q3_K and q6_K quantizers: it cuts the
+// super-block x (and levels, the same length) into len(scales) equal sub-blocks, sets
+// scales[j] to quantize(nmax, sub-block j, its levels) (make_q3_quants or make_qx_quants)
+// and returns the largest |scale| and the scale it belongs to (see extreme).
+func subBlockScales(scales, x []float32, levels []int8, quantize func(nmax int32, x []float32, levels []int8) float32, nmax int32) (amax, maxScale float32) {
+	n := len(x) / len(scales)
+	for j := range scales {
+		scales[j] = quantize(nmax, x[j*n:(j+1)*n], levels[j*n:(j+1)*n])
+	}
+	return extreme(scales)
+}
+
 // quantizeQ6_K is ggml's quantize_row_q6_K_ref for whole super-blocks.
 func quantizeQ6_K(dst []byte, src []float32) {
 	var (
@@ -85,15 +97,7 @@ func quantizeQ6_K(dst []byte, src []float32) {
 		x := src[blk*qkK : (blk+1)*qkK]
 		out := dst[blk*q6KBlockBytes : (blk+1)*q6KBlockBytes]
 
-		// A scale for every sub-block; remember the one of largest magnitude.
-		var maxScale, maxAbsScale float32
-		for j := range scales {
-			scales[j] = makeQXQuants(q6KOffset, x[j*q6KSubLen:(j+1)*q6KSubLen], levels[j*q6KSubLen:(j+1)*q6KSubLen])
-			if a := absf(scales[j]); a > maxAbsScale {
-				maxAbsScale = a
-				maxScale = scales[j]
-			}
-		}
+		maxAbsScale, maxScale := subBlockScales(scales[:], x, levels[:], makeQXQuants, q6KOffset)
 		if maxAbsScale < q6KGroupMaxEps {
 			clear(out) // all levels, scales and d zero
 			continue
@@ -144,19 +148,13 @@ func quantizeQ6_K(dst []byte, src []float32) {
 // in ggml's order.
 func makeQXQuants(nmax int32, x []float32, levels []int8) float32 {
 	levels = levels[:len(x)]
-	var extreme, amax float32 // ggml's max and amax
-	for _, v := range x {
-		if a := absf(v); a > amax {
-			amax = a
-			extreme = v
-		}
-	}
+	amax, xmax := extreme(x) // ggml's amax and max
 	if amax < q6KGroupMaxEps {
 		clear(levels)
 		return 0
 	}
 	fmax := float32(nmax)
-	iscale := -fmax / extreme
+	iscale := -fmax / xmax
 	var sumLX, sumL2 float32
 	for i, v := range x {
 		l := max(-nmax, min(nmax-1, nearestInt(iscale*v)))
@@ -175,7 +173,7 @@ func makeQXQuants(nmax int32, x []float32, levels []int8) float32 {
 		if is == 0 {
 			continue
 		}
-		iscale = -(fmax + float32(q6KSearchDeltaF*float32(is))) / extreme
+		iscale = -(fmax + float32(q6KSearchDeltaF*float32(is))) / xmax
 		sumLX, sumL2 = 0, 0
 		for _, v := range x {
 			l := max(-nmax, min(nmax-1, nearestInt(iscale*v)))

@@ -45,16 +45,5 @@ func quantizeQ8_0Weights(dst []byte, src []float32) {
 	}
 }
 
-// dequantizeQ8_0Weights is ggml's dequantize_row_q8_0: y = q·d.
-func dequantizeQ8_0Weights(dst []float32, src []byte) {
-	for blk := 0; blk*q8WeightBlockLen < len(dst); blk++ {
-		y := dst[blk*q8WeightBlockLen : (blk+1)*q8WeightBlockLen]
-		in := src[blk*q8WeightBlockBytes : (blk+1)*q8WeightBlockBytes]
-		d := loadF16(in)
-		qs := in[2:]
-		qs = qs[:len(y)]
-		for j, q := range qs {
-			y[j] = float32(int8(q)) * d
-		}
-	}
-}
+// dequantizeQ8_0Weights is ggml's dequantize_row_q8_0: y = q·d, the q8_0 cache's decoder.
+func dequantizeQ8_0Weights(dst []float32, src []byte) { decodeQ8Range(dst, src, 0) }

@@ -6,16 +6,23 @@ import (
 	"fmt"
 )
 
+// ObjectHeader is what every OpenAI response object starts with: its id, its object type,
+// when it was made (Unix seconds) and the model that made it. The response types embed
+// it, so its fields are theirs and come first in their JSON.
+type ObjectHeader struct {
+	ID      string `json:"id"`
+	Object  string `json:"object"` // "text_completion", "chat.completion" or "chat.completion.chunk"
+	Created int64  `json:"created"`
+	Model   string `json:"model"`
+}
+
 // CompletionResponse is the body of a /v1/completions response, and of each streamed chunk
 // (whose choices hold one token each and whose usage is absent, except for the final usage
 // chunk of stream_options.include_usage).
 type CompletionResponse struct {
-	ID      string             `json:"id"`
-	Object  string             `json:"object"` // "text_completion"
-	Created int64              `json:"created"`
-	Model   string             `json:"model"`
-	Choices []CompletionChoice `json:"choices"`
-	Usage   *Usage             `json:"usage,omitempty"`
+	ObjectHeader                    // Object: "text_completion"
+	Choices      []CompletionChoice `json:"choices"`
+	Usage        *Usage             `json:"usage,omitempty"`
 }
 
 // CompletionChoice is one continuation. With n choices per prompt, choice index i belongs to

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
-	"time"
 
 	"github.com/kvref/kvref/chat"
 	"github.com/kvref/kvref/tokenizer/chattemplate"
@@ -42,17 +41,7 @@ type chatParams struct {
 // handleChat serves POST /v1/chat/completions: the conversation rendered with the model's
 // chat template, then generated exactly as a completion is, on the same scheduler.
 func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
-	start := time.Now()
-	body, ok := s.readRequest(w, r)
-	if !ok {
-		return
-	}
-	p, aerr := s.parseChat(body)
-	if aerr != nil {
-		writeError(w, aerr)
-		return
-	}
-	s.generate(w, r, p, chatShape{}, start)
+	s.serveGeneration(w, r, s.parseChat, chatShape{})
 }
 
 // parseChat decodes and validates a chat request and renders its conversation into the
@@ -186,7 +175,7 @@ type chatShape struct{}
 func (chatShape) idPrefix() string { return "chatcmpl-" }
 
 func (chatShape) response(c *completion) any {
-	resp := ChatCompletionResponse{ID: c.id, Object: "chat.completion", Created: c.created, Model: c.s.model}
+	resp := ChatCompletionResponse{ObjectHeader: c.object("chat.completion")}
 	resp.Choices = make([]ChatChoice, len(c.choices))
 	for i := range c.choices {
 		ch := &c.choices[i]
@@ -238,7 +227,7 @@ func (c *completion) chatChunk(choices ...ChatChunkChoice) ChatChunk {
 	if choices == nil {
 		choices = []ChatChunkChoice{}
 	}
-	return ChatChunk{ID: c.id, Object: "chat.completion.chunk", Created: c.created, Model: c.s.model, Choices: choices}
+	return ChatChunk{ObjectHeader: c.object("chat.completion.chunk"), Choices: choices}
 }
 
 // chatLogprobs converts the legacy record of some tokens into the chat format.

@@ -3,12 +3,9 @@ package server
 // ChatCompletionResponse is the body of a /v1/chat/completions response (OpenAI's
 // "chat.completion" object).
 type ChatCompletionResponse struct {
-	ID      string       `json:"id"`
-	Object  string       `json:"object"` // "chat.completion"
-	Created int64        `json:"created"`
-	Model   string       `json:"model"`
-	Choices []ChatChoice `json:"choices"`
-	Usage   *Usage       `json:"usage"`
+	ObjectHeader              // Object: "chat.completion"
+	Choices      []ChatChoice `json:"choices"`
+	Usage        *Usage       `json:"usage"`
 	// PromptTokenIDs are the rendered conversation's token ids, when the request sets
 	// return_token_ids (vLLM's field): what the model was given, to verify a template.
 	PromptTokenIDs []int `json:"prompt_token_ids,omitempty"`
@@ -32,10 +29,7 @@ type ChatMessage struct {
 
 // ChatChunk is one streamed chunk (OpenAI's "chat.completion.chunk").
 type ChatChunk struct {
-	ID             string            `json:"id"`
-	Object         string            `json:"object"` // "chat.completion.chunk"
-	Created        int64             `json:"created"`
-	Model          string            `json:"model"`
+	ObjectHeader                     // Object: "chat.completion.chunk"
 	Choices        []ChatChunkChoice `json:"choices"`
 	Usage          *Usage            `json:"usage,omitempty"`            // only in the final usage chunk
 	PromptTokenIDs []int             `json:"prompt_token_ids,omitempty"` // in the first chunk, with return_token_ids

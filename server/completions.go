@@ -17,17 +17,24 @@ import (
 
 // handleCompletions serves POST /v1/completions.
 func (s *Server) handleCompletions(w http.ResponseWriter, r *http.Request) {
+	s.serveGeneration(w, r, s.parseCompletion, legacyShape{})
+}
+
+// serveGeneration serves a generation endpoint: it reads the request (readRequest),
+// decodes and validates it with parse, and generates the answer in the endpoint's shape.
+// A bad request is answered with parse's error.
+func (s *Server) serveGeneration(w http.ResponseWriter, r *http.Request, parse func(body []byte) (*params, *APIError), shape responseShape) {
 	start := time.Now()
 	body, ok := s.readRequest(w, r)
 	if !ok {
 		return
 	}
-	p, aerr := s.parseCompletion(body)
+	p, aerr := parse(body)
 	if aerr != nil {
 		writeError(w, aerr)
 		return
 	}
-	s.generate(w, r, p, legacyShape{}, start)
+	s.generate(w, r, p, shape, start)
 }
 
 // readRequest checks the method and the server's state and reads the body of a generation
@@ -361,7 +368,12 @@ func (legacyShape) usageChunk(c *completion, u Usage) any {
 
 // header is a legacy response (or chunk) without choices.
 func (c *completion) header() CompletionResponse {
-	return CompletionResponse{ID: c.id, Object: "text_completion", Created: c.created, Model: c.s.model}
+	return CompletionResponse{ObjectHeader: c.object("text_completion")}
+}
+
+// object is the header of c's response objects of type object.
+func (c *completion) object(object string) ObjectHeader {
+	return ObjectHeader{ID: c.id, Object: object, Created: c.created, Model: c.s.model}
 }
 
 // encodeError is a chunk that JSON cannot carry (a NaN, which the engine's finiteness check

@@ -23,10 +23,9 @@ import (
 //
 // A BPE is safe for concurrent use.
 type BPE struct {
+	vocabCore
 	model bpeModel
 
-	text    []string // token text by id, as the vocabulary stores it ("" for unused ids)
-	types   []int32  // GGUF token type by id
 	decText []string // the string a Hugging Face decoder sees for id
 	pieces  [][]byte // Piece(id), precomputed
 
@@ -43,11 +42,8 @@ type BPE struct {
 	pre         preTokenizer // nil: the whole text is one word
 	dec         decoder      // Hugging Face decoder; nil joins tokens with spaces
 	preName     string       // tokenizer.ggml.pre, for GGUF vocabularies
-	eog         map[int]bool // end-of-generation ids
 	prefix      []int        // ids Encode with addSpecial puts first
 	suffix      []int        // ids Encode with addSpecial puts last
-
-	bos, eos, unk, pad, eot int
 }
 
 var _ Tokenizer = (*BPE)(nil)
@@ -100,11 +96,7 @@ func NewBPE(v BPEVocab) (*BPE, error) {
 	if v.RStrip != nil && len(v.RStrip) != n {
 		return nil, fmt.Errorf("tokenizer: BPE vocabulary has %d tokens but %d RStrip flags", n, len(v.RStrip))
 	}
-	pre := v.Pre
-	if pre == "" {
-		pre = "default"
-	}
-	pt, ok := preTypes[pre]
+	pt, pre, ok := lookupPreType(v.Pre)
 	if !ok {
 		return nil, fmt.Errorf("tokenizer: unknown BPE pre-tokenizer %q (tokenizer.ggml.pre); kvref supports %s",
 			v.Pre, strings.Join(preTypeNames(), ", "))
@@ -130,12 +122,12 @@ func NewBPE(v BPEVocab) (*BPE, error) {
 	}
 
 	t := &BPE{
-		text:    make([]string, n),
-		types:   make([]int32, n),
+		vocabCore: vocabCore{
+			text: make([]string, n), types: make([]int32, n), eog: make(map[int]bool),
+			bos: v.BOS, eos: v.EOS, unk: v.UNK, pad: v.PAD, eot: v.EOT,
+		},
 		addedID: make(map[int]*addedToken),
 		preName: pre,
-		bos:     v.BOS, eos: v.EOS, unk: v.UNK, pad: v.PAD, eot: v.EOT,
-		eog: make(map[int]bool),
 	}
 	t.model = bpeModel{
 		vocab:        make(map[string]int32, n),
@@ -245,21 +237,6 @@ func (t *BPE) llamaPiece(id int) []byte {
 	return nil
 }
 
-// VocabSize returns the number of token ids (one more than the largest id).
-func (t *BPE) VocabSize() int { return len(t.text) }
-
-// BOS returns the beginning-of-sequence id, or -1 if there is none.
-func (t *BPE) BOS() int { return t.bos }
-
-// EOS returns the end-of-sequence id, or -1 if there is none.
-func (t *BPE) EOS() int { return t.eos }
-
-// UNK returns the unknown-token id, or -1 if there is none.
-func (t *BPE) UNK() int { return t.unk }
-
-// PAD returns the padding id, or -1 if there is none.
-func (t *BPE) PAD() int { return t.pad }
-
 // AddBOS reports whether Encode with addSpecial prepends BOS.
 func (t *BPE) AddBOS() bool { return t.bos >= 0 && slices.Contains(t.prefix, t.bos) }
 
@@ -273,30 +250,6 @@ func (t *BPE) SpecialPrefix() []int { return slices.Clone(t.prefix) }
 // SpecialSuffix returns the ids Encode with addSpecial puts after the text
 // (usually nothing, or EOS). The caller owns the slice.
 func (t *BPE) SpecialSuffix() []int { return slices.Clone(t.suffix) }
-
-// IsEOG reports whether id ends generation: EOS, EOT and the other
-// end-of-generation ids the vocabulary declares.
-func (t *BPE) IsEOG(id int) bool { return t.eog[id] }
-
-// TokenText returns the raw vocabulary string of id (in the byte alphabet,
-// "Ġworld" for " world"), or "" if id is out of range or unused.
-func (t *BPE) TokenText(id int) string {
-	if id < 0 || id >= len(t.text) {
-		return ""
-	}
-	return t.text[id]
-}
-
-// TokenType returns the GGUF token type of id (TypeNormal, TypeControl,
-// TypeUserDefined, ...), or TypeUndefined if id is out of range or unused.
-// For tokenizer.json vocabularies special added tokens are TypeControl, other
-// added tokens TypeUserDefined, and byte-fallback tokens TypeByte.
-func (t *BPE) TokenType(id int) int32 {
-	if id < 0 || id >= len(t.types) {
-		return TypeUndefined
-	}
-	return t.types[id]
-}
 
 // TokenID returns the id of the token whose vocabulary text is s: an added
 // or special token's content, or a model token in the byte alphabet.

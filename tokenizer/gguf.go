@@ -75,37 +75,18 @@ func spmVocab(f *gguf.File) (Vocab, error) {
 		return v, fmt.Errorf("tokenizer: %w", err)
 	}
 	n := len(v.Tokens)
-	if v.Scores, err = f.Float32s(keyScores); err != nil {
-		return v, fmt.Errorf("tokenizer: %w", err)
-	}
-	if len(v.Scores) != n {
-		return v, fmt.Errorf("tokenizer: %s: %s has %d entries, want %d (one per entry of %s)",
-			f.Path, keyScores, len(v.Scores), n, keyTokens)
-	}
-	if v.Types, err = f.Int32s(keyTypes); err != nil {
-		return v, fmt.Errorf("tokenizer: %w", err)
-	}
-	if len(v.Types) != n {
-		return v, fmt.Errorf("tokenizer: %s: %s has %d entries, want %d (one per entry of %s)",
-			f.Path, keyTypes, len(v.Types), n, keyTokens)
-	}
-
-	ids := map[string]*int{keyBOS: &v.BOS, keyEOS: &v.EOS, keyUNK: &v.UNK, keyPAD: &v.PAD, keyEOT: &v.EOT}
-	defaults := map[string]int{keyBOS: 1, keyEOS: 2, keyUNK: 0, keyPAD: -1, keyEOT: -1}
-	for key, p := range ids {
-		if *p, err = tokenID(f, key, defaults[key], n); err != nil {
-			return v, err
-		}
-	}
-	eom, fim := -1, [3]int{}
-	if eom, err = tokenID(f, keyEOM, -1, n); err != nil {
+	if v.Scores, err = tokenArray(f, keyScores, n, f.Float32s); err != nil {
 		return v, err
 	}
-	for i, key := range []string{keyFIMPad, keyFIMRep, keyFIMSep} {
-		if fim[i], err = tokenID(f, key, -1, n); err != nil {
-			return v, err
-		}
+	if v.Types, err = tokenArray(f, keyTypes, n, f.Int32s); err != nil {
+		return v, err
 	}
+
+	sp, err := readSpecialIDs(f, n, [5]int{1, 2, 0, -1, -1})
+	if err != nil {
+		return v, err
+	}
+	v.BOS, v.EOS, v.UNK, v.PAD, v.EOT = sp.ids[0], sp.ids[1], sp.ids[2], sp.ids[3], sp.ids[4]
 
 	if v.AddBOS, err = optBool(f, keyAddBOS, true); err != nil {
 		return v, err
@@ -117,10 +98,53 @@ func spmVocab(f *gguf.File) (Vocab, error) {
 		return v, err
 	}
 
-	detectEOG(&v, eom, fim)
+	detectEOG(&v, sp.eom, sp.fim)
 	name, _ := f.String(keyName)
 	setStripAttrs(&v, name)
 	return v, nil
+}
+
+// tokenArray reads the per-token array key with get and checks that it has one entry
+// per token (n), naming the file, the key and both counts.
+func tokenArray[T any](f *gguf.File, key string, n int, get func(key string) ([]T, error)) ([]T, error) {
+	x, err := get(key)
+	if err != nil {
+		return nil, fmt.Errorf("tokenizer: %w", err)
+	}
+	if len(x) != n {
+		return nil, fmt.Errorf("tokenizer: %s: %s has %d entries, want %d (one per entry of %s)",
+			f.Path, key, len(x), n, keyTokens)
+	}
+	return x, nil
+}
+
+// specialIDs are the special token ids a GGUF vocabulary names.
+type specialIDs struct {
+	ids [5]int // BOS, EOS, UNK, PAD, EOT
+	eom int    // end of message, for detectEOG
+	fim [3]int // fill-in-the-middle pad, repo and sep, for detectEOG
+}
+
+// readSpecialIDs reads the special token ids of a GGUF vocabulary of n tokens with
+// tokenID: BOS, EOS, UNK, PAD and EOT with the defaults def (in that order), and EOM and
+// the FIM ids (default: none). The error names the first bad key in that order.
+func readSpecialIDs(f *gguf.File, n int, def [5]int) (specialIDs, error) {
+	var sp specialIDs
+	var err error
+	for i, key := range [5]string{keyBOS, keyEOS, keyUNK, keyPAD, keyEOT} {
+		if sp.ids[i], err = tokenID(f, key, def[i], n); err != nil {
+			return sp, err
+		}
+	}
+	if sp.eom, err = tokenID(f, keyEOM, -1, n); err != nil {
+		return sp, err
+	}
+	for i, key := range [3]string{keyFIMPad, keyFIMRep, keyFIMSep} {
+		if sp.fim[i], err = tokenID(f, key, -1, n); err != nil {
+			return sp, err
+		}
+	}
+	return sp, nil
 }
 
 // tokenID reads an optional token-id key. Like llama.cpp it falls back to

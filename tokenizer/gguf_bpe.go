@@ -32,22 +32,14 @@ func bpeFromGGUF(f *gguf.File) (*BPE, error) {
 		return nil, fmt.Errorf("tokenizer: %w", err)
 	}
 	if _, ok := f.Lookup(keyTypes); ok {
-		if v.Types, err = f.Int32s(keyTypes); err != nil {
-			return nil, fmt.Errorf("tokenizer: %w", err)
-		}
-		if len(v.Types) != n {
-			return nil, fmt.Errorf("tokenizer: %s: %s has %d entries, want %d (one per entry of %s)",
-				f.Path, keyTypes, len(v.Types), n, keyTokens)
+		if v.Types, err = tokenArray(f, keyTypes, n, f.Int32s); err != nil {
+			return nil, err
 		}
 	}
 	if v.Pre, err = f.String(keyPre); err != nil && !errors.Is(err, gguf.ErrKeyNotFound) {
 		return nil, fmt.Errorf("tokenizer: %w", err)
 	}
-	pre := v.Pre
-	if pre == "" {
-		pre = "default"
-	}
-	pt, ok := preTypes[pre]
+	pt, _, ok := lookupPreType(v.Pre)
 	if !ok {
 		return nil, fmt.Errorf("tokenizer: %s: %s is %q, which kvref does not support; supported: %v",
 			f.Path, keyPre, v.Pre, preTypeNames())
@@ -57,25 +49,11 @@ func bpeFromGGUF(f *gguf.File) (*BPE, error) {
 	if pt.noBOS {
 		defBOS = -1
 	}
-	ids := []struct {
-		key string
-		p   *int
-		def int
-	}{{keyBOS, &v.BOS, defBOS}, {keyEOS, &v.EOS, 11}, {keyUNK, &v.UNK, -1}, {keyPAD, &v.PAD, -1}, {keyEOT, &v.EOT, -1}}
-	for _, s := range ids {
-		if *s.p, err = tokenID(f, s.key, s.def, n); err != nil {
-			return nil, err
-		}
-	}
-	eom, fim := -1, [3]int{}
-	if eom, err = tokenID(f, keyEOM, -1, n); err != nil {
+	sp, err := readSpecialIDs(f, n, [5]int{defBOS, 11, -1, -1, -1})
+	if err != nil {
 		return nil, err
 	}
-	for i, key := range []string{keyFIMPad, keyFIMRep, keyFIMSep} {
-		if fim[i], err = tokenID(f, key, -1, n); err != nil {
-			return nil, err
-		}
-	}
+	v.BOS, v.EOS, v.UNK, v.PAD, v.EOT = sp.ids[0], sp.ids[1], sp.ids[2], sp.ids[3], sp.ids[4]
 	if v.AddBOS, err = optBool(f, keyAddBOS, pt.addBOS); err != nil {
 		return nil, err
 	}
@@ -91,7 +69,7 @@ func bpeFromGGUF(f *gguf.File) (*BPE, error) {
 			sv.Types[i] = TypeNormal
 		}
 	}
-	detectEOG(&sv, eom, fim)
+	detectEOG(&sv, sp.eom, sp.fim)
 	v.Types, v.EOT, v.EOG = sv.Types, sv.EOT, sv.EOG
 
 	t, err := NewBPE(v)

@@ -199,7 +199,10 @@ func bpeFromTokenizerJSON(data, config []byte) (*BPE, error) {
 		return nil, errJSON("BPE model: dropout %v is not supported (it makes encoding random)", *m.Dropout)
 	}
 
-	t := &BPE{hf: true, addedID: make(map[int]*addedToken), bos: -1, eos: -1, unk: -1, pad: -1, eot: -1, eog: make(map[int]bool)}
+	t := &BPE{
+		vocabCore: vocabCore{bos: -1, eos: -1, unk: -1, pad: -1, eot: -1, eog: make(map[int]bool)},
+		hf:        true, addedID: make(map[int]*addedToken),
+	}
 	if err := t.loadHFVocab(&m); err != nil {
 		return nil, err
 	}
@@ -659,6 +662,49 @@ func decodeComponent(raw json.RawMessage, c *hfComponent, what string, depth int
 	return nil
 }
 
+// parseComponent reads the tokenizer.json component raw (what names its kind: "normalizer",
+// "pre_tokenizer", "decoder") at nesting depth: null gives none, the zero T; a Sequence
+// gives seq of its parts' results other than none, each part read by parseComponent one
+// level deeper; any other type is read by one.
+func parseComponent[T comparable](raw json.RawMessage, what string, depth int,
+	parts func(*hfComponent) []json.RawMessage, seq func([]T) T, one func(*hfComponent) (T, error)) (T, error) {
+	var none T
+	if isNull(raw) {
+		return none, nil
+	}
+	var c hfComponent
+	if err := decodeComponent(raw, &c, what, depth); err != nil {
+		return none, err
+	}
+	if c.Type != "Sequence" {
+		return one(&c)
+	}
+	var items []T
+	for _, r := range parts(&c) {
+		x, err := parseComponent(r, what, depth+1, parts, seq, one)
+		if err != nil {
+			return none, err
+		}
+		if x != none {
+			items = append(items, x)
+		}
+	}
+	return seq(items), nil
+}
+
+// replaceOf reads the pattern and the content of a Replace component (what:
+// "normalizer Replace", "decoder Replace").
+func replaceOf(c *hfComponent, what string) (*regexSplit, string, error) {
+	p, err := parsePattern(c.Pattern, what)
+	if err != nil {
+		return nil, "", err
+	}
+	if c.Content == nil {
+		return nil, "", errJSON("%s: missing content", what)
+	}
+	return p, *c.Content, nil
+}
+
 // parsePattern compiles a Split / Replace pattern; a String pattern is a
 // literal.
 func parsePattern(p *hfPattern, what string) (re *regexSplit, err error) {
@@ -679,40 +725,24 @@ func parsePattern(p *hfPattern, what string) (re *regexSplit, err error) {
 
 // parseNormalizer reads a normalizer; null gives nil.
 func parseNormalizer(raw json.RawMessage, depth int) (normalizer, error) {
-	if isNull(raw) {
-		return nil, nil
-	}
-	var c hfComponent
-	if err := decodeComponent(raw, &c, "normalizer", depth); err != nil {
-		return nil, err
-	}
+	return parseComponent(raw, "normalizer", depth, func(c *hfComponent) []json.RawMessage { return c.Normalizers },
+		func(parts []normalizer) normalizer { return normSequence(parts) }, normalizerOf)
+}
+
+// normalizerOf reads a normalizer other than a Sequence.
+func normalizerOf(c *hfComponent) (normalizer, error) {
 	switch c.Type {
-	case "Sequence":
-		var seq normSequence
-		for _, r := range c.Normalizers {
-			n, err := parseNormalizer(r, depth+1)
-			if err != nil {
-				return nil, err
-			}
-			if n != nil {
-				seq = append(seq, n)
-			}
-		}
-		return seq, nil
 	case "Prepend":
 		if c.Prepend == nil {
 			return nil, errJSON("normalizer Prepend: missing prepend")
 		}
 		return prependNorm{*c.Prepend}, nil
 	case "Replace":
-		p, err := parsePattern(c.Pattern, "normalizer Replace")
+		p, content, err := replaceOf(c, "normalizer Replace")
 		if err != nil {
 			return nil, err
 		}
-		if c.Content == nil {
-			return nil, errJSON("normalizer Replace: missing content")
-		}
-		return replaceNorm{re: p.re, literal: p.literal, content: *c.Content}, nil
+		return replaceNorm{re: p.re, literal: p.literal, content: content}, nil
 	case "NFC":
 		return unicodeNorm{norm.NFC}, nil
 	case "NFD":
@@ -733,26 +763,13 @@ func parseNormalizer(raw json.RawMessage, depth int) (normalizer, error) {
 
 // parsePreTokenizer reads a pre-tokenizer; null gives nil.
 func parsePreTokenizer(raw json.RawMessage, depth int) (preTokenizer, error) {
-	if isNull(raw) {
-		return nil, nil
-	}
-	var c hfComponent
-	if err := decodeComponent(raw, &c, "pre_tokenizer", depth); err != nil {
-		return nil, err
-	}
+	return parseComponent(raw, "pre_tokenizer", depth, func(c *hfComponent) []json.RawMessage { return c.PreTokenizers },
+		func(parts []preTokenizer) preTokenizer { return preSequence(parts) }, preTokenizerOf)
+}
+
+// preTokenizerOf reads a pre-tokenizer other than a Sequence.
+func preTokenizerOf(c *hfComponent) (preTokenizer, error) {
 	switch c.Type {
-	case "Sequence":
-		var seq preSequence
-		for _, r := range c.PreTokenizers {
-			p, err := parsePreTokenizer(r, depth+1)
-			if err != nil {
-				return nil, err
-			}
-			if p != nil {
-				seq = append(seq, p)
-			}
-		}
-		return seq, nil
 	case "ByteLevel":
 		return &byteLevelPre{
 			addPrefixSpace: c.AddPrefixSpace == nil || *c.AddPrefixSpace,
@@ -777,7 +794,7 @@ func parsePreTokenizer(raw json.RawMessage, depth int) (preTokenizer, error) {
 	case "WhitespaceSplit":
 		return whitespaceSplitPre{}, nil
 	case "Metaspace":
-		repl, scheme, err := metaspaceParams(&c, "pre_tokenizer")
+		repl, scheme, err := metaspaceParams(c, "pre_tokenizer")
 		if err != nil {
 			return nil, err
 		}
@@ -814,37 +831,21 @@ func metaspaceParams(c *hfComponent, what string) (rune, prependScheme, error) {
 
 // parseDecoder reads a decoder; null gives nil.
 func parseDecoder(raw json.RawMessage, depth int) (decoder, error) {
-	if isNull(raw) {
-		return nil, nil
-	}
-	var c hfComponent
-	if err := decodeComponent(raw, &c, "decoder", depth); err != nil {
-		return nil, err
-	}
+	return parseComponent(raw, "decoder", depth, func(c *hfComponent) []json.RawMessage { return c.Decoders },
+		func(parts []decoder) decoder { return decSequence(parts) }, decoderOf)
+}
+
+// decoderOf reads a decoder other than a Sequence.
+func decoderOf(c *hfComponent) (decoder, error) {
 	switch c.Type {
-	case "Sequence":
-		var seq decSequence
-		for _, r := range c.Decoders {
-			d, err := parseDecoder(r, depth+1)
-			if err != nil {
-				return nil, err
-			}
-			if d != nil {
-				seq = append(seq, d)
-			}
-		}
-		return seq, nil
 	case "ByteLevel":
 		return byteLevelDec{}, nil
 	case "Replace":
-		p, err := parsePattern(c.Pattern, "decoder Replace")
+		p, content, err := replaceOf(c, "decoder Replace")
 		if err != nil {
 			return nil, err
 		}
-		if c.Content == nil {
-			return nil, errJSON("decoder Replace: missing content")
-		}
-		return replaceDec{re: p.re, literal: p.literal, content: *c.Content}, nil
+		return replaceDec{re: p.re, literal: p.literal, content: content}, nil
 	case "ByteFallback":
 		return byteFallbackDec{}, nil
 	case "Fuse":
@@ -866,7 +867,7 @@ func parseDecoder(raw json.RawMessage, depth int) (decoder, error) {
 		}
 		return stripDec{content: r, start: int(start), stop: int(stop)}, nil
 	case "Metaspace":
-		repl, scheme, err := metaspaceParams(&c, "decoder")
+		repl, scheme, err := metaspaceParams(c, "decoder")
 		if err != nil {
 			return nil, err
 		}

@@ -128,6 +128,16 @@ func init() {
 	add(preType{regexes: preSeedCoder}, "seed-coder")
 }
 
+// lookupPreType returns the pre-tokenizer named name (tokenizer.ggml.pre; empty means
+// "default"), the name it goes by, and whether kvref has it.
+func lookupPreType(name string) (preType, string, bool) {
+	if name == "" {
+		name = "default"
+	}
+	p, ok := preTypes[name]
+	return p, name, ok
+}
+
 // preTypeNames returns the supported tokenizer.ggml.pre names, sorted.
 func preTypeNames() []string {
 	names := make([]string, 0, len(preTypes))

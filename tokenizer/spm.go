@@ -10,9 +10,8 @@ import (
 // vocabularies with tokenizer.ggml.model = "llama" (llm_tokenizer_spm).
 // It is safe for concurrent use.
 type SPM struct {
-	text   []string       // token text by id (empty tokens renamed as llama.cpp does)
+	vocabCore
 	scores []float32      // merge priority by id
-	types  []int32        // GGUF token type by id
 	lstrip []bool         // nil or per-id LSTRIP flag
 	rstrip []bool         // nil or per-id RSTRIP flag
 	ids    map[string]int // token text -> id, every token type included
@@ -24,10 +23,8 @@ type SPM struct {
 	// text first: the order in which llama.cpp splits them out of the input.
 	byLength []*addedToken
 
-	bos, eos, unk, pad, eot int
-	eog                     map[int]bool
-	addBOS, addEOS          bool
-	addSpacePrefix          bool
+	addBOS, addEOS bool
+	addSpacePrefix bool
 }
 
 var _ Tokenizer = (*SPM)(nil)
@@ -41,18 +38,14 @@ func NewSPM(v Vocab) (*SPM, error) {
 	}
 	n := len(v.Tokens)
 	s := &SPM{
-		text:           make([]string, n),
+		vocabCore: vocabCore{
+			text: make([]string, n), types: slices.Clone(v.Types), eog: make(map[int]bool),
+			bos: v.BOS, eos: v.EOS, unk: v.UNK, pad: v.PAD, eot: v.EOT,
+		},
 		scores:         slices.Clone(v.Scores),
-		types:          slices.Clone(v.Types),
 		lstrip:         slices.Clone(v.LStrip),
 		rstrip:         slices.Clone(v.RStrip),
 		ids:            make(map[string]int, n),
-		bos:            v.BOS,
-		eos:            v.EOS,
-		unk:            v.UNK,
-		pad:            v.PAD,
-		eot:            v.EOT,
-		eog:            make(map[int]bool),
 		addBOS:         v.AddBOS,
 		addEOS:         v.AddEOS,
 		addSpacePrefix: v.AddSpacePrefix,
@@ -100,44 +93,8 @@ func NewSPM(v Vocab) (*SPM, error) {
 	return s, nil
 }
 
-// VocabSize returns the number of tokens in the vocabulary.
-func (s *SPM) VocabSize() int { return len(s.text) }
-
-// BOS returns the beginning-of-sequence id, or -1 if there is none.
-func (s *SPM) BOS() int { return s.bos }
-
-// EOS returns the end-of-sequence id, or -1 if there is none.
-func (s *SPM) EOS() int { return s.eos }
-
-// UNK returns the unknown-token id, or -1 if there is none.
-func (s *SPM) UNK() int { return s.unk }
-
 // AddBOS reports whether Encode with addSpecial prepends BOS.
 func (s *SPM) AddBOS() bool { return s.addBOS }
 
 // AddEOS reports whether Encode with addSpecial appends EOS.
 func (s *SPM) AddEOS() bool { return s.addEOS }
-
-// IsEOG reports whether id ends generation: EOS, EOT and the other
-// end-of-generation ids the vocabulary declares.
-func (s *SPM) IsEOG(id int) bool { return s.eog[id] }
-
-// TokenText returns the raw vocabulary string of id, or "" if id is out of range.
-func (s *SPM) TokenText(id int) string {
-	if id < 0 || id >= len(s.text) {
-		return ""
-	}
-	return s.text[id]
-}
-
-// TokenType returns the GGUF token type of id (TypeNormal, TypeControl, ...),
-// or TypeUndefined if id is out of range.
-func (s *SPM) TokenType(id int) int32 {
-	if id < 0 || id >= len(s.types) {
-		return TypeUndefined
-	}
-	return s.types[id]
-}
-
-// PAD returns the padding id, or -1 if there is none.
-func (s *SPM) PAD() int { return s.pad }

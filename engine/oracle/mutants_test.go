@@ -32,16 +32,16 @@ type mutant struct {
 
 var mutants = []mutant{
 	{
-		// The int8 encoder scales every head by head 0's maxabs (and stores that scale).
+		// The scaled encoder (int8 and fp8-e4m3; the victim runs int8) scales every head by head 0's maxabs (and stores that scale).
 		name: "int8-head0-scale", dir: "quant",
-		find:    "s := headScale(maxAbs(x), int8Max)",
-		replace: "s := headScale(maxAbs(src[:headDim]), int8Max) // MUTANT",
+		find:    "s := headScale(maxAbs(x), c.max)",
+		replace: "s := headScale(maxAbs(src[:headDim]), c.max) // MUTANT",
 	},
 	{
-		// The int8 encoder stores head h+1's values (and scale) in head h's slot.
+		// The scaled encoder (int8 and fp8-e4m3; the victim runs int8) stores head h+1's values (and scale) in head h's slot.
 		name: "int8-off-by-one-head", dir: "quant",
-		find:    "x := src[h*headDim : (h+1)*headDim]\n\t\tout := dst[h*(scaleBytes+headDim) : (h+1)*(scaleBytes+headDim)]\n\t\ts := headScale(maxAbs(x), int8Max)",
-		replace: "x := src[(h+1)%(len(src)/headDim)*headDim : ((h+1)%(len(src)/headDim)+1)*headDim] // MUTANT\n\t\tout := dst[h*(scaleBytes+headDim) : (h+1)*(scaleBytes+headDim)]\n\t\ts := headScale(maxAbs(x), int8Max)",
+		find:    "x := src[h*headDim : (h+1)*headDim]\n\t\tout := dst[h*(scaleBytes+headDim) : (h+1)*(scaleBytes+headDim)]\n\t\ts := headScale(maxAbs(x), c.max)",
+		replace: "x := src[(h+1)%(len(src)/headDim)*headDim : ((h+1)%(len(src)/headDim)+1)*headDim] // MUTANT\n\t\tout := dst[h*(scaleBytes+headDim) : (h+1)*(scaleBytes+headDim)]\n\t\ts := headScale(maxAbs(x), c.max)",
 	},
 	{
 		// The pool writes each head's key scale into the value row and the value scale into

@@ -2,8 +2,8 @@ package gguf
 
 import (
 	"errors"
-	"fmt"
-	"strconv"
+
+	"github.com/kvref/kvref/format/internal/fileerr"
 )
 
 // ErrTruncated is wrapped by parse errors where the file ends before the
@@ -14,21 +14,11 @@ var ErrTruncated = errors.New("the file is truncated or corrupt; re-download or 
 // absent, so callers can tell an optional key from a malformed one.
 var ErrKeyNotFound = errors.New("metadata key not found")
 
-// maxQuoted bounds how much of a name from the file goes into an error
-// message, so a hostile file cannot produce megabyte-long errors.
-const maxQuoted = 96
-
-// quote quotes a key or tensor name for an error message, shortening it if
-// it is long.
-func quote(s string) string {
-	if len(s) <= maxQuoted {
-		return strconv.Quote(s)
-	}
-	return strconv.Quote(s[:maxQuoted]) + fmt.Sprintf("... (%d bytes)", len(s))
-}
+// quote quotes a key or tensor name for an error message, shortening it if it is long.
+func quote(s string) string { return fileerr.Quote(s) }
 
 // fileErrorf formats an error about the named file in the package's style:
 // "gguf: NAME: message".
 func fileErrorf(name, format string, args ...any) error {
-	return fmt.Errorf("gguf: %s: "+format, append([]any{name}, args...)...)
+	return fileerr.Errorf("gguf", name, format, args...)
 }

@@ -51,11 +51,9 @@ type File struct {
 // must not be used afterwards. Close is safe to call more than once.
 func (f *File) Close() error {
 	f.data = nil
-	if m := f.mapping; m != nil {
-		f.mapping = nil
-		return m.Close()
-	}
-	return nil
+	m := f.mapping
+	f.mapping = nil
+	return m.Close()
 }
 
 // Lookup returns the value of a metadata key.
@@ -88,19 +86,23 @@ func (f *File) typeError(key, want string, v Value) error {
 	return fileErrorf(f.Path, "metadata key %s is %s, want %s", quote(key), v.typeName(), want)
 }
 
-// String returns a string-valued metadata key.
-func (f *File) String(key string) (string, error) {
-	const want = "string"
+// typed returns the value of key as get reads it, or an error that names the file, the
+// key and want: the key is missing (wrapping ErrKeyNotFound), or get cannot read its type.
+func typed[T any](f *File, key, want string, get func(Value) (T, bool)) (T, error) {
+	var zero T
 	v, err := f.lookup(key, want)
 	if err != nil {
-		return "", err
+		return zero, err
 	}
-	s, ok := v.Str()
+	x, ok := get(v)
 	if !ok {
-		return "", f.typeError(key, want, v)
+		return zero, f.typeError(key, want, v)
 	}
-	return s, nil
+	return x, nil
 }
+
+// String returns a string-valued metadata key.
+func (f *File) String(key string) (string, error) { return typed(f, key, "string", Value.Str) }
 
 // Uint returns a metadata key of any integer type that holds a
 // non-negative value.
@@ -140,45 +142,16 @@ func (f *File) Float(key string) (float64, error) {
 }
 
 // Bool returns a bool-valued metadata key.
-func (f *File) Bool(key string) (bool, error) {
-	const want = "bool"
-	v, err := f.lookup(key, want)
-	if err != nil {
-		return false, err
-	}
-	b, ok := v.Bool()
-	if !ok {
-		return false, f.typeError(key, want, v)
-	}
-	return b, nil
-}
+func (f *File) Bool(key string) (bool, error) { return typed(f, key, "bool", Value.Bool) }
 
 // Strings returns a metadata key holding an array of strings.
 func (f *File) Strings(key string) ([]string, error) {
-	const want = "array of string"
-	v, err := f.lookup(key, want)
-	if err != nil {
-		return nil, err
-	}
-	s, ok := v.Strings()
-	if !ok {
-		return nil, f.typeError(key, want, v)
-	}
-	return s, nil
+	return typed(f, key, "array of string", Value.Strings)
 }
 
 // Float32s returns a metadata key holding an array of float32.
 func (f *File) Float32s(key string) ([]float32, error) {
-	const want = "array of float32"
-	v, err := f.lookup(key, want)
-	if err != nil {
-		return nil, err
-	}
-	x, ok := v.Float32s()
-	if !ok {
-		return nil, f.typeError(key, want, v)
-	}
-	return x, nil
+	return typed(f, key, "array of float32", Value.Float32s)
 }
 
 // Int32s returns a metadata key holding an array of any integer type,

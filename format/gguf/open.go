@@ -1,10 +1,6 @@
 package gguf
 
-import (
-	"fmt"
-
-	"github.com/kvref/kvref/internal/mmapfile"
-)
+import "github.com/kvref/kvref/internal/mmapfile"
 
 // Open opens and parses the GGUF file at path. On Unix it maps the file into
 // memory read-only, so no copy of the tensor data is made; where mapping is
@@ -13,15 +9,9 @@ import (
 // As with any memory mapping, truncating the file on disk while it is open
 // makes later reads of its tensor data crash the process.
 func Open(path string) (*File, error) {
-	m, err := mmapfile.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("gguf: %w", err)
+	f, m, err := mmapfile.OpenParsed(path, "gguf", Parse)
+	if err == nil {
+		f.mapping = m
 	}
-	f, err := Parse(path, m.Data)
-	if err != nil {
-		m.Close()
-		return nil, err
-	}
-	f.mapping = m
-	return f, nil
+	return f, err
 }

@@ -8,6 +8,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/kvref/kvref/format/internal/fileerr"
 )
 
 func TestParseSmallFile(t *testing.T) {
@@ -149,7 +151,7 @@ func TestParseMalformed(t *testing.T) {
 		{"tensor name absurd length", header(3, 1, 0).u64(1 << 50).zeros(40),
 			"name of tensor 0 at offset 24 has length 1125899906842624", true},
 		{"huge tensor name is shortened in errors", header(3, 1, 0).tensorInfo(strings.Repeat("n", 5000), []uint64{8}, F32, 4).pad(32).zeros(64),
-			`"` + strings.Repeat("n", maxQuoted) + `"... (5000 bytes) has data offset 4`, false},
+			`"` + strings.Repeat("n", fileerr.MaxQuoted) + `"... (5000 bytes) has data offset 4`, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -2,8 +2,8 @@ package safetensors
 
 import (
 	"errors"
-	"fmt"
-	"strconv"
+
+	"github.com/kvref/kvref/format/internal/fileerr"
 )
 
 // ErrTruncated is wrapped by parse errors where the file ends before the
@@ -16,21 +16,11 @@ var ErrNotFound = errors.New("tensor not found")
 // errClosed is wrapped by errors about reading a closed file.
 var errClosed = errors.New("file is closed")
 
-// maxQuoted bounds how much of a name from the file goes into an error
-// message, so a hostile file cannot produce megabyte-long errors.
-const maxQuoted = 96
-
-// quote quotes a tensor name or key for an error message, shortening it if it
-// is long.
-func quote(s string) string {
-	if len(s) <= maxQuoted {
-		return strconv.Quote(s)
-	}
-	return strconv.Quote(s[:maxQuoted]) + fmt.Sprintf("... (%d bytes)", len(s))
-}
+// quote quotes a key or tensor name for an error message, shortening it if it is long.
+func quote(s string) string { return fileerr.Quote(s) }
 
 // fileErrorf formats an error about the named file in the package's style:
 // "safetensors: NAME: message".
 func fileErrorf(name, format string, args ...any) error {
-	return fmt.Errorf("safetensors: %s: "+format, append([]any{name}, args...)...)
+	return fileerr.Errorf("safetensors", name, format, args...)
 }

@@ -87,9 +87,7 @@ func (f *File) tensorData(t *TensorInfo) ([]byte, error) {
 // must not be used afterwards. Close is safe to call more than once.
 func (f *File) Close() error {
 	f.data = nil
-	if m := f.mapping; m != nil {
-		f.mapping = nil
-		return m.Close()
-	}
-	return nil
+	m := f.mapping
+	f.mapping = nil
+	return m.Close()
 }

@@ -11,6 +11,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/kvref/kvref/format/internal/fileerr"
 )
 
 // TestWriteMatchesReference: Write produces the bytes of the reference
@@ -202,7 +204,7 @@ func TestParseRejectsBadFiles(t *testing.T) {
 	cases[4].want = []string{"header length is 100000001 bytes, more than the limit of 100000000"}
 	long := strings.Repeat("x", 1000)
 	cases[len(cases)-1].data = rawFile(`{"`+long+`":`+info(`"U8"`, `[1]`, `[0,2]`)+`}`, seq(0, 2))
-	cases[len(cases)-1].want = []string{`"` + strings.Repeat("x", maxQuoted) + `"... (1000 bytes)`, "needs 1 bytes"}
+	cases[len(cases)-1].want = []string{`"` + strings.Repeat("x", fileerr.MaxQuoted) + `"... (1000 bytes)`, "needs 1 bytes"}
 
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

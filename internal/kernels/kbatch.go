@@ -118,7 +118,7 @@ func DotQ6_KBatch(out []float32, stride int, x *Q8KBatch, w []byte, rows int) {
 // dotKBatch checks the sizes and runs the batched product of format f.
 func dotKBatch(f *kFormat, out []float32, stride int, x *Q8KBatch, w []byte, rows int) {
 	rb := x.n / KBlockLen * f.blockBytes
-	w = w[:rowsBytes("Dot"+f.name+"Batch", rows, rb)]
+	w = w[:formatRowsBytes("", f.name, "Batch", rows, rb)]
 	if c := len(x.xs); c > 0 && rows > 0 {
 		if stride < rows || (c-1) > (len(out)-rows)/stride {
 			panic(fmt.Sprintf("kernels: Dot%sBatch: %d vectors of %d rows at stride %d need %d outputs, got %d", f.name, c, rows, stride, (c-1)*stride+rows, len(out)))

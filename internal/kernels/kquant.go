@@ -52,16 +52,20 @@ type kBlock struct {
 // kDecoder fills a kBlock from a stored super-block.
 type kDecoder func(k *kBlock, blk []byte)
 
+// scaleMinK4 is ggml's get_scale_min_k4: the 6-bit scale and min of sub-block j (0..7)
+// of a Q4_K or Q5_K super-block, from its 12 packed bytes s.
+func scaleMinK4(s []byte, j int) (sc, m uint8) {
+	if j < 4 {
+		return s[j] & 63, s[j+4] & 63
+	}
+	return s[j+4]&0x0f | (s[j-4]>>6)<<4, s[j+4]>>4 | (s[j]>>6)<<4
+}
+
 // kScaleMins unpacks the eight 6-bit scales and mins of a Q4_K or Q5_K super-block from
 // its 12 packed bytes (ggml's get_scale_min_k4) into scales and mins per 16 values.
 func kScaleMins(k *kBlock, s []byte) {
 	for j := range 8 {
-		var sc, m uint8
-		if j < 4 {
-			sc, m = s[j]&63, s[j+4]&63
-		} else {
-			sc, m = s[j+4]&0x0f|(s[j-4]>>6)<<4, s[j+4]>>4|(s[j]>>6)<<4
-		}
+		sc, m := scaleMinK4(s, j)
 		k.sc[2*j], k.sc[2*j+1] = int32(sc), int32(sc)
 		k.mn[2*j], k.mn[2*j+1] = int32(m), int32(m)
 	}
@@ -221,13 +225,9 @@ func DotQ6_KRows(out []float32, x *Q8KInput, w []byte) { dotKRows(&kQ6_K, out, x
 
 // dotKRows checks the sizes and runs the row dots of format f.
 func dotKRows(f *kFormat, out []float32, x *Q8KInput, w []byte) {
-	rb := x.n / KBlockLen * f.blockBytes
-	w = w[:rowsBytes("Dot"+f.name+"Rows", len(out), rb)]
-	if x.n == 0 {
-		clear(out)
-		return
+	if w, rb, ok := quantizedRows(f.name, "Rows", out, w, x.n, KBlockLen, f.blockBytes); ok {
+		dotKRowsFast(f, out, x, w, rb)
 	}
-	dotKRowsFast(f, out, x, w, rb)
 }
 
 // kRowsGeneric is the definition of the k-quant *Rows kernels: one row dot per output.

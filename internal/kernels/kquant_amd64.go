@@ -47,23 +47,6 @@ func dotQ2_Kx4AVX2(out *float32, w *byte, x *byte, nb, stride, outStride int)
 //go:noescape
 func dotQ3_Kx4AVX2(out *float32, w *byte, x *byte, nb, stride, outStride int)
 
-// kx4AVX2 returns f's AVX2 kernel, or nil.
-func kx4AVX2(f *kFormat) kx4Kernel {
-	switch f {
-	case &kQ2_K:
-		return dotQ2_Kx4AVX2
-	case &kQ3_K:
-		return dotQ3_Kx4AVX2
-	case &kQ4_K:
-		return dotQ4_Kx4AVX2
-	case &kQ5_K:
-		return dotQ5_Kx4AVX2
-	case &kQ6_K:
-		return dotQ6_Kx4AVX2
-	}
-	return nil
-}
-
 // dotQ2_Kx4AVX512 and dotQ3_Kx4AVX512 are the Q2_K and Q3_K kernels
 // (kquant_avx512_amd64.s).
 //
@@ -73,44 +56,25 @@ func dotQ2_Kx4AVX512(out *float32, w *byte, x *byte, nb, stride, outStride int)
 //go:noescape
 func dotQ3_Kx4AVX512(out *float32, w *byte, x *byte, nb, stride, outStride int)
 
-// kx4AVX512 returns f's AVX-512 kernel, or nil.
-func kx4AVX512(f *kFormat) kx4Kernel {
-	switch f {
-	case &kQ2_K:
-		return dotQ2_Kx4AVX512
-	case &kQ3_K:
-		return dotQ3_Kx4AVX512
-	case &kQ4_K:
-		return dotQ4_Kx4AVX512
-	case &kQ5_K:
-		return dotQ5_Kx4AVX512
-	case &kQ6_K:
-		return dotQ6_Kx4AVX512
-	}
-	return nil
+// kKernels pairs each k-quant format with its AVX-512 and AVX2 kernels.
+var kKernels = map[*kFormat]x4Kernels[kx4Kernel]{
+	&kQ2_K: {dotQ2_Kx4AVX512, dotQ2_Kx4AVX2},
+	&kQ3_K: {dotQ3_Kx4AVX512, dotQ3_Kx4AVX2},
+	&kQ4_K: {dotQ4_Kx4AVX512, dotQ4_Kx4AVX2},
+	&kQ5_K: {dotQ5_Kx4AVX512, dotQ5_Kx4AVX2},
+	&kQ6_K: {dotQ6_Kx4AVX512, dotQ6_Kx4AVX2},
 }
 
 func dotKRowsFast(f *kFormat, out []float32, x *Q8KInput, w []byte, rb int) {
-	var kernel kx4Kernel
-	switch {
-	case implKRowsVNNI.on:
-		kernel = kx4AVX512(f)
-	case implKRowsAVX2.on:
-		kernel = kx4AVX2(f)
-	}
-	if kernel == nil || len(out) == 0 || overlapsRows(out, nil, w) {
+	kernel, ok := kKernels[f].pick(implKRowsVNNI, implKRowsAVX2)
+	if !ok || len(out) == 0 || overlapsRows(out, nil, w) {
 		kRowsGeneric(f, out, x, w, rb)
 		return
 	}
-	nb, q := x.n/KBlockLen, len(out)/4
-	xb := unsafe.SliceData(x.blocks)
-	for r := 0; r < q; r++ {
-		kernel(&out[r], &w[r*rb], xb, nb, q*rb, q)
-	}
-	// The rows left over go through the same kernel with all four rows the same.
-	for r := 4 * q; r < len(out); r++ {
-		kernel(&out[r], &w[r*rb], xb, nb, 0, 0)
-	}
+	nb, xb := x.n/KBlockLen, unsafe.SliceData(x.blocks)
+	forRowQuarters(len(out), rb, func(r, stride, outStride int) {
+		kernel(&out[r], &w[r*rb], xb, nb, stride, outStride)
+	})
 }
 
 // quantizeQ8KAVX512 is quantizeQ8KGeneric for nb > 0 super-blocks of x, writing them at

@@ -11,12 +11,7 @@ func q8KCodes(xb []byte) *[KBlockLen]byte { return (*[KBlockLen]byte)(xb[:KBlock
 // I = Σ sc_j·p_j, M = Σ m_j·(bsum_2j + bsum_2j+1).
 func sumsScaleMins32(p *[8]int32, s []byte, xb []byte) (I, M int32) {
 	for j := range 8 {
-		var sc, m uint8
-		if j < 4 {
-			sc, m = s[j]&63, s[j+4]&63
-		} else {
-			sc, m = s[j+4]&0x0f|(s[j-4]>>6)<<4, s[j+4]>>4|(s[j]>>6)<<4
-		}
+		sc, m := scaleMinK4(s, j)
 		I += int32(sc) * p[j]
 		M += int32(m) * (q8KSum(xb, 2*j) + q8KSum(xb, 2*j+1))
 	}
@@ -24,30 +19,24 @@ func sumsScaleMins32(p *[8]int32, s []byte, xb []byte) (I, M int32) {
 }
 
 // sumsQ4_K: sub-block j's 32 codes are the low (j even) or high (j odd) nibbles of
-// qs[32·(j/2)..].
-func sumsQ4_K(blk, xb []byte) (I, M int32) {
-	xq := q8KCodes(xb)
-	var p [8]int32
-	for c := range 4 {
-		qs := blk[16+32*c : 16+32*c+32 : 16+32*c+32]
-		lo, hi := xq[64*c:64*c+32:64*c+32], xq[64*c+32:64*c+64:64*c+64]
-		var pl, ph int32
-		for l, q := range qs {
-			pl += int32(q&0x0f) * int32(int8(lo[l]))
-			ph += int32(q>>4) * int32(int8(hi[l]))
-		}
-		p[2*c], p[2*c+1] = pl, ph
-	}
-	return sumsScaleMins32(&p, blk[4:16], xb)
-}
+// qs[32·(j/2)..] (from byte 16).
+func sumsQ4_K(blk, xb []byte) (I, M int32) { return sumsNibbles(blk, xb, 16, &noFifthBits) }
 
 // sumsQ5_K: Q4_K's nibbles (from byte 48) plus 16 for bit j of qh[l] (bytes 16-47).
 func sumsQ5_K(blk, xb []byte) (I, M int32) {
+	return sumsNibbles(blk, xb, 48, (*[32]byte)(blk[16:48]))
+}
+
+// noFifthBits are Q4_K's fifth bits: none, so its codes are Q5_K's with qh all zero.
+var noFifthBits [32]byte
+
+// sumsNibbles is sumsQ4_K and sumsQ5_K: the nibbles start at byte qsAt of blk, and bit
+// 2·(j/2) + j%2 of qh[l] is the fifth bit of element l of sub-block j.
+func sumsNibbles(blk, xb []byte, qsAt int, qh *[32]byte) (I, M int32) {
 	xq := q8KCodes(xb)
-	qh := blk[16:48:48]
 	var p [8]int32
 	for c := range 4 {
-		qs := blk[48+32*c : 48+32*c+32 : 48+32*c+32]
+		qs := blk[qsAt+32*c : qsAt+32*c+32 : qsAt+32*c+32]
 		lo, hi := xq[64*c:64*c+32:64*c+32], xq[64*c+32:64*c+64:64*c+64]
 		var pl, ph int32
 		for l, q := range qs {

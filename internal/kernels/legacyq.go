@@ -122,13 +122,9 @@ func DotQ5_1Q8Rows(out []float32, x *Q8Input, w []byte) { dotLegacyRows(&lQ5_1, 
 
 // dotLegacyRows checks the sizes and runs the row dots of format f.
 func dotLegacyRows(f *legacyFormat, out []float32, x *Q8Input, w []byte) {
-	rb := x.n / QBlockLen * f.blockBytes
-	w = w[:rowsBytes("Dot"+f.name+"Q8Rows", len(out), rb)]
-	if x.n == 0 {
-		clear(out)
-		return
+	if w, rb, ok := quantizedRows(f.name, "Q8Rows", out, w, x.n, QBlockLen, f.blockBytes); ok {
+		dotLegacyRowsFast(f, out, x, w, rb)
 	}
-	dotLegacyRowsFast(f, out, x, w, rb)
 }
 
 // legacyRowsGeneric is the definition of the legacy *Rows kernels: one row dot per output.

@@ -67,36 +67,26 @@ func legacyIdx(bb, qs, qh int) *[256]byte {
 
 // legacyKernels pairs each legacy format with its kernels and table.
 var legacyKernels = map[*legacyFormat]struct {
-	avx512, avx2 legacyKernel
-	idx          *[256]byte
+	x4Kernels[legacyKernel]
+	idx *[256]byte
 }{
-	&lQ4_0: {dotQ4_0Q8x4AVX512, dotQ4_0Q8x4AVX2, legacyIdx(Q4_0BlockBytes, 2, 0)},
-	&lQ4_1: {dotQ4_1Q8x4AVX512, dotQ4_1Q8x4AVX2, legacyIdx(Q4_1BlockBytes, 4, 0)},
-	&lQ5_0: {dotQ5_0Q8x4AVX512, dotQ5_0Q8x4AVX2, legacyIdx(Q5_0BlockBytes, 6, 2)},
-	&lQ5_1: {dotQ5_1Q8x4AVX512, dotQ5_1Q8x4AVX2, legacyIdx(Q5_1BlockBytes, 8, 4)},
+	&lQ4_0: {x4Kernels[legacyKernel]{dotQ4_0Q8x4AVX512, dotQ4_0Q8x4AVX2}, legacyIdx(Q4_0BlockBytes, 2, 0)},
+	&lQ4_1: {x4Kernels[legacyKernel]{dotQ4_1Q8x4AVX512, dotQ4_1Q8x4AVX2}, legacyIdx(Q4_1BlockBytes, 4, 0)},
+	&lQ5_0: {x4Kernels[legacyKernel]{dotQ5_0Q8x4AVX512, dotQ5_0Q8x4AVX2}, legacyIdx(Q5_0BlockBytes, 6, 2)},
+	&lQ5_1: {x4Kernels[legacyKernel]{dotQ5_1Q8x4AVX512, dotQ5_1Q8x4AVX2}, legacyIdx(Q5_1BlockBytes, 8, 4)},
 }
 
 func dotLegacyRowsFast(f *legacyFormat, out []float32, x *Q8Input, w []byte, rb int) {
 	k := legacyKernels[f]
-	var kernel legacyKernel
-	switch {
-	case implLegacyQ8VNNI.on:
-		kernel = k.avx512
-	case implLegacyQ8AVX2.on:
-		kernel = k.avx2
-	}
-	if kernel == nil || len(out) == 0 || overlapsRows(out, nil, w) {
+	kernel, ok := k.pick(implLegacyQ8VNNI, implLegacyQ8AVX2)
+	if !ok || len(out) == 0 || overlapsRows(out, nil, w) {
 		legacyRowsGeneric(f, out, x, w, rb)
 		return
 	}
-	nb, q := x.n/QBlockLen, len(out)/4
+	nb := x.n / QBlockLen
 	xq, corr := unsafe.SliceData(x.qs), unsafe.SliceData(x.corr)
 	dl, sl := unsafe.SliceData(x.dLanes), unsafe.SliceData(x.sLanes)
-	for r := 0; r < q; r++ {
-		kernel(&out[r], &w[r*rb], xq, corr, dl, sl, nb, q*rb, q, k.idx)
-	}
-	// The rows left over go through the same kernel with all four rows the same.
-	for r := 4 * q; r < len(out); r++ {
-		kernel(&out[r], &w[r*rb], xq, corr, dl, sl, nb, 0, 0, k.idx)
-	}
+	forRowQuarters(len(out), rb, func(r, stride, outStride int) {
+		kernel(&out[r], &w[r*rb], xq, corr, dl, sl, nb, stride, outStride, k.idx)
+	})
 }

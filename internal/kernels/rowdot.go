@@ -88,7 +88,17 @@ func qRowBytes(what string, n, blockBytes int) int {
 
 // rowsBytes returns rows·rowBytes, panicking instead of overflowing.
 func rowsBytes(what string, rows, rowBytes int) int {
+	return formatRowsBytes(what, "", "", rows, rowBytes)
+}
+
+// formatRowsBytes is rowsBytes for the kernel named "Dot"+format+op when format is set (else
+// what alone), built only for the panic: the quantized row dots run on every product, and a
+// name concatenated on each call was an allocation each time.
+func formatRowsBytes(what, format, op string, rows, rowBytes int) int {
 	if rowBytes > 0 && rows > int(^uint(0)>>1)/rowBytes {
+		if format != "" {
+			what = "Dot" + format + op
+		}
 		panic(fmt.Sprintf("kernels: %s: %d rows of %d bytes overflow", what, rows, rowBytes))
 	}
 	return rows * rowBytes

@@ -140,27 +140,25 @@ func overlapsRows(out, x []float32, w []byte) bool {
 }
 
 func dotF16Rows(out, x []float32, w []byte, rb int) {
-	if !implF16AVX2.on {
-		rowsGeneric(out, x, w, rb, dotF16Generic)
-		return
-	}
-	n4 := 0
-	if len(x) > 0 && len(x)%8 == 0 {
-		n4 = len(x)
-	}
-	rowsAVX2(out, x, w, rb, n4, dotF16x4AVX2, dotF16AVX2)
+	halfRows(out, x, w, rb, implF16AVX2.on, dotF16Generic, dotF16x4AVX2, dotF16AVX2)
 }
 
 func dotBF16Rows(out, x []float32, w []byte, rb int) {
-	if !implBF16AVX2.on {
-		rowsGeneric(out, x, w, rb, dotBF16Generic)
+	halfRows(out, x, w, rb, implBF16AVX2.on, dotBF16Generic, dotBF16x4AVX2, dotBF16AVX2)
+}
+
+// halfRows runs a 16-bit row product: the portable rows without fast, else four rows at a
+// time with x4 when len(x) is a positive multiple of 8, and the rest one by one with dot.
+func halfRows(out, x []float32, w []byte, rb int, fast bool, generic func(x []float32, row []byte) float32, x4 func(out *float32, w *byte, x *float32, n int), dot func(x []float32, row []byte) float32) {
+	if !fast {
+		rowsGeneric(out, x, w, rb, generic)
 		return
 	}
 	n4 := 0
 	if len(x) > 0 && len(x)%8 == 0 {
 		n4 = len(x)
 	}
-	rowsAVX2(out, x, w, rb, n4, dotBF16x4AVX2, dotBF16AVX2)
+	rowsAVX2(out, x, w, rb, n4, x4, dot)
 }
 
 func dotQ4_0Rows(out, x []float32, w []byte, rb int) {

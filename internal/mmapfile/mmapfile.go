@@ -45,12 +45,34 @@ func Open(path string) (*Mapping, error) {
 // Mapped reports whether the bytes are a memory mapping (rather than a copy).
 func (m *Mapping) Mapped() bool { return m.mapped }
 
-// Close releases the mapping.
+// Close releases the mapping. A nil *Mapping has nothing to release.
 func (m *Mapping) Close() error {
+	if m == nil {
+		return nil
+	}
 	data, mapped := m.Data, m.mapped
 	m.Data, m.mapped = nil, false
 	if mapped && data != nil {
 		return munmap(data)
 	}
 	return nil
+}
+
+// OpenParsed opens the file at path as Open does and parses its bytes with parse, which
+// is given the path and the bytes: the Open of every file-format reader. An error opening
+// the file is returned prefixed with "prefix: "; on a parse error the bytes are released
+// and parse's error is returned as it is. The caller owns the returned Mapping and closes
+// it when it is done with the parsed value, whose slices may point into the bytes.
+func OpenParsed[T any](path, prefix string, parse func(path string, data []byte) (T, error)) (T, *Mapping, error) {
+	var zero T
+	m, err := Open(path)
+	if err != nil {
+		return zero, nil, fmt.Errorf("%s: %w", prefix, err)
+	}
+	v, err := parse(path, m.Data)
+	if err != nil {
+		m.Close()
+		return zero, nil, err
+	}
+	return v, m, nil
 }

@@ -107,14 +107,22 @@ var ggufType = map[safetensors.DType]gguf.TensorType{
 }
 
 // readWeights finds, shape-checks and wraps every tensor (no copy for matrices).
+// layerMatrixNames are the Hugging Face names of a layer's matrices, in the order of
+// model.Layer.Matrices.
+var layerMatrixNames = [7]string{
+	"self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "self_attn.o_proj",
+	"mlp.gate_proj", "mlp.up_proj", "mlp.down_proj",
+}
+
 func readWeights(set *safetensors.Set, cfg *model.Config) (*model.Weights, error) {
-	matrix := func(name string, rows, cols int) (*model.Matrix, error) {
+	// load wraps tensor name as a rows × cols matrix; its stored shape must be shape.
+	load := func(name string, rows, cols int, shape ...int) (*model.Matrix, error) {
 		info, _, ok := set.Tensor(name)
 		if !ok {
 			return nil, fmt.Errorf("hf: missing tensor %q", name)
 		}
-		if !slices.Equal(info.Shape, []int{rows, cols}) {
-			return nil, fmt.Errorf("hf: tensor %q has shape %v, want [%d %d]", name, info.Shape, rows, cols)
+		if !slices.Equal(info.Shape, shape) {
+			return nil, fmt.Errorf("hf: tensor %q has shape %v, want %v", name, info.Shape, shape)
 		}
 		typ, ok := ggufType[info.DType]
 		if !ok {
@@ -126,23 +134,9 @@ func readWeights(set *safetensors.Set, cfg *model.Config) (*model.Weights, error
 		}
 		return model.NewMatrix(name, rows, cols, typ, data)
 	}
+	matrix := func(name string, rows, cols int) (*model.Matrix, error) { return load(name, rows, cols, rows, cols) }
 	vector := func(name string, n int) ([]float32, error) {
-		info, _, ok := set.Tensor(name)
-		if !ok {
-			return nil, fmt.Errorf("hf: missing tensor %q", name)
-		}
-		if !slices.Equal(info.Shape, []int{n}) {
-			return nil, fmt.Errorf("hf: tensor %q has shape %v, want [%d]", name, info.Shape, n)
-		}
-		typ, ok := ggufType[info.DType]
-		if !ok {
-			return nil, fmt.Errorf("hf: tensor %q has dtype %s; kvref computes with F32, F16 and BF16", name, info.DType)
-		}
-		data, err := set.TensorData(name)
-		if err != nil {
-			return nil, err
-		}
-		m, err := model.NewMatrix(name, 1, n, typ, data)
+		m, err := load(name, 1, n, n)
 		if err != nil {
 			return nil, err
 		}
@@ -173,20 +167,8 @@ func readWeights(set *safetensors.Set, cfg *model.Config) (*model.Weights, error
 	for i := range w.Layers {
 		l := &w.Layers[i]
 		p := fmt.Sprintf("model.layers.%d.", i)
-		for _, t := range []struct {
-			dst        **model.Matrix
-			name       string
-			rows, cols int
-		}{
-			{&l.Wq, "self_attn.q_proj", q, cfg.Dim},
-			{&l.Wk, "self_attn.k_proj", kv, cfg.Dim},
-			{&l.Wv, "self_attn.v_proj", kv, cfg.Dim},
-			{&l.Wo, "self_attn.o_proj", cfg.Dim, q},
-			{&l.Gate, "mlp.gate_proj", cfg.Hidden, cfg.Dim},
-			{&l.Up, "mlp.up_proj", cfg.Hidden, cfg.Dim},
-			{&l.Down, "mlp.down_proj", cfg.Dim, cfg.Hidden},
-		} {
-			if *t.dst, err = matrix(p+t.name+".weight", t.rows, t.cols); err != nil {
+		for j, m := range l.Matrices(cfg) {
+			if *m.Dst, err = matrix(p+layerMatrixNames[j]+".weight", m.Rows, m.Cols); err != nil {
 				return nil, err
 			}
 		}

@@ -72,6 +72,31 @@ func (e *jsonEncoder) newline(b *strings.Builder, depth int) {
 	}
 }
 
+// container writes a list or dict of n items at depth between open and close as
+// json.dumps does: open and close alone when empty, otherwise each item, written by item,
+// after the item separator (but the first) and a newline at depth+1, and a newline at
+// depth before close.
+func (e *jsonEncoder) container(b *strings.Builder, open, close byte, n, depth int, item func(i int) error) error {
+	if n == 0 {
+		b.WriteByte(open)
+		b.WriteByte(close)
+		return nil
+	}
+	b.WriteByte(open)
+	for i := range n {
+		if i > 0 {
+			b.WriteString(e.item)
+		}
+		e.newline(b, depth+1)
+		if err := item(i); err != nil {
+			return err
+		}
+	}
+	e.newline(b, depth)
+	b.WriteByte(close)
+	return nil
+}
+
 func (e *jsonEncoder) encode(b *strings.Builder, v jinja.Value, depth int) error {
 	if depth > maxDepth {
 		return fmt.Errorf("tojson: value nested deeper than %d levels", maxDepth)
@@ -89,47 +114,21 @@ func (e *jsonEncoder) encode(b *strings.Builder, v jinja.Value, depth int) error
 		writeJSONString(b, v.AsString())
 	case v.IsList():
 		items := v.AsList().Items
-		if len(items) == 0 {
-			b.WriteString("[]")
-			return nil
-		}
-		b.WriteByte('[')
-		for i, item := range items {
-			if i > 0 {
-				b.WriteString(e.item)
-			}
-			e.newline(b, depth+1)
-			if err := e.encode(b, item, depth+1); err != nil {
-				return err
-			}
-		}
-		e.newline(b, depth)
-		b.WriteByte(']')
+		return e.container(b, '[', ']', len(items), depth, func(i int) error {
+			return e.encode(b, items[i], depth+1)
+		})
 	case v.IsDict():
 		d := v.AsDict()
 		keys := d.OrderedKeys()
 		if e.sortKeys {
 			slices.Sort(keys) // byte order of UTF-8 is code-point order, as Python sorts str
 		}
-		if len(keys) == 0 {
-			b.WriteString("{}")
-			return nil
-		}
-		b.WriteByte('{')
-		for i, k := range keys {
-			if i > 0 {
-				b.WriteString(e.item)
-			}
-			e.newline(b, depth+1)
-			writeJSONString(b, k)
+		return e.container(b, '{', '}', len(keys), depth, func(i int) error {
+			writeJSONString(b, keys[i])
 			b.WriteString(e.key)
-			val, _ := d.Get(k)
-			if err := e.encode(b, val, depth+1); err != nil {
-				return err
-			}
-		}
-		e.newline(b, depth)
-		b.WriteByte('}')
+			val, _ := d.Get(keys[i])
+			return e.encode(b, val, depth+1)
+		})
 	default:
 		return fmt.Errorf("tojson: %s is not JSON serializable", v.String())
 	}
