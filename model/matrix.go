@@ -237,7 +237,14 @@ func (m *Matrix) mulRows(out, x []float32, batch, start, end int, in []quant.Inp
 
 // decodeRow writes row r of a stored (non-F32) matrix to dst as float32: exactly the
 // values its products multiply.
+//
+// It also prefetches, into L2, the row the next panel of kernels.MatMulRowsDecoded will
+// decode: a batch's product otherwise reads each panel from memory only when it gets to
+// it, and memory sits idle while the panel is multiplied.
 func (m *Matrix) decodeRow(dst []float32, r int) {
+	if next := r + kernels.DecodedPanelRows; next < m.Rows {
+		kernels.PrefetchL2(m.raw[next*m.rowBytes : (next+1)*m.rowBytes])
+	}
 	raw := m.raw[r*m.rowBytes : (r+1)*m.rowBytes]
 	switch {
 	case m.quantized:

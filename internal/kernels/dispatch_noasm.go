@@ -25,6 +25,8 @@ func swiglu(gate, up []float32) { swigluGeneric(gate, up) }
 
 func prefetch(b []byte) {}
 
+func prefetchL2(b []byte) {}
+
 func dotF16(x []float32, row []byte) float32  { return dotF16Generic(x, row) }
 func dotBF16(x []float32, row []byte) float32 { return dotBF16Generic(x, row) }
 func dotQ4_0(x []float32, row []byte) float32 { return dotQ4_0Generic(x, row) }

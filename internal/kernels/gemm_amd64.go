@@ -24,7 +24,7 @@ func gemm2x6AVX(out *float32, outStride int, w, x *float32, n, tiles int)
 // gemmRows is how many rows gemmAVX takes at a time: a block of rows (at most 32 × cols
 // floats, 96 KiB for 768 columns, decoded once when the rows are stored in another form)
 // stays in the core's L2 cache while every group of inputs meets it.
-const gemmRows = 32
+const gemmRows = DecodedPanelRows
 
 // gemmShape is one micro-kernel's block of rows by inputs.
 type gemmShape struct{ rows, inputs int }

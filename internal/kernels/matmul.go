@@ -14,6 +14,12 @@ func MatMulRows(out, w, x []float32, rows, cols, batch, start, end int) {
 	matMulRows(out, w, x, rows, cols, batch, start, end)
 }
 
+// DecodedPanelRows is how many rows MatMulRowsDecoded's fast path decodes at a time (a panel
+// that stays in L2 while every input meets it), in order: a decode callback may prefetch
+// the row this many rows on, which the next panel decodes, so that its reads from memory
+// overlap this panel's arithmetic instead of waiting for it.
+const DecodedPanelRows = 32
+
 // MatMulRowsDecoded is MatMulRows for a matrix kept in another form: decode(dst, r) writes
 // row r (cols values) as float32, the exact values its products multiply (an F16 or BF16
 // row widened, a quantized row dequantized). The results are MatMulRows's on the decoded

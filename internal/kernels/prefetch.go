@@ -10,3 +10,12 @@ func Prefetch(b []byte) {
 		prefetch(b)
 	}
 }
+
+// PrefetchL2 is Prefetch into the core's L2 cache only (PREFETCHT1): for data read a little
+// later in bulk, such as the next panel of weight rows a batched product decodes, where
+// PREFETCHT0's few L1 miss buffers would drop most of the requests.
+func PrefetchL2(b []byte) {
+	if len(b) > 0 {
+		prefetchL2(b)
+	}
+}

@@ -123,7 +123,7 @@ var (
 	implExpAVX512       = &impl{name: "expShiftedAVX512, swigluAVX512", needs: setAVX512 | featFMA}
 	implExpAVX2         = &impl{name: "expShiftedAVX2, swigluAVX2", needs: setAVX2 | featFMA}
 	implDecodeF16AVX2   = &impl{name: "decodeF16AVX2Asm", needs: setAVX2}
-	implPrefetchAVX     = &impl{name: "prefetchLines", needs: setAVX}
+	implPrefetchAVX     = &impl{name: "prefetchLines, prefetchLinesL2", needs: setAVX}
 	implStreamReadAVX   = &impl{name: "streamRead4AVX", needs: setAVX}
 )
 
@@ -146,7 +146,7 @@ var registry = []*kernel{
 	{"Q8Input.Quantize (the Q8_0 input)", "quantizeBlocksGeneric", []*impl{implQuantizeQ8VNNI}},
 	{"Softmax, SwiGLU exponentials", "expShiftedGeneric, swigluGeneric", []*impl{implExpAVX512, implExpAVX2}},
 	{"DecodeF16", "decodeF16Generic", []*impl{implDecodeF16AVX2}},
-	{"Prefetch (a hint, no result)", "nothing", []*impl{implPrefetchAVX}},
+	{"Prefetch, PrefetchL2 (hints, no result)", "nothing", []*impl{implPrefetchAVX}},
 	{"StreamRead (the bandwidth probe)", "streamReadGeneric", []*impl{implStreamReadAVX}},
 }
 
