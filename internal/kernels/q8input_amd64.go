@@ -9,15 +9,24 @@ import "unsafe"
 // and needs VNNI, BW (VPERMW), DQ (VINSERTI32X8), VL (the 256-bit forms for an odd last
 // block) and F16C (VCVTPH2PS); quantizeQ8AVX512 quantizes the input with the same
 // features. On CPUs with AVX2 and F16C but not VNNI, dotQ8_0Q8AVX2 (q8input_amd64.s) does
-// the integer products with VPMADDWD on the widened input, a row at a time.
+// the integer products with VPMADDWD on the widened input, four rows at a time
+// (dotQ8_0Q8x4AVX2: the quarters of the rows side by side, prefetched into L2), or a row at
+// a time (dotQ8_0Q8AVX2) when out overlaps the weights or there are fewer than four rows.
 
 func dotQ8_0Q8Rows(out []float32, x *Q8Input, w []byte, rb int) {
 	nb, q := x.n/QBlockLen, len(out)/4
 	if nb > 0 && !implQ8Q8VNNI.on && implQ8Q8AVX2.on {
 		xq, dl := unsafe.SliceData(x.qs16), unsafe.SliceData(x.dLanes)
-		for r := range out {
-			out[r] = dotQ8_0Q8AVX2(&w[r*rb], xq, dl, nb)
+		if q == 0 || overlapsRows(out, nil, w) {
+			for r := range out {
+				out[r] = dotQ8_0Q8AVX2(&w[r*rb], xq, dl, nb)
+			}
+			return
 		}
+		_ = w[4*q*rb-1]
+		forRowQuarters(len(out), rb, func(r, stride, outStride int) {
+			dotQ8_0Q8x4AVX2(&out[r], &w[r*rb], xq, dl, nb, stride, outStride)
+		})
 		return
 	}
 	if !implQ8Q8VNNI.on || nb == 0 || q == 0 || overlapsRows(out, nil, w) {
@@ -43,6 +52,12 @@ func dotQ8_0Q8Rows(out []float32, x *Q8Input, w []byte, rb int) {
 //
 //go:noescape
 func dotQ8_0Q8x4AVX512(out *float32, w *byte, xq *int8, corr *int32, dl *float32, nb, stride, outStride int)
+
+// dotQ8_0Q8x4AVX2 sets out[k·outStride] = dotQ8_0Q8AVX2 of the row at w + k·stride bytes,
+// for k = 0..3, bit for bit (the same instructions per row). Implemented in q8input_amd64.s.
+//
+//go:noescape
+func dotQ8_0Q8x4AVX2(out *float32, w *byte, xq16 *int16, dl *float32, nb, stride, outStride int)
 
 // dotQ8_0Q8AVX2 returns DotQ8_0Q8 of the Q8_0 row at w (nb > 0 blocks) with the input's
 // values widened to int16 at xq16 and its scales, eight to a block, at dl. Implemented in

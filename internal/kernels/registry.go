@@ -110,7 +110,7 @@ var (
 	implQ4_0AVX512      = &impl{name: "dotQ4_0x4AVX512, dotQ4_0AVX2Asm", needs: setAVX512}
 	implQ4_0AVX2        = &impl{name: "dotQ4_0x4AVX2, dotQ4_0AVX2Asm", needs: setAVX2}
 	implQ8Q8VNNI        = &impl{name: "dotQ8_0Q8x4AVX512", needs: setVNNI}
-	implQ8Q8AVX2        = &impl{name: "dotQ8_0Q8AVX2", needs: setAVX2}
+	implQ8Q8AVX2        = &impl{name: "dotQ8_0Q8x4AVX2, dotQ8_0Q8AVX2", needs: setAVX2}
 	implQ8GemmVNNI      = &impl{name: "gemmQ8x2x4VNNI", needs: setVNNI}
 	implQ8GemmAVX2      = &impl{name: "gemmQ8x1x4AVX2", needs: setAVX2}
 	implQuantizeQ8VNNI  = &impl{name: "quantizeQ8AVX512", needs: setVNNI}
