@@ -231,20 +231,13 @@ func (m *Matrix) mulRows(out, x []float32, batch, start, end int, in []quant.Inp
 		// A batch: each row decoded to float32 once, in blocks of rows that stay in the
 		// core's caches while every input vector meets them (the matrix kernels' register
 		// blocking), the same bits as Dot with the decoded row.
-		kernels.MatMulRowsDecoded(out, x, m.Rows, m.Cols, batch, start, end, m.decodeRow)
+		kernels.MatMulRowsDecoded(out, x, m.Rows, m.Cols, batch, start, end, m.decodePanelRow)
 	}
 }
 
 // decodeRow writes row r of a stored (non-F32) matrix to dst as float32: exactly the
 // values its products multiply.
-//
-// It also prefetches, into L2, the row the next panel of kernels.MatMulRowsDecoded will
-// decode: a batch's product otherwise reads each panel from memory only when it gets to
-// it, and memory sits idle while the panel is multiplied.
 func (m *Matrix) decodeRow(dst []float32, r int) {
-	if next := r + kernels.DecodedPanelRows; next < m.Rows {
-		kernels.PrefetchL2(m.raw[next*m.rowBytes : (next+1)*m.rowBytes])
-	}
 	raw := m.raw[r*m.rowBytes : (r+1)*m.rowBytes]
 	switch {
 	case m.quantized:
@@ -256,6 +249,16 @@ func (m *Matrix) decodeRow(dst []float32, r int) {
 			dst[i] = half.BF16ToF32(uint16(raw[2*i]) | uint16(raw[2*i+1])<<8)
 		}
 	}
+}
+
+// decodePanelRow is decodeRow for kernels.MatMulRowsDecoded: it also prefetches, into L2,
+// the row the next panel will decode, since a batch's product otherwise reads each panel
+// from memory only when it gets to it, and memory sits idle while the panel is multiplied.
+func (m *Matrix) decodePanelRow(dst []float32, r int) {
+	if next := r + kernels.DecodedPanelRows; next < m.Rows {
+		kernels.PrefetchL2(m.raw[next*m.rowBytes : (next+1)*m.rowBytes])
+	}
+	m.decodeRow(dst, r)
 }
 
 // quantInputs and batchInputs recycle the quantized input vectors of mulShared.

@@ -3,22 +3,31 @@
 #include "textflag.h"
 #include "avx_amd64.h"
 
-// Q8Q8BLOCK adds the block at SI (byte offset OFF) to ACC with AVX2: the 32 weights widened
-// to int16 and multiplied by the input's (DI + 2·OFF/34·32) in pairs (VPMADDWD), the pairs
-// added in fours (VPHADDD, which leaves the eight lanes in the order 0 1 4 5 2 3 6 7, put
-// right at the end), converted, multiplied by s = dw·dx and added.
-#define Q8Q8BLOCK(OFF, XOFF, DOFF, ACC) \
-	VPMOVSXBW    OFF+2(SI), Y2; \
-	VPMOVSXBW    OFF+18(SI), Y3; \
-	VPMADDWD     XOFF(DI), Y2, Y2; \
-	VPMADDWD     XOFF+32(DI), Y3, Y3; \
-	VPHADDD      Y3, Y2, Y2; \
-	VCVTDQ2PS    Y2, Y2; \
-	VPBROADCASTW OFF(SI), X4; \
-	VCVTPH2PS    X4, Y4; \
-	VMULPS       DOFF(R12), Y4, Y4; \
-	VMULPS       Y4, Y2, Y2; \
-	VADDPS       Y2, ACC, ACC
+// Q8Q8BLOCK adds the block of the row at R (byte offset OFF) to ACC with AVX2: the 32
+// weights widened to int16 and multiplied by the input's (DI + 2·OFF/34·32) in pairs
+// (VPMADDWD), the pairs added in fours (VPHADDD, which leaves the eight lanes in the order
+// 0 1 4 5 2 3 6 7, put right at the end), converted, multiplied by s = dw·dx (the weight
+// scale times the input's at R12) and added. Y8-Y10 are scratch.
+#define Q8Q8BLOCK(R, OFF, XOFF, DOFF, ACC) \
+	VPMOVSXBW    OFF+2(R), Y8; \
+	VPMOVSXBW    OFF+18(R), Y9; \
+	VPMADDWD     XOFF(DI), Y8, Y8; \
+	VPMADDWD     XOFF+32(DI), Y9, Y9; \
+	VPHADDD      Y9, Y8, Y8; \
+	VCVTDQ2PS    Y8, Y8; \
+	VPBROADCASTW OFF(R), X10; \
+	VCVTPH2PS    X10, Y10; \
+	VMULPS       DOFF(R12), Y10, Y10; \
+	VMULPS       Y10, Y8, Y8; \
+	VADDPS       Y8, ACC, ACC
+
+// Q8FOLD puts a row's even (E) and odd (O) block lanes in lane order (VPERMQ 0xd8:
+// quadwords 0 2 1 3), folds them as E+O and sums them by REDUCE8 into the low lane of XE.
+#define Q8FOLD(E, O, XE) \
+	VPERMQ $0xd8, E, E; \
+	VPERMQ $0xd8, O, O; \
+	VADDPS O, E, E; \
+	REDUCE8(E, XE, X8)
 
 // Q8AHEAD is how far ahead in the weights dotQ8_0Q8AVX2 prefetches (into L2, PREFETCHT1): a
 // product's rows are consecutive, so past the end of a row it prefetches the next one's.
@@ -26,9 +35,8 @@
 
 // func dotQ8_0Q8AVX2(w *byte, xq16 *int16, dl *float32, nb int) float32
 //
-// Even blocks go to Y0, odd ones to Y1 (DotQ8_0Q8's lanes 0-7 and 8-15); at the end both
-// are put in lane order (VPERMQ 0xd8: quadwords 0 2 1 3), folded as Y0+Y1 and summed by
-// REDUCE8.
+// Even blocks go to Y0, odd ones to Y1 (DotQ8_0Q8's lanes 0-7 and 8-15), folded at the end
+// by Q8FOLD.
 TEXT ·dotQ8_0Q8AVX2(SB), NOSPLIT, $0-36
 	MOVQ   w+0(FP), SI
 	MOVQ   xq16+8(FP), DI
@@ -42,8 +50,8 @@ TEXT ·dotQ8_0Q8AVX2(SB), NOSPLIT, $0-36
 
 pairs:
 	PREFETCHT1 Q8AHEAD(SI)
-	Q8Q8BLOCK(0, 0, 0, Y0)
-	Q8Q8BLOCK(34, 64, 32, Y1)
+	Q8Q8BLOCK(SI, 0, 0, 0, Y0)
+	Q8Q8BLOCK(SI, 34, 64, 32, Y1)
 	ADDQ $68, SI
 	ADDQ $128, DI
 	ADDQ $64, R12
@@ -53,41 +61,13 @@ pairs:
 last:
 	TESTQ $1, CX
 	JZ    fold
-	Q8Q8BLOCK(0, 0, 0, Y0)
+	Q8Q8BLOCK(SI, 0, 0, 0, Y0)
 
 fold:
-	VPERMQ $0xd8, Y0, Y0
-	VPERMQ $0xd8, Y1, Y1
-	VADDPS Y1, Y0, Y0
-	REDUCE8(Y0, X0, X8)
+	Q8FOLD(Y0, Y1, X0)
 	VMOVSS X0, ret+32(FP)
 	VZEROUPPER
 	RET
-
-// Q8X4BLOCK is Q8Q8BLOCK for the row at R (DI the input, R12 its scales), with Y8-Y10 as
-// scratch: the same instructions in the same order, so each row's lanes are the one-row
-// kernel's.
-#define Q8X4BLOCK(R, OFF, XOFF, DOFF, ACC) \
-	VPMOVSXBW    OFF+2(R), Y8; \
-	VPMOVSXBW    OFF+18(R), Y9; \
-	VPMADDWD     XOFF(DI), Y8, Y8; \
-	VPMADDWD     XOFF+32(DI), Y9, Y9; \
-	VPHADDD      Y9, Y8, Y8; \
-	VCVTDQ2PS    Y8, Y8; \
-	VPBROADCASTW OFF(R), X10; \
-	VCVTPH2PS    X10, Y10; \
-	VMULPS       DOFF(R12), Y10, Y10; \
-	VMULPS       Y10, Y8, Y8; \
-	VADDPS       Y8, ACC, ACC
-
-// Q8X4FOLD puts row k's even (E) and odd (O) block lanes in order, folds them as E+O, sums
-// them by REDUCE8 and stores the result at M.
-#define Q8X4FOLD(E, O, XE, M) \
-	VPERMQ $0xd8, E, E; \
-	VPERMQ $0xd8, O, O; \
-	VADDPS O, E, E; \
-	REDUCE8(E, XE, X8); \
-	VMOVSS XE, M
 
 // func dotQ8_0Q8x4AVX2(out *float32, w *byte, xq16 *int16, dl *float32, nb, stride, outStride int)
 //
@@ -120,14 +100,14 @@ pairs4:
 	PREFETCHT1 Q8AHEAD(R8)
 	PREFETCHT1 Q8AHEAD(R9)
 	PREFETCHT1 Q8AHEAD(R10)
-	Q8X4BLOCK(SI, 0, 0, 0, Y0)
-	Q8X4BLOCK(R8, 0, 0, 0, Y1)
-	Q8X4BLOCK(R9, 0, 0, 0, Y2)
-	Q8X4BLOCK(R10, 0, 0, 0, Y3)
-	Q8X4BLOCK(SI, 34, 64, 32, Y4)
-	Q8X4BLOCK(R8, 34, 64, 32, Y5)
-	Q8X4BLOCK(R9, 34, 64, 32, Y6)
-	Q8X4BLOCK(R10, 34, 64, 32, Y7)
+	Q8Q8BLOCK(SI, 0, 0, 0, Y0)
+	Q8Q8BLOCK(R8, 0, 0, 0, Y1)
+	Q8Q8BLOCK(R9, 0, 0, 0, Y2)
+	Q8Q8BLOCK(R10, 0, 0, 0, Y3)
+	Q8Q8BLOCK(SI, 34, 64, 32, Y4)
+	Q8Q8BLOCK(R8, 34, 64, 32, Y5)
+	Q8Q8BLOCK(R9, 34, 64, 32, Y6)
+	Q8Q8BLOCK(R10, 34, 64, 32, Y7)
 	ADDQ $68, SI
 	ADDQ $68, R8
 	ADDQ $68, R9
@@ -140,21 +120,25 @@ pairs4:
 last4:
 	TESTQ $1, CX
 	JZ    fold4
-	Q8X4BLOCK(SI, 0, 0, 0, Y0)
-	Q8X4BLOCK(R8, 0, 0, 0, Y1)
-	Q8X4BLOCK(R9, 0, 0, 0, Y2)
-	Q8X4BLOCK(R10, 0, 0, 0, Y3)
+	Q8Q8BLOCK(SI, 0, 0, 0, Y0)
+	Q8Q8BLOCK(R8, 0, 0, 0, Y1)
+	Q8Q8BLOCK(R9, 0, 0, 0, Y2)
+	Q8Q8BLOCK(R10, 0, 0, 0, Y3)
 
 fold4:
 	MOVQ out+0(FP), DX
 	MOVQ outStride+48(FP), AX
 	SHLQ $2, AX
-	Q8X4FOLD(Y0, Y4, X0, (DX))
+	Q8FOLD(Y0, Y4, X0)
+	VMOVSS X0, (DX)
 	ADDQ AX, DX
-	Q8X4FOLD(Y1, Y5, X1, (DX))
+	Q8FOLD(Y1, Y5, X1)
+	VMOVSS X1, (DX)
 	ADDQ AX, DX
-	Q8X4FOLD(Y2, Y6, X2, (DX))
+	Q8FOLD(Y2, Y6, X2)
+	VMOVSS X2, (DX)
 	ADDQ AX, DX
-	Q8X4FOLD(Y3, Y7, X3, (DX))
+	Q8FOLD(Y3, Y7, X3)
+	VMOVSS X3, (DX)
 	VZEROUPPER
 	RET
