@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptrace"
 	"strings"
 	"sync"
 	"time"
@@ -113,13 +114,20 @@ func (t *Target) flush(ctx context.Context) error {
 
 // inflight is one request on its way.
 type inflight struct {
-	req     *GoldenRequest
-	cancel  context.CancelFunc
-	done    chan struct{}
-	mu      sync.Mutex
-	changed chan struct{} // closed and replaced whenever tokens arrive
-	result  CandidateRequest
+	req    *GoldenRequest
+	cancel context.CancelFunc
+	done   chan struct{}
+	// sent is closed once the whole request has been written to the server: a
+	// cancellation before that would only abandon a request the server never saw.
+	sent     chan struct{}
+	sentOnce sync.Once
+	mu       sync.Mutex
+	changed  chan struct{} // closed and replaced whenever tokens arrive
+	result   CandidateRequest
 }
+
+// markSent records that the request has been written (or will never be).
+func (f *inflight) markSent() { f.sentOnce.Do(func() { close(f.sent) }) }
 
 // tokens returns how many tokens continuation 0 has so far, and a channel closed at the
 // next change.
@@ -195,6 +203,10 @@ func (t *Target) runScenario(ctx context.Context, base string, g *Golden) (*Cand
 			}
 		case e.Cancel != "":
 			f := live[e.Cancel]
+			select { // the server must have the request before it can see it cancelled
+			case <-f.sent:
+			case <-f.done:
+			}
 			select {
 			case <-f.done: // finished before the cancellation: nothing to cancel
 			default:
@@ -251,10 +263,11 @@ func (t *Target) start(ctx context.Context, base string, g *Golden, gr *GoldenRe
 		timeout = 10 * time.Minute
 	}
 	rctx, cancel := context.WithTimeout(ctx, timeout)
-	f := &inflight{req: gr, cancel: cancel, done: make(chan struct{}), changed: make(chan struct{}), result: CandidateRequest{ID: gr.ID}}
+	f := &inflight{req: gr, cancel: cancel, done: make(chan struct{}), sent: make(chan struct{}), changed: make(chan struct{}), result: CandidateRequest{ID: gr.ID}}
 	body := t.body(g, gr, stream)
 	go func() {
 		defer close(f.done)
+		defer f.markSent() // a request that failed before it was written is not waited for
 		<-start
 		err := t.send(rctx, base, body, stream, f)
 		f.mu.Lock()
@@ -310,6 +323,7 @@ func (t *Target) send(ctx context.Context, base string, body completionRequest, 
 	if err != nil {
 		return err
 	}
+	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) { f.markSent() }})
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/completions", bytes.NewReader(data))
 	if err != nil {
 		return err
