@@ -652,15 +652,21 @@ func (s *Scheduler) recordBatch(rows, seqs int) {
 // error from emit or from a step stops it.
 func (s *Scheduler) RunAll(emit func(Token) error) error {
 	for !s.Done() {
-		toks, err := s.Step()
-		for _, t := range toks {
-			if eerr := emit(t); eerr != nil {
-				return eerr
-			}
-		}
-		if err != nil {
+		if err := s.EmitStep(emit); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// EmitStep runs one Step and passes its tokens to emit in order, even when the step
+// failed after producing them. It returns emit's first error, or else the step's.
+func (s *Scheduler) EmitStep(emit func(Token) error) error {
+	toks, err := s.Step()
+	for _, t := range toks {
+		if eerr := emit(t); eerr != nil {
+			return eerr
+		}
+	}
+	return err
 }

@@ -282,19 +282,31 @@ func (s *Server) Run(ctx context.Context) error {
 	s.started = true
 	s.mu.Unlock()
 	defer close(s.stopped)
-	defer s.failAll(ErrClosed) // the requests still in the engine when the loop stops
+	defer s.failAll(ErrClosed)  // the requests still in the engine when the loop stops
+	stop := make(chan struct{}) // closed by Close or when ctx is done
+	go func() {
+		select {
+		case <-ctx.Done():
+		case <-s.quit:
+		}
+		close(stop)
+	}()
+	stopped := func() error { // Run's result once stop is closed
+		select {
+		case <-s.quit:
+			return nil
+		default:
+			return ctx.Err()
+		}
+	}
 	for {
 		if s.sched.Done() {
 			s.retire()
 			select {
 			case f := <-s.ops:
-				s.busy(true)
-				f()
-				s.busy(false)
-			case <-ctx.Done():
-				return ctx.Err()
-			case <-s.quit:
-				return nil
+				s.runOp(f)
+			case <-stop:
+				return stopped()
 			}
 			continue
 		}
@@ -303,14 +315,10 @@ func (s *Server) Run(ctx context.Context) error {
 	drain:
 		for range 64 {
 			select {
+			case <-stop:
+				return stopped()
 			case f := <-s.ops:
-				s.busy(true)
-				f()
-				s.busy(false)
-			case <-ctx.Done():
-				return ctx.Err()
-			case <-s.quit:
-				return nil
+				s.runOp(f)
 			default:
 				break drain
 			}
@@ -321,6 +329,13 @@ func (s *Server) Run(ctx context.Context) error {
 			s.busy(false)
 		}
 	}
+}
+
+// runOp runs an operation a handler sent, marking the loop busy meanwhile.
+func (s *Server) runOp(f func()) {
+	s.busy(true)
+	f()
+	s.busy(false)
 }
 
 // Close stops the engine loop (requests in flight end with a 503 error) and waits for it to

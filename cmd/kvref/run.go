@@ -197,13 +197,7 @@ var stepHook func(eng *engine.Engine, steps int)
 // runAll is sched.RunAll with stepHook.
 func runAll(eng *engine.Engine, sched *engine.Scheduler, emit func(engine.Token) error) error {
 	for !sched.Done() {
-		toks, err := sched.Step()
-		for _, t := range toks {
-			if eerr := emit(t); eerr != nil {
-				return eerr
-			}
-		}
-		if err != nil {
+		if err := sched.EmitStep(emit); err != nil {
 			return err
 		}
 		if stepHook != nil {

@@ -118,30 +118,17 @@ func checkVersion(name string, v uint32) error {
 }
 
 // readMetadata reads nKV key-value pairs into f.Metadata.
-func (f *File) readMetadata(d *decoder, nKV uint64) error {
-	f.Metadata = make([]KV, 0, nKV)
-	f.kvIndex = make(map[string]int, nKV)
-	for i := uint64(0); i < nKV; i++ {
-		key, err := d.str(indexed("key of metadata pair", i))
-		if err != nil {
-			return err
-		}
-		w := named("metadata key", key)
-		if _, dup := f.kvIndex[key]; dup {
-			return fileErrorf(d.name, "%s appears twice; the file is corrupt", w)
-		}
-		t, err := d.u32(w.with("value type"))
-		if err != nil {
-			return err
-		}
-		v, err := d.value(ValueType(t), w)
-		if err != nil {
-			return err
-		}
-		f.kvIndex[key] = len(f.Metadata)
-		f.Metadata = append(f.Metadata, KV{Key: key, Value: v})
-	}
-	return nil
+func (f *File) readMetadata(d *decoder, nKV uint64) (err error) {
+	f.Metadata, f.kvIndex, err = readNamed(d, nKV, "key of metadata pair", "metadata key", "pairs",
+		func(key string, w what) (KV, error) {
+			t, err := d.u32(w.with("value type"))
+			if err != nil {
+				return KV{}, err
+			}
+			v, err := d.value(ValueType(t), w)
+			return KV{Key: key, Value: v}, err
+		})
+	return err
 }
 
 // value reads one metadata value of type t.
@@ -247,28 +234,35 @@ func (f *File) readAlignment() error {
 	return nil
 }
 
+// readNamed reads a section of n entries, each a name that no earlier entry has (field:
+// "name of tensor", ...; named as thing, "tensor", and both entries with plural) followed by
+// what readEntry reads, and returns them with the index of each name.
+func readNamed[T any](d *decoder, n uint64, field, thing, plural string, readEntry func(name string, w what) (T, error)) ([]T, map[string]int, error) {
+	entries, index := make([]T, 0, n), make(map[string]int, n)
+	for i := uint64(0); i < n; i++ {
+		name, err := d.str(indexed(field, i))
+		if err != nil {
+			return nil, nil, err
+		}
+		if j, dup := index[name]; dup {
+			return nil, nil, fileErrorf(d.name, "%s appears twice (%s %d and %d); the file is corrupt", named(thing, name), plural, j, i)
+		}
+		e, err := readEntry(name, named(thing, name))
+		if err != nil {
+			return nil, nil, err
+		}
+		index[name] = len(entries)
+		entries = append(entries, e)
+	}
+	return entries, index, nil
+}
+
 // readTensorInfos reads and validates nTensors tensor infos. Bounds against
 // the file size are checked later, once the data offset is known.
-func (f *File) readTensorInfos(d *decoder, nTensors uint64) error {
-	f.Tensors = make([]TensorInfo, 0, nTensors)
-	f.tensorIndex = make(map[string]int, nTensors)
-	for i := uint64(0); i < nTensors; i++ {
-		name, err := d.str(indexed("name of tensor", i))
-		if err != nil {
-			return err
-		}
-		w := named("tensor", name)
-		if j, dup := f.tensorIndex[name]; dup {
-			return fileErrorf(d.name, "%s appears twice (tensors %d and %d); the file is corrupt", w, j, i)
-		}
-		t, err := f.readTensorInfo(d, name, w)
-		if err != nil {
-			return err
-		}
-		f.tensorIndex[name] = len(f.Tensors)
-		f.Tensors = append(f.Tensors, t)
-	}
-	return nil
+func (f *File) readTensorInfos(d *decoder, nTensors uint64) (err error) {
+	f.Tensors, f.tensorIndex, err = readNamed(d, nTensors, "name of tensor", "tensor", "tensors",
+		func(name string, w what) (TensorInfo, error) { return f.readTensorInfo(d, name, w) })
+	return err
 }
 
 func (f *File) readTensorInfo(d *decoder, name string, w what) (TensorInfo, error) {

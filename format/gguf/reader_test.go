@@ -109,7 +109,7 @@ func TestParseMalformed(t *testing.T) {
 			zeros(12 * (maxNestedArrays + 1)),
 			`metadata key "a": the file holds more than 1048576 nested arrays`, false},
 		{"duplicate key", header(3, 0, 2).str("k").u32(uint32(Uint8)).bytes(1).str("k").u32(uint32(Uint8)).bytes(2),
-			`metadata key "k" appears twice`, false},
+			`metadata key "k" appears twice (pairs 0 and 1)`, false},
 		{"alignment not a power of two", header(3, 0, 1).str("general.alignment").u32(uint32(Uint32)).u32(48),
 			`metadata key "general.alignment" is 48, want a power of two no larger than 1048576`, false},
 		{"alignment zero", header(3, 0, 1).str("general.alignment").u32(uint32(Uint32)).u32(0),

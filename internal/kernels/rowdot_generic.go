@@ -31,59 +31,48 @@ func (l *lanes8) sum() float32 {
 // dotF16Generic is the portable definition of DotF16: Dot(x, v) for the row of halves in
 // row (2·len(x) bytes), whole groups of eight, then the last len(x)%8 values and +0
 // padding, as in dotGeneric (whose tail products are stored into a zeroed array, so lanes
-// past the end receive +0; here the padding is 0·0 = +0). dotBF16Generic is the same loop
-// for bfloat16; the two are spelled out rather than sharing a conversion function value,
-// which would cost an indirect call per element.
-func dotF16Generic(x []float32, row []byte) float32 {
-	table := half.F16Table
+// past the end receive +0; here the padding is 0·0 = +0).
+func dotF16Generic(x []float32, row []byte) float32 { return dotHalfGeneric(x, row, false) }
+
+// dotBF16Generic is the portable definition of DotBF16: dotF16Generic for bfloat16.
+func dotBF16Generic(x []float32, row []byte) float32 { return dotHalfGeneric(x, row, true) }
+
+// dotHalfGeneric is dotF16Generic, or with bf16 dotBF16Generic. The format is a flag tested
+// once per group of eight, not a conversion function value, which would cost an indirect
+// call per element.
+func dotHalfGeneric(x []float32, row []byte, bf16 bool) float32 {
 	n := len(x)
 	row = row[:2*n]
 	var l lanes8
 	var w [8]float32
 	i := 0
 	for ; i+8 <= n; i += 8 {
-		r := row[2*i : 2*i+16 : 2*i+16]
-		for j := range w {
-			w[j] = table[le16(r[2*j:])]
-		}
+		halvesToF32(w[:], row[2*i:2*i+16], bf16)
 		l.add8(x[i:], &w)
 	}
 	if i < n {
 		var xt [8]float32
 		w = [8]float32{}
-		for j := 0; i+j < n; j++ {
-			xt[j] = x[i+j]
-			w[j] = table[le16(row[2*(i+j):])]
-		}
+		copy(xt[:], x[i:])
+		halvesToF32(w[:n-i], row[2*i:], bf16)
 		l.add8(xt[:], &w)
 	}
 	return l.sum()
 }
 
-// dotBF16Generic is the portable definition of DotBF16 (see dotF16Generic).
-func dotBF16Generic(x []float32, row []byte) float32 {
-	n := len(x)
-	row = row[:2*n]
-	var l lanes8
-	var w [8]float32
-	i := 0
-	for ; i+8 <= n; i += 8 {
-		r := row[2*i : 2*i+16 : 2*i+16]
+// halvesToF32 sets w[j] to the f16 (or, with bf16, bfloat16) value in bytes 2j and 2j+1 of b.
+func halvesToF32(w []float32, b []byte, bf16 bool) {
+	b = b[:2*len(w)]
+	if bf16 {
 		for j := range w {
-			w[j] = half.BF16ToF32(le16(r[2*j:]))
+			w[j] = half.BF16ToF32(le16(b[2*j:]))
 		}
-		l.add8(x[i:], &w)
+		return
 	}
-	if i < n {
-		var xt [8]float32
-		w = [8]float32{}
-		for j := 0; i+j < n; j++ {
-			xt[j] = x[i+j]
-			w[j] = half.BF16ToF32(le16(row[2*(i+j):]))
-		}
-		l.add8(xt[:], &w)
+	table := half.F16Table
+	for j := range w {
+		w[j] = table[le16(b[2*j:])]
 	}
-	return l.sum()
 }
 
 // dotQ4_0Generic is the portable definition of DotQ4_0: value j of a block (0 ≤ j < 16) is

@@ -82,27 +82,47 @@ func Open(ref string, opt Options) (*model.Model, error) {
 		m.Source = ref // reopenable: Open(m.Source) gives the same model
 		return m, nil
 	}
+	return openFile(ref, opt, openHF, model.LoadGGUF, openLlama2c(opt))
+}
+
+// openFile locates the file or directory ref names and opens it with the opener of its
+// kind: dir for a directory, gguf for a GGUF file, other for any other file (given the
+// file's first bytes).
+func openFile[T any](ref string, opt Options, dir, gguf func(path string) (T, error), other func(path string, magic []byte) (T, error)) (T, error) {
 	path, kind, magic, err := locate(ref, opt)
 	if err != nil {
-		return nil, err
+		var none T
+		return none, err
 	}
 	switch kind {
 	case dirFile:
-		if !hf.IsDir(path) {
-			return nil, fmt.Errorf("%s is a directory without config.json: not a Hugging Face model directory", path)
-		}
-		return hf.Load(path)
+		return dir(path)
 	case ggufFile:
-		return model.LoadGGUF(path)
+		return gguf(path)
 	}
-	tok := opt.Tokenizer
-	if tok == "" {
-		tok = filepath.Join(filepath.Dir(path), "tokenizer.bin")
-		if _, err := os.Stat(tok); err != nil {
-			return nil, &NoTokenizerError{Path: path, Magic: string(magic)}
+	return other(path, magic)
+}
+
+// openHF opens a Hugging Face model directory.
+func openHF(path string) (*model.Model, error) {
+	if !hf.IsDir(path) {
+		return nil, fmt.Errorf("%s is a directory without config.json: not a Hugging Face model directory", path)
+	}
+	return hf.Load(path)
+}
+
+// openLlama2c opens a llama2.c checkpoint with opt.Tokenizer, or tokenizer.bin beside it.
+func openLlama2c(opt Options) func(path string, magic []byte) (*model.Model, error) {
+	return func(path string, magic []byte) (*model.Model, error) {
+		tok := opt.Tokenizer
+		if tok == "" {
+			tok = filepath.Join(filepath.Dir(path), "tokenizer.bin")
+			if _, err := os.Stat(tok); err != nil {
+				return nil, &NoTokenizerError{Path: path, Magic: string(magic)}
+			}
 		}
+		return llama2c.Load(path, tok)
 	}
-	return llama2c.Load(path, tok)
 }
 
 // InMemoryGGUF returns the GGUF bytes of a model that has no file of its own (the embedded

@@ -21,25 +21,27 @@ func OpenTokenizer(ref string, opt Options) (tokenizer.Tokenizer, error) {
 	if KindOf(ref) != File {
 		return modelTokenizer(ref, opt)
 	}
-	path, kind, _, err := locate(ref, opt)
+	return openFile(ref, opt, hfTokenizer, ggufTokenizer, func(path string, _ []byte) (tokenizer.Tokenizer, error) {
+		return modelTokenizer(path, opt)
+	})
+}
+
+// hfTokenizer reads the tokenizer of a Hugging Face directory.
+func hfTokenizer(path string) (tokenizer.Tokenizer, error) {
+	if !tokenizer.IsHFDir(path) {
+		return nil, fmt.Errorf("%s is a directory without tokenizer.json: kvref reads a Hugging Face tokenizer from tokenizer.json", path)
+	}
+	return tokenizer.FromHFDir(path)
+}
+
+// ggufTokenizer reads the vocabulary of a GGUF file of any architecture.
+func ggufTokenizer(path string) (tokenizer.Tokenizer, error) {
+	f, err := gguf.Open(path)
 	if err != nil {
 		return nil, err
 	}
-	switch kind {
-	case dirFile:
-		if !tokenizer.IsHFDir(path) {
-			return nil, fmt.Errorf("%s is a directory without tokenizer.json: kvref reads a Hugging Face tokenizer from tokenizer.json", path)
-		}
-		return tokenizer.FromHFDir(path)
-	case ggufFile:
-		f, err := gguf.Open(path)
-		if err != nil {
-			return nil, err
-		}
-		defer f.Close()
-		return tokenizer.FromGGUF(f)
-	}
-	return modelTokenizer(path, opt)
+	defer f.Close()
+	return tokenizer.FromGGUF(f)
 }
 
 // modelTokenizer opens the model ref names and keeps only its tokenizer.
