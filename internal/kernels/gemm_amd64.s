@@ -64,6 +64,7 @@ TEXT ·gemm2x6AVX(SB), NOSPLIT, $0-48
 
 tile:
 	LEAQ   (SI)(R15*1), R8
+	LEAQ   (SI)(R15*2), BX // the next pair's rows: (BX), (BX)(R15*1)
 	MOVQ   x+24(FP), DI
 	LEAQ   (DI)(R10*2), R11
 	ADDQ   R10, R11
@@ -88,16 +89,22 @@ tile:
 	STEP2x6(0)
 	ADDQ  $32, SI
 	ADDQ  $32, R8
+	ADDQ  $32, BX
 	ADDQ  $32, DI
 	ADDQ  $32, R11
 	SUBQ  $1, CX
 	JZ    done
 
 pairs:
+	// The next pair of rows is read into L2 while this one is multiplied (as in
+	// gemm4x8AVX512).
+	PREFETCHT1 (BX)
+	PREFETCHT1 (BX)(R15*1)
 	STEP2x6(0)
 	STEP2x6(32)
 	ADDQ $64, SI
 	ADDQ $64, R8
+	ADDQ $64, BX
 	ADDQ $64, DI
 	ADDQ $64, R11
 	SUBQ $2, CX

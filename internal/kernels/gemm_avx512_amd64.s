@@ -61,6 +61,8 @@ tile:
 	MOVQ   xp+24(FP), DI
 	LEAQ   (SI)(R9*2), R8
 	ADDQ   R9, R8
+	LEAQ   (SI)(R9*4), BX // the next group's rows 0 and 1: (BX), (BX)(R9*1)
+	LEAQ   (BX)(R9*2), DX // its rows 2 and 3: (DX), (DX)(R9*1)
 	MOVQ   R9, CX
 	SHRQ   $5, CX
 	VPXORD Z16, Z16, Z16
@@ -86,15 +88,26 @@ tile:
 	STEP8x4(0, 0)
 	ADDQ  $32, SI
 	ADDQ  $32, R8
+	ADDQ  $32, BX
+	ADDQ  $32, DX
 	ADDQ  $256, DI
 	SUBQ  $1, CX
 	JZ    done
 
 pairs:
+	// The next group of rows is read into L2 while this one is multiplied: a weight
+	// matrix streamed from memory in four rows at a time is too short a stream for the
+	// hardware prefetcher to follow.
+	PREFETCHT1 (BX)
+	PREFETCHT1 (BX)(R9*1)
+	PREFETCHT1 (DX)
+	PREFETCHT1 (DX)(R9*1)
 	STEP8x4(0, 0)
 	STEP8x4(32, 256)
 	ADDQ $64, SI
 	ADDQ $64, R8
+	ADDQ $64, BX
+	ADDQ $64, DX
 	ADDQ $512, DI
 	SUBQ $2, CX
 	JNZ  pairs
