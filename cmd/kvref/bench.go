@@ -102,12 +102,13 @@ func benchCmd(args []string, stdout, stderr io.Writer) error {
 		defer pprof.StopCPUProfile()
 	}
 	setup := benchmark.Setup{Threads: f.threads, BlockSize: f.blockSize, KType: kType, VType: vType}
+	steal := benchmark.StartSteal()
 
 	switch {
 	case f.llamaBench != "":
-		return benchVsLlama(m, f, setup, stdout, stderr)
+		return benchVsLlama(m, f, setup, steal, stdout, stderr)
 	case f.roofline:
-		return benchRoofline(m, f, setup, stdout, stderr)
+		return benchRoofline(m, f, setup, steal, stdout, stderr)
 	}
 	results, err := benchmark.Batches(m, setup, batches, f.prompt, f.steps, func(b int) { fmt.Fprintf(stderr, "kvref bench: batch %d...\n", b) })
 	if err != nil {
@@ -125,12 +126,23 @@ func benchCmd(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if f.asJSON {
-		return printJSON(stdout, map[string]any{"model": m.Source, "threads": benchmark.Threads(f.threads), "batches": results, "memory_bound_batch": mb})
+		return printJSON(stdout, map[string]any{"model": m.Source, "threads": benchmark.Threads(f.threads), "batches": results, "memory_bound_batch": mb, "host_steal_fraction": stealFraction(steal)})
 	}
 	fmt.Fprintf(stdout, "model %s, weights %.1f MiB, cache %s, %d B/token, block size %d, threads %d\n\n",
 		m.Source, float64(m.Weights.Bytes())/(1<<20), kType, results[0].CacheBytesPerTokenFormula, f.blockSize, benchmark.Threads(f.threads))
 	benchmark.WriteBatches(stdout, results, mb)
+	benchmark.WriteSteal(stdout, steal)
 	return nil
+}
+
+// stealFraction is the JSON form of a StealMeter: the stolen share, or null when the
+// machine does not say.
+func stealFraction(m *benchmark.StealMeter) *float64 {
+	f, ok := m.Fraction()
+	if !ok {
+		return nil
+	}
+	return &f
 }
 
 // checkGGUF returns an error unless path names a GGUF file, which llama-bench needs.
@@ -149,7 +161,7 @@ func checkGGUF(path string) error {
 }
 
 // benchRoofline runs and prints --roofline.
-func benchRoofline(m *model.Model, f benchFlags, setup benchmark.Setup, stdout, stderr io.Writer) error {
+func benchRoofline(m *model.Model, f benchFlags, setup benchmark.Setup, steal *benchmark.StealMeter, stdout, stderr io.Writer) error {
 	bufBytes := int64(1 << 30)
 	if f.bandwidthBuffer.set() {
 		bufBytes = f.bandwidthBuffer.bytes
@@ -166,7 +178,7 @@ func benchRoofline(m *model.Model, f benchFlags, setup benchmark.Setup, stdout, 
 		return err
 	}
 	if f.asJSON {
-		out := map[string]any{"model": m.Source, "roofline": r, "bandwidth_fraction": r.BandwidthFraction, "fma_fraction": r.FMAFraction}
+		out := map[string]any{"model": m.Source, "roofline": r, "bandwidth_fraction": r.BandwidthFraction, "fma_fraction": r.FMAFraction, "host_steal_fraction": stealFraction(steal)}
 		if r.Portable != nil {
 			out["portable_bandwidth_fraction"] = r.Portable.BandwidthFraction
 			out["portable_fma_fraction"] = r.Portable.FMAFraction
@@ -175,11 +187,12 @@ func benchRoofline(m *model.Model, f benchFlags, setup benchmark.Setup, stdout, 
 	}
 	fmt.Fprintf(stdout, "model %s, weights %.1f MiB, cache %s\n", m.Source, float64(m.Weights.Bytes())/(1<<20), setup.KType)
 	benchmark.WriteRoofline(stdout, r)
+	benchmark.WriteSteal(stdout, steal)
 	return nil
 }
 
 // benchVsLlama runs and prints --vs-llama-bench.
-func benchVsLlama(m *model.Model, f benchFlags, setup benchmark.Setup, stdout, stderr io.Writer) error {
+func benchVsLlama(m *model.Model, f benchFlags, setup benchmark.Setup, steal *benchmark.StealMeter, stdout, stderr io.Writer) error {
 	if setup.KType != setup.VType {
 		return fmt.Errorf("--vs-llama-bench compares one cache type for keys and values, not %s keys and %s values: give --cache-dtype T alone", setup.KType, setup.VType)
 	}
@@ -194,10 +207,11 @@ func benchVsLlama(m *model.Model, f benchFlags, setup benchmark.Setup, stdout, s
 		return err
 	}
 	if f.asJSON {
-		return printJSON(stdout, map[string]any{"model": m.Source, "comparison": c})
+		return printJSON(stdout, map[string]any{"model": m.Source, "comparison": c, "host_steal_fraction": stealFraction(steal)})
 	}
 	fmt.Fprintf(stdout, "model %s (llama.cpp: %s), cache %s, %d threads, %d interleaved rounds of %d repetitions\n", m.Source, c.ModelType, c.CacheType, c.Threads, c.Rounds, f.reps)
 	benchmark.WriteComparison(stdout, c)
+	benchmark.WriteSteal(stdout, steal)
 	return nil
 }
 
