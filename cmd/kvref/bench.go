@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -52,11 +53,14 @@ func benchCmd(args []string, stdout, stderr io.Writer) error {
 	fs.BoolVar(&f.roofline, "roofline", false, "measure memory bandwidth and arithmetic peak, then batch-1 decode and a 512-token prefill against them")
 	fs.StringVar(&f.llamaBench, "vs-llama-bench", "", "run llama.cpp's llama-bench at this path on the same GGUF file (-m), interleaved with kvref, and print the ratios")
 	fs.IntVar(&f.gen, "tg", 64, "--vs-llama-bench: tokens of the generation test (llama-bench -p 0 -n N; 0: none)")
-	fs.IntVar(&f.rounds, "rounds", 3, "--vs-llama-bench: interleaved rounds")
+	fs.IntVar(&f.rounds, "rounds", 0, "interleaved rounds: of llama-bench and kvref with --vs-llama-bench (default 3), of the batch sizes otherwise (default 1; the median round is shown and ×batch1 is the median of the rounds' ratios)")
 	fs.IntVar(&f.reps, "reps", 3, "--vs-llama-bench: repetitions per round on each engine (llama-bench -r)")
 	fs.StringVar(&f.kernelLevel, "kernels", "", "kernel level: "+strings.Join(kernels.Levels(), ", ")+" (default: everything the CPU has; avx2 on an AVX-512 machine runs what an AVX2-only one runs)")
 	if err := parse(fs, args); err != nil {
 		return err
+	}
+	if f.rounds < 0 {
+		return fmt.Errorf("--rounds %d: give a number of rounds of at least 1 (or leave it out)", f.rounds)
 	}
 	batches, err := parseInts(f.batches)
 	if err != nil {
@@ -110,7 +114,14 @@ func benchCmd(args []string, stdout, stderr io.Writer) error {
 	case f.roofline:
 		return benchRoofline(m, f, setup, steal, stdout, stderr)
 	}
-	results, err := benchmark.Batches(m, setup, batches, f.prompt, f.steps, func(b int) { fmt.Fprintf(stderr, "kvref bench: batch %d...\n", b) })
+	rounds := max(f.rounds, 1)
+	results, err := benchmark.Batches(m, setup, batches, f.prompt, f.steps, rounds, func(b, k int) {
+		if rounds > 1 {
+			fmt.Fprintf(stderr, "kvref bench: round %d of %d, batch %d...\n", k+1, rounds, b)
+		} else {
+			fmt.Fprintf(stderr, "kvref bench: batch %d...\n", b)
+		}
+	})
 	if err != nil {
 		return err
 	}
@@ -202,7 +213,7 @@ func benchVsLlama(m *model.Model, f benchFlags, setup benchmark.Setup, steal *be
 	}
 	c, err := benchmark.Compare(context.Background(), m, benchmark.CompareConfig{
 		Setup: setup, Model: f.ref, LlamaBench: benchmark.LlamaBench{Path: f.llamaBench, CacheType: ct},
-		Rounds: f.rounds, Reps: f.reps, Gen: f.gen, Prompt: f.prefill, Progress: stderr})
+		Rounds: cmp.Or(f.rounds, 3), Reps: f.reps, Gen: f.gen, Prompt: f.prefill, Progress: stderr})
 	if err != nil {
 		return err
 	}

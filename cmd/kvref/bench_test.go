@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -43,6 +44,26 @@ func TestBenchBatchLine(t *testing.T) {
 	require.Greater(t, got.MB.FromFormula, 1)
 	require.Equal(t, got.MB.FromFormula, got.MB.ObservedRunning, "the scheduler admits what the formula says fits")
 	require.Equal(t, got.MB.CacheBlocks/got.MB.BlocksPerSeq, got.MB.FromFormula)
+}
+
+// TestBenchBatchRounds: --rounds 3 measures each batch size three times, interleaved (the
+// progress lines say so in order), and prints the median ratio with its range.
+func TestBenchBatchRounds(t *testing.T) {
+	out, stderr, code := kvref(t, "bench", "--shape", "tiny", "--batches", "1,2", "--steps", "2", "--prompt", "3", "--cache-mem", "256KiB", "--ctx", "40", "--rounds", "3")
+	require.Equal(t, 0, code, stderr)
+	var progress []string
+	for _, l := range strings.Split(stderr, "\n") {
+		if strings.HasPrefix(l, "kvref bench: round") {
+			progress = append(progress, l)
+		}
+	}
+	require.Equal(t, []string{
+		"kvref bench: round 1 of 3, batch 1...", "kvref bench: round 1 of 3, batch 2...",
+		"kvref bench: round 2 of 3, batch 1...", "kvref bench: round 2 of 3, batch 2...",
+		"kvref bench: round 3 of 3, batch 1...", "kvref bench: round 3 of 3, batch 2...",
+	}, progress)
+	require.Contains(t, out, "3 interleaved rounds")
+	require.Regexp(t, `\n +2 .* \d+\.\d\d \[\d+\.\d\d–\d+\.\d\d\]\n`, out, "batch 2's ratio with the range of the rounds")
 }
 
 // TestBenchRoofline runs --roofline on the tiny shape with a small bandwidth buffer: every

@@ -7,8 +7,10 @@
 package benchmark
 
 import (
+	"cmp"
 	"fmt"
 	"runtime"
+	"slices"
 	"time"
 
 	"github.com/kvref/kvref/engine"
@@ -46,6 +48,10 @@ type BatchResult struct {
 	SpeedupOverBatch1         float64 `json:"speedup_over_batch_1"`
 	MillisecondsPerStep       float64 `json:"ms_per_step"`
 	CacheBytesPerTokenFormula int64   `json:"bytes_per_token"`
+	// Rounds is how many interleaved rounds measured this size (Batches); the row is the
+	// median round, and SpeedupsOverBatch1 holds each round's ratio to its batch-1 run.
+	Rounds             int       `json:"rounds,omitempty"`
+	SpeedupsOverBatch1 []float64 `json:"speedups_over_batch_1_per_round,omitempty"`
 
 	stepSeconds []float64 // each timed step's duration
 	stepBytes   []int64   // and the bytes it read (weights and cache)
@@ -116,26 +122,47 @@ func Batch(m *model.Model, s Setup, batch, prompt, steps int) (BatchResult, erro
 	return res, nil
 }
 
-// Batches runs Batch for every batch size in order and fills in each row's speedup over
-// batch 1 when the first size is 1.
-func Batches(m *model.Model, s Setup, batches []int, prompt, steps int, progress func(batch int)) ([]BatchResult, error) {
-	var out []BatchResult
-	for _, b := range batches {
-		if progress != nil {
-			progress(b)
+// Batches runs Batch for every batch size in order, rounds times over (at least once), the
+// sizes interleaved so that a machine slowed down for a while slows every size alike. Each
+// size's row is its median round by tokens per second; when the first size is 1, each row's
+// speedup over batch 1 is the median of the rounds' ratios (a round's batch-B rate over the
+// same round's batch-1 rate), each round's ratio kept in SpeedupsOverBatch1.
+func Batches(m *model.Model, s Setup, batches []int, prompt, steps, rounds int, progress func(batch, round int)) ([]BatchResult, error) {
+	rounds = max(rounds, 1)
+	runs := make([][]BatchResult, len(batches)) // runs[i][k]: batch size i in round k
+	for k := range rounds {
+		for i, b := range batches {
+			if progress != nil {
+				progress(b, k)
+			}
+			r, err := Batch(m, s, b, prompt, steps)
+			if err != nil {
+				return nil, err
+			}
+			runs[i] = append(runs[i], r)
 		}
-		r, err := Batch(m, s, b, prompt, steps)
-		if err != nil {
-			return nil, err
+	}
+	out := make([]BatchResult, len(batches))
+	for i := range batches {
+		out[i] = medianRun(runs[i])
+		out[i].Rounds = rounds
+		if batches[0] != 1 {
+			continue
 		}
-		if len(out) > 0 && out[0].Batch == 1 {
-			r.SpeedupOverBatch1 = r.TokensPerSecond / out[0].TokensPerSecond
-		} else if b == 1 {
-			r.SpeedupOverBatch1 = 1
+		for k := range rounds {
+			out[i].SpeedupsOverBatch1 = append(out[i].SpeedupsOverBatch1, runs[i][k].TokensPerSecond/runs[0][k].TokensPerSecond)
 		}
-		out = append(out, r)
+		out[i].SpeedupOverBatch1 = Median(out[i].SpeedupsOverBatch1)
 	}
 	return out, nil
+}
+
+// medianRun returns the run of median tokens per second (of an even number, the slower of
+// the middle two).
+func medianRun(runs []BatchResult) BatchResult {
+	sorted := slices.Clone(runs)
+	slices.SortStableFunc(sorted, func(a, b BatchResult) int { return cmp.Compare(a.TokensPerSecond, b.TokensPerSecond) })
+	return sorted[(len(sorted)-1)/2]
 }
 
 // MemoryBoundBatch is the largest batch of full-context sequences the cache holds.

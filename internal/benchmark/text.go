@@ -13,10 +13,19 @@ import (
 // WriteBatches writes the decode throughput table, one row per batch size, and the
 // memory-bound batch line.
 func WriteBatches(w io.Writer, results []BatchResult, mb MemoryBoundBatch) {
-	fmt.Fprintf(w, "%6s %12s %12s %10s %14s %14s %9s %9s\n", "batch", "tok/s", "tok/s/seq", "ms/step", "weights B/step", "cache B/step", "GB/s", "×batch1")
+	fmt.Fprintf(w, "%6s %12s %12s %10s %14s %14s %9s  %s\n", "batch", "tok/s", "tok/s/seq", "ms/step", "weights B/step", "cache B/step", "GB/s", "×batch1")
+	rounds := 1
 	for _, r := range results {
-		fmt.Fprintf(w, "%6d %12.1f %12.1f %10.2f %14d %14d %9.2f %9.2f\n", r.Batch, r.TokensPerSecond, r.TokensPerSecondPerSeq,
-			r.MillisecondsPerStep, r.WeightBytesPerStep, r.CacheBytesPerStep, r.GBPerSecond, r.SpeedupOverBatch1)
+		speedup := fmt.Sprintf("%.2f", r.SpeedupOverBatch1)
+		if len(r.SpeedupsOverBatch1) > 1 {
+			speedup = medianRange(r.SpeedupsOverBatch1, "%.2f")
+		}
+		rounds = max(rounds, r.Rounds)
+		fmt.Fprintf(w, "%6d %12.1f %12.1f %10.2f %14d %14d %9.2f  %7s\n", r.Batch, r.TokensPerSecond, r.TokensPerSecondPerSeq,
+			r.MillisecondsPerStep, r.WeightBytesPerStep, r.CacheBytesPerStep, r.GBPerSecond, speedup)
+	}
+	if rounds > 1 {
+		fmt.Fprintf(w, "(%d interleaved rounds: each row is its median round; ×batch1 is the median of the rounds' ratios, their range in brackets)\n", rounds)
 	}
 	fmt.Fprintf(w, "\nmemory-bound batch: a %s cache (%d blocks of %d tokens, %d B/token) holds %d sequences of %d tokens (%d blocks each) by the formula; the scheduler admitted %d\n",
 		plan.FormatSize(mb.CacheBytes), mb.CacheBlocks, mb.BlockSize, mb.BytesPerToken, mb.FromFormula, mb.Context, mb.BlocksPerSeq, mb.ObservedRunning)
