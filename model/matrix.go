@@ -228,7 +228,8 @@ func (m *Matrix) mulRows(out, x []float32, batch, start, end int, in []quant.Inp
 			kernels.DotBF16Rows(o, xs, w)
 		}
 	default:
-		// A batch: each row decoded to float32 once, in blocks of rows that stay in the
+		// A batch: each row decoded to float32 once (per block of inputs: kernels.
+		// InputBlocks), in blocks of rows that stay in the
 		// core's caches while every input vector meets them (the matrix kernels' register
 		// blocking), the same bits as Dot with the decoded row.
 		kernels.MatMulRowsDecoded(out, x, m.Rows, m.Cols, batch, start, end, m.decodePanelRow)

@@ -15,6 +15,8 @@ func matMulRows(out, w, x []float32, rows, cols, batch, start, end int) {
 	matMulRowsGeneric(out, w, x, rows, cols, batch, start, end)
 }
 
+func inputBlocks(cols, batch int) int { return 1 }
+
 func matMulRowsDecoded(out, x []float32, rows, cols, batch, start, end int, decode func(dst []float32, r int)) {
 	matMulRowsDecodedGeneric(out, x, rows, cols, batch, start, end, decode)
 }

@@ -314,6 +314,10 @@ func TestMatMulRowsMatchesGeneric(t *testing.T) {
 				{kindSpecial, 36, 640, 14, 0, 36},
 				{kindNaNPayloads, 33, 520, 13, 1, 33},
 				{kindNearOverflow, 9, 392, 8, 0, 9},
+				// More inputs than one block holds (gemmInputBlock: 120 of 4104 columns for
+				// the wide kernel, 126 for the narrow one), with a remainder and leftovers.
+				{kindMixed, 9, 4104, 137, 0, 9},
+				{kindNormal, 6, 4104, 251, 1, 6},
 			} {
 				checkMatMulRows(t, rng, set, c.kind, c.rows, c.cols, c.batch, c.start, c.end)
 			}

@@ -2,8 +2,9 @@ package kernels
 
 // MatMulRows computes, for rows r in [start, end) of the row-major matrix w (rows × cols) and
 // for every one of the batch input vectors x[b*cols:(b+1)*cols], the output
-// out[b*rows+r] = Dot(x_b, w_r). Each weight row is read once and used for the whole batch
-// while it is in cache; every output keeps Dot's exact order, so a row's result does not
+// out[b*rows+r] = Dot(x_b, w_r). Each weight row is read once for each block of inputs
+// (the whole batch, unless it is too large to stay in the caches: see
+// InputBlocks) and used for the whole block while it is in cache; every output keeps Dot's exact order, so a row's result does not
 // depend on which other rows share the batch.
 //
 // It panics, like the plain loop over Dot would, when an index is out of range. out should
@@ -20,11 +21,18 @@ func MatMulRows(out, w, x []float32, rows, cols, batch, start, end int) {
 // overlap this panel's arithmetic instead of waiting for it.
 const DecodedPanelRows = 32
 
+// InputBlocks is how many blocks of input vectors (of cols floats) the fast MatMulRows and
+// MatMulRowsDecoded split a batch into: every row meets one block's inputs before the next
+// block starts, so each row is read, or decoded, once per block. It is 1 unless the batch is
+// too large to stay in the caches while the rows stream past it.
+func InputBlocks(cols, batch int) int { return inputBlocks(cols, batch) }
+
 // MatMulRowsDecoded is MatMulRows for a matrix kept in another form: decode(dst, r) writes
 // row r (cols values) as float32, the exact values its products multiply (an F16 or BF16
 // row widened, a quantized row dequantized). The results are MatMulRows's on the decoded
-// matrix, bit for bit. The fast path decodes each row once per call, a block of rows at a
-// time that stays in the core's caches while every input vector meets it.
+// matrix, bit for bit. The fast path decodes each row once per block of inputs (InputBlocks:
+// once per call for a batch that fits the caches), a block of rows at a time that stays in
+// the core's caches while every input vector of the block meets it.
 //
 // It panics when out or x is too short, like MatMulRows; decode must not write anywhere
 // but dst.

@@ -15,8 +15,8 @@ import (
 
 // TestMatMulRowsDecodedIsMatMulRows: a matrix stored as halves multiplies like its
 // decoded float32 copy, bit for bit, at every level, for blocks of rows and of inputs
-// with every remainder; each row is decoded exactly once, and nothing outside the rows'
-// outputs is written.
+// with every remainder; each row is decoded exactly once per block of inputs (InputBlocks),
+// and nothing outside the rows' outputs is written.
 func TestMatMulRowsDecodedIsMatMulRows(t *testing.T) {
 	forEachLevel(t, func(t *testing.T) {
 		use(implMatMulAVX)
@@ -29,8 +29,9 @@ func TestMatMulRowsDecodedIsMatMulRows(t *testing.T) {
 			{halfNormal, 41, 256, 67, 3, 38},
 			{halfExtreme, 36, 64, 14, 0, 36},
 			{halfBits, 9, 40, 8, 1, 9},
-			{halfNormal, 13, 33, 5, 0, 13}, // cols not a multiple of 8
-			{halfNormal, 6, 16, 1, 0, 6},   // one input vector
+			{halfNormal, 13, 33, 5, 0, 13},     // cols not a multiple of 8
+			{halfNormal, 6, 16, 1, 0, 6},       // one input vector
+			{halfNormal, 37, 4104, 137, 1, 37}, // several blocks of inputs, each decoding the rows again
 		} {
 			raw := make([]byte, 2*c.rows*c.cols)
 			for i := 0; i < c.rows*c.cols; i++ {
@@ -56,8 +57,12 @@ func TestMatMulRowsDecodedIsMatMulRows(t *testing.T) {
 			what := fmt.Sprintf("%s rows=%d cols=%d batch=%d [%d,%d)", c.kind, c.rows, c.cols, c.batch, c.start, c.end)
 			requireSameResults(t, want, got, onlyDefaultNaN(w, x), what)
 			require.Len(t, decoded, c.end-c.start, what)
+			blocks := InputBlocks(c.cols, c.batch)
+			if c.batch > 100 && c.cols > 4000 && implMatMulAVX.on {
+				require.Greater(t, blocks, 1, "%s: the case meant to split the inputs does not", c.kind)
+			}
 			for r, n := range decoded {
-				require.Equal(t, 1, n, "%s: row %d decoded %d times", what, r, n)
+				require.Equal(t, blocks, n, "%s: row %d decoded %d times", what, r, n)
 			}
 		}
 	})
