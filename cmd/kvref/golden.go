@@ -95,14 +95,14 @@ func goldenCmd(args []string, stdout, stderr io.Writer) error {
 	if filter != nil {
 		scenarios = slices.DeleteFunc(scenarios, func(s *golden.Scenario) bool { return !filter.MatchString(s.Name) })
 	}
-	if len(scenarios) == 0 {
-		return fmt.Errorf("no scenario to record (suite %q, --run %q)", f.suite, f.run)
-	}
 	for _, s := range skipped {
 		fmt.Fprintf(stderr, "kvref golden: skipping %s: %s\n", s.Name, s.Reason)
 	}
 	if h := paramsHint(skipped); h != "" {
 		fmt.Fprintf(stderr, "kvref golden: (%s)\n", h)
+	}
+	if len(scenarios) == 0 { // the reasons above say why
+		return fmt.Errorf("no scenario to record (suite %q, --run %q; %d skipped)", f.suite, f.run, len(skipped))
 	}
 	suite := f.suite
 	if len(f.scenarios) > 0 {

@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -258,4 +259,14 @@ func TestGoldenStories260KAgainstKvrefServer(t *testing.T) {
 		})
 	}
 	require.Len(t, cand.Scenarios, len(goldens))
+}
+
+// TestGoldenSaysWhyNothingWasRecorded: when every selected scenario is skipped, the reasons
+// are printed before the error, so the user learns what to change.
+func TestGoldenSaysWhyNothingWasRecorded(t *testing.T) {
+	_, stderr, code := kvref(t, "golden", "--cache-blocks", "8", "--run", "long-prompt", "--out", t.TempDir())
+	require.NotEqual(t, 0, code)
+	require.Contains(t, stderr, "kvref golden: skipping long-prompt.f32: needs about")
+	require.Contains(t, stderr, "no scenario to record")
+	require.Less(t, strings.Index(stderr, "skipping long-prompt"), strings.Index(stderr, "no scenario to record"), "the reason comes first")
 }
