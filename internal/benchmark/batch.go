@@ -147,6 +147,9 @@ func Batches(m *model.Model, s Setup, batches []int, prompt, steps, rounds int, 
 		out[i] = medianRun(runs[i])
 		out[i].Rounds = rounds
 		if batches[0] != 1 {
+			if batches[i] == 1 {
+				out[i].SpeedupOverBatch1 = 1
+			}
 			continue
 		}
 		for k := range rounds {

@@ -46,16 +46,18 @@ func inputBlocks(cols, batch int) int {
 	if batch <= 1 || cols%8 != 0 || !implMatMulAVX.on {
 		return 1
 	}
-	unit := gemmNarrow.inputs
-	if implMatMulAVX512.on {
-		unit = gemmWide.inputs
-	}
-	full := batch / unit * unit
+	full, step := gemmInputSplit(cols, batch, gemmShapeFor(implMatMulAVX512.on))
 	if full == 0 {
 		return 1
 	}
-	step := min(full, gemmInputBlock(cols, unit))
 	return (full + step - 1) / step
+}
+
+// gemmInputSplit returns how many of batch inputs go through shape's micro-kernel (full,
+// whole groups) and how many of those a block of inputs takes (step; 0 when full is).
+func gemmInputSplit(cols, batch int, shape gemmShape) (full, step int) {
+	full = batch / shape.inputs * shape.inputs
+	return full, min(full, gemmInputBlock(cols, shape.inputs))
 }
 
 // gemmShape is one micro-kernel's block of rows by inputs.
@@ -66,6 +68,14 @@ var (
 	gemmNarrow = gemmShape{2, 6} // gemm2x6AVX
 )
 
+// gemmShapeFor is the micro-kernel gemmAVX runs: gemmWide with wide, else gemmNarrow.
+func gemmShapeFor(wide bool) gemmShape {
+	if wide {
+		return gemmWide
+	}
+	return gemmNarrow
+}
+
 // gemmScratch is gemmAVX's packed inputs and decoded rows, recycled through gemmBuffers:
 // a fresh buffer per product would cost page faults and zeroing every time.
 type gemmScratch struct{ packed, panel []float32 }
@@ -74,23 +84,21 @@ var gemmBuffers = sync.Pool{New: func() any { return new(gemmScratch) }}
 
 // gemmAVX is matMulRowsGeneric for rows [start, end) of a matrix whose cols is a positive
 // multiple of 8, for a batch of input vectors: the rows come from w (row-major, rows ×
-// cols) or, when decode is set, from decode(dst, r), once per row per call. The rows go in
-// blocks of gemmRows; each block meets every full group of inputs in the micro-kernel
-// (gemm4x8AVX512 with wide, the inputs packed once per call, else gemm2x6AVX), then the
-// inputs left over in the four-row kernels, four (wide), two and one at a time; the rows
+// cols) or, when decode is set, from decode(dst, r), once per row per block of inputs
+// (gemmInputSplit; one block unless the batch is large). For each block of inputs the rows
+// go in blocks of gemmRows; each meets every group of the block's inputs in the
+// micro-kernel (gemm4x8AVX512 with wide, the block's inputs packed first, else gemm2x6AVX),
+// and in the last block of inputs also the inputs left over, in the four-row kernels, four
+// (wide), two and one at a time; the rows
 // left over at the end (fewer than four) go one dotAVXAsm at a time. Every output keeps
 // Dot's lanes and order, so the blocking changes no bit. The caller has checked the
 // arguments.
 func gemmAVX(out, w, x []float32, rows, cols, batch, start, end int, decode func(dst []float32, r int), wide bool) {
-	shape := gemmNarrow
-	if wide {
-		shape = gemmWide
-	}
+	shape := gemmShapeFor(wide)
 	s := gemmBuffers.Get().(*gemmScratch)
 	defer gemmBuffers.Put(s)
 
-	full := batch / shape.inputs * shape.inputs // inputs [0, full) go through the micro-kernel
-	step := min(full, gemmInputBlock(cols, shape.inputs))
+	full, step := gemmInputSplit(cols, batch, shape) // inputs [0, full) go through the micro-kernel
 	if decode != nil {
 		s.panel = grow(s.panel, gemmRows*cols)
 	}
