@@ -15,18 +15,64 @@ import (
 //go:noescape
 func gemm4x8AVX512(out *float32, outStride int, w, xp *float32, n, tiles int)
 
-// gemm2x6AVX is gemm4x8AVX512 for pairs of rows against six input vectors (x + j·n
-// floats, not packed), in twelve YMM accumulators. Implemented in gemm_amd64.s.
+// gemm2x6AVX runs tiles pairs of rows (rows stride floats apart, one pair after the other
+// from w) against six input vectors packed by packInputs6 into xp, in twelve YMM
+// accumulators, over n columns (a positive multiple of 8) that may be one chunk of longer
+// rows: the accumulators start at zero or, with gemmAccLoad, from acc; with gemmAccStore
+// they go back to acc for the next chunk, else row k of input j goes to
+// out[j·outStride+k]. Implemented in gemm_amd64.s.
 //
 //go:noescape
-func gemm2x6AVX(out *float32, outStride int, w, x *float32, n, tiles int)
+func gemm2x6AVX(out *float32, outStride int, w, xp *float32, n, tiles, stride int, acc *float32, flags int)
+
+// The flags of gemm2x6AVX for one chunk of columns.
+const (
+	gemmAccLoad  = 1 // start from the accumulators at acc (an earlier chunk's), not from zero
+	gemmAccStore = 2 // store the accumulators at acc (a later chunk carries on), do not reduce
+)
+
+// packInputs6 packs the six input vectors at x (cols floats each, consecutive) for
+// gemm2x6AVX into dst (6·cols floats): block b of every vector side by side, vector j's
+// eight floats at dst[48b+8j:]. cols is a multiple of 8.
+func packInputs6(dst, x []float32, cols int) {
+	dst, x = dst[:6*cols], x[:6*cols]
+	for b := 0; b < cols; b += 8 {
+		d := dst[6*b : 6*b+48]
+		for j := range 6 {
+			*(*[8]float32)(d[8*j:]) = *(*[8]float32)(x[j*cols+b:])
+		}
+	}
+}
+
+// gemmL1Inputs and gemmChunkCols decide how many columns the narrow micro-kernel takes at
+// a time (gemmChunk): it reads its six inputs again for every pair of rows, so they must
+// stay in the core's L1 data cache (32 KiB on AMD Zen 3 and 4) while the rows stream past.
+// Rows whose six inputs take at most gemmL1Inputs go whole, longer ones in even chunks of
+// at most gemmChunkCols columns (12 KiB of inputs). On Zen 4 (cpu-GFLOP/s of one thread,
+// 512 inputs): 768×2048 65 whole and unpacked, 80 packed, 86 packed in chunks of 512 (81
+// of 256, 79 of 1024); 2048×5632 76, 75, 82.
+const (
+	gemmL1Inputs  = 20 << 10
+	gemmChunkCols = 512
+)
+
+// gemmChunk is how many columns of cols the narrow micro-kernel takes at a time, a
+// multiple of 8. Each lane carries its sum from one chunk to the next in order, so chunks
+// change no bit.
+func gemmChunk(cols int) int {
+	if 4*gemmNarrow.inputs*cols <= gemmL1Inputs {
+		return cols
+	}
+	n := (cols + gemmChunkCols - 1) / gemmChunkCols
+	return ((cols+n-1)/n + 7) &^ 7
+}
 
 // gemmRows is how many rows gemmAVX takes at a time: a block of rows (at most 32 × cols
 // floats, 96 KiB for 768 columns, decoded once when the rows are stored in another form)
 // stays in the core's L2 cache while every group of inputs meets it.
 const gemmRows = DecodedPanelRows
 
-// gemmInputBytes bounds a block of inputs: the block (packed, for the wide kernel) is read
+// gemmInputBytes bounds a block of inputs: the block (packed) is read
 // again for every block of rows, and must stay in the caches meanwhile. A TinyLlama-shape
 // prefill of 512 tokens packed 4 MiB (8 MiB at 2048 columns, 11.5 MiB at 5632) per thread and
 // ran its down projection at 52–66 cpu-GFLOP/s; in blocks of at most 2 MiB, 76–84 (the
@@ -78,7 +124,7 @@ func gemmShapeFor(wide bool) gemmShape {
 
 // gemmScratch is gemmAVX's packed inputs and decoded rows, recycled through gemmBuffers:
 // a fresh buffer per product would cost page faults and zeroing every time.
-type gemmScratch struct{ packed, panel []float32 }
+type gemmScratch struct{ packed, panel, acc []float32 }
 
 var gemmBuffers = sync.Pool{New: func() any { return new(gemmScratch) }}
 
@@ -87,9 +133,9 @@ var gemmBuffers = sync.Pool{New: func() any { return new(gemmScratch) }}
 // cols) or, when decode is set, from decode(dst, r), once per row per block of inputs
 // (gemmInputSplit; one block unless the batch is large). For each block of inputs the rows
 // go in blocks of gemmRows; each meets every group of the block's inputs in the
-// micro-kernel (gemm4x8AVX512 with wide, the block's inputs packed first, else gemm2x6AVX),
-// and in the last block of inputs also the inputs left over, in the four-row kernels, four
-// (wide), two and one at a time; the rows
+// micro-kernel (gemm4x8AVX512 with wide, else gemm2x6AVX in chunks of gemmChunk columns;
+// the block's inputs packed first for either), and in the last block of inputs also the
+// inputs left over, in the four-row kernels, four (wide), two and one at a time; the rows
 // left over at the end (fewer than four) go one dotAVXAsm at a time. Every output keeps
 // Dot's lanes and order, so the blocking changes no bit. The caller has checked the
 // arguments.
@@ -102,6 +148,10 @@ func gemmAVX(out, w, x []float32, rows, cols, batch, start, end int, decode func
 	if decode != nil {
 		s.panel = grow(s.panel, gemmRows*cols)
 	}
+	chunk := gemmChunk(cols)
+	if !wide {
+		s.acc = grow(s.acc, gemmRows*gemmNarrow.inputs*8)
+	}
 	quadEnd := start + (end-start)&^3 // rows [start, quadEnd) go in blocks
 	// The inputs go in blocks of step (all of them, unless their packed copy would be too
 	// large to stay in the caches while every block of rows meets it); the last block also
@@ -109,10 +159,14 @@ func gemmAVX(out, w, x []float32, rows, cols, batch, start, end int, decode func
 	for b0 := 0; ; b0 += step {
 		b1 := min(b0+step, full)
 		last := b1 == full
-		if wide && b1 > b0 {
+		if b1 > b0 {
 			s.packed = growAligned(s.packed, (b1-b0)*cols)
-			for b := b0; b < b1; b += 8 {
-				packPairs8AVX512(&s.packed[(b-b0)*cols], &x[b*cols], cols)
+			for b := b0; b < b1; b += shape.inputs {
+				if wide {
+					packPairs8AVX512(&s.packed[(b-b0)*cols], &x[b*cols], cols)
+				} else {
+					packInputs6(s.packed[(b-b0)*cols:], x[b*cols:], cols)
+				}
 			}
 		}
 		for r0 := start; r0 < quadEnd; r0 += gemmRows {
@@ -129,8 +183,17 @@ func gemmAVX(out, w, x []float32, rows, cols, batch, start, end int, decode func
 			for b := b0; b < b1; b += shape.inputs {
 				if wide {
 					gemm4x8AVX512(&out[b*rows+r0], rows, &wb[0], &s.packed[(b-b0)*cols], cols, (r1-r0)/4)
-				} else {
-					gemm2x6AVX(&out[b*rows+r0], rows, &wb[0], &x[b*cols], cols, (r1-r0)/2)
+					continue
+				}
+				for c0 := 0; c0 < cols; c0 += chunk {
+					c1, flags := min(c0+chunk, cols), 0
+					if c0 > 0 {
+						flags |= gemmAccLoad
+					}
+					if c1 < cols {
+						flags |= gemmAccStore
+					}
+					gemm2x6AVX(&out[b*rows+r0], rows, &wb[c0], &s.packed[(b-b0)*cols+6*c0], c1-c0, (r1-r0)/2, cols, &s.acc[0], flags)
 				}
 			}
 			if last {

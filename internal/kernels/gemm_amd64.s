@@ -9,32 +9,10 @@
 // are used.
 // With the two multiplier and two adder pipes of current x86 cores, twelve independent
 // chains keep all four busy: per block of eight columns two row loads, six input loads,
-// twelve multiplies and twelve additions.
-
-// STEP2x6 is one block of eight columns at byte offset O: rows at SI and R8 into Y12 and
-// Y13, inputs at DI, DI+R10, DI+2·R10, R11 = DI+3·R10, DI+4·R10, R11+2·R10, one at a time
-// in Y14; (row k, input j) accumulates in Y(6k+j); Y15 holds the products.
-#define STEP2x6(O) \
-	VMOVUPS O(SI), Y12; \
-	VMOVUPS O(R8), Y13; \
-	VMOVUPS O(DI), Y14; \
-	MULADD(Y14, Y12, Y15, Y0); \
-	MULADD(Y14, Y13, Y15, Y6); \
-	VMOVUPS O(DI)(R10*1), Y14; \
-	MULADD(Y14, Y12, Y15, Y1); \
-	MULADD(Y14, Y13, Y15, Y7); \
-	VMOVUPS O(DI)(R10*2), Y14; \
-	MULADD(Y14, Y12, Y15, Y2); \
-	MULADD(Y14, Y13, Y15, Y8); \
-	VMOVUPS O(R11), Y14; \
-	MULADD(Y14, Y12, Y15, Y3); \
-	MULADD(Y14, Y13, Y15, Y9); \
-	VMOVUPS O(DI)(R10*4), Y14; \
-	MULADD(Y14, Y12, Y15, Y4); \
-	MULADD(Y14, Y13, Y15, Y10); \
-	VMOVUPS O(R11)(R10*2), Y14; \
-	MULADD(Y14, Y12, Y15, Y5); \
-	MULADD(Y14, Y13, Y15, Y11)
+// twelve multiplies and twelve additions. The six inputs come packed by packInputs6 (their
+// blocks of eight side by side, one stream instead of six) and in chunks of columns that
+// stay in L1 (gemmChunk): unpacked whole rows of 2048 columns came from L2 at every pair
+// of rows, 65 cpu-GFLOP/s against 86 for the same product packed in chunks of 512 (Zen 4).
 
 // STORE2 reduces the accumulators of rows 0 and 1 of one input (A and B, whose low halves
 // are XA and XB) and stores them side by side at R9.
@@ -44,32 +22,64 @@
 	VMOVSS XA, (R9); \
 	VMOVSS XB, 4(R9)
 
-// func gemm2x6AVX(out *float32, outStride int, w *float32, x *float32, n, tiles int)
+// STEP2x6 is one block of eight columns: the rows' blocks at WO from SI and R8 into Y12
+// and Y13, the six inputs' packed blocks at O(DI) one at a time in Y14; (row k, input j)
+// accumulates in Y(6k+j); Y15 holds the products.
+#define STEP2x6(WO, O) \
+	VMOVUPS WO(SI), Y12; \
+	VMOVUPS WO(R8), Y13; \
+	VMOVUPS O(DI), Y14; \
+	MULADD(Y14, Y12, Y15, Y0); \
+	MULADD(Y14, Y13, Y15, Y6); \
+	VMOVUPS O+32(DI), Y14; \
+	MULADD(Y14, Y12, Y15, Y1); \
+	MULADD(Y14, Y13, Y15, Y7); \
+	VMOVUPS O+64(DI), Y14; \
+	MULADD(Y14, Y12, Y15, Y2); \
+	MULADD(Y14, Y13, Y15, Y8); \
+	VMOVUPS O+96(DI), Y14; \
+	MULADD(Y14, Y12, Y15, Y3); \
+	MULADD(Y14, Y13, Y15, Y9); \
+	VMOVUPS O+128(DI), Y14; \
+	MULADD(Y14, Y12, Y15, Y4); \
+	MULADD(Y14, Y13, Y15, Y10); \
+	VMOVUPS O+160(DI), Y14; \
+	MULADD(Y14, Y12, Y15, Y5); \
+	MULADD(Y14, Y13, Y15, Y11)
+
+// func gemm2x6AVX(out *float32, outStride int, w *float32, xp *float32, n, tiles, stride int, acc *float32, flags int)
 //
-// For each of tiles pairs of rows (n floats each, one after the other from w): the two
-// rows against the six input vectors x + j·n floats, j = 0..5, over n columns (a positive
-// multiple of 8), then REDUCE8 on each accumulator, and row 2t+k of input j goes to
-// out[j·outStride + 2t + k]. The inputs stay in the caches while the pairs of rows stream
-// past them. R12 counts the pairs left, R15 is the row stride in bytes, AX the pair's
-// first output, R13 the output stride in bytes.
-TEXT ·gemm2x6AVX(SB), NOSPLIT, $0-48
+// For each of tiles pairs of rows (rows stride floats apart, the pairs one after the other
+// from w): the two rows against six input vectors packed by packInputs6 at xp (48 floats
+// per block of eight columns), over n columns (a positive multiple of 8) from w and xp,
+// which may be one chunk of longer rows. The twelve accumulators of a pair start at zero,
+// or with gemmAccLoad in flags from its twelve eight-lane vectors at acc (96 floats per
+// pair, the pairs in order); with gemmAccStore they are stored back there, so that the
+// next chunk of columns carries on every lane's sum; otherwise REDUCE8 finishes each one
+// and row 2t+k of input j goes to out[j·outStride + 2t + k]. The inputs' chunk stays in L1
+// while the pairs of rows stream past it. R12 counts the pairs left, R10 is the row stride
+// in bytes, R15 the pair's first row, AX the pair's first output, R13 the output stride in
+// bytes, DX the pair's accumulators, R14 the flags.
+TEXT ·gemm2x6AVX(SB), NOSPLIT, $0-72
 	MOVQ tiles+40(FP), R12
 	MOVQ out+0(FP), AX
 	MOVQ w+16(FP), SI
-	MOVQ n+32(FP), R15
-	SHLQ $2, R15
-	MOVQ R15, R10
+	MOVQ stride+48(FP), R10
+	SHLQ $2, R10
 	MOVQ outStride+8(FP), R13
 	SHLQ $2, R13
+	MOVQ acc+56(FP), DX
+	MOVQ flags+64(FP), R14
 
 tile:
-	LEAQ   (SI)(R15*1), R8
-	LEAQ   (SI)(R15*2), BX // the next pair's rows: (BX), (BX)(R15*1)
-	MOVQ   x+24(FP), DI
-	LEAQ   (DI)(R10*2), R11
-	ADDQ   R10, R11
-	MOVQ   R15, CX
-	SHRQ   $5, CX
+	MOVQ  SI, R15
+	LEAQ  (SI)(R10*1), R8
+	LEAQ  (SI)(R10*2), BX // the next pair's rows: (BX), (BX)(R10*1)
+	MOVQ  xp+24(FP), DI
+	MOVQ  n+32(FP), CX
+	SHRQ  $3, CX
+	TESTQ $1, R14 // gemmAccLoad
+	JNZ   load
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
@@ -82,16 +92,31 @@ tile:
 	VXORPS Y9, Y9, Y9
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
+	JMP    blocks
 
+load:
+	VMOVUPS 0(DX), Y0
+	VMOVUPS 32(DX), Y1
+	VMOVUPS 64(DX), Y2
+	VMOVUPS 96(DX), Y3
+	VMOVUPS 128(DX), Y4
+	VMOVUPS 160(DX), Y5
+	VMOVUPS 192(DX), Y6
+	VMOVUPS 224(DX), Y7
+	VMOVUPS 256(DX), Y8
+	VMOVUPS 288(DX), Y9
+	VMOVUPS 320(DX), Y10
+	VMOVUPS 352(DX), Y11
+
+blocks:
 	// An odd block first, then two blocks per iteration.
 	TESTQ $1, CX
 	JZ    pairs
-	STEP2x6(0)
+	STEP2x6(0, 0)
 	ADDQ  $32, SI
 	ADDQ  $32, R8
 	ADDQ  $32, BX
-	ADDQ  $32, DI
-	ADDQ  $32, R11
+	ADDQ  $192, DI
 	SUBQ  $1, CX
 	JZ    done
 
@@ -99,22 +124,36 @@ pairs:
 	// The next pair of rows is read into L2 while this one is multiplied (as in
 	// gemm4x8AVX512).
 	PREFETCHT1 (BX)
-	PREFETCHT1 (BX)(R15*1)
-	STEP2x6(0)
-	STEP2x6(32)
+	PREFETCHT1 (BX)(R10*1)
+	STEP2x6(0, 0)
+	STEP2x6(32, 192)
 	ADDQ $64, SI
 	ADDQ $64, R8
 	ADDQ $64, BX
-	ADDQ $64, DI
-	ADDQ $64, R11
+	ADDQ $384, DI
 	SUBQ $2, CX
 	JNZ  pairs
 
 done:
-	// SI has walked a row: it now points at the second row of the pair, R8 at the next
-	// pair's first row. Row 2t+k of input j goes to out[j*outStride+2t+k]; R9 walks the
-	// inputs.
-	MOVQ R8, SI
+	LEAQ  (R15)(R10*2), SI // the next pair's first row
+	TESTQ $2, R14          // gemmAccStore
+	JZ    reduce
+	VMOVUPS Y0, 0(DX)
+	VMOVUPS Y1, 32(DX)
+	VMOVUPS Y2, 64(DX)
+	VMOVUPS Y3, 96(DX)
+	VMOVUPS Y4, 128(DX)
+	VMOVUPS Y5, 160(DX)
+	VMOVUPS Y6, 192(DX)
+	VMOVUPS Y7, 224(DX)
+	VMOVUPS Y8, 256(DX)
+	VMOVUPS Y9, 288(DX)
+	VMOVUPS Y10, 320(DX)
+	VMOVUPS Y11, 352(DX)
+	JMP     next
+
+reduce:
+	// Row 2t+k of input j goes to out[j*outStride+2t+k]; R9 walks the inputs.
 	MOVQ AX, R9
 	STORE2(Y0, X0, Y6, X6)
 	ADDQ R13, R9
@@ -127,8 +166,11 @@ done:
 	STORE2(Y4, X4, Y10, X10)
 	ADDQ R13, R9
 	STORE2(Y5, X5, Y11, X11)
-	ADDQ   $8, AX
-	DECQ   R12
-	JNZ    tile
+
+next:
+	ADDQ $384, DX
+	ADDQ $8, AX
+	DECQ R12
+	JNZ  tile
 	VZEROUPPER
 	RET
