@@ -67,32 +67,38 @@ func gemmChunk(cols int) int {
 	return ((cols+n-1)/n + 7) &^ 7
 }
 
-// gemmRows is how many rows gemmAVX takes at a time: a block of rows (at most 32 × cols
-// floats, 96 KiB for 768 columns, decoded once when the rows are stored in another form)
-// stays in the core's L2 cache while every group of inputs meets it.
+// gemmRows is how many rows the blocked products take at a time: a block of rows (at most
+// 32 × cols floats, 96 KiB for 768 columns, decoded once when the rows are stored in
+// another form) stays in the core's L2 cache while every group of inputs meets it.
 const gemmRows = DecodedPanelRows
 
-// gemmInputBytes bounds a block of inputs: the block (packed) is read
-// again for every block of rows, and must stay in the caches meanwhile. A TinyLlama-shape
-// prefill of 512 tokens packed 4 MiB (8 MiB at 2048 columns, 11.5 MiB at 5632) per thread and
-// ran its down projection at 52–66 cpu-GFLOP/s; in blocks of at most 2 MiB, 76–84 (the
-// weights are read once per block of inputs, which the blocks' speed more than repays:
-// f32 prefill 9.2–10.0 → 7.1–7.6 s, f16 8.7 → 7.6–8.0 s on Zen 4).
+// gemmInputBytes bounds a block of inputs (the inputs' own floats; the wide kernel's
+// packed copy holds each twice): the block is read again for every block of rows, and
+// must stay in the caches meanwhile. A TinyLlama-shape prefill of 512 tokens packed 4 MiB
+// (8 MiB at 2048 columns, 11.5 MiB at 5632) per thread and ran its down projection at
+// 52–66 cpu-GFLOP/s; in blocks of at most 2 MiB, 76–84 (the weights are read once per
+// block of inputs, which the blocks' speed more than repays: f32 prefill 9.2–10.0 →
+// 7.1–7.6 s, f16 8.7 → 7.6–8.0 s on Zen 4).
 const gemmInputBytes = 2 << 20
 
-// gemmInputBlock is how many inputs of cols floats gemmAVX takes at a time: a multiple of
-// unit (the micro-kernel's group) whose floats fit gemmInputBytes, at least one group.
+// gemmInputBlock is how many inputs of cols floats a blocked product takes at a time: a
+// multiple of unit (the micro-kernel's group) whose floats fit gemmInputBytes, at least one
+// group.
 func gemmInputBlock(cols, unit int) int {
 	return max(unit, gemmInputBytes/(4*cols)/unit*unit)
 }
 
-// inputBlocks is InputBlocks for the kernels in use: gemmAVX's blocks of inputs, the
-// leftovers (fewer than one micro-kernel group) going with the last block.
+// inputBlocks is InputBlocks for the kernels in use: the blocked decoded products' blocks of
+// inputs, the leftovers (fewer than one micro-kernel group) going with the last block.
 func inputBlocks(cols, batch int) int {
 	if batch <= 1 || cols%8 != 0 || !implMatMulAVX.on {
 		return 1
 	}
-	full, step := gemmInputSplit(cols, batch, gemmShapeFor(implMatMulAVX512.on))
+	shape := gemmNarrow
+	if implMatMulAVX512.on {
+		shape = gemmPaired
+	}
+	full, step := gemmInputSplit(cols, batch, shape)
 	if full == 0 {
 		return 1
 	}
@@ -110,11 +116,13 @@ func gemmInputSplit(cols, batch int, shape gemmShape) (full, step int) {
 type gemmShape struct{ rows, inputs int }
 
 var (
-	gemmWide   = gemmShape{4, 8} // gemm4x8AVX512
+	gemmPaired = gemmShape{8, 6} // gemm8x6AVX512, on rows laid out in pairs (gemmWide512)
+	gemmWide   = gemmShape{4, 8} // gemm4x8AVX512, on the rows where they are
 	gemmNarrow = gemmShape{2, 6} // gemm2x6AVX
 )
 
-// gemmShapeFor is the micro-kernel gemmAVX runs: gemmWide with wide, else gemmNarrow.
+// gemmShapeFor is the micro-kernel of gemmAVX's own loop: gemmWide with wide, else
+// gemmNarrow.
 func gemmShapeFor(wide bool) gemmShape {
 	if wide {
 		return gemmWide
@@ -122,24 +130,42 @@ func gemmShapeFor(wide bool) gemmShape {
 	return gemmNarrow
 }
 
-// gemmScratch is gemmAVX's packed inputs and decoded rows, recycled through gemmBuffers:
-// a fresh buffer per product would cost page faults and zeroing every time.
-type gemmScratch struct{ packed, panel, acc []float32 }
+// gemmPairedMinBatch and gemmPairedMaxCols bound the float32 products that gemmAVX lays out
+// in pairs for gemm8x6AVX512 (gemmWide512) rather than multiply where they are with
+// gemm4x8AVX512: laying out costs a copy of every row per block of inputs, read from
+// memory. A small batch does not repay it (one thread on Zen 4, 2048×2048: batch 16 96
+// cpu-GFLOP/s in place, 68-75 laid out; batch 48 88 and 92; batch 128 87 and 98), nor do
+// rows so long that the panel of the next rows, read into L2 ahead, no longer fits beside
+// the current one (2048×5632: never better, 86 and 86 at batch 128). Decoded rows are
+// written into a panel anyway, and are always laid out.
+const (
+	gemmPairedMinBatch = 48
+	gemmPairedMaxCols  = 4096
+)
+
+// gemmScratch is the blocked products' packed inputs, block of rows, carried accumulators
+// and decoded rows, recycled through gemmBuffers: a fresh buffer per product would cost page
+// faults and zeroing every time.
+type gemmScratch struct{ packed, panel, acc, rows []float32 }
 
 var gemmBuffers = sync.Pool{New: func() any { return new(gemmScratch) }}
 
 // gemmAVX is matMulRowsGeneric for rows [start, end) of a matrix whose cols is a positive
 // multiple of 8, for a batch of input vectors: the rows come from w (row-major, rows ×
-// cols) or, when decode is set, from decode(dst, r), once per row per block of inputs
-// (gemmInputSplit; one block unless the batch is large). For each block of inputs the rows
-// go in blocks of gemmRows; each meets every group of the block's inputs in the
-// micro-kernel (gemm4x8AVX512 with wide, else gemm2x6AVX in chunks of gemmChunk columns;
-// the block's inputs packed first for either), and in the last block of inputs also the
-// inputs left over, in the four-row kernels, four (wide), two and one at a time; the rows
-// left over at the end (fewer than four) go one dotAVXAsm at a time. Every output keeps
-// Dot's lanes and order, so the blocking changes no bit. The caller has checked the
-// arguments.
+// cols) or, when decode is set, from decode(dst, r). With wide (AVX-512), decoded rows and
+// large batches of rows that are not too long (gemmPairedMinBatch) go to gemmWide512. Otherwise, once per row per
+// block of inputs (gemmInputSplit; one block unless the batch is large), the rows go in
+// blocks of gemmRows; each meets every group of the block's inputs (packed first) in the
+// micro-kernel (gemm4x8AVX512 with wide, else gemm2x6AVX in chunks of gemmChunk columns),
+// and in the last block of inputs also the inputs left over, in the four-row kernels, four
+// (wide), two and one at a time; the rows left over at the end (fewer than four) go one
+// dotAVXAsm at a time. Every output keeps Dot's lanes and order, so the blocking changes
+// no bit. The caller has checked the arguments.
 func gemmAVX(out, w, x []float32, rows, cols, batch, start, end int, decode func(dst []float32, r int), wide bool) {
+	if wide && (decode != nil || batch >= gemmPairedMinBatch && cols <= gemmPairedMaxCols) {
+		gemmWide512(out, w, x, rows, cols, batch, start, end, decode)
+		return
+	}
 	shape := gemmShapeFor(wide)
 	s := gemmBuffers.Get().(*gemmScratch)
 	defer gemmBuffers.Put(s)

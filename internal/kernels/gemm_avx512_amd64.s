@@ -3,9 +3,263 @@
 #include "textflag.h"
 #include "avx_amd64.h"
 
-// The prefill block of gemm_amd64.go for 512-bit vectors: four weight rows against eight
-// input vectors, 32 dot products in sixteen ZMM accumulators, two eight-lane sums per
-// register, each with Dot's exact lane arithmetic.
+// The prefill blocks of gemm_amd64.go and gemm_avx512_amd64.go for 512-bit vectors, each
+// ZMM accumulator holding two eight-lane sums with Dot's exact lane arithmetic.
+//
+// gemm8x6AVX512 (and gemm8x2AVX512): eight weight rows against six input vectors (two).
+// The rows come in pairs (interleavePairsAVX512: rows 2q and 2q+1 side by side, block by
+// block) and each input's block twice (packInputsDup), so that one 64-byte load fills a
+// register and no weight is broadcast. gemm4x8AVX512: four rows, read where they are,
+// against eight inputs packed in pairs, each row's block broadcast to both halves of a
+// register (VBROADCASTF64X4), which takes a share of the multiply and add pipes on Zen 4:
+// 86-88 cpu-GFLOP/s against 101-105 for gemm8x6AVX512 on a laid-out panel (one thread,
+// 768-5632 columns); laying the rows out costs a copy of each row per block of inputs,
+// which a small batch does not repay (gemmWide512).
+
+// gemm8x6Perm gathers the eight row sums of two inputs (see STORE8x2) into row order.
+DATA gemm8x6Perm<>+0(SB)/4, $0
+DATA gemm8x6Perm<>+4(SB)/4, $4
+DATA gemm8x6Perm<>+8(SB)/4, $8
+DATA gemm8x6Perm<>+12(SB)/4, $12
+DATA gemm8x6Perm<>+16(SB)/4, $1
+DATA gemm8x6Perm<>+20(SB)/4, $5
+DATA gemm8x6Perm<>+24(SB)/4, $9
+DATA gemm8x6Perm<>+28(SB)/4, $13
+DATA gemm8x6Perm<>+32(SB)/4, $2
+DATA gemm8x6Perm<>+36(SB)/4, $6
+DATA gemm8x6Perm<>+40(SB)/4, $10
+DATA gemm8x6Perm<>+44(SB)/4, $14
+DATA gemm8x6Perm<>+48(SB)/4, $3
+DATA gemm8x6Perm<>+52(SB)/4, $7
+DATA gemm8x6Perm<>+56(SB)/4, $11
+DATA gemm8x6Perm<>+60(SB)/4, $15
+GLOBL gemm8x6Perm<>(SB), RODATA|NOPTR, $64
+
+// STEP8x6 is one block of eight columns: the four row pairs' blocks (64 bytes each, at WO
+// from SI, SI+R9, SI+2·R9, R8) in Z0..Z3, then each input's duplicated block at XO+64j(DI)
+// in Z4, multiplied with the four pairs: VMULPS into Z5, VADDPS into Z(8+4j+q).
+#define STEP8x6(WO, XO) \
+	VMOVUPS WO(SI), Z0; \
+	VMOVUPS WO(SI)(R9*1), Z1; \
+	VMOVUPS WO(SI)(R9*2), Z2; \
+	VMOVUPS WO(R8), Z3; \
+	VMOVUPS XO(DI), Z4; \
+	MULADD(Z4, Z0, Z5, Z8); \
+	MULADD(Z4, Z1, Z5, Z9); \
+	MULADD(Z4, Z2, Z5, Z10); \
+	MULADD(Z4, Z3, Z5, Z11); \
+	VMOVUPS XO+64(DI), Z4; \
+	MULADD(Z4, Z0, Z5, Z12); \
+	MULADD(Z4, Z1, Z5, Z13); \
+	MULADD(Z4, Z2, Z5, Z14); \
+	MULADD(Z4, Z3, Z5, Z15); \
+	VMOVUPS XO+128(DI), Z4; \
+	MULADD(Z4, Z0, Z5, Z16); \
+	MULADD(Z4, Z1, Z5, Z17); \
+	MULADD(Z4, Z2, Z5, Z18); \
+	MULADD(Z4, Z3, Z5, Z19); \
+	VMOVUPS XO+192(DI), Z4; \
+	MULADD(Z4, Z0, Z5, Z20); \
+	MULADD(Z4, Z1, Z5, Z21); \
+	MULADD(Z4, Z2, Z5, Z22); \
+	MULADD(Z4, Z3, Z5, Z23); \
+	VMOVUPS XO+256(DI), Z4; \
+	MULADD(Z4, Z0, Z5, Z24); \
+	MULADD(Z4, Z1, Z5, Z25); \
+	MULADD(Z4, Z2, Z5, Z26); \
+	MULADD(Z4, Z3, Z5, Z27); \
+	VMOVUPS XO+320(DI), Z4; \
+	MULADD(Z4, Z0, Z5, Z28); \
+	MULADD(Z4, Z1, Z5, Z29); \
+	MULADD(Z4, Z2, Z5, Z30); \
+	MULADD(Z4, Z3, Z5, Z31)
+
+// PAIRSUMS does the first two steps of REDUCE8 for the eight dot products of one input in
+// the accumulators A0..A3 (row pair q in Aq: rows 2q and 2q+1 in its low and high halves,
+// eight lanes l0..l7 each, as four-lane chunks c0 = l0..l3, c1 = l4..l7): a_i = l_i +
+// l_(i+4), then (a0+a2, a1+a3), leaving P with, per 128-bit chunk k, [row k, row k+4] as
+// (b0, b1) pairs. Z0..Z3 are scratch.
+#define PAIRSUMS(A0, A1, A2, A3, P) \
+	VSHUFF32X4 $0x88, A1, A0, Z0; \
+	VSHUFF32X4 $0xdd, A1, A0, Z1; \
+	VADDPS     Z1, Z0, Z0; \
+	VSHUFF32X4 $0x88, A3, A2, Z2; \
+	VSHUFF32X4 $0xdd, A3, A2, Z3; \
+	VADDPS     Z3, Z2, Z2; \
+	VSHUFPS    $0x44, Z2, Z0, Z1; \
+	VSHUFPS    $0xee, Z2, Z0, Z3; \
+	VADDPS     Z3, Z1, P
+
+// STORE8x2 finishes REDUCE8 for two inputs whose PAIRSUMS are in P and Q (b0 + b1 for
+// each row), puts the eight rows of each in order with Z6's permutation, and stores the
+// first input's rows at (R11) under the mask KA and the second's at (R11)(R10*1) under KB
+// (a row or an input left out of the mask is not written). Z0, Z1 are scratch.
+#define STORE8x2(P, Q, KA, KB) \
+	VSHUFPS       $0x88, Q, P, Z0; \
+	VSHUFPS       $0xdd, Q, P, Z1; \
+	VADDPS        Z1, Z0, Z0; \
+	VPERMPS       Z0, Z6, Z1; \
+	VMOVUPS       Y1, KA, (R11); \
+	VEXTRACTF64X4 $1, Z1, Y0; \
+	VMOVUPS       Y0, KB, (R11)(R10*1)
+
+// STEP8x2 is STEP8x6 for two inputs (128 bytes per block at XO(DI)), into Z8..Z15.
+#define STEP8x2(WO, XO) \
+	VMOVUPS WO(SI), Z0; \
+	VMOVUPS WO(SI)(R9*1), Z1; \
+	VMOVUPS WO(SI)(R9*2), Z2; \
+	VMOVUPS WO(R8), Z3; \
+	VMOVUPS XO(DI), Z4; \
+	MULADD(Z4, Z0, Z5, Z8); \
+	MULADD(Z4, Z1, Z5, Z9); \
+	MULADD(Z4, Z2, Z5, Z10); \
+	MULADD(Z4, Z3, Z5, Z11); \
+	VMOVUPS XO+64(DI), Z4; \
+	MULADD(Z4, Z0, Z5, Z12); \
+	MULADD(Z4, Z1, Z5, Z13); \
+	MULADD(Z4, Z2, Z5, Z14); \
+	MULADD(Z4, Z3, Z5, Z15)
+
+// ZERO8 clears eight accumulators.
+#define ZERO8(A, B, C, D, E, F, G, H) \
+	VPXORD A, A, A; \
+	VPXORD B, B, B; \
+	VPXORD C, C, C; \
+	VPXORD D, D, D; \
+	VPXORD E, E, E; \
+	VPXORD F, F, F; \
+	VPXORD G, G, G; \
+	VPXORD H, H, H
+
+// func gemm8x6AVX512(out *float32, outStride int, panel *float32, xd *float32, n, tiles, mask int)
+//
+// For each of tiles groups of eight rows laid out in pairs by interleavePairs (pair q of a
+// group: 2n floats, rows 2q and 2q+1 block by block), one group after the other from
+// panel: the eight rows against six input vectors duplicated by packInputsDup into xd (96
+// floats per block of eight columns: input j's block twice), over n columns (a positive
+// multiple of 8). Accumulator Z(8+4j+q) holds rows 2q and 2q+1 against input j; per block
+// four row-pair loads, six input loads, 24 VMULPS and 24 VADDPS. At the end the 48 sums
+// are reduced in REDUCE8's order and row 8t+k of input j goes to out[j·outStride + 8t + k]
+// for the rows k set in mask (0xff: all eight). R12 counts the groups left, R9 is a pair's
+// stride in bytes (8n), R15 the group's first pair, AX its first output, R10 the output
+// stride in bytes, K1 the mask.
+TEXT ·gemm8x6AVX512(SB), NOSPLIT, $0-56
+	MOVQ    tiles+40(FP), R12
+	MOVQ    out+0(FP), AX
+	MOVQ    panel+16(FP), SI
+	MOVQ    n+32(FP), R9
+	SHLQ    $3, R9
+	MOVQ    outStride+8(FP), R10
+	SHLQ    $2, R10
+	MOVQ    mask+48(FP), R11
+	KMOVW   R11, K1
+	VMOVUPS gemm8x6Perm<>(SB), Z6
+
+tile6:
+	MOVQ  SI, R15
+	MOVQ  xd+24(FP), DI
+	LEAQ  (SI)(R9*2), R8
+	ADDQ  R9, R8
+	MOVQ  n+32(FP), CX
+	SHRQ  $3, CX
+	ZERO8(Z8, Z9, Z10, Z11, Z12, Z13, Z14, Z15)
+	ZERO8(Z16, Z17, Z18, Z19, Z20, Z21, Z22, Z23)
+	ZERO8(Z24, Z25, Z26, Z27, Z28, Z29, Z30, Z31)
+
+	// An odd block first, then two blocks per iteration.
+	TESTQ $1, CX
+	JZ    pairs6
+	STEP8x6(0, 0)
+	ADDQ  $64, SI
+	ADDQ  $64, R8
+	ADDQ  $384, DI
+	SUBQ  $1, CX
+	JZ    done6
+
+pairs6:
+	STEP8x6(0, 0)
+	STEP8x6(64, 384)
+	ADDQ $128, SI
+	ADDQ $128, R8
+	ADDQ $768, DI
+	SUBQ $2, CX
+	JNZ  pairs6
+
+done6:
+	LEAQ (R15)(R9*4), SI // the next group's first pair
+	MOVQ AX, R11
+	PAIRSUMS(Z8, Z9, Z10, Z11, Z4)
+	PAIRSUMS(Z12, Z13, Z14, Z15, Z5)
+	STORE8x2(Z4, Z5, K1, K1)
+	LEAQ (R11)(R10*2), R11
+	PAIRSUMS(Z16, Z17, Z18, Z19, Z4)
+	PAIRSUMS(Z20, Z21, Z22, Z23, Z5)
+	STORE8x2(Z4, Z5, K1, K1)
+	LEAQ (R11)(R10*2), R11
+	PAIRSUMS(Z24, Z25, Z26, Z27, Z4)
+	PAIRSUMS(Z28, Z29, Z30, Z31, Z5)
+	STORE8x2(Z4, Z5, K1, K1)
+	ADDQ $32, AX
+	DECQ R12
+	JNZ  tile6
+	VZEROUPPER
+	RET
+
+// func gemm8x2AVX512(out *float32, outStride int, panel *float32, xd *float32, n, tiles, mask0, mask1 int)
+//
+// gemm8x6AVX512 for two inputs (32 floats per block of xd), the rows of input 0 stored
+// under mask0 and those of input 1 under mask1 (0: input 1 is padding, nothing stored).
+TEXT ·gemm8x2AVX512(SB), NOSPLIT, $0-64
+	MOVQ    tiles+40(FP), R12
+	MOVQ    out+0(FP), AX
+	MOVQ    panel+16(FP), SI
+	MOVQ    n+32(FP), R9
+	SHLQ    $3, R9
+	MOVQ    outStride+8(FP), R10
+	SHLQ    $2, R10
+	MOVQ    mask0+48(FP), R11
+	KMOVW   R11, K1
+	MOVQ    mask1+56(FP), R11
+	KMOVW   R11, K2
+	VMOVUPS gemm8x6Perm<>(SB), Z6
+
+tile2:
+	MOVQ  SI, R15
+	MOVQ  xd+24(FP), DI
+	LEAQ  (SI)(R9*2), R8
+	ADDQ  R9, R8
+	MOVQ  n+32(FP), CX
+	SHRQ  $3, CX
+	ZERO8(Z8, Z9, Z10, Z11, Z12, Z13, Z14, Z15)
+	TESTQ $1, CX
+	JZ    pairs2
+	STEP8x2(0, 0)
+	ADDQ  $64, SI
+	ADDQ  $64, R8
+	ADDQ  $128, DI
+	SUBQ  $1, CX
+	JZ    done2
+
+pairs2:
+	STEP8x2(0, 0)
+	STEP8x2(64, 128)
+	ADDQ $128, SI
+	ADDQ $128, R8
+	ADDQ $256, DI
+	SUBQ $2, CX
+	JNZ  pairs2
+
+done2:
+	LEAQ (R15)(R9*4), SI
+	MOVQ AX, R11
+	PAIRSUMS(Z8, Z9, Z10, Z11, Z4)
+	PAIRSUMS(Z12, Z13, Z14, Z15, Z5)
+	STORE8x2(Z4, Z5, K1, K2)
+	ADDQ $32, AX
+	DECQ R12
+	JNZ  tile2
+	VZEROUPPER
+	RET
 
 // STEP8x4 is one block of eight columns: the four packed input pairs at XO(DI) in Z0..Z3,
 // each row's eight weights (at WO from its row pointer) broadcast to both halves, then
@@ -138,5 +392,29 @@ done:
 	ADDQ          $16, AX
 	DECQ          R12
 	JNZ           tile
+	VZEROUPPER
+	RET
+
+// func interleavePairsAVX512(dst, a, b *float32, n int)
+//
+// interleavePairs for n > 0 columns (a multiple of 8): a's block of eight and b's side by
+// side, 64 bytes of dst per block.
+TEXT ·interleavePairsAVX512(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ b+16(FP), DX
+	MOVQ n+24(FP), CX
+	SHRQ $3, CX
+
+interleave:
+	VMOVUPS (SI), Y0
+	VMOVUPS (DX), Y1
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y1, 32(DI)
+	ADDQ    $32, SI
+	ADDQ    $32, DX
+	ADDQ    $64, DI
+	DECQ    CX
+	JNZ     interleave
 	VZEROUPPER
 	RET
