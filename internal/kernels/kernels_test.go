@@ -318,6 +318,15 @@ func TestMatMulRowsMatchesGeneric(t *testing.T) {
 				// the wide kernel, 126 for the narrow one), with a remainder and leftovers.
 				{kindMixed, 9, 4104, 137, 0, 9},
 				{kindNormal, 6, 4104, 251, 1, 6},
+				// Batches that the AVX-512 path lays out in pairs of rows (gemmWide512: at
+				// least gemmPairedMinBatch inputs of at most gemmPairedMaxCols columns): groups
+				// of eight rows with a partial last one (stored under a mask), groups of six
+				// inputs, leftovers two at a time with a padded last one, for every kind of
+				// value, and a batch one short of the threshold (gemm4x8AVX512 in place).
+				{kindNaNPayloads, 37, 264, 50, 3, 37},
+				{kindSpecial, 21, 72, 53, 0, 21},
+				{kindNearOverflow, 5, 520, 49, 0, 5},
+				{kindMixed, 19, 136, 47, 2, 19},
 			} {
 				checkMatMulRows(t, rng, set, c.kind, c.rows, c.cols, c.batch, c.start, c.end)
 			}
