@@ -95,8 +95,11 @@ func inputBlocks(cols, batch int) int {
 		return 1
 	}
 	shape := gemmNarrow
-	if implMatMulAVX512.on {
+	switch {
+	case implMatMulAVX512.on && batch >= gemmPairedMinBatch:
 		shape = gemmPaired
+	case implMatMulAVX512.on:
+		shape = gemmWide
 	}
 	full, step := gemmInputSplit(cols, batch, shape)
 	if full == 0 {
@@ -130,14 +133,16 @@ func gemmShapeFor(wide bool) gemmShape {
 	return gemmNarrow
 }
 
-// gemmPairedMinBatch and gemmPairedMaxCols bound the float32 products that gemmAVX lays out
-// in pairs for gemm8x6AVX512 (gemmWide512) rather than multiply where they are with
-// gemm4x8AVX512: laying out costs a copy of every row per block of inputs, read from
-// memory. A small batch does not repay it (one thread on Zen 4, 2048×2048: batch 16 96
-// cpu-GFLOP/s in place, 68-75 laid out; batch 48 88 and 92; batch 128 87 and 98), nor do
-// rows so long that the panel of the next rows, read into L2 ahead, no longer fits beside
-// the current one (2048×5632: never better, 86 and 86 at batch 128). Decoded rows are
-// written into a panel anyway, and are always laid out.
+// gemmPairedMinBatch and gemmPairedMaxCols bound the products that gemmAVX lays out in
+// pairs of rows for gemm8x6AVX512 (gemmWide512) rather than multiply where they are (or as
+// decoded into a block of rows) with gemm4x8AVX512: laying out costs a copy of every row
+// per block of inputs, which a small batch does not repay (one thread on Zen 4, 2048×2048
+// float32 rows: batch 16 96 cpu-GFLOP/s in place, 68-75 laid out; batch 48 88 and 92;
+// batch 128 87 and 98; a TinyLlama-shape f16 decode step of 16 sequences: 309-317 ms
+// decoded in place, 330-458 laid out), nor do float32 rows so long that the panel of the
+// next rows, read into L2 ahead, no longer fits beside the current one (2048×5632: never
+// better, 86 and 86 at batch 128). Decoded rows are written into a panel anyway, and are
+// laid out whatever their length.
 const (
 	gemmPairedMinBatch = 48
 	gemmPairedMaxCols  = 4096
@@ -152,8 +157,8 @@ var gemmBuffers = sync.Pool{New: func() any { return new(gemmScratch) }}
 
 // gemmAVX is matMulRowsGeneric for rows [start, end) of a matrix whose cols is a positive
 // multiple of 8, for a batch of input vectors: the rows come from w (row-major, rows ×
-// cols) or, when decode is set, from decode(dst, r). With wide (AVX-512), decoded rows and
-// large batches of rows that are not too long (gemmPairedMinBatch) go to gemmWide512. Otherwise, once per row per
+// cols) or, when decode is set, from decode(dst, r). With wide (AVX-512), large batches of
+// rows decoded or not too long (gemmPairedMinBatch) go to gemmWide512. Otherwise, once per row per
 // block of inputs (gemmInputSplit; one block unless the batch is large), the rows go in
 // blocks of gemmRows; each meets every group of the block's inputs (packed first) in the
 // micro-kernel (gemm4x8AVX512 with wide, else gemm2x6AVX in chunks of gemmChunk columns),
@@ -162,7 +167,7 @@ var gemmBuffers = sync.Pool{New: func() any { return new(gemmScratch) }}
 // dotAVXAsm at a time. Every output keeps Dot's lanes and order, so the blocking changes
 // no bit. The caller has checked the arguments.
 func gemmAVX(out, w, x []float32, rows, cols, batch, start, end int, decode func(dst []float32, r int), wide bool) {
-	if wide && (decode != nil || batch >= gemmPairedMinBatch && cols <= gemmPairedMaxCols) {
+	if wide && batch >= gemmPairedMinBatch && (decode != nil || cols <= gemmPairedMaxCols) {
 		gemmWide512(out, w, x, rows, cols, batch, start, end, decode)
 		return
 	}

@@ -46,14 +46,14 @@ func packInputsDup(dst, x []float32, cols, k, slots int) {
 //go:noescape
 func interleavePairsAVX512(dst, a, b *float32, n int)
 
-// gemmWide512 is gemmAVX for decoded rows and large batches with AVX-512. Once per block of inputs (gemmInputSplit; one block unless the
-// batch is large), the block's inputs are packed (packInputsDup, six at a time, the
-// leftovers of the last block in twos), and the rows go in blocks of gemmRows, laid out in
-// pairs (interleavePairs; decoded first, when decode is set) in a panel that stays in L2
-// while every group of inputs meets it in gemm8x6AVX512 and gemm8x2AVX512, eight rows at a
-// time (the last group of a panel padded with zero rows, its stores masked). Every output
-// keeps Dot's lanes and order, so the blocking changes no bit. The caller has checked the
-// arguments.
+// gemmWide512 is gemmAVX for large batches with AVX-512. Once per block of inputs
+// (gemmInputSplit; one block unless the batch is large), the block's inputs are packed
+// (packInputsDup, six at a time, the leftovers of the last block in twos), and the rows go
+// in blocks of gemmRows, laid out in pairs (interleavePairsAVX512; decoded first, when
+// decode is set) in a panel that stays in L2 while every group of inputs meets it in
+// gemm8x6AVX512 and gemm8x2AVX512, eight rows at a time (the last group of a panel padded
+// with zero rows, its stores masked). Every output keeps Dot's lanes and order, so the
+// blocking changes no bit. The caller has checked the arguments.
 func gemmWide512(out, w, x []float32, rows, cols, batch, start, end int, decode func(dst []float32, r int)) {
 	s := gemmBuffers.Get().(*gemmScratch)
 	defer gemmBuffers.Put(s)
