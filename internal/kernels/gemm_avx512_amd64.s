@@ -35,44 +35,39 @@ DATA gemm8x6Perm<>+56(SB)/4, $11
 DATA gemm8x6Perm<>+60(SB)/4, $15
 GLOBL gemm8x6Perm<>(SB), RODATA|NOPTR, $64
 
-// STEP8x6 is one block of eight columns: the four row pairs' blocks (64 bytes each, at WO
-// from SI, SI+R9, SI+2·R9, R8) in Z0..Z3, then each input's duplicated block at XO+64j(DI)
-// in Z4, multiplied with the four pairs: VMULPS into Z5, VADDPS into Z(8+4j+q).
-#define STEP8x6(WO, XO) \
+// ROWPAIRS8 loads one block of eight columns of the four row pairs (64 bytes each, at WO
+// from SI, SI+R9, SI+2·R9, R8) into Z0..Z3.
+#define ROWPAIRS8(WO) \
 	VMOVUPS WO(SI), Z0; \
 	VMOVUPS WO(SI)(R9*1), Z1; \
 	VMOVUPS WO(SI)(R9*2), Z2; \
-	VMOVUPS WO(R8), Z3; \
+	VMOVUPS WO(R8), Z3
+
+// INPUT8 multiplies the four row pairs in Z0..Z3 by one input's duplicated block at XO(DI)
+// (in Z4), VMULPS into Z5, VADDPS into A0..A3.
+#define INPUT8(XO, A0, A1, A2, A3) \
 	VMOVUPS XO(DI), Z4; \
-	MULADD(Z4, Z0, Z5, Z8); \
-	MULADD(Z4, Z1, Z5, Z9); \
-	MULADD(Z4, Z2, Z5, Z10); \
-	MULADD(Z4, Z3, Z5, Z11); \
-	VMOVUPS XO+64(DI), Z4; \
-	MULADD(Z4, Z0, Z5, Z12); \
-	MULADD(Z4, Z1, Z5, Z13); \
-	MULADD(Z4, Z2, Z5, Z14); \
-	MULADD(Z4, Z3, Z5, Z15); \
-	VMOVUPS XO+128(DI), Z4; \
-	MULADD(Z4, Z0, Z5, Z16); \
-	MULADD(Z4, Z1, Z5, Z17); \
-	MULADD(Z4, Z2, Z5, Z18); \
-	MULADD(Z4, Z3, Z5, Z19); \
-	VMOVUPS XO+192(DI), Z4; \
-	MULADD(Z4, Z0, Z5, Z20); \
-	MULADD(Z4, Z1, Z5, Z21); \
-	MULADD(Z4, Z2, Z5, Z22); \
-	MULADD(Z4, Z3, Z5, Z23); \
-	VMOVUPS XO+256(DI), Z4; \
-	MULADD(Z4, Z0, Z5, Z24); \
-	MULADD(Z4, Z1, Z5, Z25); \
-	MULADD(Z4, Z2, Z5, Z26); \
-	MULADD(Z4, Z3, Z5, Z27); \
-	VMOVUPS XO+320(DI), Z4; \
-	MULADD(Z4, Z0, Z5, Z28); \
-	MULADD(Z4, Z1, Z5, Z29); \
-	MULADD(Z4, Z2, Z5, Z30); \
-	MULADD(Z4, Z3, Z5, Z31)
+	MULADD(Z4, Z0, Z5, A0); \
+	MULADD(Z4, Z1, Z5, A1); \
+	MULADD(Z4, Z2, Z5, A2); \
+	MULADD(Z4, Z3, Z5, A3)
+
+// STEP8x6 is one block of eight columns: the four row pairs, then each input j's block
+// (at XO+64j) against them, into Z(8+4j+q).
+#define STEP8x6(WO, XO) \
+	ROWPAIRS8(WO); \
+	INPUT8(XO, Z8, Z9, Z10, Z11); \
+	INPUT8(XO+64, Z12, Z13, Z14, Z15); \
+	INPUT8(XO+128, Z16, Z17, Z18, Z19); \
+	INPUT8(XO+192, Z20, Z21, Z22, Z23); \
+	INPUT8(XO+256, Z24, Z25, Z26, Z27); \
+	INPUT8(XO+320, Z28, Z29, Z30, Z31)
+
+// STEP8x2 is STEP8x6 for two inputs (128 bytes per block at XO(DI)), into Z8..Z15.
+#define STEP8x2(WO, XO) \
+	ROWPAIRS8(WO); \
+	INPUT8(XO, Z8, Z9, Z10, Z11); \
+	INPUT8(XO+64, Z12, Z13, Z14, Z15)
 
 // PAIRSUMS does the first two steps of REDUCE8 for the eight dot products of one input in
 // the accumulators A0..A3 (row pair q in Aq: rows 2q and 2q+1 in its low and high halves,
@@ -102,23 +97,6 @@ GLOBL gemm8x6Perm<>(SB), RODATA|NOPTR, $64
 	VMOVUPS       Y1, KA, (R11); \
 	VEXTRACTF64X4 $1, Z1, Y0; \
 	VMOVUPS       Y0, KB, (R11)(R10*1)
-
-// STEP8x2 is STEP8x6 for two inputs (128 bytes per block at XO(DI)), into Z8..Z15.
-#define STEP8x2(WO, XO) \
-	VMOVUPS WO(SI), Z0; \
-	VMOVUPS WO(SI)(R9*1), Z1; \
-	VMOVUPS WO(SI)(R9*2), Z2; \
-	VMOVUPS WO(R8), Z3; \
-	VMOVUPS XO(DI), Z4; \
-	MULADD(Z4, Z0, Z5, Z8); \
-	MULADD(Z4, Z1, Z5, Z9); \
-	MULADD(Z4, Z2, Z5, Z10); \
-	MULADD(Z4, Z3, Z5, Z11); \
-	VMOVUPS XO+64(DI), Z4; \
-	MULADD(Z4, Z0, Z5, Z12); \
-	MULADD(Z4, Z1, Z5, Z13); \
-	MULADD(Z4, Z2, Z5, Z14); \
-	MULADD(Z4, Z3, Z5, Z15)
 
 // ZERO8 clears eight accumulators.
 #define ZERO8(A, B, C, D, E, F, G, H) \
