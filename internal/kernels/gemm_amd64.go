@@ -88,8 +88,8 @@ func gemmInputBlock(cols, unit int) int {
 	return max(unit, gemmInputBytes/(4*cols)/unit*unit)
 }
 
-// inputBlocks is InputBlocks for the kernels in use: the blocked decoded products' blocks of
-// inputs, the leftovers (fewer than one micro-kernel group) going with the last block.
+// inputBlocks is InputBlocks for the kernels in use: the blocks of inputs of a decoded
+// product, the leftovers (fewer than one micro-kernel group) going with the last block.
 func inputBlocks(cols, batch int) int {
 	if batch <= 1 || cols%8 != 0 || !implMatMulAVX.on {
 		return 1

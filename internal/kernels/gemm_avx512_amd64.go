@@ -4,7 +4,7 @@ package kernels
 
 import "unsafe"
 
-// gemm8x6AVX512 runs tiles groups of eight rows, laid out in pairs by interleavePairs (the
+// gemm8x6AVX512 runs tiles groups of eight rows, laid out in pairs by interleavePairsAVX512 (the
 // groups one after the other from panel, 8n floats each), against six input vectors
 // duplicated by packInputsDup into xd, over n columns (a positive multiple of 8): row k of
 // group t and input j goes to out[j·outStride + 8t + k] for the rows k in mask (0xff: all
@@ -98,17 +98,15 @@ func gemmWide512(out, w, x []float32, rows, cols, batch, start, end int, decode 
 			}
 			for p := range pairs {
 				b, xd := b1+2*p, &s.packed[2*cols*(6*groups+2*p)]
-				second := func(m int) int { // input b+1 may be padding
-					if b+1 < batch {
-						return m
-					}
-					return 0
+				full1, mask1 := 0xff, mask // input b+1's masks: none when it is padding
+				if b+1 == batch {
+					full1, mask1 = 0, 0
 				}
 				if tiles > 0 {
-					gemm8x2AVX512(&out[b*rows+r0], rows, &panel[0], xd, cols, tiles, 0xff, second(0xff))
+					gemm8x2AVX512(&out[b*rows+r0], rows, &panel[0], xd, cols, tiles, 0xff, full1)
 				}
 				if part > 0 {
-					gemm8x2AVX512(&out[b*rows+r0+8*tiles], rows, &panel[8*tiles*cols], xd, cols, 1, mask, second(mask))
+					gemm8x2AVX512(&out[b*rows+r0+8*tiles], rows, &panel[8*tiles*cols], xd, cols, 1, mask, mask1)
 				}
 			}
 		}

@@ -21,10 +21,11 @@ func MatMulRows(out, w, x []float32, rows, cols, batch, start, end int) {
 // overlap this panel's arithmetic instead of waiting for it.
 const DecodedPanelRows = 32
 
-// InputBlocks is how many blocks of input vectors (of cols floats) the fast MatMulRows and
-// MatMulRowsDecoded split a batch into: every row meets one block's inputs before the next
-// block starts, so each row is read, or decoded, once per block. It is 1 unless the batch is
-// too large to stay in the caches while the rows stream past it.
+// InputBlocks is how many blocks of input vectors (of cols floats) the fast
+// MatMulRowsDecoded splits a batch into: every row meets one block's inputs before the next
+// block starts, so each row is decoded once per block. It is 1 unless the batch is too
+// large to stay in the caches while the rows stream past it. MatMulRows splits a batch of
+// float32 rows the same way, in blocks sized for whichever kernel the product runs.
 func InputBlocks(cols, batch int) int { return inputBlocks(cols, batch) }
 
 // MatMulRowsDecoded is MatMulRows for a matrix kept in another form: decode(dst, r) writes
