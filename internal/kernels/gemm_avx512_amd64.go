@@ -4,12 +4,12 @@ package kernels
 
 import "unsafe"
 
-// gemm8x6AVX512 runs tiles groups of eight rows, laid out in pairs by interleavePairsAVX512 (the
-// groups one after the other from panel, 8n floats each), against six input vectors
-// duplicated by packInputsDup into xd, over n columns (a positive multiple of 8): row k of
-// group t and input j goes to out[j·outStride + 8t + k] for the rows k in mask (0xff: all
-// eight; a partial last group of a panel is padded with zero rows). Implemented in
-// gemm_avx512_amd64.s.
+// gemm8x6AVX512 runs tiles groups of eight rows, laid out in pairs by
+// interleavePairsAVX512 (the groups one after the other from panel, 8n floats each),
+// against six input vectors duplicated by packInputsDup into xd, over n columns (a positive
+// multiple of 8): row k of group t and input j goes to out[j·outStride + 8t + k] for the
+// rows k in mask (0xff: all eight; a partial last group of a panel is padded with zero
+// rows). Implemented in gemm_avx512_amd64.s.
 //
 //go:noescape
 func gemm8x6AVX512(out *float32, outStride int, panel, xd *float32, n, tiles, mask int)
