@@ -78,11 +78,11 @@ func TestMatMulRowsDecodedPanics(t *testing.T) {
 
 // BenchmarkMatMulRowsDecoded multiplies an F16 matrix, decoded a block of rows at a time,
 // by a batch of vectors at every kernel level this CPU has (a TinyLlama-shape prefill's
-// projections: 2048 columns, and the down projection's 5632), reporting the CPU time of the
-// benchmark's thread per flop: the decoding (prefetching the next block's rows, as the
-// model's matrices do) is part of the cost.
+// projections, 2048 columns and the down projection's 5632, and a decode step of 16
+// sequences), reporting the CPU time of the benchmark's thread per flop: the decoding
+// (prefetching the next block's rows, as the model's matrices do) is part of the cost.
 func BenchmarkMatMulRowsDecoded(b *testing.B) {
-	for _, c := range []struct{ rows, cols, batch int }{{2048, 2048, 256}, {2048, 5632, 90}} {
+	for _, c := range []struct{ rows, cols, batch int }{{2048, 2048, 256}, {2048, 5632, 90}, {2048, 2048, 16}, {2048, 5632, 16}} {
 		rng := rand.New(rand.NewPCG(41, 41))
 		raw := make([]byte, 2*c.rows*c.cols)
 		for i := 0; i < c.rows*c.cols; i++ {
