@@ -109,6 +109,29 @@ GLOBL gemm8x6Perm<>(SB), RODATA|NOPTR, $64
 	VPXORD G, G, G; \
 	VPXORD H, H, H
 
+// GEMM8ARGS loads the arguments gemm8x6AVX512 and gemm8x2AVX512 share: the groups left in
+// R12, the first output in AX, the panel in SI, a pair's stride (8n bytes) in R9, the
+// output stride in bytes in R10, and STORE8x2's permutation in Z6.
+#define GEMM8ARGS \
+	MOVQ    tiles+40(FP), R12; \
+	MOVQ    out+0(FP), AX; \
+	MOVQ    panel+16(FP), SI; \
+	MOVQ    n+32(FP), R9; \
+	SHLQ    $3, R9; \
+	MOVQ    outStride+8(FP), R10; \
+	SHLQ    $2, R10; \
+	VMOVUPS gemm8x6Perm<>(SB), Z6
+
+// TILE8START starts a group of eight rows: R15 keeps its first pair, DI goes back to the
+// inputs, R8 points at the fourth pair and CX counts the blocks of eight columns.
+#define TILE8START \
+	MOVQ SI, R15; \
+	MOVQ xd+24(FP), DI; \
+	LEAQ (SI)(R9*2), R8; \
+	ADDQ R9, R8; \
+	MOVQ n+32(FP), CX; \
+	SHRQ $3, CX
+
 // func gemm8x6AVX512(out *float32, outStride int, panel *float32, xd *float32, n, tiles, mask int)
 //
 // For each of tiles groups of eight rows laid out in pairs by interleavePairs (pair q of a
@@ -122,24 +145,12 @@ GLOBL gemm8x6Perm<>(SB), RODATA|NOPTR, $64
 // stride in bytes (8n), R15 the group's first pair, AX its first output, R10 the output
 // stride in bytes, K1 the mask.
 TEXT ·gemm8x6AVX512(SB), NOSPLIT, $0-56
-	MOVQ    tiles+40(FP), R12
-	MOVQ    out+0(FP), AX
-	MOVQ    panel+16(FP), SI
-	MOVQ    n+32(FP), R9
-	SHLQ    $3, R9
-	MOVQ    outStride+8(FP), R10
-	SHLQ    $2, R10
-	MOVQ    mask+48(FP), R11
-	KMOVW   R11, K1
-	VMOVUPS gemm8x6Perm<>(SB), Z6
+	GEMM8ARGS
+	MOVQ  mask+48(FP), R11
+	KMOVW R11, K1
 
 tile6:
-	MOVQ  SI, R15
-	MOVQ  xd+24(FP), DI
-	LEAQ  (SI)(R9*2), R8
-	ADDQ  R9, R8
-	MOVQ  n+32(FP), CX
-	SHRQ  $3, CX
+	TILE8START
 	ZERO8(Z8, Z9, Z10, Z11, Z12, Z13, Z14, Z15)
 	ZERO8(Z16, Z17, Z18, Z19, Z20, Z21, Z22, Z23)
 	ZERO8(Z24, Z25, Z26, Z27, Z28, Z29, Z30, Z31)
@@ -188,26 +199,14 @@ done6:
 // gemm8x6AVX512 for two inputs (32 floats per block of xd), the rows of input 0 stored
 // under mask0 and those of input 1 under mask1 (0: input 1 is padding, nothing stored).
 TEXT ·gemm8x2AVX512(SB), NOSPLIT, $0-64
-	MOVQ    tiles+40(FP), R12
-	MOVQ    out+0(FP), AX
-	MOVQ    panel+16(FP), SI
-	MOVQ    n+32(FP), R9
-	SHLQ    $3, R9
-	MOVQ    outStride+8(FP), R10
-	SHLQ    $2, R10
-	MOVQ    mask0+48(FP), R11
-	KMOVW   R11, K1
-	MOVQ    mask1+56(FP), R11
-	KMOVW   R11, K2
-	VMOVUPS gemm8x6Perm<>(SB), Z6
+	GEMM8ARGS
+	MOVQ  mask0+48(FP), R11
+	KMOVW R11, K1
+	MOVQ  mask1+56(FP), R11
+	KMOVW R11, K2
 
 tile2:
-	MOVQ  SI, R15
-	MOVQ  xd+24(FP), DI
-	LEAQ  (SI)(R9*2), R8
-	ADDQ  R9, R8
-	MOVQ  n+32(FP), CX
-	SHRQ  $3, CX
+	TILE8START
 	ZERO8(Z8, Z9, Z10, Z11, Z12, Z13, Z14, Z15)
 	TESTQ $1, CX
 	JZ    pairs2
