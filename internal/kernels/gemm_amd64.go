@@ -157,10 +157,10 @@ var gemmBuffers = sync.Pool{New: func() any { return new(gemmScratch) }}
 
 // gemmAVX is matMulRowsGeneric for rows [start, end) of a matrix whose cols is a positive
 // multiple of 8, for a batch of input vectors: the rows come from w (row-major, rows ×
-// cols) or, when decode is set, from decode(dst, r). With wide (AVX-512), large batches of
-// rows decoded or not too long (gemmPairedMinBatch) go to gemmWide512. Otherwise, once per row per
-// block of inputs (gemmInputSplit; one block unless the batch is large), the rows go in
-// blocks of gemmRows; each meets every group of the block's inputs (packed first) in the
+// cols) or, when decode is set, from decode(dst, r). With wide (AVX-512), batches of at
+// least gemmPairedMinBatch whose rows are decoded or at most gemmPairedMaxCols long go to
+// gemmWide512. Otherwise, once per row per block of inputs (gemmInputSplit; one block
+// unless the batch is large), the rows go in blocks of gemmRows; each meets every group of the block's inputs (packed first) in the
 // micro-kernel (gemm4x8AVX512 with wide, else gemm2x6AVX in chunks of gemmChunk columns),
 // and in the last block of inputs also the inputs left over, in the four-row kernels, four
 // (wide), two and one at a time; the rows left over at the end (fewer than four) go one
