@@ -10,10 +10,12 @@ package kernels
 func gemmQ8x2x4VNNI(out *float32, outStride int, w *byte, rb int, xp *byte, nb, tiles int)
 
 // gemmQ8x1x4AVX2 is gemmQ8x2x4VNNI one row at a time with AVX2 (VPMADDUBSW and VPMADDWD
-// instead of VPDPBUSD). Implemented in gemmq8_amd64.s.
+// instead of VPDPBUSD), taking the vectors' block scales four to a block from scales (the
+// group's part of Q8Batch.scales) and using tab (4·nb floats) as scratch for each row's
+// scale products. Implemented in gemmq8_amd64.s.
 //
 //go:noescape
-func gemmQ8x1x4AVX2(out *float32, outStride int, w *byte, rb int, xp *byte, nb, tiles int)
+func gemmQ8x1x4AVX2(out *float32, outStride int, w *byte, rb int, xp *byte, nb, tiles int, scales, tab *float32)
 
 // gemmQ8Rows is how many rows matMulQ8_0 takes at a time: a block of rows (at most 32 ·
 // 34/32 bytes per value, 68 KiB for 2048 columns) stays in the core's L2 cache while every
@@ -30,8 +32,11 @@ func matMulQ8_0(out []float32, w []byte, x *Q8Batch, rows, rb, start, end int) {
 	}
 	gb := q8GroupBytes(x.n)
 	tileEnd := end // rows [start, tileEnd) go through the batched kernel
+	var tab []float32
 	if vnni {
 		tileEnd = start + (end-start)&^1
+	} else {
+		tab = make([]float32, 4*nb)
 	}
 	for r0 := start; r0 < tileEnd; r0 += gemmQ8Rows {
 		r1 := min(r0+gemmQ8Rows, tileEnd)
@@ -39,7 +44,7 @@ func matMulQ8_0(out []float32, w []byte, x *Q8Batch, rows, rb, start, end int) {
 			if vnni {
 				gemmQ8x2x4VNNI(&out[4*g*rows+r0], rows, &w[r0*rb], rb, &x.packed[g*gb], nb, (r1-r0)/2)
 			} else {
-				gemmQ8x1x4AVX2(&out[4*g*rows+r0], rows, &w[r0*rb], rb, &x.packed[g*gb], nb, r1-r0)
+				gemmQ8x1x4AVX2(&out[4*g*rows+r0], rows, &w[r0*rb], rb, &x.packed[g*gb], nb, r1-r0, &x.scales[4*g*nb], &tab[0])
 			}
 		}
 	}

@@ -5,37 +5,37 @@
 
 // The batched Q8_0 × Q8_0 product (gemmq8_amd64.go) with AVX2: one weight row against four
 // quantized input vectors, DotQ8_0Q8's arithmetic lane for lane, each (row, input) in two
-// YMM accumulators (even blocks, odd blocks: lanes 0-7 and 8-15 of the definition). Per
-// block of the row, |w| and the scale are prepared once for the four inputs; for each
-// input VPSIGNB moves the weights' signs onto its values, VPMADDUBSW (|w| unsigned times
-// the signed values, pairs: at most 2·128·127, no saturation) and VPMADDWD with ones give
-// the exact sums of four products per lane, then float32(float32(p)·s), s = dw·dx, is
-// added. The inputs are read from packQ8Vector's layout (values at 64·j + 32·(b mod 2),
-// scales at 512 + 64·j + 32·(b mod 2) of each 768-byte pair; the odd last block's at 32·j
-// and 256 + 32·j), the correction terms of the VNNI kernel unused.
+// YMM accumulators (even blocks, odd blocks: lanes 0-7 and 8-15 of the definition). Before
+// the row's blocks, a first pass writes the scale products s = dw·dx of every block and
+// input (exact in float32) to a table, four to a block, eight with one multiply; the second
+// pass then takes each s with a broadcast load instead of a multiply of its own. Per block
+// of the row, |w| is prepared once for the four inputs; for each input VPSIGNB moves the
+// weights' signs onto its values, VPMADDUBSW (|w| unsigned times the signed values, pairs:
+// at most 2·128·127, no saturation) and VPMADDWD with ones give the exact sums of four
+// products per lane, then float32(float32(p)·s) is added. The inputs' values are read from
+// packQ8Vector's layout (at 64·j + 32·(b mod 2) of each 768-byte pair; the odd last block's
+// at 32·j), their scales from Q8Batch's four to a block.
 
 // Q8BLOCKAVX2 adds the block at O(SI) of the row to ACC0..ACC3 (inputs 0..3), the inputs'
-// values at XO(DI) + 64·j (stride XS) and scales at DO(DI) + XS·j.
-#define Q8BLOCKAVX2(O, XO, DO, XS, ACC0, ACC1, ACC2, ACC3) \
-	VMOVDQU      O+2(SI), Y9; \
-	VPABSB       Y9, Y8; \
-	VPBROADCASTW O(SI), X10; \
-	VCVTPH2PS    X10, Y10; \
-	Q8INAVX2(XO, DO, ACC0); \
-	Q8INAVX2(XO+XS, DO+XS, ACC1); \
-	Q8INAVX2(XO+2*XS, DO+2*XS, ACC2); \
-	Q8INAVX2(XO+3*XS, DO+3*XS, ACC3)
+// values at XO(DI) + XS·j and the scale products at TO(DX) + 4·j.
+#define Q8BLOCKAVX2(O, XO, XS, TO, ACC0, ACC1, ACC2, ACC3) \
+	VMOVDQU O+2(SI), Y9; \
+	VPABSB  Y9, Y8; \
+	Q8INAVX2(XO, TO, ACC0); \
+	Q8INAVX2(XO+XS, TO+4, ACC1); \
+	Q8INAVX2(XO+2*XS, TO+8, ACC2); \
+	Q8INAVX2(XO+3*XS, TO+12, ACC3)
 
-// Q8INAVX2 is one input's part of Q8BLOCKAVX2 (Y8 = |w|, Y9 = w, Y10 = dw, Y11 = int16 ones).
-#define Q8INAVX2(XO, DO, ACC) \
-	VMOVDQU    XO(DI), Y12; \
-	VPSIGNB    Y9, Y12, Y12; \
-	VPMADDUBSW Y12, Y8, Y13; \
-	VPMADDWD   Y11, Y13, Y13; \
-	VCVTDQ2PS  Y13, Y13; \
-	VMULPS     DO(DI), Y10, Y14; \
-	VMULPS     Y14, Y13, Y13; \
-	VADDPS     Y13, ACC, ACC
+// Q8INAVX2 is one input's part of Q8BLOCKAVX2 (Y8 = |w|, Y9 = w, Y11 = int16 ones).
+#define Q8INAVX2(XO, TO, ACC) \
+	VMOVDQU      XO(DI), Y12; \
+	VPSIGNB      Y9, Y12, Y12; \
+	VPMADDUBSW   Y12, Y8, Y13; \
+	VPMADDWD     Y11, Y13, Y13; \
+	VCVTDQ2PS    Y13, Y13; \
+	VBROADCASTSS TO(DX), Y14; \
+	VMULPS       Y14, Y13, Y13; \
+	VADDPS       Y13, ACC, ACC
 
 // FOLD1 adds an input's odd-block lanes O to its even-block lanes A (acc[l] + acc[l+8]),
 // reduces them and stores the result at R10.
@@ -44,13 +44,14 @@
 	REDUCE8(A, XA, X15); \
 	VMOVSS XA, (R10)
 
-// func gemmQ8x1x4AVX2(out *float32, outStride int, w *byte, rb int, xp *byte, nb, tiles int)
+// func gemmQ8x1x4AVX2(out *float32, outStride int, w *byte, rb int, xp *byte, nb, tiles int, scales, tab *float32)
 //
 // For each of tiles Q8_0 rows (rb bytes each, one after the other from w): the row against
-// the four inputs packed at xp, nb blocks each (nb > 0), and the row's result for input j
-// goes to out[j·outStride + t]. Y0..Y3 are the even blocks' accumulators of inputs 0..3,
-// Y4..Y7 the odd ones'; at the end out = REDUCE8(even + odd).
-TEXT ·gemmQ8x1x4AVX2(SB), NOSPLIT, $0-56
+// the four inputs packed at xp, nb blocks each (nb > 0), with the inputs' block scales at
+// scales (four to a block), and the row's result for input j goes to out[j·outStride + t].
+// tab holds 4·nb floats of scratch (the row's scale products). Y0..Y3 are the even blocks'
+// accumulators of inputs 0..3, Y4..Y7 the odd ones'; at the end out = REDUCE8(even + odd).
+TEXT ·gemmQ8x1x4AVX2(SB), NOSPLIT, $0-72
 	MOVL         $0x00010001, AX
 	MOVD         AX, X11
 	VPBROADCASTD X11, Y11
@@ -61,8 +62,39 @@ TEXT ·gemmQ8x1x4AVX2(SB), NOSPLIT, $0-56
 	SHLQ         $2, R13
 
 tile:
+	// The scale products: [dw(b) ×4, dw(b+1) ×4] · [dx(b) of inputs 0..3, dx(b+1) of 0..3].
+	MOVQ R9, SI
+	MOVQ scales+56(FP), BX
+	MOVQ tab+64(FP), DX
+	MOVQ nb+40(FP), CX
+	SHRQ $1, CX
+	JZ   scaleLast
+
+scalePairs:
+	VPBROADCASTW (SI), X10
+	VPBROADCASTW 34(SI), X12
+	VPUNPCKLQDQ  X12, X10, X10
+	VCVTPH2PS    X10, Y10
+	VMULPS       (BX), Y10, Y10
+	VMOVUPS      Y10, (DX)
+	ADDQ         $68, SI
+	ADDQ         $32, BX
+	ADDQ         $32, DX
+	DECQ         CX
+	JNZ          scalePairs
+
+scaleLast:
+	TESTQ        $1, nb+40(FP)
+	JZ           products
+	VPBROADCASTW (SI), X10
+	VCVTPH2PS    X10, X10
+	VMULPS       (BX), X10, X10
+	VMOVUPS      X10, (DX)
+
+products:
 	MOVQ   R9, SI
 	MOVQ   xp+32(FP), DI
+	MOVQ   tab+64(FP), DX
 	MOVQ   nb+40(FP), CX
 	SHRQ   $1, CX
 	VXORPS Y0, Y0, Y0
@@ -77,17 +109,18 @@ tile:
 	JZ     last
 
 pairs:
-	Q8BLOCKAVX2(0, 0, 512, 64, Y0, Y1, Y2, Y3)
-	Q8BLOCKAVX2(34, 32, 544, 64, Y4, Y5, Y6, Y7)
+	Q8BLOCKAVX2(0, 0, 64, 0, Y0, Y1, Y2, Y3)
+	Q8BLOCKAVX2(34, 32, 64, 16, Y4, Y5, Y6, Y7)
 	ADDQ $68, SI
 	ADDQ $768, DI
+	ADDQ $32, DX
 	DECQ CX
 	JNZ  pairs
 
 last:
 	TESTQ $1, nb+40(FP)
 	JZ    fold
-	Q8BLOCKAVX2(0, 0, 256, 32, Y0, Y1, Y2, Y3)
+	Q8BLOCKAVX2(0, 0, 32, 0, Y0, Y1, Y2, Y3)
 
 fold:
 	MOVQ AX, R10

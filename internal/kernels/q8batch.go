@@ -11,8 +11,9 @@ import (
 // (packQ8Vector). A Q8Batch is reused across batches: Set refills it.
 type Q8Batch struct {
 	in     []*Q8Input
-	n      int    // values per vector
-	packed []byte // the groups of four vectors, q8GroupBytes(n) each
+	n      int       // values per vector
+	packed []byte    // the groups of four vectors, q8GroupBytes(n) each
+	scales []float32 // each group's block scales side by side: vector j's d of block b at 4b+j, n/8 floats a group
 }
 
 // Set makes q the batch of the quantized vectors in (it keeps the pointers, not copies of
@@ -23,14 +24,19 @@ func (q *Q8Batch) Set(in []*Q8Input) {
 	if len(in) > 0 {
 		q.n = in[0].n
 	}
-	q.packed = grow(q.packed, len(in)/4*q8GroupBytes(q.n))
-	gb := q8GroupBytes(q.n)
+	gb, nb := q8GroupBytes(q.n), q.n/QBlockLen
+	q.packed = grow(q.packed, len(in)/4*gb)
+	q.scales = grow(q.scales, len(in)/4*4*nb)
 	for b := range in {
 		if in[b].n != q.n {
 			panic(fmt.Sprintf("kernels: Q8Batch.Set: vector %d has %d values, vector 0 %d", b, in[b].n, q.n))
 		}
 		if g := b / 4; g < len(in)/4 {
 			packQ8Vector(q.packed[g*gb:(g+1)*gb], in[b], b%4)
+			scales := q.scales[g*4*nb : (g+1)*4*nb]
+			for k, d := range in[b].d {
+				scales[4*k+b%4] = d
+			}
 		}
 	}
 }
