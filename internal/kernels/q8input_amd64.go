@@ -72,11 +72,22 @@ func dotQ8_0Q8AVX2(w *byte, xq16 *int16, dl *float32, nb int) float32
 //go:noescape
 func quantizeQ8AVX512(x *float32, nb int, qs *int8, qs16 *int16, d, dLanes *float32, corr *int32, amax *float32)
 
+// quantizeQ8AVX2 is quantizeQ8AVX512 with AVX2 and F16C, the same bytes. Implemented in
+// q8input_amd64.s.
+//
+//go:noescape
+func quantizeQ8AVX2(x *float32, nb int, qs *int8, qs16 *int16, d, dLanes *float32, corr *int32, amax *float32)
+
 func quantizeBlocks(v *Q8Input, x []float32) {
 	nb := len(x) / QBlockLen
-	if !implQuantizeQ8VNNI.on || nb == 0 {
+	switch {
+	case nb == 0:
 		quantizeBlocksGeneric(v, x)
-		return
+	case implQuantizeQ8VNNI.on:
+		quantizeQ8AVX512(&x[0], nb, &v.qs[0], &v.qs16[0], &v.d[0], &v.dLanes[0], &v.corr[0], &v.amax[0])
+	case implQuantizeQ8AVX2.on:
+		quantizeQ8AVX2(&x[0], nb, &v.qs[0], &v.qs16[0], &v.d[0], &v.dLanes[0], &v.corr[0], &v.amax[0])
+	default:
+		quantizeBlocksGeneric(v, x)
 	}
-	quantizeQ8AVX512(&x[0], nb, &v.qs[0], &v.qs16[0], &v.d[0], &v.dLanes[0], &v.corr[0], &v.amax[0])
 }

@@ -142,3 +142,127 @@ fold4:
 	VMOVSS X3, (DX)
 	VZEROUPPER
 	RET
+
+// func quantizeQ8AVX2(x *float32, nb int, qs *int8, qs16 *int16, d, dLanes *float32, corr *int32, amax *float32)
+//
+// quantizeQ8AVX512 with AVX2 and F16C, the same arithmetic and the same bytes: the largest
+// |x| as the largest bit pattern without the sign (VPMAXUD), d = fp16(amax/127) (VDIVSS,
+// then VCVTPS2PH with round-to-nearest-even and back), id = 127/amax, q = (x·id +
+// 1.5·2^23) − 1.5·2^23 truncated to int32; the codes packed to int16 and to bytes
+// (VPACKSSDW, VPACKSSWB: |q| ≤ 127, nothing saturates; VPERMQ 0xd8 puts each pack's
+// quadwords back in order); the correction terms −128·Σ of four q by VPMADDUBSW (ones ×
+// q) and VPMADDWD (ones). A block with a NaN or an infinity gets d = NaN and zeros; a
+// block whose d is 0 gets zeros. Each block's amax is stored too.
+TEXT ·quantizeQ8AVX2(SB), NOSPLIT, $0-64
+	MOVQ         x+0(FP), SI
+	MOVQ         nb+8(FP), CX
+	MOVQ         qs+16(FP), DI
+	MOVQ         qs16+24(FP), R8
+	MOVQ         d+32(FP), R9
+	MOVQ         dLanes+40(FP), R10
+	MOVQ         corr+48(FP), R11
+	MOVQ         amax+56(FP), R12
+	MOVL         $0x7fffffff, AX
+	MOVD         AX, X15
+	VPBROADCASTD X15, Y15
+	MOVL         $0x4b400000, AX // 1.5·2^23
+	MOVD         AX, X14
+	VPBROADCASTD X14, Y14
+	MOVL         $0x01010101, AX
+	MOVD         AX, X13
+	VPBROADCASTD X13, Y13
+	MOVL         $0x00010001, AX
+	MOVD         AX, X12
+	VPBROADCASTD X12, Y12
+	MOVL         $0x42fe0000, AX // 127.0
+	VMOVD        AX, X11
+
+qloop2:
+	VMOVUPS      (SI), Y0
+	VMOVUPS      32(SI), Y1
+	VMOVUPS      64(SI), Y2
+	VMOVUPS      96(SI), Y3
+	VPAND        Y15, Y0, Y4
+	VPAND        Y15, Y1, Y5
+	VPAND        Y15, Y2, Y6
+	VPAND        Y15, Y3, Y7
+	VPMAXUD      Y5, Y4, Y4
+	VPMAXUD      Y7, Y6, Y6
+	VPMAXUD      Y6, Y4, Y4
+	VEXTRACTI128 $1, Y4, X5
+	VPMAXUD      X5, X4, X4
+	VPSHUFD      $0x4e, X4, X5
+	VPMAXUD      X5, X4, X4
+	VPSHUFD      $0xb1, X4, X5
+	VPMAXUD      X5, X4, X4
+	VMOVSS       X4, (R12)
+	VMOVD        X4, AX
+	CMPL         AX, $0x7f800000
+	JAE          qnonfinite2
+	VDIVSS       X11, X4, X8 // amax / 127
+	VCVTPS2PH    $0, X8, X8
+	VCVTPH2PS    X8, X8      // d
+	VXORPS       X5, X5, X5
+	VUCOMISS     X5, X8
+	JE           qzero2
+	VDIVSS       X4, X11, X5 // id = 127 / amax
+	VBROADCASTSS X5, Y5
+	VMULPS       Y5, Y0, Y0
+	VMULPS       Y5, Y1, Y1
+	VMULPS       Y5, Y2, Y2
+	VMULPS       Y5, Y3, Y3
+	VADDPS       Y14, Y0, Y0
+	VADDPS       Y14, Y1, Y1
+	VADDPS       Y14, Y2, Y2
+	VADDPS       Y14, Y3, Y3
+	VSUBPS       Y14, Y0, Y0
+	VSUBPS       Y14, Y1, Y1
+	VSUBPS       Y14, Y2, Y2
+	VSUBPS       Y14, Y3, Y3
+	VCVTTPS2DQ   Y0, Y0
+	VCVTTPS2DQ   Y1, Y1
+	VCVTTPS2DQ   Y2, Y2
+	VCVTTPS2DQ   Y3, Y3
+	VPACKSSDW    Y1, Y0, Y0
+	VPACKSSDW    Y3, Y2, Y2
+	VPERMQ       $0xd8, Y0, Y0 // values 0-15 as int16
+	VPERMQ       $0xd8, Y2, Y2 // values 16-31
+	VMOVDQU      Y0, (R8)
+	VMOVDQU      Y2, 32(R8)
+	VPACKSSWB    Y2, Y0, Y0
+	VPERMQ       $0xd8, Y0, Y0 // values 0-31 as bytes
+	VMOVDQU      Y0, (DI)
+	VPMADDUBSW   Y0, Y13, Y0   // sums of two q (ones × q)
+	VPMADDWD     Y12, Y0, Y0   // sums of four
+	VPSLLD       $7, Y0, Y0
+	VPXOR        Y1, Y1, Y1
+	VPSUBD       Y0, Y1, Y0    // −128 · sum
+	VMOVDQU      Y0, (R11)
+
+qstore2:
+	VMOVSS       X8, (R9)
+	VBROADCASTSS X8, Y8
+	VMOVUPS      Y8, (R10)
+	ADDQ         $128, SI
+	ADDQ         $32, DI
+	ADDQ         $64, R8
+	ADDQ         $4, R9
+	ADDQ         $32, R10
+	ADDQ         $32, R11
+	ADDQ         $4, R12
+	DECQ         CX
+	JNZ          qloop2
+	VZEROUPPER
+	RET
+
+qnonfinite2:
+	MOVL  $0x7fc00000, AX
+	VMOVD AX, X8
+
+qzero2:
+	VPXOR   Y6, Y6, Y6
+	VMOVDQU Y6, (DI)
+	VMOVDQU Y6, (R8)
+	VMOVDQU Y6, 32(R8)
+	VMOVDQU Y6, (R11)
+	JMP     qstore2

@@ -194,19 +194,23 @@ func TestDotQ8_0Q8RowsPanics(t *testing.T) {
 // BenchmarkDotQ8_0Q8Rows multiplies a Q8_0 matrix by one quantized vector: "l2" is
 // 2048 × 1024 (2.2 MB, mostly cache-resident, so the arithmetic shows), "mem" 2048 × 16384
 // (36 MB, streamed from memory), on every path this CPU has. Throughput is bytes of
-// weights read per second; "quantize" is the cost of preparing the input, once per product.
+// weights read per second; "quantize/LEVEL" is the cost of preparing the input, once per
+// product (bytes of input read per second).
 func BenchmarkDotQ8_0Q8Rows(b *testing.B) {
 	const cols = 2048
 	rng := rand.New(rand.NewPCG(16, 16))
 	x := randomFloats(cols, 17)
 	var v Q8Input
 	v.Quantize(x)
-	b.Run("quantize", func(b *testing.B) {
-		b.SetBytes(4 * cols)
-		for b.Loop() {
-			v.Quantize(x)
-		}
-	})
+	for _, level := range testLevels() {
+		b.Run("quantize/"+level, func(b *testing.B) {
+			defer atLevel(level)()
+			b.SetBytes(4 * cols)
+			for b.Loop() {
+				v.Quantize(x)
+			}
+		})
+	}
 	for _, size := range []struct {
 		name string
 		rows int
@@ -228,7 +232,8 @@ func BenchmarkDotQ8_0Q8Rows(b *testing.B) {
 }
 
 // TestQ8InputQuantizeMatchesGeneric: Quantize at every level (AVX-512 assembly where the
-// CPU has VNNI) writes exactly what the portable definition writes, for inputs of every
+// CPU has VNNI, AVX2 assembly where it has AVX2) writes exactly what the portable
+// definition writes, for inputs of every
 // kind: ordinary, huge (scales that overflow fp16), tiny (scales that round to 0),
 // subnormal, with infinities and NaNs, and ties of x·127/amax.
 func TestQ8InputQuantizeMatchesGeneric(t *testing.T) {
@@ -262,6 +267,7 @@ func checkQ8InputQuantize(t *testing.T) {
 				require.Equal(t, want.corr, got.corr, what)
 				for b := range nb {
 					require.Equal(t, math.Float32bits(want.d[b]), math.Float32bits(got.d[b]), "%s block %d: d", what, b)
+					require.Equal(t, math.Float32bits(want.amax[b]), math.Float32bits(got.amax[b]), "%s block %d: amax", what, b)
 					for l := range 8 {
 						require.Equal(t, math.Float32bits(want.dLanes[8*b+l]), math.Float32bits(got.dLanes[8*b+l]), "%s block %d: dLanes", what, b)
 					}

@@ -114,6 +114,7 @@ var (
 	implQ8GemmVNNI      = &impl{name: "gemmQ8x2x4VNNI", needs: setVNNI}
 	implQ8GemmAVX2      = &impl{name: "gemmQ8x1x4AVX2", needs: setAVX2}
 	implQuantizeQ8VNNI  = &impl{name: "quantizeQ8AVX512", needs: setVNNI}
+	implQuantizeQ8AVX2  = &impl{name: "quantizeQ8AVX2", needs: setAVX2}
 	implLegacyQ8VNNI    = &impl{name: "dotQ4_0Q8x4AVX512, dotQ4_1Q8x4AVX512, dotQ5_0Q8x4AVX512, dotQ5_1Q8x4AVX512", needs: setVNNI}
 	implLegacyQ8AVX2    = &impl{name: "dotQ4_0Q8x4AVX2, dotQ4_1Q8x4AVX2, dotQ5_0Q8x4AVX2, dotQ5_1Q8x4AVX2", needs: setAVX2}
 	implKRowsVNNI       = &impl{name: "dotQ2_Kx4AVX512 ... dotQ6_Kx4AVX512", needs: setVNNI}
@@ -143,7 +144,7 @@ var registry = []*kernel{
 	{"DotQ2_KRows ... DotQ6_KRows (k-quant weights × Q8_K input)", "kRowsGeneric", []*impl{implKRowsVNNI, implKRowsAVX2}},
 	{"DotQ2_KBatch ... DotQ6_KBatch (k-quant weights, batch ≥ 4)", "kBatchGeneric", []*impl{implKBatchVNNI}},
 	{"Q8KInput.Quantize (the Q8_K input)", "quantizeQ8KGeneric", []*impl{implQuantizeQ8KVNNI}},
-	{"Q8Input.Quantize (the Q8_0 input)", "quantizeBlocksGeneric", []*impl{implQuantizeQ8VNNI}},
+	{"Q8Input.Quantize (the Q8_0 input)", "quantizeBlocksGeneric", []*impl{implQuantizeQ8VNNI, implQuantizeQ8AVX2}},
 	{"Softmax, SwiGLU exponentials", "expShiftedGeneric, swigluGeneric", []*impl{implExpAVX512, implExpAVX2}},
 	{"DecodeF16", "decodeF16Generic", []*impl{implDecodeF16AVX2}},
 	{"Prefetch, PrefetchL2 (hints, no result)", "nothing", []*impl{implPrefetchAVX}},
