@@ -44,14 +44,17 @@
 	REDUCE8(A, XA, X15); \
 	VMOVSS XA, (R10)
 
-// func gemmQ8x1x4AVX2(out *float32, outStride int, w *byte, rb int, xp *byte, nb, tiles int, scales, tab *float32)
+// func gemmQ8x1x4AVX2(out *float32, outStride int, w *byte, rb int, xp *byte, nb, tiles int, scales, tab, acc *float32, flags int)
 //
-// For each of tiles Q8_0 rows (rb bytes each, one after the other from w): the row against
-// the four inputs packed at xp, nb blocks each (nb > 0), with the inputs' block scales at
-// scales (four to a block), and the row's result for input j goes to out[j·outStride + t].
-// tab holds 4·nb floats of scratch (the row's scale products). Y0..Y3 are the even blocks'
-// accumulators of inputs 0..3, Y4..Y7 the odd ones'; at the end out = REDUCE8(even + odd).
-TEXT ·gemmQ8x1x4AVX2(SB), NOSPLIT, $0-72
+// For each of tiles Q8_0 rows (rb bytes apart from w): nb blocks of the row (nb > 0; a
+// chunk of a longer row, see matMulQ8_0) against the four inputs packed at xp, with the
+// inputs' block scales at scales (four to a block). Y0..Y3 are the even blocks'
+// accumulators of inputs 0..3, Y4..Y7 the odd ones'. They start at zero or, with
+// gemmAccLoad, from the row's 64 floats at acc (acc + 256·t bytes for row t); with
+// gemmAccStore they go back there, else the row's result for input j, REDUCE8(even + odd),
+// goes to out[j·outStride + t]. tab holds 4·nb floats of scratch (the row's scale
+// products).
+TEXT ·gemmQ8x1x4AVX2(SB), NOSPLIT, $0-88
 	MOVL         $0x00010001, AX
 	MOVD         AX, X11
 	VPBROADCASTD X11, Y11
@@ -60,6 +63,7 @@ TEXT ·gemmQ8x1x4AVX2(SB), NOSPLIT, $0-72
 	MOVQ         w+16(FP), R9
 	MOVQ         outStride+8(FP), R13
 	SHLQ         $2, R13
+	MOVQ         acc+72(FP), R8
 
 tile:
 	// The scale products: [dw(b) ×4, dw(b+1) ×4] · [dx(b) of inputs 0..3, dx(b+1) of 0..3].
@@ -97,6 +101,8 @@ products:
 	MOVQ   tab+64(FP), DX
 	MOVQ   nb+40(FP), CX
 	SHRQ   $1, CX
+	TESTQ  $1, flags+80(FP) // gemmAccLoad
+	JNZ    loadAcc
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
@@ -105,8 +111,21 @@ products:
 	VXORPS Y5, Y5, Y5
 	VXORPS Y6, Y6, Y6
 	VXORPS Y7, Y7, Y7
-	TESTQ  CX, CX
-	JZ     last
+	JMP    started
+
+loadAcc:
+	VMOVUPS (R8), Y0
+	VMOVUPS 32(R8), Y1
+	VMOVUPS 64(R8), Y2
+	VMOVUPS 96(R8), Y3
+	VMOVUPS 128(R8), Y4
+	VMOVUPS 160(R8), Y5
+	VMOVUPS 192(R8), Y6
+	VMOVUPS 224(R8), Y7
+
+started:
+	TESTQ CX, CX
+	JZ    last
 
 pairs:
 	Q8BLOCKAVX2(0, 0, 64, 0, Y0, Y1, Y2, Y3)
@@ -119,8 +138,21 @@ pairs:
 
 last:
 	TESTQ $1, nb+40(FP)
-	JZ    fold
+	JZ    done
 	Q8BLOCKAVX2(0, 0, 32, 0, Y0, Y1, Y2, Y3)
+
+done:
+	TESTQ $2, flags+80(FP) // gemmAccStore
+	JZ    fold
+	VMOVUPS Y0, (R8)
+	VMOVUPS Y1, 32(R8)
+	VMOVUPS Y2, 64(R8)
+	VMOVUPS Y3, 96(R8)
+	VMOVUPS Y4, 128(R8)
+	VMOVUPS Y5, 160(R8)
+	VMOVUPS Y6, 192(R8)
+	VMOVUPS Y7, 224(R8)
+	JMP     next
 
 fold:
 	MOVQ AX, R10
@@ -131,7 +163,10 @@ fold:
 	FOLD1(Y2, X2, Y6)
 	ADDQ R13, R10
 	FOLD1(Y3, X3, Y7)
+
+next:
 	ADDQ   $4, AX
+	ADDQ   $256, R8
 	ADDQ   rb+24(FP), R9
 	DECQ   R12
 	JNZ    tile

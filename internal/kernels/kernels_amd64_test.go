@@ -80,3 +80,7 @@ func extraMatMulRowsBenchmarks() map[string]func(out, w, x []float32, rows, cols
 	}
 	return m
 }
+
+// gemmQ8ChunkBlocksTest is how many blocks the AVX2 batched Q8_0 kernel takes at a time,
+// for the tests that make rows go in chunks.
+const gemmQ8ChunkBlocksTest = gemmQ8ChunkBlocks

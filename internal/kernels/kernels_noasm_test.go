@@ -11,3 +11,7 @@ func fastKernelSets() ([]kernelSet, string) {
 func extraMatMulRowsBenchmarks() map[string]func(out, w, x []float32, rows, cols, batch, start, end int) {
 	return nil
 }
+
+// gemmQ8ChunkBlocksTest is the amd64 build's gemmQ8ChunkBlocks, so that both builds test
+// the same shapes.
+const gemmQ8ChunkBlocksTest = 96

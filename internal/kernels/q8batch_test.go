@@ -11,8 +11,8 @@ import (
 )
 
 // TestDotQ8_0BatchIsDotQ8_0Q8: the batched Q8_0 product gives DotQ8_0Q8's bits for every row
-// and vector, at every level, for odd and even block counts (the odd last block), odd and
-// even row ranges, batches with and without whole groups of four, and rows with extreme
+// and vector, at every level, for odd and even block counts (the odd last block), rows
+// long enough to go in chunks, odd and even row ranges, batches with and without whole groups of four, and rows with extreme
 // scales and codes; it writes nothing but the outputs of the rows asked for.
 func TestDotQ8_0BatchIsDotQ8_0Q8(t *testing.T) {
 	forEachLevel(t, func(t *testing.T) {
@@ -29,6 +29,8 @@ func TestDotQ8_0BatchIsDotQ8_0Q8(t *testing.T) {
 			{7, 5, 5, 0, 5, halfBits},
 			{2, 4, 3, 0, 4, halfNormal},
 			{24, 66, 16, 2, 65, halfExtreme},
+			{2*gemmQ8ChunkBlocksTest + 1, 9, 6, 0, 9, halfNormal},  // chunks of the AVX2 kernel, the odd block in the last
+			{3*gemmQ8ChunkBlocksTest + 8, 8, 8, 1, 7, halfExtreme}, // four chunks
 		} {
 			n := c.nb * QBlockLen
 			rb := c.nb * Q8_0BlockBytes
@@ -85,36 +87,42 @@ func TestQ8BatchChecks(t *testing.T) {
 	assert.Panics(t, func() { q.Set(pointers(in)) })
 }
 
-// BenchmarkDotQ8_0Batch multiplies a 2048 × 2048 Q8_0 matrix by 64 quantized vectors, as a
-// prefill does: "batched" is DotQ8_0Batch at every level this CPU has, "rows" one vector at
-// a time through DotQ8_0Q8Rows (what a batch ran before DotQ8_0Batch).
+// BenchmarkDotQ8_0Batch multiplies a Q8_0 matrix by 64 quantized vectors, as a prefill
+// does, 2048 × 2048 (a TinyLlama-shape attention projection) and 2048 × 5632 (its down
+// projection, whose inputs no longer fit the L1 cache four at a time): "batched" is
+// DotQ8_0Batch at every level this CPU has, "rows" one vector at a time through
+// DotQ8_0Q8Rows (what a batch ran before DotQ8_0Batch).
 func BenchmarkDotQ8_0Batch(b *testing.B) {
-	const rows, cols, batch = 2048, 2048, 64
-	rng := rand.New(rand.NewPCG(51, 51))
-	rb := cols / QBlockLen * Q8_0BlockBytes
-	w := make([]byte, rows*rb)
-	fillRow(rng, q8Kind, halfNormal, w, rows*cols)
-	in := make([]Q8Input, batch)
-	for i := range in {
-		in[i].Quantize(randomFloats(cols, uint64(60+i)))
-	}
-	var q Q8Batch
-	q.Set(pointers(in))
-	out := make([]float32, batch*rows)
-	flops := 2.0 * rows * cols * batch
-	for _, level := range testLevels() {
-		b.Run("batched/"+level, func(b *testing.B) {
-			defer atLevel(level)()
-			cpuLoop(b, flops, func() { DotQ8_0Batch(out, rows, &q, w, rows) })
-		})
-		b.Run("rows/"+level, func(b *testing.B) {
-			defer atLevel(level)()
-			cpuLoop(b, flops, func() {
-				for i := range batch {
-					DotQ8_0Q8Rows(out[i*rows:(i+1)*rows], q.Input(i), w)
-				}
+	for _, shape := range []struct{ rows, cols int }{{2048, 2048}, {2048, 5632}} {
+		const batch = 64
+		rows, cols := shape.rows, shape.cols
+		rng := rand.New(rand.NewPCG(51, 51))
+		rb := cols / QBlockLen * Q8_0BlockBytes
+		w := make([]byte, rows*rb)
+		fillRow(rng, q8Kind, halfNormal, w, rows*cols)
+		in := make([]Q8Input, batch)
+		for i := range in {
+			in[i].Quantize(randomFloats(cols, uint64(60+i)))
+		}
+		var q Q8Batch
+		q.Set(pointers(in))
+		out := make([]float32, batch*rows)
+		flops := 2.0 * float64(rows*cols*batch)
+		name := fmt.Sprintf("%dx%d/", rows, cols)
+		for _, level := range testLevels() {
+			b.Run(name+"batched/"+level, func(b *testing.B) {
+				defer atLevel(level)()
+				cpuLoop(b, flops, func() { DotQ8_0Batch(out, rows, &q, w, rows) })
 			})
-		})
+			b.Run(name+"rows/"+level, func(b *testing.B) {
+				defer atLevel(level)()
+				cpuLoop(b, flops, func() {
+					for i := range batch {
+						DotQ8_0Q8Rows(out[i*rows:(i+1)*rows], q.Input(i), w)
+					}
+				})
+			})
+		}
 	}
 }
 
