@@ -54,7 +54,9 @@ func PagedBatch(att, q []float32, pool *kvcache.Pool, layer int, rows []Query, s
 	kv := make([][]float32, len(runs))
 	for r, run := range runs {
 		first, last := rows[run[0]], rows[run[1]-1]
-		kv[r] = gather(pool, layer, last.Table, s.First(first.Pos), last.Pos+1, s, threads)
+		buf := gather(pool, layer, last.Table, s.First(first.Pos), last.Pos+1, s, threads)
+		defer scratch.Put(buf)
+		kv[r] = *buf
 		for h := range s.Heads {
 			items = append(items, item{-1, h, r})
 		}
@@ -68,7 +70,11 @@ func PagedBatch(att, q []float32, pool *kvcache.Pool, layer int, rows []Query, s
 		longest = max(longest, row.Pos+1)
 	}
 	threads.For(len(items), 1, func(start, end int) {
-		var scores, qs []float32
+		scoresBuf, qsBuf := getScratch(0), getScratch(0)
+		defer scratch.Put(scoresBuf)
+		defer scratch.Put(qsBuf)
+		scores, qs := (*scoresBuf)[:cap(*scoresBuf)], (*qsBuf)[:cap(*qsBuf)]
+		defer func() { *scoresBuf, *qsBuf = scores, qs }()
 		for _, it := range items[start:end] {
 			if it.run < 0 {
 				if len(scores) < longest {
