@@ -83,10 +83,19 @@ func dotKRowsFast(f *kFormat, out []float32, x *Q8KInput, w []byte, rb int) {
 //go:noescape
 func quantizeQ8KAVX512(x *float32, nb int, dst *byte)
 
+// quantizeQ8KAVX2 is quantizeQ8KAVX512 with AVX2, the same bytes (q8k_avx2_amd64.s).
+//
+//go:noescape
+func quantizeQ8KAVX2(x *float32, nb int, dst *byte)
+
 func quantizeQ8K(v *Q8KInput, x []float32) {
-	if nb := len(x) / KBlockLen; implQuantizeQ8KVNNI.on && nb > 0 {
+	nb := len(x) / KBlockLen
+	switch {
+	case nb > 0 && implQuantizeQ8KVNNI.on:
 		quantizeQ8KAVX512(&x[0], nb, &v.blocks[0])
-		return
+	case nb > 0 && implQuantizeQ8KAVX2.on:
+		quantizeQ8KAVX2(&x[0], nb, &v.blocks[0])
+	default:
+		quantizeQ8KGeneric(v, x)
 	}
-	quantizeQ8KGeneric(v, x)
 }

@@ -143,18 +143,21 @@ func TestDotKRowsPanics(t *testing.T) {
 // BenchmarkDotKRows multiplies a k-quant matrix by one quantized vector: "l2" is 2048
 // columns × 512 rows (mostly cache-resident, so the arithmetic shows), "mem" 2048 × 16384
 // (streamed from memory), on every path this CPU has. Throughput is bytes of weights read
-// per second; "quantize" is the cost of preparing the input, once per product.
+// per second; "quantize/LEVEL" is the cost of preparing the input, once per product.
 func BenchmarkDotKRows(b *testing.B) {
 	const cols = 2048
 	rng := rand.New(rand.NewPCG(16, 17))
 	x := randomFloats(cols, 17)
 	var v Q8KInput
-	b.Run("quantize", func(b *testing.B) {
-		b.SetBytes(4 * cols)
-		for b.Loop() {
-			v.Quantize(x)
-		}
-	})
+	for _, level := range testLevels() {
+		b.Run("quantize/"+level, func(b *testing.B) {
+			defer atLevel(level)()
+			b.SetBytes(4 * cols)
+			for b.Loop() {
+				v.Quantize(x)
+			}
+		})
+	}
 	v.Quantize(x)
 	for _, kf := range kTestFormats {
 		for _, size := range []struct {
@@ -178,12 +181,17 @@ func BenchmarkDotKRows(b *testing.B) {
 	}
 }
 
-// TestQ8KInputQuantizeMatchesGeneric: Quantize on this build's path (AVX-512 assembly where
-// the CPU has VNNI) writes exactly what the portable definition writes, for inputs of
+// TestQ8KInputQuantizeMatchesGeneric: Quantize at every level (AVX-512 assembly where the
+// CPU has VNNI, AVX2 assembly where it has AVX2) writes exactly what the portable definition
+// writes, for inputs of
 // every kind: ordinary, huge, tiny and subnormal (iscale overflows), with infinities, NaNs
 // of several payloads and negative zeros, exact ties of iscale·x, and super-blocks whose
 // largest magnitude occurs with both signs.
 func TestQ8KInputQuantizeMatchesGeneric(t *testing.T) {
+	forEachLevel(t, checkQ8KInputQuantize)
+}
+
+func checkQ8KInputQuantize(t *testing.T) {
 	rng := rand.New(rand.NewPCG(44, 0))
 	kinds := []dataKind{kindNormal, kindWide, kindNearOverflow, kindSubnormal, kindSpecial, kindMixed, kindCancel, kindNegZero, kindNaNPayloads}
 	for _, kind := range kinds {

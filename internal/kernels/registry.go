@@ -121,6 +121,7 @@ var (
 	implKRowsAVX2       = &impl{name: "dotQ2_Kx4AVX2 ... dotQ6_Kx4AVX2", needs: setAVX2}
 	implKBatchVNNI      = &impl{name: "prepQ2_KAVX512 ... prepQ6_KAVX512, gemmK32MinAVX512, gemmK16MinAVX512, gemmK16SignedAVX512", needs: setVNNI}
 	implQuantizeQ8KVNNI = &impl{name: "quantizeQ8KAVX512", needs: setVNNI}
+	implQuantizeQ8KAVX2 = &impl{name: "quantizeQ8KAVX2", needs: setAVX2}
 	implExpAVX512       = &impl{name: "expShiftedAVX512, swigluAVX512", needs: setAVX512 | featFMA}
 	implExpAVX2         = &impl{name: "expShiftedAVX2, swigluAVX2", needs: setAVX2 | featFMA}
 	implDecodeF16AVX2   = &impl{name: "decodeF16AVX2Asm", needs: setAVX2}
@@ -143,7 +144,7 @@ var registry = []*kernel{
 	{"DotQ4_0Q8Rows ... DotQ5_1Q8Rows (q4_0, q4_1, q5_0, q5_1 weights × Q8_0/Q8_1 input)", "legacyRowsGeneric", []*impl{implLegacyQ8VNNI, implLegacyQ8AVX2}},
 	{"DotQ2_KRows ... DotQ6_KRows (k-quant weights × Q8_K input)", "kRowsGeneric", []*impl{implKRowsVNNI, implKRowsAVX2}},
 	{"DotQ2_KBatch ... DotQ6_KBatch (k-quant weights, batch ≥ 4)", "kBatchGeneric", []*impl{implKBatchVNNI}},
-	{"Q8KInput.Quantize (the Q8_K input)", "quantizeQ8KGeneric", []*impl{implQuantizeQ8KVNNI}},
+	{"Q8KInput.Quantize (the Q8_K input)", "quantizeQ8KGeneric", []*impl{implQuantizeQ8KVNNI, implQuantizeQ8KAVX2}},
 	{"Q8Input.Quantize (the Q8_0 input)", "quantizeBlocksGeneric", []*impl{implQuantizeQ8VNNI, implQuantizeQ8AVX2}},
 	{"Softmax, SwiGLU exponentials", "expShiftedGeneric, swigluGeneric", []*impl{implExpAVX512, implExpAVX2}},
 	{"DecodeF16", "decodeF16Generic", []*impl{implDecodeF16AVX2}},
