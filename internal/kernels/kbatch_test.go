@@ -82,31 +82,42 @@ func TestDotKBatchPanics(t *testing.T) {
 	assert.Panics(t, func() { DotQ4_KBatch(make([]float32, 8), 3, &b, make([]byte, 4*Q4_KBlockBytes), 4) })
 }
 
-// BenchmarkDotKBatch multiplies 512 rows of 2048 columns (L2-resident) by 16 vectors, per
-// format and path; throughput counts the weight bytes times the vectors.
+// BenchmarkDotKBatch multiplies 512 rows of 2048 columns (L2-resident) by 16 vectors
+// ("batch16", a batched decode step), and 4096 Q4_K or Q6_K rows (a thread's share of a
+// TinyLlama-shape gate and up projection, 4.5 or 6.7 MB) by 64 ("prefill"), per format and
+// path; throughput counts the weight bytes times the vectors.
 func BenchmarkDotKBatch(b *testing.B) {
-	const cols, rows, count = 2048, 512, 16
-	rng := rand.New(rand.NewPCG(16, 19))
-	xs := make([]*Q8KInput, count)
-	for v := range xs {
-		xs[v] = new(Q8KInput)
-		xs[v].Quantize(randomFloats(cols, uint64(20+v)))
-	}
-	for _, kf := range kTestFormats {
-		rb := cols / KBlockLen * kf.f.blockBytes
-		w := make([]byte, rows*rb)
-		fillKRow(rng, kf.f.blockBytes, kf.halves, halfNormal, w, rows*cols/KBlockLen)
-		out := make([]float32, count*rows)
-		for _, level := range testLevels() {
-			b.Run(kf.f.name+"/"+level, func(b *testing.B) {
-				defer atLevel(level)()
-				var x Q8KBatch
-				x.Set(xs)
-				b.SetBytes(int64(len(w) * count))
-				for b.Loop() {
-					kBatchFormats[kf.f](out, rows, &x, w, rows)
-				}
-			})
+	const cols = 2048
+	for _, shape := range []struct {
+		name        string
+		rows, count int
+	}{{"batch16", 512, 16}, {"prefill", 4096, 64}} {
+		rng := rand.New(rand.NewPCG(16, 19))
+		xs := make([]*Q8KInput, shape.count)
+		for v := range xs {
+			xs[v] = new(Q8KInput)
+			xs[v].Quantize(randomFloats(cols, uint64(20+v)))
+		}
+		for _, kf := range kTestFormats {
+			if shape.name == "prefill" && kf.f != &kQ4_K && kf.f != &kQ6_K {
+				continue
+			}
+			rows := shape.rows
+			rb := cols / KBlockLen * kf.f.blockBytes
+			w := make([]byte, rows*rb)
+			fillKRow(rng, kf.f.blockBytes, kf.halves, halfNormal, w, rows*cols/KBlockLen)
+			out := make([]float32, shape.count*rows)
+			for _, level := range testLevels() {
+				b.Run(shape.name+"/"+kf.f.name+"/"+level, func(b *testing.B) {
+					defer atLevel(level)()
+					var x Q8KBatch
+					x.Set(xs)
+					b.SetBytes(int64(len(w) * shape.count))
+					for b.Loop() {
+						kBatchFormats[kf.f](out, rows, &x, w, rows)
+					}
+				})
+			}
 		}
 	}
 }
