@@ -25,11 +25,24 @@ func gemm4x8AVX512(out *float32, outStride int, w, xp *float32, n, tiles int)
 //go:noescape
 func gemm2x6AVX(out *float32, outStride int, w, xp *float32, n, tiles, stride int, acc *float32, flags int)
 
-// The flags of gemm2x6AVX for one chunk of columns.
+// The flags of gemm2x6AVX and gemmQ8x1x4AVX2 for one chunk of columns.
 const (
 	gemmAccLoad  = 1 // start from the accumulators at acc (an earlier chunk's), not from zero
 	gemmAccStore = 2 // store the accumulators at acc (a later chunk carries on), do not reduce
 )
+
+// gemmChunkFlags returns the flags of the chunk [c0, c1) of n columns (or blocks): load
+// the accumulators unless it is the first, store them unless it is the last.
+func gemmChunkFlags(c0, c1, n int) int {
+	flags := 0
+	if c0 > 0 {
+		flags |= gemmAccLoad
+	}
+	if c1 < n {
+		flags |= gemmAccStore
+	}
+	return flags
+}
 
 // packInputs6 packs the six input vectors at x (cols floats each, consecutive) for
 // gemm2x6AVX into dst (6·cols floats): block b of every vector side by side, vector j's
@@ -217,14 +230,8 @@ func gemmAVX(out, w, x []float32, rows, cols, batch, start, end int, decode func
 					continue
 				}
 				for c0 := 0; c0 < cols; c0 += chunk {
-					c1, flags := min(c0+chunk, cols), 0
-					if c0 > 0 {
-						flags |= gemmAccLoad
-					}
-					if c1 < cols {
-						flags |= gemmAccStore
-					}
-					gemm2x6AVX(&out[b*rows+r0], rows, &wb[c0], &s.packed[(b-b0)*cols+6*c0], c1-c0, (r1-r0)/2, cols, &s.acc[0], flags)
+					c1 := min(c0+chunk, cols)
+					gemm2x6AVX(&out[b*rows+r0], rows, &wb[c0], &s.packed[(b-b0)*cols+6*c0], c1-c0, (r1-r0)/2, cols, &s.acc[0], gemmChunkFlags(c0, c1, cols))
 				}
 			}
 			if last {

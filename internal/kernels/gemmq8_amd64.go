@@ -71,15 +71,9 @@ func matMulQ8_0(out []float32, w []byte, x *Q8Batch, rows, rb, start, end int) {
 			// The rows in chunks of blocks, each a pair of blocks' 768 bytes on in the
 			// packed group.
 			for c0 := 0; c0 < nb; c0 += chunk {
-				c1, flags := min(c0+chunk, nb), 0
-				if c0 > 0 {
-					flags |= gemmAccLoad
-				}
-				if c1 < nb {
-					flags |= gemmAccStore
-				}
+				c1 := min(c0+chunk, nb)
 				gemmQ8x1x4AVX2(&out[4*g*rows+r0], rows, &w[r0*rb+c0*Q8_0BlockBytes], rb, &x.packed[g*gb+c0/2*768], c1-c0, r1-r0,
-					&x.scales[4*(g*nb+c0)], &tab[0], &acc[0], flags)
+					&x.scales[4*(g*nb+c0)], &tab[0], &acc[0], gemmChunkFlags(c0, c1, nb))
 			}
 		}
 	}

@@ -2,6 +2,7 @@
 
 #include "textflag.h"
 #include "avx_amd64.h"
+#include "q8input_amd64.h"
 
 // Q8Q8BLOCK adds the block of the row at R (byte offset OFF) to ACC with AVX2: the 32
 // weights widened to int16 and multiplied by the input's (DI + 2·OFF/34·32) in pairs
@@ -154,14 +155,7 @@ fold4:
 // q) and VPMADDWD (ones). A block with a NaN or an infinity gets d = NaN and zeros; a
 // block whose d is 0 gets zeros. Each block's amax is stored too.
 TEXT ·quantizeQ8AVX2(SB), NOSPLIT, $0-64
-	MOVQ         x+0(FP), SI
-	MOVQ         nb+8(FP), CX
-	MOVQ         qs+16(FP), DI
-	MOVQ         qs16+24(FP), R8
-	MOVQ         d+32(FP), R9
-	MOVQ         dLanes+40(FP), R10
-	MOVQ         corr+48(FP), R11
-	MOVQ         amax+56(FP), R12
+	Q8QUANTARGS
 	MOVL         $0x7fffffff, AX
 	MOVD         AX, X15
 	VPBROADCASTD X15, Y15
@@ -195,17 +189,7 @@ qloop2:
 	VPMAXUD      X5, X4, X4
 	VPSHUFD      $0xb1, X4, X5
 	VPMAXUD      X5, X4, X4
-	VMOVSS       X4, (R12)
-	VMOVD        X4, AX
-	CMPL         AX, $0x7f800000
-	JAE          qnonfinite2
-	VDIVSS       X11, X4, X8 // amax / 127
-	VCVTPS2PH    $0, X8, X8
-	VCVTPH2PS    X8, X8      // d
-	VXORPS       X5, X5, X5
-	VUCOMISS     X5, X8
-	JE           qzero2
-	VDIVSS       X4, X11, X5 // id = 127 / amax
+	Q8SCALE(X4, X11, X8, X5, qnonfinite2, qzero2) // d in X8, id in X5
 	VBROADCASTSS X5, Y5
 	VMULPS       Y5, Y0, Y0
 	VMULPS       Y5, Y1, Y1
@@ -240,18 +224,7 @@ qloop2:
 	VMOVDQU      Y0, (R11)
 
 qstore2:
-	VMOVSS       X8, (R9)
-	VBROADCASTSS X8, Y8
-	VMOVUPS      Y8, (R10)
-	ADDQ         $128, SI
-	ADDQ         $32, DI
-	ADDQ         $64, R8
-	ADDQ         $4, R9
-	ADDQ         $32, R10
-	ADDQ         $32, R11
-	ADDQ         $4, R12
-	DECQ         CX
-	JNZ          qloop2
+	Q8STORE(X8, Y8, qloop2)
 	VZEROUPPER
 	RET
 

@@ -2,6 +2,7 @@
 
 #include "textflag.h"
 #include "avx_amd64.h"
+#include "q8input_amd64.h"
 
 #define PREFETCH_AHEAD 2048
 
@@ -145,14 +146,7 @@ fold:
 // block with a NaN or an infinity gets d = NaN (0x7fc00000, what float32(math.NaN()) is)
 // and zeros; a block whose d is 0 gets zeros. Each block's amax is stored too.
 TEXT ·quantizeQ8AVX512(SB), NOSPLIT, $0-64
-	MOVQ         x+0(FP), SI
-	MOVQ         nb+8(FP), CX
-	MOVQ         qs+16(FP), DI
-	MOVQ         qs16+24(FP), R8
-	MOVQ         d+32(FP), R9
-	MOVQ         dLanes+40(FP), R10
-	MOVQ         corr+48(FP), R11
-	MOVQ         amax+56(FP), R12
+	Q8QUANTARGS
 	MOVL         $0x7fffffff, AX
 	VPBROADCASTD AX, Z31
 	MOVL         $0x4b400000, AX // 1.5·2^23
@@ -176,17 +170,7 @@ qloop:
 	VPMAXUD       X3, X2, X2
 	VPSHUFD       $0xb1, X2, X3
 	VPMAXUD       X3, X2, X2
-	VMOVSS        X2, (R12)
-	VMOVD         X2, AX
-	CMPL          AX, $0x7f800000
-	JAE           qnonfinite
-	VDIVSS        X28, X2, X4 // amax / 127
-	VCVTPS2PH     $0, X4, X4
-	VCVTPH2PS     X4, X4      // d
-	VXORPS        X5, X5, X5
-	VUCOMISS      X5, X4
-	JE            qzero
-	VDIVSS        X2, X28, X5 // id = 127 / amax
+	Q8SCALE(X2, X28, X4, X5, qnonfinite, qzero) // d in X4, id in X5
 	VBROADCASTSS  X5, Z5
 	VMULPS        Z5, Z0, Z0
 	VMULPS        Z5, Z1, Z1
@@ -209,18 +193,7 @@ qloop:
 	VMOVDQU       Y7, (R11)
 
 qstore:
-	VMOVSS       X4, (R9)
-	VBROADCASTSS X4, Y4
-	VMOVUPS      Y4, (R10)
-	ADDQ         $128, SI
-	ADDQ         $32, DI
-	ADDQ         $64, R8
-	ADDQ         $4, R9
-	ADDQ         $32, R10
-	ADDQ         $32, R11
-	ADDQ         $4, R12
-	DECQ         CX
-	JNZ          qloop
+	Q8STORE(X4, Y4, qloop)
 	VZEROUPPER
 	RET
 
