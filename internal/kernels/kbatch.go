@@ -35,6 +35,7 @@ type Q8KBatch struct {
 	n     int
 	xs    []*Q8KInput
 	tiles []byte // ceil(len(xs)/16) tiles of n/256 super-blocks of kTileStride bytes
+	quads []byte // for the AVX2 kernels: super-block sb of vector 4g+v at ((g·n/256+sb)·4+v)·q8KStride
 }
 
 // Count is the number of vectors.
@@ -54,6 +55,10 @@ func (b *Q8KBatch) Set(xs []*Q8KInput) {
 		if x.n != b.n {
 			panic(fmt.Sprintf("kernels: Q8KBatch.Set: vector %d has %d values, vector 0 %d", i, x.n, b.n))
 		}
+	}
+	b.quads = b.quads[:0]
+	if kBatchQuads() {
+		b.setQuads()
 	}
 	if !kBatchFast() {
 		return
@@ -84,6 +89,19 @@ func (b *Q8KBatch) Set(xs []*Q8KInput) {
 			for g := range KBlockLen / 4 {
 				le.PutUint32(dst[64*g+4*v:], 0x80808080)
 			}
+		}
+	}
+}
+
+// setQuads lays the whole groups of four vectors out for the AVX2 kernels: each
+// super-block of the four side by side, as Q8KInput stores it.
+func (b *Q8KBatch) setQuads() {
+	nb, groups := b.n/KBlockLen, len(b.xs)/4
+	b.quads = grow(b.quads, groups*nb*4*q8KStride)
+	for i, x := range b.xs[:4*groups] {
+		g, v := i/4, i%4
+		for sb := range nb {
+			copy(b.quads[((g*nb+sb)*4+v)*q8KStride:][:q8KStride], x.blocks[sb*q8KStride:(sb+1)*q8KStride])
 		}
 	}
 }

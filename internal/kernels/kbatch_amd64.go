@@ -6,7 +6,19 @@ import "sync"
 
 // The batched k-quant kernels (kbatch_avx512_amd64.s) need AVX-512 VNNI, as the row dots'
 // (implKBatchVNNI). With AVX2 alone, a VPMADDUBSW per group of four codes and eight vectors
-// would cost more than the row dots of the vectors one by one, which is what runs there.
+// would cost more than the row dots of the vectors one by one; there Q4_K, Q5_K and Q6_K
+// rows meet four vectors at a time in the row dots' arithmetic, the codes and scale words
+// unpacked once for the four (dotQ4_KV4AVX2 ... dotQ6_KV4AVX2 in kquant_avx2_amd64.s:
+// implKBatchAVX2), and Q2_K and Q3_K run the row dots of the vectors one by one.
+
+//go:noescape
+func dotQ4_KV4AVX2(out *float32, w *byte, xq *byte, nb, rb, tiles, outStride int)
+
+//go:noescape
+func dotQ5_KV4AVX2(out *float32, w *byte, xq *byte, nb, rb, tiles, outStride int)
+
+//go:noescape
+func dotQ6_KV4AVX2(out *float32, w *byte, xq *byte, nb, rb, tiles, outStride int)
 
 //go:noescape
 func prepQ4_KAVX512(dst *byte, w *byte, nb int)
@@ -59,6 +71,8 @@ func kBatchKernels(f *kFormat) (kBatchKernel, bool) {
 
 func kBatchFast() bool { return implKBatchVNNI.on }
 
+func kBatchQuads() bool { return implKBatchAVX2.on && !implKBatchVNNI.on }
+
 // kBatchMin is the fewest vectors the batched kernels take on.
 const kBatchMin = 4
 
@@ -66,6 +80,9 @@ const kBatchMin = 4
 var kPrepScratch = sync.Pool{New: func() any { return new([]byte) }}
 
 func dotKBatchFast(f *kFormat, out []float32, stride int, x *Q8KBatch, w []byte, rows, rb int) bool {
+	if !implKBatchVNNI.on {
+		return dotKBatchAVX2(f, out, stride, x, w, rows, rb)
+	}
 	k, ok := kBatchKernels(f)
 	// Below four vectors, the row dots one vector at a time cost less than a tile whose
 	// lanes are mostly idle.
@@ -95,6 +112,40 @@ func dotKBatchFast(f *kFormat, out []float32, stride int, x *Q8KBatch, w []byte,
 					o[k4] = res[k4*KBatchTile+v]
 				}
 			}
+		}
+	}
+	return true
+}
+
+// kBatchPanelBytes bounds the rows dotKBatchAVX2 takes at a time: a panel of rows that
+// stays in the core's L2 cache while every group of four vectors meets it.
+const kBatchPanelBytes = 256 << 10
+
+// dotKBatchAVX2 is the batched product of Q4_K, Q5_K and Q6_K rows with AVX2: panels of rows,
+// each against the vectors four at a time (x.quads), the vectors left over through the row
+// dots. Other formats, and batches under four vectors, report false.
+func dotKBatchAVX2(f *kFormat, out []float32, stride int, x *Q8KBatch, w []byte, rows, rb int) bool {
+	var kern func(out *float32, w *byte, xq *byte, nb, rb, tiles, outStride int)
+	switch f {
+	case &kQ4_K:
+		kern = dotQ4_KV4AVX2
+	case &kQ5_K:
+		kern = dotQ5_KV4AVX2
+	case &kQ6_K:
+		kern = dotQ6_KV4AVX2
+	}
+	nb, groups := x.n/KBlockLen, len(x.xs)/4
+	if !implKBatchAVX2.on || kern == nil || groups == 0 || len(x.quads) != groups*nb*4*q8KStride {
+		return false
+	}
+	panel := max(1, kBatchPanelBytes/rb)
+	for r0 := 0; r0 < rows; r0 += panel {
+		r1 := min(r0+panel, rows)
+		for g := range groups {
+			kern(&out[4*g*stride+r0], &w[r0*rb], &x.quads[g*nb*4*q8KStride], nb, rb, r1-r0, stride)
+		}
+		for v := 4 * groups; v < len(x.xs); v++ {
+			dotKRows(f, out[v*stride+r0:v*stride+r1], x.xs[v], w[r0*rb:r1*rb])
 		}
 	}
 	return true

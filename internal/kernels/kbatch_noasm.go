@@ -4,6 +4,8 @@ package kernels
 
 func kBatchFast() bool { return false }
 
+func kBatchQuads() bool { return false }
+
 func dotKBatchFast(f *kFormat, out []float32, stride int, x *Q8KBatch, w []byte, rows, rb int) bool {
 	return false
 }

@@ -69,6 +69,39 @@ func checkDotKBatch(t *testing.T) {
 	}
 }
 
+// TestDotKBatchPanelsMatchGeneric: products of more rows than one panel of the AVX2 path
+// (kBatchPanelBytes: 256 KiB of rows, 156 to 227 of these) against two groups of four
+// vectors and one left over give every vector's portable row dots, at every level.
+func TestDotKBatchPanelsMatchGeneric(t *testing.T) {
+	forEachLevel(t, func(t *testing.T) {
+		use(implKBatchVNNI)
+		rng := rand.New(rand.NewPCG(46, 0))
+		const nb, rows, count = 8, 400, 9
+		xs := make([]*Q8KInput, count)
+		for v := range xs {
+			x := make([]float32, nb*KBlockLen)
+			fill(rng, kindNormal, x)
+			xs[v] = new(Q8KInput)
+			xs[v].Quantize(x)
+		}
+		var b Q8KBatch
+		b.Set(xs)
+		for _, kf := range kTestFormats {
+			f := kf.f
+			rb := nb * f.blockBytes
+			w := make([]byte, rows*rb)
+			fillKRow(rng, f.blockBytes, kf.halves, halfNormal, w, rows*nb)
+			out := make([]float32, count*rows)
+			kBatchFormats[f](out, rows, &b, w, rows)
+			for v := range count {
+				want := make([]float32, rows)
+				kRowsGeneric(f, want, xs[v], w, rb)
+				requireSameResults(t, want, out[v*rows:(v+1)*rows], false, fmt.Sprintf("%s vector %d", f.name, v))
+			}
+		}
+	})
+}
+
 // TestDotKBatchPanics: short rows or outputs panic; vectors of different lengths are refused.
 func TestDotKBatchPanics(t *testing.T) {
 	var a, c Q8KInput

@@ -299,6 +299,263 @@ GLOBL k2Mask10<>(SB), RODATA|NOPTR, $32
 	VEXTRACTPS $3, X14, (DX); \
 	VZEROUPPER
 
+// The batched Q4_K and Q5_K products with AVX2 (kbatch_amd64.go): one row against four
+// input vectors at a time, the row's codes and scale words unpacked once for the four.
+// The vectors' Q8_K super-blocks come interleaved (Q8KBatch's quads: super-block b of
+// vector v at DI + 320v, 1280 bytes a super-block); each vector's integers collect in one
+// of Y0-Y3 as the row dots' do, and the float step runs with one vector per pair of lanes,
+// K2ENDMIN's arithmetic with the row's d and dmin against the four vectors' scales.
+
+// K2VDOT multiplies the 32 codes in CODES by the four vectors' at XOFF(DI) + 320v and by
+// the scale words at SIDX(SB) (from Y13), adding the fours to Y0-Y3.
+#define K2VDOT(CODES, XOFF, SIDX) \
+	VPSHUFB    SIDX(SB), Y13, Y7; \
+	VPMADDUBSW XOFF(DI), CODES, Y6; \
+	VPMADDWD   Y7, Y6, Y6; \
+	VPADDD     Y6, Y0, Y0; \
+	VPMADDUBSW XOFF+320(DI), CODES, Y6; \
+	VPMADDWD   Y7, Y6, Y6; \
+	VPADDD     Y6, Y1, Y1; \
+	VPMADDUBSW XOFF+640(DI), CODES, Y6; \
+	VPMADDWD   Y7, Y6, Y6; \
+	VPADDD     Y6, Y2, Y2; \
+	VPMADDUBSW XOFF+960(DI), CODES, Y6; \
+	VPMADDWD   Y7, Y6, Y6; \
+	VPADDD     Y6, Y3, Y3
+
+// K2VMIN is K2MIN for the four vectors: each one's min lanes (the doubled mins times its
+// block sums) added pairwise with its I lanes, in place in Y0-Y3.
+#define K2VMIN \
+	VPSHUFB  k2ScaleIdx<>+256(SB), Y13, Y9; \
+	VPMADDWD 256(DI), Y9, Y6; \
+	VPHADDD  Y6, Y0, Y0; \
+	VPMADDWD 576(DI), Y9, Y6; \
+	VPHADDD  Y6, Y1, Y1; \
+	VPMADDWD 896(DI), Y9, Y6; \
+	VPHADDD  Y6, Y2, Y2; \
+	VPMADDWD 1216(DI), Y9, Y6; \
+	VPHADDD  Y6, Y3, Y3
+
+// K2VEND is K2ENDMIN for one row and four vectors: their I and M as [I0, M0, I1, M1, I2,
+// M2, I3, M3] (Y4), the row's d and dmin (the fp16 pair at (SI)(R13*1)) times each
+// vector's scale, and in the even lanes of Y14, acc += float32(I)·d1 − float32(M)·m1.
+#define K2VEND \
+	VPHADDD      Y1, Y0, Y4; \
+	VPHADDD      Y3, Y2, Y5; \
+	VEXTRACTI128 $1, Y4, X6; \
+	VPADDD       X6, X4, X4; \
+	VEXTRACTI128 $1, Y5, X6; \
+	VPADDD       X6, X5, X5; \
+	VINSERTI128  $1, X5, Y4, Y4; \
+	VPBROADCASTD (SI)(R13*1), X5; \
+	VCVTPH2PS    X5, Y5; \
+	VBROADCASTSS 288(DI), X6; \
+	VBROADCASTSS 608(DI), X7; \
+	VUNPCKLPD    X7, X6, X6; \
+	VBROADCASTSS 928(DI), X8; \
+	VBROADCASTSS 1248(DI), X7; \
+	VUNPCKLPD    X7, X8, X8; \
+	VINSERTF128  $1, X8, Y6, Y6; \
+	VMULPS       Y6, Y5, Y5; \
+	VCVTDQ2PS    Y4, Y4; \
+	VMULPS       Y5, Y4, Y4; \
+	VMOVSHDUP    Y4, Y5; \
+	VSUBPS       Y5, Y4, Y4; \
+	VADDPS       Y4, Y14, Y14
+
+// K2VSTART zeroes the four vectors' integer lanes for a super-block.
+#define K2VSTART \
+	VPXOR Y0, Y0, Y0; \
+	VPXOR Y1, Y1, Y1; \
+	VPXOR Y2, Y2, Y2; \
+	VPXOR Y3, Y3, Y3
+
+// Q4K2VROW adds one Q4_K super-block of the row at SI to the four vectors' lanes.
+#define Q4K2VROW \
+	PREFETCHT0 K2PREFETCH(SI)(R13*1); \
+	PREFETCHT0 K2PREFETCH+64(SI)(R13*1); \
+	K2SCALEMIN6(SI); \
+	K2VSTART; \
+	K2NIB4(SI, 16); \
+	K2VDOT(Y4, 0, k2ScaleIdx<>+0); \
+	K2VDOT(Y5, 32, k2ScaleIdx<>+32); \
+	K2NIB4(SI, 48); \
+	K2VDOT(Y4, 64, k2ScaleIdx<>+64); \
+	K2VDOT(Y5, 96, k2ScaleIdx<>+96); \
+	K2NIB4(SI, 80); \
+	K2VDOT(Y4, 128, k2ScaleIdx<>+128); \
+	K2VDOT(Y5, 160, k2ScaleIdx<>+160); \
+	K2NIB4(SI, 112); \
+	K2VDOT(Y4, 192, k2ScaleIdx<>+192); \
+	K2VDOT(Y5, 224, k2ScaleIdx<>+224); \
+	K2VMIN
+
+// Q5K2VROW is Q4K2VROW for Q5_K (Q5K2ROW's codes).
+#define Q5K2VROW \
+	PREFETCHT0 K2PREFETCH(SI)(R13*1); \
+	PREFETCHT0 K2PREFETCH+64(SI)(R13*1); \
+	PREFETCHT0 K2PREFETCH+128(SI)(R13*1); \
+	K2SCALEMIN6(SI); \
+	K2VSTART; \
+	VMOVDQU 16(SI)(R13*1), Y12; \
+	K2NIB4(SI, 48); \
+	K2HIGHL(0, Y4); \
+	K2HIGHL(1, Y5); \
+	K2VDOT(Y4, 0, k2ScaleIdx<>+0); \
+	K2VDOT(Y5, 32, k2ScaleIdx<>+32); \
+	K2NIB4(SI, 80); \
+	K2HIGHL(2, Y4); \
+	K2HIGHL(3, Y5); \
+	K2VDOT(Y4, 64, k2ScaleIdx<>+64); \
+	K2VDOT(Y5, 96, k2ScaleIdx<>+96); \
+	K2NIB4(SI, 112); \
+	VPAND   k2Mask10<>(SB), Y12, Y9; \
+	VPOR    Y9, Y4, Y4; \
+	K2HIGHR(5, Y5); \
+	K2VDOT(Y4, 128, k2ScaleIdx<>+128); \
+	K2VDOT(Y5, 160, k2ScaleIdx<>+160); \
+	K2NIB4(SI, 144); \
+	K2HIGHR(6, Y4); \
+	K2HIGHR(7, Y5); \
+	K2VDOT(Y4, 192, k2ScaleIdx<>+192); \
+	K2VDOT(Y5, 224, k2ScaleIdx<>+224); \
+	K2VMIN
+
+// K2VSETUP loads the arguments of a batched kernel (the first row at SI, the out pointer
+// R8, the output stride in bytes R9, the rows left R10) and the GPR masks and Y15.
+#define K2VSETUP \
+	MOVQ         out+0(FP), R8; \
+	MOVQ         w+8(FP), SI; \
+	MOVQ         tiles+40(FP), R10; \
+	MOVQ         outStride+48(FP), R9; \
+	SHLQ         $2, R9; \
+	MOVQ         $0x3f3f3f3f3f3f3f3f, R14; \
+	MOVQ         $0x0f0f0f0f0f0f0f0f, R15; \
+	MOVQ         $0x3030303030303030, R12; \
+	MOVQ         R15, X15; \
+	VPBROADCASTQ X15, Y15
+
+// K2VROWSTART starts a row: the vectors from their first super-block, the accumulator Y14
+// zeroed.
+#define K2VROWSTART \
+	MOVQ  xq+16(FP), DI; \
+	MOVQ  nb+24(FP), R11; \
+	XORQ  R13, R13; \
+	VPXOR Y14, Y14, Y14
+
+// K2VROWEND stores the row's four results (lanes 0, 2, 4, 6 of Y14) at R8 + v·R9 and
+// moves to the next row; loops to L while there is one.
+#define K2VROWEND(L) \
+	VEXTRACTF128 $1, Y14, X1; \
+	MOVQ         R8, DX; \
+	VMOVSS       X14, (DX); \
+	ADDQ         R9, DX; \
+	VEXTRACTPS   $2, X14, (DX); \
+	ADDQ         R9, DX; \
+	VMOVSS       X1, (DX); \
+	ADDQ         R9, DX; \
+	VEXTRACTPS   $2, X1, (DX); \
+	ADDQ         $4, R8; \
+	ADDQ         rb+32(FP), SI; \
+	DECQ         R10; \
+	JNZ          L
+
+// K2V6DOT multiplies the 32 Q6_K codes in Y7 by the four vectors' at XOFF(DI) + 320v and
+// by the scale words at SIDX(SB) (from Y11, the half's), adding the fours to Y0-Y3.
+#define K2V6DOT(XOFF, SIDX) \
+	VPSHUFB    SIDX(SB), Y11, Y9; \
+	VPMADDUBSW XOFF(DI), Y7, Y10; \
+	VPMADDWD   Y9, Y10, Y10; \
+	VPADDD     Y10, Y0, Y0; \
+	VPMADDUBSW XOFF+320(DI), Y7, Y10; \
+	VPMADDWD   Y9, Y10, Y10; \
+	VPADDD     Y10, Y1, Y1; \
+	VPMADDUBSW XOFF+640(DI), Y7, Y10; \
+	VPMADDWD   Y9, Y10, Y10; \
+	VPADDD     Y10, Y2, Y2; \
+	VPMADDUBSW XOFF+960(DI), Y7, Y10; \
+	VPMADDWD   Y9, Y10, Y10; \
+	VPADDD     Y10, Y3, Y3
+
+// Q6K2VHALF is Q6K2HALF for the row at SI and four vectors.
+#define Q6K2VHALF(H) \
+	VMOVDQU    (128+32*H)(SI)(R13*1), Y6; \
+	VMOVDQU    (64*H)(SI)(R13*1), Y4; \
+	VPAND      Y15, Y4, Y5; \
+	Q6K2CODES(Y5, VPSLLW, 4); \
+	K2V6DOT(128*H, k2Scale16Idx<>+0); \
+	VPSRLW     $4, Y4, Y4; \
+	VPAND      Y15, Y4, Y4; \
+	Q6K2CODES(Y4, VPSRLW, 0); \
+	K2V6DOT(128*H+64, k2Scale16Idx<>+64); \
+	VMOVDQU    (64*H+32)(SI)(R13*1), Y4; \
+	VPAND      Y15, Y4, Y5; \
+	Q6K2CODES(Y5, VPSLLW, 2); \
+	K2V6DOT(128*H+32, k2Scale16Idx<>+32); \
+	VPSRLW     $4, Y4, Y4; \
+	VPAND      Y15, Y4, Y4; \
+	Q6K2CODES(Y4, VPSRLW, 2); \
+	K2V6DOT(128*H+96, k2Scale16Idx<>+96)
+
+// K2V6OFFSET takes 32·C (the scales times the block sums of vector V, at XOFF(DI)) from
+// the vector's lanes ACC.
+#define K2V6OFFSET(XOFF, ACC) \
+	VPMADDWD XOFF(DI), Y12, Y9; \
+	VPSLLD   $5, Y9, Y9; \
+	VPSUBD   Y9, ACC, ACC
+
+// Q6K2VROW adds one Q6_K super-block of the row at SI to the four vectors' lanes, I − 32·C
+// (Q6K2ROW's arithmetic).
+#define Q6K2VROW \
+	PREFETCHT0 K2PREFETCH(SI)(R13*1); \
+	PREFETCHT0 K2PREFETCH+64(SI)(R13*1); \
+	PREFETCHT0 K2PREFETCH+128(SI)(R13*1); \
+	K2VSTART; \
+	VPMOVSXBW  192(SI)(R13*1), Y12; \
+	VPERMQ     $0x44, Y12, Y11; \
+	Q6K2VHALF(0); \
+	VPERMQ     $0xee, Y12, Y11; \
+	Q6K2VHALF(1); \
+	K2V6OFFSET(256, Y0); \
+	K2V6OFFSET(576, Y1); \
+	K2V6OFFSET(896, Y2); \
+	K2V6OFFSET(1216, Y3)
+
+// K2VENDSIGNED is K2ENDSIGNED for one row and four vectors: their I − o·C summed as [T0,
+// T1, T2, T3] (X4), the row's d (the fp16 at DOFF(SI)(R13*1)) times each vector's scale,
+// and in X14, acc += float32(T)·d1.
+#define K2VENDSIGNED(DOFF) \
+	VPHADDD      Y1, Y0, Y4; \
+	VPHADDD      Y3, Y2, Y5; \
+	VPHADDD      Y5, Y4, Y4; \
+	VEXTRACTI128 $1, Y4, X5; \
+	VPADDD       X5, X4, X4; \
+	VPBROADCASTW DOFF(SI)(R13*1), X5; \
+	VCVTPH2PS    X5, X5; \
+	VMOVSS       288(DI), X6; \
+	VINSERTPS    $0x10, 608(DI), X6, X6; \
+	VINSERTPS    $0x20, 928(DI), X6, X6; \
+	VINSERTPS    $0x30, 1248(DI), X6, X6; \
+	VMULPS       X6, X5, X5; \
+	VCVTDQ2PS    X4, X4; \
+	VMULPS       X5, X4, X4; \
+	VADDPS       X4, X14, X14
+
+// K2VROWENDSIGNED is K2VROWEND for the signed types (the results in lanes 0-3 of X14).
+#define K2VROWENDSIGNED(L) \
+	MOVQ       R8, DX; \
+	VMOVSS     X14, (DX); \
+	ADDQ       R9, DX; \
+	VEXTRACTPS $1, X14, (DX); \
+	ADDQ       R9, DX; \
+	VEXTRACTPS $2, X14, (DX); \
+	ADDQ       R9, DX; \
+	VEXTRACTPS $3, X14, (DX); \
+	ADDQ       $4, R8; \
+	ADDQ       rb+32(FP), SI; \
+	DECQ       R10; \
+	JNZ        L
+
 // func dotQ4_Kx4AVX2(out *float32, w *byte, x *byte, nb, stride, outStride int)
 TEXT ·dotQ4_Kx4AVX2(SB), NOSPLIT, $0-48
 	K2SETUP
@@ -511,4 +768,61 @@ q3k2loop:
 	DECQ R11
 	JNZ  q3k2loop
 	K2FINISHSIGNED
+	RET
+
+// func dotQ4_KV4AVX2(out *float32, w *byte, xq *byte, nb, rb, tiles, outStride int)
+//
+// For each of tiles Q4_K rows (rb bytes apart from w, nb super-blocks each): the row
+// against the four vectors at xq, its result for vector v at out + 4·(v·outStride + t).
+TEXT ·dotQ4_KV4AVX2(SB), NOSPLIT, $0-56
+	K2VSETUP
+
+q4kvrow:
+	K2VROWSTART
+
+q4kvloop:
+	Q4K2VROW
+	K2VEND
+	ADDQ $144, R13
+	ADDQ $1280, DI
+	DECQ R11
+	JNZ  q4kvloop
+	K2VROWEND(q4kvrow)
+	VZEROUPPER
+	RET
+
+// func dotQ5_KV4AVX2(out *float32, w *byte, xq *byte, nb, rb, tiles, outStride int)
+TEXT ·dotQ5_KV4AVX2(SB), NOSPLIT, $0-56
+	K2VSETUP
+
+q5kvrow:
+	K2VROWSTART
+
+q5kvloop:
+	Q5K2VROW
+	K2VEND
+	ADDQ $176, R13
+	ADDQ $1280, DI
+	DECQ R11
+	JNZ  q5kvloop
+	K2VROWEND(q5kvrow)
+	VZEROUPPER
+	RET
+
+// func dotQ6_KV4AVX2(out *float32, w *byte, xq *byte, nb, rb, tiles, outStride int)
+TEXT ·dotQ6_KV4AVX2(SB), NOSPLIT, $0-56
+	K2VSETUP
+
+q6kvrow:
+	K2VROWSTART
+
+q6kvloop:
+	Q6K2VROW
+	K2VENDSIGNED(208)
+	ADDQ $210, R13
+	ADDQ $1280, DI
+	DECQ R11
+	JNZ  q6kvloop
+	K2VROWENDSIGNED(q6kvrow)
+	VZEROUPPER
 	RET

@@ -120,6 +120,7 @@ var (
 	implKRowsVNNI       = &impl{name: "dotQ2_Kx4AVX512 ... dotQ6_Kx4AVX512", needs: setVNNI}
 	implKRowsAVX2       = &impl{name: "dotQ2_Kx4AVX2 ... dotQ6_Kx4AVX2", needs: setAVX2}
 	implKBatchVNNI      = &impl{name: "prepQ2_KAVX512 ... prepQ6_KAVX512, gemmK32MinAVX512, gemmK16MinAVX512, gemmK16SignedAVX512", needs: setVNNI}
+	implKBatchAVX2      = &impl{name: "dotQ4_KV4AVX2, dotQ5_KV4AVX2, dotQ6_KV4AVX2 (Q2_K, Q3_K: the row dots)", needs: setAVX2}
 	implQuantizeQ8KVNNI = &impl{name: "quantizeQ8KAVX512", needs: setVNNI}
 	implQuantizeQ8KAVX2 = &impl{name: "quantizeQ8KAVX2", needs: setAVX2}
 	implExpAVX512       = &impl{name: "expShiftedAVX512, swigluAVX512", needs: setAVX512 | featFMA}
@@ -143,7 +144,7 @@ var registry = []*kernel{
 	{"DotQ8_0Batch (q8_0 weights, batch ≥ 2)", "matMulQ8_0Generic", []*impl{implQ8GemmVNNI, implQ8GemmAVX2}},
 	{"DotQ4_0Q8Rows ... DotQ5_1Q8Rows (q4_0, q4_1, q5_0, q5_1 weights × Q8_0/Q8_1 input)", "legacyRowsGeneric", []*impl{implLegacyQ8VNNI, implLegacyQ8AVX2}},
 	{"DotQ2_KRows ... DotQ6_KRows (k-quant weights × Q8_K input)", "kRowsGeneric", []*impl{implKRowsVNNI, implKRowsAVX2}},
-	{"DotQ2_KBatch ... DotQ6_KBatch (k-quant weights, batch ≥ 4)", "kBatchGeneric", []*impl{implKBatchVNNI}},
+	{"DotQ2_KBatch ... DotQ6_KBatch (k-quant weights, batch ≥ 4)", "kBatchGeneric", []*impl{implKBatchVNNI, implKBatchAVX2}},
 	{"Q8KInput.Quantize (the Q8_K input)", "quantizeQ8KGeneric", []*impl{implQuantizeQ8KVNNI, implQuantizeQ8KAVX2}},
 	{"Q8Input.Quantize (the Q8_0 input)", "quantizeBlocksGeneric", []*impl{implQuantizeQ8VNNI, implQuantizeQ8AVX2}},
 	{"Softmax, SwiGLU exponentials", "expShiftedGeneric, swigluGeneric", []*impl{implExpAVX512, implExpAVX2}},
