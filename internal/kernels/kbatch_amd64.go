@@ -6,10 +6,9 @@ import "sync"
 
 // The batched k-quant kernels (kbatch_avx512_amd64.s) need AVX-512 VNNI, as the row dots'
 // (implKBatchVNNI). With AVX2 alone, a VPMADDUBSW per group of four codes and eight vectors
-// would cost more than the row dots of the vectors one by one; there Q4_K, Q5_K and Q6_K
-// rows meet four vectors at a time in the row dots' arithmetic, the codes and scale words
-// unpacked once for the four (dotQ4_KV4AVX2 ... dotQ6_KV4AVX2 in kquant_avx2_amd64.s:
-// implKBatchAVX2), and Q2_K and Q3_K run the row dots of the vectors one by one.
+// would cost more than the row dots of the vectors one by one; there the rows meet four
+// vectors at a time in the row dots' arithmetic, the codes and scale words unpacked once
+// for the four (dotQ2_KV4AVX2 ... dotQ6_KV4AVX2 in kquant_avx2_amd64.s: implKBatchAVX2).
 
 //go:noescape
 func dotQ4_KV4AVX2(out *float32, w *byte, xq *byte, nb, rb, tiles, outStride int)
@@ -19,6 +18,12 @@ func dotQ5_KV4AVX2(out *float32, w *byte, xq *byte, nb, rb, tiles, outStride int
 
 //go:noescape
 func dotQ6_KV4AVX2(out *float32, w *byte, xq *byte, nb, rb, tiles, outStride int)
+
+//go:noescape
+func dotQ2_KV4AVX2(out *float32, w *byte, xq *byte, nb, rb, tiles, outStride int)
+
+//go:noescape
+func dotQ3_KV4AVX2(out *float32, w *byte, xq *byte, nb, rb, tiles, outStride int)
 
 //go:noescape
 func prepQ4_KAVX512(dst *byte, w *byte, nb int)
@@ -121,9 +126,9 @@ func dotKBatchFast(f *kFormat, out []float32, stride int, x *Q8KBatch, w []byte,
 // stays in the core's L2 cache while every group of four vectors meets it.
 const kBatchPanelBytes = 256 << 10
 
-// dotKBatchAVX2 is the batched product of Q4_K, Q5_K and Q6_K rows with AVX2: panels of rows,
-// each against the vectors four at a time (x.quads), the vectors left over through the row
-// dots. Other formats, and batches under four vectors, report false.
+// dotKBatchAVX2 is the batched product of k-quant rows with AVX2: panels of rows, each
+// against the vectors four at a time (x.quads), the vectors left over through the row dots.
+// Batches under four vectors report false.
 func dotKBatchAVX2(f *kFormat, out []float32, stride int, x *Q8KBatch, w []byte, rows, rb int) bool {
 	var kern func(out *float32, w *byte, xq *byte, nb, rb, tiles, outStride int)
 	switch f {
@@ -133,6 +138,10 @@ func dotKBatchAVX2(f *kFormat, out []float32, stride int, x *Q8KBatch, w []byte,
 		kern = dotQ5_KV4AVX2
 	case &kQ6_K:
 		kern = dotQ6_KV4AVX2
+	case &kQ2_K:
+		kern = dotQ2_KV4AVX2
+	case &kQ3_K:
+		kern = dotQ3_KV4AVX2
 	}
 	nb, groups := x.n/KBlockLen, len(x.xs)/4
 	if !implKBatchAVX2.on || kern == nil || groups == 0 || len(x.quads) != groups*nb*4*q8KStride {

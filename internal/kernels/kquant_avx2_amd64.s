@@ -337,9 +337,9 @@ GLOBL k2Mask10<>(SB), RODATA|NOPTR, $32
 	VPHADDD  Y6, Y3, Y3
 
 // K2VEND is K2ENDMIN for one row and four vectors: their I and M as [I0, M0, I1, M1, I2,
-// M2, I3, M3] (Y4), the row's d and dmin (the fp16 pair at (SI)(R13*1)) times each
+// M2, I3, M3] (Y4), the row's d and dmin (the fp16 pair at DOFF(SI)(R13*1)) times each
 // vector's scale, and in the even lanes of Y14, acc += float32(I)·d1 − float32(M)·m1.
-#define K2VEND \
+#define K2VEND(DOFF) \
 	VPHADDD      Y1, Y0, Y4; \
 	VPHADDD      Y3, Y2, Y5; \
 	VEXTRACTI128 $1, Y4, X6; \
@@ -347,7 +347,7 @@ GLOBL k2Mask10<>(SB), RODATA|NOPTR, $32
 	VEXTRACTI128 $1, Y5, X6; \
 	VPADDD       X6, X5, X5; \
 	VINSERTI128  $1, X5, Y4, Y4; \
-	VPBROADCASTD (SI)(R13*1), X5; \
+	VPBROADCASTD DOFF(SI)(R13*1), X5; \
 	VCVTPH2PS    X5, Y5; \
 	VBROADCASTSS 288(DI), X6; \
 	VBROADCASTSS 608(DI), X7; \
@@ -497,12 +497,19 @@ GLOBL k2Mask10<>(SB), RODATA|NOPTR, $32
 	Q6K2CODES(Y4, VPSRLW, 2); \
 	K2V6DOT(128*H+96, k2Scale16Idx<>+96)
 
-// K2V6OFFSET takes 32·C (the scales times the block sums of vector V, at XOFF(DI)) from
-// the vector's lanes ACC.
-#define K2V6OFFSET(XOFF, ACC) \
+// K2VOFFSET takes o·C (the scale words in Y12 times a vector's block sums at XOFF(DI),
+// shifted by SHIFT = log2 o) from the vector's lanes ACC.
+#define K2VOFFSET(XOFF, ACC, SHIFT) \
 	VPMADDWD XOFF(DI), Y12, Y9; \
-	VPSLLD   $5, Y9, Y9; \
+	VPSLLD   $SHIFT, Y9, Y9; \
 	VPSUBD   Y9, ACC, ACC
+
+// K2VOFFSETS is K2VOFFSET for the four vectors.
+#define K2VOFFSETS(SHIFT) \
+	K2VOFFSET(256, Y0, SHIFT); \
+	K2VOFFSET(576, Y1, SHIFT); \
+	K2VOFFSET(896, Y2, SHIFT); \
+	K2VOFFSET(1216, Y3, SHIFT)
 
 // Q6K2VROW adds one Q6_K super-block of the row at SI to the four vectors' lanes, I − 32·C
 // (Q6K2ROW's arithmetic).
@@ -516,10 +523,7 @@ GLOBL k2Mask10<>(SB), RODATA|NOPTR, $32
 	Q6K2VHALF(0); \
 	VPERMQ     $0xee, Y12, Y11; \
 	Q6K2VHALF(1); \
-	K2V6OFFSET(256, Y0); \
-	K2V6OFFSET(576, Y1); \
-	K2V6OFFSET(896, Y2); \
-	K2V6OFFSET(1216, Y3)
+	K2VOFFSETS(5)
 
 // K2VENDSIGNED is K2ENDSIGNED for one row and four vectors: their I − o·C summed as [T0,
 // T1, T2, T3] (X4), the row's d (the fp16 at DOFF(SI)(R13*1)) times each vector's scale,
@@ -555,6 +559,68 @@ GLOBL k2Mask10<>(SB), RODATA|NOPTR, $32
 	ADDQ       rb+32(FP), SI; \
 	DECQ       R10; \
 	JNZ        L
+
+// Q2K2VQUARTER is Q2K2QUARTER for the row at SI and four vectors.
+#define Q2K2VQUARTER(H, K, HIGH) \
+	VPSRLW $(2*K), Y6, Y7; \
+	VPAND  k2Mask03<>(SB), Y7, Y7; \
+	HIGH; \
+	K2V6DOT(128*H+32*K, k2Scale16Idx<>+32*K)
+
+// Q2K2VROW is Q2K2ROW for the row at SI and four vectors: each vector's min lanes (the min
+// words in Y13 times its block sums) added pairwise with its I lanes, in place in Y0-Y3.
+#define Q2K2VROW \
+	PREFETCHT0   K2PREFETCH(SI)(R13*1); \
+	PREFETCHT0   K2PREFETCH+64(SI)(R13*1); \
+	K2VSTART; \
+	VPMOVZXBW    (SI)(R13*1), Y12; \
+	VPSRLW       $4, Y12, Y13; \
+	VPAND        Y15, Y12, Y12; \
+	VPERMQ       $0x44, Y12, Y11; \
+	VMOVDQU      16(SI)(R13*1), Y6; \
+	Q2K2VQUARTER(0, 0, K2NOHIGH); \
+	Q2K2VQUARTER(0, 1, K2NOHIGH); \
+	Q2K2VQUARTER(0, 2, K2NOHIGH); \
+	Q2K2VQUARTER(0, 3, K2NOHIGH); \
+	VPERMQ       $0xee, Y12, Y11; \
+	VMOVDQU      48(SI)(R13*1), Y6; \
+	Q2K2VQUARTER(1, 0, K2NOHIGH); \
+	Q2K2VQUARTER(1, 1, K2NOHIGH); \
+	Q2K2VQUARTER(1, 2, K2NOHIGH); \
+	Q2K2VQUARTER(1, 3, K2NOHIGH); \
+	VPMADDWD     256(DI), Y13, Y9; \
+	VPHADDD      Y9, Y0, Y0; \
+	VPMADDWD     576(DI), Y13, Y9; \
+	VPHADDD      Y9, Y1, Y1; \
+	VPMADDWD     896(DI), Y13, Y9; \
+	VPHADDD      Y9, Y2, Y2; \
+	VPMADDWD     1216(DI), Y13, Y9; \
+	VPHADDD      Y9, Y3, Y3
+
+// Q3K2VROW is Q3K2ROW for the row at SI and four vectors, I − 4·C in Y0-Y3.
+#define Q3K2VROW \
+	PREFETCHT0   K2PREFETCH(SI)(R13*1); \
+	PREFETCHT0   K2PREFETCH+64(SI)(R13*1); \
+	K2VSTART; \
+	Q3SCALEGPR(SI); \
+	VMOVQ        AX, X12; \
+	VPINSRQ      $1, BX, X12, X12; \
+	VPMOVZXBW    X12, Y12; \
+	VPSUBW       k2Words32<>(SB), Y12, Y12; \
+	VMOVDQU      (SI)(R13*1), Y4; \
+	VPERMQ       $0x44, Y12, Y11; \
+	VMOVDQU      32(SI)(R13*1), Y6; \
+	Q2K2VQUARTER(0, 0, Q3K2HIGHL(0)); \
+	Q2K2VQUARTER(0, 1, Q3K2HIGHL(1)); \
+	Q2K2VQUARTER(0, 2, Q3K2HIGHL(2)); \
+	Q2K2VQUARTER(0, 3, Q3K2HIGHR(3)); \
+	VPERMQ       $0xee, Y12, Y11; \
+	VMOVDQU      64(SI)(R13*1), Y6; \
+	Q2K2VQUARTER(1, 0, Q3K2HIGHR(4)); \
+	Q2K2VQUARTER(1, 1, Q3K2HIGHR(5)); \
+	Q2K2VQUARTER(1, 2, Q3K2HIGHR(6)); \
+	Q2K2VQUARTER(1, 3, Q3K2HIGHR(7)); \
+	K2VOFFSETS(2)
 
 // func dotQ4_Kx4AVX2(out *float32, w *byte, x *byte, nb, stride, outStride int)
 TEXT ·dotQ4_Kx4AVX2(SB), NOSPLIT, $0-48
@@ -782,7 +848,7 @@ q4kvrow:
 
 q4kvloop:
 	Q4K2VROW
-	K2VEND
+	K2VEND(0)
 	ADDQ $144, R13
 	ADDQ $1280, DI
 	DECQ R11
@@ -800,7 +866,7 @@ q5kvrow:
 
 q5kvloop:
 	Q5K2VROW
-	K2VEND
+	K2VEND(0)
 	ADDQ $176, R13
 	ADDQ $1280, DI
 	DECQ R11
@@ -824,5 +890,42 @@ q6kvloop:
 	DECQ R11
 	JNZ  q6kvloop
 	K2VROWENDSIGNED(q6kvrow)
+	VZEROUPPER
+	RET
+
+// func dotQ2_KV4AVX2(out *float32, w *byte, xq *byte, nb, rb, tiles, outStride int)
+TEXT ·dotQ2_KV4AVX2(SB), NOSPLIT, $0-56
+	K2VSETUP
+
+q2kvrow:
+	K2VROWSTART
+
+q2kvloop:
+	Q2K2VROW
+	K2VEND(80)
+	ADDQ $84, R13
+	ADDQ $1280, DI
+	DECQ R11
+	JNZ  q2kvloop
+	K2VROWEND(q2kvrow)
+	VZEROUPPER
+	RET
+
+// func dotQ3_KV4AVX2(out *float32, w *byte, xq *byte, nb, rb, tiles, outStride int)
+TEXT ·dotQ3_KV4AVX2(SB), NOSPLIT, $0-56
+	K2VSETUP
+	MOVQ $0x0303030303030303, R12
+
+q3kvrow:
+	K2VROWSTART
+
+q3kvloop:
+	Q3K2VROW
+	K2VENDSIGNED(108)
+	ADDQ $110, R13
+	ADDQ $1280, DI
+	DECQ R11
+	JNZ  q3kvloop
+	K2VROWENDSIGNED(q3kvrow)
 	VZEROUPPER
 	RET

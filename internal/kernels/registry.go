@@ -120,7 +120,7 @@ var (
 	implKRowsVNNI       = &impl{name: "dotQ2_Kx4AVX512 ... dotQ6_Kx4AVX512", needs: setVNNI}
 	implKRowsAVX2       = &impl{name: "dotQ2_Kx4AVX2 ... dotQ6_Kx4AVX2", needs: setAVX2}
 	implKBatchVNNI      = &impl{name: "prepQ2_KAVX512 ... prepQ6_KAVX512, gemmK32MinAVX512, gemmK16MinAVX512, gemmK16SignedAVX512", needs: setVNNI}
-	implKBatchAVX2      = &impl{name: "dotQ4_KV4AVX2, dotQ5_KV4AVX2, dotQ6_KV4AVX2 (Q2_K, Q3_K: the row dots)", needs: setAVX2}
+	implKBatchAVX2      = &impl{name: "dotQ2_KV4AVX2 ... dotQ6_KV4AVX2", needs: setAVX2}
 	implQuantizeQ8KVNNI = &impl{name: "quantizeQ8KAVX512", needs: setVNNI}
 	implQuantizeQ8KAVX2 = &impl{name: "quantizeQ8KAVX2", needs: setAVX2}
 	implExpAVX512       = &impl{name: "expShiftedAVX512, swigluAVX512", needs: setAVX512 | featFMA}
