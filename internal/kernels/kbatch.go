@@ -12,7 +12,9 @@ import (
 // float step is the same. On CPUs with AVX-512 VNNI the kernels keep one vector per SIMD
 // lane (kbatch_avx512_amd64.s): a row's codes are unpacked once, and each group of four
 // codes is broadcast and multiplied with the four input codes of sixteen vectors by one
-// VPDPBUSD; elsewhere the vectors go through the row dots one at a time.
+// VPDPBUSD. With AVX2 a row meets four vectors at a time in the row dots' arithmetic, its
+// codes and scale words unpacked once for the four (kquant_avx2_amd64.s); elsewhere the
+// vectors go through the row dots one at a time.
 
 // KBatchTile is the number of input vectors the batched kernels multiply at once.
 const KBatchTile = 16
@@ -28,7 +30,8 @@ const (
 )
 
 // Q8KBatch is a set of Q8_K-quantized vectors of the same length, transposed in tiles of
-// KBatchTile for the batched kernels. Set fills it; it holds on to the vectors it was set
+// KBatchTile for the VNNI kernels or laid out four at a time for the AVX2 ones (whichever
+// this CPU runs when Set is called). Set fills it; it holds on to the vectors it was set
 // from (the portable path multiplies them one by one), which must not change while it is
 // used.
 type Q8KBatch struct {
