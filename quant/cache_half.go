@@ -10,7 +10,9 @@ import (
 // The f16 and bf16 cache types store each value as 2 bytes, little-endian, rounded to
 // nearest even by F32ToF16 or F32ToBF16 and widened back exactly.
 
-func encodeF16(dst []byte, src []float32) { encodeHalves(dst, src, half.F32ToF16) }
+// encodeF16 is kernels.EncodeF16, half.F32ToF16 of every value (F16C where the CPU has it,
+// the same bits: its test compares every half's neighbourhood with the portable rounding).
+func encodeF16(dst []byte, src []float32) { kernels.EncodeF16(dst, src) }
 
 func encodeBF16(dst []byte, src []float32) { encodeHalves(dst, src, half.F32ToBF16) }
 

@@ -7,3 +7,11 @@ package kernels
 func DecodeF16(dst []float32, src []byte) {
 	decodeF16(dst, src[:2*len(dst)])
 }
+
+// EncodeF16 rounds the len(src) float32 values to IEEE 754 binary16, to nearest with ties
+// to even (half.F32ToF16: overflow to infinity, subnormal halves, NaNs quiet with their
+// payload's top bits), and stores them little-endian in dst. On amd64 with F16C it converts
+// eight at a time with VCVTPS2PH, the same bits. It panics if len(dst) < 2·len(src).
+func EncodeF16(dst []byte, src []float32) {
+	encodeF16(dst[:2*len(src)], src)
+}

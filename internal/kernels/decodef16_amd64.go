@@ -16,3 +16,18 @@ func decodeF16(dst []float32, src []byte) {
 	}
 	decodeF16Generic(dst, src)
 }
+
+// encodeF16AVX2Asm rounds 8·blocks floats at src to halves at dst (VCVTPS2PH, round to
+// nearest even). Implemented in decodef16_amd64.s.
+//
+//go:noescape
+func encodeF16AVX2Asm(dst *byte, src *float32, blocks int)
+
+func encodeF16(dst []byte, src []float32) {
+	if implDecodeF16AVX2.on && len(src) >= 8 {
+		blocks := len(src) / 8
+		encodeF16AVX2Asm(&dst[0], &src[0], blocks)
+		dst, src = dst[16*blocks:], src[8*blocks:]
+	}
+	encodeF16Generic(dst, src)
+}

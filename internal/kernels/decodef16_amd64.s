@@ -19,3 +19,24 @@ decodef16:
 	JNZ       decodef16
 	VZEROUPPER
 	RET
+
+// func encodeF16AVX2Asm(dst *byte, src *float32, blocks int)
+//
+// Rounds 8·blocks floats at src to halves at dst, eight per VCVTPS2PH with the rounding
+// given in the instruction (0: to nearest, ties to even; MXCSR's flush-to-zero does not
+// apply to it). blocks > 0.
+TEXT ·encodeF16AVX2Asm(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ blocks+16(FP), CX
+
+encodef16:
+	VMOVUPS   (SI), Y0
+	VCVTPS2PH $0, Y0, X0
+	VMOVDQU   X0, (DI)
+	ADDQ      $32, SI
+	ADDQ      $16, DI
+	DECQ      CX
+	JNZ       encodef16
+	VZEROUPPER
+	RET

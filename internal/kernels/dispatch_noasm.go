@@ -39,6 +39,8 @@ func dotQ4_0Rows(out, x []float32, w []byte, rb int) { rowsGeneric(out, x, w, rb
 
 func decodeF16(dst []float32, src []byte) { decodeF16Generic(dst, src) }
 
+func encodeF16(dst []byte, src []float32) { encodeF16Generic(dst, src) }
+
 func dotQ8_0Q8Rows(out []float32, x *Q8Input, w []byte, rb int) { q8RowsGeneric(out, x, w, rb) }
 
 func quantizeBlocks(v *Q8Input, x []float32) { quantizeBlocksGeneric(v, x) }
