@@ -2,6 +2,7 @@ package model
 
 import (
 	"fmt"
+	"sync"
 
 	"github.com/kvref/kvref/internal/kernels"
 	"github.com/kvref/kvref/internal/parallel"
@@ -53,15 +54,17 @@ func (r *Runner) forward(tokens, positions []int, want []bool, kv kvStore) ([][]
 		}
 	}
 	dim, qDim, kvDim, hid := c.Dim, c.QDim(), c.KVDim(), c.Hidden
-	x := make([]float32, n*dim)   // the residual stream, one row per token
-	xb := make([]float32, n*dim)  // normalised input of a sub-layer
-	q := make([]float32, n*qDim)  // queries
-	k := make([]float32, n*kvDim) // keys
-	v := make([]float32, n*kvDim) // values
-	att := make([]float32, n*qDim)
-	out := make([]float32, n*dim) // output of a sub-layer, added to x
-	gate := make([]float32, n*hid)
-	up := make([]float32, n*hid)
+	acts := newActivations(n * (3*dim + 2*qDim + 2*kvDim + 2*hid))
+	defer acts.release()
+	x := acts.take(n * dim)   // the residual stream, one row per token
+	xb := acts.take(n * dim)  // normalised input of a sub-layer
+	q := acts.take(n * qDim)  // queries
+	k := acts.take(n * kvDim) // keys
+	v := acts.take(n * kvDim) // values
+	att := acts.take(n * qDim)
+	out := acts.take(n * dim) // output of a sub-layer, added to x
+	gate := acts.take(n * hid)
+	up := acts.take(n * hid)
 
 	// 1. Token embedding.
 	scratch := make([]float32, dim)
@@ -152,3 +155,34 @@ func (r *Runner) forward(tokens, positions []int, want []bool, kv kvStore) ([][]
 	}
 	return logits, nil
 }
+
+// activationBuffers recycles forward's per-row buffers from one call to the next: fresh
+// ones of tens of megabytes for a prefill chunk were paged in and zeroed by the kernel on
+// every first write. Every buffer is written whole before it is read, so what a recycled
+// one held does not matter.
+var activationBuffers = sync.Pool{New: func() any { return new([]float32) }}
+
+// activations hands out consecutive pieces of one recycled buffer.
+type activations struct {
+	buf  *[]float32
+	free []float32
+}
+
+// newActivations returns room for n floats from activationBuffers.
+func newActivations(n int) *activations {
+	p := activationBuffers.Get().(*[]float32)
+	if cap(*p) < n {
+		*p = make([]float32, n)
+	}
+	return &activations{buf: p, free: (*p)[:n]}
+}
+
+// take returns the next m floats.
+func (a *activations) take(m int) []float32 {
+	s := a.free[:m:m]
+	a.free = a.free[m:]
+	return s
+}
+
+// release gives the buffer back; nothing taken from it may be used afterwards.
+func (a *activations) release() { activationBuffers.Put(a.buf) }
