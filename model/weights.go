@@ -42,6 +42,17 @@ type Weights struct {
 	RopeFreqs  []float32 // optional per-frequency divisors (GGUF rope_freqs.weight, Llama 3.1)
 }
 
+// StepBytes is what a forward step of rows tokens reads of the stored weights: all of
+// Bytes but the token-embedding table, of which it reads only the rows' rows (at most one
+// row a token), unless the classifier shares the table and reads it whole.
+func (w *Weights) StepBytes(rows int) int64 {
+	n, e := w.Bytes(), w.TokenEmbed
+	if w.Output != e && e.Rows > 0 {
+		n -= e.Bytes() - int64(min(rows, e.Rows))*(e.Bytes()/int64(e.Rows))
+	}
+	return n
+}
+
 // Bytes is the size of all stored weights (a tied output is counted once).
 func (w *Weights) Bytes() int64 {
 	n := w.TokenEmbed.Bytes() + 4*int64(len(w.OutputNorm))

@@ -35,7 +35,13 @@ func TestBenchBatchLine(t *testing.T) {
 	bpt := int64(2 * c.Layers * c.KVHeads * c.HeadDim * 4) // f32 cache
 	for _, b := range got.Batches {
 		require.Equal(t, bpt, b.CacheBytesPerTokenFormula)
-		require.Equal(t, m.Weights.Bytes(), b.WeightBytesPerStep)
+		// Every matrix once, of the token-embedding table only the batch's rows (unless the
+		// classifier shares it).
+		want, e := m.Weights.Bytes(), m.Weights.TokenEmbed
+		if m.Weights.Output != e {
+			want += -e.Bytes() + int64(b.Batch)*e.Bytes()/int64(e.Rows)
+		}
+		require.Equal(t, want, b.WeightBytesPerStep, "batch %d", b.Batch)
 		// Steps i = 0..3 attend over prompt+1+i positions: 6, 7, 8, 9 → mean 7.5.
 		require.Equal(t, int64(b.Batch)*bpt*(6+7+8+9)/4, b.CacheBytesPerStep, "batch %d", b.Batch)
 		require.Greater(t, b.TokensPerSecond, 0.0)

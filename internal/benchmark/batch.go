@@ -94,7 +94,7 @@ func Batch(m *model.Model, s Setup, batch, prompt, steps int) (BatchResult, erro
 		}
 	}
 	bpt := e.Pool.Config().BytesPerToken()
-	res := BatchResult{Batch: batch, Steps: steps, WeightBytesPerStep: m.Weights.Bytes(), CacheBytesPerTokenFormula: bpt}
+	res := BatchResult{Batch: batch, Steps: steps, WeightBytesPerStep: m.Weights.StepBytes(batch), CacheBytesPerTokenFormula: bpt}
 	var cacheBytes int64
 	start := time.Now()
 	for i := range steps {
