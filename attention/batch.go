@@ -70,11 +70,14 @@ func PagedBatch(att, q []float32, pool *kvcache.Pool, layer int, rows []Query, s
 		longest = max(longest, row.Pos+1)
 	}
 	threads.For(len(items), 1, func(start, end int) {
-		scoresBuf, qsBuf := getScratch(0), getScratch(0)
-		defer scratch.Put(scoresBuf)
-		defer scratch.Put(qsBuf)
-		scores, qs := (*scoresBuf)[:cap(*scoresBuf)], (*qsBuf)[:cap(*qsBuf)]
-		defer func() { *scoresBuf, *qsBuf = scores, qs }()
+		// The scores and queries grow as the items need; what they hold is stale.
+		scoresBuf, qsBuf := scratch.Get().(*[]float32), scratch.Get().(*[]float32)
+		scores, qs := *scoresBuf, *qsBuf
+		defer func() {
+			*scoresBuf, *qsBuf = scores, qs
+			scratch.Put(scoresBuf)
+			scratch.Put(qsBuf)
+		}()
 		for _, it := range items[start:end] {
 			if it.run < 0 {
 				if len(scores) < longest {

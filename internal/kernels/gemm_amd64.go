@@ -162,8 +162,9 @@ const (
 )
 
 // gemmScratch is the blocked products' packed inputs, block of rows, carried accumulators
-// and decoded rows, recycled through gemmBuffers: a fresh buffer per product would cost page
-// faults and zeroing every time.
+// and decoded rows (for the AVX2 Q8_0 kernel, matMulQ8_0: its scale products in panel and
+// its accumulators in acc), recycled through gemmBuffers: a fresh buffer per product would
+// cost page faults and zeroing every time.
 type gemmScratch struct{ packed, panel, acc, rows []float32 }
 
 var gemmBuffers = sync.Pool{New: func() any { return new(gemmScratch) }}

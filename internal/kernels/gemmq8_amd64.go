@@ -53,13 +53,16 @@ func matMulQ8_0(out []float32, w []byte, x *Q8Batch, rows, rb, start, end int) {
 		return
 	}
 	gb := q8GroupBytes(x.n)
-	tileEnd := end // rows [start, tileEnd) go through the batched kernel
-	var tab, acc []float32
+	tileEnd := end         // rows [start, tileEnd) go through the batched kernel
+	var tab, acc []float32 // the AVX2 kernel's scale products and carried accumulators
 	chunk := gemmQ8Chunk(nb)
 	if vnni {
 		tileEnd = start + (end-start)&^1
 	} else {
-		tab, acc = make([]float32, 4*chunk), make([]float32, 64*gemmQ8Rows)
+		s := gemmBuffers.Get().(*gemmScratch)
+		defer gemmBuffers.Put(s)
+		s.panel, s.acc = grow(s.panel, 4*chunk), grow(s.acc, 64*gemmQ8Rows)
+		tab, acc = s.panel, s.acc
 	}
 	for r0 := start; r0 < tileEnd; r0 += gemmQ8Rows {
 		r1 := min(r0+gemmQ8Rows, tileEnd)

@@ -189,23 +189,29 @@ GLOBL k2Mask10<>(SB), RODATA|NOPTR, $32
 	VPAND   Y15, Y4, Y4; \
 	VPAND   Y15, Y5, Y5
 
-// Q4K2ROW leaves one Q4_K super-block's lanes of the row at R in RES.
-#define Q4K2ROW(R, RES) \
+// Q4K2CODES multiplies one Q4_K super-block of the row at R: its scales and mins into Y13
+// (K2SCALEMIN6), its nibbles (K2NIB4) by DOT, a macro of (CODES, XOFF, SIDX, FIRST):
+// K2DOT32 for one input, K2VDOT32 for four.
+#define Q4K2CODES(R, DOT) \
 	PREFETCHT0 K2PREFETCH(R)(R13*1); \
 	PREFETCHT0 K2PREFETCH+64(R)(R13*1); \
 	K2SCALEMIN6(R); \
 	K2NIB4(R, 16); \
-	K2DOT32(Y4, 0, k2ScaleIdx<>+0, K2START); \
-	K2DOT32(Y5, 32, k2ScaleIdx<>+32, K2ADD); \
+	DOT(Y4, 0, k2ScaleIdx<>+0, K2START); \
+	DOT(Y5, 32, k2ScaleIdx<>+32, K2ADD); \
 	K2NIB4(R, 48); \
-	K2DOT32(Y4, 64, k2ScaleIdx<>+64, K2ADD); \
-	K2DOT32(Y5, 96, k2ScaleIdx<>+96, K2ADD); \
+	DOT(Y4, 64, k2ScaleIdx<>+64, K2ADD); \
+	DOT(Y5, 96, k2ScaleIdx<>+96, K2ADD); \
 	K2NIB4(R, 80); \
-	K2DOT32(Y4, 128, k2ScaleIdx<>+128, K2ADD); \
-	K2DOT32(Y5, 160, k2ScaleIdx<>+160, K2ADD); \
+	DOT(Y4, 128, k2ScaleIdx<>+128, K2ADD); \
+	DOT(Y5, 160, k2ScaleIdx<>+160, K2ADD); \
 	K2NIB4(R, 112); \
-	K2DOT32(Y4, 192, k2ScaleIdx<>+192, K2ADD); \
-	K2DOT32(Y5, 224, k2ScaleIdx<>+224, K2ADD); \
+	DOT(Y4, 192, k2ScaleIdx<>+192, K2ADD); \
+	DOT(Y5, 224, k2ScaleIdx<>+224, K2ADD)
+
+// Q4K2ROW leaves one Q4_K super-block's lanes of the row at R in RES.
+#define Q4K2ROW(R, RES) \
+	Q4K2CODES(R, K2DOT32); \
 	K2MIN(RES)
 
 // K2HIGHL and K2HIGHR add the fifth bit J of the qh bytes in Y12 (bit J of each byte) to the codes in
@@ -220,9 +226,9 @@ GLOBL k2Mask10<>(SB), RODATA|NOPTR, $32
 	VPAND  k2Mask10<>(SB), Y9, Y9; \
 	VPOR   Y9, CODES, CODES
 
-// Q5K2ROW leaves one Q5_K super-block's lanes of the row at R in RES: Q4_K's nibbles
-// (from byte 48 on) plus the fifth bits of qh (bytes 16-47, Y12).
-#define Q5K2ROW(R, RES) \
+// Q5K2CODES is Q4K2CODES for Q5_K: Q4_K's nibbles (from byte 48 on) plus the fifth bits
+// of qh (bytes 16-47, Y12).
+#define Q5K2CODES(R, DOT) \
 	PREFETCHT0 K2PREFETCH(R)(R13*1); \
 	PREFETCHT0 K2PREFETCH+64(R)(R13*1); \
 	PREFETCHT0 K2PREFETCH+128(R)(R13*1); \
@@ -231,25 +237,38 @@ GLOBL k2Mask10<>(SB), RODATA|NOPTR, $32
 	K2NIB4(R, 48); \
 	K2HIGHL(0, Y4); \
 	K2HIGHL(1, Y5); \
-	K2DOT32(Y4, 0, k2ScaleIdx<>+0, K2START); \
-	K2DOT32(Y5, 32, k2ScaleIdx<>+32, K2ADD); \
+	DOT(Y4, 0, k2ScaleIdx<>+0, K2START); \
+	DOT(Y5, 32, k2ScaleIdx<>+32, K2ADD); \
 	K2NIB4(R, 80); \
 	K2HIGHL(2, Y4); \
 	K2HIGHL(3, Y5); \
-	K2DOT32(Y4, 64, k2ScaleIdx<>+64, K2ADD); \
-	K2DOT32(Y5, 96, k2ScaleIdx<>+96, K2ADD); \
+	DOT(Y4, 64, k2ScaleIdx<>+64, K2ADD); \
+	DOT(Y5, 96, k2ScaleIdx<>+96, K2ADD); \
 	K2NIB4(R, 112); \
 	VPAND   k2Mask10<>(SB), Y12, Y9; \
 	VPOR    Y9, Y4, Y4; \
 	K2HIGHR(5, Y5); \
-	K2DOT32(Y4, 128, k2ScaleIdx<>+128, K2ADD); \
-	K2DOT32(Y5, 160, k2ScaleIdx<>+160, K2ADD); \
+	DOT(Y4, 128, k2ScaleIdx<>+128, K2ADD); \
+	DOT(Y5, 160, k2ScaleIdx<>+160, K2ADD); \
 	K2NIB4(R, 144); \
 	K2HIGHR(6, Y4); \
 	K2HIGHR(7, Y5); \
-	K2DOT32(Y4, 192, k2ScaleIdx<>+192, K2ADD); \
-	K2DOT32(Y5, 224, k2ScaleIdx<>+224, K2ADD); \
+	DOT(Y4, 192, k2ScaleIdx<>+192, K2ADD); \
+	DOT(Y5, 224, k2ScaleIdx<>+224, K2ADD)
+
+// Q5K2ROW leaves one Q5_K super-block's lanes of the row at R in RES.
+#define Q5K2ROW(R, RES) \
+	Q5K2CODES(R, K2DOT32); \
 	K2MIN(RES)
+
+// K2MASKS loads the GPR masks of K2SCALEMIN6 (R14 = 0x3f…, R15 = 0x0f…, R12 = 0x30…) and
+// Y15 = 0x0f….
+#define K2MASKS \
+	MOVQ         $0x3f3f3f3f3f3f3f3f, R14; \
+	MOVQ         $0x0f0f0f0f0f0f0f0f, R15; \
+	MOVQ         $0x3030303030303030, R12; \
+	MOVQ         R15, X15; \
+	VPBROADCASTQ X15, Y15
 
 // K2SETUP is KSETUP (kquant_avx512_amd64.s) for the AVX2 kernels: the arguments, the GPR
 // masks, Y15 = 0x0f…, and the accumulator Y14 zeroed.
@@ -261,11 +280,7 @@ GLOBL k2Mask10<>(SB), RODATA|NOPTR, $32
 	LEAQ         (SI)(AX*1), R8; \
 	LEAQ         (R8)(AX*1), R9; \
 	LEAQ         (R9)(AX*1), R10; \
-	MOVQ         $0x3f3f3f3f3f3f3f3f, R14; \
-	MOVQ         $0x0f0f0f0f0f0f0f0f, R15; \
-	MOVQ         $0x3030303030303030, R12; \
-	MOVQ         R15, X15; \
-	VPBROADCASTQ X15, Y15; \
+	K2MASKS; \
 	VPXOR        Y14, Y14, Y14; \
 	XORQ         R13, R13
 
@@ -307,34 +322,43 @@ GLOBL k2Mask10<>(SB), RODATA|NOPTR, $32
 // K2ENDMIN's arithmetic with the row's d and dmin against the four vectors' scales.
 
 // K2VDOT multiplies the 32 codes in CODES by the four vectors' at XOFF(DI) + 320v and by
-// the scale words at SIDX(SB) (from Y13), adding the fours to Y0-Y3.
-#define K2VDOT(CODES, XOFF, SIDX) \
-	VPSHUFB    SIDX(SB), Y13, Y7; \
-	VPMADDUBSW XOFF(DI), CODES, Y6; \
-	VPMADDWD   Y7, Y6, Y6; \
-	VPADDD     Y6, Y0, Y0; \
-	VPMADDUBSW XOFF+320(DI), CODES, Y6; \
-	VPMADDWD   Y7, Y6, Y6; \
-	VPADDD     Y6, Y1, Y1; \
-	VPMADDUBSW XOFF+640(DI), CODES, Y6; \
-	VPMADDWD   Y7, Y6, Y6; \
-	VPADDD     Y6, Y2, Y2; \
-	VPMADDUBSW XOFF+960(DI), CODES, Y6; \
-	VPMADDWD   Y7, Y6, Y6; \
-	VPADDD     Y6, Y3, Y3
+// the scale words at SIDX(SB) (from SRC), adding the fours to Y0-Y3 (Y9 and Y10 scratch).
+// K2VDOT32 and K2VDOT6 are its forms with K2DOT32's and K2DOT6's arguments (FIRST unused:
+// the lanes start at zero, K2VSTART).
+#define K2VDOT(CODES, XOFF, SIDX, SRC) \
+	VPSHUFB    SIDX(SB), SRC, Y9; \
+	VPMADDUBSW XOFF(DI), CODES, Y10; \
+	VPMADDWD   Y9, Y10, Y10; \
+	VPADDD     Y10, Y0, Y0; \
+	VPMADDUBSW XOFF+320(DI), CODES, Y10; \
+	VPMADDWD   Y9, Y10, Y10; \
+	VPADDD     Y10, Y1, Y1; \
+	VPMADDUBSW XOFF+640(DI), CODES, Y10; \
+	VPMADDWD   Y9, Y10, Y10; \
+	VPADDD     Y10, Y2, Y2; \
+	VPMADDUBSW XOFF+960(DI), CODES, Y10; \
+	VPMADDWD   Y9, Y10, Y10; \
+	VPADDD     Y10, Y3, Y3
 
-// K2VMIN is K2MIN for the four vectors: each one's min lanes (the doubled mins times its
-// block sums) added pairwise with its I lanes, in place in Y0-Y3.
+#define K2VDOT32(CODES, XOFF, SIDX, FIRST) K2VDOT(CODES, XOFF, SIDX, Y13)
+#define K2VDOT6(CODES, XOFF, SIDX, FIRST) K2VDOT(CODES, XOFF, SIDX, Y11)
+
+// K2VMINLANES adds, for each of the four vectors, its min lanes (the min words M times its
+// block sums) pairwise with its I lanes, in place in Y0-Y3.
+#define K2VMINLANES(M) \
+	VPMADDWD 256(DI), M, Y10; \
+	VPHADDD  Y10, Y0, Y0; \
+	VPMADDWD 576(DI), M, Y10; \
+	VPHADDD  Y10, Y1, Y1; \
+	VPMADDWD 896(DI), M, Y10; \
+	VPHADDD  Y10, Y2, Y2; \
+	VPMADDWD 1216(DI), M, Y10; \
+	VPHADDD  Y10, Y3, Y3
+
+// K2VMIN is K2MIN for the four vectors (the mins doubled from Y13).
 #define K2VMIN \
-	VPSHUFB  k2ScaleIdx<>+256(SB), Y13, Y9; \
-	VPMADDWD 256(DI), Y9, Y6; \
-	VPHADDD  Y6, Y0, Y0; \
-	VPMADDWD 576(DI), Y9, Y6; \
-	VPHADDD  Y6, Y1, Y1; \
-	VPMADDWD 896(DI), Y9, Y6; \
-	VPHADDD  Y6, Y2, Y2; \
-	VPMADDWD 1216(DI), Y9, Y6; \
-	VPHADDD  Y6, Y3, Y3
+	VPSHUFB k2ScaleIdx<>+256(SB), Y13, Y9; \
+	K2VMINLANES(Y9)
 
 // K2VEND is K2ENDMIN for one row and four vectors: their I and M as [I0, M0, I1, M1, I2,
 // M2, I3, M3] (Y4), the row's d and dmin (the fp16 pair at DOFF(SI)(R13*1)) times each
@@ -370,55 +394,15 @@ GLOBL k2Mask10<>(SB), RODATA|NOPTR, $32
 	VPXOR Y2, Y2, Y2; \
 	VPXOR Y3, Y3, Y3
 
-// Q4K2VROW adds one Q4_K super-block of the row at SI to the four vectors' lanes.
+// Q4K2VROW and Q5K2VROW add one super-block of the row at SI to the four vectors' lanes.
 #define Q4K2VROW \
-	PREFETCHT0 K2PREFETCH(SI)(R13*1); \
-	PREFETCHT0 K2PREFETCH+64(SI)(R13*1); \
-	K2SCALEMIN6(SI); \
 	K2VSTART; \
-	K2NIB4(SI, 16); \
-	K2VDOT(Y4, 0, k2ScaleIdx<>+0); \
-	K2VDOT(Y5, 32, k2ScaleIdx<>+32); \
-	K2NIB4(SI, 48); \
-	K2VDOT(Y4, 64, k2ScaleIdx<>+64); \
-	K2VDOT(Y5, 96, k2ScaleIdx<>+96); \
-	K2NIB4(SI, 80); \
-	K2VDOT(Y4, 128, k2ScaleIdx<>+128); \
-	K2VDOT(Y5, 160, k2ScaleIdx<>+160); \
-	K2NIB4(SI, 112); \
-	K2VDOT(Y4, 192, k2ScaleIdx<>+192); \
-	K2VDOT(Y5, 224, k2ScaleIdx<>+224); \
+	Q4K2CODES(SI, K2VDOT32); \
 	K2VMIN
 
-// Q5K2VROW is Q4K2VROW for Q5_K (Q5K2ROW's codes).
 #define Q5K2VROW \
-	PREFETCHT0 K2PREFETCH(SI)(R13*1); \
-	PREFETCHT0 K2PREFETCH+64(SI)(R13*1); \
-	PREFETCHT0 K2PREFETCH+128(SI)(R13*1); \
-	K2SCALEMIN6(SI); \
 	K2VSTART; \
-	VMOVDQU 16(SI)(R13*1), Y12; \
-	K2NIB4(SI, 48); \
-	K2HIGHL(0, Y4); \
-	K2HIGHL(1, Y5); \
-	K2VDOT(Y4, 0, k2ScaleIdx<>+0); \
-	K2VDOT(Y5, 32, k2ScaleIdx<>+32); \
-	K2NIB4(SI, 80); \
-	K2HIGHL(2, Y4); \
-	K2HIGHL(3, Y5); \
-	K2VDOT(Y4, 64, k2ScaleIdx<>+64); \
-	K2VDOT(Y5, 96, k2ScaleIdx<>+96); \
-	K2NIB4(SI, 112); \
-	VPAND   k2Mask10<>(SB), Y12, Y9; \
-	VPOR    Y9, Y4, Y4; \
-	K2HIGHR(5, Y5); \
-	K2VDOT(Y4, 128, k2ScaleIdx<>+128); \
-	K2VDOT(Y5, 160, k2ScaleIdx<>+160); \
-	K2NIB4(SI, 144); \
-	K2HIGHR(6, Y4); \
-	K2HIGHR(7, Y5); \
-	K2VDOT(Y4, 192, k2ScaleIdx<>+192); \
-	K2VDOT(Y5, 224, k2ScaleIdx<>+224); \
+	Q5K2CODES(SI, K2VDOT32); \
 	K2VMIN
 
 // K2VSETUP loads the arguments of a batched kernel (the first row at SI, the out pointer
@@ -429,11 +413,7 @@ GLOBL k2Mask10<>(SB), RODATA|NOPTR, $32
 	MOVQ         tiles+40(FP), R10; \
 	MOVQ         outStride+48(FP), R9; \
 	SHLQ         $2, R9; \
-	MOVQ         $0x3f3f3f3f3f3f3f3f, R14; \
-	MOVQ         $0x0f0f0f0f0f0f0f0f, R15; \
-	MOVQ         $0x3030303030303030, R12; \
-	MOVQ         R15, X15; \
-	VPBROADCASTQ X15, Y15
+	K2MASKS
 
 // K2VROWSTART starts a row: the vectors from their first super-block, the accumulator Y14
 // zeroed.
@@ -460,43 +440,6 @@ GLOBL k2Mask10<>(SB), RODATA|NOPTR, $32
 	DECQ         R10; \
 	JNZ          L
 
-// K2V6DOT multiplies the 32 Q6_K codes in Y7 by the four vectors' at XOFF(DI) + 320v and
-// by the scale words at SIDX(SB) (from Y11, the half's), adding the fours to Y0-Y3.
-#define K2V6DOT(XOFF, SIDX) \
-	VPSHUFB    SIDX(SB), Y11, Y9; \
-	VPMADDUBSW XOFF(DI), Y7, Y10; \
-	VPMADDWD   Y9, Y10, Y10; \
-	VPADDD     Y10, Y0, Y0; \
-	VPMADDUBSW XOFF+320(DI), Y7, Y10; \
-	VPMADDWD   Y9, Y10, Y10; \
-	VPADDD     Y10, Y1, Y1; \
-	VPMADDUBSW XOFF+640(DI), Y7, Y10; \
-	VPMADDWD   Y9, Y10, Y10; \
-	VPADDD     Y10, Y2, Y2; \
-	VPMADDUBSW XOFF+960(DI), Y7, Y10; \
-	VPMADDWD   Y9, Y10, Y10; \
-	VPADDD     Y10, Y3, Y3
-
-// Q6K2VHALF is Q6K2HALF for the row at SI and four vectors.
-#define Q6K2VHALF(H) \
-	VMOVDQU    (128+32*H)(SI)(R13*1), Y6; \
-	VMOVDQU    (64*H)(SI)(R13*1), Y4; \
-	VPAND      Y15, Y4, Y5; \
-	Q6K2CODES(Y5, VPSLLW, 4); \
-	K2V6DOT(128*H, k2Scale16Idx<>+0); \
-	VPSRLW     $4, Y4, Y4; \
-	VPAND      Y15, Y4, Y4; \
-	Q6K2CODES(Y4, VPSRLW, 0); \
-	K2V6DOT(128*H+64, k2Scale16Idx<>+64); \
-	VMOVDQU    (64*H+32)(SI)(R13*1), Y4; \
-	VPAND      Y15, Y4, Y5; \
-	Q6K2CODES(Y5, VPSLLW, 2); \
-	K2V6DOT(128*H+32, k2Scale16Idx<>+32); \
-	VPSRLW     $4, Y4, Y4; \
-	VPAND      Y15, Y4, Y4; \
-	Q6K2CODES(Y4, VPSRLW, 2); \
-	K2V6DOT(128*H+96, k2Scale16Idx<>+96)
-
 // K2VOFFSET takes o·C (the scale words in Y12 times a vector's block sums at XOFF(DI),
 // shifted by SHIFT = log2 o) from the vector's lanes ACC.
 #define K2VOFFSET(XOFF, ACC, SHIFT) \
@@ -511,18 +454,10 @@ GLOBL k2Mask10<>(SB), RODATA|NOPTR, $32
 	K2VOFFSET(896, Y2, SHIFT); \
 	K2VOFFSET(1216, Y3, SHIFT)
 
-// Q6K2VROW adds one Q6_K super-block of the row at SI to the four vectors' lanes, I − 32·C
-// (Q6K2ROW's arithmetic).
+// Q6K2VROW adds one Q6_K super-block of the row at SI to the four vectors' lanes, I − 32·C.
 #define Q6K2VROW \
-	PREFETCHT0 K2PREFETCH(SI)(R13*1); \
-	PREFETCHT0 K2PREFETCH+64(SI)(R13*1); \
-	PREFETCHT0 K2PREFETCH+128(SI)(R13*1); \
 	K2VSTART; \
-	VPMOVSXBW  192(SI)(R13*1), Y12; \
-	VPERMQ     $0x44, Y12, Y11; \
-	Q6K2VHALF(0); \
-	VPERMQ     $0xee, Y12, Y11; \
-	Q6K2VHALF(1); \
+	Q6K2CODES(SI, K2VDOT6); \
 	K2VOFFSETS(5)
 
 // K2VENDSIGNED is K2ENDSIGNED for one row and four vectors: their I − o·C summed as [T0,
@@ -560,66 +495,16 @@ GLOBL k2Mask10<>(SB), RODATA|NOPTR, $32
 	DECQ       R10; \
 	JNZ        L
 
-// Q2K2VQUARTER is Q2K2QUARTER for the row at SI and four vectors.
-#define Q2K2VQUARTER(H, K, HIGH) \
-	VPSRLW $(2*K), Y6, Y7; \
-	VPAND  k2Mask03<>(SB), Y7, Y7; \
-	HIGH; \
-	K2V6DOT(128*H+32*K, k2Scale16Idx<>+32*K)
-
-// Q2K2VROW is Q2K2ROW for the row at SI and four vectors: each vector's min lanes (the min
-// words in Y13 times its block sums) added pairwise with its I lanes, in place in Y0-Y3.
+// Q2K2VROW adds one Q2_K super-block of the row at SI to the four vectors' lanes (the min
+// words in Y13); Q3K2VROW one Q3_K super-block, I − 4·C.
 #define Q2K2VROW \
-	PREFETCHT0   K2PREFETCH(SI)(R13*1); \
-	PREFETCHT0   K2PREFETCH+64(SI)(R13*1); \
 	K2VSTART; \
-	VPMOVZXBW    (SI)(R13*1), Y12; \
-	VPSRLW       $4, Y12, Y13; \
-	VPAND        Y15, Y12, Y12; \
-	VPERMQ       $0x44, Y12, Y11; \
-	VMOVDQU      16(SI)(R13*1), Y6; \
-	Q2K2VQUARTER(0, 0, K2NOHIGH); \
-	Q2K2VQUARTER(0, 1, K2NOHIGH); \
-	Q2K2VQUARTER(0, 2, K2NOHIGH); \
-	Q2K2VQUARTER(0, 3, K2NOHIGH); \
-	VPERMQ       $0xee, Y12, Y11; \
-	VMOVDQU      48(SI)(R13*1), Y6; \
-	Q2K2VQUARTER(1, 0, K2NOHIGH); \
-	Q2K2VQUARTER(1, 1, K2NOHIGH); \
-	Q2K2VQUARTER(1, 2, K2NOHIGH); \
-	Q2K2VQUARTER(1, 3, K2NOHIGH); \
-	VPMADDWD     256(DI), Y13, Y9; \
-	VPHADDD      Y9, Y0, Y0; \
-	VPMADDWD     576(DI), Y13, Y9; \
-	VPHADDD      Y9, Y1, Y1; \
-	VPMADDWD     896(DI), Y13, Y9; \
-	VPHADDD      Y9, Y2, Y2; \
-	VPMADDWD     1216(DI), Y13, Y9; \
-	VPHADDD      Y9, Y3, Y3
+	Q2K2CODES(SI, K2VDOT6); \
+	K2VMINLANES(Y13)
 
-// Q3K2VROW is Q3K2ROW for the row at SI and four vectors, I − 4·C in Y0-Y3.
 #define Q3K2VROW \
-	PREFETCHT0   K2PREFETCH(SI)(R13*1); \
-	PREFETCHT0   K2PREFETCH+64(SI)(R13*1); \
 	K2VSTART; \
-	Q3SCALEGPR(SI); \
-	VMOVQ        AX, X12; \
-	VPINSRQ      $1, BX, X12, X12; \
-	VPMOVZXBW    X12, Y12; \
-	VPSUBW       k2Words32<>(SB), Y12, Y12; \
-	VMOVDQU      (SI)(R13*1), Y4; \
-	VPERMQ       $0x44, Y12, Y11; \
-	VMOVDQU      32(SI)(R13*1), Y6; \
-	Q2K2VQUARTER(0, 0, Q3K2HIGHL(0)); \
-	Q2K2VQUARTER(0, 1, Q3K2HIGHL(1)); \
-	Q2K2VQUARTER(0, 2, Q3K2HIGHL(2)); \
-	Q2K2VQUARTER(0, 3, Q3K2HIGHR(3)); \
-	VPERMQ       $0xee, Y12, Y11; \
-	VMOVDQU      64(SI)(R13*1), Y6; \
-	Q2K2VQUARTER(1, 0, Q3K2HIGHR(4)); \
-	Q2K2VQUARTER(1, 1, Q3K2HIGHR(5)); \
-	Q2K2VQUARTER(1, 2, Q3K2HIGHR(6)); \
-	Q2K2VQUARTER(1, 3, Q3K2HIGHR(7)); \
+	Q3K2CODES(SI, K2VDOT6); \
 	K2VOFFSETS(2)
 
 // func dotQ4_Kx4AVX2(out *float32, w *byte, x *byte, nb, stride, outStride int)
@@ -656,35 +541,35 @@ q5k2loop:
 	K2FINISHMIN
 	RET
 
-// Q6K2CODES makes the 32 codes of a quarter of a Q6_K half in Y7: the nibbles in NIB and,
+// Q6K2QCODES makes the 32 codes of a quarter of a Q6_K half in Y7: the nibbles in NIB and,
 // above them, the quarter's two bits of the qh bytes in Y6, moved to bits 4-5 by SHIFT
 // (VPSLLW or VPSRLW) by AMT.
-#define Q6K2CODES(NIB, SHIFT, AMT) \
+#define Q6K2QCODES(NIB, SHIFT, AMT) \
 	SHIFT      $AMT, Y6, Y7; \
 	VPAND      k2Mask30<>(SB), Y7, Y7; \
 	VPOR       NIB, Y7, Y7
 
-// Q6K2HALF adds the 128 products of half H of the Q6_K super-block at R to Y8 (FIRST:
+// Q6K2HALF multiplies the 128 codes of half H of the Q6_K super-block at R by DOT (FIRST:
 // K2START or K2ADD), the quarters in the order 0, 2, 1, 3 of ql's nibbles; Y11 holds the
 // half's eight scale words in both lanes.
-#define Q6K2HALF(R, H, FIRST) \
+#define Q6K2HALF(R, H, FIRST, DOT) \
 	VMOVDQU    (128+32*H)(R)(R13*1), Y6; \
 	VMOVDQU    (64*H)(R)(R13*1), Y4; \
 	VPAND      Y15, Y4, Y5; \
-	Q6K2CODES(Y5, VPSLLW, 4); \
-	K2DOT6(Y7, 128*H, k2Scale16Idx<>+0, FIRST); \
+	Q6K2QCODES(Y5, VPSLLW, 4); \
+	DOT(Y7, 128*H, k2Scale16Idx<>+0, FIRST); \
 	VPSRLW     $4, Y4, Y4; \
 	VPAND      Y15, Y4, Y4; \
-	Q6K2CODES(Y4, VPSRLW, 0); \
-	K2DOT6(Y7, 128*H+64, k2Scale16Idx<>+64, K2ADD); \
+	Q6K2QCODES(Y4, VPSRLW, 0); \
+	DOT(Y7, 128*H+64, k2Scale16Idx<>+64, K2ADD); \
 	VMOVDQU    (64*H+32)(R)(R13*1), Y4; \
 	VPAND      Y15, Y4, Y5; \
-	Q6K2CODES(Y5, VPSLLW, 2); \
-	K2DOT6(Y7, 128*H+32, k2Scale16Idx<>+32, K2ADD); \
+	Q6K2QCODES(Y5, VPSLLW, 2); \
+	DOT(Y7, 128*H+32, k2Scale16Idx<>+32, K2ADD); \
 	VPSRLW     $4, Y4, Y4; \
 	VPAND      Y15, Y4, Y4; \
-	Q6K2CODES(Y4, VPSRLW, 2); \
-	K2DOT6(Y7, 128*H+96, k2Scale16Idx<>+96, K2ADD)
+	Q6K2QCODES(Y4, VPSRLW, 2); \
+	DOT(Y7, 128*H+96, k2Scale16Idx<>+96, K2ADD)
 
 // K2DOT6 is K2DOT32 with the scale words from Y11 (Q6_K's sixteen-value sub-blocks).
 #define K2DOT6(CODES, XOFF, SIDX, FIRST) \
@@ -693,18 +578,22 @@ q5k2loop:
 	VPMADDWD   Y9, Y10, Y10; \
 	FIRST(Y10)
 
-// Q6K2ROW leaves one Q6_K super-block's lanes of the row at R, I − 32·C, in RES: the int8
-// scales widened to words (Y12), each half's eight in both lanes of Y11, the codes'
-// products, C = Σ sc·bsum from the block sums.
-#define Q6K2ROW(R, RES) \
+// Q6K2CODES multiplies one Q6_K super-block of the row at R by DOT: the int8 scales
+// widened to words (Y12), each half's eight in both lanes of Y11, the codes' products.
+#define Q6K2CODES(R, DOT) \
 	PREFETCHT0 K2PREFETCH(R)(R13*1); \
 	PREFETCHT0 K2PREFETCH+64(R)(R13*1); \
 	PREFETCHT0 K2PREFETCH+128(R)(R13*1); \
 	VPMOVSXBW  192(R)(R13*1), Y12; \
 	VPERMQ     $0x44, Y12, Y11; \
-	Q6K2HALF(R, 0, K2START); \
+	Q6K2HALF(R, 0, K2START, DOT); \
 	VPERMQ     $0xee, Y12, Y11; \
-	Q6K2HALF(R, 1, K2ADD); \
+	Q6K2HALF(R, 1, K2ADD, DOT)
+
+// Q6K2ROW leaves one Q6_K super-block's lanes of the row at R, I − 32·C, in RES
+// (C = Σ sc·bsum from the block sums).
+#define Q6K2ROW(R, RES) \
+	Q6K2CODES(R, K2DOT6); \
 	VPMADDWD     256(DI), Y12, Y9; \
 	VPSLLD       $5, Y9, Y9; \
 	VPSUBD       Y9, Y8, RES
@@ -726,14 +615,14 @@ q6k2loop:
 	K2FINISHSIGNED
 	RET
 
-// Q2K2QUARTER adds the products of quarter K of half H of a Q2_K or Q3_K super-block to
-// Y8: the 2-bit codes of the qs bytes in Y6 shifted by 2K and masked, with HIGH (Q3_K's
-// third bits) or'ed in, times the scale words of the half (Y11).
-#define Q2K2QUARTER(H, K, FIRST, HIGH) \
+// Q2K2QUARTER multiplies quarter K of half H of a Q2_K or Q3_K super-block by DOT: the
+// 2-bit codes of the qs bytes in Y6 shifted by 2K and masked, with HIGH (Q3_K's third bits)
+// or'ed in, times the scale words of the half (Y11).
+#define Q2K2QUARTER(H, K, FIRST, HIGH, DOT) \
 	VPSRLW $(2*K), Y6, Y7; \
 	VPAND  k2Mask03<>(SB), Y7, Y7; \
 	HIGH; \
-	K2DOT6(Y7, 128*H+32*K, k2Scale16Idx<>+32*K, FIRST)
+	DOT(Y7, 128*H+32*K, k2Scale16Idx<>+32*K, FIRST)
 
 #define K2NOHIGH
 
@@ -749,34 +638,37 @@ q6k2loop:
 	VPAND  k2Mask04<>(SB), Y9, Y9; \
 	VPOR   Y9, Y7, Y7
 
-// Q2K2ROW leaves one Q2_K super-block's lanes of the row at R in RES: the scale and min
-// nibbles as words (Y12, Y13), the min lanes from the block sums (Y13), the codes'
-// products (Y8), added pairwise.
-#define Q2K2ROW(R, RES) \
+// Q2K2CODES multiplies one Q2_K super-block of the row at R by DOT: the scale and min
+// nibbles as words (Y12, Y13), the codes' products.
+#define Q2K2CODES(R, DOT) \
 	PREFETCHT0   K2PREFETCH(R)(R13*1); \
 	PREFETCHT0   K2PREFETCH+64(R)(R13*1); \
 	VPMOVZXBW    (R)(R13*1), Y12; \
 	VPSRLW       $4, Y12, Y13; \
 	VPAND        Y15, Y12, Y12; \
-	VPMADDWD     256(DI), Y13, Y13; \
 	VPERMQ       $0x44, Y12, Y11; \
 	VMOVDQU      16(R)(R13*1), Y6; \
-	Q2K2QUARTER(0, 0, K2START, K2NOHIGH); \
-	Q2K2QUARTER(0, 1, K2ADD, K2NOHIGH); \
-	Q2K2QUARTER(0, 2, K2ADD, K2NOHIGH); \
-	Q2K2QUARTER(0, 3, K2ADD, K2NOHIGH); \
+	Q2K2QUARTER(0, 0, K2START, K2NOHIGH, DOT); \
+	Q2K2QUARTER(0, 1, K2ADD, K2NOHIGH, DOT); \
+	Q2K2QUARTER(0, 2, K2ADD, K2NOHIGH, DOT); \
+	Q2K2QUARTER(0, 3, K2ADD, K2NOHIGH, DOT); \
 	VPERMQ       $0xee, Y12, Y11; \
 	VMOVDQU      48(R)(R13*1), Y6; \
-	Q2K2QUARTER(1, 0, K2ADD, K2NOHIGH); \
-	Q2K2QUARTER(1, 1, K2ADD, K2NOHIGH); \
-	Q2K2QUARTER(1, 2, K2ADD, K2NOHIGH); \
-	Q2K2QUARTER(1, 3, K2ADD, K2NOHIGH); \
-	VPHADDD      Y13, Y8, RES
+	Q2K2QUARTER(1, 0, K2ADD, K2NOHIGH, DOT); \
+	Q2K2QUARTER(1, 1, K2ADD, K2NOHIGH, DOT); \
+	Q2K2QUARTER(1, 2, K2ADD, K2NOHIGH, DOT); \
+	Q2K2QUARTER(1, 3, K2ADD, K2NOHIGH, DOT)
 
-// Q3K2ROW leaves one Q3_K super-block's lanes of the row at R, I − 4·C, in RES: the
-// signed scales (Q3SCALEGPR, R12 = 0x03…) as words in Y12, the codes (hmask in Y4),
-// C = Σ sc·bsum from the block sums.
-#define Q3K2ROW(R, RES) \
+// Q2K2ROW leaves one Q2_K super-block's lanes of the row at R in RES: the codes' products
+// (Y8) and the min lanes from the block sums, added pairwise.
+#define Q2K2ROW(R, RES) \
+	Q2K2CODES(R, K2DOT6); \
+	VPMADDWD     256(DI), Y13, Y9; \
+	VPHADDD      Y9, Y8, RES
+
+// Q3K2CODES multiplies one Q3_K super-block of the row at R by DOT: the signed scales
+// (Q3SCALEGPR, R12 = 0x03…) as words in Y12, the codes (hmask in Y4).
+#define Q3K2CODES(R, DOT) \
 	PREFETCHT0   K2PREFETCH(R)(R13*1); \
 	PREFETCHT0   K2PREFETCH+64(R)(R13*1); \
 	Q3SCALEGPR(R); \
@@ -787,16 +679,21 @@ q6k2loop:
 	VMOVDQU      (R)(R13*1), Y4; \
 	VPERMQ       $0x44, Y12, Y11; \
 	VMOVDQU      32(R)(R13*1), Y6; \
-	Q2K2QUARTER(0, 0, K2START, Q3K2HIGHL(0)); \
-	Q2K2QUARTER(0, 1, K2ADD, Q3K2HIGHL(1)); \
-	Q2K2QUARTER(0, 2, K2ADD, Q3K2HIGHL(2)); \
-	Q2K2QUARTER(0, 3, K2ADD, Q3K2HIGHR(3)); \
+	Q2K2QUARTER(0, 0, K2START, Q3K2HIGHL(0), DOT); \
+	Q2K2QUARTER(0, 1, K2ADD, Q3K2HIGHL(1), DOT); \
+	Q2K2QUARTER(0, 2, K2ADD, Q3K2HIGHL(2), DOT); \
+	Q2K2QUARTER(0, 3, K2ADD, Q3K2HIGHR(3), DOT); \
 	VPERMQ       $0xee, Y12, Y11; \
 	VMOVDQU      64(R)(R13*1), Y6; \
-	Q2K2QUARTER(1, 0, K2ADD, Q3K2HIGHR(4)); \
-	Q2K2QUARTER(1, 1, K2ADD, Q3K2HIGHR(5)); \
-	Q2K2QUARTER(1, 2, K2ADD, Q3K2HIGHR(6)); \
-	Q2K2QUARTER(1, 3, K2ADD, Q3K2HIGHR(7)); \
+	Q2K2QUARTER(1, 0, K2ADD, Q3K2HIGHR(4), DOT); \
+	Q2K2QUARTER(1, 1, K2ADD, Q3K2HIGHR(5), DOT); \
+	Q2K2QUARTER(1, 2, K2ADD, Q3K2HIGHR(6), DOT); \
+	Q2K2QUARTER(1, 3, K2ADD, Q3K2HIGHR(7), DOT)
+
+// Q3K2ROW leaves one Q3_K super-block's lanes of the row at R, I − 4·C, in RES
+// (C = Σ sc·bsum from the block sums).
+#define Q3K2ROW(R, RES) \
+	Q3K2CODES(R, K2DOT6); \
 	VPMADDWD     256(DI), Y12, Y9; \
 	VPSLLD       $2, Y9, Y9; \
 	VPSUBD       Y9, Y8, RES
