@@ -8,8 +8,8 @@
 // lane arithmetic (VMULPS then VADDPS, input first, never fused). Only AVX instructions
 // are used.
 // With the two multiplier and two adder pipes of current x86 cores, twelve independent
-// chains keep all four busy: per block of eight columns two row loads, six input loads,
-// twelve multiplies and twelve additions. The six inputs come packed by packInputs6 (their
+// chains keep all four busy: per block of eight columns two row loads, the six inputs,
+// twelve multiplies and twelve additions (STEP2x6). The six inputs come packed by packInputs6 (their
 // blocks of eight side by side, one stream instead of six) and in chunks of columns that
 // stay in L1 (gemmChunk): unpacked whole rows of 2048 columns came from L2 at every pair
 // of rows, 65 cpu-GFLOP/s against 86 for the same product packed in chunks of 512 (Zen 4).
@@ -22,12 +22,19 @@
 	VMOVSS XA, (R9); \
 	VMOVSS XB, 4(R9)
 
-// STEP2x6 is one block of eight columns: the rows' blocks at WO from SI and R8 into Y12
-// and Y13, the six inputs' packed blocks at O(DI) one at a time in Y14; (row k, input j)
-// accumulates in Y(6k+j); Y15 holds the products.
+// STEP2x6 is one block of eight columns: the rows' blocks at WO(SI)(CX*1) and
+// WO(R8)(CX*1) into Y12 and Y13, the six inputs' packed blocks at O(DI); (row k, input j)
+// accumulates in Y(6k+j); Y15 holds the products. Inputs 0-2 are loaded into Y14 once for
+// both rows; inputs 3-5 are memory operands of both multiplies: a load folded into the
+// multiply is one macro-op on AMD cores, so the block is 29 of them (32 with every input
+// in a register, which kept the six-wide dispatch as busy as the four pipes) for 11 loads
+// (14 with every input a memory operand, more than two 256-bit loads a cycle). One thread
+// on Zen 4, cpu-GFLOP/s, four alternating runs each: 768×768 by 512 inputs 86–89 → 87–93,
+// 2048×5632 by 128 77–80 → 80–82; one to five inputs in registers did as well as three,
+// six (with the loop below) 77–78 at 2048×5632.
 #define STEP2x6(WO, O) \
-	VMOVUPS WO(SI), Y12; \
-	VMOVUPS WO(R8), Y13; \
+	VMOVUPS WO(SI)(CX*1), Y12; \
+	VMOVUPS WO(R8)(CX*1), Y13; \
 	VMOVUPS O(DI), Y14; \
 	MULADD(Y14, Y12, Y15, Y0); \
 	MULADD(Y14, Y13, Y15, Y6); \
@@ -37,15 +44,18 @@
 	VMOVUPS O+64(DI), Y14; \
 	MULADD(Y14, Y12, Y15, Y2); \
 	MULADD(Y14, Y13, Y15, Y8); \
-	VMOVUPS O+96(DI), Y14; \
-	MULADD(Y14, Y12, Y15, Y3); \
-	MULADD(Y14, Y13, Y15, Y9); \
-	VMOVUPS O+128(DI), Y14; \
-	MULADD(Y14, Y12, Y15, Y4); \
-	MULADD(Y14, Y13, Y15, Y10); \
-	VMOVUPS O+160(DI), Y14; \
-	MULADD(Y14, Y12, Y15, Y5); \
-	MULADD(Y14, Y13, Y15, Y11)
+	VMULPS  O+96(DI), Y12, Y15; \
+	VADDPS  Y15, Y3, Y3; \
+	VMULPS  O+96(DI), Y13, Y15; \
+	VADDPS  Y15, Y9, Y9; \
+	VMULPS  O+128(DI), Y12, Y15; \
+	VADDPS  Y15, Y4, Y4; \
+	VMULPS  O+128(DI), Y13, Y15; \
+	VADDPS  Y15, Y10, Y10; \
+	VMULPS  O+160(DI), Y12, Y15; \
+	VADDPS  Y15, Y5, Y5; \
+	VMULPS  O+160(DI), Y13, Y15; \
+	VADDPS  Y15, Y11, Y11
 
 // func gemm2x6AVX(out *float32, outStride int, w *float32, xp *float32, n, tiles, stride int, acc *float32, flags int)
 //
@@ -109,29 +119,32 @@ load:
 	VMOVUPS 352(DX), Y11
 
 blocks:
+	// SI, R8 (this pair's rows) and BX, R11 (the next pair's) point past the chunk's end
+	// and CX runs from -4n bytes up to zero, so one register steps all four.
+	SHLQ $5, CX
+	ADDQ CX, SI
+	ADDQ CX, R8
+	ADDQ CX, BX
+	LEAQ (BX)(R10*1), R11
+	NEGQ CX
+
 	// An odd block first, then two blocks per iteration.
-	TESTQ $1, CX
+	TESTQ $32, CX
 	JZ    pairs
 	STEP2x6(0, 0)
-	ADDQ  $32, SI
-	ADDQ  $32, R8
-	ADDQ  $32, BX
 	ADDQ  $192, DI
-	SUBQ  $1, CX
+	ADDQ  $32, CX
 	JZ    done
 
 pairs:
 	// The next pair of rows is read into L2 while this one is multiplied (as in
 	// gemm4x8AVX512).
-	PREFETCHT1 (BX)
-	PREFETCHT1 (BX)(R10*1)
+	PREFETCHT1 (BX)(CX*1)
+	PREFETCHT1 (R11)(CX*1)
 	STEP2x6(0, 0)
 	STEP2x6(32, 192)
-	ADDQ $64, SI
-	ADDQ $64, R8
-	ADDQ $64, BX
 	ADDQ $384, DI
-	SUBQ $2, CX
+	ADDQ $64, CX
 	JNZ  pairs
 
 done:
