@@ -91,6 +91,11 @@ func TestBenchRoofline(t *testing.T) {
 	require.Greater(t, r.DecodeTokensPerSecond, 0.0)
 	require.InDelta(t, r.DecodeGBs/r.BandwidthGBs, got.BandwidthFraction, 1e-9)
 	require.Equal(t, r.BandwidthFraction, got.BandwidthFraction)
+	require.Len(t, r.PairedFractions, benchmark.PairedWindows, "windows timed between bandwidth probes")
+	for _, f := range r.PairedFractions {
+		require.Greater(t, f, 0.0)
+	}
+	require.Equal(t, benchmark.Median(r.PairedFractions), r.PairedBandwidthFraction)
 	require.Greater(t, r.PrefillGFLOPs, 0.0)
 	require.Equal(t, 40, r.PrefillTokens)
 	if r.FMAPeakGFLOPs > 0 {
@@ -102,6 +107,7 @@ func TestBenchRoofline(t *testing.T) {
 	require.NotNil(t, got.PortableBandwidth)
 	require.Greater(t, r.Portable.DecodeTokensPerSecond, 0.0)
 	require.Equal(t, r.DecodeBytesPerToken, r.Portable.DecodeBytesPerToken, "both paths read the same bytes per token")
+	require.Empty(t, r.Portable.PairedFractions, "only the fast run is timed between probes")
 }
 
 func TestBenchRooflineRejectsTinyBuffer(t *testing.T) {

@@ -42,11 +42,19 @@ type RooflineRun struct {
 	DecodeGBs             float64 `json:"decode_gb_s"`
 	BandwidthFraction     float64 `json:"bandwidth_fraction"`
 	MeanBandwidthFraction float64 `json:"mean_bandwidth_fraction"` // over all the timed steps
-	PrefillTokens         int     `json:"prefill_tokens"`
-	PrefillSeconds        float64 `json:"prefill_seconds"`
-	PrefillGFLOPs         float64 `json:"prefill_gflop_s"`
-	FMAFraction           float64 `json:"fma_fraction"`
-	MulAddFraction        float64 `json:"mul_add_fraction"`
+	// PairedFractions is, for each of PairedWindows windows of DecodeWindow steps timed
+	// between two short bandwidth probes, the window's read rate over the better of its two
+	// probes (pairedWindows); PairedBandwidthFraction is their median. Absent for the
+	// portable run.
+	PairedFractions         []float64 `json:"paired_bandwidth_fractions,omitempty"`
+	PairedBandwidthFraction float64   `json:"paired_bandwidth_fraction,omitempty"`
+	PairedWindowGBs         []float64 `json:"paired_window_gb_s,omitempty"` // each window's read rate
+	PairedProbeGBs          []float64 `json:"paired_probe_gb_s,omitempty"`  // the probes, one more
+	PrefillTokens           int       `json:"prefill_tokens"`
+	PrefillSeconds          float64   `json:"prefill_seconds"`
+	PrefillGFLOPs           float64   `json:"prefill_gflop_s"`
+	FMAFraction             float64   `json:"fma_fraction"`
+	MulAddFraction          float64   `json:"mul_add_fraction"`
 	// Int8Fraction is the prefill's rate as a fraction of the int8 peak: the figure that
 	// counts when the weights are quantized (Roofline.QuantizedWeights), whose products
 	// are integer multiply-adds, so that FMAFraction can exceed 1.
@@ -69,15 +77,24 @@ type RooflineConfig struct {
 // sides of the ratio are measured the same way on a machine shared with other work.
 const DecodeWindow = 8
 
+// PairedWindows is how many decode windows MeasureRoofline times between bandwidth
+// probes (RooflineRun.PairedFractions).
+const PairedWindows = 5
+
 // Bandwidth streams buf (much larger than the last-level cache) through
 // kernels.StreamRead (eight independent vector additions from memory, so that no chain of
 // additions limits it) on each of threads goroutines and returns the best of five passes
 // in GB/s.
 func Bandwidth(buf []float32, threads int) float64 {
+	return bandwidthPasses(buf, threads, 5)
+}
+
+// bandwidthPasses is Bandwidth with the best of passes passes.
+func bandwidthPasses(buf []float32, threads, passes int) float64 {
 	best := 0.0
 	var sink float32
 	var mu sync.Mutex
-	for range 5 {
+	for range passes {
 		chunk := len(buf) / threads
 		start := time.Now()
 		var wg sync.WaitGroup
@@ -181,6 +198,12 @@ func MeasureRoofline(m *model.Model, c RooflineConfig) (Roofline, error) {
 		r.BandwidthGBs = again
 	}
 	r.BandwidthGBs1 = max(r.BandwidthGBs1, Bandwidth(buf, 1))
+	say(c.Progress, "%d decode windows of %d steps between bandwidth probes...", PairedWindows, DecodeWindow)
+	if run.PairedWindowGBs, run.PairedProbeGBs, err = pairedWindows(m, c, buf, threads, PairedWindows); err != nil {
+		return r, err
+	}
+	run.PairedFractions = windowFractions(run.PairedWindowGBs, run.PairedProbeGBs)
+	run.PairedBandwidthFraction = Median(run.PairedFractions)
 	buf = nil
 	r.RooflineRun = run
 	if c.Portable {
@@ -252,6 +275,39 @@ func decodePrefill(m *model.Model, c RooflineConfig, limits Roofline, steps, pre
 		r.Int8Fraction = r.PrefillGFLOPs / limits.Int8PeakGops
 	}
 	return r, nil
+}
+
+// pairedWindows times windows windows of DecodeWindow batch-1 decode steps, each after
+// a fresh prompt of c.Prompt tokens, with a short probe of the bandwidth (best of two passes
+// over buf) before the first window and after every window, and returns the windows'
+// read rates (weights and cache) and the probes, in GB/s: windowFractions sets each window
+// against the better of the two probes beside it. On a host whose memory is shared with other virtual machines the
+// bandwidth moves by half within minutes; a window set against probes taken seconds
+// around it says how close the decode comes to what the memory gave at that moment, where
+// the best window against the best probe of the whole run can pair a slow minute with a
+// fast one.
+func pairedWindows(m *model.Model, c RooflineConfig, buf []float32, threads, windows int) (rates, probes []float64, err error) {
+	probes = []float64{bandwidthPasses(buf, threads, 2)}
+	for range windows {
+		dec, err := Batch(m, c.Setup, 1, c.Prompt, DecodeWindow)
+		if err != nil {
+			return nil, nil, err
+		}
+		rates = append(rates, dec.GBPerSecond)
+		probes = append(probes, bandwidthPasses(buf, threads, 2))
+	}
+	return rates, probes, nil
+}
+
+// windowFractions returns rates[i] / max(probes[i], probes[i+1]) for every window i: the
+// rate measured between two probes over the better of them. probes has one more entry
+// than rates.
+func windowFractions(rates, probes []float64) []float64 {
+	f := make([]float64, len(rates))
+	for i, r := range rates {
+		f[i] = r / max(probes[i], probes[i+1])
+	}
+	return f
 }
 
 // quantizedWeights reports whether most of the layers' weights (by count) are stored in

@@ -48,3 +48,17 @@ func TestWriteRooflineNamesThePeakOfTheWeights(t *testing.T) {
 	require.Contains(t, quantized.String(), "= 50.0% of the int8 peak")
 	require.NotContains(t, quantized.String(), "of the FMA peak")
 }
+
+// TestWindowFractionsUseTheBetterNeighbour: each decode window is set against the better of
+// the probes just before and just after it, not against the run's best probe, and the text
+// gives their median and range.
+func TestWindowFractionsUseTheBetterNeighbour(t *testing.T) {
+	got := windowFractions([]float64{30, 20, 40}, []float64{40, 50, 25, 20})
+	require.Equal(t, []float64{30.0 / 50, 20.0 / 50, 40.0 / 25}, got)
+
+	r := Roofline{Kernels: "avx2", Threads: 2, BandwidthGBs: 50}
+	r.PairedFractions = []float64{0.6, 0.4, 0.9}
+	var b strings.Builder
+	WriteRoofline(&b, r)
+	require.Contains(t, b.String(), "decode beside probes 60.0 [40.0–90.0]% of the bandwidth probed just before or after it (median of 3 windows of 8 steps")
+}

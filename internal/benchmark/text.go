@@ -60,6 +60,14 @@ func WriteRoofline(w io.Writer, r Roofline) {
 func writeRooflineRun(w io.Writer, limits Roofline, r RooflineRun) {
 	fmt.Fprintf(w, "  decode, batch 1      %8.1f tokens/s, %d B read per token, %.2f GB/s = %.1f%% of the measured bandwidth (best %d-step window; mean of %d steps %.1f%%)\n",
 		r.DecodeTokensPerSecond, r.DecodeBytesPerToken, r.DecodeGBs, 100*r.BandwidthFraction, DecodeWindow, r.DecodeSteps, 100*r.MeanBandwidthFraction)
+	if len(r.PairedFractions) > 0 {
+		pct := make([]float64, len(r.PairedFractions))
+		for i, f := range r.PairedFractions {
+			pct[i] = 100 * f
+		}
+		fmt.Fprintf(w, "  decode beside probes %s%% of the bandwidth probed just before or after it (median of %d windows of %d steps, each against the better of the probes on either side; range in brackets)\n",
+			medianRange(pct, "%.1f"), len(pct), DecodeWindow)
+	}
 	switch {
 	case limits.QuantizedWeights && limits.Int8PeakGops > 0:
 		fmt.Fprintf(w, "  prefill, %d tokens  %8.2f GFLOP/s in %.3f s = %.1f%% of the int8 peak (quantized weights: integer products)\n",
