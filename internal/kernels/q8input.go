@@ -33,7 +33,6 @@ import (
 type Q8Input struct {
 	n      int
 	qs     []int8    // the n quantized values
-	qs16   []int16   // the same, widened, for the AVX2 assembly
 	d      []float32 // each block's scale: the fp16 d, widened (exactly)
 	dLanes []float32 // each block's d eight times, for the assembly
 	corr   []int32   // for each four values, −128 times their sum, for the assembly
@@ -53,7 +52,6 @@ func (v *Q8Input) Quantize(x []float32) {
 	n, nb := len(x), len(x)/QBlockLen
 	v.n = n
 	v.qs = grow(v.qs, n)
-	v.qs16 = grow(v.qs16, n)
 	v.d = grow(v.d, nb)
 	v.dLanes = grow(v.dLanes, 8*nb)
 	v.corr = grow(v.corr, n/4)

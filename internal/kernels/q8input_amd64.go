@@ -9,14 +9,14 @@ import "unsafe"
 // and needs VNNI, BW (VPERMW), DQ (VINSERTI32X8), VL (the 256-bit forms for an odd last
 // block) and F16C (VCVTPH2PS); quantizeQ8AVX512 quantizes the input with the same
 // features. On CPUs with AVX2 and F16C but not VNNI, dotQ8_0Q8AVX2 (q8input_amd64.s) does
-// the integer products with VPMADDWD on the widened input, four rows at a time
+// the integer products with ggml's sign trick (VPABSB, VPSIGNB, VPMADDUBSW), four rows at a time
 // (dotQ8_0Q8x4AVX2: the quarters of the rows side by side, prefetched into L2), or a row at
 // a time (dotQ8_0Q8AVX2) when out overlaps the weights or there are fewer than four rows.
 
 func dotQ8_0Q8Rows(out []float32, x *Q8Input, w []byte, rb int) {
 	nb, q := x.n/QBlockLen, len(out)/4
 	if nb > 0 && !implQ8Q8VNNI.on && implQ8Q8AVX2.on {
-		xq, dl := unsafe.SliceData(x.qs16), unsafe.SliceData(x.dLanes)
+		xq, dl := unsafe.SliceData(x.qs), unsafe.SliceData(x.dLanes)
 		if q == 0 || overlapsRows(out, nil, w) {
 			for r := range out {
 				out[r] = dotQ8_0Q8AVX2(&w[r*rb], xq, dl, nb)
@@ -57,26 +57,25 @@ func dotQ8_0Q8x4AVX512(out *float32, w *byte, xq *int8, corr *int32, dl *float32
 // for k = 0..3, bit for bit (the same instructions per row). Implemented in q8input_amd64.s.
 //
 //go:noescape
-func dotQ8_0Q8x4AVX2(out *float32, w *byte, xq16 *int16, dl *float32, nb, stride, outStride int)
+func dotQ8_0Q8x4AVX2(out *float32, w *byte, xq *int8, dl *float32, nb, stride, outStride int)
 
 // dotQ8_0Q8AVX2 returns DotQ8_0Q8 of the Q8_0 row at w (nb > 0 blocks) with the input's
-// values widened to int16 at xq16 and its scales, eight to a block, at dl. Implemented in
-// q8input_amd64.s.
+// codes at xq and its scales, eight to a block, at dl. Implemented in q8input_amd64.s.
 //
 //go:noescape
-func dotQ8_0Q8AVX2(w *byte, xq16 *int16, dl *float32, nb int) float32
+func dotQ8_0Q8AVX2(w *byte, xq *int8, dl *float32, nb int) float32
 
-// quantizeQ8AVX512 is quantizeBlocksGeneric for nb > 0 blocks of x, writing qs, qs16, d,
-// dLanes, corr and amax at the given pointers. Implemented in q8input_avx512_amd64.s.
+// quantizeQ8AVX512 is quantizeBlocksGeneric for nb > 0 blocks of x, writing qs, d, dLanes,
+// corr and amax at the given pointers. Implemented in q8input_avx512_amd64.s.
 //
 //go:noescape
-func quantizeQ8AVX512(x *float32, nb int, qs *int8, qs16 *int16, d, dLanes *float32, corr *int32, amax *float32)
+func quantizeQ8AVX512(x *float32, nb int, qs *int8, d, dLanes *float32, corr *int32, amax *float32)
 
 // quantizeQ8AVX2 is quantizeQ8AVX512 with AVX2 and F16C, the same bytes. Implemented in
 // q8input_amd64.s.
 //
 //go:noescape
-func quantizeQ8AVX2(x *float32, nb int, qs *int8, qs16 *int16, d, dLanes *float32, corr *int32, amax *float32)
+func quantizeQ8AVX2(x *float32, nb int, qs *int8, d, dLanes *float32, corr *int32, amax *float32)
 
 func quantizeBlocks(v *Q8Input, x []float32) {
 	nb := len(x) / QBlockLen
@@ -84,9 +83,9 @@ func quantizeBlocks(v *Q8Input, x []float32) {
 	case nb == 0:
 		quantizeBlocksGeneric(v, x)
 	case implQuantizeQ8VNNI.on:
-		quantizeQ8AVX512(&x[0], nb, &v.qs[0], &v.qs16[0], &v.d[0], &v.dLanes[0], &v.corr[0], &v.amax[0])
+		quantizeQ8AVX512(&x[0], nb, &v.qs[0], &v.d[0], &v.dLanes[0], &v.corr[0], &v.amax[0])
 	case implQuantizeQ8AVX2.on:
-		quantizeQ8AVX2(&x[0], nb, &v.qs[0], &v.qs16[0], &v.d[0], &v.dLanes[0], &v.corr[0], &v.amax[0])
+		quantizeQ8AVX2(&x[0], nb, &v.qs[0], &v.d[0], &v.dLanes[0], &v.corr[0], &v.amax[0])
 	default:
 		quantizeBlocksGeneric(v, x)
 	}

@@ -1,17 +1,16 @@
 // Macros shared by the Q8_0 input quantizers, quantizeQ8AVX512 (q8input_avx512_amd64.s)
 // and quantizeQ8AVX2 (q8input_amd64.s).
 
-// Q8QUANTARGS loads their arguments: x in SI, nb in CX, qs in DI, qs16 in R8, d in R9,
-// dLanes in R10, corr in R11, amax in R12.
+// Q8QUANTARGS loads their arguments: x in SI, nb in CX, qs in DI, d in R9, dLanes in R10,
+// corr in R11, amax in R12.
 #define Q8QUANTARGS \
 	MOVQ x+0(FP), SI; \
 	MOVQ nb+8(FP), CX; \
 	MOVQ qs+16(FP), DI; \
-	MOVQ qs16+24(FP), R8; \
-	MOVQ d+32(FP), R9; \
-	MOVQ dLanes+40(FP), R10; \
-	MOVQ corr+48(FP), R11; \
-	MOVQ amax+56(FP), R12
+	MOVQ d+24(FP), R9; \
+	MOVQ dLanes+32(FP), R10; \
+	MOVQ corr+40(FP), R11; \
+	MOVQ amax+48(FP), R12
 
 // Q8SCALE is a block's scale step, from its largest magnitude A (an X register holding the
 // bit pattern of amax, stored at (R12)) and C = 127.0: to NONFINITE when amax is a NaN or
@@ -38,7 +37,6 @@
 	VMOVUPS      Y, (R10); \
 	ADDQ         $128, SI; \
 	ADDQ         $32, DI; \
-	ADDQ         $64, R8; \
 	ADDQ         $4, R9; \
 	ADDQ         $32, R10; \
 	ADDQ         $32, R11; \

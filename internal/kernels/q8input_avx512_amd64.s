@@ -136,16 +136,16 @@ fold:
 	VZEROUPPER
 	RET
 
-// func quantizeQ8AVX512(x *float32, nb int, qs *int8, qs16 *int16, d, dLanes *float32, corr *int32, amax *float32)
+// func quantizeQ8AVX512(x *float32, nb int, qs *int8, d, dLanes *float32, corr *int32, amax *float32)
 //
 // Q8Input.Quantize's blocks, one per iteration, with quantizeBlocksGeneric's arithmetic:
 // the largest |x| as the largest bit pattern without the sign (VPMAXUD), d = fp16(amax/127)
 // (VDIVSS, then VCVTPS2PH with round-to-nearest-even and back), id = 127/amax, q =
 // (x·id + 1.5·2^23) − 1.5·2^23 truncated to int32 (an exact integer by then), stored as
-// bytes and as int16; the correction terms −128·Σ of four q by VPDPBUSD with ones. A
+// bytes; the correction terms −128·Σ of four q by VPDPBUSD with ones. A
 // block with a NaN or an infinity gets d = NaN (0x7fc00000, what float32(math.NaN()) is)
 // and zeros; a block whose d is 0 gets zeros. Each block's amax is stored too.
-TEXT ·quantizeQ8AVX512(SB), NOSPLIT, $0-64
+TEXT ·quantizeQ8AVX512(SB), NOSPLIT, $0-56
 	Q8QUANTARGS
 	MOVL         $0x7fffffff, AX
 	VPBROADCASTD AX, Z31
@@ -182,8 +182,6 @@ qloop:
 	VCVTTPS2DQ    Z1, Z1
 	VPMOVDB       Z0, (DI)
 	VPMOVDB       Z1, 16(DI)
-	VPMOVDW       Z0, (R8)
-	VPMOVDW       Z1, 32(R8)
 	VMOVDQU       (DI), Y6
 	VPXORD        Y7, Y7, Y7
 	VPDPBUSD      Y6, Y29, Y7 // sums of four q (ones × q)
@@ -204,7 +202,5 @@ qnonfinite:
 qzero:
 	VPXORD  Y6, Y6, Y6
 	VMOVDQU Y6, (DI)
-	VMOVDQU Y6, (R8)
-	VMOVDQU Y6, 32(R8)
 	VMOVDQU Y6, (R11)
 	JMP     qstore

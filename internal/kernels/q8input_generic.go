@@ -43,10 +43,6 @@ func quantizeBlocksGeneric(v *Q8Input, x []float32) {
 			}
 		}
 		v.d[b] = d
-		qs16 := v.qs16[b*QBlockLen : (b+1)*QBlockLen : (b+1)*QBlockLen]
-		for j, q := range qs {
-			qs16[j] = int16(q)
-		}
 		for l := range 8 {
 			v.dLanes[8*b+l] = d
 			v.corr[8*b+l] = -128 * (int32(qs[4*l]) + int32(qs[4*l+1]) + int32(qs[4*l+2]) + int32(qs[4*l+3]))
