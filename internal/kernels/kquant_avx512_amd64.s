@@ -9,11 +9,11 @@
 // are made bytes, multiplied by the input's int8 codes and added in pairs (VPMADDUBSW), and
 // the pairs are multiplied by the sub-block scales and added into the lanes of the row's
 // integer register (VPDPWSSD, or VPMADDWD for the first), all exact; Q4_K does it in
-// 256-bit registers (Q4KROW). After the four rows,
+// 256-bit registers (Q4KROW2). After the four rows,
 // each row's lanes are summed into the super-block's integers I and M (the mins times the
 // block sums) or I − o·C (the signed types), the four rows together (for the min types by
 // a tree of interleaves, KIM8, which one Zen 4 thread ran at 23.5 GB/s of Q4_K with a sum
-// per row, 25–26 with the tree and the 256-bit Q4KROW), and the float step of
+// per row, 27–28 with the tree and the 256-bit Q4KROW2), and the float step of
 // the definition runs on the four rows at once: the min types in the even lanes of Y0
 // (rows 0-3 in lanes 0, 2, 4, 6), the signed types in X0 (rows 0-3 in lanes 0-3).
 
@@ -43,16 +43,13 @@
 	VPSHUFD    $SELB, SC, Y15; \
 	FIRST      Y15, Y10, IREG2
 
-// Q4KROW leaves one Q4_K super-block's integer lanes of the row at R in IREG (eight;
-// IREG2 is the second chain) and its min lanes (the doubled mins times the input's block
-// sums) in MREG. The scales and mins as words (Y1: [sc0..sc3, m0..m3 | sc4..sc7, m4..m7])
-// give, interleaved with themselves, the eight scales as dwords of two equal words (Y9:
-// [s0..s3 | s4..s7]), whose 128-bit lanes are repeated in Y2 ([s0..s3 | s0..s3]) and Y3
-// ([s4..s7 | s4..s7]) for Q4KSUB2's VPSHUFD, and the doubled mins m0 m0 … m7 m7.
-// Everything is 256 bits wide: on Zen 4 a 512-bit instruction takes two of the vector
-// unit's slots, and the 512-bit form of this loop (the codes shifted by kShift04, the
-// scales spread by VPSHUFB, sixteen lanes to sum) issued more slots a super-block.
-#define Q4KROW(R, IREG, IREG2, MREG) \
+// Q4KSCALES unpacks the scales and mins of the Q4_K super-block of the row at R (and
+// prefetches the row): the scales and mins as words (Y1: [sc0..sc3, m0..m3 | sc4..sc7,
+// m4..m7]) give, interleaved with themselves, the eight scales as dwords of two equal
+// words (Y9: [s0..s3 | s4..s7]), whose 128-bit lanes are repeated in A ([s0..s3 |
+// s0..s3]) and B ([s4..s7 | s4..s7]) for Q4KSUB2's VPSHUFD, and the doubled mins m0 m0 …
+// m7 m7 times the input's block sums in MREG.
+#define Q4KSCALES(R, A, B, MREG) \
 	PREFETCHT0 KPREFETCH(R)(R13*1); \
 	PREFETCHT0 KPREFETCH+64(R)(R13*1); \
 	KSCALEGPR(R); \
@@ -60,15 +57,31 @@
 	VPINSRQ    $1, DX, X1, X1; \
 	VPMOVZXBW  X1, Y1; \
 	VPUNPCKLWD Y1, Y1, Y9; \
-	VPERMQ     $0x44, Y9, Y2; \
-	VPERMQ     $0xee, Y9, Y3; \
+	VPERMQ     $0x44, Y9, A; \
+	VPERMQ     $0xee, Y9, B; \
 	VPUNPCKHWD Y1, Y1, MREG; \
-	VPMADDWD   256(DI), MREG, MREG; \
-	Q4KSUB2(R, 16, 0, Y2, 0x00, 0x55, VPMADDWD, IREG, IREG2); \
-	Q4KSUB2(R, 48, 2, Y2, 0xaa, 0xff, VPDPWSSD, IREG, IREG2); \
-	Q4KSUB2(R, 80, 4, Y3, 0x00, 0x55, VPDPWSSD, IREG, IREG2); \
-	Q4KSUB2(R, 112, 6, Y3, 0xaa, 0xff, VPDPWSSD, IREG, IREG2); \
-	VPADDD     IREG2, IREG, IREG
+	VPMADDWD   256(DI), MREG, MREG
+
+// Q4KROW2 leaves the integer lanes of one Q4_K super-block of the rows at RA and RB (their
+// scales spread by Q4KSCALES in Y2, Y3 and Y4, Y5) in IA and IB, each from two chains (IA2,
+// IB2 the second), the two rows' sub-blocks in turn so that the out-of-order window holds
+// both rows' independent work. Everything is 256 bits wide: on Zen 4 a 512-bit
+// instruction takes two of the vector unit's slots, and the 512-bit form of this loop (the
+// codes shifted by kShift04, the scales spread by VPSHUFB, sixteen lanes to sum) issued
+// more slots a super-block. One Zen 4 thread, GB/s of Q4_K weights: 23.0–23.6 in 512 bits
+// with a sum per row; 24.4–26.2 in 256 bits, one row at a time, with KIM8; 26.8–28.1 two
+// rows interleaved (25.8–26.5 beside it).
+#define Q4KROW2(RA, RB, IA, IA2, IB, IB2) \
+	Q4KSUB2(RA, 16, 0, Y2, 0x00, 0x55, VPMADDWD, IA, IA2); \
+	Q4KSUB2(RB, 16, 0, Y4, 0x00, 0x55, VPMADDWD, IB, IB2); \
+	Q4KSUB2(RA, 48, 2, Y2, 0xaa, 0xff, VPDPWSSD, IA, IA2); \
+	Q4KSUB2(RB, 48, 2, Y4, 0xaa, 0xff, VPDPWSSD, IB, IB2); \
+	Q4KSUB2(RA, 80, 4, Y3, 0x00, 0x55, VPDPWSSD, IA, IA2); \
+	Q4KSUB2(RB, 80, 4, Y5, 0x00, 0x55, VPDPWSSD, IB, IB2); \
+	Q4KSUB2(RA, 112, 6, Y3, 0xaa, 0xff, VPDPWSSD, IA, IA2); \
+	Q4KSUB2(RB, 112, 6, Y5, 0xaa, 0xff, VPDPWSSD, IB, IB2); \
+	VPADDD     IA2, IA, IA; \
+	VPADDD     IB2, IB, IB
 
 // KIM16 is KIM8 for the 16 lanes of I in Z16-Z19: each row's upper eight lanes added to
 // its lower eight first.
@@ -228,10 +241,12 @@ TEXT ·dotQ4_Kx4AVX512(SB), NOSPLIT, $0-48
 	KSETUP
 
 q4kloop:
-	Q4KROW(SI, Y16, Y24, Y20)
-	Q4KROW(R8, Y17, Y25, Y21)
-	Q4KROW(R9, Y18, Y26, Y22)
-	Q4KROW(R10, Y19, Y27, Y23)
+	Q4KSCALES(SI, Y2, Y3, Y20)
+	Q4KSCALES(R8, Y4, Y5, Y21)
+	Q4KROW2(SI, R8, Y16, Y24, Y17, Y25)
+	Q4KSCALES(R9, Y2, Y3, Y22)
+	Q4KSCALES(R10, Y4, Y5, Y23)
+	Q4KROW2(R9, R10, Y18, Y26, Y19, Y27)
 	KIM8
 	KENDMIN(0)
 	ADDQ $144, R13
