@@ -108,6 +108,11 @@ func TestBenchRoofline(t *testing.T) {
 	require.Greater(t, r.Portable.DecodeTokensPerSecond, 0.0)
 	require.Equal(t, r.DecodeBytesPerToken, r.Portable.DecodeBytesPerToken, "both paths read the same bytes per token")
 	require.Empty(t, r.Portable.PairedFractions, "only the fast run is timed between probes")
+	if r.MulAddPeakGFLOPs > 0 {
+		require.Greater(t, r.BatchCeiling, 0.0)
+		require.LessOrEqual(t, r.BatchCeiling, float64(benchmark.CeilingBatch))
+		require.Contains(t, out, `"batch16_ceiling"`)
+	}
 }
 
 func TestBenchRooflineRejectsTinyBuffer(t *testing.T) {

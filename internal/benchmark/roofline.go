@@ -59,6 +59,12 @@ type RooflineRun struct {
 	// counts when the weights are quantized (Roofline.QuantizedWeights), whose products
 	// are integer multiply-adds, so that FMAFraction can exceed 1.
 	Int8Fraction float64 `json:"int8_fraction"`
+	// BatchArithmeticSeconds is how long the products of a decode step of CeilingBatch
+	// sequences take at the peak of the weights' arithmetic (BatchArithmetic), and
+	// BatchCeiling the most such a step can gain over this run's batch-1 step (its best
+	// window); both 0 when no peak was measured, and for the portable run.
+	BatchArithmeticSeconds float64 `json:"batch16_arithmetic_seconds"`
+	BatchCeiling           float64 `json:"batch16_ceiling"`
 }
 
 // RooflineConfig says what MeasureRoofline runs.
@@ -139,14 +145,45 @@ func Peak(loop func(int), flopsPerIter, threads int) float64 {
 // triangle.
 func PrefillFlops(m *model.Model, n int) float64 {
 	c := m.Config
-	perToken := 0.0
+	attn := float64(c.Layers) * float64(c.Heads) * float64(c.HeadDim) * float64(n) * float64(n+1) / 2 * 2 // q·k and p·v
+	return 2 * (layerParams(m)*float64(n) + attn + float64(c.Vocab)*float64(c.Dim))
+}
+
+// layerParams counts the weights of the layers' matrices: the multiply-adds of one token
+// through them.
+func layerParams(m *model.Model) float64 {
+	n := 0.0
 	for _, l := range m.Weights.Layers {
 		for _, w := range []*model.Matrix{l.Wq, l.Wk, l.Wv, l.Wo, l.Gate, l.Up, l.Down} {
-			perToken += float64(w.Rows) * float64(w.Cols)
+			n += float64(w.Rows) * float64(w.Cols)
 		}
 	}
-	attn := float64(c.Layers) * float64(c.Heads) * float64(c.HeadDim) * float64(n) * float64(n+1) / 2 * 2 // q·k and p·v
-	return 2 * (perToken*float64(n) + attn + float64(c.Vocab)*float64(c.Dim))
+	return n
+}
+
+// CeilingBatch is the batch size whose ceiling over batch 1 the roofline reports.
+const CeilingBatch = 16
+
+// BatchArithmetic is how long the products of a decode step of batch sequences take at
+// peak (GFLOP/s or Gop/s, a multiply-add counted as two) and nothing else: 2 · batch ·
+// (the layers' weights + the classifier's) / peak seconds; 0 when the peak is unknown.
+func BatchArithmetic(m *model.Model, batch int, peak float64) float64 {
+	if peak <= 0 {
+		return 0
+	}
+	c := m.Config
+	return 2 * float64(batch) * (layerParams(m) + float64(c.Vocab)*float64(c.Dim)) / (peak * 1e9)
+}
+
+// BatchCeiling is the most a decode step of batch sequences can gain over a batch-1 step
+// of stepSeconds when its products take arithSeconds (BatchArithmetic): batch ×
+// stepSeconds / arithSeconds, and never more than batch (the weights are read once either
+// way); 0 when either time is unknown.
+func BatchCeiling(batch int, stepSeconds, arithSeconds float64) float64 {
+	if stepSeconds <= 0 || arithSeconds <= 0 {
+		return 0
+	}
+	return min(float64(batch), float64(batch)*stepSeconds/arithSeconds)
 }
 
 // say writes a progress line when w is set.
@@ -204,6 +241,8 @@ func MeasureRoofline(m *model.Model, c RooflineConfig) (Roofline, error) {
 	}
 	run.PairedFractions = windowFractions(run.PairedWindowGBs, run.PairedProbeGBs)
 	run.PairedBandwidthFraction = Median(run.PairedFractions)
+	run.BatchArithmeticSeconds = BatchArithmetic(m, CeilingBatch, r.weightsPeak())
+	run.BatchCeiling = BatchCeiling(CeilingBatch, 1/run.DecodeTokensPerSecond, run.BatchArithmeticSeconds)
 	buf = nil
 	r.RooflineRun = run
 	if c.Portable {
@@ -308,6 +347,15 @@ func windowFractions(rates, probes []float64) []float64 {
 		f[i] = r / max(probes[i], probes[i+1])
 	}
 	return f
+}
+
+// weightsPeak is the peak of the arithmetic the weights' products use: the int8
+// multiply-adds for quantized weights, the unfused multiply and add otherwise.
+func (r Roofline) weightsPeak() float64 {
+	if r.QuantizedWeights && r.Int8PeakGops > 0 {
+		return r.Int8PeakGops
+	}
+	return r.MulAddPeakGFLOPs
 }
 
 // quantizedWeights reports whether most of the layers' weights (by count) are stored in

@@ -62,3 +62,29 @@ func TestWindowFractionsUseTheBetterNeighbour(t *testing.T) {
 	WriteRoofline(&b, r)
 	require.Contains(t, b.String(), "decode beside probes 60.0 [40.0–90.0]% of the bandwidth probed just before or after it (median of 3 windows of 8 steps")
 }
+
+// TestBatchCeilingIsTheArithmeticOverTheStep: a model of P weights in its layers and
+// classifier decodes 16 sequences in no less than 2·16·P operations at the peak; the
+// ceiling over batch 1 is 16 times batch 1's step over that, capped at 16.
+func TestBatchCeilingIsTheArithmeticOverTheStep(t *testing.T) {
+	shape, err := synth.ShapeByName("tiny")
+	require.NoError(t, err)
+	m, err := shape.Model()
+	require.NoError(t, err)
+	defer m.Close()
+	c := m.Config
+	q, kv := c.Heads*c.HeadDim, c.KVHeads*c.HeadDim // Wq and Wo, Wk and Wv
+	p := float64(c.Layers*(2*c.Dim*q+2*c.Dim*kv+3*c.Dim*c.Hidden) + c.Vocab*c.Dim)
+	arith := 2 * 16 * p / 100e9 // seconds at 100 G/s
+	require.InDelta(t, arith, BatchArithmetic(m, 16, 100), arith*1e-12)
+	require.Zero(t, BatchArithmetic(m, 16, 0), "no peak, no time")
+	require.InDelta(t, 4, BatchCeiling(16, arith/4, arith), 1e-9, "a batch-1 step a quarter of the arithmetic: ×4")
+	require.Equal(t, 16.0, BatchCeiling(16, 2*arith, arith), "memory-bound: the batch's arithmetic fits in batch 1's step")
+	require.Zero(t, BatchCeiling(16, arith, 0), "no arithmetic time, no ceiling")
+
+	r := Roofline{Kernels: "avx2", Threads: 2, BandwidthGBs: 50, MulAddPeakGFLOPs: 100}
+	r.DecodeTokensPerSecond, r.BatchArithmeticSeconds, r.BatchCeiling = 50, 0.1, 3.2
+	var b strings.Builder
+	WriteRoofline(&b, r)
+	require.Contains(t, b.String(), "batch 16 ceiling     ×3.2 batch 1 at most: 16 sequences' products take 100.0 ms at the multiply+add peak, against 320.0 ms for 16 batch-1 steps")
+}

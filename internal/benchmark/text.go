@@ -68,6 +68,14 @@ func writeRooflineRun(w io.Writer, limits Roofline, r RooflineRun) {
 		fmt.Fprintf(w, "  decode beside probes %s%% of the bandwidth probed just before or after it (median of %d windows of %d steps, each against the better of the probes on either side; range in brackets)\n",
 			medianRange(pct, "%.1f"), len(pct), DecodeWindow)
 	}
+	if r.BatchCeiling > 0 {
+		what := "multiply+add"
+		if limits.QuantizedWeights && limits.Int8PeakGops > 0 {
+			what = "int8"
+		}
+		fmt.Fprintf(w, "  batch %d ceiling     ×%.1f batch 1 at most: %d sequences' products take %.1f ms at the %s peak, against %.1f ms for %d batch-1 steps\n",
+			CeilingBatch, r.BatchCeiling, CeilingBatch, 1000*r.BatchArithmeticSeconds, what, 1000*CeilingBatch/r.DecodeTokensPerSecond, CeilingBatch)
+	}
 	switch {
 	case limits.QuantizedWeights && limits.Int8PeakGops > 0:
 		fmt.Fprintf(w, "  prefill, %d tokens  %8.2f GFLOP/s in %.3f s = %.1f%% of the int8 peak (quantized weights: integer products)\n",
