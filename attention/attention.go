@@ -67,13 +67,19 @@ func PagedHeads(out, q []float32, pool *kvcache.Pool, layer int, table []int, n 
 			klo, khi = cfg.KType.HeadBytes(kvh, s.KVHeads, s.HeadDim)
 			vlo, vhi = cfg.VType.HeadBytes(kvh, s.KVHeads, s.HeadDim)
 		}
-		for t := lo; t < n; t++ {
-			if u := t + ahead; ahead > 0 && u < n {
+		// The positions go a block's run of slots at a time: their rows are consecutive in
+		// the pool, one call for the run (an f32 cache's in one strided kernel).
+		for t := lo; t < n; {
+			m := min(bs-t%bs, n-t)
+			for u := t + ahead; ahead > 0 && u < min(t+m+ahead, n); u++ {
 				kernels.Prefetch(pool.KRow(layer, table[u/bs], u%bs)[klo:khi])
 				kernels.Prefetch(pool.VRow(layer, table[u/bs], u%bs)[vlo:vhi])
 			}
-			row := pool.KRow(layer, table[t/bs], t%bs)
-			scores[t] = cfg.KType.DotHead(qh, row, kvh, s.KVHeads, s.HeadDim) * scale
+			cfg.KType.DotHeads(scores[t:t+m], qh, pool.KRows(layer, table[t/bs], t%bs, m), kvh, s.KVHeads, s.HeadDim)
+			t += m
+		}
+		for t := lo; t < n; t++ {
+			scores[t] *= scale
 		}
 		kernels.Softmax(scores[lo:])
 		if probe != nil {
@@ -82,9 +88,10 @@ func PagedHeads(out, q []float32, pool *kvcache.Pool, layer int, table []int, n 
 		}
 		oh := out[h*s.HeadDim : (h+1)*s.HeadDim]
 		clear(oh)
-		for t := lo; t < n; t++ {
-			row := pool.VRow(layer, table[t/bs], t%bs)
-			cfg.VType.AxpyHead(oh, scores[t], row, kvh, s.KVHeads, s.HeadDim)
+		for t := lo; t < n; {
+			m := min(bs-t%bs, n-t)
+			cfg.VType.AxpyHeads(oh, scores[t:t+m], pool.VRows(layer, table[t/bs], t%bs, m), kvh, s.KVHeads, s.HeadDim)
+			t += m
 		}
 	}
 }

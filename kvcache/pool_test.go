@@ -238,3 +238,31 @@ func TestCacheSaltSeparatesSequences(t *testing.T) {
 	compute(t, p, f)
 	require.NoError(t, p.Check())
 }
+
+// TestRowsAreConsecutiveRowsOfOneBlock: KRows and VRows are the KRow and VRow of each slot
+// of the run back to back, and a run that leaves its block panics instead of reading the
+// next block's rows.
+func TestRowsAreConsecutiveRowsOfOneBlock(t *testing.T) {
+	p := newTestPool(t, 4, 3)
+	for b := range 3 {
+		for slot := range 4 {
+			k := make([]float32, 8)
+			for i := range k {
+				k[i] = float32(100*b + 10*slot + i)
+			}
+			p.WriteKV(1, b, slot, k, k)
+		}
+	}
+	for _, run := range [][2]int{{0, 4}, {1, 2}, {3, 1}, {2, 0}} {
+		slot, count := run[0], run[1]
+		var wantK, wantV []byte
+		for s := slot; s < slot+count; s++ {
+			wantK = append(wantK, p.KRow(1, 2, s)...)
+			wantV = append(wantV, p.VRow(1, 2, s)...)
+		}
+		require.Equal(t, wantK, append([]byte(nil), p.KRows(1, 2, slot, count)...), "K slots %v", run)
+		require.Equal(t, wantV, append([]byte(nil), p.VRows(1, 2, slot, count)...), "V slots %v", run)
+	}
+	require.Panics(t, func() { p.KRows(1, 1, 2, 3) })
+	require.Panics(t, func() { p.VRows(1, 1, -1, 2) })
+}

@@ -1,5 +1,7 @@
 package kvcache
 
+import "fmt"
+
 // The pool's K/V storage: per layer, one byte array of NumBlocks·BlockSize K rows and one of
 // V rows, each row one token's kv_heads·head_dim values in the cache type's format. Slot s of
 // block b is row b·BlockSize + s.
@@ -34,6 +36,29 @@ func (p *Pool) KRow(layer, blockID, slot int) []byte {
 func (p *Pool) VRow(layer, blockID, slot int) []byte {
 	i := (blockID*p.cfg.BlockSize + slot) * p.vRow
 	return p.v[layer][i : i+p.vRow : i+p.vRow]
+}
+
+// KRows returns the stored key rows of count consecutive slots of one block in one layer,
+// from slot on: one run of bytes, the rows one after another (KRow's for each slot).
+func (p *Pool) KRows(layer, blockID, slot, count int) []byte {
+	p.checkSlots("KRows", slot, count)
+	i := (blockID*p.cfg.BlockSize + slot) * p.kRow
+	return p.k[layer][i : i+count*p.kRow : i+count*p.kRow]
+}
+
+// VRows is KRows for the value rows.
+func (p *Pool) VRows(layer, blockID, slot, count int) []byte {
+	p.checkSlots("VRows", slot, count)
+	i := (blockID*p.cfg.BlockSize + slot) * p.vRow
+	return p.v[layer][i : i+count*p.vRow : i+count*p.vRow]
+}
+
+// checkSlots panics unless slots [slot, slot+count) lie in one block: the rows of the next
+// block belong to another sequence, or to nobody.
+func (p *Pool) checkSlots(what string, slot, count int) {
+	if slot < 0 || count < 0 || slot+count > p.cfg.BlockSize {
+		panic(fmt.Sprintf("kvcache: %s: slots [%d, %d) are not within a block of %d", what, slot, slot+count, p.cfg.BlockSize))
+	}
 }
 
 // WriteKV quantizes k and v (kv_heads·head_dim values each) into a slot of one layer.

@@ -1,5 +1,7 @@
 package kernels
 
+import "fmt"
+
 // Axpy adds a·x to dst element by element: dst[i] = dst[i] + float32(a*x[i]), with a rounded
 // multiply and a rounded add (never fused), for i < len(dst). Like the expression
 // x[:len(dst)], it panics if cap(x) < len(dst).
@@ -24,5 +26,23 @@ func AxpyRows(dst, a, x []float32) {
 	if n > 0 && len(a) > len(x)/n {
 		panic("kernels: AxpyRows: x holds fewer than len(a) rows of len(dst)")
 	}
-	axpyRows(dst, a, x[:len(a)*n])
+	axpyRows(dst, a, x[:len(a)*n], n)
+}
+
+// AxpyRowsStrided is AxpyRows for rows stride floats apart: x_t is
+// x[t·stride : t·stride+len(dst)] (attention's values of one head in consecutive cache
+// slots). The same bits as one Axpy per row in order. It panics if stride < len(dst) or x
+// ends before the last row.
+func AxpyRowsStrided(dst, a, x []float32, stride int) {
+	n := len(dst)
+	if stride < n {
+		panic(fmt.Sprintf("kernels: AxpyRowsStrided: stride %d is shorter than a row of %d", stride, n))
+	}
+	if len(a) == 0 {
+		return
+	}
+	if len(x) < n || len(a)-1 > (len(x)-n)/max(stride, 1) {
+		panic(fmt.Sprintf("kernels: AxpyRowsStrided: %d floats of x hold fewer than %d rows of %d, %d apart", len(x), len(a), n, stride))
+	}
+	axpyRows(dst, a, x[:(len(a)-1)*stride+n], stride)
 }

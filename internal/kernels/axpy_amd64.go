@@ -28,17 +28,17 @@ func axpyAVX(dst []float32, a float32, x []float32) {
 //go:noescape
 func axpyRowsAVXAsm(dst, a, x *float32, n, stride, rows int)
 
-func axpyRows(dst, a, x []float32) {
+func axpyRows(dst, a, x []float32, stride int) {
 	n := len(dst)
 	n8 := n &^ 7
 	if !implAxpyRowsAVX.on || n8 == 0 || len(a) == 0 || overlap(dst, x) {
-		axpyRowsGeneric(dst, a, x)
+		axpyRowsGeneric(dst, a, x, stride)
 		return
 	}
-	axpyRowsAVXAsm(unsafe.SliceData(dst), unsafe.SliceData(a), unsafe.SliceData(x), n8, n, len(a))
+	axpyRowsAVXAsm(unsafe.SliceData(dst), unsafe.SliceData(a), unsafe.SliceData(x), n8, stride, len(a))
 	if n8 < n {
 		for t, at := range a {
-			axpyGeneric(dst[n8:], at, x[t*n+n8:(t+1)*n])
+			axpyGeneric(dst[n8:], at, x[t*stride+n8:t*stride+n])
 		}
 	}
 }

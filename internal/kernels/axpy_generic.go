@@ -9,10 +9,11 @@ func axpyGeneric(dst []float32, a float32, x []float32) {
 	}
 }
 
-// axpyRowsGeneric is the portable definition of AxpyRows: one axpyGeneric per row of x.
-func axpyRowsGeneric(dst, a, x []float32) {
+// axpyRowsGeneric is the portable definition of AxpyRows and AxpyRowsStrided: one
+// axpyGeneric per row of x, the rows stride floats apart.
+func axpyRowsGeneric(dst, a, x []float32, stride int) {
 	n := len(dst)
 	for t, at := range a {
-		axpyGeneric(dst, at, x[t*n:(t+1)*n])
+		axpyGeneric(dst, at, x[t*stride:t*stride+n])
 	}
 }

@@ -2,11 +2,13 @@ package kernels
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // TestAxpyRowsIsAxpyPerRow: AxpyRows equals one Axpy per row in order, bit for bit (NaN
@@ -32,7 +34,7 @@ func TestAxpyRowsIsAxpyPerRow(t *testing.T) {
 						Axpy(want, a[r], x[r*n:(r+1)*n])
 					}
 					plain := slices.Clone(got)
-					axpyRowsGeneric(plain, a, x[:rows*n])
+					axpyRowsGeneric(plain, a, x[:rows*n], n)
 					AxpyRows(got, a, x)
 					strict := onlyDefaultNaN(x, a, want)
 					what := fmt.Sprintf("%s n=%d rows=%d", kind, n, rows)
@@ -56,7 +58,7 @@ func TestAxpyRowsAliasing(t *testing.T) {
 				ref := slices.Clone(buf)
 				a := []float32{0.5, -2, 3}
 				AxpyRows(buf[dstAt:dstAt+n], a, buf[:3*n])
-				axpyRowsGeneric(ref[dstAt:dstAt+n], a, ref[:3*n])
+				axpyRowsGeneric(ref[dstAt:dstAt+n], a, ref[:3*n], n)
 				requireSameResults(t, ref, buf, true, fmt.Sprintf("n=%d dst at %d", n, dstAt))
 			}
 		}
@@ -85,5 +87,66 @@ func BenchmarkAxpyRows(b *testing.B) {
 				Axpy(dst, a[r], x[r*n:(r+1)*n])
 			}
 		}
+	})
+}
+
+// TestStridedRowsArePerRowCalls: AxpyRowsStrided equals one Axpy per row in order and
+// DotRowsStrided one Dot per row, bit for bit, for rows stride floats apart (the head of a
+// cache row: strides from the row's length up), every length (the four-row and one-row
+// dot kernels, the axpy chunks and the columns after them), row counts from 0 up, misaligned
+// slices and every kind of data; the floats between the rows are never read (NaN there
+// would show) and out is written only where asked.
+func TestStridedRowsArePerRowCalls(t *testing.T) {
+	forEachLevel(t, func(t *testing.T) {
+		use(implAxpyRowsAVX)
+		use(implMatVecAVX)
+		rng := rand.New(rand.NewPCG(23, 23))
+		for _, kind := range allKinds {
+			for _, n := range []int{1, 7, 8, 16, 64, 72, 128, 136} {
+				for _, gap := range []int{0, 1, 8, 3 * n} {
+					stride := n + gap
+					for _, rows := range []int{0, 1, 3, 4, 5, 9, 16} {
+						off := rng.IntN(8)
+						x := at(max(rows-1, 0)*stride+n, off)
+						for i := range x {
+							x[i] = float32(math.NaN())
+						}
+						var inRows []float32 // the values the rows hold, for the NaN check
+						for r := range rows {
+							fill(rng, kind, x[r*stride:r*stride+n])
+							inRows = append(inRows, x[r*stride:r*stride+n]...)
+						}
+						a := make([]float32, rows)
+						fill(rng, kind, a)
+						q := at(n, (off+3)%8)
+						fill(rng, kind, q)
+						what := fmt.Sprintf("%s n=%d stride=%d rows=%d", kind, n, stride, rows)
+
+						got := at(n, (off+5)%8)
+						fill(rng, kind, got)
+						want := slices.Clone(got)
+						for r := range rows {
+							Axpy(want, a[r], x[r*stride:r*stride+n])
+						}
+						AxpyRowsStrided(got, a, x, stride)
+						strict := onlyDefaultNaN(inRows, a, want)
+						requireSameResults(t, want, got, strict, what+" axpy")
+
+						scores := make([]float32, rows+1)
+						scores[rows] = 42
+						wantScores := make([]float32, rows)
+						for r := range rows {
+							wantScores[r] = Dot(q, x[r*stride:r*stride+n])
+						}
+						DotRowsStrided(scores[:rows], q, x, stride)
+						requireSameResults(t, wantScores, scores[:rows], onlyDefaultNaN(inRows, q, wantScores), what+" dot")
+						require.Equal(t, float32(42), scores[rows], what)
+					}
+				}
+			}
+		}
+		assert.Panics(t, func() { DotRowsStrided(make([]float32, 2), make([]float32, 8), make([]float32, 15), 8) })
+		assert.Panics(t, func() { DotRowsStrided(make([]float32, 1), make([]float32, 8), make([]float32, 8), 7) })
+		assert.Panics(t, func() { AxpyRowsStrided(make([]float32, 8), make([]float32, 3), make([]float32, 8*2+7), 8) })
 	})
 }

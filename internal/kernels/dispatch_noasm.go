@@ -9,7 +9,9 @@ func dot(x, y []float32) float32 { return dotGeneric(x, y) }
 
 func axpy(dst []float32, a float32, x []float32) { axpyGeneric(dst, a, x) }
 
-func axpyRows(dst, a, x []float32) { axpyRowsGeneric(dst, a, x) }
+func axpyRows(dst, a, x []float32, stride int) { axpyRowsGeneric(dst, a, x, stride) }
+
+func dotRowsStrided(out, x, w []float32, stride int) { dotRowsStridedGeneric(out, x, w, stride) }
 
 func matMulRows(out, w, x []float32, rows, cols, batch, start, end int) {
 	matMulRowsGeneric(out, w, x, rows, cols, batch, start, end)

@@ -45,10 +45,37 @@
 // code.
 package kernels
 
+import "fmt"
+
 // Dot returns the dot product of x and y[:len(x)] in the package's fixed reduction order.
 // Like the expression y[:len(x)], it panics if cap(y) < len(x).
 func Dot(x, y []float32) float32 {
 	return dot(x, y[:len(x)])
+}
+
+// DotRowsStrided sets out[r] = Dot(x, w[r·stride : r·stride+len(x)]) for every r <
+// len(out): x against len(out) rows that start stride floats apart (attention's scores of
+// one head over the consecutive slots of a cache block), the same bits as one Dot per row.
+// It panics if stride < len(x) or w ends before the last row.
+func DotRowsStrided(out, x, w []float32, stride int) {
+	n := len(x)
+	if stride < n {
+		panic(fmt.Sprintf("kernels: DotRowsStrided: stride %d is shorter than a row of %d", stride, n))
+	}
+	if len(out) == 0 {
+		return
+	}
+	if len(w) < n || len(out)-1 > (len(w)-n)/max(stride, 1) {
+		panic(fmt.Sprintf("kernels: DotRowsStrided: %d floats of w hold fewer than %d rows of %d, %d apart", len(w), len(out), n, stride))
+	}
+	dotRowsStrided(out, x, w[:(len(out)-1)*stride+n], stride)
+}
+
+// dotRowsStridedGeneric is the portable definition of DotRowsStrided.
+func dotRowsStridedGeneric(out, x, w []float32, stride int) {
+	for r := range out {
+		out[r] = dotGeneric(x, w[r*stride:r*stride+len(x)])
+	}
 }
 
 // ReduceLanes combines eight lane sums in the package's fixed order

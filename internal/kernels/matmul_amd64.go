@@ -77,24 +77,42 @@ func rows4(out []float32, wq *float32, x []float32, rows, cols, r, b0, batch int
 func matVecAVX(out, w, x []float32, cols, start, end int) {
 	n4 := (end - start) &^ 3
 	if n4 > 0 {
-		dotRowsX4AVX(&out[start], &w[start*cols], &x[0], n4, cols)
+		dotRowsX4AVX(&out[start], &w[start*cols], &x[0], n4, cols, cols)
 	}
 	if r := start + n4; r < end {
-		dotRowsAVX(&out[r], &w[r*cols], &x[0], end-r, cols)
+		dotRowsAVX(&out[r], &w[r*cols], &x[0], end-r, cols, cols)
 	}
 }
 
-// dotRowsAVX sets out[r] = Dot(x, w_r) for the rows consecutive weight rows
-// w_r = w[r*n:(r+1)*n], reading the weights as one sequential stream: the batch-1 (decode)
+// dotRowsStrided is dotRowsStridedGeneric with dotRowsX4AVX and dotRowsAVX when the rows
+// are a positive multiple of 8 long and out overlaps neither input.
+func dotRowsStrided(out, x, w []float32, stride int) {
+	n := len(x)
+	if !implMatVecAVX.on || n == 0 || n%8 != 0 || overlap(out, w) || overlap(out, x) {
+		dotRowsStridedGeneric(out, x, w, stride)
+		return
+	}
+	n4 := len(out) &^ 3
+	if n4 > 0 {
+		dotRowsX4AVX(&out[0], &w[0], &x[0], n4, n, stride)
+	}
+	if n4 < len(out) {
+		dotRowsAVX(&out[n4], &w[n4*stride], &x[0], len(out)-n4, n, stride)
+	}
+}
+
+// dotRowsAVX sets out[r] = Dot(x, w_r) for the rows weight rows w_r =
+// w[r*stride:r*stride+n], reading them as one stream when stride is n: the batch-1 (decode)
 // product. rows must be at least 1 and n a positive multiple of 8. Implemented in
 // matmul_amd64.s.
 //
 //go:noescape
-func dotRowsAVX(out, w, x *float32, rows, n int)
+func dotRowsAVX(out, w, x *float32, rows, n, stride int)
 
-// dotRowsX4AVX sets out[r] = Dot(x, w_r) for rows consecutive weight rows (rows a positive
-// multiple of 4, n a positive multiple of 8), four adjacent rows at a time, prefetching the
-// next four into L2. Implemented in matmul_amd64.s.
+// dotRowsX4AVX sets out[r] = Dot(x, w_r) for rows weight rows w_r =
+// w[r*stride:r*stride+n] (rows a positive multiple of 4, n a positive multiple of 8), four
+// adjacent rows at a time, prefetching the next four into L2. Implemented in
+// matmul_amd64.s.
 //
 //go:noescape
-func dotRowsX4AVX(out, w, x *float32, rows, n int)
+func dotRowsX4AVX(out, w, x *float32, rows, n, stride int)

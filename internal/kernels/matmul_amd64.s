@@ -187,21 +187,24 @@ reduce:
 // DOTROWS_AHEAD is how far ahead in the weights dotRowsAVX prefetches.
 #define DOTROWS_AHEAD 2048
 
-// func dotRowsAVX(out, w, x *float32, rows, n int)
+// func dotRowsAVX(out, w, x *float32, rows, n, stride int)
 //
-// The batch-1 product: out[r] = Dot(x, w_r) for rows consecutive weight rows of n floats,
+// The batch-1 product: out[r] = Dot(x, w_r) for rows weight rows of n floats, stride floats
+// apart (n for a matrix; attention's keys of one head are a cache row apart),
 // n a positive multiple of 8, one row after the other, so that the weights are read as a
 // single sequential stream (what the hardware prefetchers follow best; four rows at a time
 // make four short streams that restart every row). Each row is dotAVXAsm's arithmetic: one
 // YMM accumulator (Y0, re-zeroed per row, which also frees the next row from waiting on the
 // last one), x first, VMULPS then VADDPS, REDUCE8.
-TEXT ·dotRowsAVX(SB), NOSPLIT, $0-40
+TEXT ·dotRowsAVX(SB), NOSPLIT, $0-48
 	MOVQ out+0(FP), DX
 	MOVQ w+8(FP), SI
 	MOVQ x+16(FP), DI
 	MOVQ rows+24(FP), R8
 	MOVQ n+32(FP), CX
 	SHLQ $2, CX
+	MOVQ stride+40(FP), R15
+	SHLQ $2, R15
 	MOVQ CX, BX
 	ANDQ $-64, BX
 
@@ -234,36 +237,38 @@ rowdone:
 	REDUCE8(Y0, X0, X1)
 	VMOVSS X0, (DX)
 	ADDQ   $4, DX
-	ADDQ   CX, SI
+	ADDQ   R15, SI
 	DECQ   R8
 	JNZ    row
 	VZEROUPPER
 	RET
 
-// func dotRowsX4AVX(out, w, x *float32, rows, n int)
+// func dotRowsX4AVX(out, w, x *float32, rows, n, stride int)
 //
-// The batch-1 product over consecutive rows, four adjacent rows at a time (rows a positive
+// The batch-1 product over rows stride floats apart, four adjacent rows at a time (rows a positive
 // multiple of 4, n a positive multiple of 8): each row is dotAVXAsm's arithmetic in its own
 // accumulator (Y0..Y3): x first, VMULPS then VADDPS, REDUCE8. While it reads four rows it
 // prefetches the same offset of the next four into L2 (PREFETCHT1, one hint per row and group
 // of eight), which keeps enough misses in flight to read at the memory's speed (see
 // rowdot_amd64.s).
-TEXT ·dotRowsX4AVX(SB), NOSPLIT, $0-40
+TEXT ·dotRowsX4AVX(SB), NOSPLIT, $0-48
 	MOVQ out+0(FP), DX
 	MOVQ w+8(FP), SI
 	MOVQ x+16(FP), DI
 	MOVQ rows+24(FP), R14
 	MOVQ n+32(FP), CX
 	SHLQ $2, CX // bytes per row
+	MOVQ stride+40(FP), R15
+	SHLQ $2, R15 // bytes from one row to the next
 
 x4rows:
-	LEAQ   (SI)(CX*1), R8
-	LEAQ   (R8)(CX*1), R9
-	LEAQ   (R9)(CX*1), R10
-	LEAQ   (SI)(CX*4), R11
-	LEAQ   (R8)(CX*4), R12
-	LEAQ   (R9)(CX*4), R13
-	LEAQ   (R10)(CX*4), BX
+	LEAQ   (SI)(R15*1), R8
+	LEAQ   (R8)(R15*1), R9
+	LEAQ   (R9)(R15*1), R10
+	LEAQ   (SI)(R15*4), R11
+	LEAQ   (R8)(R15*4), R12
+	LEAQ   (R9)(R15*4), R13
+	LEAQ   (R10)(R15*4), BX
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
@@ -297,7 +302,7 @@ x4group:
 	VMOVSS X2, 8(DX)
 	VMOVSS X3, 12(DX)
 	ADDQ   $16, DX
-	LEAQ   (R10)(CX*1), SI
+	LEAQ   (R10)(R15*1), SI
 	SUBQ   $4, R14
 	JNZ    x4rows
 	VZEROUPPER

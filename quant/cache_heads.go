@@ -1,0 +1,61 @@
+package quant
+
+import (
+	"fmt"
+
+	"github.com/kvref/kvref/internal/kernels"
+)
+
+// DotHeads sets scores[i] = DotHead(q, row_i, head, kvHeads, headDim) for every i <
+// len(scores), row_i the i-th of the consecutive encoded rows in rows (the slots of one
+// cache block): the same bits, in one call. An f32 cache multiplies the head of every row
+// in one strided kernel (kernels.DotRowsStrided); the other types take the rows one by
+// one. It panics on a wrong length, head or shape, or when rows holds fewer than
+// len(scores) rows.
+func (t CacheType) DotHeads(scores, q []float32, rows []byte, head, kvHeads, headDim int) {
+	rb := t.checkHeads("DotHeads", len(q), len(scores), len(rows), head, kvHeads, headDim)
+	if len(scores) == 0 {
+		return
+	}
+	if t == F32 {
+		stride := kvHeads * headDim
+		if v, ok := asFloat32s(rows[4*head*headDim:], (len(scores)-1)*stride+headDim); ok {
+			kernels.DotRowsStrided(scores, q, v, stride)
+			return
+		}
+	}
+	for i := range scores {
+		scores[i] = t.dotHead(q, rows[i*rb:(i+1)*rb], head, headDim)
+	}
+}
+
+// AxpyHeads adds a[i] times head number head of row_i to dst for i = 0, 1, ...,
+// len(a)-1 in that order: AxpyHead once per row, the same bits, in one call (for an f32
+// cache one strided kernel, kernels.AxpyRowsStrided, which keeps dst in registers). It
+// panics on a wrong length, head or shape, or when rows holds fewer than len(a) rows.
+func (t CacheType) AxpyHeads(dst, a []float32, rows []byte, head, kvHeads, headDim int) {
+	rb := t.checkHeads("AxpyHeads", len(dst), len(a), len(rows), head, kvHeads, headDim)
+	if len(a) == 0 {
+		return
+	}
+	if t == F32 {
+		stride := kvHeads * headDim
+		if v, ok := asFloat32s(rows[4*head*headDim:], (len(a)-1)*stride+headDim); ok {
+			kernels.AxpyRowsStrided(dst, a, v, stride)
+			return
+		}
+	}
+	for i, ai := range a {
+		t.axpyHead(dst, ai, rows[i*rb:(i+1)*rb], head, headDim)
+	}
+}
+
+// checkHeads is checkHead for n rows of rows (rowsLen bytes): it returns the row length.
+func (t CacheType) checkHeads(what string, q, n, rowsLen, head, kvHeads, headDim int) int {
+	rb := t.RowBytes(kvHeads, headDim)
+	t.checkHead(what, q, rb, head, kvHeads, headDim)
+	if n < 0 || rowsLen < n*rb {
+		panic(fmt.Sprintf("quant: %v %s: %d bytes hold fewer than %d rows of %d bytes", t, what, rowsLen, n, rb))
+	}
+	return rb
+}
