@@ -8,21 +8,25 @@ import (
 
 // DotHeads sets scores[i] = DotHead(q, row_i, head, kvHeads, headDim) for every i <
 // len(scores), row_i the i-th of the consecutive encoded rows in rows (the slots of one
-// cache block): the same bits, in one call. An f32 cache multiplies the head of every row
-// in one strided kernel (kernels.DotRowsStrided); the other types take the rows one by
-// one. It panics on a wrong length, head or shape, or when rows holds fewer than
+// cache block): the same bits, in one call. An f32 or f16 cache multiplies the head of
+// every row in one strided kernel (kernels.DotRowsStrided, DotF16RowsStrided); the other
+// types take the rows one by one. It panics on a wrong length, head or shape, or when rows holds fewer than
 // len(scores) rows.
 func (t CacheType) DotHeads(scores, q []float32, rows []byte, head, kvHeads, headDim int) {
 	rb := t.checkHeads("DotHeads", len(q), len(scores), len(rows), head, kvHeads, headDim)
 	if len(scores) == 0 {
 		return
 	}
-	if t == F32 {
+	switch t {
+	case F32:
 		stride := kvHeads * headDim
 		if v, ok := asFloat32s(rows[4*head*headDim:], (len(scores)-1)*stride+headDim); ok {
 			kernels.DotRowsStrided(scores, q, v, stride)
 			return
 		}
+	case F16:
+		kernels.DotF16RowsStrided(scores, q, rows[2*head*headDim:], rb)
+		return
 	}
 	for i := range scores {
 		scores[i] = t.dotHead(q, rows[i*rb:(i+1)*rb], head, headDim)

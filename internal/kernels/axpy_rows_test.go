@@ -150,3 +150,44 @@ func TestStridedRowsArePerRowCalls(t *testing.T) {
 		assert.Panics(t, func() { AxpyRowsStrided(make([]float32, 8), make([]float32, 3), make([]float32, 8*2+7), 8) })
 	})
 }
+
+// TestDotF16RowsStridedIsDotF16PerRow: DotF16RowsStrided equals one DotF16 per row, bit
+// for bit, at every level, for F16 rows stride bytes apart with NaN halves between them
+// (a kernel that read them would show it), every length (the four-row kernel and the
+// rows after it), misaligned rows and every kind of half; short strides and buffers panic.
+func TestDotF16RowsStridedIsDotF16PerRow(t *testing.T) {
+	forEachLevel(t, func(t *testing.T) {
+		use(implF16AVX2)
+		rng := rand.New(rand.NewPCG(24, 24))
+		for _, kind := range []halfKind{halfNormal, halfExtreme, halfSub} {
+			for _, n := range []int{1, 8, 24, 64, 72} {
+				for _, gap := range []int{0, 2, 16, 6 * n} {
+					stride := 2*n + gap
+					for _, rows := range []int{0, 1, 4, 5, 9} {
+						w := byteBuf(max(rows-1, 0)*stride+2*n, 1+rng.IntN(3))
+						for i := 0; i+1 < len(w); i += 2 {
+							putLE16(w[i:], 0x7e00) // a NaN wherever no row is
+						}
+						for r := range rows {
+							fillRow(rng, rowKinds[0], kind, w[r*stride:r*stride+2*n], n)
+						}
+						x := make([]float32, n)
+						fill(rng, kindNormal, x)
+						want := make([]float32, rows)
+						for r := range rows {
+							want[r] = DotF16(x, w[r*stride:r*stride+2*n])
+						}
+						got := make([]float32, rows+1)
+						got[rows] = 42
+						DotF16RowsStrided(got[:rows], x, w, stride)
+						what := fmt.Sprintf("%s n=%d stride=%d rows=%d", kind, n, stride, rows)
+						requireSameResults(t, want, got[:rows], false, what)
+						require.Equal(t, float32(42), got[rows], what)
+					}
+				}
+			}
+		}
+		assert.Panics(t, func() { DotF16RowsStrided(make([]float32, 1), make([]float32, 8), make([]byte, 16), 15) })
+		assert.Panics(t, func() { DotF16RowsStrided(make([]float32, 2), make([]float32, 8), make([]byte, 31), 16) })
+	})
+}

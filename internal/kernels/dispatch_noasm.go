@@ -35,7 +35,11 @@ func dotF16(x []float32, row []byte) float32  { return dotF16Generic(x, row) }
 func dotBF16(x []float32, row []byte) float32 { return dotBF16Generic(x, row) }
 func dotQ4_0(x []float32, row []byte) float32 { return dotQ4_0Generic(x, row) }
 
-func dotF16Rows(out, x []float32, w []byte, rb int)  { rowsGeneric(out, x, w, rb, dotF16Generic) }
+func dotF16Rows(out, x []float32, w []byte, rb int) { rowsGeneric(out, x, w, rb, dotF16Generic) }
+
+func dotF16RowsStrided(out, x []float32, w []byte, stride int) {
+	dotF16RowsStridedGeneric(out, x, w, stride)
+}
 func dotBF16Rows(out, x []float32, w []byte, rb int) { rowsGeneric(out, x, w, rb, dotBF16Generic) }
 func dotQ4_0Rows(out, x []float32, w []byte, rb int) { rowsGeneric(out, x, w, rb, dotQ4_0Generic) }
 

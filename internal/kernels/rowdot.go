@@ -62,6 +62,31 @@ func DotF16Rows(out, x []float32, w []byte) {
 	dotF16Rows(out, x, w[:rowsBytes("DotF16Rows", len(out), rb)], rb)
 }
 
+// DotF16RowsStrided sets out[r] = DotF16(x, w[r·stride : r·stride+2·len(x)]) for every r <
+// len(out): F16 rows that start stride bytes apart (attention's keys of one head in
+// consecutive slots of an f16 cache), the same bits as one DotF16 per row. It panics if
+// stride < 2·len(x) or w ends before the last row.
+func DotF16RowsStrided(out, x []float32, w []byte, stride int) {
+	n2 := 2 * len(x)
+	if stride < n2 {
+		panic(fmt.Sprintf("kernels: DotF16RowsStrided: stride %d bytes is shorter than a row of %d", stride, n2))
+	}
+	if len(out) == 0 {
+		return
+	}
+	if len(w) < n2 || len(out)-1 > (len(w)-n2)/max(stride, 1) {
+		panic(fmt.Sprintf("kernels: DotF16RowsStrided: %d bytes of w hold fewer than %d rows of %d, %d apart", len(w), len(out), n2, stride))
+	}
+	dotF16RowsStrided(out, x, w[:(len(out)-1)*stride+n2], stride)
+}
+
+// dotF16RowsStridedGeneric is the portable definition of DotF16RowsStrided.
+func dotF16RowsStridedGeneric(out, x []float32, w []byte, stride int) {
+	for r := range out {
+		out[r] = dotF16Generic(x, w[r*stride:r*stride+2*len(x)])
+	}
+}
+
 // DotBF16Rows sets out[r] = DotBF16(x, w[r·2n:(r+1)·2n]) for every r < len(out),
 // n = len(x): w holds len(out) consecutive bfloat16 rows. It panics if w is too short.
 func DotBF16Rows(out, x []float32, w []byte) {

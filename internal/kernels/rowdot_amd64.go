@@ -26,16 +26,16 @@ func dotF16AVX2Asm(x *float32, w *byte, n8 int, xt *[8]float32, wt *[8]uint16) f
 //go:noescape
 func dotBF16AVX2Asm(x *float32, w *byte, n8 int, xt *[8]float32, wt *[8]uint16) float32
 
-// dotF16x4AVX2 sets out[k] = DotF16(x, w_k) for the four rows w_k starting at w + k·2n,
-// n > 0 a multiple of 8, each in its own accumulator.
+// dotF16x4AVX2 sets out[k] = DotF16(x, w_k) for the four rows w_k starting at w +
+// k·stride bytes (2n for a matrix), n > 0 a multiple of 8, each in its own accumulator.
 //
 //go:noescape
-func dotF16x4AVX2(out *float32, w *byte, x *float32, n int)
+func dotF16x4AVX2(out *float32, w *byte, x *float32, n, stride int)
 
 // dotBF16x4AVX2 is dotF16x4AVX2 for bfloat16 rows.
 //
 //go:noescape
-func dotBF16x4AVX2(out *float32, w *byte, x *float32, n int)
+func dotBF16x4AVX2(out *float32, w *byte, x *float32, n, stride int)
 
 // dotQ4_0AVX2Asm returns DotQ4_0 of the nb > 0 blocks at w and the 32·nb floats at x.
 //
@@ -143,13 +143,27 @@ func dotF16Rows(out, x []float32, w []byte, rb int) {
 	halfRows(out, x, w, rb, implF16AVX2.on, dotF16Generic, dotF16x4AVX2, dotF16AVX2)
 }
 
+// dotF16RowsStrided is dotF16RowsStridedGeneric with dotF16x4AVX2 four rows at a time
+// (len(x) a positive multiple of 8, out overlapping neither input) and dotF16 for the rest.
+func dotF16RowsStrided(out, x []float32, w []byte, stride int) {
+	r := 0
+	if implF16AVX2.on && len(x) > 0 && len(x)%8 == 0 && !overlapsRows(out, x, w) {
+		for ; r+4 <= len(out); r += 4 {
+			dotF16x4AVX2(&out[r], &w[r*stride], unsafe.SliceData(x), len(x), stride)
+		}
+	}
+	for ; r < len(out); r++ {
+		out[r] = dotF16(x, w[r*stride:r*stride+2*len(x)])
+	}
+}
+
 func dotBF16Rows(out, x []float32, w []byte, rb int) {
 	halfRows(out, x, w, rb, implBF16AVX2.on, dotBF16Generic, dotBF16x4AVX2, dotBF16AVX2)
 }
 
 // halfRows runs a 16-bit row product: the portable rows without fast, else four rows at a
 // time with x4 when len(x) is a positive multiple of 8, and the rest one by one with dot.
-func halfRows(out, x []float32, w []byte, rb int, fast bool, generic func(x []float32, row []byte) float32, x4 func(out *float32, w *byte, x *float32, n int), dot func(x []float32, row []byte) float32) {
+func halfRows(out, x []float32, w []byte, rb int, fast bool, generic func(x []float32, row []byte) float32, x4 func(out *float32, w *byte, x *float32, n, stride int), dot func(x []float32, row []byte) float32) {
 	if !fast {
 		rowsGeneric(out, x, w, rb, generic)
 		return
@@ -158,7 +172,7 @@ func halfRows(out, x []float32, w []byte, rb int, fast bool, generic func(x []fl
 	if len(x) > 0 && len(x)%8 == 0 {
 		n4 = len(x)
 	}
-	rowsAVX2(out, x, w, rb, n4, x4, dot)
+	rowsAVX2(out, x, w, rb, n4, func(out *float32, w *byte, x *float32, n int) { x4(out, w, x, n, rb) }, dot)
 }
 
 func dotQ4_0Rows(out, x []float32, w []byte, rb int) {

@@ -80,16 +80,16 @@ GLOBL rowConsts<>(SB), RODATA|NOPTR, $8
 // (prefetched) at R11, R12, R13, BX; x in DI, out in DX, n in CX; lanes of row k in Yk;
 // AX is the index of the current group of eight values.
 
-// ROW4START derives the rows' addresses from SI and CX and clears the lanes and the
-// counter.
+// ROW4START derives the rows' addresses from SI and the stride in bytes in R14, and clears
+// the lanes and the counter.
 #define ROW4START \
-	LEAQ   (SI)(CX*2), R8; \
-	LEAQ   (R8)(CX*2), R9; \
-	LEAQ   (R9)(CX*2), R10; \
-	LEAQ   (SI)(CX*8), R11; \
-	LEAQ   (R8)(CX*8), R12; \
-	LEAQ   (R9)(CX*8), R13; \
-	LEAQ   (R10)(CX*8), BX; \
+	LEAQ   (SI)(R14*1), R8; \
+	LEAQ   (R8)(R14*1), R9; \
+	LEAQ   (R9)(R14*1), R10; \
+	LEAQ   (SI)(R14*4), R11; \
+	LEAQ   (R8)(R14*4), R12; \
+	LEAQ   (R9)(R14*4), R13; \
+	LEAQ   (R10)(R14*4), BX; \
 	VXORPS Y0, Y0, Y0; \
 	VXORPS Y1, Y1, Y1; \
 	VXORPS Y2, Y2, Y2; \
@@ -176,14 +176,15 @@ tail:
 	VZEROUPPER
 	RET
 
-// func dotF16x4AVX2(out *float32, w *byte, x *float32, n int)
+// func dotF16x4AVX2(out *float32, w *byte, x *float32, n, stride int)
 //
-// n > 0 is a multiple of 8.
-TEXT ·dotF16x4AVX2(SB), NOSPLIT, $0-32
+// n > 0 is a multiple of 8; the four rows are stride bytes apart.
+TEXT ·dotF16x4AVX2(SB), NOSPLIT, $0-40
 	MOVQ out+0(FP), DX
 	MOVQ w+8(FP), SI
 	MOVQ x+16(FP), DI
 	MOVQ n+24(FP), CX
+	MOVQ stride+32(FP), R14
 	ROW4START
 
 loop:
@@ -195,14 +196,15 @@ loop:
 	VZEROUPPER
 	RET
 
-// func dotBF16x4AVX2(out *float32, w *byte, x *float32, n int)
+// func dotBF16x4AVX2(out *float32, w *byte, x *float32, n, stride int)
 //
 // As dotF16x4AVX2, for bfloat16 rows.
-TEXT ·dotBF16x4AVX2(SB), NOSPLIT, $0-32
+TEXT ·dotBF16x4AVX2(SB), NOSPLIT, $0-40
 	MOVQ out+0(FP), DX
 	MOVQ w+8(FP), SI
 	MOVQ x+16(FP), DI
 	MOVQ n+24(FP), CX
+	MOVQ stride+32(FP), R14
 	ROW4START
 
 loop:

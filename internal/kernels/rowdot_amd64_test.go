@@ -33,14 +33,14 @@ func avx2RowSet() rowDotSet {
 				if len(x)%8 == 0 {
 					n4 = len(x)
 				}
-				rowsAVX2(out, x, w, 2*len(x), n4, dotF16x4AVX2, dotF16AVX2)
+				rowsAVX2(out, x, w, 2*len(x), n4, func(o *float32, w *byte, x *float32, n int) { dotF16x4AVX2(o, w, x, n, 2*n) }, dotF16AVX2)
 			},
 			"bf16": func(out, x []float32, w []byte) {
 				n4 := 0
 				if len(x)%8 == 0 {
 					n4 = len(x)
 				}
-				rowsAVX2(out, x, w, 2*len(x), n4, dotBF16x4AVX2, dotBF16AVX2)
+				rowsAVX2(out, x, w, 2*len(x), n4, func(o *float32, w *byte, x *float32, n int) { dotBF16x4AVX2(o, w, x, n, 2*n) }, dotBF16AVX2)
 			},
 			"q4_0": func(out, x []float32, w []byte) {
 				rowsAVX2(out, x, w, len(x)/QBlockLen*Q4_0BlockBytes, len(x)/QBlockLen, dotQ4_0x4AVX2, dotQ4_0AVX2)
