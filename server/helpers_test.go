@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -59,6 +60,14 @@ func startModel(t *testing.T, m *model.Model, cfg engine.Config, opts Options) *
 	srv := New(eng, opts)
 	loop := make(chan error, 1)
 	go func() { loop <- srv.Run(context.Background()) }()
+	// Until Run has begun, /health says "starting" (503) and a Close makes Run return
+	// ErrClosed: a test that asks at once would race the goroutine (it lost under -race on
+	// a loaded machine).
+	require.Eventually(t, func() bool {
+		srv.mu.Lock()
+		defer srv.mu.Unlock()
+		return srv.started
+	}, 10*time.Second, time.Millisecond, "the engine loop did not start")
 	ts := httptest.NewServer(srv.Handler())
 	t.Cleanup(func() {
 		require.NoError(t, srv.Close())
