@@ -68,7 +68,7 @@ func PagedHeads(out, q []float32, pool *kvcache.Pool, layer int, table []int, n 
 			vlo, vhi = cfg.VType.HeadBytes(kvh, s.KVHeads, s.HeadDim)
 		}
 		// The positions go a block's run of slots at a time: their rows are consecutive in
-		// the pool, one call for the run (an f32 cache's in one strided kernel).
+		// the pool, one call for the run (an f32 or f16 cache's in one strided kernel).
 		for t := lo; t < n; {
 			m := min(bs-t%bs, n-t)
 			for u := t + ahead; ahead > 0 && u < min(t+m+ahead, n); u++ {

@@ -19,8 +19,7 @@ func (t CacheType) DotHeads(scores, q []float32, rows []byte, head, kvHeads, hea
 	}
 	switch t {
 	case F32:
-		stride := kvHeads * headDim
-		if v, ok := asFloat32s(rows[4*head*headDim:], (len(scores)-1)*stride+headDim); ok {
+		if v, stride, ok := f32Heads(rows, len(scores), head, kvHeads, headDim); ok {
 			kernels.DotRowsStrided(scores, q, v, stride)
 			return
 		}
@@ -43,8 +42,7 @@ func (t CacheType) AxpyHeads(dst, a []float32, rows []byte, head, kvHeads, headD
 		return
 	}
 	if t == F32 {
-		stride := kvHeads * headDim
-		if v, ok := asFloat32s(rows[4*head*headDim:], (len(a)-1)*stride+headDim); ok {
+		if v, stride, ok := f32Heads(rows, len(a), head, kvHeads, headDim); ok {
 			kernels.AxpyRowsStrided(dst, a, v, stride)
 			return
 		}
@@ -52,6 +50,15 @@ func (t CacheType) AxpyHeads(dst, a []float32, rows []byte, head, kvHeads, headD
 	for i, ai := range a {
 		t.axpyHead(dst, ai, rows[i*rb:(i+1)*rb], head, headDim)
 	}
+}
+
+// f32Heads views head number head of n > 0 consecutive f32 rows as float32 values from the
+// head's first value to the last row's end of the head, the rows stride = kvHeads·headDim
+// values apart; ok is false when the bytes cannot be viewed so (asFloat32s).
+func f32Heads(rows []byte, n, head, kvHeads, headDim int) (v []float32, stride int, ok bool) {
+	stride = kvHeads * headDim
+	v, ok = asFloat32s(rows[4*head*headDim:], (n-1)*stride+headDim)
+	return v, stride, ok
 }
 
 // checkHeads is checkHead for n rows of rows (rowsLen bytes): it returns the row length.

@@ -241,7 +241,8 @@ func MeasureRoofline(m *model.Model, c RooflineConfig) (Roofline, error) {
 	}
 	run.PairedFractions = windowFractions(run.PairedWindowGBs, run.PairedProbeGBs)
 	run.PairedBandwidthFraction = Median(run.PairedFractions)
-	run.BatchArithmeticSeconds = BatchArithmetic(m, CeilingBatch, r.weightsPeak())
+	peak, _ := r.weightsPeak()
+	run.BatchArithmeticSeconds = BatchArithmetic(m, CeilingBatch, peak)
 	run.BatchCeiling = BatchCeiling(CeilingBatch, 1/run.DecodeTokensPerSecond, run.BatchArithmeticSeconds)
 	buf = nil
 	r.RooflineRun = run
@@ -349,13 +350,13 @@ func windowFractions(rates, probes []float64) []float64 {
 	return f
 }
 
-// weightsPeak is the peak of the arithmetic the weights' products use: the int8
-// multiply-adds for quantized weights, the unfused multiply and add otherwise.
-func (r Roofline) weightsPeak() float64 {
+// weightsPeak is the peak of the arithmetic the weights' products use, and its name: the
+// int8 multiply-adds for quantized weights, the unfused multiply and add otherwise.
+func (r Roofline) weightsPeak() (peak float64, what string) {
 	if r.QuantizedWeights && r.Int8PeakGops > 0 {
-		return r.Int8PeakGops
+		return r.Int8PeakGops, "int8"
 	}
-	return r.MulAddPeakGFLOPs
+	return r.MulAddPeakGFLOPs, "multiply+add"
 }
 
 // quantizedWeights reports whether most of the layers' weights (by count) are stored in

@@ -69,10 +69,7 @@ func writeRooflineRun(w io.Writer, limits Roofline, r RooflineRun) {
 			medianRange(pct, "%.1f"), len(pct), DecodeWindow)
 	}
 	if r.BatchCeiling > 0 {
-		what := "multiply+add"
-		if limits.QuantizedWeights && limits.Int8PeakGops > 0 {
-			what = "int8"
-		}
+		_, what := limits.weightsPeak()
 		fmt.Fprintf(w, "  batch %d ceiling     ×%.1f batch 1 at most: %d sequences' products take %.1f ms at the %s peak, against %.1f ms for %d batch-1 steps\n",
 			CeilingBatch, r.BatchCeiling, CeilingBatch, 1000*r.BatchArithmeticSeconds, what, 1000*CeilingBatch/r.DecodeTokensPerSecond, CeilingBatch)
 	}

@@ -1,7 +1,5 @@
 package kernels
 
-import "fmt"
-
 // Axpy adds a·x to dst element by element: dst[i] = dst[i] + float32(a*x[i]), with a rounded
 // multiply and a rounded add (never fused), for i < len(dst). Like the expression
 // x[:len(dst)], it panics if cap(x) < len(dst).
@@ -34,15 +32,9 @@ func AxpyRows(dst, a, x []float32) {
 // slots). The same bits as one Axpy per row in order. It panics if stride < len(dst) or x
 // ends before the last row.
 func AxpyRowsStrided(dst, a, x []float32, stride int) {
-	n := len(dst)
-	if stride < n {
-		panic(fmt.Sprintf("kernels: AxpyRowsStrided: stride %d is shorter than a row of %d", stride, n))
-	}
+	span := stridedSpan("AxpyRowsStrided", "floats", len(a), len(dst), stride, len(x))
 	if len(a) == 0 {
 		return
 	}
-	if len(x) < n || len(a)-1 > (len(x)-n)/max(stride, 1) {
-		panic(fmt.Sprintf("kernels: AxpyRowsStrided: %d floats of x hold fewer than %d rows of %d, %d apart", len(x), len(a), n, stride))
-	}
-	axpyRows(dst, a, x[:(len(a)-1)*stride+n], stride)
+	axpyRows(dst, a, x[:span], stride)
 }

@@ -45,8 +45,6 @@
 // code.
 package kernels
 
-import "fmt"
-
 // Dot returns the dot product of x and y[:len(x)] in the package's fixed reduction order.
 // Like the expression y[:len(x)], it panics if cap(y) < len(x).
 func Dot(x, y []float32) float32 {
@@ -58,17 +56,11 @@ func Dot(x, y []float32) float32 {
 // one head over the consecutive slots of a cache block), the same bits as one Dot per row.
 // It panics if stride < len(x) or w ends before the last row.
 func DotRowsStrided(out, x, w []float32, stride int) {
-	n := len(x)
-	if stride < n {
-		panic(fmt.Sprintf("kernels: DotRowsStrided: stride %d is shorter than a row of %d", stride, n))
-	}
+	span := stridedSpan("DotRowsStrided", "floats", len(out), len(x), stride, len(w))
 	if len(out) == 0 {
 		return
 	}
-	if len(w) < n || len(out)-1 > (len(w)-n)/max(stride, 1) {
-		panic(fmt.Sprintf("kernels: DotRowsStrided: %d floats of w hold fewer than %d rows of %d, %d apart", len(w), len(out), n, stride))
-	}
-	dotRowsStrided(out, x, w[:(len(out)-1)*stride+n], stride)
+	dotRowsStrided(out, x, w[:span], stride)
 }
 
 // dotRowsStridedGeneric is the portable definition of DotRowsStrided.

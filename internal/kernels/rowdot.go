@@ -67,17 +67,11 @@ func DotF16Rows(out, x []float32, w []byte) {
 // consecutive slots of an f16 cache), the same bits as one DotF16 per row. It panics if
 // stride < 2·len(x) or w ends before the last row.
 func DotF16RowsStrided(out, x []float32, w []byte, stride int) {
-	n2 := 2 * len(x)
-	if stride < n2 {
-		panic(fmt.Sprintf("kernels: DotF16RowsStrided: stride %d bytes is shorter than a row of %d", stride, n2))
-	}
+	span := stridedSpan("DotF16RowsStrided", "bytes", len(out), 2*len(x), stride, len(w))
 	if len(out) == 0 {
 		return
 	}
-	if len(w) < n2 || len(out)-1 > (len(w)-n2)/max(stride, 1) {
-		panic(fmt.Sprintf("kernels: DotF16RowsStrided: %d bytes of w hold fewer than %d rows of %d, %d apart", len(w), len(out), n2, stride))
-	}
-	dotF16RowsStrided(out, x, w[:(len(out)-1)*stride+n2], stride)
+	dotF16RowsStrided(out, x, w[:span], stride)
 }
 
 // dotF16RowsStridedGeneric is the portable definition of DotF16RowsStrided.
@@ -114,6 +108,23 @@ func qRowBytes(what string, n, blockBytes int) int {
 // rowsBytes returns rows·rowBytes, panicking instead of overflowing.
 func rowsBytes(what string, rows, rowBytes int) int {
 	return formatRowsBytes(what, "", "", rows, rowBytes)
+}
+
+// stridedSpan checks rows rows of rowLen units (floats or bytes, named by unit) that
+// start stride units apart against the have units given to the strided kernel what, and
+// returns how many units they span: (rows-1)·stride + rowLen, 0 for no rows. It panics if
+// stride < rowLen or the rows run past have.
+func stridedSpan(what, unit string, rows, rowLen, stride, have int) int {
+	if stride < rowLen {
+		panic(fmt.Sprintf("kernels: %s: stride %d %s is shorter than a row of %d", what, stride, unit, rowLen))
+	}
+	if rows == 0 {
+		return 0
+	}
+	if have < rowLen || rows-1 > (have-rowLen)/max(stride, 1) {
+		panic(fmt.Sprintf("kernels: %s: %d %s hold fewer than %d rows of %d, %d apart", what, have, unit, rows, rowLen, stride))
+	}
+	return (rows-1)*stride + rowLen
 }
 
 // formatRowsBytes is rowsBytes for the kernel named "Dot"+format+op when format is set (else
