@@ -22,11 +22,14 @@ const KBatchTile = 16
 // The layout of one super-block of a tile of Q8KBatch: the 64 groups of four codes of the
 // sixteen vectors (each code plus 128, unsigned, vector v in bytes 4v..4v+3 of a group),
 // then for each pair of block sums j the sixteen vectors' pairs (bsum[2j] | bsum[2j+1]<<16),
-// then the sixteen vectors' scales.
+// then the sixteen vectors' scales, then for each pair of 32-value sums k (the types with a
+// min per 32 values) the sixteen vectors' pairs (s[2k] | s[2k+1]<<16, s[j] =
+// bsum[2j] + bsum[2j+1], at most 32·127 in magnitude).
 const (
-	kTileSumsOffset  = KBlockLen / 4 * 64
-	kTileScaleOffset = kTileSumsOffset + 8*64
-	kTileStride      = kTileScaleOffset + 64 // bytes per super-block of a tile
+	kTileSumsOffset   = KBlockLen / 4 * 64
+	kTileScaleOffset  = kTileSumsOffset + 8*64
+	kTileSums32Offset = kTileScaleOffset + 64
+	kTileStride       = kTileSums32Offset + 4*64 // bytes per super-block of a tile
 )
 
 // Q8KBatch is a set of Q8_K-quantized vectors of the same length, transposed in tiles of
@@ -82,6 +85,10 @@ func (b *Q8KBatch) Set(xs []*Q8KInput) {
 				le.PutUint32(dst[kTileSumsOffset+64*j+4*v:], le.Uint32(src[q8KSumsOffset+4*j:]))
 			}
 			le.PutUint32(dst[kTileScaleOffset+4*v:], le.Uint32(src[q8KDOffset:]))
+			for k := range 4 {
+				lo, hi := q8KSum(src, 4*k)+q8KSum(src, 4*k+1), q8KSum(src, 4*k+2)+q8KSum(src, 4*k+3)
+				le.PutUint32(dst[kTileSums32Offset+64*k+4*v:], uint32(uint16(lo))|uint32(uint16(hi))<<16)
+			}
 		}
 	}
 	// The unused lanes of the last tile: codes 0 (stored as 128), sums 0, scale 0.
@@ -169,8 +176,10 @@ func kBatchGeneric(f *kFormat, out []float32, stride int, x *Q8KBatch, w []byte,
 // kPrepStride is the size of one super-block of a row prepared for the batched kernels:
 // the 256 codes (bytes), the scale differences (kBatch kernels sum the products
 // cumulatively: Δ_j = sc_j − sc_{j+1}, sixteen int32 or eight for the types with scales per
-// 32 values), the min or scale pairs for the block sums (eight int32, two int16 each), 128
-// times Σ sc·q (the inputs' codes carry +128), and d and dmin as float32.
+// 32 values), the min or scale pairs for the block sums (two int16 each: eight for the
+// types with a scale per 16 values, [m, m] or [sc, sc] against a pair of block sums; four
+// for Q4_K and Q5_K, [m_2k, m_2k+1] against a pair of 32-value sums), 128 times Σ sc·q
+// (the inputs' codes carry +128), and d and dmin as float32.
 const (
 	kPrepDeltaOffset = KBlockLen
 	kPrepPairsOffset = kPrepDeltaOffset + 64

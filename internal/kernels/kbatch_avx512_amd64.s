@@ -134,7 +134,8 @@ GLOBL k6ScByteIdx<>(SB), RODATA|NOPTR, $256
 
 // KPREPSCALEMIN stores what a Q4_K or Q5_K super-block's scales and mins give (X1 holds
 // [sc0..sc3, m0..m3, sc4..sc7, m4..m7]): the eight scale differences at 256(DI), the mins
-// as word pairs [m, m] at 320(DI), d and dmin (the fp16 pair at (R)(R13*1)) at 356(DI).
+// as words m0..m7 (the pairs [m_2k, m_2k+1]) at 320(DI), d and dmin (the fp16 pair at
+// (R)(R13*1)) at 356(DI).
 #define KPREPSCALEMIN(R) \
 	VPSHUFB       kPick<>+0(SB), X1, X2; \
 	VPMOVZXBD     X2, Y2; \
@@ -142,10 +143,8 @@ GLOBL k6ScByteIdx<>(SB), RODATA|NOPTR, $256
 	VPSUBD        Y3, Y2, Y2; \
 	VMOVDQU       Y2, 256(DI); \
 	VPSHUFB       kPick<>+16(SB), X1, X2; \
-	VPMOVZXBD     X2, Y2; \
-	VPSLLD        $16, Y2, Y3; \
-	VPORD         Y3, Y2, Y2; \
-	VMOVDQU       Y2, 320(DI); \
+	VPMOVZXBW     X2, X2; \
+	VMOVDQU       X2, 320(DI); \
 	VPBROADCASTD  (R)(R13*1), X2; \
 	VCVTPH2PS     X2, X2; \
 	VMOVQ         X2, 356(DI)
@@ -235,7 +234,8 @@ GLOBL k6ScByteIdx<>(SB), RODATA|NOPTR, $256
 	VMULPS      Z27, I, I; \
 	VADDPS      I, ACC, ACC
 
-// KGEMMSETUP loads the arguments, the shift into X29, and zeroes the accumulators Z12-Z15.
+// KGEMMSETUP loads the arguments, the shift into X29, the prefetch pointer and step into
+// R11 and R12, and zeroes the accumulators Z12-Z15.
 #define KGEMMSETUP \
 	MOVQ   prep+8(FP), SI; \
 	MOVQ   tile+16(FP), DI; \
@@ -246,13 +246,26 @@ GLOBL k6ScByteIdx<>(SB), RODATA|NOPTR, $256
 	LEAQ   (R9)(AX*1), R10; \
 	MOVQ   shift+40(FP), AX; \
 	VMOVQ  AX, X29; \
+	MOVQ   pf+48(FP), R11; \
+	MOVQ   pfStep+56(FP), R12; \
 	VPXORD Z12, Z12, Z12; \
 	VPXORD Z13, Z13, Z13; \
 	VPXORD Z14, Z14, Z14; \
 	VPXORD Z15, Z15, Z15
 
-// KGEMMSTART zeroes a super-block's running sums (Z0-Z3, Z16-Z19), I (Z4-Z7), M (Z8-Z11).
-#define KGEMMSTART \
+// KGEMMSTART asks for the next pfStep bytes of the rows to come (R11 on to R12) in L2,
+// and zeroes a super-block's running sums (Z0-Z3, Z16-Z19), I (Z4-Z7), M (Z8-Z11).
+#define KGEMMSTART(LPF, LDONE) \
+	LEAQ       (R11)(R12*1), BX; \
+	CMPQ       R11, BX; \
+	JAE        LDONE; \
+LPF: \
+	PREFETCHT1 (R11); \
+	ADDQ       $64, R11; \
+	CMPQ       R11, BX; \
+	JB         LPF; \
+	MOVQ       BX, R11; \
+LDONE: \
 	VPXORD Z0, Z0, Z0; \
 	VPXORD Z1, Z1, Z1; \
 	VPXORD Z2, Z2, Z2; \
@@ -270,9 +283,22 @@ GLOBL k6ScByteIdx<>(SB), RODATA|NOPTR, $256
 	VPXORD Z10, Z10, Z10; \
 	VPXORD Z11, Z11, Z11
 
-// KGEMMPAIRS runs the eight pairs of block sums and loads the sixteen vectors' scales.
+// KPAIRS32 is KPAIRS for pair K of 32-value sums (the types with a min per 32 values).
+#define KPAIRS32(K) \
+	VMOVDQU64     (4672+64*(K))(DI), Z24; \
+	VPDPWSSD.BCST (320+4*(K))(SI), Z24, Z8; \
+	VPDPWSSD.BCST (320+4*(K))(R8), Z24, Z9; \
+	VPDPWSSD.BCST (320+4*(K))(R9), Z24, Z10; \
+	VPDPWSSD.BCST (320+4*(K))(R10), Z24, Z11
+
+// KGEMMPAIRS runs the eight pairs of block sums and loads the sixteen vectors' scales;
+// KGEMMPAIRS32 the four pairs of 32-value sums (half the multiplies).
 #define KGEMMPAIRS \
 	KPAIRS(0); KPAIRS(1); KPAIRS(2); KPAIRS(3); KPAIRS(4); KPAIRS(5); KPAIRS(6); KPAIRS(7); \
+	VMOVUPS 4608(DI), Z26
+
+#define KGEMMPAIRS32 \
+	KPAIRS32(0); KPAIRS32(1); KPAIRS32(2); KPAIRS32(3); \
 	VMOVUPS 4608(DI), Z26
 
 // KGEMMNEXT moves to the next super-block and loops to L while there is one.
@@ -281,7 +307,7 @@ GLOBL k6ScByteIdx<>(SB), RODATA|NOPTR, $256
 	ADDQ $384, R8; \
 	ADDQ $384, R9; \
 	ADDQ $384, R10; \
-	ADDQ $4672, DI; \
+	ADDQ $4928, DI; \
 	DECQ CX
 
 // KGEMMSTORE stores the four rows' sixteen results at res.
@@ -431,12 +457,12 @@ q6kprep:
 	VZEROUPPER
 	RET
 
-// func gemmK32MinAVX512(res *float32, prep *byte, tile *byte, nb, prepStride, shift int)
-TEXT ·gemmK32MinAVX512(SB), NOSPLIT, $0-48
+// func gemmK32MinAVX512(res *float32, prep *byte, tile *byte, nb, prepStride, shift int, pf *byte, pfStep int)
+TEXT ·gemmK32MinAVX512(SB), NOSPLIT, $0-64
 	KGEMMSETUP
 
 gemmK32Minloop:
-	KGEMMSTART
+	KGEMMSTART(gemmK32Minpf, gemmK32Minpfdone)
 	KSUB32(0)
 	KSUB32(1)
 	KSUB32(2)
@@ -445,7 +471,7 @@ gemmK32Minloop:
 	KSUB32(5)
 	KSUB32(6)
 	KSUB32(7)
-	KGEMMPAIRS
+	KGEMMPAIRS32
 	KFLOATMIN(SI, Z4, Z8, Z12)
 	KFLOATMIN(R8, Z5, Z9, Z13)
 	KFLOATMIN(R9, Z6, Z10, Z14)
@@ -455,12 +481,12 @@ gemmK32Minloop:
 	KGEMMSTORE
 	RET
 
-// func gemmK16MinAVX512(res *float32, prep *byte, tile *byte, nb, prepStride, shift int)
-TEXT ·gemmK16MinAVX512(SB), NOSPLIT, $0-48
+// func gemmK16MinAVX512(res *float32, prep *byte, tile *byte, nb, prepStride, shift int, pf *byte, pfStep int)
+TEXT ·gemmK16MinAVX512(SB), NOSPLIT, $0-64
 	KGEMMSETUP
 
 gemmK16Minloop:
-	KGEMMSTART
+	KGEMMSTART(gemmK16Minpf, gemmK16Minpfdone)
 	KSUB16(0)
 	KSUB16(1)
 	KSUB16(2)
@@ -487,12 +513,12 @@ gemmK16Minloop:
 	KGEMMSTORE
 	RET
 
-// func gemmK16SignedAVX512(res *float32, prep *byte, tile *byte, nb, prepStride, shift int)
-TEXT ·gemmK16SignedAVX512(SB), NOSPLIT, $0-48
+// func gemmK16SignedAVX512(res *float32, prep *byte, tile *byte, nb, prepStride, shift int, pf *byte, pfStep int)
+TEXT ·gemmK16SignedAVX512(SB), NOSPLIT, $0-64
 	KGEMMSETUP
 
 gemmK16Signedloop:
-	KGEMMSTART
+	KGEMMSTART(gemmK16Signedpf, gemmK16Signedpfdone)
 	KSUB16(0)
 	KSUB16(1)
 	KSUB16(2)

@@ -69,6 +69,60 @@ func checkDotKBatch(t *testing.T) {
 	}
 }
 
+// TestDotKBatchExtremeSums: vectors whose codes are all −127 or 127 (block sums of
+// ±2032, the 32-value sums ±4064 that Q4_K and Q5_K meet as int16 pairs), with vectors
+// of mixed sign beside them, against rows whose scale and min bytes are all 0xff (6-bit
+// scales and mins of 63) and whose codes are all set: every format gives every vector's
+// portable row dots, at every level.
+func TestDotKBatchExtremeSums(t *testing.T) {
+	forEachLevel(t, func(t *testing.T) {
+		use(implKBatchVNNI)
+		const nb, rows = 2, 5
+		n := nb * KBlockLen
+		xs := make([]*Q8KInput, 16)
+		for v := range xs {
+			x := make([]float32, n)
+			for i := range x {
+				switch v % 3 {
+				case 0:
+					x[i] = 1 // all codes −127 (iscale = −127/max)
+				case 1:
+					x[i] = -1 // all 127 but the first (iscale = −127/x[0])
+					x[0] = 1
+				default:
+					x[i] = float32(i%7) - 3
+				}
+			}
+			xs[v] = new(Q8KInput)
+			xs[v].Quantize(x)
+		}
+		require.Equal(t, int32(-2032), q8KSum(xs[0].block(0), 0))
+		require.Equal(t, int32(2032), q8KSum(xs[1].block(0), 15))
+		var b Q8KBatch
+		b.Set(xs)
+		for _, kf := range kTestFormats {
+			f := kf.f
+			rb := nb * f.blockBytes
+			w := make([]byte, rows*rb)
+			for i := range w {
+				w[i] = 0xff
+			}
+			for blk := range rows * nb {
+				for _, off := range kf.halves {
+					putLE16(w[blk*f.blockBytes+off:], 0x2c00) // 1/16
+				}
+			}
+			out := make([]float32, len(xs)*rows)
+			kBatchFormats[f](out, rows, &b, w, rows)
+			for v := range xs {
+				want := make([]float32, rows)
+				kRowsGeneric(f, want, xs[v], w, rb)
+				requireSameResults(t, want, out[v*rows:(v+1)*rows], false, fmt.Sprintf("%s vector %d", f.name, v))
+			}
+		}
+	})
+}
+
 // TestDotKBatchPanelsMatchGeneric: products of more rows than one panel of the AVX2 path
 // (kBatchPanelBytes: 256 KiB of rows, 156 to 227 of these) against two groups of four
 // vectors and one left over give every vector's portable row dots, at every level.
@@ -116,15 +170,17 @@ func TestDotKBatchPanics(t *testing.T) {
 }
 
 // BenchmarkDotKBatch multiplies 512 rows of 2048 columns (L2-resident) by 16 vectors
-// ("batch16", a batched decode step), and 4096 Q4_K or Q6_K rows (a thread's share of a
-// TinyLlama-shape gate and up projection, 4.5 or 6.7 MB) by 64 ("prefill"), per format and
-// path; throughput counts the weight bytes times the vectors.
+// ("batch16", a batched decode step), 4096 Q4_K or Q6_K rows (a thread's share of a
+// TinyLlama-shape gate and up projection, 4.5 or 6.7 MB) by 64 ("prefill"), and two sets
+// of 32768 Q4_K rows (37.7 MB each, taken in turn, so that the rows come from main memory
+// as in a decode step) by 16 ("batch16mem", the fast paths only), per format and path;
+// throughput counts the weight bytes times the vectors.
 func BenchmarkDotKBatch(b *testing.B) {
 	const cols = 2048
 	for _, shape := range []struct {
 		name        string
 		rows, count int
-	}{{"batch16", 512, 16}, {"prefill", 4096, 64}} {
+	}{{"batch16", 512, 16}, {"prefill", 4096, 64}, {"batch16mem", 32768, 16}} {
 		rng := rand.New(rand.NewPCG(16, 19))
 		xs := make([]*Q8KInput, shape.count)
 		for v := range xs {
@@ -132,22 +188,33 @@ func BenchmarkDotKBatch(b *testing.B) {
 			xs[v].Quantize(randomFloats(cols, uint64(20+v)))
 		}
 		for _, kf := range kTestFormats {
-			if shape.name == "prefill" && kf.f != &kQ4_K && kf.f != &kQ6_K {
+			if shape.name == "prefill" && kf.f != &kQ4_K && kf.f != &kQ6_K || shape.name == "batch16mem" && kf.f != &kQ4_K {
 				continue
 			}
 			rows := shape.rows
 			rb := cols / KBlockLen * kf.f.blockBytes
-			w := make([]byte, rows*rb)
-			fillKRow(rng, kf.f.blockBytes, kf.halves, halfNormal, w, rows*cols/KBlockLen)
+			ws := make([][]byte, 1, 2)
+			if shape.name == "batch16mem" {
+				ws = ws[:2]
+			}
+			for i := range ws {
+				ws[i] = make([]byte, rows*rb)
+				fillKRow(rng, kf.f.blockBytes, kf.halves, halfNormal, ws[i], rows*cols/KBlockLen)
+			}
 			out := make([]float32, shape.count*rows)
 			for _, level := range testLevels() {
+				if shape.name == "batch16mem" && level != "avx512" && level != "avx2" {
+					continue
+				}
 				b.Run(shape.name+"/"+kf.f.name+"/"+level, func(b *testing.B) {
 					defer atLevel(level)()
 					var x Q8KBatch
 					x.Set(xs)
-					b.SetBytes(int64(len(w) * shape.count))
+					b.SetBytes(int64(rows * rb * shape.count))
+					i := 0
 					for b.Loop() {
-						kBatchFormats[kf.f](out, rows, &x, w, rows)
+						kBatchFormats[kf.f](out, rows, &x, ws[i%len(ws)], rows)
+						i++
 					}
 				})
 			}
