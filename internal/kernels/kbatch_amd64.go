@@ -124,8 +124,10 @@ func dotKBatchFast(f *kFormat, out []float32, stride int, x *Q8KBatch, w []byte,
 			pfStep = 0
 			for v := range min(KBatchTile, count-t*KBatchTile) {
 				o := out[(t*KBatchTile+v)*stride+r0:]
-				for k4 := range n4 {
-					o[k4] = res[k4*KBatchTile+v]
+				if n4 == 4 {
+					*(*[4]float32)(o) = *(*[4]float32)(res[4*v:])
+				} else {
+					copy(o[:n4], res[4*v:])
 				}
 			}
 		}

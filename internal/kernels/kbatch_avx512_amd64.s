@@ -157,8 +157,8 @@ GLOBL k6ScByteIdx<>(SB), RODATA|NOPTR, $256
 	VPDPBUSD  Z4, Z9, Z15
 
 // The gemm kernels multiply the four prepared rows at prep + k·prepStride (k = 0..3) by the
-// tile of sixteen vectors at tile, nb super-blocks, and store the 4 × 16 results at res
-// (row k's sixteen vectors at res + 64k). gemmK32Min serves the types with a scale per 32
+// tile of sixteen vectors at tile, nb super-blocks, and store the 16 × 4 results at res
+// (vector v's four rows at res + 16v). gemmK32Min serves the types with a scale per 32
 // values and mins (Q4_K, Q5_K), gemmK16Min those with a scale per 16 and mins (Q2_K),
 // gemmK16Signed the signed ones (Q6_K: shift 5, Q3_K: shift 2, the offset 32 or 4 as a
 // shift of the scale pairs' sum). Each row's running sum is kept in two registers, the
@@ -310,13 +310,31 @@ LDONE: \
 	ADDQ $4928, DI; \
 	DECQ CX
 
-// KGEMMSTORE stores the four rows' sixteen results at res.
+// KGEMMSTORE stores the four rows' sixteen results at res, vector by vector: vector v's
+// four rows at res + 16v. Two rounds of interleaves leave vector 4L+j's rows in lane L of
+// Z4+j, and two of lane shuffles gather lane L of Z4-Z7 into Z(L).
 #define KGEMMSTORE \
-	MOVQ    res+0(FP), DX; \
-	VMOVUPS Z12, (DX); \
-	VMOVUPS Z13, 64(DX); \
-	VMOVUPS Z14, 128(DX); \
-	VMOVUPS Z15, 192(DX); \
+	MOVQ        res+0(FP), DX; \
+	VPUNPCKLDQ  Z13, Z12, Z0; \
+	VPUNPCKHDQ  Z13, Z12, Z1; \
+	VPUNPCKLDQ  Z15, Z14, Z2; \
+	VPUNPCKHDQ  Z15, Z14, Z3; \
+	VPUNPCKLQDQ Z2, Z0, Z4; \
+	VPUNPCKHQDQ Z2, Z0, Z5; \
+	VPUNPCKLQDQ Z3, Z1, Z6; \
+	VPUNPCKHQDQ Z3, Z1, Z7; \
+	VSHUFI32X4  $0x44, Z5, Z4, Z0; \
+	VSHUFI32X4  $0x44, Z7, Z6, Z1; \
+	VSHUFI32X4  $0xee, Z5, Z4, Z2; \
+	VSHUFI32X4  $0xee, Z7, Z6, Z3; \
+	VSHUFI32X4  $0x88, Z1, Z0, Z4; \
+	VSHUFI32X4  $0xdd, Z1, Z0, Z5; \
+	VSHUFI32X4  $0x88, Z3, Z2, Z6; \
+	VSHUFI32X4  $0xdd, Z3, Z2, Z7; \
+	VMOVUPS     Z4, (DX); \
+	VMOVUPS     Z5, 64(DX); \
+	VMOVUPS     Z6, 128(DX); \
+	VMOVUPS     Z7, 192(DX); \
 	VZEROUPPER
 
 // K2PREPHALF stores the 128 codes of half H of a Q2_K or Q3_K super-block (the 2-bit codes
