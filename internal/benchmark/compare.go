@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os/exec"
 	"slices"
 
 	"github.com/kvref/kvref/internal/kernels"
@@ -81,6 +82,10 @@ func Compare(ctx context.Context, m *model.Model, c CompareConfig) (Comparison, 
 		return Comparison{}, fmt.Errorf("benchmark: nothing to compare: no generation and no prompt test")
 	}
 	lb := c.LlamaBench
+	// A wrong path fails here, not after kvref's warm-up.
+	if _, err := exec.LookPath(lb.Path); err != nil {
+		return Comparison{}, fmt.Errorf("benchmark: llama-bench %q cannot be run (%v): give the path of llama.cpp's llama-bench executable, such as ../shared/bin/llama-bench", lb.Path, err)
+	}
 	lb.Threads, lb.Reps = Threads(c.Threads), c.Reps
 	out := Comparison{CPU: CPUName(), LlamaPath: lb.Path, Kernels: kernels.Implementation(), Threads: lb.Threads,
 		CacheType: lb.CacheType, Rounds: c.Rounds}

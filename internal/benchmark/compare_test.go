@@ -3,6 +3,7 @@ package benchmark
 import (
 	"context"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -74,6 +75,14 @@ func TestCompare(t *testing.T) {
 
 	_, err = Compare(context.Background(), m, CompareConfig{Setup: tinySetup(t), LlamaBench: LlamaBench{Path: script}, Rounds: 1, Reps: 1})
 	require.ErrorContains(t, err, "nothing to compare")
+	// A path that is missing or not executable is refused before anything runs.
+	notExec := filepath.Join(t.TempDir(), "llama-bench")
+	require.NoError(t, os.WriteFile(notExec, []byte("#!/bin/sh\n"), 0o644))
+	for _, path := range []string{filepath.Join(t.TempDir(), "missing"), notExec, ""} {
+		_, err = Compare(context.Background(), m, CompareConfig{Setup: tinySetup(t), LlamaBench: LlamaBench{Path: path}, Rounds: 1, Reps: 1, Gen: 8})
+		require.ErrorContains(t, err, "cannot be run", path)
+		require.ErrorContains(t, err, "path of llama.cpp's llama-bench", path)
+	}
 	_, err = Compare(context.Background(), m, CompareConfig{Setup: tinySetup(t), LlamaBench: LlamaBench{Path: script}, Rounds: 1, Reps: 1, Prompt: m.Config.Context})
 	require.ErrorContains(t, err, "do not fit in the model's context")
 }
