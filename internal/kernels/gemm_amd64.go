@@ -16,7 +16,7 @@ import (
 func gemm4x8AVX512(out *float32, outStride int, w, xp *float32, n, tiles int)
 
 // gemm2x6AVX runs tiles pairs of rows (rows stride floats apart, one pair after the other
-// from w) against six input vectors packed by packInputs6 into xp, in twelve YMM
+// from w) against six input vectors packed by packInputs into xp, in twelve YMM
 // accumulators, over n columns (a positive multiple of 8) that may be one chunk of longer
 // rows: the accumulators start at zero or, with gemmAccLoad, from acc; with gemmAccStore
 // they go back to acc for the next chunk, else row k of input j goes to
@@ -25,7 +25,21 @@ func gemm4x8AVX512(out *float32, outStride int, w, xp *float32, n, tiles int)
 //go:noescape
 func gemm2x6AVX(out *float32, outStride int, w, xp *float32, n, tiles, stride int, acc *float32, flags int)
 
-// The flags of gemm2x6AVX and gemmQ8x1x4AVX2 for one chunk of columns.
+// gemm4x6AVX512 is gemm2x6AVX for groups of four rows (tiles of them) in 24 of the 32 YMM
+// registers of AVX-512 VL, row 4t+k of input j going to out[j·outStride+4t+k]; acc holds
+// 192 floats per group. Implemented in gemm_ymm_amd64.s.
+//
+//go:noescape
+func gemm4x6AVX512(out *float32, outStride int, w, xp *float32, n, tiles, stride int, acc *float32, flags int)
+
+// gemm4x4AVX512 is gemm4x6AVX512 for four input vectors packed by packInputs; acc holds 128
+// floats per group. Implemented in gemm_ymm_amd64.s.
+//
+//go:noescape
+func gemm4x4AVX512(out *float32, outStride int, w, xp *float32, n, tiles, stride int, acc *float32, flags int)
+
+// The flags of gemm2x6AVX, gemm4x6AVX512, gemm4x4AVX512 and gemmQ8x1x4AVX2 for one chunk
+// of columns.
 const (
 	gemmAccLoad  = 1 // start from the accumulators at acc (an earlier chunk's), not from zero
 	gemmAccStore = 2 // store the accumulators at acc (a later chunk carries on), do not reduce
@@ -44,18 +58,23 @@ func gemmChunkFlags(c0, c1, n int) int {
 	return flags
 }
 
-// packInputs6 packs the six input vectors at x (cols floats each, consecutive) for
-// gemm2x6AVX into dst (6·cols floats): block b of every vector side by side, vector j's
-// eight floats at dst[48b+8j:]. cols is a multiple of 8.
-func packInputs6(dst, x []float32, cols int) {
-	dst, x = dst[:6*cols], x[:6*cols]
-	for b := 0; b < cols; b += 8 {
-		d := dst[6*b : 6*b+48]
-		for j := range 6 {
-			*(*[8]float32)(d[8*j:]) = *(*[8]float32)(x[j*cols+b:])
-		}
+// packInputs packs the n input vectors at x (cols floats each, consecutive) for
+// gemm2x6AVX (n = 6), gemm4x6AVX512 (6) and gemm4x4AVX512 (4) into dst (n·cols floats):
+// the block of eight columns from column b of every vector side by side, vector j's
+// eight floats at dst[n·b+8j:]. cols is a multiple of 8.
+func packInputs(dst, x []float32, cols, n int) {
+	dst, x = dst[:n*cols], x[:n*cols]
+	if n > 0 && cols > 0 {
+		packInputsAVX(&dst[0], &x[0], cols, n)
 	}
 }
+
+// packInputsAVX is packInputs's loop: blocks of eight floats copied through a YMM
+// register (Go copied each with a call of memmove, 16% of a 128×2048 product by 16
+// inputs). Implemented in gemm_amd64.s.
+//
+//go:noescape
+func packInputsAVX(dst, x *float32, cols, n int)
 
 // gemmL1Inputs and gemmChunkCols decide how many columns the narrow micro-kernel takes at
 // a time (gemmChunk): it reads its six inputs again for every pair of rows, so they must
@@ -112,7 +131,7 @@ func inputBlocks(cols, batch int) int {
 	case implMatMulAVX512.on && batch >= gemmPairedMinBatch:
 		shape = gemmPaired
 	case implMatMulAVX512.on:
-		shape = gemmWide
+		shape = gemmShapeFor(true, batch)
 	}
 	full, step := gemmInputSplit(cols, batch, shape)
 	if full == 0 {
@@ -124,8 +143,27 @@ func inputBlocks(cols, batch int) int {
 // gemmInputSplit returns how many of batch inputs go through shape's micro-kernel (full,
 // whole groups) and how many of those a block of inputs takes (step; 0 when full is).
 func gemmInputSplit(cols, batch int, shape gemmShape) (full, step int) {
-	full = batch / shape.inputs * shape.inputs
+	full, _ = gemmGroups(batch, shape)
 	return full, min(full, gemmInputBlock(cols, shape.inputs))
+}
+
+// gemmGroups splits batch inputs into whole groups of shape's micro-kernel (full) and, for
+// gemmQuad, the inputs after them that go through gemm4x4AVX512 with the last block
+// (extra: 0, 4 or 8): four of the four or five left over, and eight in place of the last
+// group of six and the two or three left over (8 = 4+4 and 9 = 4+4+1 rather than 6
+// beside two four-row dots of two and one).
+func gemmGroups(batch int, shape gemmShape) (full, extra int) {
+	full = batch / shape.inputs * shape.inputs
+	if shape != gemmQuad {
+		return full, 0
+	}
+	switch left := batch - full; {
+	case left >= 4:
+		return full, 4
+	case left >= 2 && full > 0:
+		return full - shape.inputs, 8
+	}
+	return full, 0
 }
 
 // gemmShape is one micro-kernel's block of rows by inputs.
@@ -133,22 +171,32 @@ type gemmShape struct{ rows, inputs int }
 
 var (
 	gemmPaired = gemmShape{8, 6} // gemm8x6AVX512, on rows laid out in pairs (gemmWide512)
-	gemmWide   = gemmShape{4, 8} // gemm4x8AVX512, on the rows where they are
+	gemmQuad   = gemmShape{4, 6} // gemm4x6AVX512 (and gemm4x4AVX512), in YMM registers
+	gemmWide   = gemmShape{4, 8} // gemm4x8AVX512, in ZMM registers
 	gemmNarrow = gemmShape{2, 6} // gemm2x6AVX
 )
 
-// gemmShapeFor is the micro-kernel of gemmAVX's own loop: gemmWide with wide, else
-// gemmNarrow.
-func gemmShapeFor(wide bool) gemmShape {
-	if wide {
+// gemmShapeFor is the micro-kernel of gemmAVX's own loop for batch inputs: with wide
+// (AVX-512), gemmWide for eight or nine, else gemmQuad; without, gemmNarrow. One thread
+// on Zen 4, 2048×2048 float32 rows, cpu-GFLOP/s with gemm4x8AVX512 (and four-row dots
+// for the inputs left over) → gemmQuad: batch 4 53–57 → 74, 5 48–53 → 59–62, 8 84–87 →
+// 77–78, 9 74–75 → 68–70, 10 78–81 → 87–89, 12 77 → 90–94, 16 85–86 → 89–92, 20 78–79 →
+// 89–92, 32 85–86 → 87–91, 47 81 → 85–88.
+func gemmShapeFor(wide bool, batch int) gemmShape {
+	switch {
+	case wide && (batch == 8 || batch == 9):
 		return gemmWide
+	case wide:
+		return gemmQuad
 	}
 	return gemmNarrow
 }
 
 // gemmPairedMinBatch and gemmPairedMaxCols bound the products that gemmAVX lays out in
 // pairs of rows for gemm8x6AVX512 (gemmWide512) rather than multiply where they are (or as
-// decoded into a block of rows) with gemm4x8AVX512: laying out costs a copy of every row
+// decoded into a block of rows) with gemm4x8AVX512 (measured so; gemm4x6AVX512 in place
+// later gave 97–98 cpu-GFLOP/s where laid out gave 100–104, 768×768 by 512 inputs, and
+// 91–93 against 99–100 for 2048×2048 f16 rows by 256): laying out costs a copy of every row
 // per block of inputs, which a small batch does not repay (one thread on Zen 4, 2048×2048
 // float32 rows: batch 16 96 cpu-GFLOP/s in place, 68-75 laid out; batch 48 88 and 92;
 // batch 128 87 and 98; a TinyLlama-shape f16 decode step of 16 sequences: 309-317 ms
@@ -174,9 +222,11 @@ var gemmBuffers = sync.Pool{New: func() any { return new(gemmScratch) }}
 // cols) or, when decode is set, from decode(dst, r). With wide (AVX-512), batches of at
 // least gemmPairedMinBatch whose rows are decoded or at most gemmPairedMaxCols long go to
 // gemmWide512. Otherwise, once per row per block of inputs (gemmInputSplit; one block
-// unless the batch is large), the rows go in blocks of gemmRows; each meets every group of the block's inputs (packed first) in the
-// micro-kernel (gemm4x8AVX512 with wide, else gemm2x6AVX in chunks of gemmChunk columns),
-// and in the last block of inputs also the inputs left over, in the four-row kernels, four
+// unless the batch is large), the rows go in blocks of gemmRows; each meets every group of
+// the block's inputs (packed first) in the micro-kernel of gemmShapeFor (gemm4x6AVX512 or
+// gemm4x8AVX512 with wide, else gemm2x6AVX; the YMM kernels in chunks of gemmChunk
+// columns), and in the last block of inputs also the inputs left over: with gemmQuad four
+// or eight of them in gemm4x4AVX512 (gemmGroups), the rest in the four-row kernels, four
 // (wide), two and one at a time; the rows left over at the end (fewer than four) go one
 // dotAVXAsm at a time. Every output keeps Dot's lanes and order, so the blocking changes
 // no bit. The caller has checked the arguments.
@@ -185,16 +235,18 @@ func gemmAVX(out, w, x []float32, rows, cols, batch, start, end int, decode func
 		gemmWide512(out, w, x, rows, cols, batch, start, end, decode)
 		return
 	}
-	shape := gemmShapeFor(wide)
+	shape := gemmShapeFor(wide, batch)
+	chunked := shape != gemmWide // the YMM kernels take the columns in chunks
 	s := gemmBuffers.Get().(*gemmScratch)
 	defer gemmBuffers.Put(s)
 
 	full, step := gemmInputSplit(cols, batch, shape) // inputs [0, full) go through the micro-kernel
+	_, quad4 := gemmGroups(batch, shape)             // and [full, full+quad4) through gemm4x4AVX512
 	if decode != nil {
 		s.panel = grow(s.panel, gemmRows*cols)
 	}
 	chunk := gemmChunk(cols)
-	if !wide {
+	if chunked {
 		s.acc = grow(s.acc, gemmRows*gemmNarrow.inputs*8)
 	}
 	quadEnd := start + (end-start)&^3 // rows [start, quadEnd) go in blocks
@@ -204,14 +256,21 @@ func gemmAVX(out, w, x []float32, rows, cols, batch, start, end int, decode func
 	for b0 := 0; ; b0 += step {
 		b1 := min(b0+step, full)
 		last := b1 == full
-		if b1 > b0 {
-			s.packed = growAligned(s.packed, (b1-b0)*cols)
+		extra := 0 // gemm4x4AVX512's inputs, packed after the block's
+		if last {
+			extra = quad4
+		}
+		if b1 > b0 || extra > 0 {
+			s.packed = growAligned(s.packed, (b1-b0+extra)*cols)
 			for b := b0; b < b1; b += shape.inputs {
-				if wide {
-					packPairs8AVX512(&s.packed[(b-b0)*cols], &x[b*cols], cols)
+				if chunked {
+					packInputs(s.packed[(b-b0)*cols:], x[b*cols:], cols, shape.inputs)
 				} else {
-					packInputs6(s.packed[(b-b0)*cols:], x[b*cols:], cols)
+					packPairs8AVX512(&s.packed[(b-b0)*cols], &x[b*cols], cols)
 				}
+			}
+			for e := 0; e < extra; e += 4 {
+				packInputs(s.packed[(b1-b0+e)*cols:], x[(b1+e)*cols:], cols, 4)
 			}
 		}
 		for r0 := start; r0 < quadEnd; r0 += gemmRows {
@@ -226,18 +285,29 @@ func gemmAVX(out, w, x []float32, rows, cols, batch, start, end int, decode func
 				}
 			}
 			for b := b0; b < b1; b += shape.inputs {
-				if wide {
+				if !chunked {
 					gemm4x8AVX512(&out[b*rows+r0], rows, &wb[0], &s.packed[(b-b0)*cols], cols, (r1-r0)/4)
 					continue
 				}
 				for c0 := 0; c0 < cols; c0 += chunk {
 					c1 := min(c0+chunk, cols)
-					gemm2x6AVX(&out[b*rows+r0], rows, &wb[c0], &s.packed[(b-b0)*cols+6*c0], c1-c0, (r1-r0)/2, cols, &s.acc[0], gemmChunkFlags(c0, c1, cols))
+					xp, flags := &s.packed[(b-b0)*cols+shape.inputs*c0], gemmChunkFlags(c0, c1, cols)
+					if shape == gemmQuad {
+						gemm4x6AVX512(&out[b*rows+r0], rows, &wb[c0], xp, c1-c0, (r1-r0)/4, cols, &s.acc[0], flags)
+					} else {
+						gemm2x6AVX(&out[b*rows+r0], rows, &wb[c0], xp, c1-c0, (r1-r0)/2, cols, &s.acc[0], flags)
+					}
+				}
+			}
+			for e := 0; e < extra; e += 4 {
+				for c0 := 0; c0 < cols; c0 += chunk {
+					c1 := min(c0+chunk, cols)
+					gemm4x4AVX512(&out[(b1+e)*rows+r0], rows, &wb[c0], &s.packed[(b1-b0+e)*cols+4*c0], c1-c0, (r1-r0)/4, cols, &s.acc[0], gemmChunkFlags(c0, c1, cols))
 				}
 			}
 			if last {
 				for r := r0; r < r1; r += 4 {
-					rows4(out, &wb[(r-r0)*cols], x, rows, cols, r, full, batch, wide)
+					rows4(out, &wb[(r-r0)*cols], x, rows, cols, r, full+extra, batch, wide)
 				}
 			}
 		}

@@ -9,7 +9,7 @@
 // are used.
 // With the two multiplier and two adder pipes of current x86 cores, twelve independent
 // chains keep all four busy: per block of eight columns two row loads, the six inputs,
-// twelve multiplies and twelve additions (STEP2x6). The six inputs come packed by packInputs6 (their
+// twelve multiplies and twelve additions (STEP2x6). The six inputs come packed by packInputs (their
 // blocks of eight side by side, one stream instead of six) and in chunks of columns that
 // stay in L1 (gemmChunk): unpacked whole rows of 2048 columns came from L2 at every pair
 // of rows, 65 cpu-GFLOP/s against 86 for the same product packed in chunks of 512 (Zen 4).
@@ -60,7 +60,7 @@
 // func gemm2x6AVX(out *float32, outStride int, w *float32, xp *float32, n, tiles, stride int, acc *float32, flags int)
 //
 // For each of tiles pairs of rows (rows stride floats apart, the pairs one after the other
-// from w): the two rows against six input vectors packed by packInputs6 at xp (48 floats
+// from w): the two rows against six input vectors packed by packInputs at xp (48 floats
 // per block of eight columns), over n columns (a positive multiple of 8) from w and xp,
 // which may be one chunk of longer rows. The twelve accumulators of a pair start at zero,
 // or with gemmAccLoad in flags from its twelve eight-lane vectors at acc (96 floats per
@@ -185,5 +185,36 @@ next:
 	ADDQ $8, AX
 	DECQ R12
 	JNZ  tile
+	VZEROUPPER
+	RET
+
+// func packInputsAVX(dst, x *float32, cols, n int)
+//
+// For every block of eight columns b (cols a positive multiple of 8), the n > 0 vectors'
+// blocks (cols floats apart from x) one after the other at dst: vector j's at
+// dst[n·b+8j:].
+TEXT ·packInputsAVX(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), SI
+	MOVQ x+8(FP), DI
+	MOVQ cols+16(FP), CX
+	MOVQ CX, R9
+	SHLQ $2, R9 // the vectors' stride in bytes
+	SHRQ $3, CX
+	MOVQ n+24(FP), R10
+
+packblock:
+	MOVQ DI, R8
+	MOVQ R10, DX
+
+packvector:
+	VMOVUPS (R8), Y0
+	VMOVUPS Y0, (SI)
+	ADDQ    $32, SI
+	ADDQ    R9, R8
+	DECQ    DX
+	JNZ     packvector
+	ADDQ    $32, DI
+	DECQ    CX
+	JNZ     packblock
 	VZEROUPPER
 	RET

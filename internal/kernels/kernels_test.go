@@ -291,11 +291,14 @@ func TestMatMulRowsMatchesGeneric(t *testing.T) {
 			// A larger shape: long rows with a tail, an odd batch, many row blocks.
 			checkMatMulRows(t, rng, set, kindNormal, 67, 4097, 3, 0, 67)
 			checkMatMulRows(t, rng, set, kindMixed, 67, 4097, 7, 5, 62)
-			// Long rows against full groups of inputs (eight for gemm4x8AVX512, six for
-			// gemm2x6AVX) and a remainder.
+			// Long rows against full groups of inputs (six for gemm4x6AVX512 and gemm2x6AVX,
+			// with four (17) and eight (14) more for gemm4x4AVX512; eight for
+			// gemm4x8AVX512) and a remainder.
 			checkMatMulRows(t, rng, set, kindNormal, 37, 3*256+8, 17, 0, 37)
 			checkMatMulRows(t, rng, set, kindMixed, 13, 2*256+8, 16, 1, 12)
 			checkMatMulRows(t, rng, set, kindSpecial, 8, 2*256, 24, 0, 8)
+			checkMatMulRows(t, rng, set, kindNaNPayloads, 21, 2*256+16, 14, 2, 21)
+			checkMatMulRows(t, rng, set, kindNearOverflow, 12, 3*256, 8, 0, 12)
 			// Long batches: several blocks of eight vectors and of tokenBlock vectors, with
 			// every kind of remainder, for cols with and without a tail.
 			for _, batch := range []int{1, 16, 23, 64, 65, 77, 137} {
