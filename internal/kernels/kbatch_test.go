@@ -112,15 +112,22 @@ func TestDotKBatchExtremeSums(t *testing.T) {
 					putLE16(w[blk*f.blockBytes+off:], 0x2c00) // 1/16
 				}
 			}
-			out := make([]float32, len(xs)*rows)
-			kBatchFormats[f](out, rows, &b, w, rows)
-			for v := range xs {
-				want := make([]float32, rows)
-				kRowsGeneric(f, want, xs[v], w, rb)
-				requireSameResults(t, want, out[v*rows:(v+1)*rows], false, fmt.Sprintf("%s vector %d", f.name, v))
-			}
+			requireBatchIsRowDots(t, f, &b, w, rows)
 		}
 	})
+}
+
+// requireBatchIsRowDots runs the batched product of format f (rows rows in w) on b and
+// requires every vector's portable row dots, bit for bit.
+func requireBatchIsRowDots(t *testing.T, f *kFormat, b *Q8KBatch, w []byte, rows int) {
+	t.Helper()
+	out := make([]float32, b.Count()*rows)
+	kBatchFormats[f](out, rows, b, w, rows)
+	for v, x := range b.xs {
+		want := make([]float32, rows)
+		kRowsGeneric(f, want, x, w, len(w)/rows)
+		requireSameResults(t, want, out[v*rows:(v+1)*rows], false, fmt.Sprintf("%s vector %d", f.name, v))
+	}
 }
 
 // TestDotKBatchPanelsMatchGeneric: products of more rows than one panel of the AVX2 path
@@ -145,13 +152,7 @@ func TestDotKBatchPanelsMatchGeneric(t *testing.T) {
 			rb := nb * f.blockBytes
 			w := make([]byte, rows*rb)
 			fillKRow(rng, f.blockBytes, kf.halves, halfNormal, w, rows*nb)
-			out := make([]float32, count*rows)
-			kBatchFormats[f](out, rows, &b, w, rows)
-			for v := range count {
-				want := make([]float32, rows)
-				kRowsGeneric(f, want, xs[v], w, rb)
-				requireSameResults(t, want, out[v*rows:(v+1)*rows], false, fmt.Sprintf("%s vector %d", f.name, v))
-			}
+			requireBatchIsRowDots(t, f, &b, w, rows)
 		}
 	})
 }
