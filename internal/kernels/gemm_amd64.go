@@ -25,6 +25,12 @@ func gemm4x8AVX512(out *float32, outStride int, w, xp *float32, n, tiles int)
 //go:noescape
 func gemm2x6AVX(out *float32, outStride int, w, xp *float32, n, tiles, stride int, acc *float32, flags int)
 
+// gemm2x4AVX is gemm2x6AVX for four input vectors packed by packInputs; acc holds 64
+// floats per pair of rows. Implemented in gemm_amd64.s.
+//
+//go:noescape
+func gemm2x4AVX(out *float32, outStride int, w, xp *float32, n, tiles, stride int, acc *float32, flags int)
+
 // gemm4x6AVX512 is gemm2x6AVX for groups of four rows (tiles of them) in 24 of the 32 YMM
 // registers of AVX-512 VL, row 4t+k of input j going to out[j·outStride+4t+k]; acc holds
 // 192 floats per group. Implemented in gemm_ymm_amd64.s.
@@ -148,19 +154,20 @@ func gemmInputSplit(cols, batch int, shape gemmShape) (full, step int) {
 }
 
 // gemmGroups splits batch inputs into whole groups of shape's micro-kernel (full) and, for
-// gemmQuad, the inputs after them that go through gemm4x4AVX512 with the last block
-// (extra: 0, 4 or 8): four of the four or five left over, and eight in place of the last
-// group of six and the two or three left over (8 = 4+4 and 9 = 4+4+1 rather than 6
-// beside two four-row dots of two and one).
+// gemmQuad and gemmNarrow, the inputs after them that go through their four-input kernels
+// (gemm4x4AVX512, gemm2x4AVX) with the last block (extra: 0, 4 or 8): four of the four or
+// five left over and, for gemmQuad, eight in place of the last group of six and the two or
+// three left over (8 = 4+4 and 9 = 4+4+1 rather than 6 beside the four-row dots of two and
+// one; with gemm2x4AVX that was slower: 512×2048 by 8 inputs, 76–78 → 64–74 cpu-GFLOP/s).
 func gemmGroups(batch int, shape gemmShape) (full, extra int) {
 	full = batch / shape.inputs * shape.inputs
-	if shape != gemmQuad {
+	if shape != gemmQuad && shape != gemmNarrow {
 		return full, 0
 	}
 	switch left := batch - full; {
 	case left >= 4:
 		return full, 4
-	case left >= 2 && full > 0:
+	case left >= 2 && full > 0 && shape == gemmQuad:
 		return full - shape.inputs, 8
 	}
 	return full, 0
@@ -225,8 +232,8 @@ var gemmBuffers = sync.Pool{New: func() any { return new(gemmScratch) }}
 // unless the batch is large), the rows go in blocks of gemmRows; each meets every group of
 // the block's inputs (packed first) in the micro-kernel of gemmShapeFor (gemm4x6AVX512 or
 // gemm4x8AVX512 with wide, else gemm2x6AVX; the YMM kernels in chunks of gemmChunk
-// columns), and in the last block of inputs also the inputs left over: with gemmQuad four
-// or eight of them in gemm4x4AVX512 (gemmGroups), the rest in the four-row kernels, four
+// columns), and in the last block of inputs also the inputs left over: four or eight of
+// them in gemm4x4AVX512 or gemm2x4AVX (gemmGroups), the rest in the four-row kernels, four
 // (wide), two and one at a time; the rows left over at the end (fewer than four) go one
 // dotAVXAsm at a time. Every output keeps Dot's lanes and order, so the blocking changes
 // no bit. The caller has checked the arguments.
@@ -241,7 +248,7 @@ func gemmAVX(out, w, x []float32, rows, cols, batch, start, end int, decode func
 	defer gemmBuffers.Put(s)
 
 	full, step := gemmInputSplit(cols, batch, shape) // inputs [0, full) go through the micro-kernel
-	_, quad4 := gemmGroups(batch, shape)             // and [full, full+quad4) through gemm4x4AVX512
+	_, quad4 := gemmGroups(batch, shape)             // and [full, full+quad4) through the four-input kernels
 	if decode != nil {
 		s.panel = grow(s.panel, gemmRows*cols)
 	}
@@ -302,7 +309,12 @@ func gemmAVX(out, w, x []float32, rows, cols, batch, start, end int, decode func
 			for e := 0; e < extra; e += 4 {
 				for c0 := 0; c0 < cols; c0 += chunk {
 					c1 := min(c0+chunk, cols)
-					gemm4x4AVX512(&out[(b1+e)*rows+r0], rows, &wb[c0], &s.packed[(b1-b0+e)*cols+4*c0], c1-c0, (r1-r0)/4, cols, &s.acc[0], gemmChunkFlags(c0, c1, cols))
+					xp, flags := &s.packed[(b1-b0+e)*cols+4*c0], gemmChunkFlags(c0, c1, cols)
+					if shape == gemmQuad {
+						gemm4x4AVX512(&out[(b1+e)*rows+r0], rows, &wb[c0], xp, c1-c0, (r1-r0)/4, cols, &s.acc[0], flags)
+					} else {
+						gemm2x4AVX(&out[(b1+e)*rows+r0], rows, &wb[c0], xp, c1-c0, (r1-r0)/2, cols, &s.acc[0], flags)
+					}
 				}
 			}
 			if last {

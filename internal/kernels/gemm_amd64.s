@@ -57,6 +57,190 @@
 	VMULPS  O+160(DI), Y13, Y15; \
 	VADDPS  Y15, Y11, Y11
 
+// STEP2x4 is STEP2x6 for four inputs: (row k, input j) accumulates in Y(4k+j); inputs 0-1
+// in Y14, inputs 2-3 as memory operands (a probe of the block: 1.08 cycles a pair of
+// multiplies, 1.19 with every input in a register).
+#define STEP2x4(WO, O) \
+	VMOVUPS WO(SI)(CX*1), Y12; \
+	VMOVUPS WO(R8)(CX*1), Y13; \
+	VMOVUPS O(DI), Y14; \
+	MULADD(Y14, Y12, Y15, Y0); \
+	MULADD(Y14, Y13, Y15, Y4); \
+	VMOVUPS O+32(DI), Y14; \
+	MULADD(Y14, Y12, Y15, Y1); \
+	MULADD(Y14, Y13, Y15, Y5); \
+	VMULPS  O+64(DI), Y12, Y15; \
+	VADDPS  Y15, Y2, Y2; \
+	VMULPS  O+64(DI), Y13, Y15; \
+	VADDPS  Y15, Y6, Y6; \
+	VMULPS  O+96(DI), Y12, Y15; \
+	VADDPS  Y15, Y3, Y3; \
+	VMULPS  O+96(DI), Y13, Y15; \
+	VADDPS  Y15, Y7, Y7
+
+// ZERO2x6, LOAD2x6, STORE2x6 and REDUCE2x6 start, load, store and finish the twelve
+// accumulators Y0-Y11 of gemm2x6AVX; the 2x4 forms the eight Y0-Y7 of gemm2x4AVX.
+#define ZERO2x6 \
+	VXORPS Y0, Y0, Y0; \
+	VXORPS Y1, Y1, Y1; \
+	VXORPS Y2, Y2, Y2; \
+	VXORPS Y3, Y3, Y3; \
+	VXORPS Y4, Y4, Y4; \
+	VXORPS Y5, Y5, Y5; \
+	VXORPS Y6, Y6, Y6; \
+	VXORPS Y7, Y7, Y7; \
+	VXORPS Y8, Y8, Y8; \
+	VXORPS Y9, Y9, Y9; \
+	VXORPS Y10, Y10, Y10; \
+	VXORPS Y11, Y11, Y11
+
+#define LOAD2x6 \
+	VMOVUPS 0(DX), Y0; \
+	VMOVUPS 32(DX), Y1; \
+	VMOVUPS 64(DX), Y2; \
+	VMOVUPS 96(DX), Y3; \
+	VMOVUPS 128(DX), Y4; \
+	VMOVUPS 160(DX), Y5; \
+	VMOVUPS 192(DX), Y6; \
+	VMOVUPS 224(DX), Y7; \
+	VMOVUPS 256(DX), Y8; \
+	VMOVUPS 288(DX), Y9; \
+	VMOVUPS 320(DX), Y10; \
+	VMOVUPS 352(DX), Y11
+
+#define STORE2x6 \
+	VMOVUPS Y0, 0(DX); \
+	VMOVUPS Y1, 32(DX); \
+	VMOVUPS Y2, 64(DX); \
+	VMOVUPS Y3, 96(DX); \
+	VMOVUPS Y4, 128(DX); \
+	VMOVUPS Y5, 160(DX); \
+	VMOVUPS Y6, 192(DX); \
+	VMOVUPS Y7, 224(DX); \
+	VMOVUPS Y8, 256(DX); \
+	VMOVUPS Y9, 288(DX); \
+	VMOVUPS Y10, 320(DX); \
+	VMOVUPS Y11, 352(DX)
+
+#define REDUCE2x6 \
+	MOVQ AX, R9; \
+	STORE2(Y0, X0, Y6, X6); \
+	ADDQ R13, R9; \
+	STORE2(Y1, X1, Y7, X7); \
+	ADDQ R13, R9; \
+	STORE2(Y2, X2, Y8, X8); \
+	ADDQ R13, R9; \
+	STORE2(Y3, X3, Y9, X9); \
+	ADDQ R13, R9; \
+	STORE2(Y4, X4, Y10, X10); \
+	ADDQ R13, R9; \
+	STORE2(Y5, X5, Y11, X11)
+
+#define ZERO2x4 \
+	VXORPS Y0, Y0, Y0; \
+	VXORPS Y1, Y1, Y1; \
+	VXORPS Y2, Y2, Y2; \
+	VXORPS Y3, Y3, Y3; \
+	VXORPS Y4, Y4, Y4; \
+	VXORPS Y5, Y5, Y5; \
+	VXORPS Y6, Y6, Y6; \
+	VXORPS Y7, Y7, Y7
+
+#define LOAD2x4 \
+	VMOVUPS 0(DX), Y0; \
+	VMOVUPS 32(DX), Y1; \
+	VMOVUPS 64(DX), Y2; \
+	VMOVUPS 96(DX), Y3; \
+	VMOVUPS 128(DX), Y4; \
+	VMOVUPS 160(DX), Y5; \
+	VMOVUPS 192(DX), Y6; \
+	VMOVUPS 224(DX), Y7
+
+#define STORE2x4 \
+	VMOVUPS Y0, 0(DX); \
+	VMOVUPS Y1, 32(DX); \
+	VMOVUPS Y2, 64(DX); \
+	VMOVUPS Y3, 96(DX); \
+	VMOVUPS Y4, 128(DX); \
+	VMOVUPS Y5, 160(DX); \
+	VMOVUPS Y6, 192(DX); \
+	VMOVUPS Y7, 224(DX)
+
+#define REDUCE2x4 \
+	MOVQ AX, R9; \
+	STORE2(Y0, X0, Y4, X4); \
+	ADDQ R13, R9; \
+	STORE2(Y1, X1, Y5, X5); \
+	ADDQ R13, R9; \
+	STORE2(Y2, X2, Y6, X6); \
+	ADDQ R13, R9; \
+	STORE2(Y3, X3, Y7, X7)
+
+// GEMM2ROWS is the body of gemm2x6AVX and gemm2x4AVX, for input groups of XBYTES bytes a
+// block: STEP, ZERO, LOAD, STORE and REDUCE are the group's macros, ACCBYTES its
+// accumulators' bytes, the L* its labels. R12 counts the pairs of rows left, R10 is the row
+// stride in bytes, R15 the pair's first row, AX the pair's first output, R13 the output
+// stride in bytes, DX the pair's accumulators, R14 the flags. The inputs' chunk stays in
+// L1 while the pairs of rows stream past it.
+#define GEMM2ROWS(STEP, ZERO, LOAD, STORE, REDUCE, XBYTES, ACCBYTES, LTILE, LLOAD, LBLOCKS, LPAIRS, LDONE, LREDUCE, LNEXT) \
+	MOVQ       tiles+40(FP), R12; \
+	MOVQ       out+0(FP), AX; \
+	MOVQ       w+16(FP), SI; \
+	MOVQ       stride+48(FP), R10; \
+	SHLQ       $2, R10; \
+	MOVQ       outStride+8(FP), R13; \
+	SHLQ       $2, R13; \
+	MOVQ       acc+56(FP), DX; \
+	MOVQ       flags+64(FP), R14; \
+LTILE: \
+	MOVQ       SI, R15; \
+	LEAQ       (SI)(R10*1), R8; \
+	LEAQ       (SI)(R10*2), BX; \
+	MOVQ       xp+24(FP), DI; \
+	MOVQ       n+32(FP), CX; \
+	SHRQ       $3, CX; \
+	TESTQ      $1, R14; \
+	JNZ        LLOAD; \
+	ZERO; \
+	JMP        LBLOCKS; \
+LLOAD: \
+	LOAD; \
+LBLOCKS: \
+	SHLQ       $5, CX; \
+	ADDQ       CX, SI; \
+	ADDQ       CX, R8; \
+	ADDQ       CX, BX; \
+	LEAQ       (BX)(R10*1), R11; \
+	NEGQ       CX; \
+	TESTQ      $32, CX; \
+	JZ         LPAIRS; \
+	STEP(0, 0); \
+	ADDQ       $XBYTES, DI; \
+	ADDQ       $32, CX; \
+	JZ         LDONE; \
+LPAIRS: \
+	PREFETCHT1 (BX)(CX*1); \
+	PREFETCHT1 (R11)(CX*1); \
+	STEP(0, 0); \
+	STEP(32, XBYTES); \
+	ADDQ       $(2*XBYTES), DI; \
+	ADDQ       $64, CX; \
+	JNZ        LPAIRS; \
+LDONE: \
+	LEAQ       (R15)(R10*2), SI; \
+	TESTQ      $2, R14; \
+	JZ         LREDUCE; \
+	STORE; \
+	JMP        LNEXT; \
+LREDUCE: \
+	REDUCE; \
+LNEXT: \
+	ADDQ       $ACCBYTES, DX; \
+	ADDQ       $8, AX; \
+	DECQ       R12; \
+	JNZ        LTILE; \
+	VZEROUPPER
+
 // func gemm2x6AVX(out *float32, outStride int, w *float32, xp *float32, n, tiles, stride int, acc *float32, flags int)
 //
 // For each of tiles pairs of rows (rows stride floats apart, the pairs one after the other
@@ -66,126 +250,20 @@
 // or with gemmAccLoad in flags from its twelve eight-lane vectors at acc (96 floats per
 // pair, the pairs in order); with gemmAccStore they are stored back there, so that the
 // next chunk of columns carries on every lane's sum; otherwise REDUCE8 finishes each one
-// and row 2t+k of input j goes to out[j·outStride + 2t + k]. The inputs' chunk stays in L1
-// while the pairs of rows stream past it. R12 counts the pairs left, R10 is the row stride
-// in bytes, R15 the pair's first row, AX the pair's first output, R13 the output stride in
-// bytes, DX the pair's accumulators, R14 the flags.
+// and row 2t+k of input j goes to out[j·outStride + 2t + k]. SI, R8 (this pair's rows) and
+// BX, R11 (the next pair's, read into L2 meanwhile) point past the chunk's end and CX runs
+// from -4n bytes up to zero, so one register steps all four; an odd block goes first, then
+// two blocks per iteration.
 TEXT ·gemm2x6AVX(SB), NOSPLIT, $0-72
-	MOVQ tiles+40(FP), R12
-	MOVQ out+0(FP), AX
-	MOVQ w+16(FP), SI
-	MOVQ stride+48(FP), R10
-	SHLQ $2, R10
-	MOVQ outStride+8(FP), R13
-	SHLQ $2, R13
-	MOVQ acc+56(FP), DX
-	MOVQ flags+64(FP), R14
+	GEMM2ROWS(STEP2x6, ZERO2x6, LOAD2x6, STORE2x6, REDUCE2x6, 192, 384, t6tile, t6load, t6blocks, t6pairs, t6done, t6reduce, t6next)
+	RET
 
-tile:
-	MOVQ  SI, R15
-	LEAQ  (SI)(R10*1), R8
-	LEAQ  (SI)(R10*2), BX // the next pair's rows: (BX), (BX)(R10*1)
-	MOVQ  xp+24(FP), DI
-	MOVQ  n+32(FP), CX
-	SHRQ  $3, CX
-	TESTQ $1, R14 // gemmAccLoad
-	JNZ   load
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
-	VXORPS Y8, Y8, Y8
-	VXORPS Y9, Y9, Y9
-	VXORPS Y10, Y10, Y10
-	VXORPS Y11, Y11, Y11
-	JMP    blocks
-
-load:
-	VMOVUPS 0(DX), Y0
-	VMOVUPS 32(DX), Y1
-	VMOVUPS 64(DX), Y2
-	VMOVUPS 96(DX), Y3
-	VMOVUPS 128(DX), Y4
-	VMOVUPS 160(DX), Y5
-	VMOVUPS 192(DX), Y6
-	VMOVUPS 224(DX), Y7
-	VMOVUPS 256(DX), Y8
-	VMOVUPS 288(DX), Y9
-	VMOVUPS 320(DX), Y10
-	VMOVUPS 352(DX), Y11
-
-blocks:
-	// SI, R8 (this pair's rows) and BX, R11 (the next pair's) point past the chunk's end
-	// and CX runs from -4n bytes up to zero, so one register steps all four.
-	SHLQ $5, CX
-	ADDQ CX, SI
-	ADDQ CX, R8
-	ADDQ CX, BX
-	LEAQ (BX)(R10*1), R11
-	NEGQ CX
-
-	// An odd block first, then two blocks per iteration.
-	TESTQ $32, CX
-	JZ    pairs
-	STEP2x6(0, 0)
-	ADDQ  $192, DI
-	ADDQ  $32, CX
-	JZ    done
-
-pairs:
-	// The next pair of rows is read into L2 while this one is multiplied (as in
-	// gemm4x8AVX512).
-	PREFETCHT1 (BX)(CX*1)
-	PREFETCHT1 (R11)(CX*1)
-	STEP2x6(0, 0)
-	STEP2x6(32, 192)
-	ADDQ $384, DI
-	ADDQ $64, CX
-	JNZ  pairs
-
-done:
-	LEAQ  (R15)(R10*2), SI // the next pair's first row
-	TESTQ $2, R14          // gemmAccStore
-	JZ    reduce
-	VMOVUPS Y0, 0(DX)
-	VMOVUPS Y1, 32(DX)
-	VMOVUPS Y2, 64(DX)
-	VMOVUPS Y3, 96(DX)
-	VMOVUPS Y4, 128(DX)
-	VMOVUPS Y5, 160(DX)
-	VMOVUPS Y6, 192(DX)
-	VMOVUPS Y7, 224(DX)
-	VMOVUPS Y8, 256(DX)
-	VMOVUPS Y9, 288(DX)
-	VMOVUPS Y10, 320(DX)
-	VMOVUPS Y11, 352(DX)
-	JMP     next
-
-reduce:
-	// Row 2t+k of input j goes to out[j*outStride+2t+k]; R9 walks the inputs.
-	MOVQ AX, R9
-	STORE2(Y0, X0, Y6, X6)
-	ADDQ R13, R9
-	STORE2(Y1, X1, Y7, X7)
-	ADDQ R13, R9
-	STORE2(Y2, X2, Y8, X8)
-	ADDQ R13, R9
-	STORE2(Y3, X3, Y9, X9)
-	ADDQ R13, R9
-	STORE2(Y4, X4, Y10, X10)
-	ADDQ R13, R9
-	STORE2(Y5, X5, Y11, X11)
-
-next:
-	ADDQ $384, DX
-	ADDQ $8, AX
-	DECQ R12
-	JNZ  tile
-	VZEROUPPER
+// func gemm2x4AVX(out *float32, outStride int, w *float32, xp *float32, n, tiles, stride int, acc *float32, flags int)
+//
+// gemm2x6AVX for four input vectors packed by packInputs (32 floats per block of eight
+// columns), eight accumulators (64 floats per pair at acc).
+TEXT ·gemm2x4AVX(SB), NOSPLIT, $0-72
+	GEMM2ROWS(STEP2x4, ZERO2x4, LOAD2x4, STORE2x4, REDUCE2x4, 128, 256, t4tile, t4load, t4blocks, t4pairs, t4done, t4reduce, t4next)
 	RET
 
 // func packInputsAVX(dst, x *float32, cols, n int)

@@ -104,7 +104,7 @@ var (
 	implAxpyRowsAVX     = &impl{name: "axpyRowsAVXAsm", needs: setAVX}
 	implMatVecAVX       = &impl{name: "dotRowsX4AVX, dotRowsAVX", needs: setAVX}
 	implMatMulAVX512    = &impl{name: "gemm8x6AVX512, gemm8x2AVX512, gemm4x6AVX512, gemm4x4AVX512, gemm4x8AVX512, dot4x4AVX512", needs: setAVX | featAVX512F | featAVX512VL}
-	implMatMulAVX       = &impl{name: "gemm2x6AVX, dot4x2AVX, dot4x1AVX", needs: setAVX}
+	implMatMulAVX       = &impl{name: "gemm2x6AVX, gemm2x4AVX, dot4x2AVX, dot4x1AVX", needs: setAVX}
 	implF16AVX2         = &impl{name: "dotF16x4AVX2, dotF16AVX2Asm", needs: setAVX2}
 	implBF16AVX2        = &impl{name: "dotBF16x4AVX2, dotBF16AVX2Asm", needs: setAVX2}
 	implQ4_0AVX512      = &impl{name: "dotQ4_0x4AVX512, dotQ4_0AVX2Asm", needs: setAVX512}
