@@ -41,7 +41,7 @@ type Q8KBatch struct {
 	n     int
 	xs    []*Q8KInput
 	tiles []byte // ceil(len(xs)/16) tiles of n/256 super-blocks of kTileStride bytes
-	quads []byte // for the AVX2 kernels: super-block sb of vector 4g+v at ((g·n/256+sb)·4+v)·q8KStride
+	octs  []byte // for the AVX2 kernels: super-block sb of vector 8h+v at ((h·n/256+sb)·8+v)·q8KStride
 }
 
 // Count is the number of vectors.
@@ -62,9 +62,9 @@ func (b *Q8KBatch) Set(xs []*Q8KInput) {
 			panic(fmt.Sprintf("kernels: Q8KBatch.Set: vector %d has %d values, vector 0 %d", i, x.n, b.n))
 		}
 	}
-	b.quads = b.quads[:0]
-	if kBatchQuads() {
-		b.setQuads()
+	b.octs = b.octs[:0]
+	if kBatchOcts() {
+		b.setOcts()
 	}
 	if !kBatchFast() {
 		return
@@ -103,15 +103,16 @@ func (b *Q8KBatch) Set(xs []*Q8KInput) {
 	}
 }
 
-// setQuads lays the whole groups of four vectors out for the AVX2 kernels: each
-// super-block of the four side by side, as Q8KInput stores it.
-func (b *Q8KBatch) setQuads() {
-	nb, groups := b.n/KBlockLen, len(b.xs)/4
-	b.quads = grow(b.quads, groups*nb*4*q8KStride)
-	for i, x := range b.xs[:4*groups] {
-		g, v := i/4, i%4
+// setOcts lays the whole groups of four vectors out for the AVX2 kernels, eight at a time:
+// each super-block of the eight side by side, as Q8KInput stores it (a last group of four
+// fills half an oct).
+func (b *Q8KBatch) setOcts() {
+	nb, quads := b.n/KBlockLen, len(b.xs)/4
+	b.octs = grow(b.octs, (quads+1)/2*nb*8*q8KStride)
+	for i, x := range b.xs[:4*quads] {
+		h, v := i/8, i%8
 		for sb := range nb {
-			copy(b.quads[((g*nb+sb)*4+v)*q8KStride:][:q8KStride], x.blocks[sb*q8KStride:(sb+1)*q8KStride])
+			copy(b.octs[((h*nb+sb)*8+v)*q8KStride:][:q8KStride], x.blocks[sb*q8KStride:(sb+1)*q8KStride])
 		}
 	}
 }

@@ -14,6 +14,9 @@ import "sync"
 func dotQ4_KV4AVX2(out *float32, w *byte, xq *byte, nb, rb, tiles, outStride int)
 
 //go:noescape
+func dotQ4_KV8AVX2(out *float32, w *byte, xq *byte, nb, rb, tiles, outStride int)
+
+//go:noescape
 func dotQ5_KV4AVX2(out *float32, w *byte, xq *byte, nb, rb, tiles, outStride int)
 
 //go:noescape
@@ -78,7 +81,7 @@ func kBatchKernels(f *kFormat) (kBatchKernel, bool) {
 
 func kBatchFast() bool { return implKBatchVNNI.on }
 
-func kBatchQuads() bool { return implKBatchAVX2.on && !implKBatchVNNI.on }
+func kBatchOcts() bool { return implKBatchAVX2.on && !implKBatchVNNI.on }
 
 // kBatchMin is the fewest vectors the batched kernels take on.
 const kBatchMin = 4
@@ -136,17 +139,17 @@ func dotKBatchFast(f *kFormat, out []float32, stride int, x *Q8KBatch, w []byte,
 }
 
 // kBatchPanelBytes bounds the rows dotKBatchAVX2 takes at a time: a panel of rows that
-// stays in the core's L2 cache while every group of four vectors meets it.
+// stays in the core's L2 cache while every group of vectors meets it.
 const kBatchPanelBytes = 256 << 10
 
 // dotKBatchAVX2 is the batched product of k-quant rows with AVX2: panels of rows, each
-// against the vectors four at a time (x.quads), the vectors left over through the row dots.
-// Batches under four vectors report false.
+// against the vectors eight at a time (x.octs; dotQ4_KV8AVX2 for Q4_K) or four at a time,
+// the vectors left over through the row dots. Batches under four vectors report false.
 func dotKBatchAVX2(f *kFormat, out []float32, stride int, x *Q8KBatch, w []byte, rows, rb int) bool {
-	var kern func(out *float32, w *byte, xq *byte, nb, rb, tiles, outStride int)
+	var kern, kern8 func(out *float32, w *byte, xq *byte, nb, rb, tiles, outStride int)
 	switch f {
 	case &kQ4_K:
-		kern = dotQ4_KV4AVX2
+		kern, kern8 = dotQ4_KV4AVX2, dotQ4_KV8AVX2
 	case &kQ5_K:
 		kern = dotQ5_KV4AVX2
 	case &kQ6_K:
@@ -156,17 +159,25 @@ func dotKBatchAVX2(f *kFormat, out []float32, stride int, x *Q8KBatch, w []byte,
 	case &kQ3_K:
 		kern = dotQ3_KV4AVX2
 	}
-	nb, groups := x.n/KBlockLen, len(x.xs)/4
-	if !implKBatchAVX2.on || kern == nil || groups == 0 || len(x.quads) != groups*nb*4*q8KStride {
+	nb, quads := x.n/KBlockLen, len(x.xs)/4
+	octBytes := nb * 8 * q8KStride
+	if !implKBatchAVX2.on || kern == nil || quads == 0 || len(x.octs) != (quads+1)/2*octBytes {
 		return false
 	}
 	panel := max(1, kBatchPanelBytes/rb)
 	for r0 := 0; r0 < rows; r0 += panel {
 		r1 := min(r0+panel, rows)
-		for g := range groups {
-			kern(&out[4*g*stride+r0], &w[r0*rb], &x.quads[g*nb*4*q8KStride], nb, rb, r1-r0, stride)
+		for q := 0; q < quads; {
+			xq := &x.octs[q/2*octBytes+q%2*4*q8KStride]
+			if kern8 != nil && q%2 == 0 && q+1 < quads {
+				kern8(&out[4*q*stride+r0], &w[r0*rb], xq, nb, rb, r1-r0, stride)
+				q += 2
+				continue
+			}
+			kern(&out[4*q*stride+r0], &w[r0*rb], xq, nb, rb, r1-r0, stride)
+			q++
 		}
-		for v := 4 * groups; v < len(x.xs); v++ {
+		for v := 4 * quads; v < len(x.xs); v++ {
 			dotKRows(f, out[v*stride+r0:v*stride+r1], x.xs[v], w[r0*rb:r1*rb])
 		}
 	}

@@ -16,7 +16,8 @@ var kBatchFormats = map[*kFormat]func(out []float32, stride int, x *Q8KBatch, w 
 
 // TestDotKBatchMatchesGeneric: the batched products, on every path this build has, give
 // every vector's portable row dots bit for bit (NaN bits aside): every format, batches that
-// fill one tile, part of one, and more than one, row counts that leave 0 to 3 rows after the
+// fill one tile, part of one, and more than one (and for AVX2 whole octs of eight vectors,
+// a last quad of four, and leftovers), row counts that leave 0 to 3 rows after the
 // four-row groups, extreme scales and codes, inputs of every kind; outputs beside the ones
 // written stay untouched.
 func TestDotKBatchMatchesGeneric(t *testing.T) {
@@ -32,7 +33,7 @@ func checkDotKBatch(t *testing.T) {
 		f, batch := kf.f, kBatchFormats[kf.f]
 		for _, nb := range []int{1, 3, 8} {
 			n := nb * KBlockLen
-			for _, count := range []int{1, 2, 16, 17, 35} {
+			for _, count := range []int{1, 2, 5, 12, 16, 17, 35} {
 				for _, rows := range []int{1, 4, 7} {
 					kind := []halfKind{halfNormal, halfExtreme, halfSub, halfBits}[rng.IntN(4)]
 					xk := []dataKind{kindNormal, kindWide, kindMixed, kindSubnormal}[rng.IntN(4)]

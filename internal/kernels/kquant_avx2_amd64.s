@@ -181,33 +181,38 @@ GLOBL k2Mask10<>(SB), RODATA|NOPTR, $32
 	VMULPS       X5, X4, X4; \
 	VADDPS       X4, X14, X14
 
-// K2NIB4 leaves the low nibbles of the 32 bytes at OFF(R)(R13*1) in Y4, the high ones in
-// Y5 (Y15 = 0x0f…).
-#define K2NIB4(R, OFF) \
-	VMOVDQU OFF(R)(R13*1), Y4; \
-	VPSRLW  $4, Y4, Y5; \
-	VPAND   Y15, Y4, Y4; \
-	VPAND   Y15, Y5, Y5
+// K2NIBS leaves the low nibbles of the 32 bytes at OFF(R)(R13*1) in LO, the high ones in
+// HI (Y15 = 0x0f…); K2NIB4 in Y4 and Y5.
+#define K2NIBS(R, OFF, LO, HI) \
+	VMOVDQU OFF(R)(R13*1), LO; \
+	VPSRLW  $4, LO, HI; \
+	VPAND   Y15, LO, LO; \
+	VPAND   Y15, HI, HI
+
+#define K2NIB4(R, OFF) K2NIBS(R, OFF, Y4, Y5)
 
 // Q4K2CODES multiplies one Q4_K super-block of the row at R: its scales and mins into Y13
 // (K2SCALEMIN6), its nibbles (K2NIB4) by DOT, a macro of (CODES, XOFF, SIDX, FIRST):
-// K2DOT32 for one input, K2VDOT32 for four.
-#define Q4K2CODES(R, DOT) \
+// K2DOT32 for one input, K2VDOT32 for four; Q4K2CODESIN does it with the nibbles in LO and
+// HI (K2V8DOT, eight inputs, keeps Y4 and Y5 for its sums).
+#define Q4K2CODESIN(R, DOT, LO, HI) \
 	PREFETCHT0 K2PREFETCH(R)(R13*1); \
 	PREFETCHT0 K2PREFETCH+64(R)(R13*1); \
 	K2SCALEMIN6(R); \
-	K2NIB4(R, 16); \
-	DOT(Y4, 0, k2ScaleIdx<>+0, K2START); \
-	DOT(Y5, 32, k2ScaleIdx<>+32, K2ADD); \
-	K2NIB4(R, 48); \
-	DOT(Y4, 64, k2ScaleIdx<>+64, K2ADD); \
-	DOT(Y5, 96, k2ScaleIdx<>+96, K2ADD); \
-	K2NIB4(R, 80); \
-	DOT(Y4, 128, k2ScaleIdx<>+128, K2ADD); \
-	DOT(Y5, 160, k2ScaleIdx<>+160, K2ADD); \
-	K2NIB4(R, 112); \
-	DOT(Y4, 192, k2ScaleIdx<>+192, K2ADD); \
-	DOT(Y5, 224, k2ScaleIdx<>+224, K2ADD)
+	K2NIBS(R, 16, LO, HI); \
+	DOT(LO, 0, k2ScaleIdx<>+0, K2START); \
+	DOT(HI, 32, k2ScaleIdx<>+32, K2ADD); \
+	K2NIBS(R, 48, LO, HI); \
+	DOT(LO, 64, k2ScaleIdx<>+64, K2ADD); \
+	DOT(HI, 96, k2ScaleIdx<>+96, K2ADD); \
+	K2NIBS(R, 80, LO, HI); \
+	DOT(LO, 128, k2ScaleIdx<>+128, K2ADD); \
+	DOT(HI, 160, k2ScaleIdx<>+160, K2ADD); \
+	K2NIBS(R, 112, LO, HI); \
+	DOT(LO, 192, k2ScaleIdx<>+192, K2ADD); \
+	DOT(HI, 224, k2ScaleIdx<>+224, K2ADD)
+
+#define Q4K2CODES(R, DOT) Q4K2CODESIN(R, DOT, Y4, Y5)
 
 // Q4K2ROW leaves one Q4_K super-block's lanes of the row at R in RES.
 #define Q4K2ROW(R, RES) \
@@ -316,8 +321,9 @@ GLOBL k2Mask10<>(SB), RODATA|NOPTR, $32
 
 // The batched Q4_K and Q5_K products with AVX2 (kbatch_amd64.go): one row against four
 // input vectors at a time, the row's codes and scale words unpacked once for the four.
-// The vectors' Q8_K super-blocks come interleaved (Q8KBatch's quads: super-block b of
-// vector v at DI + 320v, 1280 bytes a super-block); each vector's integers collect in one
+// The vectors' Q8_K super-blocks come interleaved eight at a time (Q8KBatch's octs:
+// super-block b of vector v of the oct at 320v, 2560 bytes a super-block; a kernel of four
+// vectors reads one half of an oct); each vector's integers collect in one
 // of Y0-Y3 as the row dots' do, and the float step runs with one vector per pair of lanes,
 // K2ENDMIN's arithmetic with the row's d and dmin against the four vectors' scales.
 
@@ -363,29 +369,34 @@ GLOBL k2Mask10<>(SB), RODATA|NOPTR, $32
 // K2VEND is K2ENDMIN for one row and four vectors: their I and M as [I0, M0, I1, M1, I2,
 // M2, I3, M3] (Y4), the row's d and dmin (the fp16 pair at DOFF(SI)(R13*1)) times each
 // vector's scale, and in the even lanes of Y14, acc += float32(I)·d1 − float32(M)·m1.
-#define K2VEND(DOFF) \
-	VPHADDD      Y1, Y0, Y4; \
-	VPHADDD      Y3, Y2, Y5; \
-	VEXTRACTI128 $1, Y4, X6; \
-	VPADDD       X6, X4, X4; \
-	VEXTRACTI128 $1, Y5, X6; \
-	VPADDD       X6, X5, X5; \
-	VINSERTI128  $1, X5, Y4, Y4; \
-	VPBROADCASTD DOFF(SI)(R13*1), X5; \
-	VCVTPH2PS    X5, Y5; \
-	VBROADCASTSS 288(DI), X6; \
-	VBROADCASTSS 608(DI), X7; \
-	VUNPCKLPD    X7, X6, X6; \
-	VBROADCASTSS 928(DI), X8; \
-	VBROADCASTSS 1248(DI), X7; \
-	VUNPCKLPD    X7, X8, X8; \
-	VINSERTF128  $1, X8, Y6, Y6; \
-	VMULPS       Y6, Y5, Y5; \
-	VCVTDQ2PS    Y4, Y4; \
-	VMULPS       Y5, Y4, Y4; \
-	VMOVSHDUP    Y4, Y5; \
-	VSUBPS       Y5, Y4, Y4; \
-	VADDPS       Y4, Y14, Y14
+// K2VENDOF is its form for the four vectors' lanes in A0-A3 whose scales are at
+// XO+288(DI) + 320v, the sums in ACC, with the scratch registers TA-TE (and their X
+// halves XA-XE).
+#define K2VENDOF(DOFF, A0, A1, A2, A3, XO, ACC, TA, XA, TB, XB, TC, XC, TD, XD, TE, XE) \
+	VPHADDD      A1, A0, TA; \
+	VPHADDD      A3, A2, TB; \
+	VEXTRACTI128 $1, TA, XC; \
+	VPADDD       XC, XA, XA; \
+	VEXTRACTI128 $1, TB, XC; \
+	VPADDD       XC, XB, XB; \
+	VINSERTI128  $1, XB, TA, TA; \
+	VPBROADCASTD DOFF(SI)(R13*1), XB; \
+	VCVTPH2PS    XB, TB; \
+	VBROADCASTSS XO+288(DI), XC; \
+	VBROADCASTSS XO+608(DI), XD; \
+	VUNPCKLPD    XD, XC, XC; \
+	VBROADCASTSS XO+928(DI), XE; \
+	VBROADCASTSS XO+1248(DI), XD; \
+	VUNPCKLPD    XD, XE, XE; \
+	VINSERTF128  $1, XE, TC, TC; \
+	VMULPS       TC, TB, TB; \
+	VCVTDQ2PS    TA, TA; \
+	VMULPS       TB, TA, TA; \
+	VMOVSHDUP    TA, TB; \
+	VSUBPS       TB, TA, TA; \
+	VADDPS       TA, ACC, ACC
+
+#define K2VEND(DOFF) K2VENDOF(DOFF, Y0, Y1, Y2, Y3, 0, Y14, Y4, X4, Y5, X5, Y6, X6, Y7, X7, Y8, X8)
 
 // K2VSTART zeroes the four vectors' integer lanes for a super-block.
 #define K2VSTART \
@@ -393,6 +404,61 @@ GLOBL k2Mask10<>(SB), RODATA|NOPTR, $32
 	VPXOR Y1, Y1, Y1; \
 	VPXOR Y2, Y2, Y2; \
 	VPXOR Y3, Y3, Y3
+
+// K2V8DOT is K2VDOT32 for eight vectors (at XOFF(DI) + 320v), their lanes in Y0-Y7
+// (Y10 and Y11 scratch); K2V8START zeroes them and K2V8MIN adds their min lanes pairwise.
+#define K2V8DOT(CODES, XOFF, SIDX, FIRST) \
+	VPSHUFB    SIDX(SB), Y13, Y10; \
+	VPMADDUBSW XOFF(DI), CODES, Y11; \
+	VPMADDWD   Y10, Y11, Y11; \
+	VPADDD     Y11, Y0, Y0; \
+	VPMADDUBSW XOFF+320(DI), CODES, Y11; \
+	VPMADDWD   Y10, Y11, Y11; \
+	VPADDD     Y11, Y1, Y1; \
+	VPMADDUBSW XOFF+640(DI), CODES, Y11; \
+	VPMADDWD   Y10, Y11, Y11; \
+	VPADDD     Y11, Y2, Y2; \
+	VPMADDUBSW XOFF+960(DI), CODES, Y11; \
+	VPMADDWD   Y10, Y11, Y11; \
+	VPADDD     Y11, Y3, Y3; \
+	VPMADDUBSW XOFF+1280(DI), CODES, Y11; \
+	VPMADDWD   Y10, Y11, Y11; \
+	VPADDD     Y11, Y4, Y4; \
+	VPMADDUBSW XOFF+1600(DI), CODES, Y11; \
+	VPMADDWD   Y10, Y11, Y11; \
+	VPADDD     Y11, Y5, Y5; \
+	VPMADDUBSW XOFF+1920(DI), CODES, Y11; \
+	VPMADDWD   Y10, Y11, Y11; \
+	VPADDD     Y11, Y6, Y6; \
+	VPMADDUBSW XOFF+2240(DI), CODES, Y11; \
+	VPMADDWD   Y10, Y11, Y11; \
+	VPADDD     Y11, Y7, Y7
+
+#define K2V8START \
+	K2VSTART; \
+	VPXOR Y4, Y4, Y4; \
+	VPXOR Y5, Y5, Y5; \
+	VPXOR Y6, Y6, Y6; \
+	VPXOR Y7, Y7, Y7
+
+#define K2V8MIN \
+	VPSHUFB  k2ScaleIdx<>+256(SB), Y13, Y10; \
+	VPMADDWD 256(DI), Y10, Y11; \
+	VPHADDD  Y11, Y0, Y0; \
+	VPMADDWD 576(DI), Y10, Y11; \
+	VPHADDD  Y11, Y1, Y1; \
+	VPMADDWD 896(DI), Y10, Y11; \
+	VPHADDD  Y11, Y2, Y2; \
+	VPMADDWD 1216(DI), Y10, Y11; \
+	VPHADDD  Y11, Y3, Y3; \
+	VPMADDWD 1536(DI), Y10, Y11; \
+	VPHADDD  Y11, Y4, Y4; \
+	VPMADDWD 1856(DI), Y10, Y11; \
+	VPHADDD  Y11, Y5, Y5; \
+	VPMADDWD 2176(DI), Y10, Y11; \
+	VPHADDD  Y11, Y6, Y6; \
+	VPMADDWD 2496(DI), Y10, Y11; \
+	VPHADDD  Y11, Y7, Y7
 
 // Q4K2VROW and Q5K2VROW add one super-block of the row at SI to the four vectors' lanes.
 #define Q4K2VROW \
@@ -423,22 +489,38 @@ GLOBL k2Mask10<>(SB), RODATA|NOPTR, $32
 	XORQ  R13, R13; \
 	VPXOR Y14, Y14, Y14
 
-// K2VROWEND stores the row's four results (lanes 0, 2, 4, 6 of Y14) at R8 + v·R9 and
-// moves to the next row; loops to L while there is one.
-#define K2VROWEND(L) \
-	VEXTRACTF128 $1, Y14, X1; \
-	MOVQ         R8, DX; \
-	VMOVSS       X14, (DX); \
+// K2VSTORE4 stores lanes 0, 2, 4 and 6 of ACC (low half XACC) at DX + v·R9, v = 0..3,
+// and leaves DX four outputs on (X1 scratch).
+#define K2VSTORE4(ACC, XACC) \
+	VEXTRACTF128 $1, ACC, X1; \
+	VMOVSS       XACC, (DX); \
 	ADDQ         R9, DX; \
-	VEXTRACTPS   $2, X14, (DX); \
+	VEXTRACTPS   $2, XACC, (DX); \
 	ADDQ         R9, DX; \
 	VMOVSS       X1, (DX); \
 	ADDQ         R9, DX; \
 	VEXTRACTPS   $2, X1, (DX); \
+	ADDQ         R9, DX
+
+// K2VROWEND stores the row's four results (lanes 0, 2, 4, 6 of Y14) at R8 + v·R9 and
+// moves to the next row; loops to L while there is one. K2V8ROWEND stores eight, the
+// last four from Y12.
+#define K2VROWEND(L) \
+	MOVQ         R8, DX; \
+	K2VSTORE4(Y14, X14); \
 	ADDQ         $4, R8; \
 	ADDQ         rb+32(FP), SI; \
 	DECQ         R10; \
 	JNZ          L
+
+#define K2V8ROWEND(L) \
+	MOVQ R8, DX; \
+	K2VSTORE4(Y14, X14); \
+	K2VSTORE4(Y12, X12); \
+	ADDQ $4, R8; \
+	ADDQ rb+32(FP), SI; \
+	DECQ R10; \
+	JNZ  L
 
 // K2VOFFSET takes o·C (the scale words in Y12 times a vector's block sums at XOFF(DI),
 // shifted by SHIFT = log2 o) from the vector's lanes ACC.
@@ -747,10 +829,36 @@ q4kvloop:
 	Q4K2VROW
 	K2VEND(0)
 	ADDQ $144, R13
-	ADDQ $1280, DI
+	ADDQ $2560, DI
 	DECQ R11
 	JNZ  q4kvloop
 	K2VROWEND(q4kvrow)
+	VZEROUPPER
+	RET
+
+// func dotQ4_KV8AVX2(out *float32, w *byte, xq *byte, nb, rb, tiles, outStride int)
+//
+// dotQ4_KV4AVX2 for eight vectors (the two quads of an oct of Q8KBatch's layout): the
+// row's codes and scale words unpacked once for eight, the nibbles in Y8 and Y9, the
+// vectors' lanes in Y0-Y7, the float sums of vectors 0-3 in Y14 and of 4-7 in Y12.
+TEXT ·dotQ4_KV8AVX2(SB), NOSPLIT, $0-56
+	K2VSETUP
+
+q4kv8row:
+	K2VROWSTART
+	VPXOR Y12, Y12, Y12
+
+q4kv8loop:
+	K2V8START
+	Q4K2CODESIN(SI, K2V8DOT, Y8, Y9)
+	K2V8MIN
+	K2VENDOF(0, Y0, Y1, Y2, Y3, 0, Y14, Y8, X8, Y9, X9, Y10, X10, Y11, X11, Y13, X13)
+	K2VENDOF(0, Y4, Y5, Y6, Y7, 1280, Y12, Y0, X0, Y1, X1, Y2, X2, Y3, X3, Y8, X8)
+	ADDQ $144, R13
+	ADDQ $2560, DI
+	DECQ R11
+	JNZ  q4kv8loop
+	K2V8ROWEND(q4kv8row)
 	VZEROUPPER
 	RET
 
@@ -765,7 +873,7 @@ q5kvloop:
 	Q5K2VROW
 	K2VEND(0)
 	ADDQ $176, R13
-	ADDQ $1280, DI
+	ADDQ $2560, DI
 	DECQ R11
 	JNZ  q5kvloop
 	K2VROWEND(q5kvrow)
@@ -783,7 +891,7 @@ q6kvloop:
 	Q6K2VROW
 	K2VENDSIGNED(208)
 	ADDQ $210, R13
-	ADDQ $1280, DI
+	ADDQ $2560, DI
 	DECQ R11
 	JNZ  q6kvloop
 	K2VROWENDSIGNED(q6kvrow)
@@ -801,7 +909,7 @@ q2kvloop:
 	Q2K2VROW
 	K2VEND(80)
 	ADDQ $84, R13
-	ADDQ $1280, DI
+	ADDQ $2560, DI
 	DECQ R11
 	JNZ  q2kvloop
 	K2VROWEND(q2kvrow)
@@ -820,7 +928,7 @@ q3kvloop:
 	Q3K2VROW
 	K2VENDSIGNED(108)
 	ADDQ $110, R13
-	ADDQ $1280, DI
+	ADDQ $2560, DI
 	DECQ R11
 	JNZ  q3kvloop
 	K2VROWENDSIGNED(q3kvrow)
