@@ -17,6 +17,9 @@ func dotQ4_KV4AVX2(out *float32, w *byte, xq *byte, nb, rb, tiles, outStride int
 func dotQ4_KV8AVX2(out *float32, w *byte, xq *byte, nb, rb, tiles, outStride int)
 
 //go:noescape
+func dotQ5_KV8AVX2(out *float32, w *byte, xq *byte, nb, rb, tiles, outStride int)
+
+//go:noescape
 func dotQ5_KV4AVX2(out *float32, w *byte, xq *byte, nb, rb, tiles, outStride int)
 
 //go:noescape
@@ -143,7 +146,7 @@ func dotKBatchFast(f *kFormat, out []float32, stride int, x *Q8KBatch, w []byte,
 const kBatchPanelBytes = 256 << 10
 
 // dotKBatchAVX2 is the batched product of k-quant rows with AVX2: panels of rows, each
-// against the vectors eight at a time (x.octs; dotQ4_KV8AVX2 for Q4_K) or four at a time,
+// against the vectors eight at a time (x.octs; dotQ4_KV8AVX2, dotQ5_KV8AVX2) or four at a time,
 // the vectors left over through the row dots. Batches under four vectors report false.
 func dotKBatchAVX2(f *kFormat, out []float32, stride int, x *Q8KBatch, w []byte, rows, rb int) bool {
 	var kern, kern8 func(out *float32, w *byte, xq *byte, nb, rb, tiles, outStride int)
@@ -151,7 +154,7 @@ func dotKBatchAVX2(f *kFormat, out []float32, stride int, x *Q8KBatch, w []byte,
 	case &kQ4_K:
 		kern, kern8 = dotQ4_KV4AVX2, dotQ4_KV8AVX2
 	case &kQ5_K:
-		kern = dotQ5_KV4AVX2
+		kern, kern8 = dotQ5_KV4AVX2, dotQ5_KV8AVX2
 	case &kQ6_K:
 		kern = dotQ6_KV4AVX2
 	case &kQ2_K:

@@ -220,46 +220,52 @@ GLOBL k2Mask10<>(SB), RODATA|NOPTR, $32
 	K2MIN(RES)
 
 // K2HIGHL and K2HIGHR add the fifth bit J of the qh bytes in Y12 (bit J of each byte) to the codes in
-// CODES as 16: (qh shifted so that bit J lands on bit 4) & 0x10, or'ed in.
-#define K2HIGHL(J, CODES) \
-	VPSLLW $(4-J), Y12, Y9; \
-	VPAND  k2Mask10<>(SB), Y9, Y9; \
-	VPOR   Y9, CODES, CODES
+// CODES as 16: (qh shifted so that bit J lands on bit 4) & 0x10, or'ed in (T scratch:
+// K2HIGHLT, K2HIGHRT; Y9 in K2HIGHL, K2HIGHR).
+#define K2HIGHLT(J, CODES, T) \
+	VPSLLW $(4-J), Y12, T; \
+	VPAND  k2Mask10<>(SB), T, T; \
+	VPOR   T, CODES, CODES
 
-#define K2HIGHR(J, CODES) \
-	VPSRLW $(J-4), Y12, Y9; \
-	VPAND  k2Mask10<>(SB), Y9, Y9; \
-	VPOR   Y9, CODES, CODES
+#define K2HIGHRT(J, CODES, T) \
+	VPSRLW $(J-4), Y12, T; \
+	VPAND  k2Mask10<>(SB), T, T; \
+	VPOR   T, CODES, CODES
+
+#define K2HIGHL(J, CODES) K2HIGHLT(J, CODES, Y9)
+#define K2HIGHR(J, CODES) K2HIGHRT(J, CODES, Y9)
 
 // Q5K2CODES is Q4K2CODES for Q5_K: Q4_K's nibbles (from byte 48 on) plus the fifth bits
-// of qh (bytes 16-47, Y12).
-#define Q5K2CODES(R, DOT) \
+// of qh (bytes 16-47, Y12); Q5K2CODESIN with the nibbles in LO and HI, T scratch.
+#define Q5K2CODESIN(R, DOT, LO, HI, T) \
 	PREFETCHT0 K2PREFETCH(R)(R13*1); \
 	PREFETCHT0 K2PREFETCH+64(R)(R13*1); \
 	PREFETCHT0 K2PREFETCH+128(R)(R13*1); \
 	K2SCALEMIN6(R); \
 	VMOVDQU 16(R)(R13*1), Y12; \
-	K2NIB4(R, 48); \
-	K2HIGHL(0, Y4); \
-	K2HIGHL(1, Y5); \
-	DOT(Y4, 0, k2ScaleIdx<>+0, K2START); \
-	DOT(Y5, 32, k2ScaleIdx<>+32, K2ADD); \
-	K2NIB4(R, 80); \
-	K2HIGHL(2, Y4); \
-	K2HIGHL(3, Y5); \
-	DOT(Y4, 64, k2ScaleIdx<>+64, K2ADD); \
-	DOT(Y5, 96, k2ScaleIdx<>+96, K2ADD); \
-	K2NIB4(R, 112); \
-	VPAND   k2Mask10<>(SB), Y12, Y9; \
-	VPOR    Y9, Y4, Y4; \
-	K2HIGHR(5, Y5); \
-	DOT(Y4, 128, k2ScaleIdx<>+128, K2ADD); \
-	DOT(Y5, 160, k2ScaleIdx<>+160, K2ADD); \
-	K2NIB4(R, 144); \
-	K2HIGHR(6, Y4); \
-	K2HIGHR(7, Y5); \
-	DOT(Y4, 192, k2ScaleIdx<>+192, K2ADD); \
-	DOT(Y5, 224, k2ScaleIdx<>+224, K2ADD)
+	K2NIBS(R, 48, LO, HI); \
+	K2HIGHLT(0, LO, T); \
+	K2HIGHLT(1, HI, T); \
+	DOT(LO, 0, k2ScaleIdx<>+0, K2START); \
+	DOT(HI, 32, k2ScaleIdx<>+32, K2ADD); \
+	K2NIBS(R, 80, LO, HI); \
+	K2HIGHLT(2, LO, T); \
+	K2HIGHLT(3, HI, T); \
+	DOT(LO, 64, k2ScaleIdx<>+64, K2ADD); \
+	DOT(HI, 96, k2ScaleIdx<>+96, K2ADD); \
+	K2NIBS(R, 112, LO, HI); \
+	VPAND   k2Mask10<>(SB), Y12, T; \
+	VPOR    T, LO, LO; \
+	K2HIGHRT(5, HI, T); \
+	DOT(LO, 128, k2ScaleIdx<>+128, K2ADD); \
+	DOT(HI, 160, k2ScaleIdx<>+160, K2ADD); \
+	K2NIBS(R, 144, LO, HI); \
+	K2HIGHRT(6, LO, T); \
+	K2HIGHRT(7, HI, T); \
+	DOT(LO, 192, k2ScaleIdx<>+192, K2ADD); \
+	DOT(HI, 224, k2ScaleIdx<>+224, K2ADD)
+
+#define Q5K2CODES(R, DOT) Q5K2CODESIN(R, DOT, Y4, Y5, Y9)
 
 // Q5K2ROW leaves one Q5_K super-block's lanes of the row at R in RES.
 #define Q5K2ROW(R, RES) \
@@ -859,6 +865,35 @@ q4kv8loop:
 	DECQ R11
 	JNZ  q4kv8loop
 	K2V8ROWEND(q4kv8row)
+	VZEROUPPER
+	RET
+
+// func dotQ5_KV8AVX2(out *float32, w *byte, xq *byte, nb, rb, tiles, outStride int)
+//
+// dotQ4_KV8AVX2 for Q5_K rows: the fifth bits take Y12 while the codes are made, so the
+// float sums of vectors 4-7 wait in the frame (acc) between super-blocks.
+TEXT ·dotQ5_KV8AVX2(SB), NOSPLIT, $32-56
+	K2VSETUP
+
+q5kv8row:
+	K2VROWSTART
+	VPXOR   Y12, Y12, Y12
+	VMOVUPS Y12, acc-32(SP)
+
+q5kv8loop:
+	K2V8START
+	Q5K2CODESIN(SI, K2V8DOT, Y8, Y9, Y10)
+	K2V8MIN
+	K2VENDOF(0, Y0, Y1, Y2, Y3, 0, Y14, Y8, X8, Y9, X9, Y10, X10, Y11, X11, Y13, X13)
+	VMOVUPS acc-32(SP), Y12
+	K2VENDOF(0, Y4, Y5, Y6, Y7, 1280, Y12, Y0, X0, Y1, X1, Y2, X2, Y3, X3, Y8, X8)
+	VMOVUPS Y12, acc-32(SP)
+	ADDQ $176, R13
+	ADDQ $2560, DI
+	DECQ R11
+	JNZ  q5kv8loop
+	VMOVUPS acc-32(SP), Y12
+	K2V8ROWEND(q5kv8row)
 	VZEROUPPER
 	RET
 
