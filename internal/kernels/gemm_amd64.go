@@ -244,6 +244,7 @@ func gemmAVX(out, w, x []float32, rows, cols, batch, start, end int, decode func
 	}
 	shape := gemmShapeFor(wide, batch)
 	chunked := shape != gemmWide // the YMM kernels take the columns in chunks
+	groupKernel, fourKernel := chunkedKernels(shape)
 	s := gemmBuffers.Get().(*gemmScratch)
 	defer gemmBuffers.Put(s)
 
@@ -263,7 +264,7 @@ func gemmAVX(out, w, x []float32, rows, cols, batch, start, end int, decode func
 	for b0 := 0; ; b0 += step {
 		b1 := min(b0+step, full)
 		last := b1 == full
-		extra := 0 // gemm4x4AVX512's inputs, packed after the block's
+		extra := 0 // the four-input kernel's inputs, packed after the block's
 		if last {
 			extra = quad4
 		}
@@ -291,31 +292,16 @@ func gemmAVX(out, w, x []float32, rows, cols, batch, start, end int, decode func
 					decode(wb[(r-r0)*cols:(r-r0+1)*cols], r)
 				}
 			}
+			tiles := (r1 - r0) / shape.rows
 			for b := b0; b < b1; b += shape.inputs {
 				if !chunked {
-					gemm4x8AVX512(&out[b*rows+r0], rows, &wb[0], &s.packed[(b-b0)*cols], cols, (r1-r0)/4)
+					gemm4x8AVX512(&out[b*rows+r0], rows, &wb[0], &s.packed[(b-b0)*cols], cols, tiles)
 					continue
 				}
-				for c0 := 0; c0 < cols; c0 += chunk {
-					c1 := min(c0+chunk, cols)
-					xp, flags := &s.packed[(b-b0)*cols+shape.inputs*c0], gemmChunkFlags(c0, c1, cols)
-					if shape == gemmQuad {
-						gemm4x6AVX512(&out[b*rows+r0], rows, &wb[c0], xp, c1-c0, (r1-r0)/4, cols, &s.acc[0], flags)
-					} else {
-						gemm2x6AVX(&out[b*rows+r0], rows, &wb[c0], xp, c1-c0, (r1-r0)/2, cols, &s.acc[0], flags)
-					}
-				}
+				gemmChunks(groupKernel, &out[b*rows+r0], rows, wb, s.packed[(b-b0)*cols:], shape.inputs, cols, chunk, tiles, s.acc)
 			}
 			for e := 0; e < extra; e += 4 {
-				for c0 := 0; c0 < cols; c0 += chunk {
-					c1 := min(c0+chunk, cols)
-					xp, flags := &s.packed[(b1-b0+e)*cols+4*c0], gemmChunkFlags(c0, c1, cols)
-					if shape == gemmQuad {
-						gemm4x4AVX512(&out[(b1+e)*rows+r0], rows, &wb[c0], xp, c1-c0, (r1-r0)/4, cols, &s.acc[0], flags)
-					} else {
-						gemm2x4AVX(&out[(b1+e)*rows+r0], rows, &wb[c0], xp, c1-c0, (r1-r0)/2, cols, &s.acc[0], flags)
-					}
-				}
+				gemmChunks(fourKernel, &out[(b1+e)*rows+r0], rows, wb, s.packed[(b1-b0+e)*cols:], 4, cols, chunk, tiles, s.acc)
 			}
 			if last {
 				for r := r0; r < r1; r += 4 {
@@ -358,4 +344,27 @@ func alignedFloats(n int) []float32 {
 		off = 16 - off
 	}
 	return buf[off : off+n : off+n]
+}
+
+// chunkedKernel is a micro-kernel that takes the columns in chunks, its accumulators
+// carried through acc (gemm2x6AVX and its kin).
+type chunkedKernel func(out *float32, outStride int, w, xp *float32, n, tiles, stride int, acc *float32, flags int)
+
+// chunkedKernels returns the chunked micro-kernels of shape (gemmQuad or gemmNarrow): the
+// one for its groups of six inputs and the one for four.
+func chunkedKernels(shape gemmShape) (group, four chunkedKernel) {
+	if shape == gemmQuad {
+		return gemm4x6AVX512, gemm4x4AVX512
+	}
+	return gemm2x6AVX, gemm2x4AVX
+}
+
+// gemmChunks runs kern for one block of rows (wb, tiles groups of the kernel's rows, rows
+// cols floats apart) against inputs packed n at a time at xp, chunk columns at a time,
+// each lane carrying its sum from one chunk to the next (gemmChunkFlags).
+func gemmChunks(kern chunkedKernel, out *float32, rows int, wb, xp []float32, n, cols, chunk, tiles int, acc []float32) {
+	for c0 := 0; c0 < cols; c0 += chunk {
+		c1 := min(c0+chunk, cols)
+		kern(out, rows, &wb[c0], &xp[n*c0], c1-c0, tiles, cols, &acc[0], gemmChunkFlags(c0, c1, cols))
+	}
 }

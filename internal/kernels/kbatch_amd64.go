@@ -99,7 +99,7 @@ func dotKBatchFast(f *kFormat, out []float32, stride int, x *Q8KBatch, w []byte,
 	k, ok := kBatchKernels(f)
 	// Below four vectors, the row dots one vector at a time cost less than a tile whose
 	// lanes are mostly idle.
-	if !implKBatchVNNI.on || !ok || len(x.tiles) == 0 || len(x.xs) < kBatchMin {
+	if !ok || len(x.tiles) == 0 || len(x.xs) < kBatchMin {
 		return false
 	}
 	nb, count := x.n/KBlockLen, len(x.xs)
