@@ -12,9 +12,11 @@ import (
 // float step is the same. On CPUs with AVX-512 VNNI the kernels keep one vector per SIMD
 // lane (kbatch_avx512_amd64.s): a row's codes are unpacked once, and each group of four
 // codes is broadcast and multiplied with the four input codes of sixteen vectors by one
-// VPDPBUSD. With AVX2 a row meets four vectors at a time in the row dots' arithmetic, its
-// codes and scale words unpacked once for the four (kquant_avx2_amd64.s); elsewhere the
-// vectors go through the row dots one at a time.
+// VPDPBUSD; a tile costs the same however few of its lanes are used, so fewer than
+// kTileMinLanes vectors past the whole tiles go the AVX2 way. With AVX2 a row meets four
+// or eight vectors at a time in the row dots' arithmetic, its codes and scale words
+// unpacked once for them (kquant_avx2_amd64.s); elsewhere, and for the last one to three
+// vectors, the vectors go through the row dots one at a time.
 
 // KBatchTile is the number of input vectors the batched kernels multiply at once.
 const KBatchTile = 16
@@ -33,15 +35,35 @@ const (
 )
 
 // Q8KBatch is a set of Q8_K-quantized vectors of the same length, transposed in tiles of
-// KBatchTile for the VNNI kernels or laid out four at a time for the AVX2 ones (whichever
-// this CPU runs when Set is called). Set fills it; it holds on to the vectors it was set
-// from (the portable path multiplies them one by one), which must not change while it is
-// used.
+// KBatchTile for the VNNI kernels and the rest laid out four at a time for the AVX2 ones
+// (as this CPU runs them when Set is called: tiledVectors). Set fills it; it holds on to
+// the vectors it was set from (the portable path multiplies them one by one), which must
+// not change while it is used.
 type Q8KBatch struct {
 	n     int
 	xs    []*Q8KInput
-	tiles []byte // ceil(len(xs)/16) tiles of n/256 super-blocks of kTileStride bytes
-	octs  []byte // for the AVX2 kernels: super-block sb of vector 8h+v at ((h·n/256+sb)·8+v)·q8KStride
+	tiled int    // the vectors [0, tiled) are in tiles, the rest in octs
+	tiles []byte // ceil(tiled/16) tiles of n/256 super-blocks of kTileStride bytes
+	octs  []byte // for the AVX2 kernels: super-block sb of vector tiled+8h+v at ((h·n/256+sb)·8+v)·q8KStride
+}
+
+// kTileMinLanes is the fewest vectors a tile takes beyond the whole tiles: a tile costs the
+// same whatever its lanes hold, and fewer vectors cost less in the AVX2 kernels (four or
+// eight at a time) and the row dots. A TinyLlama-shape Q4_K_M decode step on Zen 4 (2
+// threads): 4 vectors 78.7 ms in a tile, 39.5 through dotQ4_KV4AVX2; 8 vectors 84.3 and
+// 72.3; 16 vectors in one tile 86.0.
+const kTileMinLanes = 9
+
+// tiledVectors is how many of count vectors go in tiles: the whole tiles, and the rest too
+// when they are at least kTileMinLanes; none without the VNNI kernels.
+func tiledVectors(count int) int {
+	if !kBatchFast() {
+		return 0
+	}
+	if whole := count / KBatchTile * KBatchTile; count-whole < kTileMinLanes {
+		return whole
+	}
+	return count
 }
 
 // Count is the number of vectors.
@@ -62,18 +84,19 @@ func (b *Q8KBatch) Set(xs []*Q8KInput) {
 			panic(fmt.Sprintf("kernels: Q8KBatch.Set: vector %d has %d values, vector 0 %d", i, x.n, b.n))
 		}
 	}
+	b.tiled = tiledVectors(len(xs))
 	b.octs = b.octs[:0]
 	if kBatchOcts() {
 		b.setOcts()
 	}
-	if !kBatchFast() {
+	if b.tiled == 0 {
 		return
 	}
-	nb, tiles := b.n/KBlockLen, (len(xs)+KBatchTile-1)/KBatchTile
+	nb, tiles := b.n/KBlockLen, (b.tiled+KBatchTile-1)/KBatchTile
 	b.tiles = grow(b.tiles, tiles*nb*kTileStride)
 	clear(b.tiles)
 	le := binary.LittleEndian
-	for i, x := range xs {
+	for i, x := range xs[:b.tiled] {
 		t, v := i/KBatchTile, i%KBatchTile
 		for sb := range nb {
 			src := x.block(sb)
@@ -92,7 +115,7 @@ func (b *Q8KBatch) Set(xs []*Q8KInput) {
 		}
 	}
 	// The unused lanes of the last tile: codes 0 (stored as 128), sums 0, scale 0.
-	for v := len(xs) % KBatchTile; v > 0 && v < KBatchTile; v++ {
+	for v := b.tiled % KBatchTile; v > 0 && v < KBatchTile; v++ {
 		t := tiles - 1
 		for sb := range nb {
 			dst := b.tiles[(t*nb+sb)*kTileStride:]
@@ -103,13 +126,13 @@ func (b *Q8KBatch) Set(xs []*Q8KInput) {
 	}
 }
 
-// setOcts lays the whole groups of four vectors out for the AVX2 kernels, eight at a time:
-// each super-block of the eight side by side, as Q8KInput stores it (a last group of four
-// fills half an oct).
+// setOcts lays the whole groups of four vectors past the tiled ones out for the AVX2
+// kernels, eight at a time: each super-block of the eight side by side, as Q8KInput stores
+// it (a last group of four fills half an oct).
 func (b *Q8KBatch) setOcts() {
-	nb, quads := b.n/KBlockLen, len(b.xs)/4
+	nb, quads := b.n/KBlockLen, (len(b.xs)-b.tiled)/4
 	b.octs = grow(b.octs, (quads+1)/2*nb*8*q8KStride)
-	for i, x := range b.xs[:4*quads] {
+	for i, x := range b.xs[b.tiled : b.tiled+4*quads] {
 		h, v := i/8, i%8
 		for sb := range nb {
 			copy(b.octs[((h*nb+sb)*8+v)*q8KStride:][:q8KStride], x.blocks[sb*q8KStride:(sb+1)*q8KStride])

@@ -9,6 +9,8 @@ import "sync"
 // would cost more than the row dots of the vectors one by one; there the rows meet four
 // vectors at a time in the row dots' arithmetic, the codes and scale words unpacked once
 // for the four (dotQ2_KV4AVX2 ... dotQ6_KV4AVX2 in kquant_avx2_amd64.s: implKBatchAVX2).
+// With VNNI, too, the vectors past the whole tiles go to those kernels when they would
+// leave most of a tile's lanes idle (tiledVectors).
 
 //go:noescape
 func dotQ4_KV4AVX2(out *float32, w *byte, xq *byte, nb, rb, tiles, outStride int)
@@ -84,25 +86,20 @@ func kBatchKernels(f *kFormat) (kBatchKernel, bool) {
 
 func kBatchFast() bool { return implKBatchVNNI.on }
 
-func kBatchOcts() bool { return implKBatchAVX2.on && !implKBatchVNNI.on }
-
-// kBatchMin is the fewest vectors the batched kernels take on.
-const kBatchMin = 4
+func kBatchOcts() bool { return implKBatchAVX2.on }
 
 // kPrepScratch recycles the prepared rows of dotKBatchFast.
 var kPrepScratch = sync.Pool{New: func() any { return new([]byte) }}
 
+// dotKBatchFast runs the tiled vectors of x through the VNNI kernels, the rest through
+// dotKBatchAVX2 (or the row dots when it declines them), and reports false when it ran
+// none of them.
 func dotKBatchFast(f *kFormat, out []float32, stride int, x *Q8KBatch, w []byte, rows, rb int) bool {
-	if !implKBatchVNNI.on {
+	k, ok := kBatchKernels(f)
+	if x.tiled == 0 || !ok {
 		return dotKBatchAVX2(f, out, stride, x, w, rows, rb)
 	}
-	k, ok := kBatchKernels(f)
-	// Below four vectors, the row dots one vector at a time cost less than a tile whose
-	// lanes are mostly idle.
-	if !ok || len(x.tiles) == 0 || len(x.xs) < kBatchMin {
-		return false
-	}
-	nb, count := x.n/KBlockLen, len(x.xs)
+	nb, count := x.n/KBlockLen, x.tiled
 	tiles := (count + KBatchTile - 1) / KBatchTile
 	ps := kPrepScratch.Get().(*[]byte)
 	defer kPrepScratch.Put(ps)
@@ -138,6 +135,11 @@ func dotKBatchFast(f *kFormat, out []float32, stride int, x *Q8KBatch, w []byte,
 			}
 		}
 	}
+	if count < len(x.xs) && !dotKBatchAVX2(f, out, stride, x, w, rows, rb) {
+		for v := count; v < len(x.xs); v++ {
+			dotKRows(f, out[v*stride:v*stride+rows], x.xs[v], w)
+		}
+	}
 	return true
 }
 
@@ -145,9 +147,10 @@ func dotKBatchFast(f *kFormat, out []float32, stride int, x *Q8KBatch, w []byte,
 // stays in the core's L2 cache while every group of vectors meets it.
 const kBatchPanelBytes = 256 << 10
 
-// dotKBatchAVX2 is the batched product of k-quant rows with AVX2: panels of rows, each
-// against the vectors eight at a time (x.octs; dotQ4_KV8AVX2, dotQ5_KV8AVX2) or four at a time,
-// the vectors left over through the row dots. Batches under four vectors report false.
+// dotKBatchAVX2 is the batched product of k-quant rows with AVX2 for the vectors of x past
+// the tiled ones: panels of rows, each against the vectors eight at a time (x.octs;
+// dotQ4_KV8AVX2, dotQ5_KV8AVX2) or four at a time, the vectors left over through the row
+// dots. It reports false, having run nothing, without four such vectors or a kernel.
 func dotKBatchAVX2(f *kFormat, out []float32, stride int, x *Q8KBatch, w []byte, rows, rb int) bool {
 	var kern, kern8 func(out *float32, w *byte, xq *byte, nb, rb, tiles, outStride int)
 	switch f {
@@ -162,7 +165,8 @@ func dotKBatchAVX2(f *kFormat, out []float32, stride int, x *Q8KBatch, w []byte,
 	case &kQ3_K:
 		kern = dotQ3_KV4AVX2
 	}
-	nb, quads := x.n/KBlockLen, len(x.xs)/4
+	base := x.tiled
+	nb, quads := x.n/KBlockLen, (len(x.xs)-base)/4
 	octBytes := nb * 8 * q8KStride
 	if !implKBatchAVX2.on || kern == nil || quads == 0 || len(x.octs) != (quads+1)/2*octBytes {
 		return false
@@ -172,15 +176,16 @@ func dotKBatchAVX2(f *kFormat, out []float32, stride int, x *Q8KBatch, w []byte,
 		r1 := min(r0+panel, rows)
 		for q := 0; q < quads; {
 			xq := &x.octs[q/2*octBytes+q%2*4*q8KStride]
+			o := &out[(base+4*q)*stride+r0]
 			if kern8 != nil && q%2 == 0 && q+1 < quads {
-				kern8(&out[4*q*stride+r0], &w[r0*rb], xq, nb, rb, r1-r0, stride)
+				kern8(o, &w[r0*rb], xq, nb, rb, r1-r0, stride)
 				q += 2
 				continue
 			}
-			kern(&out[4*q*stride+r0], &w[r0*rb], xq, nb, rb, r1-r0, stride)
+			kern(o, &w[r0*rb], xq, nb, rb, r1-r0, stride)
 			q++
 		}
-		for v := 4 * quads; v < len(x.xs); v++ {
+		for v := base + 4*quads; v < len(x.xs); v++ {
 			dotKRows(f, out[v*stride+r0:v*stride+r1], x.xs[v], w[r0*rb:r1*rb])
 		}
 	}

@@ -17,9 +17,10 @@ var kBatchFormats = map[*kFormat]func(out []float32, stride int, x *Q8KBatch, w 
 // TestDotKBatchMatchesGeneric: the batched products, on every path this build has, give
 // every vector's portable row dots bit for bit (NaN bits aside): every format, batches that
 // fill one tile, part of one, and more than one (and for AVX2 whole octs of eight vectors,
-// a last quad of four, and leftovers), row counts that leave 0 to 3 rows after the
-// four-row groups, extreme scales and codes, inputs of every kind; outputs beside the ones
-// written stay untouched.
+// a last quad of four, and leftovers; with VNNI also whole tiles followed by vectors in
+// the AVX2 kernels: 16+4+3, 16+8, and by a partial tile: 16+9), row counts that leave 0 to
+// 3 rows after the four-row groups, extreme scales and codes, inputs of every kind;
+// outputs beside the ones written stay untouched.
 func TestDotKBatchMatchesGeneric(t *testing.T) {
 	forEachLevel(t, func(t *testing.T) {
 		use(implKBatchVNNI)
@@ -33,7 +34,7 @@ func checkDotKBatch(t *testing.T) {
 		f, batch := kf.f, kBatchFormats[kf.f]
 		for _, nb := range []int{1, 3, 8} {
 			n := nb * KBlockLen
-			for _, count := range []int{1, 2, 5, 12, 16, 17, 35} {
+			for _, count := range []int{1, 2, 5, 12, 16, 17, 23, 24, 25, 35} {
 				for _, rows := range []int{1, 4, 7} {
 					kind := []halfKind{halfNormal, halfExtreme, halfSub, halfBits}[rng.IntN(4)]
 					xk := []dataKind{kindNormal, kindWide, kindMixed, kindSubnormal}[rng.IntN(4)]
@@ -68,6 +69,34 @@ func checkDotKBatch(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestTiledVectors: with the VNNI kernels, whole tiles go in tiles and the vectors past
+// them only when they are at least kTileMinLanes (the others go to the AVX2 kernels, laid
+// out in octs); without them, no vector is tiled.
+func TestTiledVectors(t *testing.T) {
+	forEachLevel(t, func(t *testing.T) {
+		use(implKBatchVNNI)
+		var xs []*Q8KInput
+		for range 25 {
+			x := new(Q8KInput)
+			x.Quantize(make([]float32, KBlockLen))
+			xs = append(xs, x)
+		}
+		for count, tiled := range map[int]int{3: 0, 8: 0, 9: 9, 16: 16, 23: 16, 24: 16, 25: 25} {
+			if !kBatchFast() {
+				tiled = 0
+			}
+			var b Q8KBatch
+			b.Set(xs[:count])
+			require.Equal(t, tiled, b.tiled, "%d vectors", count)
+			octs := 0
+			if kBatchOcts() {
+				octs = ((count-tiled)/4 + 1) / 2 * 8 * q8KStride
+			}
+			require.Len(t, b.octs, octs, "%d vectors", count)
+		}
+	})
 }
 
 // TestDotKBatchExtremeSums: vectors whose codes are all −127 or 127 (block sums of
