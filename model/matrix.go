@@ -220,19 +220,13 @@ func (m *Matrix) mulRows(out, x []float32, batch, start, end int, in []quant.Inp
 				m.wt.DotRowsInput(out[b*m.Rows+r0:b*m.Rows+r1], &in[b], w)
 			}
 		}
-	case batch == 1:
-		xs, o, w := x[:m.Cols], out[start:end], m.raw[start*m.rowBytes:end*m.rowBytes]
-		if m.Type == gguf.F16 {
-			kernels.DotF16Rows(o, xs, w)
-		} else {
-			kernels.DotBF16Rows(o, xs, w)
-		}
+	case m.Type == gguf.F16:
+		// Small batches multiply the stored rows directly, larger ones widen blocks of
+		// rows that stay in the core's caches while every input vector meets them (the
+		// matrix kernels' register blocking); the same bits as Dot with the decoded row.
+		kernels.MatMulF16(out, x, m.raw, m.Rows, m.Cols, batch, start, end)
 	default:
-		// A batch: each row decoded to float32 once (per block of inputs: kernels.
-		// InputBlocks), in blocks of rows that stay in the
-		// core's caches while every input vector meets them (the matrix kernels' register
-		// blocking), the same bits as Dot with the decoded row.
-		kernels.MatMulRowsDecoded(out, x, m.Rows, m.Cols, batch, start, end, m.decodePanelRow)
+		kernels.MatMulBF16(out, x, m.raw, m.Rows, m.Cols, batch, start, end)
 	}
 }
 
@@ -250,16 +244,6 @@ func (m *Matrix) decodeRow(dst []float32, r int) {
 			dst[i] = half.BF16ToF32(uint16(raw[2*i]) | uint16(raw[2*i+1])<<8)
 		}
 	}
-}
-
-// decodePanelRow is decodeRow for kernels.MatMulRowsDecoded: it also prefetches, into L2,
-// the row the next panel will decode, since a batch's product otherwise reads each panel
-// from memory only when it gets to it, and memory sits idle while the panel is multiplied.
-func (m *Matrix) decodePanelRow(dst []float32, r int) {
-	if next := r + kernels.DecodedPanelRows; next < m.Rows {
-		kernels.PrefetchL2(m.raw[next*m.rowBytes : (next+1)*m.rowBytes])
-	}
-	m.decodeRow(dst, r)
 }
 
 // quantInputs and batchInputs recycle the quantized input vectors of mulShared.

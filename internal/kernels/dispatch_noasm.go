@@ -54,3 +54,15 @@ func quantizeBlocks(v *Q8Input, x []float32) { quantizeBlocksGeneric(v, x) }
 func matMulQ8_0(out []float32, w []byte, x *Q8Batch, rows, rb, start, end int) {
 	matMulQ8_0Generic(out, w, x, rows, rb, start, end)
 }
+
+// halfKernels is empty without assembly.
+type halfKernels struct{}
+
+var (
+	halfF16  = halfFormat{dot: dotF16Generic, decode: decodeF16}
+	halfBF16 = halfFormat{dot: dotBF16Generic, decode: decodeBF16}
+)
+
+func matMulHalf(out, x []float32, w []byte, rows, cols, batch, start, end int, h *halfFormat) {
+	matMulHalfGeneric(out, x, w, rows, cols, batch, start, end, h)
+}

@@ -37,6 +37,17 @@ func dotF16x4AVX2(out *float32, w *byte, x *float32, n, stride int)
 //go:noescape
 func dotBF16x4AVX2(out *float32, w *byte, x *float32, n, stride int)
 
+// dotF16x4x2AVX2 is dotF16x4AVX2 against two input vectors, x and x+n (n floats each):
+// row k of input j goes to out[j·outStride + k], each rows' values decoded once for both.
+//
+//go:noescape
+func dotF16x4x2AVX2(out *float32, outStride int, w *byte, x *float32, n, stride int)
+
+// dotBF16x4x2AVX2 is dotF16x4x2AVX2 for bfloat16 rows.
+//
+//go:noescape
+func dotBF16x4x2AVX2(out *float32, outStride int, w *byte, x *float32, n, stride int)
+
 // dotQ4_0AVX2Asm returns DotQ4_0 of the nb > 0 blocks at w and the 32·nb floats at x.
 //
 //go:noescape

@@ -124,6 +124,75 @@ GLOBL rowConsts<>(SB), RODATA|NOPTR, $8
 	VMOVSS X2, 8(DX); \
 	VMOVSS X3, 12(DX)
 
+// The four-row, two-input kernels (dotF16x4x2AVX2, dotBF16x4x2AVX2) are the four-row ones
+// for two input vectors side by side (x at DI, the second at R14 = DI + 4n): the rows'
+// eight values are decoded once for both, the lanes of (row k, input j) in Y(4j+k).
+
+// ROW4X2GROUP is ROW4GROUP for the two inputs.
+#define ROW4X2GROUP(LOAD) \
+	PREFETCHT1 (R11)(AX*2); \
+	PREFETCHT1 (R12)(AX*2); \
+	PREFETCHT1 (R13)(AX*2); \
+	PREFETCHT1 (BX)(AX*2); \
+	LOAD((SI)(AX*2), Y8); \
+	LOAD((R8)(AX*2), Y9); \
+	LOAD((R9)(AX*2), Y10); \
+	LOAD((R10)(AX*2), Y11); \
+	VMOVUPS    (DI)(AX*4), Y12; \
+	VMOVUPS    (R14)(AX*4), Y13; \
+	MULADD(Y12, Y8, Y14, Y0); \
+	MULADD(Y12, Y9, Y15, Y1); \
+	MULADD(Y12, Y10, Y14, Y2); \
+	MULADD(Y12, Y11, Y15, Y3); \
+	MULADD(Y13, Y8, Y14, Y4); \
+	MULADD(Y13, Y9, Y15, Y5); \
+	MULADD(Y13, Y10, Y14, Y6); \
+	MULADD(Y13, Y11, Y15, Y7)
+
+// ROW4X2 is the whole of a four-row, two-input kernel: the arguments, the loop over the
+// groups of eight values (label L), then the first input's four results at DX (ROW4END)
+// and the second's outStride floats on.
+#define ROW4X2(LOAD, L) \
+	MOVQ   out+0(FP), DX; \
+	MOVQ   w+16(FP), SI; \
+	MOVQ   x+24(FP), DI; \
+	MOVQ   n+32(FP), CX; \
+	MOVQ   stride+40(FP), R14; \
+	ROW4START; \
+	VXORPS Y4, Y4, Y4; \
+	VXORPS Y5, Y5, Y5; \
+	VXORPS Y6, Y6, Y6; \
+	VXORPS Y7, Y7, Y7; \
+	LEAQ   (DI)(CX*4), R14; \
+L: \
+	ROW4X2GROUP(LOAD); \
+	ADDQ   $8, AX; \
+	CMPQ   AX, CX; \
+	JNE    L; \
+	ROW4END; \
+	MOVQ   outStride+8(FP), R14; \
+	LEAQ   (DX)(R14*4), DX; \
+	VMOVAPS Y4, Y0; \
+	VMOVAPS Y5, Y1; \
+	VMOVAPS Y6, Y2; \
+	VMOVAPS Y7, Y3; \
+	ROW4END; \
+	VZEROUPPER
+
+// func dotF16x4x2AVX2(out *float32, outStride int, w *byte, x *float32, n, stride int)
+//
+// n > 0 is a multiple of 8; the four rows are stride bytes apart, the two inputs n floats.
+TEXT ·dotF16x4x2AVX2(SB), NOSPLIT, $0-48
+	ROW4X2(F16LOAD, loop)
+	RET
+
+// func dotBF16x4x2AVX2(out *float32, outStride int, w *byte, x *float32, n, stride int)
+//
+// As dotF16x4x2AVX2, for bfloat16 rows.
+TEXT ·dotBF16x4x2AVX2(SB), NOSPLIT, $0-48
+	ROW4X2(BF16LOAD, loop)
+	RET
+
 // func dotF16AVX2Asm(x *float32, w *byte, n8 int, xt *[8]float32, wt *[8]uint16) float32
 //
 // Y0 holds the lanes; AX is the index of the current group of eight values.

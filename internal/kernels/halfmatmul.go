@@ -1,0 +1,53 @@
+package kernels
+
+import "math"
+
+// MatMulF16 is MatMulRows for a matrix of IEEE half-precision rows: w holds its rows × cols
+// values little-endian, 2·cols bytes a row, and out[b·rows + r] = DotF16(x_b, row r) for
+// the rows r in [start, end) and the batch input vectors x_b = x[b·cols:(b+1)·cols]: the
+// results of MatMulRows on the widened matrix, bit for bit. The fast path multiplies the
+// stored rows directly, four rows against two inputs at a time, each group of eight values
+// widened in registers once for the two, while the batch is small (the rows are then read
+// from memory about once, and widening them into a block of float32 rows would cost more
+// than the arithmetic); larger batches go through MatMulRowsDecoded with the rows widened.
+//
+// It panics, like MatMulRows, when out, x or w is too short (w's capacity past its length
+// is not read).
+func MatMulF16(out, x []float32, w []byte, rows, cols, batch, start, end int) {
+	matMulHalf(out, x, w[:len(w):len(w)], rows, cols, batch, start, end, &halfF16)
+}
+
+// MatMulBF16 is MatMulF16 for a matrix of bfloat16 rows: out[b·rows + r] = DotBF16(x_b,
+// row r).
+func MatMulBF16(out, x []float32, w []byte, rows, cols, batch, start, end int) {
+	matMulHalf(out, x, w[:len(w):len(w)], rows, cols, batch, start, end, &halfBF16)
+}
+
+// halfFormat is one 16-bit row format: its portable row dot, the widening of a row, and
+// (on amd64) its assembly kernels.
+type halfFormat struct {
+	dot    func(x []float32, row []byte) float32 // the portable row dot
+	decode func(dst []float32, src []byte)       // the row widened to float32
+	halfKernels
+}
+
+// decodeBF16 widens len(dst) bfloat16 values at src: a bfloat16 b is the float32 with
+// bits b<<16.
+func decodeBF16(dst []float32, src []byte) {
+	src = src[:2*len(dst)]
+	for i := range dst {
+		dst[i] = math.Float32frombits(uint32(le16(src[2*i:])) << 16)
+	}
+}
+
+// matMulHalfGeneric is the portable definition of MatMulF16 and MatMulBF16: every row
+// against every input with the portable row dot.
+func matMulHalfGeneric(out, x []float32, w []byte, rows, cols, batch, start, end int, h *halfFormat) {
+	rb := 2 * cols
+	for r := start; r < end; r++ {
+		row := w[r*rb : (r+1)*rb]
+		for b := range batch {
+			out[b*rows+r] = h.dot(x[b*cols:(b+1)*cols], row)
+		}
+	}
+}

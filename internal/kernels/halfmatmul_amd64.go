@@ -1,0 +1,68 @@
+//go:build amd64 && !purego
+
+package kernels
+
+// halfKernels are a 16-bit format's assembly row kernels and the impl that enables them.
+type halfKernels struct {
+	fast *impl
+	one  func(x []float32, row []byte) float32                                 // one row
+	x4   func(out *float32, w *byte, x *float32, n, stride int)                // four rows, one input
+	x4x2 func(out *float32, outStride int, w *byte, x *float32, n, stride int) // four rows, two inputs
+}
+
+var (
+	halfF16  = halfFormat{dotF16Generic, decodeF16, halfKernels{implF16AVX2, dotF16AVX2, dotF16x4AVX2, dotF16x4x2AVX2}}
+	halfBF16 = halfFormat{dotBF16Generic, decodeBF16, halfKernels{implBF16AVX2, dotBF16AVX2, dotBF16x4AVX2, dotBF16x4x2AVX2}}
+)
+
+// halfRowsMaxBatch is the largest batch MatMulF16 and MatMulBF16 multiply on the stored
+// rows; larger ones widen blocks of rows for the matrix kernels, whose register blocking
+// then repays the widening.
+//
+// TinyLlama-shape f16 decode steps on Zen 4 (2 threads, `kvref bench --batches`), stored
+// rows against widened blocks: AVX-512 batch 2 43–64 against 112–122 ms, 3 65–68 against
+// 127–134, 4 79–83 against 125, 8 138–158 against 170–184, 12 212–225 against 220–242, 16
+// 267–279 against 267–269; at the avx2 level batch 4 79–91 against 127–132, 8 144–151
+// against 177, 12 211–236 against 220–238, 16 280–291 against 278–281.
+const halfRowsMaxBatch = 8
+
+func matMulHalf(out, x []float32, w []byte, rows, cols, batch, start, end int, h *halfFormat) {
+	rb := 2 * cols
+	fastOK := cols%8 == 0 && decodedFastOK(out, x, rows, cols, batch, start, end) && end <= len(w)/rb && !overlapsRows(out, nil, w)
+	switch {
+	case fastOK && h.fast.on && (batch <= halfRowsMaxBatch || !implMatMulAVX.on):
+		halfRowsAVX2(out, x, w, rows, cols, batch, start, end, h)
+	case fastOK && batch > 1 && implMatMulAVX.on:
+		// Each decoded row also asks for the row one block on in L2, which the next block
+		// decodes, so that memory works while this block is multiplied.
+		MatMulRowsDecoded(out, x, rows, cols, batch, start, end, func(dst []float32, r int) {
+			if next := r + DecodedPanelRows; next < end {
+				PrefetchL2(w[next*rb : (next+1)*rb])
+			}
+			h.decode(dst, w[r*rb:(r+1)*rb])
+		})
+	default:
+		matMulHalfGeneric(out, x, w, rows, cols, batch, start, end, h)
+	}
+}
+
+// halfRowsAVX2 is matMulHalf on the stored rows: four rows at a time against pairs of
+// inputs and a last odd one, the rows left over one at a time.
+func halfRowsAVX2(out, x []float32, w []byte, rows, cols, batch, start, end int, h *halfFormat) {
+	rb := 2 * cols
+	r := start
+	for ; r+4 <= end; r += 4 {
+		b := 0
+		for ; b+2 <= batch; b += 2 {
+			h.x4x2(&out[b*rows+r], rows, &w[r*rb], &x[b*cols], cols, rb)
+		}
+		if b < batch {
+			h.x4(&out[b*rows+r], &w[r*rb], &x[b*cols], cols, rb)
+		}
+	}
+	for ; r < end; r++ {
+		for b := range batch {
+			out[b*rows+r] = h.one(x[b*cols:(b+1)*cols], w[r*rb:(r+1)*rb])
+		}
+	}
+}

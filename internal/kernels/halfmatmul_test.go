@@ -1,0 +1,104 @@
+package kernels
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/kvref/kvref/internal/half"
+)
+
+// TestMatMulHalfIsMatMulRows: MatMulF16 and MatMulBF16 give MatMulRows's results on the
+// widened matrix, bit for bit (NaN bits aside), at every level: batches from one to past
+// halfRowsMaxBatch (the stored rows four by four against pairs of inputs and a last odd
+// one, and the widened blocks of rows beyond), row ranges that leave zero to three rows
+// after the groups of four, columns that are not a multiple of 8, extreme and subnormal
+// values; nothing outside the ranges' outputs is written.
+func TestMatMulHalfIsMatMulRows(t *testing.T) {
+	forEachLevel(t, func(t *testing.T) {
+		use(implF16AVX2)
+		rng := rand.New(rand.NewPCG(61, 61))
+		for _, f := range []struct {
+			name   string
+			mm     func(out, x []float32, w []byte, rows, cols, batch, start, end int)
+			decode func(uint16) float32
+		}{{"f16", MatMulF16, half.F16ToF32}, {"bf16", MatMulBF16, half.BF16ToF32}} {
+			for _, c := range []struct {
+				kind                          halfKind
+				rows, cols, batch, start, end int
+			}{
+				{halfNormal, 11, 64, 1, 0, 11},
+				{halfNormal, 13, 136, 2, 1, 13},
+				{halfExtreme, 9, 64, 3, 0, 9},
+				{halfSub, 16, 72, 5, 2, 15},
+				{halfBits, 8, 48, 7, 0, 8},
+				{halfNormal, 37, 256, 8, 3, 37},
+				{halfNormal, 41, 128, 9, 0, 41},  // past halfRowsMaxBatch
+				{halfNormal, 70, 776, 12, 5, 70}, // a block of widened rows and the rest
+				{halfNormal, 6, 33, 4, 0, 6},     // cols not a multiple of 8
+			} {
+				raw := make([]byte, 2*c.rows*c.cols)
+				w := make([]float32, c.rows*c.cols)
+				for i := range w {
+					v := halfPattern(rng, c.kind, f.name, 1)
+					putLE16(raw[2*i:], v)
+					w[i] = f.decode(v)
+				}
+				x := make([]float32, c.batch*c.cols)
+				fill(rng, kindMixed, x)
+				want := make([]float32, c.batch*c.rows+1)
+				for i := range want {
+					want[i] = math.Float32frombits(0x7f8abcde)
+				}
+				got := slices.Clone(want)
+				matMulRowsGeneric(want, w, x, c.rows, c.cols, c.batch, c.start, c.end)
+				f.mm(got, x, raw, c.rows, c.cols, c.batch, c.start, c.end)
+				what := fmt.Sprintf("%s %s rows=%d cols=%d batch=%d [%d,%d)", f.name, c.kind, c.rows, c.cols, c.batch, c.start, c.end)
+				requireSameResults(t, want, got, onlyDefaultNaN(w, x), what)
+			}
+		}
+	})
+}
+
+// TestMatMulHalfPanics: short outputs, inputs or rows panic, as MatMulRows does.
+func TestMatMulHalfPanics(t *testing.T) {
+	w := make([]byte, 2*4*8)
+	assert.Panics(t, func() { MatMulF16(make([]float32, 7), make([]float32, 16), w, 4, 8, 2, 0, 4) })
+	assert.Panics(t, func() { MatMulF16(make([]float32, 8), make([]float32, 15), w, 4, 8, 2, 0, 4) })
+	assert.Panics(t, func() { MatMulBF16(make([]float32, 8), make([]float32, 16), w[:63], 4, 8, 2, 0, 4) })
+	assert.NotPanics(t, func() { MatMulBF16(make([]float32, 8), make([]float32, 16), w, 4, 8, 2, 0, 4) })
+}
+
+// BenchmarkMatMulF16 multiplies a 2048×2048 F16 matrix by small batches (a decode step of
+// a few sequences) at every kernel level this CPU has: "stored" is MatMulF16 (the stored
+// rows against pairs of inputs up to halfRowsMaxBatch), "widened" MatMulRowsDecoded on the
+// same rows, the path of larger batches; the CPU time of the benchmark's thread per flop.
+func BenchmarkMatMulF16(b *testing.B) {
+	const rows, cols = 2048, 2048
+	rng := rand.New(rand.NewPCG(62, 62))
+	raw := make([]byte, 2*rows*cols)
+	for i := range rows * cols {
+		putLE16(raw[2*i:], halfPattern(rng, halfNormal, "f16", 1))
+	}
+	for _, batch := range []int{2, 4, 8} {
+		x := randomFloats(batch*cols, 5)
+		out := make([]float32, batch*rows)
+		flops := 2 * float64(rows*cols*batch)
+		for _, l := range testLevels() {
+			b.Run(fmt.Sprintf("batch=%d/stored/%s", batch, l), func(b *testing.B) {
+				defer atLevel(l)()
+				cpuLoop(b, flops, func() { MatMulF16(out, x, raw, rows, cols, batch, 0, rows) })
+			})
+			b.Run(fmt.Sprintf("batch=%d/widened/%s", batch, l), func(b *testing.B) {
+				defer atLevel(l)()
+				cpuLoop(b, flops, func() {
+					MatMulRowsDecoded(out, x, rows, cols, batch, 0, rows, func(dst []float32, r int) { DecodeF16(dst, raw[2*r*cols:]) })
+				})
+			})
+		}
+	}
+}
