@@ -98,7 +98,10 @@ reduce:
 //
 // Weight rows at SI, R8, R9, R10; inputs at DI and R11; lanes of (row k, input 0) in Yk
 // and of (row k, input 1) in Y(k+4). AX is the byte offset of the current block of eight,
-// BX the byte length of the whole blocks, R13 the output stride in bytes.
+// BX the byte length of the whole blocks, R13 the output stride in bytes. The next four
+// rows (16n bytes from R12 on) are read into L2 meanwhile, two lines per block, as one
+// stream: a batch of two or three float32 inputs goes through this kernel alone, and
+// without it every group of rows waited for memory.
 TEXT ·dot4x2AVX(SB), NOSPLIT, $0-40
 	MOVQ   out+0(FP), DX
 	MOVQ   outStride+8(FP), R13
@@ -110,6 +113,8 @@ TEXT ·dot4x2AVX(SB), NOSPLIT, $0-40
 	LEAQ   (R8)(CX*4), R9
 	LEAQ   (R9)(CX*4), R10
 	LEAQ   (DI)(CX*4), R11
+	LEAQ   (SI)(CX*8), R12
+	LEAQ   (R12)(CX*8), R12
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
@@ -126,6 +131,8 @@ TEXT ·dot4x2AVX(SB), NOSPLIT, $0-40
 	JZ     tail
 
 loop:
+	PREFETCHT1 (R12)(AX*4)
+	PREFETCHT1 64(R12)(AX*4)
 	VMOVUPS (DI)(AX*1), Y8
 	VMOVUPS (R11)(AX*1), Y9
 	VMOVUPS (SI)(AX*1), Y10
