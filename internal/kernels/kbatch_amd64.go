@@ -136,16 +136,10 @@ func dotKBatchFast(f *kFormat, out []float32, stride int, x *Q8KBatch, w []byte,
 		}
 	}
 	if count < len(x.xs) && !dotKBatchAVX2(f, out, stride, x, w, rows, rb) {
-		for v := count; v < len(x.xs); v++ {
-			dotKRows(f, out[v*stride:v*stride+rows], x.xs[v], w)
-		}
+		kRowsPanels(f, out, stride, x, w, rows, rb, count)
 	}
 	return true
 }
-
-// kBatchPanelBytes bounds the rows dotKBatchAVX2 takes at a time: a panel of rows that
-// stays in the core's L2 cache while every group of vectors meets it.
-const kBatchPanelBytes = 256 << 10
 
 // dotKBatchAVX2 is the batched product of k-quant rows with AVX2 for the vectors of x past
 // the tiled ones: panels of rows, each against the vectors eight at a time (x.octs;
@@ -171,7 +165,7 @@ func dotKBatchAVX2(f *kFormat, out []float32, stride int, x *Q8KBatch, w []byte,
 	if !implKBatchAVX2.on || kern == nil || quads == 0 || len(x.octs) != (quads+1)/2*octBytes {
 		return false
 	}
-	panel := max(1, kBatchPanelBytes/rb)
+	panel := max(1, batchPanelBytes/rb)
 	for r0 := 0; r0 < rows; r0 += panel {
 		r1 := min(r0+panel, rows)
 		for q := 0; q < quads; {

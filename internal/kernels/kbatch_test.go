@@ -161,7 +161,7 @@ func requireBatchIsRowDots(t *testing.T, f *kFormat, b *Q8KBatch, w []byte, rows
 }
 
 // TestDotKBatchPanelsMatchGeneric: products of more rows than one panel of the AVX2 path
-// (kBatchPanelBytes: 256 KiB of rows, 156 to 227 of these) against two groups of four
+// (batchPanelBytes: 256 KiB of rows, 156 to 227 of these) against two groups of four
 // vectors and one left over give every vector's portable row dots, at every level.
 func TestDotKBatchPanelsMatchGeneric(t *testing.T) {
 	forEachLevel(t, func(t *testing.T) {
