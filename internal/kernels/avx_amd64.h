@@ -54,3 +54,13 @@
 	VSHUFPS    $0x88, Z1, Z0, Z2; \
 	VSHUFPS    $0xdd, Z1, Z0, Z3; \
 	VADDPS     Z3, Z2, F
+
+// F16LOAD and BF16LOAD make eight floats in Y from eight 16-bit values at M: VCVTPH2PS for
+// halves (exact), VPMOVZXWD then a 16-bit left shift for bfloat16 (a bfloat16 b is the
+// float32 with bits b<<16).
+#define F16LOAD(M, Y) \
+	VCVTPH2PS M, Y
+
+#define BF16LOAD(M, Y) \
+	VPMOVZXWD M, Y; \
+	VPSLLD    $16, Y, Y

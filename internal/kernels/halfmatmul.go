@@ -6,10 +6,11 @@ import "math"
 // values little-endian, 2·cols bytes a row, and out[b·rows + r] = DotF16(x_b, row r) for
 // the rows r in [start, end) and the batch input vectors x_b = x[b·cols:(b+1)·cols]: the
 // results of MatMulRows on the widened matrix, bit for bit. The fast path multiplies the
-// stored rows directly, four rows against two inputs at a time, each group of eight values
-// widened in registers once for the two, while the batch is small (the rows are then read
-// from memory about once, and widening them into a block of float32 rows would cost more
-// than the arithmetic); larger batches go through MatMulRowsDecoded with the rows widened.
+// stored rows directly, four rows against four inputs (AVX-512) or two at a time, each
+// group of eight values widened in registers once for them, while the batch is small (the
+// rows are then read from memory about once, and widening them into a block of float32
+// rows would cost more than the arithmetic); larger batches go through MatMulRowsDecoded
+// with the rows widened.
 //
 // It panics, like MatMulRows, when out, x or w is too short (w's capacity past its length
 // is not read).

@@ -2,35 +2,48 @@
 
 package kernels
 
-// halfKernels are a 16-bit format's assembly row kernels and the impl that enables them.
+// halfKernels are a 16-bit format's assembly row kernels and the impls that enable them
+// (fast: the AVX2 ones; fast4: x4x4).
 type halfKernels struct {
-	fast *impl
-	one  func(x []float32, row []byte) float32                                 // one row
-	x4   func(out *float32, w *byte, x *float32, n, stride int)                // four rows, one input
-	x4x2 func(out *float32, outStride int, w *byte, x *float32, n, stride int) // four rows, two inputs
+	fast, fast4 *impl
+	one         func(x []float32, row []byte) float32                                 // one row
+	x4          func(out *float32, w *byte, x *float32, n, stride int)                // four rows, one input
+	x4x2        func(out *float32, outStride int, w *byte, x *float32, n, stride int) // four rows, two inputs
+	x4x4        func(out *float32, outStride int, w *byte, x *float32, n int)         // four rows, four inputs
 }
 
 var (
-	halfF16  = halfFormat{dotF16Generic, decodeF16, halfKernels{implF16AVX2, dotF16AVX2, dotF16x4AVX2, dotF16x4x2AVX2}}
-	halfBF16 = halfFormat{dotBF16Generic, decodeBF16, halfKernels{implBF16AVX2, dotBF16AVX2, dotBF16x4AVX2, dotBF16x4x2AVX2}}
+	halfF16  = halfFormat{dotF16Generic, decodeF16, halfKernels{implF16AVX2, implHalfAVX512, dotF16AVX2, dotF16x4AVX2, dotF16x4x2AVX2, dotF16x4x4AVX512}}
+	halfBF16 = halfFormat{dotBF16Generic, decodeBF16, halfKernels{implBF16AVX2, implHalfAVX512, dotBF16AVX2, dotBF16x4AVX2, dotBF16x4x2AVX2, dotBF16x4x4AVX512}}
 )
 
-// halfRowsMaxBatch is the largest batch MatMulF16 and MatMulBF16 multiply on the stored
-// rows; larger ones widen blocks of rows for the matrix kernels, whose register blocking
-// then repays the widening.
+// halfRowsMaxBatch and halfRows4MaxBatch are the largest batches MatMulF16 and MatMulBF16
+// multiply on the stored rows, two inputs at a time (AVX2) or four (AVX-512); larger ones
+// widen blocks of rows for the matrix kernels, whose register blocking then repays the
+// widening.
 //
 // TinyLlama-shape f16 decode steps on Zen 4 (2 threads, `kvref bench --batches`), stored
-// rows against widened blocks: AVX-512 batch 2 43–64 against 112–122 ms, 3 65–68 against
-// 127–134, 4 79–83 against 125, 8 138–158 against 170–184, 12 212–225 against 220–242, 16
-// 267–279 against 267–269; at the avx2 level batch 4 79–91 against 127–132, 8 144–151
-// against 177, 12 211–236 against 220–238, 16 280–291 against 278–281.
-const halfRowsMaxBatch = 8
+// rows against widened blocks: with pairs at AVX-512 batch 2 43–64 against 112–122 ms, 3
+// 65–68 against 127–134, 4 79–83 against 125, 8 138–158 against 170–184, 12 212–225
+// against 220–242, 16 267–279 against 267–269; at the avx2 level batch 4 79–91 against
+// 127–132, 8 144–151 against 177, 12 211–236 against 220–238, 16 280–291 against
+// 278–281. With fours (dotF16x4x4AVX512): batch 4 68–79, 8 115–135, 12 168–186 against
+// 208–226 widened, 16 228–248 against 260–286, 24 336–338 against 349–366, 32 434–488
+// against 464–466.
+const (
+	halfRowsMaxBatch  = 8
+	halfRows4MaxBatch = 24
+)
 
 func matMulHalf(out, x []float32, w []byte, rows, cols, batch, start, end int, h *halfFormat) {
 	rb := 2 * cols
 	fastOK := cols%8 == 0 && decodedFastOK(out, x, rows, cols, batch, start, end) && end <= len(w)/rb && !overlapsRows(out, nil, w)
+	maxBatch := halfRowsMaxBatch
+	if h.fast4.on {
+		maxBatch = halfRows4MaxBatch
+	}
 	switch {
-	case fastOK && h.fast.on && (batch <= halfRowsMaxBatch || !implMatMulAVX.on):
+	case fastOK && h.fast.on && (batch <= maxBatch || !implMatMulAVX.on):
 		halfRowsAVX2(out, x, w, rows, cols, batch, start, end, h)
 	case fastOK && batch > 1 && implMatMulAVX.on:
 		// Each decoded row also asks for the row one block on in L2, which the next block
@@ -46,13 +59,18 @@ func matMulHalf(out, x []float32, w []byte, rows, cols, batch, start, end int, h
 	}
 }
 
-// halfRowsAVX2 is matMulHalf on the stored rows: four rows at a time against pairs of
-// inputs and a last odd one, the rows left over one at a time.
+// halfRowsAVX2 is matMulHalf on the stored rows: four rows at a time against groups of
+// four inputs (with AVX-512), pairs and a last odd one, the rows left over one at a time.
 func halfRowsAVX2(out, x []float32, w []byte, rows, cols, batch, start, end int, h *halfFormat) {
 	rb := 2 * cols
 	r := start
 	for ; r+4 <= end; r += 4 {
 		b := 0
+		if h.fast4.on {
+			for ; b+4 <= batch; b += 4 {
+				h.x4x4(&out[b*rows+r], rows, &w[r*rb], &x[b*cols], cols)
+			}
+		}
 		for ; b+2 <= batch; b += 2 {
 			h.x4x2(&out[b*rows+r], rows, &w[r*rb], &x[b*cols], cols, rb)
 		}

@@ -14,13 +14,14 @@ import (
 
 // TestMatMulHalfIsMatMulRows: MatMulF16 and MatMulBF16 give MatMulRows's results on the
 // widened matrix, bit for bit (NaN bits aside), at every level: batches from one to past
-// halfRowsMaxBatch (the stored rows four by four against pairs of inputs and a last odd
-// one, and the widened blocks of rows beyond), row ranges that leave zero to three rows
+// halfRowsMaxBatch and halfRows4MaxBatch (the stored rows four by four against fours,
+// pairs of inputs and a last odd one, and the widened blocks of rows beyond), row ranges that leave zero to three rows
 // after the groups of four, columns that are not a multiple of 8, extreme and subnormal
 // values; nothing outside the ranges' outputs is written.
 func TestMatMulHalfIsMatMulRows(t *testing.T) {
 	forEachLevel(t, func(t *testing.T) {
 		use(implF16AVX2)
+		use(implHalfAVX512)
 		rng := rand.New(rand.NewPCG(61, 61))
 		for _, f := range []struct {
 			name   string
@@ -37,8 +38,9 @@ func TestMatMulHalfIsMatMulRows(t *testing.T) {
 				{halfSub, 16, 72, 5, 2, 15},
 				{halfBits, 8, 48, 7, 0, 8},
 				{halfNormal, 37, 256, 8, 3, 37},
-				{halfNormal, 41, 128, 9, 0, 41},  // past halfRowsMaxBatch
+				{halfNormal, 41, 128, 9, 0, 41},  // past halfRowsMaxBatch (AVX2)
 				{halfNormal, 70, 776, 12, 5, 70}, // a block of widened rows and the rest
+				{halfNormal, 45, 264, 27, 2, 43}, // past halfRows4MaxBatch
 				{halfNormal, 6, 33, 4, 0, 6},     // cols not a multiple of 8
 			} {
 				raw := make([]byte, 2*c.rows*c.cols)
@@ -75,8 +77,9 @@ func TestMatMulHalfPanics(t *testing.T) {
 
 // BenchmarkMatMulF16 multiplies a 2048×2048 F16 matrix by small batches (a decode step of
 // a few sequences) at every kernel level this CPU has: "stored" is MatMulF16 (the stored
-// rows against pairs of inputs up to halfRowsMaxBatch), "widened" MatMulRowsDecoded on the
-// same rows, the path of larger batches; the CPU time of the benchmark's thread per flop.
+// rows against fours or pairs of inputs up to halfRows4MaxBatch or halfRowsMaxBatch),
+// "widened" MatMulRowsDecoded on the same rows, the path of larger batches; the CPU time
+// of the benchmark's thread per flop.
 func BenchmarkMatMulF16(b *testing.B) {
 	const rows, cols = 2048, 2048
 	rng := rand.New(rand.NewPCG(62, 62))
@@ -84,7 +87,7 @@ func BenchmarkMatMulF16(b *testing.B) {
 	for i := range rows * cols {
 		putLE16(raw[2*i:], halfPattern(rng, halfNormal, "f16", 1))
 	}
-	for _, batch := range []int{2, 4, 8} {
+	for _, batch := range []int{2, 4, 8, 16} {
 		x := randomFloats(batch*cols, 5)
 		out := make([]float32, batch*rows)
 		flops := 2 * float64(rows*cols*batch)

@@ -90,7 +90,7 @@ func BenchmarkMatMulRowsDecoded(b *testing.B) {
 		}
 		x := randomFloats(c.batch*c.cols, 4)
 		out := make([]float32, c.batch*c.rows)
-		decode := func(dst []float32, r int) { // as MatMulF16's for batches past halfRowsMaxBatch
+		decode := func(dst []float32, r int) { // as MatMulF16's for the batches it widens
 			if next := r + DecodedPanelRows; next < c.rows {
 				PrefetchL2(raw[2*next*c.cols : 2*(next+1)*c.cols])
 			}

@@ -105,6 +105,7 @@ var (
 	implMatVecAVX       = &impl{name: "dotRowsX4AVX, dotRowsAVX", needs: setAVX}
 	implMatMulAVX512    = &impl{name: "gemm8x6AVX512, gemm8x2AVX512, gemm4x6AVX512, gemm4x4AVX512, gemm4x8AVX512, dot4x4AVX512", needs: setAVX | featAVX512F | featAVX512VL}
 	implMatMulAVX       = &impl{name: "gemm2x6AVX, gemm2x4AVX, dot4x2AVX, dot4x1AVX", needs: setAVX}
+	implHalfAVX512      = &impl{name: "dotF16x4x4AVX512, dotBF16x4x4AVX512", needs: setAVX512 | featAVX512VL}
 	implF16AVX2         = &impl{name: "dotF16x4AVX2, dotF16x4x2AVX2, dotF16AVX2Asm", needs: setAVX2}
 	implBF16AVX2        = &impl{name: "dotBF16x4AVX2, dotBF16x4x2AVX2, dotBF16AVX2Asm", needs: setAVX2}
 	implQ4_0AVX512      = &impl{name: "dotQ4_0x4AVX512, dotQ4_0AVX2Asm", needs: setAVX512}
@@ -137,8 +138,9 @@ var registry = []*kernel{
 	{"AxpyRows", "axpyRowsGeneric", []*impl{implAxpyRowsAVX}},
 	{"MatMulRows, batch 1 (f32 decode)", "matMulRowsGeneric", []*impl{implMatVecAVX}},
 	{"MatMulRows, MatMulRowsDecoded, batch ≥ 2 (prefill)", "matMulRowsGeneric, matMulRowsDecodedGeneric", []*impl{implMatMulAVX512, implMatMulAVX}},
-	{"DotF16, DotF16Rows, MatMulF16 batch ≤ 8 (f16 weights)", "dotF16Generic", []*impl{implF16AVX2}},
-	{"DotBF16, DotBF16Rows, MatMulBF16 batch ≤ 8 (bf16 weights)", "dotBF16Generic", []*impl{implBF16AVX2}},
+	{"DotF16, DotF16Rows, MatMulF16 small batches (f16 weights)", "dotF16Generic", []*impl{implF16AVX2}},
+	{"DotBF16, DotBF16Rows, MatMulBF16 small batches (bf16 weights)", "dotBF16Generic", []*impl{implBF16AVX2}},
+	{"MatMulF16, MatMulBF16 batch ≤ 24, four inputs at a time", "matMulHalfGeneric", []*impl{implHalfAVX512}},
 	{"DotQ4_0, DotQ4_0Rows (q4_0 weights)", "dotQ4_0Generic", []*impl{implQ4_0AVX512, implQ4_0AVX2}},
 	{"DotQ8_0Q8Rows (q8_0 weights × Q8_0 input)", "q8RowsGeneric", []*impl{implQ8Q8VNNI, implQ8Q8AVX2}},
 	{"DotQ8_0Batch (q8_0 weights, batch ≥ 2)", "matMulQ8_0Generic", []*impl{implQ8GemmVNNI, implQ8GemmAVX2}},

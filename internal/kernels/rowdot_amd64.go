@@ -48,6 +48,17 @@ func dotF16x4x2AVX2(out *float32, outStride int, w *byte, x *float32, n, stride 
 //go:noescape
 func dotBF16x4x2AVX2(out *float32, outStride int, w *byte, x *float32, n, stride int)
 
+// dotF16x4x4AVX512 is dotF16x4x2AVX2 for four consecutive rows (2n bytes each) against four
+// consecutive inputs, in the YMM registers AVX-512 VL adds (rowdot_avx512_amd64.s).
+//
+//go:noescape
+func dotF16x4x4AVX512(out *float32, outStride int, w *byte, x *float32, n int)
+
+// dotBF16x4x4AVX512 is dotF16x4x4AVX512 for bfloat16 rows.
+//
+//go:noescape
+func dotBF16x4x4AVX512(out *float32, outStride int, w *byte, x *float32, n int)
+
 // dotQ4_0AVX2Asm returns DotQ4_0 of the nb > 0 blocks at w and the 32·nb floats at x.
 //
 //go:noescape

@@ -49,16 +49,8 @@ GLOBL rowConsts<>(SB), RODATA|NOPTR, $8
 
 // The 16-bit row kernels (dotF16AVX2Asm, dotBF16AVX2Asm, dotF16x4AVX2, dotBF16x4AVX2 and
 // the sequential-stream ones below) differ only in how eight stored values become eight
-// floats: F16LOAD (VCVTPH2PS, exact) or BF16LOAD (VPMOVZXWD, then a 16-bit left shift: a
-// bfloat16 b is the float32 with bits b<<16). Each kernel's loop is one macro taking the
+// floats: F16LOAD or BF16LOAD (avx_amd64.h). Each kernel's loop is one macro taking the
 // LOAD.
-
-#define F16LOAD(M, Y) \
-	VCVTPH2PS M, Y
-
-#define BF16LOAD(M, Y) \
-	VPMOVZXWD M, Y; \
-	VPSLLD    $16, Y, Y
 
 // The one-row kernels: x in SI, the row in DI, n8 in CX, the tail groups at R8 and R9,
 // the lanes in Y0; AX is the index of the current group of eight values.

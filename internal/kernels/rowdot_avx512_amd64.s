@@ -61,6 +61,105 @@ GLOBL q4Levels<>(SB), RODATA|NOPTR, $64
 	ADD16(Z7, Y7, Y10, ACC); \
 	ADD16(Z6, Y6, Y11, ACC)
 
+// The four-row, four-input kernels (dotF16x4x4AVX512, dotBF16x4x4AVX512) are the AVX2
+// two-input ones (rowdot_amd64.s) for four input vectors side by side (at DI, R12, R13,
+// R14, n floats apart): the rows' eight values are decoded once for the four into Y0-Y3,
+// the inputs' into Y4-Y7, and the lanes of (row k, input j) are in Y(16+4j+k), the sixteen
+// registers AVX-512 VL adds (only the additions into them need its encoding). The rows
+// are consecutive (2n bytes apart), so the next four are one stream of 8n bytes from R11,
+// asked for in L2 a line per group of eight values.
+
+// ROW4X4GROUP adds eight values of each row times each input to their lanes.
+#define ROW4X4GROUP(LOAD) \
+	PREFETCHT1 (R11)(AX*8); \
+	LOAD((SI)(AX*2), Y0); \
+	LOAD((R8)(AX*2), Y1); \
+	LOAD((R9)(AX*2), Y2); \
+	LOAD((R10)(AX*2), Y3); \
+	VMOVUPS    (DI)(AX*4), Y4; \
+	VMOVUPS    (R12)(AX*4), Y5; \
+	VMOVUPS    (R13)(AX*4), Y6; \
+	VMOVUPS    (R14)(AX*4), Y7; \
+	MULADD(Y4, Y0, Y8, Y16); \
+	MULADD(Y4, Y1, Y9, Y17); \
+	MULADD(Y4, Y2, Y10, Y18); \
+	MULADD(Y4, Y3, Y11, Y19); \
+	MULADD(Y5, Y0, Y8, Y20); \
+	MULADD(Y5, Y1, Y9, Y21); \
+	MULADD(Y5, Y2, Y10, Y22); \
+	MULADD(Y5, Y3, Y11, Y23); \
+	MULADD(Y6, Y0, Y8, Y24); \
+	MULADD(Y6, Y1, Y9, Y25); \
+	MULADD(Y6, Y2, Y10, Y26); \
+	MULADD(Y6, Y3, Y11, Y27); \
+	MULADD(Y7, Y0, Y8, Y28); \
+	MULADD(Y7, Y1, Y9, Y29); \
+	MULADD(Y7, Y2, Y10, Y30); \
+	MULADD(Y7, Y3, Y11, Y31)
+
+// ROW4X4STORE reduces one input's four rows (lanes in A, B, C, D) in Dot's order and
+// stores them at DX.
+#define ROW4X4STORE(A, B, C, D) \
+	VMOVAPS A, Y0; \
+	VMOVAPS B, Y1; \
+	VMOVAPS C, Y2; \
+	VMOVAPS D, Y3; \
+	REDUCE8(Y0, X0, X8); \
+	REDUCE8(Y1, X1, X9); \
+	REDUCE8(Y2, X2, X10); \
+	REDUCE8(Y3, X3, X11); \
+	VMOVSS  X0, (DX); \
+	VMOVSS  X1, 4(DX); \
+	VMOVSS  X2, 8(DX); \
+	VMOVSS  X3, 12(DX)
+
+// ROW4X4 is the whole of a four-row, four-input kernel: the arguments, the loop (label L),
+// then input j's four results at out + 4·j·outStride bytes.
+#define ROW4X4(LOAD, L) \
+	MOVQ   out+0(FP), DX; \
+	MOVQ   w+16(FP), SI; \
+	MOVQ   x+24(FP), DI; \
+	MOVQ   n+32(FP), CX; \
+	LEAQ   (SI)(CX*2), R8; \
+	LEAQ   (R8)(CX*2), R9; \
+	LEAQ   (R9)(CX*2), R10; \
+	LEAQ   (R10)(CX*2), R11; \
+	LEAQ   (DI)(CX*4), R12; \
+	LEAQ   (R12)(CX*4), R13; \
+	LEAQ   (R13)(CX*4), R14; \
+	VPXORD Y16, Y16, Y16; \
+	VPXORD Y17, Y17, Y17; \
+	VPXORD Y18, Y18, Y18; \
+	VPXORD Y19, Y19, Y19; \
+	VPXORD Y20, Y20, Y20; \
+	VPXORD Y21, Y21, Y21; \
+	VPXORD Y22, Y22, Y22; \
+	VPXORD Y23, Y23, Y23; \
+	VPXORD Y24, Y24, Y24; \
+	VPXORD Y25, Y25, Y25; \
+	VPXORD Y26, Y26, Y26; \
+	VPXORD Y27, Y27, Y27; \
+	VPXORD Y28, Y28, Y28; \
+	VPXORD Y29, Y29, Y29; \
+	VPXORD Y30, Y30, Y30; \
+	VPXORD Y31, Y31, Y31; \
+	XORQ   AX, AX; \
+L: \
+	ROW4X4GROUP(LOAD); \
+	ADDQ   $8, AX; \
+	CMPQ   AX, CX; \
+	JNE    L; \
+	MOVQ   outStride+8(FP), BX; \
+	SHLQ   $2, BX; \
+	ROW4X4STORE(Y16, Y17, Y18, Y19); \
+	ADDQ   BX, DX; \
+	ROW4X4STORE(Y20, Y21, Y22, Y23); \
+	ADDQ   BX, DX; \
+	ROW4X4STORE(Y24, Y25, Y26, Y27); \
+	ADDQ   BX, DX; \
+	ROW4X4STORE(Y28, Y29, Y30, Y31); \
+	VZEROUPPER
+
 // func dotQ4_0x4AVX512(out *float32, w *byte, x *float32, nb int)
 //
 // Rows at SI, R8, R9, R10 (18·nb bytes apart); BX is the byte offset of the current block
@@ -109,4 +208,19 @@ loop:
 	VMOVSS X2, 8(DX)
 	VMOVSS X3, 12(DX)
 	VZEROUPPER
+	RET
+
+// func dotF16x4x4AVX512(out *float32, outStride int, w *byte, x *float32, n int)
+//
+// n > 0 is a multiple of 8; the four rows are consecutive (2n bytes each), the four inputs
+// too (n floats each); row k of input j goes to out[j·outStride + k].
+TEXT ·dotF16x4x4AVX512(SB), NOSPLIT, $0-40
+	ROW4X4(F16LOAD, loop)
+	RET
+
+// func dotBF16x4x4AVX512(out *float32, outStride int, w *byte, x *float32, n int)
+//
+// As dotF16x4x4AVX512, for bfloat16 rows.
+TEXT ·dotBF16x4x4AVX512(SB), NOSPLIT, $0-40
+	ROW4X4(BF16LOAD, loop)
 	RET
