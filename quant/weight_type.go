@@ -136,11 +136,11 @@ type weightFormat struct {
 
 var weightFormats = [numWeightTypes]weightFormat{
 	WeightQ8_0: {"q8_0", 8, q8WeightBlockLen, q8WeightBlockBytes, dequantizeQ8_0Weights, quantizeQ8_0Weights, kernels.DotQ8_0Q8Rows, nil, []int{0}, onQ8(kernels.DotQ8_0Batch)},
-	WeightQ4_0: {"q4_0", 2, q4BlockLen, q4BlockBytes, dequantizeQ4_0, quantizeQ4_0, kernels.DotQ4_0Q8Rows, nil, []int{0}, nil},
+	WeightQ4_0: {"q4_0", 2, q4BlockLen, q4BlockBytes, dequantizeQ4_0, quantizeQ4_0, kernels.DotQ4_0Q8Rows, nil, []int{0}, onQ8(kernels.DotQ4_0Batch)},
 	WeightQ4_K: {"q4_k", 12, qkK, q4KBlockBytes, dequantizeQ4_K, quantizeQ4_K, nil, kernels.DotQ4_KRows, []int{0, 2}, onQ8K(kernels.DotQ4_KBatch)},
 	WeightQ6_K: {"q6_k", 14, qkK, q6KBlockBytes, dequantizeQ6_K, quantizeQ6_K, nil, kernels.DotQ6_KRows, []int{q6KDOffset}, onQ8K(kernels.DotQ6_KBatch)},
 	WeightQ4_1: {"q4_1", 3, q4BlockLen, q4_1BlockBytes, dequantizeQ4_1, encodeQ4_1, kernels.DotQ4_1Q8Rows, nil, []int{0, 2}, nil},
-	WeightQ5_0: {"q5_0", 6, q4BlockLen, q5_0BlockBytes, dequantizeQ5_0, encodeQ5_0, kernels.DotQ5_0Q8Rows, nil, []int{0}, nil},
+	WeightQ5_0: {"q5_0", 6, q4BlockLen, q5_0BlockBytes, dequantizeQ5_0, encodeQ5_0, kernels.DotQ5_0Q8Rows, nil, []int{0}, onQ8(kernels.DotQ5_0Batch)},
 	WeightQ5_1: {"q5_1", 7, q4BlockLen, q5_1BlockBytes, dequantizeQ5_1, encodeQ5_1, kernels.DotQ5_1Q8Rows, nil, []int{0, 2}, nil},
 	WeightQ2_K: {"q2_k", 10, qkK, q2KBlockBytes, dequantizeQ2_K, quantizeQ2_K, nil, kernels.DotQ2_KRows, []int{q2KDOffset, q2KDOffset + 2}, onQ8K(kernels.DotQ2_KBatch)},
 	WeightQ3_K: {"q3_k", 11, qkK, q3KBlockBytes, dequantizeQ3_K, quantizeQ3_K, nil, kernels.DotQ3_KRows, []int{q3KDOffset}, onQ8K(kernels.DotQ3_KBatch)},

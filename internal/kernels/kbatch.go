@@ -206,7 +206,7 @@ const batchPanelBytes = 256 << 10
 
 // kRowsPanels runs the row dots of the vectors of x from v0 on, a panel of rows at a time.
 func kRowsPanels(f *kFormat, out []float32, stride int, x *Q8KBatch, w []byte, rows, rb, v0 int) {
-	panel := max(1, batchPanelBytes/rb)
+	panel := max(1, batchPanelBytes/max(rb, 1))
 	for r0 := 0; r0 < rows; r0 += panel {
 		r1 := min(r0+panel, rows)
 		for v := v0; v < len(x.xs); v++ {

@@ -1,0 +1,119 @@
+package kernels
+
+import (
+	"encoding/binary"
+	"fmt"
+	"sync"
+)
+
+// Batched products of the legacy types without a min (Q4_0, Q5_0): their row dot is
+// DotQ8_0Q8's arithmetic on the codes less the type's offset (legacyq.go: the same lanes,
+// the same p_l·(d·dx) step), and those codes fit int8 (q − 8 in −8..7, q − 16 in −16..15).
+// So a panel of rows is rewritten as Q8_0 blocks (the same fp16 scale, the codes less the
+// offset), exactly, and multiplied by DotQ8_0Batch's kernels: the batch's inputs meet each
+// row's blocks at once (VPDPBUSD with AVX-512 VNNI, VPMADDUBSW with AVX2) instead of one
+// row dot per vector.
+
+// DotQ4_0Batch sets out[v·stride + r] to DotQ4_0Q8Rows's product of input vector v of x
+// with row r of the rows Q4_0 rows in w (x.Len()/32·18 bytes each), for every vector and
+// row, bit for bit. It panics if w or out is too short.
+func DotQ4_0Batch(out []float32, stride int, x *Q8Batch, w []byte, rows int) {
+	dotLegacyBatch(&lQ4_0, q4_0AsQ8_0, out, stride, x, w, rows)
+}
+
+// DotQ5_0Batch is DotQ4_0Batch for Q5_0 rows (x.Len()/32·22 bytes each).
+func DotQ5_0Batch(out []float32, stride int, x *Q8Batch, w []byte, rows int) {
+	dotLegacyBatch(&lQ5_0, q5_0AsQ8_0, out, stride, x, w, rows)
+}
+
+// legacyScratch recycles the panels rewritten as Q8_0.
+var legacyScratch = sync.Pool{New: func() any { return new([]byte) }}
+
+// dotLegacyBatch checks the sizes and multiplies the rows of format f, a panel at a time
+// rewritten as Q8_0 by asQ8, by the batch.
+func dotLegacyBatch(f *legacyFormat, asQ8 func(dst, src []byte), out []float32, stride int, x *Q8Batch, w []byte, rows int) {
+	nb := x.n / QBlockLen
+	rb := nb * f.blockBytes
+	w = w[:rowsBytes("Dot"+f.name+"Batch", rows, rb)]
+	c := len(x.in)
+	if c == 0 || rows == 0 {
+		return
+	}
+	if stride < rows || c-1 > (len(out)-rows)/stride {
+		panic(fmt.Sprintf("kernels: Dot%sBatch: %d vectors of %d rows at stride %d need %d outputs, got %d", f.name, c, rows, stride, (c-1)*stride+rows, len(out)))
+	}
+	q8rb := nb * Q8_0BlockBytes
+	panel := max(4, batchPanelBytes/max(q8rb, 1)&^3) // whole groups for the Q8_0 kernels
+	buf := legacyScratch.Get().(*[]byte)
+	defer legacyScratch.Put(buf)
+	*buf = grow(*buf, min(panel, rows)*q8rb)
+	for r0 := 0; r0 < rows; r0 += panel {
+		r1 := min(r0+panel, rows)
+		q8 := (*buf)[:(r1-r0)*q8rb]
+		asQ8(q8, w[r0*rb:r1*rb])
+		matMulQ8_0(out[r0:], q8, x, stride, q8rb, 0, r1-r0)
+	}
+}
+
+// Per byte of a uint64: the low nibbles, the bytes' lowest bits.
+const (
+	nibbleBytes = 0x0f0f0f0f0f0f0f0f
+	lowBits     = 0x0101010101010101
+)
+
+// q4_0AsQ8_0 writes the Q4_0 blocks of src as Q8_0 blocks to dst: the fp16 scale, then the
+// 32 codes less 8 as int8 (value j in the low nibble of qs[j], 16+j in its high nibble).
+// Eight codes at a time in a uint64: q XOR 8 is (q − 8) mod 16, whose bit 3 extended
+// through the high nibble makes the int8.
+func q4_0AsQ8_0(dst, src []byte) {
+	le := binary.LittleEndian
+	sext4 := func(q uint64) uint64 {
+		v := q ^ 0x0808080808080808
+		return v | (v>>3&lowBits)*0xf0
+	}
+	for b := range len(src) / Q4_0BlockBytes {
+		s := src[b*Q4_0BlockBytes : (b+1)*Q4_0BlockBytes]
+		d := dst[b*Q8_0BlockBytes : (b+1)*Q8_0BlockBytes]
+		d[0], d[1] = s[0], s[1]
+		lo, hi := le.Uint64(s[2:]), le.Uint64(s[10:])
+		le.PutUint64(d[2:], sext4(lo&nibbleBytes))
+		le.PutUint64(d[10:], sext4(hi&nibbleBytes))
+		le.PutUint64(d[18:], sext4(lo>>4&nibbleBytes))
+		le.PutUint64(d[26:], sext4(hi>>4&nibbleBytes))
+	}
+}
+
+// bitBytes[m] has byte i set to 0x10 where bit i of m is set: a Q5_0 block's fifth bits
+// for eight values.
+var bitBytes = func() (t [256]uint64) {
+	for m := range t {
+		for i := range 8 {
+			if m>>i&1 != 0 {
+				t[m] |= 0x10 << (8 * i)
+			}
+		}
+	}
+	return t
+}()
+
+// q5_0AsQ8_0 writes the Q5_0 blocks of src as Q8_0 blocks to dst: the fp16 scale, then the
+// 32 codes (the nibbles of qs as in Q4_0, bit j of qh the fifth bit of value j) less 16 as
+// int8; q XOR 16 is (q − 16) mod 32, whose bit 4 extended makes the int8.
+func q5_0AsQ8_0(dst, src []byte) {
+	le := binary.LittleEndian
+	sext5 := func(q uint64) uint64 {
+		v := q ^ 0x1010101010101010
+		return v | (v>>4&lowBits)*0xe0
+	}
+	for b := range len(src) / Q5_0BlockBytes {
+		s := src[b*Q5_0BlockBytes : (b+1)*Q5_0BlockBytes]
+		d := dst[b*Q8_0BlockBytes : (b+1)*Q8_0BlockBytes]
+		d[0], d[1] = s[0], s[1]
+		qh := s[2:6]
+		lo, hi := le.Uint64(s[6:]), le.Uint64(s[14:])
+		le.PutUint64(d[2:], sext5(lo&nibbleBytes|bitBytes[qh[0]]))
+		le.PutUint64(d[10:], sext5(hi&nibbleBytes|bitBytes[qh[1]]))
+		le.PutUint64(d[18:], sext5(lo>>4&nibbleBytes|bitBytes[qh[2]]))
+		le.PutUint64(d[26:], sext5(hi>>4&nibbleBytes|bitBytes[qh[3]]))
+	}
+}

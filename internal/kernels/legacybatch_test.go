@@ -1,0 +1,105 @@
+package kernels
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestDotLegacyBatchMatchesRows: DotQ4_0Batch and DotQ5_0Batch give every vector's
+// portable legacy row dots bit for bit (NaN bits aside), at every level: batches under,
+// at and past the Q8_0 kernels' groups of four, row counts within one panel and across
+// several (batchPanelBytes), every code (random bytes, and the extremes 0x00, 0x0f, 0xf0,
+// 0xff, 0x80 and 0x7f in qs and qh), extreme scales, inputs of every kind; outputs beside
+// the ones written stay untouched.
+func TestDotLegacyBatchMatchesRows(t *testing.T) {
+	forEachLevel(t, func(t *testing.T) {
+		use(implQ8GemmVNNI)
+		use(implQ8GemmAVX2)
+		rng := rand.New(rand.NewPCG(63, 0))
+		for _, c := range []struct {
+			f     *legacyFormat
+			batch func(out []float32, stride int, x *Q8Batch, w []byte, rows int)
+		}{{&lQ4_0, DotQ4_0Batch}, {&lQ5_0, DotQ5_0Batch}} {
+			for _, s := range []struct{ nb, rows, count int }{
+				{1, 5, 1}, {3, 7, 4}, {2, 9, 6}, {7, 4, 9}, {96, 170, 5}, {64, 3, 13},
+			} {
+				n := s.nb * QBlockLen
+				kind := []halfKind{halfNormal, halfExtreme, halfSub, halfBits}[rng.IntN(4)]
+				xk := []dataKind{kindNormal, kindWide, kindMixed, kindSubnormal}[rng.IntN(4)]
+				in := make([]Q8Input, s.count)
+				for v := range in {
+					x := make([]float32, n)
+					fill(rng, xk, x)
+					in[v].Quantize(x)
+				}
+				var q Q8Batch
+				q.Set(pointers(in))
+				rb := s.nb * c.f.blockBytes
+				w := byteBuf(s.rows*rb, rng.IntN(3))
+				fillKRow(rng, c.f.blockBytes, []int{0}, kind, w, s.rows*s.nb)
+				stride := s.rows + 2
+				out := make([]float32, s.count*stride)
+				for i := range out {
+					out[i] = 42
+				}
+				c.batch(out, stride, &q, w, s.rows)
+				what := fmt.Sprintf("%s nb=%d rows=%d vectors=%d scales=%s x=%s", c.f.name, s.nb, s.rows, s.count, kind, xk)
+				for v := range in {
+					want := make([]float32, s.rows)
+					legacyRowsGeneric(c.f, want, &in[v], w, rb)
+					requireSameResults(t, want, out[v*stride:v*stride+s.rows], false, fmt.Sprintf("%s vector %d", what, v))
+					for i := s.rows; i < stride && v*stride+i < len(out); i++ {
+						require.Equal(t, float32(42), out[v*stride+i], "%s vector %d: output %d written", what, v, i)
+					}
+				}
+			}
+		}
+	})
+}
+
+// TestLegacyAsQ8_0: every Q4_0 and Q5_0 code (each nibble value in every position, each
+// fifth bit) becomes its value less the offset as an int8 Q8_0 code, with the scale kept.
+func TestLegacyAsQ8_0(t *testing.T) {
+	for _, c := range []struct {
+		f    *legacyFormat
+		asQ8 func(dst, src []byte)
+	}{{&lQ4_0, q4_0AsQ8_0}, {&lQ5_0, q5_0AsQ8_0}} {
+		rng := rand.New(rand.NewPCG(64, 0))
+		const blocks = 64
+		src := make([]byte, blocks*c.f.blockBytes)
+		for i := range src {
+			src[i] = byte(rng.Uint32())
+		}
+		for b := range 16 { // every nibble value, in every position
+			for j := 2; j < c.f.blockBytes; j++ {
+				src[b*c.f.blockBytes+j] = byte(b * 0x11)
+			}
+		}
+		dst := make([]byte, blocks*Q8_0BlockBytes)
+		c.asQ8(dst, src)
+		var k legacyBlock
+		for b := range blocks {
+			c.f.decode(&k, src[b*c.f.blockBytes:])
+			d := dst[b*Q8_0BlockBytes:]
+			require.Equal(t, src[b*c.f.blockBytes:b*c.f.blockBytes+2], d[:2], "%s block %d scale", c.f.name, b)
+			for j := range QBlockLen {
+				require.Equal(t, k.q[j], int32(int8(d[2+j])), "%s block %d value %d", c.f.name, b, j)
+			}
+		}
+	}
+}
+
+// TestDotLegacyBatchPanics: short rows or outputs panic.
+func TestDotLegacyBatchPanics(t *testing.T) {
+	var a Q8Input
+	a.Quantize(make([]float32, QBlockLen))
+	var q Q8Batch
+	q.Set([]*Q8Input{&a, &a})
+	assert.Panics(t, func() { DotQ4_0Batch(make([]float32, 8), 4, &q, make([]byte, 4*Q4_0BlockBytes-1), 4) })
+	assert.Panics(t, func() { DotQ5_0Batch(make([]float32, 7), 4, &q, make([]byte, 4*Q5_0BlockBytes), 4) })
+	assert.NotPanics(t, func() { DotQ5_0Batch(make([]float32, 8), 4, &q, make([]byte, 4*Q5_0BlockBytes), 4) })
+}
