@@ -64,3 +64,15 @@
 #define BF16LOAD(M, Y) \
 	VPMOVZXWD M, Y; \
 	VPSLLD    $16, Y, Y
+
+// ROW4END combines the lanes of four rows (Y0-Y3) in Dot's order and stores the four
+// results at DX; X8-X11 are scratch.
+#define ROW4END \
+	REDUCE8(Y0, X0, X8); \
+	REDUCE8(Y1, X1, X9); \
+	REDUCE8(Y2, X2, X10); \
+	REDUCE8(Y3, X3, X11); \
+	VMOVSS X0, (DX); \
+	VMOVSS X1, 4(DX); \
+	VMOVSS X2, 8(DX); \
+	VMOVSS X3, 12(DX)

@@ -24,10 +24,9 @@ func TestMatMulHalfIsMatMulRows(t *testing.T) {
 		use(implHalfAVX512)
 		rng := rand.New(rand.NewPCG(61, 61))
 		for _, f := range []struct {
-			name   string
-			mm     func(out, x []float32, w []byte, rows, cols, batch, start, end int)
-			decode func(uint16) float32
-		}{{"f16", MatMulF16, half.F16ToF32}, {"bf16", MatMulBF16, half.BF16ToF32}} {
+			name string
+			mm   func(out, x []float32, w []byte, rows, cols, batch, start, end int)
+		}{{"f16", MatMulF16}, {"bf16", MatMulBF16}} {
 			for _, c := range []struct {
 				kind                          halfKind
 				rows, cols, batch, start, end int
@@ -43,27 +42,45 @@ func TestMatMulHalfIsMatMulRows(t *testing.T) {
 				{halfNormal, 45, 264, 27, 2, 43}, // past halfRows4MaxBatch
 				{halfNormal, 6, 33, 4, 0, 6},     // cols not a multiple of 8
 			} {
-				raw := make([]byte, 2*c.rows*c.cols)
-				w := make([]float32, c.rows*c.cols)
-				for i := range w {
-					v := halfPattern(rng, c.kind, f.name, 1)
-					putLE16(raw[2*i:], v)
-					w[i] = f.decode(v)
-				}
+				raw, w := halfMatrix(rng, c.kind, f.name, c.rows*c.cols)
 				x := make([]float32, c.batch*c.cols)
 				fill(rng, kindMixed, x)
-				want := make([]float32, c.batch*c.rows+1)
-				for i := range want {
-					want[i] = math.Float32frombits(0x7f8abcde)
-				}
-				got := slices.Clone(want)
-				matMulRowsGeneric(want, w, x, c.rows, c.cols, c.batch, c.start, c.end)
+				want, got := matMulRowsWant(w, x, c.rows, c.cols, c.batch, c.start, c.end)
 				f.mm(got, x, raw, c.rows, c.cols, c.batch, c.start, c.end)
 				what := fmt.Sprintf("%s %s rows=%d cols=%d batch=%d [%d,%d)", f.name, c.kind, c.rows, c.cols, c.batch, c.start, c.end)
 				requireSameResults(t, want, got, onlyDefaultNaN(w, x), what)
 			}
 		}
 	})
+}
+
+// halfMatrix returns n values of kind in the 16-bit format f ("f16" or "bf16") as stored,
+// little-endian (raw), and widened (w).
+func halfMatrix(rng *rand.Rand, kind halfKind, f string, n int) (raw []byte, w []float32) {
+	raw, w = make([]byte, 2*n), make([]float32, n)
+	widen := half.F16ToF32
+	if f == "bf16" {
+		widen = half.BF16ToF32
+	}
+	for i := range w {
+		v := halfPattern(rng, kind, f, 1)
+		putLE16(raw[2*i:], v)
+		w[i] = widen(v)
+	}
+	return raw, w
+}
+
+// matMulRowsWant returns MatMulRows's portable outputs for w and x (rows [start, end) of
+// batch inputs) in a buffer of sentinels one longer than the outputs, and a copy of the
+// sentinels for the product under test to write into.
+func matMulRowsWant(w, x []float32, rows, cols, batch, start, end int) (want, got []float32) {
+	want = make([]float32, batch*rows+1)
+	for i := range want {
+		want[i] = math.Float32frombits(0x7f8abcde)
+	}
+	got = slices.Clone(want)
+	matMulRowsGeneric(want, w, x, rows, cols, batch, start, end)
+	return want, got
 }
 
 // TestMatMulHalfPanics: short outputs, inputs or rows panic, as MatMulRows does.

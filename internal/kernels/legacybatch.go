@@ -66,21 +66,14 @@ const (
 // Eight codes at a time in a uint64: q XOR 8 is (q − 8) mod 16, whose bit 3 extended
 // through the high nibble makes the int8.
 func q4_0AsQ8_0(dst, src []byte) {
-	le := binary.LittleEndian
-	sext4 := func(q uint64) uint64 {
-		v := q ^ 0x0808080808080808
-		return v | (v>>3&lowBits)*0xf0
-	}
-	for b := range len(src) / Q4_0BlockBytes {
-		s := src[b*Q4_0BlockBytes : (b+1)*Q4_0BlockBytes]
-		d := dst[b*Q8_0BlockBytes : (b+1)*Q8_0BlockBytes]
-		d[0], d[1] = s[0], s[1]
-		lo, hi := le.Uint64(s[2:]), le.Uint64(s[10:])
-		le.PutUint64(d[2:], sext4(lo&nibbleBytes))
-		le.PutUint64(d[10:], sext4(hi&nibbleBytes))
-		le.PutUint64(d[18:], sext4(lo>>4&nibbleBytes))
-		le.PutUint64(d[26:], sext4(hi>>4&nibbleBytes))
-	}
+	legacyAsQ8_0(dst, src, Q4_0BlockBytes, func(s []byte) [4]uint64 {
+		sext4 := func(q uint64) uint64 {
+			v := q ^ 0x0808080808080808
+			return v | (v>>3&lowBits)*0xf0
+		}
+		lo, hi := binary.LittleEndian.Uint64(s[2:]), binary.LittleEndian.Uint64(s[10:])
+		return [4]uint64{sext4(lo & nibbleBytes), sext4(hi & nibbleBytes), sext4(lo >> 4 & nibbleBytes), sext4(hi >> 4 & nibbleBytes)}
+	})
 }
 
 // bitBytes[m] has byte i set to 0x10 where bit i of m is set: a Q5_0 block's fifth bits
@@ -100,20 +93,28 @@ var bitBytes = func() (t [256]uint64) {
 // 32 codes (the nibbles of qs as in Q4_0, bit j of qh the fifth bit of value j) less 16 as
 // int8; q XOR 16 is (q − 16) mod 32, whose bit 4 extended makes the int8.
 func q5_0AsQ8_0(dst, src []byte) {
-	le := binary.LittleEndian
-	sext5 := func(q uint64) uint64 {
-		v := q ^ 0x1010101010101010
-		return v | (v>>4&lowBits)*0xe0
-	}
-	for b := range len(src) / Q5_0BlockBytes {
-		s := src[b*Q5_0BlockBytes : (b+1)*Q5_0BlockBytes]
+	legacyAsQ8_0(dst, src, Q5_0BlockBytes, func(s []byte) [4]uint64 {
+		sext5 := func(q uint64) uint64 {
+			v := q ^ 0x1010101010101010
+			return v | (v>>4&lowBits)*0xe0
+		}
+		qh := s[2:6]
+		lo, hi := binary.LittleEndian.Uint64(s[6:]), binary.LittleEndian.Uint64(s[14:])
+		return [4]uint64{sext5(lo&nibbleBytes | bitBytes[qh[0]]), sext5(hi&nibbleBytes | bitBytes[qh[1]]),
+			sext5(lo>>4&nibbleBytes | bitBytes[qh[2]]), sext5(hi>>4&nibbleBytes | bitBytes[qh[3]])}
+	})
+}
+
+// legacyAsQ8_0 writes the blocks of src (blockBytes each, the fp16 scale first) as Q8_0
+// blocks to dst: the scale, then the four words of eight int8 codes that codes makes of
+// the block.
+func legacyAsQ8_0(dst, src []byte, blockBytes int, codes func(blk []byte) [4]uint64) {
+	for b := range len(src) / blockBytes {
+		s := src[b*blockBytes : (b+1)*blockBytes]
 		d := dst[b*Q8_0BlockBytes : (b+1)*Q8_0BlockBytes]
 		d[0], d[1] = s[0], s[1]
-		qh := s[2:6]
-		lo, hi := le.Uint64(s[6:]), le.Uint64(s[14:])
-		le.PutUint64(d[2:], sext5(lo&nibbleBytes|bitBytes[qh[0]]))
-		le.PutUint64(d[10:], sext5(hi&nibbleBytes|bitBytes[qh[1]]))
-		le.PutUint64(d[18:], sext5(lo>>4&nibbleBytes|bitBytes[qh[2]]))
-		le.PutUint64(d[26:], sext5(hi>>4&nibbleBytes|bitBytes[qh[3]]))
+		for i, c := range codes(s) {
+			binary.LittleEndian.PutUint64(d[2+8*i:], c)
+		}
 	}
 }

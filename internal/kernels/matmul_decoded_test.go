@@ -2,15 +2,11 @@ package kernels
 
 import (
 	"fmt"
-	"math"
 	"math/rand/v2"
-	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/kvref/kvref/internal/half"
 )
 
 // TestMatMulRowsDecodedIsMatMulRows: a matrix stored as halves multiplies like its
@@ -33,22 +29,10 @@ func TestMatMulRowsDecodedIsMatMulRows(t *testing.T) {
 			{halfNormal, 6, 16, 1, 0, 6},       // one input vector
 			{halfNormal, 37, 4104, 137, 1, 37}, // several blocks of inputs, each decoding the rows again
 		} {
-			raw := make([]byte, 2*c.rows*c.cols)
-			for i := 0; i < c.rows*c.cols; i++ {
-				putLE16(raw[2*i:], halfPattern(rng, c.kind, "f16", 1))
-			}
-			w := make([]float32, c.rows*c.cols)
-			for i := range w {
-				w[i] = half.F16ToF32(le16(raw[2*i:]))
-			}
+			raw, w := halfMatrix(rng, c.kind, "f16", c.rows*c.cols)
 			x := make([]float32, c.batch*c.cols)
 			fill(rng, kindMixed, x)
-			want := make([]float32, c.batch*c.rows+1)
-			for i := range want {
-				want[i] = math.Float32frombits(0x7f8abcde)
-			}
-			got := slices.Clone(want)
-			matMulRowsGeneric(want, w, x, c.rows, c.cols, c.batch, c.start, c.end)
+			want, got := matMulRowsWant(w, x, c.rows, c.cols, c.batch, c.start, c.end)
 			decoded := map[int]int{}
 			MatMulRowsDecoded(got, x, c.rows, c.cols, c.batch, c.start, c.end, func(dst []float32, r int) {
 				decoded[r]++

@@ -105,17 +105,6 @@ GLOBL rowConsts<>(SB), RODATA|NOPTR, $8
 	MULADD(Y8, Y6, Y11, Y2); \
 	MULADD(Y8, Y7, Y12, Y3)
 
-// ROW4END combines each row's lanes and stores the four results.
-#define ROW4END \
-	REDUCE8(Y0, X0, X8); \
-	REDUCE8(Y1, X1, X9); \
-	REDUCE8(Y2, X2, X10); \
-	REDUCE8(Y3, X3, X11); \
-	VMOVSS X0, (DX); \
-	VMOVSS X1, 4(DX); \
-	VMOVSS X2, 8(DX); \
-	VMOVSS X3, 12(DX)
-
 // The four-row, two-input kernels (dotF16x4x2AVX2, dotBF16x4x2AVX2) are the four-row ones
 // for two input vectors side by side (x at DI, the second at R14 = DI + 4n): the rows'
 // eight values are decoded once for both, the lanes of (row k, input j) in Y(4j+k).

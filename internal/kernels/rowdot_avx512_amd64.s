@@ -98,20 +98,13 @@ GLOBL q4Levels<>(SB), RODATA|NOPTR, $64
 	MULADD(Y7, Y3, Y11, Y31)
 
 // ROW4X4STORE reduces one input's four rows (lanes in A, B, C, D) in Dot's order and
-// stores them at DX.
+// stores them at DX (ROW4END on copies in Y0-Y3).
 #define ROW4X4STORE(A, B, C, D) \
 	VMOVAPS A, Y0; \
 	VMOVAPS B, Y1; \
 	VMOVAPS C, Y2; \
 	VMOVAPS D, Y3; \
-	REDUCE8(Y0, X0, X8); \
-	REDUCE8(Y1, X1, X9); \
-	REDUCE8(Y2, X2, X10); \
-	REDUCE8(Y3, X3, X11); \
-	VMOVSS  X0, (DX); \
-	VMOVSS  X1, 4(DX); \
-	VMOVSS  X2, 8(DX); \
-	VMOVSS  X3, 12(DX)
+	ROW4END
 
 // ROW4X4 is the whole of a four-row, four-input kernel: the arguments, the loop (label L),
 // then input j's four results at out + 4·j·outStride bytes.
