@@ -10,9 +10,10 @@ import (
 )
 
 // TestDotLegacyBatchMatchesRows: DotQ4_0Batch and DotQ5_0Batch give every vector's
-// portable legacy row dots bit for bit (NaN bits aside), at every level: batches under,
-// at and past the Q8_0 kernels' groups of four, row counts within one panel and across
-// several (batchPanelBytes), every code (random bytes, and the extremes 0x00, 0x0f, 0xf0,
+// portable legacy row dots bit for bit (NaN bits aside), at every level: batches under
+// legacyBatchMin (the row dots) and at or past it (the rows rewritten as Q8_0, with the Q8_0
+// kernels' groups of four and leftovers), row counts within one panel and across several
+// (batchPanelBytes), every code (random bytes, and the extremes 0x00, 0x0f, 0xf0,
 // 0xff, 0x80 and 0x7f in qs and qh), extreme scales, inputs of every kind; outputs beside
 // the ones written stay untouched.
 func TestDotLegacyBatchMatchesRows(t *testing.T) {
@@ -25,7 +26,7 @@ func TestDotLegacyBatchMatchesRows(t *testing.T) {
 			batch func(out []float32, stride int, x *Q8Batch, w []byte, rows int)
 		}{{&lQ4_0, DotQ4_0Batch}, {&lQ5_0, DotQ5_0Batch}} {
 			for _, s := range []struct{ nb, rows, count int }{
-				{1, 5, 1}, {3, 7, 4}, {2, 9, 6}, {7, 4, 9}, {96, 170, 5}, {64, 3, 13},
+				{1, 5, 1}, {3, 7, 4}, {2, 9, 6}, {2, 6, 8}, {7, 4, 9}, {96, 170, 5}, {96, 170, 10}, {64, 3, 13},
 			} {
 				n := s.nb * QBlockLen
 				kind := []halfKind{halfNormal, halfExtreme, halfSub, halfBits}[rng.IntN(4)]
