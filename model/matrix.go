@@ -2,7 +2,6 @@ package model
 
 import (
 	"fmt"
-	"github.com/kvref/kvref/internal/half"
 	"strings"
 	"sync"
 	"unsafe"
@@ -240,9 +239,7 @@ func (m *Matrix) decodeRow(dst []float32, r int) {
 	case m.Type == gguf.F16:
 		kernels.DecodeF16(dst, raw)
 	default:
-		for i := range dst {
-			dst[i] = half.BF16ToF32(uint16(raw[2*i]) | uint16(raw[2*i+1])<<8)
-		}
+		kernels.DecodeBF16(dst, raw)
 	}
 }
 

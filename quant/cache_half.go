@@ -28,10 +28,5 @@ func encodeHalves(dst []byte, src []float32, round func(float32) uint16) {
 // it; its test compares all 65536 halves with half.F16ToF32).
 func decodeF16(dst []float32, src []byte) { kernels.DecodeF16(dst, src) }
 
-func decodeBF16(dst []float32, src []byte) {
-	src = src[:2*len(dst)]
-	for i := range dst {
-		b := src[2*i : 2*i+2 : 2*i+2]
-		dst[i] = half.BF16ToF32(uint16(b[0]) | uint16(b[1])<<8)
-	}
-}
+// decodeBF16 is kernels.DecodeBF16.
+func decodeBF16(dst []float32, src []byte) { kernels.DecodeBF16(dst, src) }

@@ -45,6 +45,22 @@ func TestDecodeF16Exhaustive(t *testing.T) {
 	})
 }
 
+// TestDecodeBF16Exhaustive widens every one of the 65536 bfloat16 values and compares the
+// bits with the portable conversion; a short source panics.
+func TestDecodeBF16Exhaustive(t *testing.T) {
+	const n = 1 << 16
+	src := make([]byte, 2*n+1)[1:] // odd address
+	for i := range n {
+		src[2*i], src[2*i+1] = byte(i), byte(i>>8)
+	}
+	dst := make([]float32, n)
+	DecodeBF16(dst, src)
+	for i := range dst {
+		require.Equal(t, math.Float32bits(half.BF16ToF32(uint16(i))), math.Float32bits(dst[i]), "bfloat16 %#04x", i)
+	}
+	require.Panics(t, func() { DecodeBF16(make([]float32, 4), make([]byte, 7)) })
+}
+
 // TestEncodeF16MatchesGeneric rounds float32 values of every kind to halves at every level,
 // at every position of an eight-wide block and in the tail, and compares the bytes with
 // half.F32ToF16: the neighbours of every half and the midpoints between them (ties to

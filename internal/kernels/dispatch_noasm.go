@@ -60,7 +60,7 @@ type halfKernels struct{}
 
 var (
 	halfF16  = halfFormat{dot: dotF16Generic, decode: decodeF16}
-	halfBF16 = halfFormat{dot: dotBF16Generic, decode: decodeBF16}
+	halfBF16 = halfFormat{dot: dotBF16Generic, decode: DecodeBF16}
 )
 
 func matMulHalf(out, x []float32, w []byte, rows, cols, batch, start, end int, h *halfFormat) {

@@ -91,7 +91,7 @@ func matMulQ8_0(out []float32, w []byte, x *Q8Batch, rows, rb, start, end int) {
 // matMulQ8_0Rows multiplies the vectors from b0 on one at a time with DotQ8_0Q8Rows's
 // kernels, a panel of rows (batchPanelBytes) at a time.
 func matMulQ8_0Rows(out []float32, w []byte, x *Q8Batch, rows, rb, start, end, b0 int) {
-	panel := max(1, batchPanelBytes/max(rb, 1))
+	panel := panelRows(rb)
 	for r0 := start; r0 < end; r0 += panel {
 		r1 := min(r0+panel, end)
 		for b := b0; b < len(x.in); b++ {

@@ -32,9 +32,10 @@ type halfFormat struct {
 	halfKernels
 }
 
-// decodeBF16 widens len(dst) bfloat16 values at src: a bfloat16 b is the float32 with
-// bits b<<16.
-func decodeBF16(dst []float32, src []byte) {
+// DecodeBF16 widens the len(dst) bfloat16 values stored little-endian in src to float32
+// (exactly: a bfloat16 b is the float32 with bits b<<16). It panics if
+// len(src) < 2·len(dst).
+func DecodeBF16(dst []float32, src []byte) {
 	src = src[:2*len(dst)]
 	for i := range dst {
 		dst[i] = math.Float32frombits(uint32(le16(src[2*i:])) << 16)

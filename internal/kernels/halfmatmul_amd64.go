@@ -14,7 +14,7 @@ type halfKernels struct {
 
 var (
 	halfF16  = halfFormat{dotF16Generic, decodeF16, halfKernels{implF16AVX2, implHalfAVX512, dotF16AVX2, dotF16x4AVX2, dotF16x4x2AVX2, dotF16x4x4AVX512}}
-	halfBF16 = halfFormat{dotBF16Generic, decodeBF16, halfKernels{implBF16AVX2, implHalfAVX512, dotBF16AVX2, dotBF16x4AVX2, dotBF16x4x2AVX2, dotBF16x4x4AVX512}}
+	halfBF16 = halfFormat{dotBF16Generic, DecodeBF16, halfKernels{implBF16AVX2, implHalfAVX512, dotBF16AVX2, dotBF16x4AVX2, dotBF16x4x2AVX2, dotBF16x4x4AVX512}}
 )
 
 // halfRowsMaxBatch and halfRows4MaxBatch are the largest batches MatMulF16 and MatMulBF16

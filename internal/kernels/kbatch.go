@@ -172,9 +172,7 @@ func dotKBatch(f *kFormat, out []float32, stride int, x *Q8KBatch, w []byte, row
 	rb := x.n / KBlockLen * f.blockBytes
 	w = w[:formatRowsBytes("", f.name, "Batch", rows, rb)]
 	if c := len(x.xs); c > 0 && rows > 0 {
-		if stride < rows || (c-1) > (len(out)-rows)/stride {
-			panic(fmt.Sprintf("kernels: Dot%sBatch: %d vectors of %d rows at stride %d need %d outputs, got %d", f.name, c, rows, stride, (c-1)*stride+rows, len(out)))
-		}
+		checkBatchOut("Dot"+f.name+"Batch", out, stride, c, rows)
 	}
 	if rows == 0 || len(x.xs) == 0 {
 		return
@@ -204,9 +202,20 @@ func kBatchGeneric(f *kFormat, out []float32, stride int, x *Q8KBatch, w []byte,
 // (q8_0, whose vectors left over from the groups of four take the same panels).
 const batchPanelBytes = 256 << 10
 
+// panelRows is how many rows of rb bytes a panel of batchPanelBytes takes, at least one.
+func panelRows(rb int) int { return max(1, batchPanelBytes/max(rb, 1)) }
+
+// checkBatchOut panics, naming the product, unless out holds vectors outputs of rows at
+// stride apart (rows, vectors > 0).
+func checkBatchOut(name string, out []float32, stride, vectors, rows int) {
+	if stride < rows || vectors-1 > (len(out)-rows)/stride {
+		panic(fmt.Sprintf("kernels: %s: %d vectors of %d rows at stride %d need %d outputs, got %d", name, vectors, rows, stride, (vectors-1)*stride+rows, len(out)))
+	}
+}
+
 // kRowsPanels runs the row dots of the vectors of x from v0 on, a panel of rows at a time.
 func kRowsPanels(f *kFormat, out []float32, stride int, x *Q8KBatch, w []byte, rows, rb, v0 int) {
-	panel := max(1, batchPanelBytes/max(rb, 1))
+	panel := panelRows(rb)
 	for r0 := 0; r0 < rows; r0 += panel {
 		r1 := min(r0+panel, rows)
 		for v := v0; v < len(x.xs); v++ {

@@ -95,9 +95,12 @@ var kPrepScratch = sync.Pool{New: func() any { return new([]byte) }}
 // dotKBatchAVX2 (or the row dots when it declines them), and reports false when it ran
 // none of them.
 func dotKBatchFast(f *kFormat, out []float32, stride int, x *Q8KBatch, w []byte, rows, rb int) bool {
-	k, ok := kBatchKernels(f)
-	if x.tiled == 0 || !ok {
+	if x.tiled == 0 {
 		return dotKBatchAVX2(f, out, stride, x, w, rows, rb)
+	}
+	k, ok := kBatchKernels(f)
+	if !ok {
+		return false
 	}
 	nb, count := x.n/KBlockLen, x.tiled
 	tiles := (count + KBatchTile - 1) / KBatchTile
@@ -165,7 +168,7 @@ func dotKBatchAVX2(f *kFormat, out []float32, stride int, x *Q8KBatch, w []byte,
 	if !implKBatchAVX2.on || kern == nil || quads == 0 || len(x.octs) != (quads+1)/2*octBytes {
 		return false
 	}
-	panel := max(1, batchPanelBytes/rb)
+	panel := panelRows(rb)
 	for r0 := 0; r0 < rows; r0 += panel {
 		r1 := min(r0+panel, rows)
 		for q := 0; q < quads; {

@@ -2,7 +2,6 @@ package kernels
 
 import (
 	"encoding/binary"
-	"fmt"
 	"sync"
 )
 
@@ -45,12 +44,10 @@ func dotLegacyBatch(f *legacyFormat, asQ8 func(dst, src []byte), out []float32, 
 	if c == 0 || rows == 0 {
 		return
 	}
-	if stride < rows || c-1 > (len(out)-rows)/stride {
-		panic(fmt.Sprintf("kernels: Dot%sBatch: %d vectors of %d rows at stride %d need %d outputs, got %d", f.name, c, rows, stride, (c-1)*stride+rows, len(out)))
-	}
+	checkBatchOut("Dot"+f.name+"Batch", out, stride, c, rows)
 	if c < legacyBatchMin {
 		// The row dots one vector at a time, a panel of rows at a time.
-		panel := max(1, batchPanelBytes/max(rb, 1))
+		panel := panelRows(rb)
 		for r0 := 0; r0 < rows; r0 += panel {
 			r1 := min(r0+panel, rows)
 			for v, xv := range x.in {
@@ -60,7 +57,7 @@ func dotLegacyBatch(f *legacyFormat, asQ8 func(dst, src []byte), out []float32, 
 		return
 	}
 	q8rb := nb * Q8_0BlockBytes
-	panel := max(4, batchPanelBytes/max(q8rb, 1)&^3) // whole groups for the Q8_0 kernels
+	panel := max(4, panelRows(q8rb)&^3) // whole groups for the Q8_0 kernels
 	buf := legacyScratch.Get().(*[]byte)
 	defer legacyScratch.Put(buf)
 	*buf = grow(*buf, min(panel, rows)*q8rb)

@@ -89,9 +89,7 @@ func DotQ8_0Batch(out []float32, stride int, x *Q8Batch, w []byte, rows int) {
 	if c == 0 || rows == 0 {
 		return
 	}
-	if stride < rows || c-1 > (len(out)-rows)/stride {
-		panic(fmt.Sprintf("kernels: DotQ8_0Batch: %d vectors of %d rows at stride %d need %d outputs, got %d", c, rows, stride, (c-1)*stride+rows, len(out)))
-	}
+	checkBatchOut("DotQ8_0Batch", out, stride, c, rows)
 	matMulQ8_0(out, w, x, stride, rb, 0, rows)
 }
 
