@@ -23,6 +23,12 @@ type Shape struct {
 	// query at position p attends over [p-Window+1, p], Window positions counting itself, as
 	// Hugging Face and llama.cpp mask it. 0: every earlier position.
 	Window int
+	// QueryScalar sets the score scale to QueryScalar^-½ (Gemma's query_pre_attn_scalar);
+	// 0: HeadDim, the usual 1/sqrt(head_dim).
+	QueryScalar float64
+	// SoftCap, when > 0, caps every scaled score s at SoftCap·tanh(s/SoftCap) before the
+	// softmax (Gemma 2's attn_logit_softcapping); 0: none.
+	SoftCap float32
 }
 
 // First is the first position the query at position pos attends over.
@@ -33,8 +39,27 @@ func (s Shape) First(pos int) int {
 	return 0
 }
 
-// Scale is the factor applied to every q·k score: 1/sqrt(head_dim).
-func (s Shape) Scale() float32 { return float32(1 / math.Sqrt(float64(s.HeadDim))) }
+// Scale is the factor applied to every q·k score: 1/sqrt(head_dim), or
+// 1/sqrt(QueryScalar) when the shape gives one.
+func (s Shape) Scale() float32 {
+	d := float64(s.HeadDim)
+	if s.QueryScalar > 0 {
+		d = s.QueryScalar
+	}
+	return float32(1 / math.Sqrt(d))
+}
+
+// finishScores turns raw q·k products into the scores the softmax takes: each multiplied by
+// scale (Scale, computed once by the caller), then soft-capped when the shape says so. Every
+// attention path calls it on the same products in the same order, so they agree bit for bit.
+func (s Shape) finishScores(x []float32, scale float32) {
+	for t := range x {
+		x[t] *= scale
+	}
+	if s.SoftCap > 0 {
+		kernels.SoftCap(x, s.SoftCap)
+	}
+}
 
 // Paged writes into out (Heads·HeadDim values) the attention of query q (Heads·HeadDim
 // values, already rotated, at position n-1) over positions [s.First(n-1), n) of the sequence
@@ -78,9 +103,7 @@ func PagedHeads(out, q []float32, pool *kvcache.Pool, layer int, table []int, n 
 			cfg.KType.DotHeads(scores[t:t+m], qh, pool.KRows(layer, table[t/bs], t%bs, m), kvh, s.KVHeads, s.HeadDim)
 			t += m
 		}
-		for t := lo; t < n; t++ {
-			scores[t] *= scale
-		}
+		s.finishScores(scores[lo:n], scale)
 		kernels.Softmax(scores[lo:])
 		if probe != nil {
 			clear(scores[:lo])
@@ -117,8 +140,9 @@ func ContiguousHeads(out, q, keys, values []float32, n int, s Shape, h0, h1 int,
 		qh := q[h*s.HeadDim : (h+1)*s.HeadDim]
 		for t := lo; t < n; t++ {
 			k := keys[t*rowLen+kvh*s.HeadDim : t*rowLen+(kvh+1)*s.HeadDim]
-			scores[t] = kernels.Dot(qh, k) * scale
+			scores[t] = kernels.Dot(qh, k)
 		}
+		s.finishScores(scores[lo:n], scale)
 		kernels.Softmax(scores[lo:])
 		oh := out[h*s.HeadDim : (h+1)*s.HeadDim]
 		clear(oh)

@@ -18,7 +18,8 @@ func TestPagedEqualsContiguous(t *testing.T) {
 	r := rng.New(3)
 	for _, ct := range quant.CacheTypes() {
 		for _, s := range []Shape{{Heads: 4, KVHeads: 4, HeadDim: 8}, {Heads: 8, KVHeads: 2, HeadDim: 32}, {Heads: 6, KVHeads: 1, HeadDim: 64},
-			{Heads: 8, KVHeads: 2, HeadDim: 32, Window: 5}, {Heads: 4, KVHeads: 4, HeadDim: 8, Window: 16}} {
+			{Heads: 8, KVHeads: 2, HeadDim: 32, Window: 5}, {Heads: 4, KVHeads: 4, HeadDim: 8, Window: 16},
+			{Heads: 4, KVHeads: 2, HeadDim: 32, Window: 7, QueryScalar: 24, SoftCap: 2}} {
 			if ct.Validate(s.KVHeads, s.HeadDim) != nil {
 				continue
 			}
@@ -65,16 +66,20 @@ func TestPagedEqualsContiguous(t *testing.T) {
 
 // TestContiguousMatchesDefinition checks the reference attention against a float64
 // softmax(q·k/√d)·V written out directly, with GQA head grouping, over every position and
-// over a sliding window of 3 (the query at position 4 sees positions 2, 3 and 4).
+// over a sliding window of 3 (the query at position 4 sees positions 2, 3 and 4); and with
+// Gemma's scale (query_pre_attn_scalar^-½ in place of 1/√d) and Gemma 2's soft-cap
+// (cap·tanh(s/cap) of every score before the softmax).
 func TestContiguousMatchesDefinition(t *testing.T) {
 	for _, window := range []int{0, 3} {
-		contiguousMatchesDefinition(t, window)
+		contiguousMatchesDefinition(t, Shape{Heads: 4, KVHeads: 2, HeadDim: 8, Window: window})
 	}
+	contiguousMatchesDefinition(t, Shape{Heads: 4, KVHeads: 2, HeadDim: 8, Window: 3, QueryScalar: 2})
+	contiguousMatchesDefinition(t, Shape{Heads: 4, KVHeads: 2, HeadDim: 8, QueryScalar: 0.5, SoftCap: 1.5})
 }
 
-func contiguousMatchesDefinition(t *testing.T, window int) {
+func contiguousMatchesDefinition(t *testing.T, s Shape) {
 	r := rng.New(9)
-	s := Shape{Heads: 4, KVHeads: 2, HeadDim: 8, Window: window}
+	window := s.Window
 	n, row := 5, s.KVHeads*s.HeadDim
 	first := 0
 	if window > 0 {
@@ -98,7 +103,15 @@ func contiguousMatchesDefinition(t *testing.T, window int) {
 			for i := 0; i < s.HeadDim; i++ {
 				dot += float64(q[h*s.HeadDim+i]) * float64(keys[p*row+kvh*s.HeadDim+i])
 			}
-			w[p] = math.Exp(dot / math.Sqrt(float64(s.HeadDim)))
+			d := float64(s.HeadDim)
+			if s.QueryScalar > 0 {
+				d = s.QueryScalar
+			}
+			score := dot / math.Sqrt(d)
+			if s.SoftCap > 0 {
+				score = float64(s.SoftCap) * math.Tanh(score/float64(s.SoftCap))
+			}
+			w[p] = math.Exp(score)
 			sum += w[p]
 		}
 		for i := 0; i < s.HeadDim; i++ {

@@ -106,9 +106,7 @@ func attendRun(rows []Query, b0, b1, head int, s Shape, kv, att, q, scores, qs [
 			b := b0 + i
 			first := s.First(rows[b].Pos) - lo
 			sc := scores[(i-i0)*n+first : (i-i0)*n+rows[b].Pos+1-lo]
-			for t := range sc {
-				sc[t] *= scale
-			}
+			s.finishScores(sc, scale)
 			kernels.Softmax(sc)
 			if probe != nil {
 				weights := sc

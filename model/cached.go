@@ -55,8 +55,7 @@ func (r *Runner) Forward(pool *kvcache.Pool, rows []Row) ([][]float32, error) {
 		pool:    pool,
 		rows:    rows,
 		queries: make([]attention.Query, len(rows)),
-		shape:   attention.Shape{Heads: c.Heads, KVHeads: c.KVHeads, HeadDim: c.HeadDim},
-		window:  c.Window,
+		layer:   c.AttentionShape,
 		probe:   r.probe,
 	}
 	for b, row := range rows {
@@ -80,9 +79,8 @@ func holeBefore(table []int, blockSize, pos int, c Config) bool {
 type pagedStore struct {
 	pool    *kvcache.Pool
 	rows    []Row
-	queries []attention.Query // the rows as attention sees them
-	shape   attention.Shape
-	window  func(layer int) int // each layer's attention window (Config.Window)
+	queries []attention.Query           // the rows as attention sees them
+	layer   func(l int) attention.Shape // each layer's attention (Config.AttentionShape)
 	probe   AttentionProbe
 }
 
@@ -96,9 +94,7 @@ func (p *pagedStore) attend(l int, att, q []float32, threads *parallel.Pool) {
 	if p.probe != nil {
 		probe = func(row, head int, weights []float32) { p.probe(l, row, head, weights) }
 	}
-	s := p.shape
-	s.Window = p.window(l)
-	attention.PagedBatch(att, q, p.pool, l, p.queries, s, threads, probe)
+	attention.PagedBatch(att, q, p.pool, l, p.queries, p.layer(l), threads, probe)
 }
 
 // AttentionProbe receives the attention weights of one head of one batch row in one layer,

@@ -34,25 +34,44 @@ type Config struct {
 	// SlidingFromLayer is the first layer that attends over the window; the layers before it
 	// attend over every position (Qwen2's max_window_layers). 0: every layer slides.
 	SlidingFromLayer int `json:"sliding_from_layer,omitempty"`
+
+	// The Gemma 2 and Gemma 3 block (zero values: the Llama block). Which layer attends how
+	// is read through LayerSpec (layers.go), never from these fields directly.
+
+	// SlidingLayers marks, one entry per layer, the layers that attend over SlidingWindow
+	// (Hugging Face's layer_types; a GGUF architecture's fixed pattern). nil: the layers from
+	// SlidingFromLayer on.
+	SlidingLayers []bool `json:"sliding_layers,omitempty"`
+	// LocalRope is the rotary embedding of the sliding layers when it is not the global one
+	// (Gemma 3: base rope_local_base_freq, no scaling); nil: every layer uses RopeBase and
+	// RopeScaling.
+	LocalRope *Rope `json:"local_rope,omitempty"`
+	// EmbedScale multiplies the token embedding by √Dim, rounded to float32 (Gemma).
+	EmbedScale bool `json:"embed_scale,omitempty"`
+	// PostNorms normalises each attention output and each feed-forward output (RMSNorm with
+	// its own weight) before it is added to the residual stream (Gemma 2 and 3).
+	PostNorms bool `json:"post_norms,omitempty"`
+	// Activation is the feed-forward gate: "" for SwiGLU (silu), ActivationGELUTanh for
+	// Gemma's GeGLU.
+	Activation string `json:"activation,omitempty"`
+	// QueryScalar makes the attention scale QueryScalar^-½ (query_pre_attn_scalar); 0: the
+	// usual 1/√HeadDim.
+	QueryScalar float64 `json:"query_scalar,omitempty"`
+	// AttnSoftCap caps every attention score s at AttnSoftCap·tanh(s/AttnSoftCap) before the
+	// softmax (Gemma 2); 0: none.
+	AttnSoftCap float64 `json:"attn_softcap,omitempty"`
+	// FinalSoftCap caps every logit likewise (Gemma 2); 0: none.
+	FinalSoftCap float64 `json:"final_softcap,omitempty"`
 }
 
-// Window is layer l's attention window: the query at position p attends over
-// [p-Window+1, p]. 0: every earlier position.
-func (c Config) Window(l int) int {
-	if c.SlidingWindow > 0 && l >= c.SlidingFromLayer {
-		return c.SlidingWindow
-	}
-	return 0
-}
+// ActivationGELUTanh is Config.Activation for a GELU-gated feed-forward with the tanh
+// approximation (Hugging Face's gelu_pytorch_tanh, ggml's gelu): Gemma's.
+const ActivationGELUTanh = "gelu_tanh"
 
-// ReclaimWindow is the window beyond which no layer reads a position, so the cache can
-// release a sequence's blocks that fell out of it: SlidingWindow when every layer slides,
-// else 0 (a layer with full attention reads every position, and a block holds all layers).
-func (c Config) ReclaimWindow() int {
-	if c.SlidingFromLayer == 0 {
-		return c.SlidingWindow
-	}
-	return 0
+// Rope is one rotary embedding's parameters.
+type Rope struct {
+	Base    float64     `json:"base"`
+	Scaling RopeScaling `json:"scaling,omitempty"`
 }
 
 // RopeScaling rescales the rotary frequencies for longer contexts, as Hugging Face's
@@ -88,20 +107,11 @@ func (c Config) Validate() error {
 	if err := CheckNormEps(float64(c.NormEps)); err != nil {
 		return fmt.Errorf("model: norm_eps %w", err)
 	}
-	switch c.RopeScaling.Type {
-	case "":
-	case "linear":
-		if err := CheckPositiveFinite(c.RopeScaling.Factor); err != nil {
-			return fmt.Errorf("model: the linear rope scaling factor %w", err)
-		}
-	case "llama3":
-		r := c.RopeScaling
-		finite := CheckPositiveFinite(r.Factor) == nil && CheckPositiveFinite(r.LowFreqFactor) == nil && CheckPositiveFinite(r.HighFreqFactor) == nil
-		if !finite || r.HighFreqFactor <= r.LowFreqFactor || r.OriginalContext < 1 {
-			return fmt.Errorf("model: llama3 rope scaling needs finite factor > 0, 0 < low_freq_factor < high_freq_factor and an original context, got %+v", r)
-		}
-	default:
-		return fmt.Errorf("model: unsupported rope scaling type %q (kvref supports linear and llama3)", c.RopeScaling.Type)
+	if err := c.RopeScaling.validate(); err != nil {
+		return err
+	}
+	if err := c.validateGemma(); err != nil {
+		return err
 	}
 	const limit = 1 << 24
 	if c.Dim > limit || c.Hidden > limit || c.Vocab > limit || c.Heads*c.HeadDim > limit || c.Layers > 4096 {
@@ -123,4 +133,23 @@ func (c Config) PlanShape() plan.Shape {
 		Layers: c.Layers, Heads: c.Heads, KVHeads: c.KVHeads, HeadDim: c.HeadDim,
 		Dim: c.Dim, Hidden: c.Hidden, Vocab: c.Vocab, Context: c.Context, Tied: c.Tied, Window: c.ReclaimWindow(),
 	}
+}
+
+// validate checks the scaling's parameters.
+func (r RopeScaling) validate() error {
+	switch r.Type {
+	case "":
+	case "linear":
+		if err := CheckPositiveFinite(r.Factor); err != nil {
+			return fmt.Errorf("model: the linear rope scaling factor %w", err)
+		}
+	case "llama3":
+		finite := CheckPositiveFinite(r.Factor) == nil && CheckPositiveFinite(r.LowFreqFactor) == nil && CheckPositiveFinite(r.HighFreqFactor) == nil
+		if !finite || r.HighFreqFactor <= r.LowFreqFactor || r.OriginalContext < 1 {
+			return fmt.Errorf("model: llama3 rope scaling needs finite factor > 0, 0 < low_freq_factor < high_freq_factor and an original context, got %+v", r)
+		}
+	default:
+		return fmt.Errorf("model: unsupported rope scaling type %q (kvref supports linear and llama3)", r.Type)
+	}
+	return nil
 }

@@ -2,6 +2,7 @@ package model
 
 import (
 	"fmt"
+	"math"
 	"sync"
 
 	"github.com/kvref/kvref/internal/kernels"
@@ -66,10 +67,17 @@ func (r *Runner) forward(tokens, positions []int, want []bool, kv kvStore) ([][]
 	gate := acts.take(n * hid)
 	up := acts.take(n * hid)
 
-	// 1. Token embedding.
+	// 1. Token embedding (Gemma: times √dim, in float32 as transformers and llama.cpp scale it).
 	scratch := make([]float32, dim)
 	for b, t := range tokens {
-		copy(x[b*dim:(b+1)*dim], w.TokenEmbed.Row(t, scratch))
+		xr := x[b*dim : (b+1)*dim]
+		copy(xr, w.TokenEmbed.Row(t, scratch))
+		if c.EmbedScale {
+			scale := float32(math.Sqrt(float64(dim)))
+			for i := range xr {
+				xr[i] *= scale
+			}
+		}
 	}
 
 	// eachRow runs fn for every batch row, the rows shared out among the threads (in a
@@ -109,31 +117,52 @@ func (r *Runner) forward(tokens, positions []int, want []bool, kv kvStore) ([][]
 			}
 		}
 
-		// 3. Rotate each row's Q and K to its own position, then store K and V (the cache
-		//    quantizes on write).
+		// 3. Rotate each row's Q and K to its own position with the layer's RoPE (Gemma 3:
+		//    local and global bases), then store K and V (the cache quantizes on write).
+		rope := r.m.ropes[l]
 		eachRow(func(b int) {
 			pos := positions[b]
-			r.m.rope.ApplyQK(q[b*qDim:(b+1)*qDim], c.Heads, k[b*kvDim:(b+1)*kvDim], c.KVHeads, c.HeadDim, pos)
+			rope.ApplyQK(q[b*qDim:(b+1)*qDim], c.Heads, k[b*kvDim:(b+1)*kvDim], c.KVHeads, c.HeadDim, pos)
 			kv.store(l, b, k[b*kvDim:(b+1)*kvDim], v[b*kvDim:(b+1)*kvDim])
 		})
 
-		// 4. Each row attends over its own positions 0..pos (GQA: query heads share KV heads):
+		// 4. Each row attends over its own positions (the layer's window of them; GQA: query
+		//    heads share KV heads; the layer's scale and soft-cap, Config.AttentionShape):
 		//    through the block tables for the cache (attention.PagedBatch), over the plain
 		//    arrays for the reference (attention.ContiguousBatch).
 		kv.attend(l, att, q, r.threads)
 
-		// 5. Output projection and residual.
+		// 5. Output projection, its RMSNorm (Gemma's post-attention norm), residual.
 		lw.Wo.MulBatch(r.threads, out, att, n)
-		eachRow(func(b int) { kernels.Add(x[b*dim:(b+1)*dim], out[b*dim:(b+1)*dim]) })
+		eachRow(func(b int) {
+			o := out[b*dim : (b+1)*dim]
+			if c.PostNorms {
+				kernels.RMSNorm(o, o, lw.PostAttnNorm, c.NormEps)
+			}
+			kernels.Add(x[b*dim:(b+1)*dim], o)
+		})
 
-		// 6. Feed-forward: RMSNorm, SwiGLU (silu(gate) · up), down projection, residual.
+		// 6. Feed-forward: RMSNorm, SwiGLU (silu(gate) · up) or Gemma's GeGLU
+		//    (gelu_tanh(gate) · up), down projection, its RMSNorm (Gemma), residual.
 		eachRow(func(b int) {
 			kernels.RMSNorm(xb[b*dim:(b+1)*dim], x[b*dim:(b+1)*dim], lw.FFNNorm, c.NormEps)
 		})
 		mulShared(r.threads, xb, n, []*Matrix{lw.Gate, lw.Up}, [][]float32{gate, up})
-		eachRow(func(b int) { kernels.SwiGLU(gate[b*hid:(b+1)*hid], up[b*hid:(b+1)*hid]) })
+		eachRow(func(b int) {
+			if c.Activation == ActivationGELUTanh {
+				kernels.GELUTanhGLU(gate[b*hid:(b+1)*hid], up[b*hid:(b+1)*hid])
+			} else {
+				kernels.SwiGLU(gate[b*hid:(b+1)*hid], up[b*hid:(b+1)*hid])
+			}
+		})
 		lw.Down.MulBatch(r.threads, out, gate, n)
-		eachRow(func(b int) { kernels.Add(x[b*dim:(b+1)*dim], out[b*dim:(b+1)*dim]) })
+		eachRow(func(b int) {
+			o := out[b*dim : (b+1)*dim]
+			if c.PostNorms {
+				kernels.RMSNorm(o, o, lw.PostFFNNorm, c.NormEps)
+			}
+			kernels.Add(x[b*dim:(b+1)*dim], o)
+		})
 	}
 
 	// 7. Final RMSNorm and the classifier, only for the rows that want logits.
@@ -149,6 +178,9 @@ func (r *Runner) forward(tokens, positions []int, want []bool, kv kvStore) ([][]
 	}
 	all := make([]float32, len(rows)*c.Vocab)
 	w.Output.MulBatch(r.threads, all, final, len(rows))
+	if c.FinalSoftCap > 0 { // Gemma 2
+		kernels.SoftCap(all, float32(c.FinalSoftCap))
+	}
 	logits := make([][]float32, n)
 	for i, b := range rows {
 		logits[b] = all[i*c.Vocab : (i+1)*c.Vocab : (i+1)*c.Vocab]

@@ -48,3 +48,16 @@ func CheckFinite(xs []float32) (int, float32) {
 	}
 	return -1, 0
 }
+
+// CheckOptionalPositive checks a hyper-parameter where 0 means "none" (a soft-cap, a query
+// scalar) and anything else must be a finite number > 0 that float32 can hold: NaN or a
+// negative cap gives NaN or flipped scores, and a cap that is 0 in float32 divides by zero.
+func CheckOptionalPositive(v float64) error {
+	if v == 0 {
+		return nil
+	}
+	if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 || float32(v) == 0 || math.IsInf(float64(float32(v)), 0) {
+		return fmt.Errorf("is %g; it must be a finite number > 0 that float32 can hold (or absent for none)", v)
+	}
+	return nil
+}

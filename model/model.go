@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"io"
 
 	"github.com/kvref/kvref/internal/kernels"
@@ -25,7 +26,7 @@ type Model struct {
 	// tokenizer.chat_template.NAME; tokenizer_config.json's chat_template or
 	// chat_template.jinja); empty when it has none.
 	ChatTemplates chattemplate.Set
-	rope          *kernels.RoPE
+	ropes         []*kernels.RoPE // per layer (Config.LayerSpec)
 	closer        io.Closer
 }
 
@@ -55,14 +56,42 @@ func New(cfg Config, w *Weights, tok tokenizer.Tokenizer, source string, closer 
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	if err := checkNorms(cfg, w); err != nil {
+		return nil, err
+	}
 	return &Model{
 		Config:    cfg,
 		Weights:   w,
 		Tokenizer: tok,
 		Source:    source,
-		rope:      newRoPE(cfg, w.RopeFreqs),
+		ropes:     newRoPEs(cfg, w.RopeFreqs),
 		closer:    closer,
 	}, nil
+}
+
+// checkNorms requires the per-layer norm weights the configuration computes with (the
+// loaders find them; a model assembled in memory might not have).
+func checkNorms(c Config, w *Weights) error {
+	if len(w.Layers) != c.Layers {
+		return fmt.Errorf("model: %d layers of weights for a configuration of %d", len(w.Layers), c.Layers)
+	}
+	for l, lw := range w.Layers {
+		for _, v := range []struct {
+			name string
+			need bool
+			got  []float32
+			n    int
+		}{
+			{"attention norm", true, lw.AttnNorm, c.Dim}, {"feed-forward norm", true, lw.FFNNorm, c.Dim},
+			{"post-attention norm", c.PostNorms, lw.PostAttnNorm, c.Dim}, {"post-feed-forward norm", c.PostNorms, lw.PostFFNNorm, c.Dim},
+			{"q norm", c.QKNorm, lw.QNorm, c.HeadDim}, {"k norm", c.QKNorm, lw.KNorm, c.HeadDim},
+		} {
+			if v.need && len(v.got) != v.n {
+				return fmt.Errorf("model: layer %d: the %s has %d weights, want %d", l, v.name, len(v.got), v.n)
+			}
+		}
+	}
+	return nil
 }
 
 // Close releases the model's mapped file, if any. The model must not be used afterwards.

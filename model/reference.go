@@ -38,7 +38,7 @@ func newContiguousStore(c Config, n int, kType, vType quant.CacheType, trace *Tr
 	s := &contiguousStore{
 		kType: kType, vType: vType,
 		shape:  attention.Shape{Heads: c.Heads, KVHeads: c.KVHeads, HeadDim: c.HeadDim},
-		window: c.Window,
+		layer:  c.AttentionShape,
 		keys:   make([][]float32, c.Layers),
 		values: make([][]float32, c.Layers),
 		n:      n,
@@ -56,8 +56,8 @@ func newContiguousStore(c Config, n int, kType, vType quant.CacheType, trace *Tr
 type contiguousStore struct {
 	kType, vType quant.CacheType
 	shape        attention.Shape
-	window       func(layer int) int // each layer's attention window (Config.Window)
-	keys, values [][]float32         // per layer, n rows of kv_heads·head_dim
+	layer        func(l int) attention.Shape // each layer's attention (Config.AttentionShape)
+	keys, values [][]float32                 // per layer, n rows of kv_heads·head_dim
 	n            int
 	trace        *Trace // when not nil, receives the queries and the K/V before the round trip
 }
@@ -80,7 +80,5 @@ func (s *contiguousStore) attend(l int, att, q []float32, threads *parallel.Pool
 	if s.trace != nil {
 		copy(s.trace.Q[l], q)
 	}
-	shape := s.shape
-	shape.Window = s.window(l)
-	attention.ContiguousBatch(att, q, s.keys[l], s.values[l], s.n, shape, threads)
+	attention.ContiguousBatch(att, q, s.keys[l], s.values[l], s.n, s.layer(l), threads)
 }

@@ -6,11 +6,26 @@ import (
 	"github.com/kvref/kvref/internal/kernels"
 )
 
-// newRoPE builds the model's rotary embedding: base frequencies, then the configured
-// scaling, then GGUF's per-frequency divisors (rope_freqs.weight) when the file has them.
-func newRoPE(c Config, freqFactors []float32) *kernels.RoPE {
-	r := kernels.NewRoPE(c.RopeStyle, c.RopeDims, c.RopeBase)
-	s := c.RopeScaling
+// newRoPEs builds the rotary embedding of every layer (Config.LayerSpec): layers with the
+// same parameters share one.
+func newRoPEs(c Config, freqFactors []float32) []*kernels.RoPE {
+	out := make([]*kernels.RoPE, c.Layers)
+	made := map[Rope]*kernels.RoPE{}
+	for l := range out {
+		p := c.LayerSpec(l).Rope
+		if made[p] == nil {
+			made[p] = newRoPE(c, p, freqFactors)
+		}
+		out[l] = made[p]
+	}
+	return out
+}
+
+// newRoPE builds one rotary embedding of the model: base frequencies, then the scaling,
+// then GGUF's per-frequency divisors (rope_freqs.weight) when the file has them.
+func newRoPE(c Config, p Rope, freqFactors []float32) *kernels.RoPE {
+	r := kernels.NewRoPE(c.RopeStyle, c.RopeDims, p.Base)
+	s := p.Scaling
 	switch s.Type {
 	case "linear":
 		for i := range r.InvFreq {
@@ -19,7 +34,7 @@ func newRoPE(c Config, freqFactors []float32) *kernels.RoPE {
 	case "llama3":
 		// As llama.cpp computes it: float32 per-frequency divisors (what its converter stores
 		// in rope_freqs.weight), so Hugging Face and GGUF copies of a model agree bit for bit.
-		for i, d := range Llama3RopeFactors(s, c.RopeBase, c.RopeDims) {
+		for i, d := range Llama3RopeFactors(s, p.Base, c.RopeDims) {
 			r.InvFreq[i] /= float64(d)
 		}
 	}

@@ -14,6 +14,9 @@ type Layer struct {
 
 	BiasQ, BiasK, BiasV []float32 // projection biases (Config.QKVBias)
 	QNorm, KNorm        []float32 // head_dim RMSNorm weights shared by all heads (Config.QKNorm)
+	// PostAttnNorm and PostFFNNorm normalise the attention and feed-forward outputs before
+	// the residual (Config.PostNorms), dim each.
+	PostAttnNorm, PostFFNNorm []float32
 }
 
 // LayerMatrix is one of a layer's seven weight matrices: where it is stored and the shape
@@ -60,7 +63,8 @@ func (w *Weights) Bytes() int64 {
 		n += w.Output.Bytes()
 	}
 	for _, l := range w.Layers {
-		n += 4 * int64(len(l.AttnNorm)+len(l.FFNNorm)+len(l.BiasQ)+len(l.BiasK)+len(l.BiasV)+len(l.QNorm)+len(l.KNorm))
+		n += 4 * int64(len(l.AttnNorm)+len(l.FFNNorm)+len(l.BiasQ)+len(l.BiasK)+len(l.BiasV)+len(l.QNorm)+len(l.KNorm)+
+			len(l.PostAttnNorm)+len(l.PostFFNNorm))
 		for _, m := range []*Matrix{l.Wq, l.Wk, l.Wv, l.Wo, l.Gate, l.Up, l.Down} {
 			n += m.Bytes()
 		}
