@@ -2,6 +2,7 @@ package model
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/kvref/kvref/attention"
 )
@@ -85,7 +86,7 @@ func (c Config) validateGemma() error {
 			return fmt.Errorf("model: the sliding-layer pattern has %d entries for %d layers; it needs one per layer", len(c.SlidingLayers), c.Layers)
 		case c.SlidingFromLayer != 0:
 			return fmt.Errorf("model: a sliding-layer pattern and a first sliding layer (%d) are two descriptions of the same thing; give one", c.SlidingFromLayer)
-		case c.SlidingWindow == 0 && containsTrue(c.SlidingLayers):
+		case c.SlidingWindow == 0 && slices.Contains(c.SlidingLayers, true):
 			return fmt.Errorf("model: the sliding-layer pattern marks sliding layers but the window is 0")
 		}
 	}
@@ -109,13 +110,4 @@ func (c Config) validateGemma() error {
 		}
 	}
 	return nil
-}
-
-func containsTrue(xs []bool) bool {
-	for _, x := range xs {
-		if x {
-			return true
-		}
-	}
-	return false
 }

@@ -72,9 +72,11 @@ func FromGGUF(f *gguf.File, source string) (*Model, error) {
 // llama.cpp's converter permutes Llama's Q/K rows for adjacent-pair rotation, while qwen2 and
 // qwen3 keep Hugging Face's order and rotate halves (NeoX style).
 var ggufArchitectures = map[string]kernels.RoPEStyle{
-	"llama": kernels.RoPEAdjacent,
-	"qwen2": kernels.RoPEHalves,
-	"qwen3": kernels.RoPEHalves,
+	"llama":  kernels.RoPEAdjacent,
+	"qwen2":  kernels.RoPEHalves,
+	"qwen3":  kernels.RoPEHalves,
+	"gemma2": kernels.RoPEHalves,
+	"gemma3": kernels.RoPEHalves,
 }
 
 // configFromGGUF reads the ARCH.* hyper-parameters.
@@ -85,7 +87,7 @@ func configFromGGUF(f *gguf.File) (Config, error) {
 		if arch == "" {
 			return Config{}, fmt.Errorf("model: %s: no general.architecture key; is this a model file (and not a vocabulary-only GGUF)?", f.Path)
 		}
-		return Config{}, fmt.Errorf("model: %s: unsupported architecture %q (kvref supports: llama, qwen2, qwen3)", f.Path, arch)
+		return Config{}, UnsupportedArchitecture(fmt.Sprintf("model: %s: general.architecture", f.Path), arch)
 	}
 	req := func(key string) (int, error) {
 		v, err := f.Uint(arch + "." + key)
@@ -168,6 +170,11 @@ func configFromGGUF(f *gguf.File) (Config, error) {
 		return Config{}, fmt.Errorf("model: %s: %s.attention.layer_norm_rms_epsilon %w", f.Path, arch, err)
 	}
 	cfg.NormEps = float32(eps)
+	if _, gemma := gemmaPeriod[arch]; gemma {
+		if err := gemmaFromGGUF(f, &cfg); err != nil {
+			return Config{}, err
+		}
+	}
 	emb, ok := f.Tensor("token_embd.weight")
 	if !ok {
 		return Config{}, fmt.Errorf("model: %s: missing tensor \"token_embd.weight\"", f.Path)
@@ -259,6 +266,14 @@ func weightsFromGGUF(f *gguf.File, cfg *Config) (*Weights, error) {
 		}
 		if l.FFNNorm, err = vector(name("ffn_norm"), cfg.Dim); err != nil {
 			return nil, err
+		}
+		if cfg.PostNorms { // Gemma: the norms after attention and after the feed-forward
+			if l.PostAttnNorm, err = vector(name("post_attention_norm"), cfg.Dim); err != nil {
+				return nil, err
+			}
+			if l.PostFFNNorm, err = vector(name("post_ffw_norm"), cfg.Dim); err != nil {
+				return nil, err
+			}
 		}
 		if cfg.QKVBias {
 			bias := func(s string) string { return fmt.Sprintf("blk.%d.%s.bias", i, s) }

@@ -68,7 +68,11 @@ func dirDigest(dir string, set *safetensors.Set) (string, error) {
 }
 
 func fromSet(dir string, cfg model.Config, hc Config, set *safetensors.Set) (*model.Model, error) {
-	w, err := readWeights(set, &cfg)
+	names := tensorNames{prefix: "model.", lmHead: "lm_head.weight"}
+	if cfg.Arch == "gemma2" || cfg.Arch == "gemma3" {
+		names = gemmaNames(set)
+	}
+	w, err := readWeights(set, &cfg, names)
 	if err != nil {
 		return nil, err
 	}
@@ -106,7 +110,6 @@ var ggufType = map[safetensors.DType]gguf.TensorType{
 	safetensors.F32: gguf.F32, safetensors.F16: gguf.F16, safetensors.BF16: gguf.BF16,
 }
 
-// readWeights finds, shape-checks and wraps every tensor (no copy for matrices).
 // layerMatrixNames are the Hugging Face names of a layer's matrices, in the order of
 // model.Layer.Matrices.
 var layerMatrixNames = [7]string{
@@ -114,7 +117,17 @@ var layerMatrixNames = [7]string{
 	"mlp.gate_proj", "mlp.up_proj", "mlp.down_proj",
 }
 
-func readWeights(set *safetensors.Set, cfg *model.Config) (*model.Weights, error) {
+// tensorNames says where a directory keeps the text model's tensors.
+type tensorNames struct {
+	prefix string // of the embedding, the final norm and the layers: "model."
+	lmHead string // the classifier: "lm_head.weight"
+	// gemma: the norms multiply by (1 + w) (the loader adds the 1), and each layer has the
+	// post-attention and pre/post-feed-forward norms.
+	gemma bool
+}
+
+// readWeights finds, shape-checks and wraps every tensor (no copy for matrices).
+func readWeights(set *safetensors.Set, cfg *model.Config, names tensorNames) (*model.Weights, error) {
 	// load wraps tensor name as a rows × cols matrix; its stored shape must be shape.
 	load := func(name string, rows, cols int, shape ...int) (*model.Matrix, error) {
 		info, _, ok := set.Tensor(name)
@@ -146,16 +159,27 @@ func readWeights(set *safetensors.Set, cfg *model.Config) (*model.Weights, error
 		}
 		return v, nil
 	}
+	// norm reads a norm weight; Gemma's multiply by (1 + w), computed here in float32 as
+	// transformers computes 1.0 + weight.float().
+	norm := func(name string, n int) ([]float32, error) {
+		v, err := vector(name, n)
+		if err == nil && names.gemma {
+			for i := range v {
+				v[i] = 1 + v[i]
+			}
+		}
+		return v, err
+	}
 	var w model.Weights
 	var err error
-	if w.TokenEmbed, err = matrix("model.embed_tokens.weight", cfg.Vocab, cfg.Dim); err != nil {
+	if w.TokenEmbed, err = matrix(names.prefix+"embed_tokens.weight", cfg.Vocab, cfg.Dim); err != nil {
 		return nil, err
 	}
-	if w.OutputNorm, err = vector("model.norm.weight", cfg.Dim); err != nil {
+	if w.OutputNorm, err = norm(names.prefix+"norm.weight", cfg.Dim); err != nil {
 		return nil, err
 	}
-	if _, _, ok := set.Tensor("lm_head.weight"); ok && !cfg.Tied {
-		if w.Output, err = matrix("lm_head.weight", cfg.Vocab, cfg.Dim); err != nil {
+	if _, _, ok := set.Tensor(names.lmHead); ok && !cfg.Tied {
+		if w.Output, err = matrix(names.lmHead, cfg.Vocab, cfg.Dim); err != nil {
 			return nil, err
 		}
 	} else if cfg.Tied || !ok {
@@ -166,16 +190,25 @@ func readWeights(set *safetensors.Set, cfg *model.Config) (*model.Weights, error
 	w.Layers = make([]model.Layer, cfg.Layers)
 	for i := range w.Layers {
 		l := &w.Layers[i]
-		p := fmt.Sprintf("model.layers.%d.", i)
+		p := fmt.Sprintf("%slayers.%d.", names.prefix, i)
 		for j, m := range l.Matrices(cfg) {
 			if *m.Dst, err = matrix(p+layerMatrixNames[j]+".weight", m.Rows, m.Cols); err != nil {
 				return nil, err
 			}
 		}
-		if l.AttnNorm, err = vector(p+"input_layernorm.weight", cfg.Dim); err != nil {
+		if l.AttnNorm, err = norm(p+"input_layernorm.weight", cfg.Dim); err != nil {
 			return nil, err
 		}
-		if l.FFNNorm, err = vector(p+"post_attention_layernorm.weight", cfg.Dim); err != nil {
+		if names.gemma { // post_attention_layernorm follows attention; pre_feedforward_layernorm is the FFN's input norm
+			for _, n := range []struct {
+				dst  *[]float32
+				name string
+			}{{&l.PostAttnNorm, "post_attention_layernorm"}, {&l.FFNNorm, "pre_feedforward_layernorm"}, {&l.PostFFNNorm, "post_feedforward_layernorm"}} {
+				if *n.dst, err = norm(p+n.name+".weight", cfg.Dim); err != nil {
+					return nil, err
+				}
+			}
+		} else if l.FFNNorm, err = vector(p+"post_attention_layernorm.weight", cfg.Dim); err != nil {
 			return nil, err
 		}
 		if cfg.QKVBias {
@@ -190,10 +223,10 @@ func readWeights(set *safetensors.Set, cfg *model.Config) (*model.Weights, error
 			}
 		}
 		if cfg.QKNorm {
-			if l.QNorm, err = vector(p+"self_attn.q_norm.weight", cfg.HeadDim); err != nil {
+			if l.QNorm, err = norm(p+"self_attn.q_norm.weight", cfg.HeadDim); err != nil {
 				return nil, err
 			}
-			if l.KNorm, err = vector(p+"self_attn.k_norm.weight", cfg.HeadDim); err != nil {
+			if l.KNorm, err = norm(p+"self_attn.k_norm.weight", cfg.HeadDim); err != nil {
 				return nil, err
 			}
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/kvref/kvref/format/safetensors"
 	"github.com/kvref/kvref/internal/kernels"
 	"github.com/kvref/kvref/model"
+	"github.com/kvref/kvref/tokenizer"
 )
 
 // WriteOptions adjusts Write.
@@ -35,20 +36,25 @@ func Write(dir string, m *model.Model, opts WriteOptions) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	class := map[string]string{"llama": "LlamaForCausalLM", "qwen2": "Qwen2ForCausalLM", "qwen3": "Qwen3ForCausalLM"}[c.Arch]
+	class := map[string]string{"llama": "LlamaForCausalLM", "qwen2": "Qwen2ForCausalLM", "qwen3": "Qwen3ForCausalLM",
+		"gemma2": "Gemma2ForCausalLM", "gemma3": "Gemma3ForCausalLM"}[c.Arch]
 	if class == "" {
 		return fmt.Errorf("hf: cannot write architecture %q", c.Arch)
 	}
 	if len(m.Weights.RopeFreqs) > 0 && c.RopeScaling.Type == "" && opts.RopeScaling == nil {
 		return fmt.Errorf("hf: the model has rope_freqs divisors but no rope_scaling parameters; pass WriteOptions.RopeScaling")
 	}
+	theta := c.RopeBase
 	hc := Config{
 		Architectures: []string{class}, ModelType: c.Arch, HiddenSize: c.Dim, IntermediateSize: c.Hidden,
 		NumHiddenLayers: c.Layers, NumAttentionHeads: c.Heads, NumKeyValueHeads: c.KVHeads, HeadDim: c.HeadDim,
-		VocabSize: c.Vocab, MaxPositionEmbeddings: c.Context, RMSNormEps: float64(c.NormEps), RopeTheta: c.RopeBase,
+		VocabSize: c.Vocab, MaxPositionEmbeddings: c.Context, RMSNormEps: float64(c.NormEps), RopeTheta: &theta,
 		TieWordEmbeddings: c.Tied, AttentionBias: c.QKVBias && c.Arch == "llama", HiddenAct: "silu", TorchDType: "float32",
 	}
-	if c.SlidingWindow > 0 {
+	gemma := isGemma(c)
+	if gemma {
+		writeGemmaConfig(&hc, c, class)
+	} else if c.SlidingWindow > 0 {
 		hc.SlidingWindow = json.RawMessage(strconv.Itoa(c.SlidingWindow))
 		if c.SlidingFromLayer > 0 { // Qwen2's layout
 			use := true
@@ -101,7 +107,9 @@ func Write(dir string, m *model.Model, opts WriteOptions) error {
 	if tok.BOS() >= 0 {
 		gen["bos_token_id"] = tok.BOS()
 	}
-	if tok.EOS() >= 0 {
+	if eog := endOfGeneration(tok); len(eog) > 1 { // as Gemma's [<eos>, <end_of_turn>]
+		gen["eos_token_id"] = eog
+	} else if tok.EOS() >= 0 {
 		gen["eos_token_id"] = tok.EOS()
 	}
 	return writeJSON(filepath.Join(dir, "generation_config.json"), gen)
@@ -148,15 +156,36 @@ func tensorsOf(m *model.Model) ([]safetensors.Tensor, error) {
 		}
 		out = append(out, safetensors.Tensor{Name: name, DType: safetensors.F32, Shape: []int{len(v)}, Data: appendF32(nil, v)})
 	}
+	// addNorm writes a norm weight; Gemma's as Hugging Face stores them, w for the (1 + w)
+	// the model multiplies by.
+	var normErr error
+	addNorm := func(name string, v []float32) {
+		if isGemma(c) {
+			d := make([]float32, len(v))
+			for i, x := range v {
+				if d[i] = x - 1; d[i]+1 != x && normErr == nil {
+					normErr = fmt.Errorf("hf: norm weight %d of %s (%g) cannot be written exactly as Hugging Face's 1 + w", i, name, x)
+				}
+			}
+			v = d
+		}
+		addVector(name, v, false)
+	}
 	addMatrix("model.embed_tokens.weight", w.TokenEmbed, false)
-	addVector("model.norm.weight", w.OutputNorm, false)
+	addNorm("model.norm.weight", w.OutputNorm)
 	if !c.Tied {
 		addMatrix("lm_head.weight", w.Output, false)
 	}
 	for i, l := range w.Layers {
 		p := fmt.Sprintf("model.layers.%d.", i)
-		addVector(p+"input_layernorm.weight", l.AttnNorm, false)
-		addVector(p+"post_attention_layernorm.weight", l.FFNNorm, false)
+		addNorm(p+"input_layernorm.weight", l.AttnNorm)
+		if isGemma(c) {
+			addNorm(p+"post_attention_layernorm.weight", l.PostAttnNorm)
+			addNorm(p+"pre_feedforward_layernorm.weight", l.FFNNorm)
+			addNorm(p+"post_feedforward_layernorm.weight", l.PostFFNNorm)
+		} else {
+			addVector(p+"post_attention_layernorm.weight", l.FFNNorm, false)
+		}
 		addMatrix(p+"self_attn.q_proj.weight", l.Wq, true)
 		addMatrix(p+"self_attn.k_proj.weight", l.Wk, true)
 		addMatrix(p+"self_attn.v_proj.weight", l.Wv, false)
@@ -173,9 +202,12 @@ func tensorsOf(m *model.Model) ([]safetensors.Tensor, error) {
 			if permute {
 				return nil, fmt.Errorf("hf: q/k norm weights of an adjacent-pair model cannot be permuted per row; write a halves-style model")
 			}
-			addVector(p+"self_attn.q_norm.weight", l.QNorm, false)
-			addVector(p+"self_attn.k_norm.weight", l.KNorm, false)
+			addNorm(p+"self_attn.q_norm.weight", l.QNorm)
+			addNorm(p+"self_attn.k_norm.weight", l.KNorm)
 		}
+	}
+	if normErr != nil {
+		return nil, normErr
 	}
 	return out, nil
 }
@@ -207,6 +239,10 @@ func appendF32(b []byte, v []float32) []byte {
 // merges, BOS prepended by the post-processor.
 func byteVocabTokenizerJSON(m *model.Model) ([]byte, error) {
 	tok := m.Tokenizer
+	var types []int32 // GGUF token types, when the tokenizer has them
+	if spm, ok := tok.(*tokenizer.SPM); ok {
+		types = spm.Vocab().Types
+	}
 	vocab := make(map[string]int, tok.VocabSize())
 	var added []map[string]any
 	for id := 0; id < tok.VocabSize(); id++ {
@@ -215,12 +251,19 @@ func byteVocabTokenizerJSON(m *model.Model) ([]byte, error) {
 			return nil, fmt.Errorf("hf: token %d %q looks like a merged token; generating tokenizer.json needs a merge-free vocabulary (pass WriteOptions.TokenizerJSON)", id, text)
 		}
 		vocab[text] = id
-		if id == tok.BOS() || id == tok.EOS() || text == "<unk>" {
+		// Control tokens are special added tokens, user-defined ones plain added tokens, as
+		// transformers' converters add a SentencePiece model's (<start_of_turn> included).
+		control := id == tok.BOS() || id == tok.EOS() || text == "<unk>" || (types != nil && types[id] == tokenizer.TypeControl)
+		if control || (types != nil && types[id] == tokenizer.TypeUserDefined) {
 			added = append(added, map[string]any{"id": id, "content": text, "single_word": false, "lstrip": false,
-				"rstrip": false, "normalized": false, "special": true})
+				"rstrip": false, "normalized": false, "special": control})
 		}
 	}
 	bos := tok.TokenText(max(tok.BOS(), 0))
+	var preTokenizer any // Gemma's converter splits at spaces, merged with the piece before
+	if isGemma(m.Config) {
+		preTokenizer = map[string]any{"type": "Split", "pattern": map[string]any{"String": " "}, "behavior": "MergedWithPrevious", "invert": false}
+	}
 	tj := map[string]any{
 		"version":      "1.0",
 		"truncation":   nil,
@@ -229,7 +272,7 @@ func byteVocabTokenizerJSON(m *model.Model) ([]byte, error) {
 		"normalizer": map[string]any{"type": "Sequence", "normalizers": []any{
 			map[string]any{"type": "Replace", "pattern": map[string]any{"String": " "}, "content": "▁"},
 		}},
-		"pre_tokenizer": nil,
+		"pre_tokenizer": preTokenizer,
 		"post_processor": map[string]any{
 			"type":           "TemplateProcessing",
 			"single":         []any{map[string]any{"SpecialToken": map[string]any{"id": bos, "type_id": 0}}, map[string]any{"Sequence": map[string]any{"id": "A", "type_id": 0}}},

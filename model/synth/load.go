@@ -31,9 +31,16 @@ func (s Shape) WriteFile(path string) error {
 	return w.WriteFile(path)
 }
 
-// Model generates the model in memory and loads it through the ordinary GGUF loader.
+// Model generates the model in memory and loads it through the ordinary GGUF loader. A
+// Gemma shape that only a Hugging Face directory can hold (GGUFExpressible) is loaded from
+// its GGUF twin with those settings applied to the configuration.
 func (s Shape) Model() (*model.Model, error) {
-	data, err := s.Bytes()
+	if err := s.Validate(); err != nil {
+		return nil, err
+	}
+	twin := s
+	twin.GlobalEvery, twin.QueryScalar = 0, 0
+	data, err := twin.Bytes()
 	if err != nil {
 		return nil, err
 	}
@@ -47,5 +54,5 @@ func (s Shape) Model() (*model.Model, error) {
 		return nil, err
 	}
 	m.Digest = digest.Bytes(data) // the bytes `kvref synth` writes for the shape: the same model
-	return m, nil
+	return s.applyHFOnly(m)
 }

@@ -34,8 +34,17 @@ type Shape struct {
 	QKNorm      bool              // per-head Q/K RMSNorm (Qwen3)
 	RopeScaling model.RopeScaling // "linear" (GGUF keys) or "llama3" (GGUF rope_freqs.weight)
 	// SlidingWindow is every layer's attention window (Mistral style, GGUF
-	// ARCH.attention.sliding_window); 0: attention over every position.
+	// ARCH.attention.sliding_window); 0: attention over every position. For Gemma, the
+	// window of its sliding layers.
 	SlidingWindow int
+
+	// Gemma (Arch "gemma2" or "gemma3", gemma.go): the architecture brings the √dim
+	// embedding, the post-norms, GeGLU, tied output, and for gemma3 the q/k norms and the
+	// sliding layers' RoPE base 10000 (RopeBase is then the global layers' base).
+	GlobalEvery  int     // one layer in GlobalEvery attends globally (0: the architecture's, 2 or 6; others only as a Hugging Face directory)
+	QueryScalar  int     // query_pre_attn_scalar (0: what llama.cpp infers, the head dim; others only as a Hugging Face directory)
+	AttnSoftCap  float64 // gemma2's attention soft-cap (> 0; the real models' 50)
+	FinalSoftCap float64 // the logits' soft-cap (gemma2: > 0, the real models' 30; gemma3: 0 for none)
 
 	// Chat (zero values: none).
 	SpecialTokens []string // control tokens after the byte tokens ("<|im_start|>", "<|im_end|>", ...)
@@ -75,18 +84,26 @@ func (s Shape) Validate() error {
 		return &HeadDimError{Dim: s.Dim, Heads: s.Heads}
 	case s.headDim()%2 != 0:
 		return fmt.Errorf("synth: head dim %d must be even for RoPE", s.headDim())
-	case s.arch() != "llama" && s.arch() != "qwen2" && s.arch() != "qwen3":
-		return fmt.Errorf("synth: unknown architecture %q (llama, qwen2, qwen3)", s.Arch)
+	case s.arch() != "llama" && s.arch() != "qwen2" && s.arch() != "qwen3" && !s.isGemma():
+		return fmt.Errorf("synth: unknown architecture %q (llama, qwen2, qwen3, gemma2, gemma3)", s.Arch)
 	case s.Heads%s.KVHeads != 0:
 		return fmt.Errorf("synth: heads %d must be a multiple of kv-heads %d", s.Heads, s.KVHeads)
-	case s.Vocab != 0 && s.Vocab < byteVocabSize+len(s.SpecialTokens):
-		return fmt.Errorf("synth: vocab %d is smaller than the %d byte-level tokens and %d special tokens", s.Vocab, byteVocabSize, len(s.SpecialTokens))
+	case s.Vocab != 0 && s.Vocab < s.minVocab()+len(s.SpecialTokens):
+		return fmt.Errorf("synth: vocab %d is smaller than the %d byte-level tokens and %d special tokens", s.Vocab, s.minVocab(), len(s.SpecialTokens))
 	case s.RopeBase <= 0:
 		return fmt.Errorf("synth: rope base must be > 0, got %g", s.RopeBase)
 	case s.SlidingWindow < 0:
 		return fmt.Errorf("synth: sliding window must be ≥ 0, got %d", s.SlidingWindow)
 	}
-	return nil
+	return s.validateGemma()
+}
+
+// minVocab is the size of the architecture's smallest vocabulary.
+func (s Shape) minVocab() int {
+	if s.isGemma() {
+		return gemmaVocabSize
+	}
+	return byteVocabSize
 }
 
 // byteVocabSize is <unk>, <s>, </s> and the 256 byte tokens.
@@ -96,6 +113,9 @@ const byteVocabSize = 3 + 256
 func (s Shape) Writer() (*gguf.Writer, error) {
 	if err := s.Validate(); err != nil {
 		return nil, err
+	}
+	if s.isGemma() {
+		return s.gemmaWriter()
 	}
 	vocab := s.Vocab
 	if vocab == 0 {
