@@ -1,6 +1,7 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 	"io"
 	"slices"
@@ -13,7 +14,7 @@ import (
 )
 
 func init() {
-	register(command{"synth", "write a deterministic random model as a GGUF file", synthCmd})
+	register(command{"synth", "write a deterministic random model (GGUF, Hugging Face directory or llama2.c)", synthCmd})
 }
 
 func synthCmd(args []string, stdout, stderr io.Writer) error {
@@ -31,9 +32,13 @@ func synthCmd(args []string, stdout, stderr io.Writer) error {
 	vocab := fs.Int("vocab", 0, "vocabulary size (0: the 259-token byte-level vocabulary, 260 with --format llama2c; larger adds the space piece ▁ and unused tokens)")
 	seed := fs.Uint64("seed", d.Seed, "weights seed: the same flags always give the same file")
 	ropeBase := fs.Float64("rope-base", d.RopeBase, "RoPE frequency base")
-	arch := fs.String("arch", "llama", "architecture: llama, qwen2 (Q/K/V biases, rotate-half RoPE), qwen3 (q/k norm)")
+	arch := fs.String("arch", "llama", "architecture: llama, qwen2 (Q/K/V biases, rotate-half RoPE), qwen3 (q/k norm), gemma2, gemma3 (docs/models.md)")
 	headDim := fs.Int("head-dim", 0, "head width (0: dim/heads)")
-	window := fs.Int("sliding-window", 0, "every layer's attention window, as Mistral's sliding_window (0: attend over every position)")
+	window := fs.Int("sliding-window", 0, "every layer's attention window, as Mistral's sliding_window (0: attend over every position); gemma: the sliding layers' window (default 4096 for gemma2, 512 for gemma3)")
+	globalEvery := fs.Int("global-every", 0, "gemma: one layer in N attends globally (0: the architecture's, 2 for gemma2, 6 for gemma3; others need --format hf)")
+	queryScalar := fs.Int("query-scalar", 0, "gemma: query_pre_attn_scalar, the scores scaled by its inverse square root (0: the head dim, as llama.cpp infers; others need --format hf)")
+	attnCap := fs.Float64("attn-softcap", 0, "gemma2: attention-score soft-cap (default 50, as the real models)")
+	finalCap := fs.Float64("final-softcap", 0, "gemma: logit soft-cap (default 30 for gemma2, none for gemma3)")
 	variant := fs.String("variant", "", "a ready-made tiny variant instead of the shape flags: "+variantNames())
 	wtype := fs.String("wtype", "f32", "weight type of the matrices (gguf only): f32, f16, bf16, "+model.QuantizedTypeNames())
 	format := fs.String("format", "gguf", "output format: gguf, hf (a Hugging Face directory) or llama2c (with tokenizer.bin beside it)")
@@ -46,9 +51,15 @@ func synthCmd(args []string, stdout, stderr io.Writer) error {
 		fs.Usage()
 		return fmt.Errorf("-o FILE is required")
 	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	s := synth.Shape{Name: *name, Dim: *dim, Layers: *layers, Heads: *heads, KVHeads: *kvHeads, Hidden: *hidden,
 		Context: ctx, Vocab: *vocab, Seed: *seed, RopeBase: *ropeBase, Arch: *arch, HeadDim: *headDim,
-		QKVBias: *arch == "qwen2", QKNorm: *arch == "qwen3", SlidingWindow: *window}
+		QKVBias: *arch == "qwen2", QKNorm: *arch == "qwen3", SlidingWindow: *window,
+		GlobalEvery: *globalEvery, QueryScalar: *queryScalar, AttnSoftCap: *attnCap, FinalSoftCap: *finalCap}
+	if *arch == "gemma2" || *arch == "gemma3" {
+		synth.GemmaDefaults(&s, func(name string) bool { return set[name] || (name == "ctx" && set["c"]) })
+	}
 	if *variant != "" {
 		v, ok := synth.Variants[*variant]
 		if !ok {

@@ -3,10 +3,11 @@ package oracle
 import "math"
 
 // attention64 is one query head's attention over positions 0..n-1 in float64: scores
-// q·k_t·scale, a softmax, and the weighted sum of the values. keys and values hold n rows
-// of rowLen values; the head reads [off, off+hd) of each. It writes the output into out
-// and returns the weights (w, reused when long enough).
-func attention64(out []float64, q []float32, keys, values []float64, n, rowLen, off int, scale float64, w []float64) []float64 {
+// q·k_t·scale (soft-capped at softCap·tanh(s/softCap) when softCap > 0, Gemma 2), a
+// softmax, and the weighted sum of the values. keys and values hold n rows of rowLen
+// values; the head reads [off, off+hd) of each. It writes the output into out and returns
+// the weights (w, reused when long enough).
+func attention64(out []float64, q []float32, keys, values []float64, n, rowLen, off int, scale, softCap float64, w []float64) []float64 {
 	hd := len(out)
 	if cap(w) < n {
 		w = make([]float64, n)
@@ -19,6 +20,9 @@ func attention64(out []float64, q []float32, keys, values []float64, n, rowLen, 
 			s += float64(q[i]) * keys[t*rowLen+off+i]
 		}
 		w[t] = s * scale
+		if softCap > 0 {
+			w[t] = softCap * math.Tanh(w[t]/softCap)
+		}
 		mx = math.Max(mx, w[t])
 	}
 	sum := 0.0
@@ -47,8 +51,10 @@ func gamma(n int) float64 { return float64(n) * u32 / (1 - float64(n)*u32) }
 // product's and the scaling's roundings (γ(hd+2)·scale·Σ|q_i k_ti|) and those of the
 // max-subtraction before exp, the weights those of exp, the sum and the normalisation, and the
 // output those of the position-ordered sums. A score error ε changes a weight by a factor at
-// most e^{±2ε}. Twice the first-order bound, so that it is a bound and not an estimate.
-func roundingTolerance(tol []float64, q []float32, keys, values []float64, w []float64, n, rowLen, off int, scale float64) {
+// most e^{±2ε}. A soft-cap is 1-Lipschitz, so it carries a score's error through unchanged,
+// and adds its own three roundings (divide, tanh, multiply). Twice the first-order bound, so
+// that it is a bound and not an estimate.
+func roundingTolerance(tol []float64, q []float32, keys, values []float64, w []float64, n, rowLen, off int, scale, softCap float64) {
 	hd := len(tol)
 	mx := 0.0
 	for t := range n {
@@ -61,7 +67,11 @@ func roundingTolerance(tol []float64, q []float32, keys, values []float64, w []f
 			dot += math.Abs(float64(q[i]) * keys[t*rowLen+off+i])
 		}
 		s := math.Abs(scoreOf(q, keys, t, rowLen, off, scale))
-		eps = math.Max(eps, gamma(hd+2)*scale*dot+2*u32*(s+mx))
+		capRounding := 0.0
+		if softCap > 0 {
+			capRounding = 4 * u32 * s
+		}
+		eps = math.Max(eps, gamma(hd+2)*scale*dot+2*u32*(s+mx)+capRounding)
 	}
 	rel := math.Expm1(2*eps) + gamma(2*n+8)
 	for i := range hd {

@@ -110,6 +110,10 @@ func Check(r *model.Runner, pool *kvcache.Pool, s *kvcache.Sequence) (Report, er
 	qDim := shape.Heads * hd
 	group := shape.Heads / shape.KVHeads
 	scale := 1 / math.Sqrt(float64(hd))
+	if mc.QueryScalar > 0 { // Gemma's query_pre_attn_scalar
+		scale = 1 / math.Sqrt(mc.QueryScalar)
+	}
+	softCap := mc.AttnSoftCap // Gemma 2's cap·tanh(s/cap) of every score; 0: none
 	threads := parallel.NewPool(r.Threads())
 	defer threads.Close()
 
@@ -160,7 +164,7 @@ func Check(r *model.Runner, pool *kvcache.Pool, s *kvcache.Sequence) (Report, er
 		// still holds, through the block table: all of them as one run (the batched prefill
 		// path), and one by one in reverse order (the decode path), against float64
 		// attention over the same positions.
-		shape.Window = mc.Window(l)
+		shape = mc.AttentionShape(l)
 		t0 := 0
 		for t0 < n && holeBefore(s, shape.First(t0), t0, cfg.BlockSize) {
 			t0++
@@ -187,9 +191,9 @@ func Check(r *model.Runner, pool *kvcache.Pool, s *kvcache.Sequence) (Report, er
 			for h := range shape.Heads {
 				q := trace.Q[l][t*qDim+h*hd : t*qDim+(h+1)*hd]
 				off := h / group * hd
-				w = attention64(out64, q, stored[0][from:], stored[1][from:], span, kvDim, off, scale, w)
-				roundingTolerance(tol, q, stored[0][from:], stored[1][from:], w, span, kvDim, off, scale)
-				wx = attention64(exact64, q, exact[0][from:], exact[1][from:], span, kvDim, off, scale, wx)
+				w = attention64(out64, q, stored[0][from:], stored[1][from:], span, kvDim, off, scale, softCap, w)
+				roundingTolerance(tol, q, stored[0][from:], stored[1][from:], w, span, kvDim, off, scale, softCap)
+				wx = attention64(exact64, q, exact[0][from:], exact[1][from:], span, kvDim, off, scale, softCap, wx)
 				formatBound(fb, q, bounds[0][from:], bounds[1][from:], exact[1][from:], wx, span, kvDim, off, scale)
 				for _, engine := range [][]float32{att[i*qDim+h*hd:], attBack[(m-1-i)*qDim+h*hd:]} {
 					for e := range hd {

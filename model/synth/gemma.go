@@ -230,6 +230,32 @@ func (s Shape) gemmaWriter() (*gguf.Writer, error) {
 	return w, nil
 }
 
+// GemmaDefaults fills in, for a Gemma shape, what the real models have wherever given says
+// the user gave no value (by flag name: "ctx", "sliding-window", "rope-base",
+// "attn-softcap", "final-softcap"): Gemma 2 2B's context 8192, window 4096 and soft-caps
+// 50 and 30; Gemma 3 1B's context 32768, window 512 and global RoPE base 1000000.
+func GemmaDefaults(s *Shape, given func(flag string) bool) {
+	ctx, window, base := 32768, 512, 1e6
+	if s.Arch == "gemma2" {
+		ctx, window, base = 8192, 4096, 10000
+		if !given("attn-softcap") {
+			s.AttnSoftCap = 50
+		}
+		if !given("final-softcap") {
+			s.FinalSoftCap = 30
+		}
+	}
+	if !given("ctx") {
+		s.Context = ctx
+	}
+	if !given("sliding-window") {
+		s.SlidingWindow = window
+	}
+	if !given("rope-base") {
+		s.RopeBase = base
+	}
+}
+
 // applyHFOnly sets on a Gemma model loaded from the shape's GGUF-expressible twin what only
 // a Hugging Face directory can carry: another layer pattern and another query scalar.
 func (s Shape) applyHFOnly(m *model.Model) (*model.Model, error) {
