@@ -16,10 +16,10 @@ import (
 
 // hubShape is what the tensors of a hub Gemma checkpoint are shaped by.
 type hubShape struct {
-	prefix                                          string // of the text model's tensors
+	prefix                                              string // of the text model's tensors
 	dim, layers, heads, kvHeads, headDim, hidden, vocab int
-	gemma3                                          bool
-	extra                                           []string // other tensors of the checkpoint (the vision tower)
+	gemma3                                              bool
+	extra                                               []string // other tensors of the checkpoint (the vision tower)
 }
 
 // writeHubDir writes a Hugging Face directory shaped exactly like a hub checkpoint: the
