@@ -170,13 +170,9 @@ func spmVocabOf(t testing.TB, path string) Vocab {
 	return v
 }
 
-// spmDoc builds the tokenizer.json document of a SentencePiece vocabulary
-// whose ids 0, 1, 2 are <unk>, <s>, </s>: model BPE with byte_fallback, with
-// merges derived from the scores as transformers' SentencePieceExtractor
-// does, and the components of layout "llama2-style" (Llama 2's Prepend +
-// Replace normalizer and its decoder) or "metaspace-style" (the Metaspace
-// pre-tokenizer and decoder of newer conversions).
-func spmDoc(v Vocab, layout string) map[string]any {
+// spmMerges derives a SentencePiece vocabulary's BPE vocab and merges from its scores,
+// as transformers' SentencePieceExtractor does.
+func spmMerges(v Vocab) (map[string]int, [][2]string) {
 	toks, scores, types := v.Tokens, v.Scores, v.Types
 	vocab := make(map[string]int, len(toks))
 	for id, s := range toks {
@@ -219,6 +215,17 @@ func spmDoc(v Vocab, layout string) map[string]any {
 	for i, m := range merges {
 		ms[i] = [2]string{m.l, m.r}
 	}
+	return vocab, ms
+}
+
+// spmDoc builds the tokenizer.json document of a SentencePiece vocabulary
+// whose ids 0, 1, 2 are <unk>, <s>, </s>: model BPE with byte_fallback, with
+// merges derived from the scores as transformers' SentencePieceExtractor
+// does, and the components of layout "llama2-style" (Llama 2's Prepend +
+// Replace normalizer and its decoder) or "metaspace-style" (the Metaspace
+// pre-tokenizer and decoder of newer conversions).
+func spmDoc(v Vocab, layout string) map[string]any {
+	vocab, ms := spmMerges(v)
 	doc := map[string]any{
 		"version": "1.0", "truncation": nil, "padding": nil,
 		"added_tokens": []any{
