@@ -80,7 +80,7 @@ func synthCmd(args []string, stdout, stderr io.Writer) error {
 		}
 		s.ChatTemplate = t.Source
 	}
-	if *format == "llama2c" && s.Vocab == 0 {
+	if *format == "llama2c" && s.Vocab == 0 && (s.Arch == "" || s.Arch == "llama") {
 		// llama2.c's run.c looks up the space piece for every prompt's dummy prefix (and
 		// crashes without it): the 259 byte-level tokens plus "▁".
 		s.Vocab = 260
