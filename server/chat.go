@@ -49,8 +49,8 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 // context, as far as the cache can hold it.
 func (s *Server) parseChat(body []byte) (*params, *APIError) {
 	var req chatRequest
-	if err := json.Unmarshal(body, &req); err != nil {
-		return nil, jsonError(err)
+	if aerr := decodeStrict(body, &req); aerr != nil {
+		return nil, aerr
 	}
 	p := &params{promptName: "the rendered conversation", logprobs: -1, chat: &chatParams{returnTokenIDs: req.ReturnTokenIDs}}
 	if aerr := s.parseGeneration(&req.generationFields, p); aerr != nil {

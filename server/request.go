@@ -16,7 +16,7 @@ import (
 // generationFields are the request fields /v1/completions and /v1/chat/completions share.
 // Pointer fields tell "absent" from zero. Fields kvref cannot honour are read so that a
 // request using them is refused with a clear message instead of being silently answered
-// differently. Other unknown fields are ignored, as OpenAI-compatible servers do.
+// differently; a field that is not here at all is refused as unknown (strict.go).
 type generationFields struct {
 	Model         string          `json:"model"`
 	MaxTokens     *int            `json:"max_tokens"`
@@ -34,6 +34,14 @@ type generationFields struct {
 	} `json:"stream_options"`
 	IgnoreEOS bool   `json:"ignore_eos"`
 	CacheSalt string `json:"cache_salt"` // vLLM: share cached blocks only with requests of the same salt
+	User      string `json:"user"`       // OpenAI: an end-user id; kvref ignores it (it changes no output)
+	// CachePrompt is llama.cpp's cache_prompt: true is what kvref always does (reuse cached
+	// prefixes); false is accepted only with a cache_salt, which keeps the request's blocks
+	// apart from every request of another salt.
+	CachePrompt *bool `json:"cache_prompt"`
+	// PromptLogprobs is vLLM's prompt_logprobs: the top k log-probabilities at every
+	// prompt position (null or absent: none).
+	PromptLogprobs *int `json:"prompt_logprobs"`
 
 	// Not supported: refused unless absent or at their neutral value.
 	PresencePenalty        *float64           `json:"presence_penalty"`
@@ -82,8 +90,8 @@ type params struct {
 // the context and the cache are checked by fit.
 func (s *Server) parseCompletion(body []byte) (*params, *APIError) {
 	var req completionRequest
-	if err := json.Unmarshal(body, &req); err != nil {
-		return nil, jsonError(err)
+	if aerr := decodeStrict(body, &req); aerr != nil {
+		return nil, aerr
 	}
 	p := &params{promptName: "prompt", maxTokens: DefaultMaxTokens, logprobs: -1, tokenIDs: req.ReturnTokensAsTokenIDs}
 	if aerr := s.parseGeneration(&req.generationFields, p); aerr != nil {
@@ -186,6 +194,10 @@ func unsupported(req *generationFields) *APIError {
 		return no("include_stop_str_in_output", "the text is always cut before a matched stop string")
 	case req.UseBeamSearch:
 		return no("use_beam_search", "kvref samples; it does not search beams")
+	case req.CachePrompt != nil && !*req.CachePrompt && req.CacheSalt == "":
+		return no("cache_prompt", "kvref always reuses cached prefixes; false is accepted with a cache_salt no other request uses, which has the same effect")
+	case req.PromptLogprobs != nil:
+		return no("prompt_logprobs", "not yet")
 	}
 	return nil
 }
@@ -198,6 +210,9 @@ func parseSampling(req *generationFields) (engine.Sampling, *APIError) {
 	if req.Temperature != nil {
 		if *req.Temperature < 0 {
 			return sp, badRequest("temperature", "temperature must be ≥ 0 (0: greedy), got %g", *req.Temperature)
+		}
+		if aerr := finiteAtMost("temperature", *req.Temperature, MaxTemperature); aerr != nil {
+			return sp, aerr
 		}
 		sp.Temperature = *req.Temperature
 	}
