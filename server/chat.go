@@ -12,13 +12,13 @@ import (
 // chatRequest is the JSON body of POST /v1/chat/completions.
 type chatRequest struct {
 	generationFields
-	Messages            json.RawMessage            `json:"messages"`
-	MaxCompletionTokens *int                       `json:"max_completion_tokens"`
-	Logprobs            bool                       `json:"logprobs"`
-	TopLogprobs         *int                       `json:"top_logprobs"`
-	ReturnTokenIDs      bool                       `json:"return_token_ids"`      // vLLM: the prompt's and the reply's token ids
-	AddGenerationPrompt *bool                      `json:"add_generation_prompt"` // vLLM; default true
-	ChatTemplateKwargs  map[string]json.RawMessage `json:"chat_template_kwargs"`  // vLLM: extra template variables
+	Messages            json.RawMessage `json:"messages"`
+	MaxCompletionTokens *int            `json:"max_completion_tokens"`
+	Logprobs            bool            `json:"logprobs"`
+	TopLogprobs         *int            `json:"top_logprobs"`
+	ReturnTokenIDs      bool            `json:"return_token_ids"`      // vLLM: the prompt's and the reply's token ids
+	AddGenerationPrompt *bool           `json:"add_generation_prompt"` // vLLM; default true
+	ChatTemplateKwargs  json.RawMessage `json:"chat_template_kwargs"`  // vLLM: extra template variables (chat_bounds.go)
 
 	// Not supported: refused unless absent or neutral.
 	Tools                json.RawMessage        `json:"tools"`
@@ -50,6 +50,9 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 func (s *Server) parseChat(body []byte) (*params, *APIError) {
 	var req chatRequest
 	if aerr := decodeStrict(body, &req); aerr != nil {
+		return nil, aerr
+	}
+	if aerr := s.boundChat(&req); aerr != nil {
 		return nil, aerr
 	}
 	p := &params{promptName: "the rendered conversation", logprobs: -1, chat: &chatParams{returnTokenIDs: req.ReturnTokenIDs}}
@@ -87,7 +90,11 @@ func (s *Server) parseChat(body []byte) (*params, *APIError) {
 		}
 		return nil, badRequest("messages", "%v", err)
 	}
-	f, aerr := s.chatFormatter(req.ChatTemplateKwargs)
+	vars, aerr := s.templateKwargs(req.ChatTemplateKwargs)
+	if aerr != nil {
+		return nil, aerr
+	}
+	f, aerr := s.chatFormatter(vars)
 	if aerr != nil {
 		return nil, aerr
 	}
@@ -116,20 +123,9 @@ func (s *Server) parseChat(body []byte) (*params, *APIError) {
 }
 
 // chatFormatter is the server's formatter with a request's chat_template_kwargs.
-func (s *Server) chatFormatter(kwargs map[string]json.RawMessage) (*chat.Formatter, *APIError) {
+func (s *Server) chatFormatter(vars map[string]any) (*chat.Formatter, *APIError) {
 	if s.chatErr != nil {
 		return nil, newError(500, serverError, "", "chat_template_error", "the model's chat template cannot be used: %v", s.chatErr)
-	}
-	if len(kwargs) == 0 {
-		return s.chat, nil
-	}
-	vars := make(map[string]any, len(kwargs))
-	for k, raw := range kwargs {
-		v, err := chattemplate.DecodeJSON(raw)
-		if err != nil {
-			return nil, badRequest("chat_template_kwargs", "chat_template_kwargs.%s: %v", k, err)
-		}
-		vars[k] = v
 	}
 	return s.chat.With(vars), nil
 }
