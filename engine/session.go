@@ -152,7 +152,7 @@ func (s *Session) Decode(q *SessionSeq, forced, top int) (Decoded, error) {
 	if forced >= s.e.Model.Config.Vocab {
 		return Decoded{}, fmt.Errorf("engine: token %d is outside the vocabulary of %d", forced, s.e.Model.Config.Vocab)
 	}
-	res, err := s.e.reserve([]span{{kv, 1}}) // the Step in s.compute finds the slot reserved
+	res, err := s.e.reserve([]span{{kv: kv, n: 1}}) // the Step in s.compute finds the slot reserved
 	if err != nil {
 		return Decoded{}, err
 	}
