@@ -55,7 +55,10 @@ func (s *Server) parseChat(body []byte) (*params, *APIError) {
 	if aerr := s.boundChat(&req); aerr != nil {
 		return nil, aerr
 	}
-	p := &params{promptName: "the rendered conversation", logprobs: -1, chat: &chatParams{returnTokenIDs: req.ReturnTokenIDs}}
+	if req.Echo {
+		return nil, unsupportedParam("echo", "vLLM's chat echo (the reply repeating the last message) is not implemented; leave it out or false")
+	}
+	p := &params{promptName: "the rendered conversation", logprobs: -1, promptLogprobs: -1, chat: &chatParams{returnTokenIDs: req.ReturnTokenIDs}}
 	if aerr := s.parseGeneration(&req.generationFields, p); aerr != nil {
 		return nil, aerr
 	}
@@ -69,7 +72,7 @@ func (s *Server) parseChat(body []byte) (*params, *APIError) {
 		case req.MaxTokens != nil && *req.MaxTokens != *m:
 			return nil, badRequest("max_completion_tokens", "max_tokens (%d) and max_completion_tokens (%d) disagree; give one of them", *req.MaxTokens, *m)
 		}
-		p.maxTokens = *m
+		p.maxTokens, p.scoreOnly = *m, false
 	}
 	switch {
 	case req.TopLogprobs != nil && !req.Logprobs:
@@ -115,7 +118,7 @@ func (s *Server) parseChat(body []byte) (*params, *APIError) {
 	p.prompts = [][]int{ids}
 	p.stopIDs = append(append([]int(nil), p.stopIDs...), f.StopTokens...)
 	p.stops = append(append([]string(nil), p.stops...), f.StopStrings...)
-	if p.maxTokens == 0 {
+	if p.maxTokens == 0 && !p.scoreOnly {
 		cfg := s.eng.Pool.Config()
 		p.maxTokens = max(1, min(s.eng.Context-len(ids), cfg.NumBlocks*cfg.BlockSize-len(ids)+1))
 	}
@@ -183,6 +186,9 @@ func (chatShape) response(c *completion) any {
 	}
 	if c.p.chat.returnTokenIDs {
 		resp.PromptTokenIDs = c.p.prompts[0]
+	}
+	if c.p.promptLogprobs >= 0 {
+		resp.PromptLogprobs = c.vllmPromptLogprobs(0)
 	}
 	u := c.usage()
 	resp.Usage = &u

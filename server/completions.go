@@ -86,6 +86,7 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, p *params, sha
 	ctx, cancel := context.WithDeadline(r.Context(), start.Add(s.opts.RequestTimeout))
 	defer cancel()
 	reqs := make([]engine.Request, len(p.prompts))
+	promptK, wantRows := p.promptRowsK()
 	for j, prompt := range p.prompts {
 		if aerr := s.fit(j, p); aerr != nil {
 			writeError(w, aerr)
@@ -94,6 +95,7 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, p *params, sha
 		reqs[j] = engine.Request{
 			Prompt: prompt, MaxTokens: p.maxTokens, IgnoreEOS: p.ignoreEOS, Sampling: p.sampling, N: p.n,
 			Check: s.opts.Check, StopTokens: p.stopIDs, StopStrings: p.stops, CacheSalt: p.cacheSalt,
+			PromptLogits: wantRows, ScoreOnly: p.scoreOnly,
 		}
 	}
 	limit := 0 // a response's events are its own size; a stream's wait for its client
@@ -101,7 +103,7 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, p *params, sha
 		limit = s.opts.StreamBacklog * len(p.prompts) * p.n
 	}
 	mb := newMailbox(limit)
-	ids, err := s.submit(ctx, reqs, mb, p.logprobs)
+	ids, err := s.submit(ctx, reqs, mb, p.logprobs, promptK)
 	if err != nil {
 		if aerr := s.failure(ctx, r, err); aerr != nil {
 			s.armWrite(w)
@@ -344,7 +346,18 @@ func (legacyShape) response(c *completion) any {
 	for i := range c.choices {
 		ch := &c.choices[i]
 		reason := ch.finish
-		resp.Choices[i] = CompletionChoice{Index: i, Text: ch.text, Logprobs: ch.logprobs, FinishReason: &reason}
+		j := i / c.p.n
+		text, lps := ch.text, ch.logprobs
+		if c.p.echo {
+			text = c.echoText(j) + text
+			if lps != nil {
+				lps = c.echoLogprobs(j, lps)
+			}
+		}
+		resp.Choices[i] = CompletionChoice{Index: i, Text: text, Logprobs: lps, FinishReason: &reason}
+		if c.p.promptLogprobs >= 0 {
+			resp.Choices[i].PromptLogprobs = c.vllmPromptLogprobs(j)
+		}
 	}
 	u := c.usage()
 	resp.Usage = &u

@@ -68,20 +68,24 @@ type completionRequest struct {
 
 // params is a validated completion or chat request.
 type params struct {
-	prompts      [][]int // one engine request each
-	promptName   string  // what the prompts are, in messages: "prompt" or "the rendered conversation"
-	maxTokens    int
-	sampling     engine.Sampling
-	n            int
-	stops        []string
-	stopIDs      []int
-	logprobs     int // top log-probabilities per token; -1: no logprobs
-	stream       bool
-	includeUsage bool
-	ignoreEOS    bool
-	tokenIDs     bool        // return_tokens_as_token_ids
-	cacheSalt    string      // cache_salt
-	chat         *chatParams // a /v1/chat/completions request; nil for /v1/completions
+	prompts        [][]int // one engine request each
+	promptName     string  // what the prompts are, in messages: "prompt" or "the rendered conversation"
+	maxTokens      int
+	sampling       engine.Sampling
+	n              int
+	stops          []string
+	stopIDs        []int
+	logprobs       int // top log-probabilities per token; -1: no logprobs
+	stream         bool
+	includeUsage   bool
+	ignoreEOS      bool
+	tokenIDs       bool        // return_tokens_as_token_ids
+	scoreOnly      bool        // max_tokens 0: generate nothing (with echo or prompt_logprobs)
+	echo           bool        // echo: the prompt's text (and, with logprobs, tokens) before the generated ones
+	promptTexts    []*string   // with echo, each prompt as sent when it was text (nil: token ids)
+	promptLogprobs int         // vLLM's prompt_logprobs: top k at each prompt position; -1: none
+	cacheSalt      string      // cache_salt
+	chat           *chatParams // a /v1/chat/completions request; nil for /v1/completions
 }
 
 // parseCompletion decodes and validates a completion request body. Everything cheap is
@@ -93,7 +97,7 @@ func (s *Server) parseCompletion(body []byte) (*params, *APIError) {
 	if aerr := decodeStrict(body, &req); aerr != nil {
 		return nil, aerr
 	}
-	p := &params{promptName: "prompt", maxTokens: DefaultMaxTokens, logprobs: -1, tokenIDs: req.ReturnTokensAsTokenIDs}
+	p := &params{promptName: "prompt", maxTokens: DefaultMaxTokens, logprobs: -1, promptLogprobs: -1, tokenIDs: req.ReturnTokensAsTokenIDs, echo: req.Echo}
 	if aerr := s.parseGeneration(&req.generationFields, p); aerr != nil {
 		return nil, aerr
 	}
@@ -109,9 +113,15 @@ func (s *Server) parseCompletion(body []byte) (*params, *APIError) {
 		}
 		p.logprobs = *req.Logprobs
 	}
+	if p.echo && p.stream {
+		return nil, unsupportedParam("echo", "echo is not supported with stream: true; send stream false")
+	}
 	var aerr *APIError
 	if p.prompts, aerr = s.parsePrompt(req.Prompt, p.n); aerr != nil {
 		return nil, aerr
+	}
+	if p.echo {
+		p.promptTexts = promptTexts(req.Prompt)
 	}
 	return p, nil
 }
@@ -127,11 +137,18 @@ func (s *Server) parseGeneration(req *generationFields, p *params) *APIError {
 	if aerr := unsupported(req); aerr != nil {
 		return aerr
 	}
+	if aerr := s.parsePromptLogprobs(req, p); aerr != nil {
+		return aerr
+	}
 	if req.MaxTokens != nil {
-		if *req.MaxTokens < 1 {
-			return badRequest("max_tokens", "max_tokens must be at least 1, got %d", *req.MaxTokens)
+		scoring := p.echo || p.promptLogprobs >= 0
+		switch {
+		case *req.MaxTokens < 0 || (*req.MaxTokens == 0 && !scoring):
+			return badRequest("max_tokens", "max_tokens must be at least 1 (0 only with echo or prompt_logprobs, to score the prompt), got %d", *req.MaxTokens)
+		case *req.MaxTokens == 0 && req.N != nil && *req.N > 1:
+			return badRequest("n", "n must be 1 with max_tokens 0: nothing is sampled, got %d", *req.N)
 		}
-		p.maxTokens = *req.MaxTokens
+		p.maxTokens, p.scoreOnly = *req.MaxTokens, *req.MaxTokens == 0
 	}
 	if req.N != nil {
 		if *req.N < 1 || *req.N > MaxN {
@@ -178,8 +195,6 @@ func unsupportedParam(param, why string) *APIError {
 func unsupported(req *generationFields) *APIError {
 	no := unsupportedParam
 	switch {
-	case req.Echo:
-		return no("echo", "the response cannot repeat the prompt; leave echo out or false (the prompt's token ids are yours already)")
 	case req.PresencePenalty != nil && *req.PresencePenalty != 0:
 		return no("presence_penalty", "the sampler has no penalties; leave it out or 0")
 	case req.FrequencyPenalty != nil && *req.FrequencyPenalty != 0:
@@ -196,8 +211,6 @@ func unsupported(req *generationFields) *APIError {
 		return no("use_beam_search", "kvref samples; it does not search beams")
 	case req.CachePrompt != nil && !*req.CachePrompt && req.CacheSalt == "":
 		return no("cache_prompt", "kvref always reuses cached prefixes; false is accepted with a cache_salt no other request uses, which has the same effect")
-	case req.PromptLogprobs != nil:
-		return no("prompt_logprobs", "not yet")
 	}
 	return nil
 }

@@ -466,6 +466,7 @@ func combineStats(a, b engine.Stats) engine.Stats {
 		CheckedTokens:  a.CheckedTokens + b.CheckedTokens,
 		PrefillTokens:  a.PrefillTokens + b.PrefillTokens,
 		DecodeTokens:   a.DecodeTokens + b.DecodeTokens,
+		ReplayTokens:   a.ReplayTokens + b.ReplayTokens,
 		PeakBlocksUsed: max(a.PeakBlocksUsed, b.PeakBlocksUsed),
 	}
 	if out.Steps > 0 {
