@@ -67,10 +67,10 @@ var errSkip = errors.New("skipped")
 
 // Classes returns the built-in classes in library order: the general ones, then the
 // sliding-window ones.
-func Classes() []Class { return slices.Concat(classes, slidingClasses) }
+func Classes() []Class { return slices.Concat(classes, promptClasses, slidingClasses) }
 
 // Suites names the built-in suites.
-var Suites = []string{"default", "full", "sliding"}
+var Suites = []string{"default", "full", "sliding", "prompt-logprobs"}
 
 // ErrNoWindow is returned (wrapped) for the sliding suite on a model without a sliding
 // attention window.
@@ -118,12 +118,17 @@ func suite(name string, p Params, types []quant.CacheType) ([]*Scenario, []Skipp
 			at = func(c Class, t quant.CacheType) bool { return t == quant.F32 || c.QuantizedInDefault }
 		}
 	case "full":
-		members = classes
+		members = slices.Concat(classes, promptClasses)
 		if p.Window > 0 {
 			members = Classes()
 		}
 		if types == nil {
 			at = func(Class, quant.CacheType) bool { return true }
+		}
+	case "prompt-logprobs":
+		members = promptClasses
+		if types == nil {
+			at = func(c Class, t quant.CacheType) bool { return t == quant.F32 || t == quant.F16 }
 		}
 	case "sliding":
 		if p.Window == 0 {

@@ -310,6 +310,9 @@ func (t *Target) body(g *Golden, gr *GoldenRequest, stream bool) completionReque
 	if stream {
 		b.StreamOptions = map[string]any{"include_usage": true}
 	}
+	if gr.PromptSteps != nil {
+		b.Echo, b.Logprobs = true, max(k, 1)
+	}
 	if t.Control {
 		b.CacheSalt = fmt.Sprintf("kvref-control-%s-%s-%d", g.Scenario.Name, gr.ID, time.Now().UnixNano())
 		b.CachePrompt = new(bool) // false
@@ -394,6 +397,9 @@ func (f *inflight) add(r *completionResponse) error {
 		steps, err := c.steps()
 		if err != nil {
 			return err
+		}
+		if f.req.PromptSteps != nil && c.Index == 0 && f.result.PromptSteps == nil {
+			steps = f.echoed(steps)
 		}
 		cur := f.result.choice(c.Index)
 		for _, st := range steps {
