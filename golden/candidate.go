@@ -40,6 +40,9 @@ type CandidateRequest struct {
 	// PromptSteps are the candidate's log-probabilities of the prompt's tokens, for a
 	// request with prompt_logprobs: Step is the prompt position (1 to n−1); nil: none reported.
 	PromptSteps []CandidateStep
+	// Transport is the transport error that ended the request (connection refused or
+	// reset, a timeout): the request says nothing about the candidate. "": none.
+	Transport string
 }
 
 // evidence returns where the request's cached tokens were read from.
@@ -140,6 +143,7 @@ type dumpLine struct {
 	Cancelled     bool     `json:"cancelled,omitempty"`
 	Error         string   `json:"error,omitempty"`
 	Unsupported   string   `json:"unsupported,omitempty"`
+	Transport     string   `json:"transport_error,omitempty"`
 }
 
 // ReadDump reads a candidate dump: JSON Lines as documented in docs/golden.md. Blank lines
@@ -182,6 +186,7 @@ func ReadDump(r io.Reader) (*Candidate, error) {
 			}
 			req.CachedTokens, req.CacheEvidence, req.PromptTokens = l.CachedTokens, l.CacheEvidence, l.PromptTokens
 			req.FinishReasons, req.Cancelled, req.Error, req.Unsupported = l.FinishReasons, l.Cancelled, l.Error, l.Unsupported
+			req.Transport = l.Transport
 			continue
 		}
 		if l.ID == nil {
@@ -257,7 +262,7 @@ func WriteDump(w io.Writer, c *Candidate) error {
 				}
 			}
 			l := dumpLine{Scenario: name, Request: id, CachedTokens: r.CachedTokens, CacheEvidence: r.CacheEvidence, PromptTokens: r.PromptTokens,
-				FinishReasons: r.FinishReasons, Cancelled: r.Cancelled, Error: r.Error, Unsupported: r.Unsupported}
+				FinishReasons: r.FinishReasons, Cancelled: r.Cancelled, Error: r.Error, Unsupported: r.Unsupported, Transport: r.Transport}
 			if err := enc.Encode(l); err != nil {
 				return err
 			}

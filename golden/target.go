@@ -273,6 +273,10 @@ func (t *Target) start(ctx context.Context, base string, g *Golden, gr *GoldenRe
 		f.mu.Lock()
 		defer f.mu.Unlock()
 		if err != nil && !(f.result.Cancelled && errors.Is(err, context.Canceled)) {
+			if isTransport(err) {
+				f.result.Transport = err.Error()
+				return
+			}
 			f.result.Error = err.Error()
 			var se *serverError
 			if errors.As(err, &se) && f.result.tokens() == 0 {

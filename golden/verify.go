@@ -123,6 +123,10 @@ func verifyScenario(g *Golden, cs *CandidateScenario, control bool, opt VerifyOp
 			continue
 		}
 		rep.Requests++
+		if cr.Transport != "" {
+			rep.Errors = append(rep.Errors, fmt.Sprintf("request %s: %s", gr.ID, cr.Transport))
+			continue
+		}
 		if cr.Unsupported != "" {
 			v.refused(gr, cr)
 			continue
@@ -183,6 +187,10 @@ func verifyScenario(g *Golden, cs *CandidateScenario, control bool, opt VerifyOp
 		rep.Notes = append(rep.Notes, "the candidate does not report cached prompt tokens: cache expectations are unchecked")
 	}
 	switch {
+	case len(rep.Errors) > 0 && !control:
+		// A request that never reached the server leaves the scenario's cache behaviour
+		// unknown: its failures (a hit its sibling did not get, say) are not the cache's.
+		rep.Status = StatusError
 	case len(rep.Failures) > 0:
 		rep.Status = StatusFail
 	case len(rep.Unsupported) > 0:

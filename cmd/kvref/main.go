@@ -63,6 +63,10 @@ func Main(args []string, stdout, stderr io.Writer) int {
 				return 2
 			}
 			fmt.Fprintf(stderr, "kvref %s: %v\n", c.name, err)
+			var ec *exitCodeError
+			if errors.As(err, &ec) {
+				return ec.code
+			}
 			return 1
 		}
 	}
@@ -73,6 +77,15 @@ func Main(args []string, stdout, stderr io.Writer) int {
 
 // errUsage marks a flag error already printed by the flag package.
 var errUsage = errors.New("usage error")
+
+// exitCodeError is an error whose command exits with its own status (printed as usual).
+type exitCodeError struct {
+	code int
+	err  error
+}
+
+func (e *exitCodeError) Error() string { return e.err.Error() }
+func (e *exitCodeError) Unwrap() error { return e.err }
 
 // newFlags returns a flag set that reports errors instead of exiting. Its usage (-h, or a
 // flag error) prints the lines of usage, then the flags; a command that shows more sets
