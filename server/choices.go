@@ -21,6 +21,7 @@ type completion struct {
 	pending    int             // prompts still running
 	received   int             // tokens the engine delivered, all choices together
 	streamed   int             // token chunks sent to a streaming client
+	first      time.Time       // when the first token arrived (zero: none yet)
 }
 
 // choiceState is one choice being generated.
@@ -88,6 +89,9 @@ func (c *completion) apply(ev event) ([]CompletionChoice, *APIError) {
 		return nil, nil
 	}
 	c.received++
+	if c.first.IsZero() {
+		c.first = time.Now()
+	}
 	index := ev.job*c.p.n + ev.seq
 	ch := &c.choices[index]
 	pt := pendingToken{id: ev.id, start: len(ch.full)}

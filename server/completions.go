@@ -122,17 +122,17 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, p *params, sha
 		o = s.respond(ctx, w, r, c, mb, ids)
 	}
 	s.armWrite(w) // for the server's last write of the response
-	if !s.opts.LogRequests {
-		return
-	}
 	u := c.usage()
+	s.metrics.observe(start, c.first, time.Now(), u, len(p.prompts)*p.n)
 	sent := ""
 	if p.stream {
 		sent = fmt.Sprintf(", %d streamed", c.streamed)
 	}
-	s.logf("%s %s %s: %d prompt(s) × n=%d, %d prompt tokens (%d cached), %d generated%s, %.1f ms",
-		r.Method, r.URL.Path, o, len(p.prompts), p.n, u.PromptTokens, u.PromptTokensDetails.CachedTokens, u.CompletionTokens, sent,
-		float64(time.Since(start).Microseconds())/1000)
+	if info := infoOf(r); info != nil {
+		info.outcome = o.String()
+		info.detail = fmt.Sprintf("%d prompt(s) × n=%d, %d prompt tokens (%d cached), %d generated%s", len(p.prompts), p.n, u.PromptTokens, u.PromptTokensDetails.CachedTokens, u.CompletionTokens, sent)
+		info.usage = &u
+	}
 }
 
 // outcome is how a completion request ended, for the log: the status sent, or why nothing

@@ -89,6 +89,8 @@ package server
 import (
 	"context"
 	"errors"
+	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"path/filepath"
@@ -136,6 +138,9 @@ type Options struct {
 	// per completion request when LogRequests is set.
 	Logf        func(format string, args ...any)
 	LogRequests bool
+	// Logger, when set, takes the server's events and the access log (one line per
+	// response, accesslog.go) instead of Logf, as slog records with their time.
+	Logger *slog.Logger
 	// Chat renders /v1/chat/completions conversations. nil: the model's chat template
 	// (ChatML when it has none, as llama.cpp gives it).
 	Chat *chat.Formatter
@@ -183,6 +188,8 @@ type Server struct {
 	counter counters             // requests and tokens served
 	pending map[*mailbox][]event // events of the current step, per mailbox
 	view    *cacheView           // the cache's events and snapshots for the web view (cacheview.go)
+
+	metrics *metrics // the Prometheus registry and histograms (metrics.go)
 }
 
 // counters are the engine loop's totals, for /metrics.
@@ -210,7 +217,7 @@ func New(e *engine.Engine, opts Options) *Server {
 		f, ferr = chat.NewFormatter(e.Model, chat.TemplateOptions{})
 	}
 	view := newCacheView(e, &opts)
-	return &Server{
+	s := &Server{
 		chat:         f,
 		chatErr:      ferr,
 		eng:          e,
@@ -226,6 +233,8 @@ func New(e *engine.Engine, opts Options) *Server {
 		pending:      map[*mailbox][]event{},
 		view:         view,
 	}
+	s.metrics = newMetrics(s)
+	return s
 }
 
 // ModelName is the id a model is served under by default: the base name of its file, the
@@ -259,9 +268,10 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("/metrics", s.handleMetrics)
 	s.mountCacheView(mux)
 	mux.HandleFunc("/", s.handleNotFound)
+	logged := s.accessLog(mux)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.armWrite(w) // every response gets WriteTimeout; handlers that wait re-arm before writing
-		mux.ServeHTTP(w, r)
+		logged.ServeHTTP(w, r)
 	})
 }
 
@@ -480,6 +490,10 @@ func combineStats(a, b engine.Stats) engine.Stats {
 }
 
 func (s *Server) logf(format string, args ...any) {
+	if s.opts.Logger != nil {
+		s.opts.Logger.Info(fmt.Sprintf(format, args...))
+		return
+	}
 	if s.opts.Logf != nil {
 		s.opts.Logf(format, args...)
 	}

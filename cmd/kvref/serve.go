@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
-	stdlog "log"
+	"log/slog"
 	"net"
 	"os"
 	"os/signal"
@@ -136,8 +136,8 @@ func serve(ctx context.Context, restore func(), args []string, stdout, stderr io
 	defer closeEngine()
 	m := eng.Model
 
-	log := stdlog.New(stderr, "kvref serve: ", 0) // one write per line: the server logs from many goroutines
-	logf := log.Printf
+	logger := slog.New(newLineHandler(stderr, "kvref serve: ")) // timestamped lines, one write each
+	logf := func(format string, args ...any) { logger.Info(fmt.Sprintf(format, args...)) }
 	if format.Fallback {
 		logf("%s has no chat template: /v1/chat/completions renders conversations with ChatML, as llama.cpp does (--chat-template FILE for another)", m.Source)
 	}
@@ -147,7 +147,7 @@ func serve(ctx context.Context, restore func(), args []string, stdout, stderr io
 		Check:           f.check,
 		Limits:          f.limits,
 		ShutdownTimeout: f.shutdownTimeout,
-		Logf:            logf,
+		Logger:          logger,
 		LogRequests:     !f.quiet,
 		Chat:            format,
 	}
