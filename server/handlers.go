@@ -65,7 +65,7 @@ func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
 
 // handleNotFound answers every path the API does not have.
 func (s *Server) handleNotFound(w http.ResponseWriter, r *http.Request) {
-	writeError(w, newError(404, invalidRequest, "", "", "%s %s: no such endpoint; kvref serve has POST /v1/completions, POST /v1/chat/completions, GET /v1/models, GET /health and GET /metrics", r.Method, r.URL.Path))
+	writeError(w, newError(404, invalidRequest, "", "", "%s %s: no such endpoint; kvref serve has POST /v1/completions, POST /v1/chat/completions, GET /v1/models, POST /tokenize, POST /detokenize, GET /health and GET /metrics", r.Method, r.URL.Path))
 }
 
 // allow answers 405 (with an Allow header) unless the request uses one of the methods.

@@ -141,6 +141,10 @@ type Options struct {
 	// Logger, when set, takes the server's events and the access log (one line per
 	// response, accesslog.go) instead of Logf, as slog records with their time.
 	Logger *slog.Logger
+	// TokenizeLiteral makes /tokenize take special-token text ("<s>") in a text as plain
+	// text unless the request sets parse_special (kvref serve --tokenize-parse-special=false);
+	// by default it is parsed, as a completion prompt's is.
+	TokenizeLiteral bool
 	// Chat renders /v1/chat/completions conversations. nil: the model's chat template
 	// (ChatML when it has none, as llama.cpp gives it).
 	Chat *chat.Formatter
@@ -266,6 +270,10 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("/health", s.handleHealth)
 	mux.HandleFunc("/reset_prefix_cache", s.handleResetPrefixCache)
 	mux.HandleFunc("/metrics", s.handleMetrics)
+	for _, prefix := range []string{"", "/v1"} {
+		mux.HandleFunc(prefix+"/tokenize", s.handleTokenize)
+		mux.HandleFunc(prefix+"/detokenize", s.handleDetokenize)
+	}
 	s.mountCacheView(mux)
 	mux.HandleFunc("/", s.handleNotFound)
 	logged := s.accessLog(mux)

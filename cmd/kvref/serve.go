@@ -26,6 +26,7 @@ type serveFlags struct {
 	sequences          int
 	batchTokens, chunk int
 	check, quiet       bool
+	tokenizeSpecial    bool
 	shutdownTimeout    time.Duration
 	limits             server.Limits
 	maxBody            sizeFlag
@@ -49,6 +50,9 @@ scheduler (every request shares one paged, prefix-caching KV cache):
                          vLLM's return_token_ids, add_generation_prompt, chat_template_kwargs;
                          tools, images and audio are refused
   GET  /v1/models        the model (id: the file's base name, or "builtin")
+  POST /tokenize, /detokenize
+                         llama-server's shape ({"content"} -> {"tokens"}) and vLLM's ({"prompt"} or
+                         {"messages"} -> {"count", "tokens", ...}); also under /v1
   GET  /health           200 while the engine loop is alive (503 when stalled or stopping)
   GET  /metrics          scheduler and cache counters (Prometheus text format)
   GET  /                 the cache you can watch: the pool, the block tables and the events, live
@@ -111,6 +115,7 @@ func serve(ctx context.Context, restore func(), args []string, stdout, stderr io
 	fs.DurationVar(&l.StallTimeout, "stall-timeout", server.DefaultStallTimeout, "/health answers 503 when one engine step has run this long")
 	fs.DurationVar(&f.shutdownTimeout, "shutdown-timeout", server.DefaultShutdownTimeout, "on Ctrl-C or SIGTERM, how long running requests may finish")
 	fs.BoolVar(&f.quiet, "quiet", false, "do not log each request on stderr")
+	fs.BoolVar(&f.tokenizeSpecial, "tokenize-parse-special", true, "POST /tokenize parses special-token text (\"<s>\", \"<|im_start|>\") as those tokens unless a request sets parse_special; false: as plain text")
 	if err := parseFlagsOnly(fs, args, ""); err != nil {
 		return err
 	}
@@ -149,6 +154,7 @@ func serve(ctx context.Context, restore func(), args []string, stdout, stderr io
 		ShutdownTimeout: f.shutdownTimeout,
 		Logger:          logger,
 		LogRequests:     !f.quiet,
+		TokenizeLiteral: !f.tokenizeSpecial,
 		Chat:            format,
 	}
 	srv := server.New(eng, opts)
