@@ -374,9 +374,9 @@ func (s *Server) Close() error {
 }
 
 // Serve answers HTTP requests on ln and runs the engine loop until ctx is done (or the
-// listener fails), then shuts down gracefully: it stops accepting connections, answers new
-// completion requests on open connections with 503, and lets running requests finish for
-// up to Options.ShutdownTimeout. The requests still running then are ended with a 503
+// listener fails), then shuts down gracefully: while running requests finish, for up to
+// Options.ShutdownTimeout, it keeps accepting connections and answers /health and new
+// completion requests with 503; then it stops accepting connections. The requests still running then are ended with a 503
 // error (a stream gets an error event and [DONE]); connections whose clients do not take
 // even that within shutdownGrace are closed. It closes ln. Do not call Run as well: Serve
 // runs the loop itself. Its HTTP server applies ReadTimeout to request headers and
@@ -398,7 +398,15 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	if st, serr := s.Stats(context.Background()); serr == nil && st.Running > 0 {
 		s.logf("shutting down: letting %d running requests finish (at most %s)", st.Running, s.opts.ShutdownTimeout)
 	}
-	sctx, cancel := context.WithTimeout(context.Background(), s.opts.ShutdownTimeout)
+	// Keep listening while the running requests finish: /health answers 503 ("shutting
+	// down") and new generation requests get 503, instead of connections being refused.
+	deadline := time.Now().Add(s.opts.ShutdownTimeout)
+	if err == nil {
+		for s.inflight.Load() > 0 && time.Now().Before(deadline) {
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	sctx, cancel := context.WithDeadline(context.Background(), deadline)
 	defer cancel()
 	if serr := hs.Shutdown(sctx); serr != nil {
 		st, _ := s.Stats(context.Background())
