@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"strconv"
@@ -29,6 +28,7 @@ func (s *Server) serveGeneration(w http.ResponseWriter, r *http.Request, parse f
 	if !ok {
 		return
 	}
+	defer s.releaseLarge(len(body))
 	p, aerr := parse(body)
 	if aerr != nil {
 		writeError(w, aerr)
@@ -51,7 +51,7 @@ func (s *Server) readRequest(w http.ResponseWriter, r *http.Request) ([]byte, bo
 	}
 	rc := http.NewResponseController(w)
 	_ = rc.SetReadDeadline(time.Now().Add(s.opts.ReadTimeout)) // unsupported: no deadline
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.opts.MaxBodyBytes))
+	body, err := readBody(http.MaxBytesReader(w, r.Body, s.opts.MaxBodyBytes), r.ContentLength, s.opts.MaxBodyBytes)
 	s.armWrite(w)
 	var tooBig *http.MaxBytesError
 	switch {

@@ -25,8 +25,8 @@ type Limits struct {
 
 	// Chat requests (chat_bounds.go), checked right after the body is decoded, before the
 	// conversation is parsed or anything is rendered.
-	MaxMessages     int // messages in one chat request (--max-messages; default 1024)
-	MaxContentParts int // content parts in one message (--max-content-parts; default 64)
+	MaxMessages     int // messages in one chat request (--max-messages; default 512)
+	MaxContentParts int // content parts in one message (--max-content-parts; default 32)
 	MaxKwargs       int // chat_template_kwargs keys (--max-template-kwargs; default 32)
 	MaxKwargsBytes  int // bytes of chat_template_kwargs as sent (--max-template-kwargs-bytes; default 16 KiB)
 
@@ -70,8 +70,8 @@ const (
 	DefaultMaxStopBytes   = 256
 	DefaultMaxStopIDs     = 64
 	DefaultMaxSaltBytes   = 256
-	DefaultMaxMessages    = 1024
-	DefaultMaxParts       = 64
+	DefaultMaxMessages    = 512
+	DefaultMaxParts       = 32
 	DefaultMaxKwargs      = 32
 	DefaultMaxKwargsBytes = 16 << 10
 	DefaultMaxQueue       = 1024
