@@ -117,7 +117,34 @@ func (s *Scheduler) promptRow(q *sequence, pos int, logits []float32) {
 		return
 	}
 	r.promptNext++
-	s.prompts = append(s.prompts, PromptRow{Request: r.id, Pos: pos, Next: r.req.Prompt[pos+1], Logits: logits})
+	row := PromptRow{Request: r.id, Pos: pos, Next: r.req.Prompt[pos+1], Logits: logits}
+	if !r.req.Check {
+		s.prompts = append(s.prompts, row)
+		return
+	}
+	// With Check, the rows are held until the last one, then recomputed by the cache-free
+	// reference in one pass and released only if bit-identical.
+	r.heldRows = append(r.heldRows, row)
+	if r.promptNext < len(r.req.Prompt)-1 {
+		return
+	}
+	held := r.heldRows
+	r.heldRows = nil
+	cfg := s.e.Pool.Config()
+	ref, err := s.e.Runner.Reference(r.req.Prompt[:len(r.req.Prompt)-1], cfg.KType, cfg.VType, held[0].Pos)
+	if err == nil {
+		for _, h := range held {
+			if err = Compare(h.Logits, ref[h.Pos-held[0].Pos], q.idx, -1, h.Pos); err != nil {
+				break
+			}
+		}
+	}
+	if err != nil {
+		s.fail(q, err)
+		return
+	}
+	s.stats.CheckedTokens += int64(len(held))
+	s.prompts = append(s.prompts, held...)
 }
 
 // scored ends a ScoreOnly request whose prompt is computed: nothing is generated.

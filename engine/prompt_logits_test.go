@@ -136,3 +136,35 @@ func TestPromptLogitsOrderIndependent(t *testing.T) {
 		}
 	}
 }
+
+// TestPromptLogitsChecked: with Check, a request's prompt rows come out, all at once, only
+// after the cache-free reference has recomputed them bit for bit (a full prefix hit here),
+// and they count as checked tokens.
+func TestPromptLogitsChecked(t *testing.T) {
+	m, err := microShape.Model()
+	require.NoError(t, err)
+	e, err := New(m, Config{BlockSize: 4, CacheBlocks: 32, Threads: 1})
+	require.NoError(t, err)
+	defer e.Close()
+	sched := e.NewScheduler(SchedulerConfig{MaxBatchTokens: 6})
+	p := ramp(9, 17)
+	for round := range 2 { // a miss, then a full hit
+		before := sched.Stats().CheckedTokens
+		id, err := sched.Add(Request{Prompt: p, PromptLogits: true, ScoreOnly: true, Check: true})
+		require.NoError(t, err)
+		var rows []PromptRow
+		deliveries := 0
+		for !sched.Done() {
+			_, err := sched.Step()
+			require.NoError(t, err)
+			if got := sched.PromptRows(); len(got) > 0 {
+				deliveries++
+				rows = append(rows, got...)
+			}
+		}
+		require.NoError(t, sched.Err(id))
+		require.Equal(t, 1, deliveries, "round %d: held until all are checked", round)
+		requireRows(t, e, p, rows, "checked")
+		require.Equal(t, int64(len(p)-1), sched.Stats().CheckedTokens-before)
+	}
+}

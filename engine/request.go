@@ -20,6 +20,8 @@ type Request struct {
 	// predicts the prompt's next token), delivered by Scheduler.PromptRows once each, in
 	// position order, before the first generated token: the rows a prefix hit took from
 	// the cache are recomputed from the cached K/V without writing them (prompt_logits.go).
+	// With Check, they are held until the prompt's last row and released only once the
+	// cache-free reference has recomputed them bit for bit.
 	PromptLogits bool
 	// ScoreOnly generates nothing: the request ends, with stop reason "length" and no
 	// tokens, once its prompt is computed (and, with PromptLogits, its rows delivered).

@@ -94,7 +94,8 @@ type request struct {
 	admitted    bool
 	preemptions int
 	err         error
-	promptNext  int // with PromptLogits: the next prompt position whose row to deliver
+	promptNext  int         // with PromptLogits: the next prompt position whose row to deliver
+	heldRows    []PromptRow // with PromptLogits and Check: rows waiting for their check
 }
 
 // sequence is one continuation of a request.
