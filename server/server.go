@@ -9,10 +9,12 @@
 //     q). Fields: model, max_tokens (default 16), temperature (default 1; 0 is greedy), top_p,
 //     seed, n, stop (string or array), logprobs (k ≤ 20 by default), stream (with
 //     stream_options.include_usage), and vLLM's top_k, min_p, ignore_eos, stop_token_ids and
-//     return_tokens_as_token_ids. Fields kvref cannot honour (echo, suffix, penalties,
-//     logit_bias, best_of ≠ n, ...) are refused with a 400 rather than ignored; unknown fields
-//     are ignored. usage.prompt_tokens_details.cached_tokens counts the prompt tokens whose
-//     K/V came from the prefix cache.
+//     return_tokens_as_token_ids, echo (with max_tokens 0 to score the prompt) and vLLM's
+//     prompt_logprobs (prompt_logprobs.go). Fields kvref cannot honour (suffix, penalties,
+//     logit_bias, best_of ≠ n, ...) are refused with a 400 rather than ignored, and so is any
+//     field kvref does not know ("Unrecognized request argument supplied: NAME", strict.go).
+//     usage.prompt_tokens_details.cached_tokens counts the prompt tokens whose K/V came from
+//     the prefix cache.
 //   - POST /v1/chat/completions: OpenAI's chat API on the same scheduler. The messages
 //     (roles system, user, assistant; content a string or text parts) are rendered with the
 //     model's chat template (Options.Chat; ChatML for a model without one) and tokenized with
@@ -25,10 +27,12 @@
 //     a 400; so is a conversation the template raises an error for (with the template's own
 //     message) or that does not fit the context (with the numbers).
 //   - GET /v1/models and /v1/models/{id}: the one model.
+//   - POST /tokenize and /detokenize (also under /v1): llama-server's and vLLM's shapes
+//     (tokenize.go).
 //   - GET /health: 200 while the engine loop is alive; 503 before it runs, once shutting
 //     down, and while it has spent longer than StallTimeout in one step.
-//   - GET /metrics: the server's, the scheduler's and the cache pool's counters (Prometheus
-//     text format).
+//   - GET /metrics: latency histograms and the server's, the scheduler's and the cache pool's
+//     counters, in the Prometheus text format (metrics.go).
 //   - GET /: the cache you can watch (package cacheview), with GET /v1/cache (a snapshot of
 //     the pool taken between engine steps), GET /v1/cache/events (the cache's and the
 //     scheduler's events as Server-Sent Events; a slow viewer loses events, the engine never
