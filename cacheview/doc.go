@@ -1,7 +1,7 @@
 // Package cacheview is the KV cache you can watch: one web page, embedded in the binary,
 // that draws the pool as a grid of blocks, every live sequence's block table, the bytes
 // formula with the model's numbers, counters and an event log, updated live; a stepping
-// mode driven from the browser (engine.Session behind a mutex); and an interactive
+// mode driven from the browser (stepper.Session behind a mutex); and an interactive
 // `kvref plan`.
 //
 // # Endpoints

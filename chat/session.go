@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/kvref/kvref/engine"
+	"github.com/kvref/kvref/internal/textstream"
 )
 
 // Session is a multi-turn conversation on an engine. Each turn renders the whole
@@ -101,7 +102,7 @@ func (s *Session) Send(user string, emit func(text string) error) (Turn, error) 
 		if t.Final || emit == nil {
 			return nil
 		}
-		if n := engine.Releasable(text, req.StopStrings); n > sent {
+		if n := textstream.Releasable(text, req.StopStrings); n > sent {
 			chunk := string(text[sent:n])
 			sent = n
 			return emit(chunk)

@@ -5,14 +5,14 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/kvref/kvref/engine"
 	"github.com/kvref/kvref/internal/texttable"
 	"github.com/kvref/kvref/kvcache"
+	"github.com/kvref/kvref/stepper"
 )
 
 // Sequences lists the live sequences, cur (the one a front end acts on; nil for none)
 // marked with *.
-func (v *View) Sequences(cur *engine.SessionSeq) {
+func (v *View) Sequences(cur *stepper.Seq) {
 	var w screen
 	rows := [][]string{{"", "seq", "tokens", "prompt", "forked from", "table", "text"}}
 	for _, q := range v.Session.Live() {

@@ -10,14 +10,15 @@ import (
 	"github.com/kvref/kvref/internal/plan"
 	"github.com/kvref/kvref/kvcache"
 	"github.com/kvref/kvref/model"
+	"github.com/kvref/kvref/stepper"
 )
 
 // View prints a session's state and what its commands did. Its methods take the records
-// the session's commands return (engine.Added, engine.Decoded, ...) and read the rest from
+// the session's commands return (stepper.Added, stepper.Decoded, ...) and read the rest from
 // the session, its engine and the pool; like the session, a View is used from one
 // goroutine at a time.
 type View struct {
-	Session *engine.Session
+	Session *stepper.Session
 	Out     io.Writer
 	Color   bool // wrap parts of the text in ANSI colours (for a terminal)
 	Top     int  // alternatives shown for each decoded token
@@ -42,7 +43,7 @@ func (v *View) Paint(code, text string) string {
 }
 
 func (v *View) engine() *engine.Engine { return v.Session.Engine() }
-func (v *View) model() *model.Model    { return v.Session.Engine().Model }
+func (v *View) model() *model.Model    { return v.Session.Model() }
 
 // screen collects the lines of one command's output.
 type screen struct{ strings.Builder }

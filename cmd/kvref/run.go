@@ -71,7 +71,7 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	defer out.Flush()
 	multi := len(prompts) > 1 || f.np > 1
 	sched := eng.NewScheduler(engine.SchedulerConfig{MaxBatchTokens: f.batchTokens, ChunkSize: f.chunk})
-	sum := engine.NewRunSummary(eng, f.check)
+	sum := newRunSummary(eng, f.check)
 	stream := !f.asJSON && !f.parallel && f.np == 1 // plain text, one sequence at a time: print as it comes
 	promptOf := map[int]int{}                       // request id → prompt index
 	emit := func(t engine.Token) error {

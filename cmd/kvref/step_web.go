@@ -9,6 +9,7 @@ import (
 
 	"github.com/kvref/kvref/cacheview"
 	"github.com/kvref/kvref/server"
+	"github.com/kvref/kvref/stepper"
 )
 
 // stepWeb is `kvref step --web`: the session of kvref step behind the cache view's page,
@@ -34,12 +35,12 @@ func stepWeb(ctx context.Context, o stepOptions, stderr io.Writer, ready func(ur
 			return fmt.Errorf("--attn: %w", err)
 		}
 		layer, head := a.Layer, a.Head
-		if _, err := st.Do(cacheview.Command{Op: "attention", Layer: &layer, Head: &head}); err != nil {
+		if _, err := st.Do(stepper.Command{Op: "attention", Layer: &layer, Head: &head}); err != nil {
 			return err
 		}
 	}
 	if o.prompt != "" {
-		if _, err := st.Do(cacheview.Command{Op: "add", Text: o.prompt}); err != nil {
+		if _, err := st.Do(stepper.Command{Op: "add", Text: o.prompt}); err != nil {
 			return err
 		}
 	}
