@@ -35,6 +35,7 @@ import (
 	"github.com/kvref/kvref/model/builtin"
 	"github.com/kvref/kvref/quant"
 	"github.com/kvref/kvref/server"
+	"github.com/kvref/kvref/stepper"
 )
 
 var stories = sync.OnceValues(builtin.Model)
@@ -344,7 +345,7 @@ func TestBrowserStepView(t *testing.T) {
 	m, err := stories()
 	require.NoError(t, err)
 	st, err := cacheview.NewStepper(m, "stories260K", engine.Config{BlockSize: 4, CacheBlocks: 16, Threads: 1},
-		engine.Sampling{Temperature: 0.8, TopK: 40, TopP: 0.95, MinP: 0.05, Seed: 42}, true)
+		stepper.Options{Sampling: engine.Sampling{Temperature: 0.8, TopK: 40, TopP: 0.95, MinP: 0.05, Seed: 42}, Check: true})
 	require.NoError(t, err)
 	defer st.Close()
 	ts := httptest.NewServer(st.Handler())

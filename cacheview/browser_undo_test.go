@@ -10,6 +10,7 @@ import (
 
 	"github.com/kvref/kvref/cacheview"
 	"github.com/kvref/kvref/engine"
+	"github.com/kvref/kvref/stepper"
 )
 
 // TestBrowserStepUndo: after the tutorial's eviction walk the "Last step" panel says the
@@ -21,7 +22,7 @@ func TestBrowserStepUndo(t *testing.T) {
 	m, err := stories()
 	require.NoError(t, err)
 	st, err := cacheview.NewStepper(m, "stories260K", engine.Config{BlockSize: 4, CacheBlocks: 16, Threads: 1},
-		engine.Sampling{Temperature: 0}, true)
+		stepper.Options{Check: true})
 	require.NoError(t, err)
 	defer st.Close()
 	ts := httptest.NewServer(st.Handler())

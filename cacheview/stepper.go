@@ -37,11 +37,10 @@ type undoEntry struct {
 // topAlternatives are the alternatives shown per decoded token.
 const topAlternatives = 8
 
-// NewStepper starts a session on a new engine for m with cfg, sampling as given, and each
-// step checked against the cache-free reference when check is set. name is the model's
-// name on the page. Close releases the engine; the model stays the caller's.
-func NewStepper(m *model.Model, name string, cfg engine.Config, sampling engine.Sampling, check bool) (*Stepper, error) {
-	sess, err := stepper.New(m, cfg, sampling, check)
+// NewStepper starts a session (stepper.New) on a new engine for m with cfg and opt. name is
+// the model's name on the page. Close releases the engine; the model stays the caller's.
+func NewStepper(m *model.Model, name string, cfg engine.Config, opt stepper.Options) (*Stepper, error) {
+	sess, err := stepper.New(m, cfg, opt)
 	if err != nil {
 		return nil, err
 	}

@@ -26,7 +26,7 @@ func newStepper(t *testing.T, blocks, blockSize int) *Stepper {
 	m, err := stories()
 	require.NoError(t, err)
 	st, err := NewStepper(m, "stories260K", engine.Config{BlockSize: blockSize, CacheBlocks: blocks, Threads: 1},
-		engine.Sampling{Temperature: 0}, true)
+		stepper.Options{Check: true})
 	require.NoError(t, err)
 	t.Cleanup(st.Close)
 	return st

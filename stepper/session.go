@@ -57,6 +57,7 @@ type Session struct {
 type startState struct {
 	cfg      engine.Config
 	sampling engine.Sampling
+	attn     AttentionChoice
 }
 
 // Seq is one live sequence of a session.
@@ -82,13 +83,25 @@ type AttentionChoice struct{ Layer, Head int }
 // forward pass, a failed check): the caller should end the session, or undo.
 var ErrBroken = errors.New("stepper: the session's state can no longer be trusted")
 
-// New starts a session on a new engine for m built with cfg, sampling with the given
-// parameters (each sequence samples with a seed derived from sampling.Seed and its id).
-// With check, every computed step's logits are compared bit for bit with the cache-free
-// reference before the command returns. Close stops the engine; the model stays the
-// caller's.
-func New(m *model.Model, cfg engine.Config, sampling engine.Sampling, check bool) (*Session, error) {
-	s := &Session{m: m, check: check, start: startState{cfg: cfg, sampling: sampling}}
+// Options are a session's starting choices.
+type Options struct {
+	// Sampling: each sequence samples with a seed derived from Sampling.Seed and its id.
+	Sampling engine.Sampling
+	// Check compares every computed step's logits bit for bit with the cache-free
+	// reference before the command returns.
+	Check bool
+	// Attention, when not nil, is the attention decode steps record from the start.
+	Attention *AttentionChoice
+}
+
+// New starts a session on a new engine for m built with cfg. Close stops the engine; the
+// model stays the caller's.
+func New(m *model.Model, cfg engine.Config, opt Options) (*Session, error) {
+	attn := AttentionChoice{Layer: -1, Head: -1}
+	if opt.Attention != nil {
+		attn = *opt.Attention
+	}
+	s := &Session{m: m, check: opt.Check, start: startState{cfg: cfg, sampling: opt.Sampling, attn: attn}}
 	if err := s.restart(); err != nil {
 		return nil, err
 	}
@@ -100,7 +113,7 @@ func (s *Session) restart() error {
 	if err := s.newEngine(s.start.cfg); err != nil {
 		return err
 	}
-	s.sampling, s.attn, s.log = s.start.sampling, AttentionChoice{-1, -1}, nil
+	s.sampling, s.attn, s.log = s.start.sampling, s.start.attn, nil
 	return nil
 }
 

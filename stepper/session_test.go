@@ -24,7 +24,7 @@ func tinyModel(t testing.TB) *model.Model {
 // newSession starts a session on m that ends with the test.
 func newSession(t testing.TB, m *model.Model, cfg engine.Config, sampling engine.Sampling, check bool) *Session {
 	t.Helper()
-	s, err := New(m, cfg, sampling, check)
+	s, err := New(m, cfg, Options{Sampling: sampling, Check: check})
 	require.NoError(t, err)
 	t.Cleanup(s.Close)
 	return s

@@ -103,6 +103,9 @@ func TestExecRefusesBadArguments(t *testing.T) {
 		{"temp Inf", "temp takes a number ≥ 0"},
 		{"temp NaN", "temp takes a number ≥ 0"},
 		{"attn", "attn takes LAYER, LAYER:HEAD or off"},
+		{"undo 1", `undo takes no arguments, got "1"`},
+		{"seed", "seed takes a seed"},
+		{"seed -3", `seed takes a whole number ≥ 0, got "-3"`},
 		{"attn " + strconv.Itoa(cfg.Layers), "attn: want LAYER or LAYER:HEAD with a layer from 0 to " + strconv.Itoa(cfg.Layers-1)},
 		{"attn 0:" + strconv.Itoa(cfg.Heads), "attn: want a head from 0 to " + strconv.Itoa(cfg.Heads-1)},
 	} {

@@ -19,11 +19,12 @@ type Console struct {
 	undo []undoEntry // per command the session can undo: what undo says and restores
 }
 
-// undoEntry is one command the session can take back: its line and the sequence that was
-// current before it.
+// undoEntry is one command the session can take back: its line, the sequence that was
+// current before it, and the session's count of undoable commands with it.
 type undoEntry struct {
 	line string
 	cur  int
+	n    int
 }
 
 // curID is the current sequence's id, or -1.
@@ -50,20 +51,19 @@ func (c *Console) run(cmd stepper.Command, line string) error {
 	cur, n := c.curID(), c.Session.Undoable()
 	if cmd.Op == "undo" {
 		last := undoEntry{cur: cur}
-		if k := len(c.undo); k > 0 && k == n {
-			last = c.undo[k-1]
+		if k := len(c.undo); k > 0 && c.undo[k-1].n == n {
+			last, c.undo = c.undo[k-1], c.undo[:k-1]
 		}
 		if err := c.Session.Undo(); err != nil {
 			return err
 		}
-		c.undo = c.undo[:min(len(c.undo), n-1)]
 		c.Cur = c.Session.Seq(last.cur) // the undo replaced every sequence
 		c.Undone(last.line, c.Cur)
 		return nil
 	}
 	r, err := c.Session.DoEach(cmd, c.stepped)
 	if c.Session.Undoable() > n {
-		c.undo = append(c.undo, undoEntry{line: line, cur: cur})
+		c.undo = append(c.undo, undoEntry{line: line, cur: cur, n: c.Session.Undoable()})
 	}
 	if err != nil {
 		return err

@@ -24,7 +24,7 @@ func newView(t *testing.T, out *strings.Builder, blockSize, blocks int, color bo
 	t.Helper()
 	m, err := stories()
 	require.NoError(t, err)
-	sess, err := stepper.New(m, engine.Config{BlockSize: blockSize, CacheBlocks: blocks, Threads: 1}, engine.Sampling{}, false)
+	sess, err := stepper.New(m, engine.Config{BlockSize: blockSize, CacheBlocks: blocks, Threads: 1}, stepper.Options{})
 	require.NoError(t, err)
 	t.Cleanup(sess.Close)
 	return &View{Session: sess, Out: out, Color: color, Top: 3}

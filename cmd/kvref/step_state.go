@@ -40,12 +40,11 @@ func newStepTerm(o stepOptions, stdout, stderr io.Writer, color bool) (*stepTerm
 		m.Close()
 		return nil, fmt.Errorf("--attn: %w", err)
 	}
-	sess, err := stepper.New(m, cfg, o.sampling, o.check)
+	sess, err := stepper.New(m, cfg, stepper.Options{Sampling: o.sampling, Check: o.check, Attention: &attn})
 	if err != nil {
 		m.Close()
 		return nil, err
 	}
-	sess.SetAttention(attn)
 	s := &stepTerm{sess: sess, m: m,
 		Console: &textview.Console{View: textview.View{Session: sess, Out: stdout, Color: color, Top: o.top}}}
 	s.Header()

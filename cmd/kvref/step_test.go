@@ -619,3 +619,43 @@ func TestStepColours(t *testing.T) {
 	require.Contains(t, plain, "copy-on-write")
 	require.True(t, slices.Contains(strings.Split(plain, "\n"), "seq 1> blocks"))
 }
+
+// TestStepUndoAndCheck: `kvref step --check` marks every computed step (the prefill and
+// each decoded token) with a check line, and undo takes back free, a copy-on-write decode
+// and fork: the blocks view is then what it was, the current sequence is seq 0 again, and
+// the next token is the one a session without the detour samples.
+func TestStepUndoAndCheck(t *testing.T) {
+	modelPath := testutil.Shared(t, "models/stories260K.gguf")
+	args := []string{"step", "-m", modelPath, "-p", "Once upon a time", "--block-size", "4", "--cache-blocks", "16", "--check", "--temp", "0.8", "--seed", "5", "--script"}
+	detour, stderr, code := kvref(t, append(args, writeScript(t, "n 2", "blocks", "fork", "n", "switch 0", "free 1", "undo", "undo", "undo", "blocks", "n"))...)
+	require.Equal(t, 0, code, stderr)
+	straight, stderr, code := kvref(t, append(args, writeScript(t, "n 2", "blocks", "n"))...)
+	require.Equal(t, 0, code, stderr)
+
+	checks := regexp.MustCompile(`(?m)^  check   ✓ max \|Δ\| 0: pos (\d+)'s logits recomputed without the cache are bit-identical$`)
+	var pos []string
+	for _, m := range checks.FindAllStringSubmatch(detour, -1) {
+		pos = append(pos, m[1])
+	}
+	require.Equal(t, []string{"4", "5", "6", "7", "7"}, pos, "the prefill, n 2, the fork's n and the last n: every computed step is marked")
+	require.Contains(t, detour, `undo    took back "free 1"`)
+	require.Contains(t, detour, `undo    took back "n"`)
+	require.Contains(t, detour, `undo    took back "fork"`)
+	require.Contains(t, detour, "seq 0> n\n", "seq 0 is current again after undoing the fork")
+
+	// The blocks view after the undos is the one before the detour, and the last n decodes
+	// what it decodes without the detour.
+	section := func(out, from, to string) string {
+		i := strings.Index(out, from)
+		require.GreaterOrEqual(t, i, 0, from)
+		j := strings.Index(out[i+len(from):], to)
+		require.GreaterOrEqual(t, j, 0, to)
+		return out[i+len(from) : i+len(from)+j]
+	}
+	first := section(detour, "seq 0> blocks\n", "seq 0> fork\n")
+	again := detour[strings.LastIndex(detour, "seq 0> blocks\n"):]
+	again = section(again, "seq 0> blocks\n", "seq 0> n\n")
+	require.Equal(t, first, again)
+	tail := func(out string) string { return out[strings.LastIndex(out, "seq 0> n\n"):] }
+	require.Equal(t, tail(straight), tail(detour))
+}
