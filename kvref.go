@@ -33,6 +33,7 @@ import (
 	"github.com/kvref/kvref/model/loader"
 	"github.com/kvref/kvref/quant"
 	"github.com/kvref/kvref/stepper"
+	"github.com/kvref/kvref/tokenizer"
 )
 
 // Options shape a Model's engine and its KV cache. The zero value is the defaults.
@@ -113,7 +114,9 @@ func (m *Model) Name() string { return m.m.Source }
 
 // Tokenize returns the token ids of text as a prompt: the model's BOS first when its
 // tokenizer adds one, special tokens written in the text parsed.
-func (m *Model) Tokenize(text string) []int { return m.m.Tokenizer.EncodeSpecial(text, true, true) }
+func (m *Model) Tokenize(text string) []int {
+	return m.m.Tokenizer.EncodeSpecial(text, tokenizer.Prompt)
+}
 
 // Params are one request's generation parameters. The zero value generates greedily until
 // an end-of-text token or the end of the context.

@@ -15,6 +15,7 @@ import (
 	"github.com/kvref/kvref/engine"
 	"github.com/kvref/kvref/model"
 	"github.com/kvref/kvref/model/synth"
+	"github.com/kvref/kvref/tokenizer"
 	"github.com/kvref/kvref/tokenizer/chattemplate"
 )
 
@@ -47,7 +48,7 @@ func newSession(t *testing.T, m *model.Model, blockSize int) *Session {
 
 // idOf returns the id of a token text.
 func idOf(t *testing.T, m *model.Model, text string) int {
-	ids := m.Tokenizer.EncodeSpecial(text, false, true)
+	ids := m.Tokenizer.EncodeSpecial(text, tokenizer.EncodeOptions{ParseSpecial: true})
 	require.Len(t, ids, 1, text)
 	return ids[0]
 }
@@ -101,7 +102,7 @@ func clean(t *testing.T, s *Session, turn Turn) bool {
 	if n := len(out); n > 0 && s.Engine.Model.Tokenizer.IsEOG(out[n-1]) {
 		out = out[:n-1]
 	}
-	return slices.Equal(s.Format.Tokenizer.EncodeSpecial(turn.Reply, false, true), out)
+	return slices.Equal(s.Format.Tokenizer.EncodeSpecial(turn.Reply, tokenizer.EncodeOptions{ParseSpecial: true}), out)
 }
 
 // Generation stops at the template's end-of-turn token: whenever a reply samples

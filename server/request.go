@@ -322,7 +322,7 @@ func (s *Server) promptText(raw json.RawMessage, name string) ([]int, *APIError)
 		return nil, badRequest("prompt", "%s is %d bytes of text, but no prompt that fits the context of %d tokens is longer than %d bytes (4 × %d bytes, the longest token, per token); shorten the prompt",
 			name, len(text), s.eng.Context, limit, s.longestPiece).withCode("context_length_exceeded")
 	}
-	ids := s.eng.Model.Tokenizer.EncodeSpecial(text, true, true)
+	ids := s.eng.Model.Tokenizer.EncodeSpecial(text, tokenizer.Prompt)
 	if aerr := s.promptLength(len(ids), name); aerr != nil {
 		return nil, aerr
 	}

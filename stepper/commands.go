@@ -153,7 +153,7 @@ func (s *Session) liveIDs() string {
 }
 
 func runAdd(s *Session, cmd Command, _ func(Decoded)) (Result, error) {
-	ids := s.m.Tokenizer.EncodeSpecial(cmd.Text, true, true)
+	ids := s.m.Tokenizer.EncodeSpecial(cmd.Text, tokenizer.Prompt)
 	if len(ids) == 0 {
 		return Result{}, fmt.Errorf("the prompt %q has no tokens (this tokenizer adds no BOS); give some text", cmd.Text)
 	}

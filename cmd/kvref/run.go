@@ -4,10 +4,12 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
-	"github.com/kvref/kvref/internal/logit"
 	"io"
 	"os"
 	"strings"
+
+	"github.com/kvref/kvref/internal/logit"
+	"github.com/kvref/kvref/tokenizer"
 
 	"github.com/kvref/kvref/engine"
 )
@@ -97,7 +99,7 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	submit := func(pi int) (int, error) {
 		req := engine.Request{
-			Prompt: m.Tokenizer.EncodeSpecial(prompts[pi], true, true), MaxTokens: f.n, IgnoreEOS: f.ignoreEOS, N: f.np, Check: f.check,
+			Prompt: m.Tokenizer.EncodeSpecial(prompts[pi], tokenizer.Prompt), MaxTokens: f.n, IgnoreEOS: f.ignoreEOS, N: f.np, Check: f.check,
 			Sampling: f.sampling,
 		}
 		id, err := sched.Add(req)
