@@ -14,8 +14,8 @@
 //     never waits for a viewer: each has a bounded buffer, see Hub).
 //   - GET /v1/plan: `kvref plan` as JSON (internal/plan), plus sequences-that-fit against
 //     context for every cache type, for the page's "price it" panel.
-//   - POST /v1/step (stepping mode only): one Session command (add, decode, fork, free,
-//     temperature, seed, attention, reset), answered with what it did.
+//   - POST /v1/step (stepping mode only): one command of stepper.Commands (add, decode,
+//     fork, free, temperature, seed, attention, reset, undo), answered with what it did.
 //
 // kvref serve mounts the first four on its API (server/cacheview.go); kvref step --web
 // serves them all from a Stepper.
