@@ -86,7 +86,7 @@ func Open(ref string, opt Options) (*Model, error) {
 	}
 	cfg := engine.Config{Context: opt.Context, BlockSize: opt.BlockSize, CacheBlocks: opt.CacheBlocks,
 		Sequences: opt.Sequences, Threads: opt.Threads, KType: kt, VType: vt}
-	m, err := loader.Open(ref, loader.Options{Tokenizer: opt.Tokenizer, Progress: opt.Progress})
+	m, err := OpenModel(ref, opt)
 	if err != nil {
 		return nil, err
 	}
@@ -98,6 +98,13 @@ func Open(ref string, opt Options) (*Model, error) {
 	d := &Model{m: m, eng: eng, cfg: cfg, check: opt.Check, watchers: map[int]func(kvcache.Event){}}
 	eng.Pool.SetObserver(d.publish)
 	return d, nil
+}
+
+// OpenModel opens the model ref names as Open does (with opt.Tokenizer and opt.Progress)
+// but builds no engine: for programs that drive the packages underneath themselves, as
+// kvref's own commands do. Close the model when done.
+func OpenModel(ref string, opt Options) (*model.Model, error) {
+	return loader.Open(ref, loader.Options{Tokenizer: opt.Tokenizer, Progress: opt.Progress})
 }
 
 // Close stops the engine and releases the model's file.
