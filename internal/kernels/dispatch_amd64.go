@@ -11,8 +11,9 @@ import "unsafe"
 // VADDPS, VMASKMOVPS, ...) and, for the prefill blocks, AVX-512F; they never fuse a
 // multiply with an add (no FMA instruction), which would round differently from the
 // portable Go. The row dots (rowdot_amd64.go) need AVX2 and F16C, the Q8_0 products
-// (q8input_amd64.go) AVX2 or AVX-512 VNNI, the exponentials (exp_amd64.go) AVX-512F and
-// FMA, because they repeat what math.Exp computes with FMA.
+// (q8input_amd64.go) AVX2 or AVX-512 VNNI, the exponentials (exp_amd64.go) FMA with
+// AVX-512F (exp_amd64.s) or with AVX2 (exp_avx2_amd64.s), because they repeat what math.Exp
+// computes with FMA.
 
 func dot(x, y []float32) float32 {
 	if implDotAVX.on {

@@ -33,7 +33,6 @@ func prefetchL2(b []byte) {}
 
 func dotF16(x []float32, row []byte) float32  { return dotF16Generic(x, row) }
 func dotBF16(x []float32, row []byte) float32 { return dotBF16Generic(x, row) }
-func dotQ4_0(x []float32, row []byte) float32 { return dotQ4_0Generic(x, row) }
 
 func dotF16Rows(out, x []float32, w []byte, rb int) { rowsGeneric(out, x, w, rb, dotF16Generic) }
 
@@ -41,7 +40,6 @@ func dotF16RowsStrided(out, x []float32, w []byte, stride int) {
 	dotF16RowsStridedGeneric(out, x, w, stride)
 }
 func dotBF16Rows(out, x []float32, w []byte, rb int) { rowsGeneric(out, x, w, rb, dotBF16Generic) }
-func dotQ4_0Rows(out, x []float32, w []byte, rb int) { rowsGeneric(out, x, w, rb, dotQ4_0Generic) }
 
 func decodeF16(dst []float32, src []byte) { decodeF16Generic(dst, src) }
 

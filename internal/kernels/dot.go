@@ -16,7 +16,10 @@
 // same arithmetic in 256-bit AVX registers: one register of eight lanes per dot product,
 // VMULPS then VADDPS (never VFMADD), the zero-padded tail and the horizontal sum in the
 // order above. MatMulRows runs four weight rows against one, two or (with AVX-512, two
-// eight-lane dot products per ZMM register) four batch vectors at a time. The same holds
+// eight-lane dot products per ZMM register) four batch vectors at a time, and prefill's
+// larger batches through register-blocked products of packed inputs (gemm_amd64.go: 2×4
+// and 2×6 tiles with AVX, 4×4, 4×6, 4×8, 8×2 and 8×6 with AVX-512), each dot product
+// still one eight-lane accumulator in the order above. The same holds
 // for AxpyRows, the exponentials of Softmax and SwiGLU (which repeat math.Exp's amd64
 // arithmetic), the row dots (rowdot.go) and the products of the quantized weight types with
 // their quantized inputs: Q8_0 × Q8_0 (q8input.go) and its batched form (q8batch.go), the

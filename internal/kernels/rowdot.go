@@ -47,14 +47,6 @@ func DotBF16(x []float32, row []byte) float32 {
 	return dotBF16(x, row[:2*len(x)])
 }
 
-// DotQ4_0 returns Dot(x, v) for the row v of len(x) values stored as ggml Q4_0 blocks in
-// row[0:len(x)/32·18], each value decoded as float32(q−8)·d with d the block's fp16 scale
-// (ggml's dequantize_row_q4_0), bit for bit. It panics if len(x) is not a multiple of 32 or
-// row is too short.
-func DotQ4_0(x []float32, row []byte) float32 {
-	return dotQ4_0(x, row[:qRowBytes("DotQ4_0", len(x), Q4_0BlockBytes)])
-}
-
 // DotF16Rows sets out[r] = DotF16(x, w[r·2n:(r+1)·2n]) for every r < len(out), n = len(x):
 // w holds len(out) consecutive F16 rows. It panics if w is too short.
 func DotF16Rows(out, x []float32, w []byte) {
@@ -86,23 +78,6 @@ func dotF16RowsStridedGeneric(out, x []float32, w []byte, stride int) {
 func DotBF16Rows(out, x []float32, w []byte) {
 	rb := 2 * len(x)
 	dotBF16Rows(out, x, w[:rowsBytes("DotBF16Rows", len(out), rb)], rb)
-}
-
-// DotQ4_0Rows sets out[r] = DotQ4_0(x, w[r·rb:(r+1)·rb]) for every r < len(out), where
-// rb = len(x)/32·18 is the size of a Q4_0 row: w holds len(out) consecutive rows. It panics
-// if len(x) is not a multiple of 32 or w is too short.
-func DotQ4_0Rows(out, x []float32, w []byte) {
-	rb := qRowBytes("DotQ4_0Rows", len(x), Q4_0BlockBytes)
-	dotQ4_0Rows(out, x, w[:rowsBytes("DotQ4_0Rows", len(out), rb)], rb)
-}
-
-// qRowBytes returns the bytes of a row of n values in blocks of blockBytes, panicking
-// unless n is a whole number of blocks.
-func qRowBytes(what string, n, blockBytes int) int {
-	if n%QBlockLen != 0 {
-		panic(fmt.Sprintf("kernels: %s: a row of %d values is not a whole number of %d-value blocks", what, n, QBlockLen))
-	}
-	return n / QBlockLen * blockBytes
 }
 
 // rowsBytes returns rows·rowBytes, panicking instead of overflowing.
