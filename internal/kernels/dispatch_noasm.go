@@ -53,8 +53,12 @@ func matMulQ8_0(out []float32, w []byte, x *Q8Batch, rows, rb, start, end int) {
 	matMulQ8_0Generic(out, w, x, rows, rb, start, end)
 }
 
-// halfKernels is empty without assembly.
-type halfKernels struct{}
+// halfFormat is one 16-bit row format: its portable row dot and the widening of a row
+// (the amd64 build adds its assembly kernels).
+type halfFormat struct {
+	dot    func(x []float32, row []byte) float32 // the portable row dot
+	decode func(dst []float32, src []byte)       // the row widened to float32
+}
 
 var (
 	halfF16  = halfFormat{dot: dotF16Generic, decode: decodeF16}
