@@ -36,6 +36,22 @@
 // uses. Building with -tags purego (or for any other architecture) compiles the portable
 // path only.
 //
+// # Files
+//
+// Each kernel family keeps one file prefix: dot (Dot, DotRowsStrided), axpy, matmul and
+// gemm (the float products and their register-blocked tiles), rowdot, halfmatmul and
+// decodef16 (the 16-bit formats), q8input and q8batch (the Q8_0 input and its products),
+// gemmq8, legacyq and legacybatch (the legacy blocks), q8k, kquant and kbatch (the
+// k-quants), exp, norm, rope, gelu and prefetch. Within a family:
+//   - FAMILY.go holds the exported functions and the family's contract;
+//   - FAMILY_generic.go the portable twins, named ...Generic, that define the bits;
+//   - FAMILY_amd64.go the dispatch and the assembly declarations (dispatch_noasm.go
+//     holds every family's dispatch for builds without assembly: -tags purego, other
+//     architectures);
+//   - FAMILY_LEVEL_amd64.s the assembly of one level (avx, avx2, avx512; avx512vl for
+//     AVX-512 code in 256-bit registers), with shared macros in *_amd64.h;
+//   - the tests compare every fast implementation with its twin at every level.
+//
 // The two paths return the same bits for every input, with one exception that Go itself
 // does not pin down: when a result is NaN, both return a NaN, but which NaN (sign and
 // payload) is unspecified, because the Go specification does not define NaN propagation
@@ -64,13 +80,6 @@ func DotRowsStrided(out, x, w []float32, stride int) {
 		return
 	}
 	dotRowsStrided(out, x, w[:span], stride)
-}
-
-// dotRowsStridedGeneric is the portable definition of DotRowsStrided.
-func dotRowsStridedGeneric(out, x, w []float32, stride int) {
-	for r := range out {
-		out[r] = dotGeneric(x, w[r*stride:r*stride+len(x)])
-	}
 }
 
 // ReduceLanes combines eight lane sums in the package's fixed order

@@ -188,12 +188,6 @@ func dotKBatch(f *kFormat, out []float32, stride int, x *Q8KBatch, w []byte, row
 	}
 }
 
-// kBatchGeneric is the definition of the batched kernels: the row dots of each vector (a
-// panel of rows at a time, which changes no bit).
-func kBatchGeneric(f *kFormat, out []float32, stride int, x *Q8KBatch, w []byte, rows, rb int) {
-	kRowsPanels(f, out, stride, x, w, rows, rb, 0)
-}
-
 // batchPanelBytes bounds the rows the batched products take at a time where vectors meet
 // them one after another: a panel that stays in the core's L2 cache meanwhile, so that the
 // rows come from memory once rather than once per vector. The row dots' arithmetic, not

@@ -14,7 +14,7 @@ import "fmt"
 // q8input.go).
 //
 // Like Dot, each has a portable Go implementation (rowdot_generic.go) that defines the
-// result, and on amd64 CPUs with AVX2 and F16C an assembly implementation (rowdot_amd64.s)
+// result, and on amd64 CPUs with AVX2 and F16C an assembly implementation (rowdot_avx2_amd64.s)
 // of the same arithmetic: VCVTPH2PS for halves (an exact conversion, subnormals and NaN
 // payloads included), VPMOVZXWD and a 16-bit shift for bfloat16, VPMOVZXBD and VCVTDQ2PS
 // for the quantized values, then VMULPS and VADDPS, never fused. NaN results follow
@@ -66,13 +66,6 @@ func DotF16RowsStrided(out, x []float32, w []byte, stride int) {
 	dotF16RowsStrided(out, x, w[:span], stride)
 }
 
-// dotF16RowsStridedGeneric is the portable definition of DotF16RowsStrided.
-func dotF16RowsStridedGeneric(out, x []float32, w []byte, stride int) {
-	for r := range out {
-		out[r] = dotF16Generic(x, w[r*stride:r*stride+2*len(x)])
-	}
-}
-
 // DotBF16Rows sets out[r] = DotBF16(x, w[r·2n:(r+1)·2n]) for every r < len(out),
 // n = len(x): w holds len(out) consecutive bfloat16 rows. It panics if w is too short.
 func DotBF16Rows(out, x []float32, w []byte) {
@@ -113,11 +106,4 @@ func formatRowsBytes(what, format, op string, rows, rowBytes int) int {
 		panic(fmt.Sprintf("kernels: %s: %d rows of %d bytes overflow", what, rows, rowBytes))
 	}
 	return rows * rowBytes
-}
-
-// rowsGeneric is the definition of the *Rows kernels: one row dot per output, in order.
-func rowsGeneric(out, x []float32, w []byte, rb int, dot func(x []float32, row []byte) float32) {
-	for r := range out {
-		out[r] = dot(x, w[r*rb:(r+1)*rb])
-	}
 }

@@ -9,7 +9,7 @@ import "unsafe"
 // nothing from FMA is used. The four-input AVX-512 kernels (rowdot_avx512_amd64.s) use its
 // extra registers, not its wider vectors.
 
-// The assembly kernels (rowdot_amd64.s). n counts values; the x pointers address float32
+// The assembly kernels (rowdot_avx2_amd64.s). n counts values; the x pointers address float32
 // vectors, the w pointers stored rows.
 
 // dotF16AVX2Asm returns DotF16 of the n8 values at x and w (n8 a multiple of 8) plus the

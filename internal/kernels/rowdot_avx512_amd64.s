@@ -4,7 +4,7 @@
 #include "avx_amd64.h"
 
 // The four-row, four-input 16-bit row dots with AVX-512 (rowdot_amd64.go): the four-row
-// kernels of rowdot_amd64.s for four input vectors at once, using the sixteen extra YMM
+// kernels of rowdot_avx2_amd64.s for four input vectors at once, using the sixteen extra YMM
 // registers AVX-512 gives (Y16..Y31) for the sixteen (row, input) lane sets. Each lane's
 // arithmetic is the AVX2 kernels': VMULPS then VADDPS, never fused, in Dot's order.
 

@@ -74,3 +74,17 @@ func halvesToF32(w []float32, b []byte, bf16 bool) {
 		w[j] = table[le16(b[2*j:])]
 	}
 }
+
+// dotF16RowsStridedGeneric is the portable definition of DotF16RowsStrided.
+func dotF16RowsStridedGeneric(out, x []float32, w []byte, stride int) {
+	for r := range out {
+		out[r] = dotF16Generic(x, w[r*stride:r*stride+2*len(x)])
+	}
+}
+
+// rowsGeneric is the definition of the *Rows kernels: one row dot per output, in order.
+func rowsGeneric(out, x []float32, w []byte, rb int, dot func(x []float32, row []byte) float32) {
+	for r := range out {
+		out[r] = dot(x, w[r*rb:(r+1)*rb])
+	}
+}

@@ -7,7 +7,7 @@
 // exactly into a YMM register (VCVTPH2PS for halves; VPMOVZXWD and a 16-bit left shift for
 // bfloat16), then MULADD adds float32(x·v) to the lanes, VMULPS then VADDPS, and REDUCE8 combines the lanes in
 // Dot's order. Only AVX2 and F16C are used; nothing is fused. (Q8_0 weight rows take a
-// quantized input instead: DotQ8_0Q8, q8input_amd64.s.)
+// quantized input instead: DotQ8_0Q8, q8input_avx2_amd64.s.)
 //
 // The four-row kernels also prefetch the same offset of the next four rows, which the next
 // call will read: batch-1 matrix–vector products walk the rows in order, and without it one
