@@ -26,349 +26,156 @@
 	VMOVSHDUP     X, T; \
 	VADDSS        T, X, X
 
-// STEP4x6 is one block of eight columns: the four rows' blocks at WO(SI), WO(R8), WO(R9),
-// WO(R11) into Y0-Y3, then each input's packed block at O+32j(DI) into Y4, multiplied by
-// the four rows (products in Y5 and Y6) and added to (row k, input j)'s accumulator
-// Y(8+6k+j).
-#define STEP4x6(WO, O) \
+// ROWS4 loads the four rows' blocks of eight at WO(SI), WO(R8), WO(R9), WO(R11) into
+// Y0-Y3.
+#define ROWS4(WO) \
 	VMOVUPS WO(SI), Y0; \
 	VMOVUPS WO(R8), Y1; \
 	VMOVUPS WO(R9), Y2; \
-	VMOVUPS WO(R11), Y3; \
-	VMOVUPS O+0(DI), Y4; \
+	VMOVUPS WO(R11), Y3
+
+// INPUT4 loads one input's packed block at M into Y4, multiplies it by the four rows
+// (products in Y5 and Y6, alternately) and adds the products to the rows' accumulators
+// A, B, C, D.
+#define INPUT4(M, A, B, C, D) \
+	VMOVUPS M, Y4; \
 	VMULPS  Y0, Y4, Y5; \
-	VADDPS  Y5, Y8, Y8; \
+	VADDPS  Y5, A, A; \
 	VMULPS  Y1, Y4, Y6; \
-	VADDPS  Y6, Y14, Y14; \
+	VADDPS  Y6, B, B; \
 	VMULPS  Y2, Y4, Y5; \
-	VADDPS  Y5, Y20, Y20; \
+	VADDPS  Y5, C, C; \
 	VMULPS  Y3, Y4, Y6; \
-	VADDPS  Y6, Y26, Y26; \
-	VMOVUPS O+32(DI), Y4; \
-	VMULPS  Y0, Y4, Y5; \
-	VADDPS  Y5, Y9, Y9; \
-	VMULPS  Y1, Y4, Y6; \
-	VADDPS  Y6, Y15, Y15; \
-	VMULPS  Y2, Y4, Y5; \
-	VADDPS  Y5, Y21, Y21; \
-	VMULPS  Y3, Y4, Y6; \
-	VADDPS  Y6, Y27, Y27; \
-	VMOVUPS O+64(DI), Y4; \
-	VMULPS  Y0, Y4, Y5; \
-	VADDPS  Y5, Y10, Y10; \
-	VMULPS  Y1, Y4, Y6; \
-	VADDPS  Y6, Y16, Y16; \
-	VMULPS  Y2, Y4, Y5; \
-	VADDPS  Y5, Y22, Y22; \
-	VMULPS  Y3, Y4, Y6; \
-	VADDPS  Y6, Y28, Y28; \
-	VMOVUPS O+96(DI), Y4; \
-	VMULPS  Y0, Y4, Y5; \
-	VADDPS  Y5, Y11, Y11; \
-	VMULPS  Y1, Y4, Y6; \
-	VADDPS  Y6, Y17, Y17; \
-	VMULPS  Y2, Y4, Y5; \
-	VADDPS  Y5, Y23, Y23; \
-	VMULPS  Y3, Y4, Y6; \
-	VADDPS  Y6, Y29, Y29; \
-	VMOVUPS O+128(DI), Y4; \
-	VMULPS  Y0, Y4, Y5; \
-	VADDPS  Y5, Y12, Y12; \
-	VMULPS  Y1, Y4, Y6; \
-	VADDPS  Y6, Y18, Y18; \
-	VMULPS  Y2, Y4, Y5; \
-	VADDPS  Y5, Y24, Y24; \
-	VMULPS  Y3, Y4, Y6; \
-	VADDPS  Y6, Y30, Y30; \
-	VMOVUPS O+160(DI), Y4; \
-	VMULPS  Y0, Y4, Y5; \
-	VADDPS  Y5, Y13, Y13; \
-	VMULPS  Y1, Y4, Y6; \
-	VADDPS  Y6, Y19, Y19; \
-	VMULPS  Y2, Y4, Y5; \
-	VADDPS  Y5, Y25, Y25; \
-	VMULPS  Y3, Y4, Y6; \
-	VADDPS  Y6, Y31, Y31
+	VADDPS  Y6, D, D
+
+// ZERO4, LOAD4 and STORE4 zero four accumulators, load them from O(DX) and the three
+// vectors after it, and store them there.
+#define ZERO4(A, B, C, D) \
+	VXORPS A, A, A; \
+	VXORPS B, B, B; \
+	VXORPS C, C, C; \
+	VXORPS D, D, D
+
+#define LOAD4(O, A, B, C, D) \
+	VMOVUPS O+0(DX), A; \
+	VMOVUPS O+32(DX), B; \
+	VMOVUPS O+64(DX), C; \
+	VMOVUPS O+96(DX), D
+
+#define STORE4(O, A, B, C, D) \
+	VMOVUPS A, O+0(DX); \
+	VMOVUPS B, O+32(DX); \
+	VMOVUPS C, O+64(DX); \
+	VMOVUPS D, O+96(DX)
+
+// REDUCE4 finishes one input's four dot products (accumulators A-D, low halves XA-XD) and
+// stores them at 0, 4, 8 and 12(R9).
+#define REDUCE4(A, B, C, D, XA, XB, XC, XD) \
+	REDUCE8V(A, XA, X0); \
+	VMOVSS XA, 0(R9); \
+	REDUCE8V(B, XB, X0); \
+	VMOVSS XB, 4(R9); \
+	REDUCE8V(C, XC, X0); \
+	VMOVSS XC, 8(R9); \
+	REDUCE8V(D, XD, X0); \
+	VMOVSS XD, 12(R9)
+
+
+// STEP4x6 is one block of eight columns: the four rows' blocks at WO(SI), WO(R8), WO(R9),
+// WO(R11), then each input's packed block at O+32j(DI), added to (row k, input j)'s
+// accumulator Y(8+6k+j).
+#define STEP4x6(WO, O) \
+	ROWS4(WO); \
+	INPUT4(O+0(DI), Y8, Y14, Y20, Y26); \
+	INPUT4(O+32(DI), Y9, Y15, Y21, Y27); \
+	INPUT4(O+64(DI), Y10, Y16, Y22, Y28); \
+	INPUT4(O+96(DI), Y11, Y17, Y23, Y29); \
+	INPUT4(O+128(DI), Y12, Y18, Y24, Y30); \
+	INPUT4(O+160(DI), Y13, Y19, Y25, Y31)
 
 // ZERO4x6, LOAD4x6 and STORE4x6 zero the 24 accumulators Y8-Y31, load them from
 // and store them to DX.
 #define ZERO4x6 \
-	VXORPS Y8, Y8, Y8; \
-	VXORPS Y9, Y9, Y9; \
-	VXORPS Y10, Y10, Y10; \
-	VXORPS Y11, Y11, Y11; \
-	VXORPS Y12, Y12, Y12; \
-	VXORPS Y13, Y13, Y13; \
-	VXORPS Y14, Y14, Y14; \
-	VXORPS Y15, Y15, Y15; \
-	VXORPS Y16, Y16, Y16; \
-	VXORPS Y17, Y17, Y17; \
-	VXORPS Y18, Y18, Y18; \
-	VXORPS Y19, Y19, Y19; \
-	VXORPS Y20, Y20, Y20; \
-	VXORPS Y21, Y21, Y21; \
-	VXORPS Y22, Y22, Y22; \
-	VXORPS Y23, Y23, Y23; \
-	VXORPS Y24, Y24, Y24; \
-	VXORPS Y25, Y25, Y25; \
-	VXORPS Y26, Y26, Y26; \
-	VXORPS Y27, Y27, Y27; \
-	VXORPS Y28, Y28, Y28; \
-	VXORPS Y29, Y29, Y29; \
-	VXORPS Y30, Y30, Y30; \
-	VXORPS Y31, Y31, Y31
+	ZERO4(Y8, Y9, Y10, Y11); \
+	ZERO4(Y12, Y13, Y14, Y15); \
+	ZERO4(Y16, Y17, Y18, Y19); \
+	ZERO4(Y20, Y21, Y22, Y23); \
+	ZERO4(Y24, Y25, Y26, Y27); \
+	ZERO4(Y28, Y29, Y30, Y31)
 
 #define LOAD4x6 \
-	VMOVUPS 0(DX), Y8; \
-	VMOVUPS 32(DX), Y9; \
-	VMOVUPS 64(DX), Y10; \
-	VMOVUPS 96(DX), Y11; \
-	VMOVUPS 128(DX), Y12; \
-	VMOVUPS 160(DX), Y13; \
-	VMOVUPS 192(DX), Y14; \
-	VMOVUPS 224(DX), Y15; \
-	VMOVUPS 256(DX), Y16; \
-	VMOVUPS 288(DX), Y17; \
-	VMOVUPS 320(DX), Y18; \
-	VMOVUPS 352(DX), Y19; \
-	VMOVUPS 384(DX), Y20; \
-	VMOVUPS 416(DX), Y21; \
-	VMOVUPS 448(DX), Y22; \
-	VMOVUPS 480(DX), Y23; \
-	VMOVUPS 512(DX), Y24; \
-	VMOVUPS 544(DX), Y25; \
-	VMOVUPS 576(DX), Y26; \
-	VMOVUPS 608(DX), Y27; \
-	VMOVUPS 640(DX), Y28; \
-	VMOVUPS 672(DX), Y29; \
-	VMOVUPS 704(DX), Y30; \
-	VMOVUPS 736(DX), Y31
+	LOAD4(0, Y8, Y9, Y10, Y11); \
+	LOAD4(128, Y12, Y13, Y14, Y15); \
+	LOAD4(256, Y16, Y17, Y18, Y19); \
+	LOAD4(384, Y20, Y21, Y22, Y23); \
+	LOAD4(512, Y24, Y25, Y26, Y27); \
+	LOAD4(640, Y28, Y29, Y30, Y31)
 
 #define STORE4x6 \
-	VMOVUPS Y8, 0(DX); \
-	VMOVUPS Y9, 32(DX); \
-	VMOVUPS Y10, 64(DX); \
-	VMOVUPS Y11, 96(DX); \
-	VMOVUPS Y12, 128(DX); \
-	VMOVUPS Y13, 160(DX); \
-	VMOVUPS Y14, 192(DX); \
-	VMOVUPS Y15, 224(DX); \
-	VMOVUPS Y16, 256(DX); \
-	VMOVUPS Y17, 288(DX); \
-	VMOVUPS Y18, 320(DX); \
-	VMOVUPS Y19, 352(DX); \
-	VMOVUPS Y20, 384(DX); \
-	VMOVUPS Y21, 416(DX); \
-	VMOVUPS Y22, 448(DX); \
-	VMOVUPS Y23, 480(DX); \
-	VMOVUPS Y24, 512(DX); \
-	VMOVUPS Y25, 544(DX); \
-	VMOVUPS Y26, 576(DX); \
-	VMOVUPS Y27, 608(DX); \
-	VMOVUPS Y28, 640(DX); \
-	VMOVUPS Y29, 672(DX); \
-	VMOVUPS Y30, 704(DX); \
-	VMOVUPS Y31, 736(DX)
+	STORE4(0, Y8, Y9, Y10, Y11); \
+	STORE4(128, Y12, Y13, Y14, Y15); \
+	STORE4(256, Y16, Y17, Y18, Y19); \
+	STORE4(384, Y20, Y21, Y22, Y23); \
+	STORE4(512, Y24, Y25, Y26, Y27); \
+	STORE4(640, Y28, Y29, Y30, Y31)
 
 // REDUCE4x6 finishes the 24 dot products and stores row k of input j at
 // AX + 4k + j·R13 (R9 walks the inputs).
 #define REDUCE4x6 \
 	MOVQ AX, R9; \
-	REDUCE8V(Y8, X8, X0); \
-	VMOVSS X8, 0(R9); \
-	REDUCE8V(Y14, X14, X0); \
-	VMOVSS X14, 4(R9); \
-	REDUCE8V(Y20, X20, X0); \
-	VMOVSS X20, 8(R9); \
-	REDUCE8V(Y26, X26, X0); \
-	VMOVSS X26, 12(R9); \
+	REDUCE4(Y8, Y14, Y20, Y26, X8, X14, X20, X26); \
 	ADDQ R13, R9; \
-	REDUCE8V(Y9, X9, X0); \
-	VMOVSS X9, 0(R9); \
-	REDUCE8V(Y15, X15, X0); \
-	VMOVSS X15, 4(R9); \
-	REDUCE8V(Y21, X21, X0); \
-	VMOVSS X21, 8(R9); \
-	REDUCE8V(Y27, X27, X0); \
-	VMOVSS X27, 12(R9); \
+	REDUCE4(Y9, Y15, Y21, Y27, X9, X15, X21, X27); \
 	ADDQ R13, R9; \
-	REDUCE8V(Y10, X10, X0); \
-	VMOVSS X10, 0(R9); \
-	REDUCE8V(Y16, X16, X0); \
-	VMOVSS X16, 4(R9); \
-	REDUCE8V(Y22, X22, X0); \
-	VMOVSS X22, 8(R9); \
-	REDUCE8V(Y28, X28, X0); \
-	VMOVSS X28, 12(R9); \
+	REDUCE4(Y10, Y16, Y22, Y28, X10, X16, X22, X28); \
 	ADDQ R13, R9; \
-	REDUCE8V(Y11, X11, X0); \
-	VMOVSS X11, 0(R9); \
-	REDUCE8V(Y17, X17, X0); \
-	VMOVSS X17, 4(R9); \
-	REDUCE8V(Y23, X23, X0); \
-	VMOVSS X23, 8(R9); \
-	REDUCE8V(Y29, X29, X0); \
-	VMOVSS X29, 12(R9); \
+	REDUCE4(Y11, Y17, Y23, Y29, X11, X17, X23, X29); \
 	ADDQ R13, R9; \
-	REDUCE8V(Y12, X12, X0); \
-	VMOVSS X12, 0(R9); \
-	REDUCE8V(Y18, X18, X0); \
-	VMOVSS X18, 4(R9); \
-	REDUCE8V(Y24, X24, X0); \
-	VMOVSS X24, 8(R9); \
-	REDUCE8V(Y30, X30, X0); \
-	VMOVSS X30, 12(R9); \
+	REDUCE4(Y12, Y18, Y24, Y30, X12, X18, X24, X30); \
 	ADDQ R13, R9; \
-	REDUCE8V(Y13, X13, X0); \
-	VMOVSS X13, 0(R9); \
-	REDUCE8V(Y19, X19, X0); \
-	VMOVSS X19, 4(R9); \
-	REDUCE8V(Y25, X25, X0); \
-	VMOVSS X25, 8(R9); \
-	REDUCE8V(Y31, X31, X0); \
-	VMOVSS X31, 12(R9)
+	REDUCE4(Y13, Y19, Y25, Y31, X13, X19, X25, X31)
 
 // STEP4x4 is one block of eight columns: the four rows' blocks at WO(SI), WO(R8), WO(R9),
-// WO(R11) into Y0-Y3, then each input's packed block at O+32j(DI) into Y4, multiplied by
-// the four rows (products in Y5 and Y6) and added to (row k, input j)'s accumulator
-// Y(8+4k+j).
+// WO(R11), then each input's packed block at O+32j(DI), added to (row k, input j)'s
+// accumulator Y(8+4k+j).
 #define STEP4x4(WO, O) \
-	VMOVUPS WO(SI), Y0; \
-	VMOVUPS WO(R8), Y1; \
-	VMOVUPS WO(R9), Y2; \
-	VMOVUPS WO(R11), Y3; \
-	VMOVUPS O+0(DI), Y4; \
-	VMULPS  Y0, Y4, Y5; \
-	VADDPS  Y5, Y8, Y8; \
-	VMULPS  Y1, Y4, Y6; \
-	VADDPS  Y6, Y12, Y12; \
-	VMULPS  Y2, Y4, Y5; \
-	VADDPS  Y5, Y16, Y16; \
-	VMULPS  Y3, Y4, Y6; \
-	VADDPS  Y6, Y20, Y20; \
-	VMOVUPS O+32(DI), Y4; \
-	VMULPS  Y0, Y4, Y5; \
-	VADDPS  Y5, Y9, Y9; \
-	VMULPS  Y1, Y4, Y6; \
-	VADDPS  Y6, Y13, Y13; \
-	VMULPS  Y2, Y4, Y5; \
-	VADDPS  Y5, Y17, Y17; \
-	VMULPS  Y3, Y4, Y6; \
-	VADDPS  Y6, Y21, Y21; \
-	VMOVUPS O+64(DI), Y4; \
-	VMULPS  Y0, Y4, Y5; \
-	VADDPS  Y5, Y10, Y10; \
-	VMULPS  Y1, Y4, Y6; \
-	VADDPS  Y6, Y14, Y14; \
-	VMULPS  Y2, Y4, Y5; \
-	VADDPS  Y5, Y18, Y18; \
-	VMULPS  Y3, Y4, Y6; \
-	VADDPS  Y6, Y22, Y22; \
-	VMOVUPS O+96(DI), Y4; \
-	VMULPS  Y0, Y4, Y5; \
-	VADDPS  Y5, Y11, Y11; \
-	VMULPS  Y1, Y4, Y6; \
-	VADDPS  Y6, Y15, Y15; \
-	VMULPS  Y2, Y4, Y5; \
-	VADDPS  Y5, Y19, Y19; \
-	VMULPS  Y3, Y4, Y6; \
-	VADDPS  Y6, Y23, Y23
+	ROWS4(WO); \
+	INPUT4(O+0(DI), Y8, Y12, Y16, Y20); \
+	INPUT4(O+32(DI), Y9, Y13, Y17, Y21); \
+	INPUT4(O+64(DI), Y10, Y14, Y18, Y22); \
+	INPUT4(O+96(DI), Y11, Y15, Y19, Y23)
 
 // ZERO4x4, LOAD4x4 and STORE4x4 zero the 16 accumulators Y8-Y23, load them from
 // and store them to DX.
 #define ZERO4x4 \
-	VXORPS Y8, Y8, Y8; \
-	VXORPS Y9, Y9, Y9; \
-	VXORPS Y10, Y10, Y10; \
-	VXORPS Y11, Y11, Y11; \
-	VXORPS Y12, Y12, Y12; \
-	VXORPS Y13, Y13, Y13; \
-	VXORPS Y14, Y14, Y14; \
-	VXORPS Y15, Y15, Y15; \
-	VXORPS Y16, Y16, Y16; \
-	VXORPS Y17, Y17, Y17; \
-	VXORPS Y18, Y18, Y18; \
-	VXORPS Y19, Y19, Y19; \
-	VXORPS Y20, Y20, Y20; \
-	VXORPS Y21, Y21, Y21; \
-	VXORPS Y22, Y22, Y22; \
-	VXORPS Y23, Y23, Y23
+	ZERO4(Y8, Y9, Y10, Y11); \
+	ZERO4(Y12, Y13, Y14, Y15); \
+	ZERO4(Y16, Y17, Y18, Y19); \
+	ZERO4(Y20, Y21, Y22, Y23)
 
 #define LOAD4x4 \
-	VMOVUPS 0(DX), Y8; \
-	VMOVUPS 32(DX), Y9; \
-	VMOVUPS 64(DX), Y10; \
-	VMOVUPS 96(DX), Y11; \
-	VMOVUPS 128(DX), Y12; \
-	VMOVUPS 160(DX), Y13; \
-	VMOVUPS 192(DX), Y14; \
-	VMOVUPS 224(DX), Y15; \
-	VMOVUPS 256(DX), Y16; \
-	VMOVUPS 288(DX), Y17; \
-	VMOVUPS 320(DX), Y18; \
-	VMOVUPS 352(DX), Y19; \
-	VMOVUPS 384(DX), Y20; \
-	VMOVUPS 416(DX), Y21; \
-	VMOVUPS 448(DX), Y22; \
-	VMOVUPS 480(DX), Y23
+	LOAD4(0, Y8, Y9, Y10, Y11); \
+	LOAD4(128, Y12, Y13, Y14, Y15); \
+	LOAD4(256, Y16, Y17, Y18, Y19); \
+	LOAD4(384, Y20, Y21, Y22, Y23)
 
 #define STORE4x4 \
-	VMOVUPS Y8, 0(DX); \
-	VMOVUPS Y9, 32(DX); \
-	VMOVUPS Y10, 64(DX); \
-	VMOVUPS Y11, 96(DX); \
-	VMOVUPS Y12, 128(DX); \
-	VMOVUPS Y13, 160(DX); \
-	VMOVUPS Y14, 192(DX); \
-	VMOVUPS Y15, 224(DX); \
-	VMOVUPS Y16, 256(DX); \
-	VMOVUPS Y17, 288(DX); \
-	VMOVUPS Y18, 320(DX); \
-	VMOVUPS Y19, 352(DX); \
-	VMOVUPS Y20, 384(DX); \
-	VMOVUPS Y21, 416(DX); \
-	VMOVUPS Y22, 448(DX); \
-	VMOVUPS Y23, 480(DX)
+	STORE4(0, Y8, Y9, Y10, Y11); \
+	STORE4(128, Y12, Y13, Y14, Y15); \
+	STORE4(256, Y16, Y17, Y18, Y19); \
+	STORE4(384, Y20, Y21, Y22, Y23)
 
 // REDUCE4x4 finishes the 16 dot products and stores row k of input j at
 // AX + 4k + j·R13 (R9 walks the inputs).
 #define REDUCE4x4 \
 	MOVQ AX, R9; \
-	REDUCE8V(Y8, X8, X0); \
-	VMOVSS X8, 0(R9); \
-	REDUCE8V(Y12, X12, X0); \
-	VMOVSS X12, 4(R9); \
-	REDUCE8V(Y16, X16, X0); \
-	VMOVSS X16, 8(R9); \
-	REDUCE8V(Y20, X20, X0); \
-	VMOVSS X20, 12(R9); \
+	REDUCE4(Y8, Y12, Y16, Y20, X8, X12, X16, X20); \
 	ADDQ R13, R9; \
-	REDUCE8V(Y9, X9, X0); \
-	VMOVSS X9, 0(R9); \
-	REDUCE8V(Y13, X13, X0); \
-	VMOVSS X13, 4(R9); \
-	REDUCE8V(Y17, X17, X0); \
-	VMOVSS X17, 8(R9); \
-	REDUCE8V(Y21, X21, X0); \
-	VMOVSS X21, 12(R9); \
+	REDUCE4(Y9, Y13, Y17, Y21, X9, X13, X17, X21); \
 	ADDQ R13, R9; \
-	REDUCE8V(Y10, X10, X0); \
-	VMOVSS X10, 0(R9); \
-	REDUCE8V(Y14, X14, X0); \
-	VMOVSS X14, 4(R9); \
-	REDUCE8V(Y18, X18, X0); \
-	VMOVSS X18, 8(R9); \
-	REDUCE8V(Y22, X22, X0); \
-	VMOVSS X22, 12(R9); \
+	REDUCE4(Y10, Y14, Y18, Y22, X10, X14, X18, X22); \
 	ADDQ R13, R9; \
-	REDUCE8V(Y11, X11, X0); \
-	VMOVSS X11, 0(R9); \
-	REDUCE8V(Y15, X15, X0); \
-	VMOVSS X15, 4(R9); \
-	REDUCE8V(Y19, X19, X0); \
-	VMOVSS X19, 8(R9); \
-	REDUCE8V(Y23, X23, X0); \
-	VMOVSS X23, 12(R9)
+	REDUCE4(Y11, Y15, Y19, Y23, X11, X15, X19, X23)
 
 // GEMM4ROWS is the body of the kernels below, for input groups of XBYTES bytes a block:
 // STEP, ZERO, LOAD, STORE and REDUCE are the group's macros, the L* its labels. R12 counts
