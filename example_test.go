@@ -129,7 +129,7 @@ func ExampleModel_NewStepper() {
 		fmt.Printf("copy-on-write: shared block %d copied into block %d (filled slots: %d), then written\n", c.From, c.Block, c.Slots)
 	}
 	fmt.Println("seq", fork.Seq.ID(), "table", fork.Seq.KV.Table(), "; seq", parent.ID(), "table", parent.KV.Table())
-	fmt.Println(s.Engine().Pool.Stats().CowCopies, "copy-on-write in the pool's statistics")
+	fmt.Println(s.Engine().Pool().Stats().CowCopies, "copy-on-write in the pool's statistics")
 	// Output:
 	// seq 0 table [0 1] tokens 5
 	// seq 1 table [0 1] shared

@@ -96,7 +96,7 @@ func Open(ref string, opt Options) (*Model, error) {
 		return nil, err
 	}
 	d := &Model{m: m, eng: eng, cfg: cfg, check: opt.Check, watchers: map[int]func(kvcache.Event){}}
-	eng.Pool.SetObserver(d.publish)
+	eng.Pool().SetObserver(d.publish)
 	return d, nil
 }
 
@@ -111,7 +111,7 @@ func OpenModel(ref string, opt Options) (*model.Model, error) {
 func (m *Model) Close() error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.eng.Pool.SetObserver(nil)
+	m.eng.Pool().SetObserver(nil)
 	m.eng.Close()
 	return m.m.Close()
 }
@@ -287,12 +287,12 @@ func (m *Model) Stream(prompt string, p Params) iter.Seq2[string, error] {
 func (m *Model) Cache() kvcache.Snapshot {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.eng.Pool.Snapshot()
+	return m.eng.Pool().Snapshot()
 }
 
 // CacheConfig returns the pool's shape: blocks, slots per block, the cache types and the
 // bytes a token takes.
-func (m *Model) CacheConfig() kvcache.Config { return m.eng.Pool.Config() }
+func (m *Model) CacheConfig() kvcache.Config { return m.eng.Pool().Config() }
 
 // Watch calls f with every event of the pool from now on (a block allocated, shared by a
 // prefix hit or a fork, copied on write, indexed, released, evicted, ...), in order, on the

@@ -297,7 +297,7 @@ func TestBrowserServeView(t *testing.T) {
 	var blocks []kvcache.BlockState
 	var published int64
 	require.NoError(t, srv.Inspect(context.Background(), func(e *engine.Engine) {
-		stats, blocks = e.Pool.Stats(), e.Pool.Blocks()
+		stats, blocks = e.Pool().Stats(), e.Pool().Blocks()
 	}))
 	v := getView(t, ts.URL)
 	published = v.Events
@@ -355,11 +355,11 @@ func TestBrowserStepView(t *testing.T) {
 		t.Helper()
 		v := getView(t, ts.URL)
 		st.Inspect(func(e *engine.Engine) {
-			require.Equal(t, e.Pool.Stats(), v.Stats)
-			for i, b := range e.Pool.Blocks() {
+			require.Equal(t, e.Pool().Stats(), v.Stats)
+			for i, b := range e.Pool().Blocks() {
 				require.Equal(t, b.Ref, v.Blocks[i].Ref)
 			}
-			require.NoError(t, e.Pool.Check())
+			require.NoError(t, e.Pool().Check())
 		})
 		waitJS(t, ctx, fmt.Sprintf(`Number(document.body.dataset.snapshotEvents) === %d`, v.Events))
 		requireDOMShows(t, readDOM(t, ctx), v)

@@ -85,7 +85,7 @@ type Settings struct {
 
 // settings reads the current settings; the lock must be held.
 func (s *Stepper) settings() Settings {
-	pc, a := s.sess.Engine().Pool.Config(), s.sess.Attention()
+	pc, a := s.sess.Engine().Pool().Config(), s.sess.Attention()
 	return Settings{Sampling: s.sess.Sampling(), Layer: a.Layer, Head: a.Head,
 		Blocks: pc.NumBlocks, BlockSize: pc.BlockSize, Check: s.sess.Checked(), Undoable: s.sess.Undoable()}
 }
@@ -96,7 +96,7 @@ func (s *Stepper) View(context.Context) (View, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	eng := s.sess.Engine()
-	v := Build("step", s.name, eng, eng.Pool.Snapshot(), s.hub.Published())
+	v := Build("step", s.name, eng, eng.Pool().Snapshot(), s.hub.Published())
 	st := s.settings()
 	v.Step = &st
 	for i := range v.Sequences {

@@ -70,7 +70,7 @@ func (s *Stepper) record(cmd stepper.Command, r stepper.Result) StepRecord {
 		return StepRecord{Seq: -1, Message: fmt.Sprintf("attention: layer %d, head %d, for each new token", a.Layer, a.Head)}
 	case "reset":
 		s.last = nil
-		pc := s.sess.Engine().Pool.Config()
+		pc := s.sess.Engine().Pool().Config()
 		return StepRecord{Seq: -1, Events: []Event{{Kind: "reset", Seq: -1, Block: -1, Index: -1, From: -1, Request: -1, Choice: -1, Blocks: pc.NumBlocks, Slots: pc.BlockSize}},
 			Message: fmt.Sprintf("a new, empty pool: %d blocks of %d slots", pc.NumBlocks, pc.BlockSize)}
 	}

@@ -48,7 +48,7 @@ func requireViewAgrees(t *testing.T, st *Stepper) {
 	require.NoError(t, err)
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	pool := st.sess.Engine().Pool
+	pool := st.sess.Engine().Pool()
 	require.NoError(t, pool.Check())
 	require.Equal(t, pool.Stats(), v.Stats)
 	for i, b := range pool.Blocks() {

@@ -29,7 +29,7 @@ type cacheView struct {
 // newCacheView attaches the view to e's pool and to the schedulers made with opts.
 func newCacheView(e *engine.Engine, opts *Options) *cacheView {
 	v := &cacheView{hub: cacheview.NewHub(0), requests: map[int][2]int{}}
-	e.Pool.SetObserver(func(ev kvcache.Event) { v.hub.Publish(cacheview.PoolEvent(ev)) })
+	e.Pool().SetObserver(func(ev kvcache.Event) { v.hub.Publish(cacheview.PoolEvent(ev)) })
 	next := opts.Scheduler.Observer
 	opts.Scheduler.Observer = func(ev engine.SchedulerEvent) {
 		if ev.Kind != engine.SeqPreempted {
@@ -45,7 +45,7 @@ func newCacheView(e *engine.Engine, opts *Options) *cacheView {
 
 // mountCacheView registers the page and its endpoints on mux.
 func (s *Server) mountCacheView(mux *http.ServeMux) {
-	m := s.eng.Model
+	m := s.eng.Model()
 	cacheview.Mount(mux, cacheview.Source{View: s.cacheSnapshot, Hub: s.view.hub},
 		cacheview.Planner{This: &cacheview.PlanModel{Name: s.model, Shape: m.Config.PlanShape(), WeightsBytes: m.Weights.Bytes()}})
 }
@@ -58,7 +58,7 @@ func (s *Server) cacheSnapshot(ctx context.Context) (cacheview.View, error) {
 	var published int64
 	requests := map[int][2]int{}
 	err := s.do(ctx, func() {
-		snap, published = s.eng.Pool.Snapshot(), s.view.hub.Published()
+		snap, published = s.eng.Pool().Snapshot(), s.view.hub.Published()
 		st = combineStats(s.past, s.sched.Stats())
 		live := map[int]bool{}
 		for _, q := range snap.Sequences {

@@ -80,7 +80,7 @@ func (c *completion) apply(ev event) ([]CompletionChoice, *APIError) {
 	if ch.logprobs != nil && ev.lp != nil {
 		pt.rec = c.s.withTexts(*ev.lp, ev.id, c.p.tokenIDs)
 	}
-	piece := c.s.eng.Model.Tokenizer.Piece(ev.id)
+	piece := c.s.eng.Model().Tokenizer.Piece(ev.id)
 	ch.full = append(ch.full, piece...)
 	c.stops.Feed(ch.stops, piece)
 	ch.pending = append(ch.pending, pt)

@@ -124,11 +124,11 @@ func (s *Session) newEngine(cfg engine.Config) error {
 		return err
 	}
 	if s.e != nil {
-		s.e.Pool.SetObserver(nil)
+		s.e.Pool().SetObserver(nil)
 		s.e.Close()
 	}
 	s.e, s.cfg, s.seqs = e, cfg, map[int]*Seq{}
-	e.Pool.SetObserver(func(ev kvcache.Event) {
+	e.Pool().SetObserver(func(ev kvcache.Event) {
 		s.events = append(s.events, ev)
 		s.log = append(s.log, ev)
 	})
@@ -137,7 +137,7 @@ func (s *Session) newEngine(cfg engine.Config) error {
 
 // Close detaches the session from the pool's events and stops its engine.
 func (s *Session) Close() {
-	s.e.Pool.SetObserver(nil)
+	s.e.Pool().SetObserver(nil)
 	s.e.Close()
 }
 
@@ -195,10 +195,10 @@ func (s *Session) Add(ids []int) (Added, error) {
 	if len(ids) == 0 {
 		return Added{}, fmt.Errorf("stepper: the prompt has no tokens")
 	}
-	if len(ids) >= s.e.Context {
-		return Added{}, fmt.Errorf("the prompt has %d tokens; the context holds %d and one more is needed to decode", len(ids), s.e.Context)
+	if len(ids) >= s.e.Context() {
+		return Added{}, fmt.Errorf("the prompt has %d tokens; the context holds %d and one more is needed to decode", len(ids), s.e.Context())
 	}
-	pool := s.e.Pool
+	pool := s.e.Pool()
 	kv := pool.AddSequence(ids, "")
 	hit := kv.Computed()
 	logits, check, err := s.compute(kv)
@@ -242,13 +242,13 @@ func (s *Session) Decode(q *Seq, forced, top int) (Decoded, error) {
 	s.events = nil
 	kv := q.KV
 	pos := kv.Len()
-	if pos >= s.e.Context {
-		return Decoded{}, fmt.Errorf("seq %d fills the whole context (%d tokens); fork it, add a new prompt, or free it", kv.ID(), s.e.Context)
+	if pos >= s.e.Context() {
+		return Decoded{}, fmt.Errorf("seq %d fills the whole context (%d tokens); fork it, add a new prompt, or free it", kv.ID(), s.e.Context())
 	}
-	if forced >= s.e.Model.Config.Vocab {
-		return Decoded{}, fmt.Errorf("stepper: token %d is outside the vocabulary of %d", forced, s.e.Model.Config.Vocab)
+	if forced >= s.e.Model().Config.Vocab {
+		return Decoded{}, fmt.Errorf("stepper: token %d is outside the vocabulary of %d", forced, s.e.Model().Config.Vocab)
 	}
-	res, err := s.e.Pool.Reserve(kv, 1) // the Step in s.compute finds the slot reserved
+	res, err := s.e.Pool().Reserve(kv, 1) // the Step in s.compute finds the slot reserved
 	if err != nil {
 		return Decoded{}, err
 	}
@@ -272,11 +272,11 @@ func (s *Session) Decode(q *Seq, forced, top int) (Decoded, error) {
 	d.Block, d.Slot = kv.Slot(pos)
 	kv.Append(d.Token)
 	if s.attn.Layer >= 0 && !s.replaying {
-		s.probe = make([][]float32, s.e.Model.Config.Heads)
-		s.e.Runner.SetAttentionProbe(s.recordAttention)
+		s.probe = make([][]float32, s.e.Model().Config.Heads)
+		s.e.Runner().SetAttentionProbe(s.recordAttention)
 	}
 	logits, check, err := s.compute(kv)
-	s.e.Runner.SetAttentionProbe(nil)
+	s.e.Runner().SetAttentionProbe(nil)
 	d.Attention, s.probe = s.probe, nil
 	if err != nil {
 		return d, err
@@ -332,7 +332,7 @@ type Forked struct {
 // by one, nothing is copied) and the logits q holds. The sibling samples with its own seed.
 func (s *Session) Fork(q *Seq) Forked {
 	s.events = nil
-	kv := s.e.Pool.Fork(q.KV)
+	kv := s.e.Pool().Fork(q.KV)
 	f := &Seq{KV: kv, Prompt: q.Prompt, Parent: q.ID(), Seed: logit.ContinuationSeed(s.sampling.Seed, kv.ID()), Logits: slices.Clone(q.Logits)}
 	s.newSampler(f)
 	s.seqs[kv.ID()] = f
@@ -351,7 +351,7 @@ type Freed struct {
 func (s *Session) Free(q *Seq) Freed {
 	s.events = nil
 	table := slices.Clone(q.KV.Table())
-	s.e.Pool.Free(q.KV)
+	s.e.Pool().Free(q.KV)
 	delete(s.seqs, q.ID())
 	s.record(op{kind: opFree, seq: q.ID()})
 	return Freed{ID: q.ID(), Table: table, Events: s.takeEvents()}
@@ -439,9 +439,9 @@ func (s *Session) compute(kv *kvcache.Sequence) ([]float32, *Check, error) {
 	if !s.check || s.replaying {
 		return out, nil, nil
 	}
-	cfg := s.e.Pool.Config()
+	cfg := s.e.Pool().Config()
 	pos := kv.Len() - 1
-	ref, err := s.e.Runner.Reference(kv.Tokens(), cfg.KType, cfg.VType, pos)
+	ref, err := s.e.Runner().Reference(kv.Tokens(), cfg.KType, cfg.VType, pos)
 	if err == nil {
 		err = engine.Compare(out, ref[0], kv.ID(), pos, pos)
 	}

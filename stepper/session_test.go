@@ -86,7 +86,7 @@ func TestSessionWalk(t *testing.T) {
 	require.Equal(t, q.KV.Table()[0], b.Events[0].Block)
 
 	// The pool (6 blocks) now holds q [3], f [2 shared + 1], b [1 shared + 1]: 5 in use.
-	require.Equal(t, 5, e.Pool.Stats().BlocksUsed)
+	require.Equal(t, 5, e.Pool().Stats().BlocksUsed)
 	owners := s.Owners()
 	require.Len(t, owners[q.KV.Table()[0]], 3, "block 0 is held by q, f and b")
 
@@ -95,13 +95,13 @@ func TestSessionWalk(t *testing.T) {
 	require.Equal(t, 3, len(freed.Table))
 	s.Free(b.Seq)
 	require.Len(t, s.Live(), 1)
-	require.NoError(t, e.Pool.Check())
+	require.NoError(t, e.Pool().Check())
 
 	// Out of blocks leaves everything as it was.
 	_, err = s.Add(make([]int, 30))
 	require.ErrorIs(t, err, kvcache.ErrOutOfBlocks)
 	require.Len(t, s.Live(), 1)
-	require.NoError(t, e.Pool.Check())
+	require.NoError(t, e.Pool().Check())
 }
 
 // TestSessionAttentionAndTemperature: a decode step records the chosen layer's weights per

@@ -30,7 +30,7 @@ type seqState struct {
 }
 
 func capture(s *Session) state {
-	st := state{Snap: s.Engine().Pool.Snapshot(), Events: slices.Clone(s.Events()), Sampling: s.Sampling(),
+	st := state{Snap: s.Engine().Pool().Snapshot(), Events: slices.Clone(s.Events()), Sampling: s.Sampling(),
 		Attn: s.Attention(), Config: s.Config()}
 	for _, q := range s.Live() {
 		st.Seqs = append(st.Seqs, seqState{ID: q.ID(), Prompt: q.Prompt, Parent: q.Parent, Seed: q.Seed, Reseeds: q.reseeds,
@@ -120,14 +120,14 @@ func TestUndoRestoresEverything(t *testing.T) {
 		require.NoError(t, err, "command %d %+v", k, c)
 		results[k] = r
 		stopped = stopped || r.Stopped != nil
-		require.NoError(t, s.Engine().Pool.Check())
+		require.NoError(t, s.Engine().Pool().Check())
 	}
 	require.True(t, stopped, "one decode ran out of blocks part-way")
 	require.Equal(t, len(cmds), s.Undoable())
 	for k := len(cmds) - 1; k >= 0; k-- {
 		require.NoError(t, s.Undo(), "undo %d", k)
 		require.Equal(t, before[k], capture(s), "after undoing command %d %+v", k, cmds[k])
-		require.NoError(t, s.Engine().Pool.Check())
+		require.NoError(t, s.Engine().Pool().Check())
 		// Again: the same tokens, checked again bit for bit, and the same events.
 		r, err := s.Do(cmds[k])
 		require.NoError(t, err, "redo %d", k)

@@ -64,7 +64,7 @@ func TestExecRunsCommands(t *testing.T) {
 	for _, q := range []string{"quit", "q", "exit"} {
 		require.ErrorIs(t, c.Exec(q), ErrQuit)
 	}
-	require.NoError(t, c.Session.Engine().Pool.Check())
+	require.NoError(t, c.Session.Engine().Pool().Check())
 }
 
 // TestExecRefusesBadArguments: a malformed command line is refused with an error saying
@@ -110,7 +110,7 @@ func TestExecRefusesBadArguments(t *testing.T) {
 		{"attn 0:" + strconv.Itoa(cfg.Heads), "attn: want a head from 0 to " + strconv.Itoa(cfg.Heads-1)},
 	} {
 		t.Run(tc.line, func(t *testing.T) {
-			pool := c.Session.Engine().Pool
+			pool := c.Session.Engine().Pool()
 			before, cur, n, live := pool.Stats(), c.Cur, c.Cur.KV.Len(), len(c.Session.Live())
 			require.ErrorContains(t, c.Exec(tc.line), tc.want)
 			require.Equal(t, before, pool.Stats())

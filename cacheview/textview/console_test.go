@@ -27,10 +27,10 @@ func TestConsole(t *testing.T) {
 	require.NoError(t, c.Exec("switch 0"))
 	require.Same(t, first, c.Cur)
 	require.NoError(t, c.Exec("n 2")) // pos 4 takes block 2, the last free one; pos 5 fills it
-	pool := c.Session.Engine().Pool
+	pool := c.Session.Engine().Pool()
 	before, n := pool.Stats(), c.Cur.KV.Len()
 	require.ErrorIs(t, c.Exec("n"), kvcache.ErrOutOfBlocks, "pos 6 needs a fourth block")
 	require.Equal(t, before, pool.Stats())
 	require.Equal(t, n, c.Cur.KV.Len())
-	require.NoError(t, c.Session.Engine().Pool.Check())
+	require.NoError(t, c.Session.Engine().Pool().Check())
 }

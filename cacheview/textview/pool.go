@@ -49,7 +49,7 @@ func (v *View) blockGlyph(b kvcache.BlockState) string {
 // Blocks draws the pool as a grid of ten blocks a row, a legend, and a table of the blocks
 // that are not free: fill, refcount, owners (seq[index in its block table]), hash.
 func (v *View) Blocks() {
-	pool := v.engine().Pool
+	pool := v.engine().Pool()
 	st, blocks := pool.Stats(), pool.Blocks()
 	owners := map[int][]string{}
 	for id, held := range v.Session.Owners() {

@@ -28,7 +28,7 @@ func (v *View) Added(a stepper.Added, text string) {
 			reused = append(reused, fmt.Sprintf("block %d now shared, refcount %d", e.Block, e.Ref))
 		}
 	}
-	bs := v.engine().Pool.Config().BlockSize
+	bs := v.engine().Pool().Config().BlockSize
 	fmt.Fprintf(&w, "%s  prompt %q: %d tokens, %d from the cache, %d computed in one forward pass\n",
 		v.Paint(Bold, fmt.Sprintf("seq %d", kv.ID())), text, kv.Len(), hit, kv.Len()-hit)
 	if hit > 0 {
@@ -53,7 +53,7 @@ func (v *View) Added(a stepper.Added, text string) {
 // Decoded prints one decode step, from the session's record of it (the reservation says
 // whether the slot needed a new block, a copy-on-write, or an eviction).
 func (v *View) Decoded(d stepper.Decoded) {
-	kv, pool := d.Seq.KV, v.engine().Pool
+	kv, pool := d.Seq.KV, v.engine().Pool()
 	var w screen
 	how := d.How
 	if how == "sampled" {
@@ -158,7 +158,7 @@ func (v *View) attentionLines(w *screen, d stepper.Decoded) {
 // sibling's next write will do. back says how to return to the parent (kvref step: "switch
 // N goes back"); empty, the line says nothing about it.
 func (v *View) Forked(parent, q *stepper.Seq, back string) {
-	kv, pool := q.KV, v.engine().Pool
+	kv, pool := q.KV, v.engine().Pool()
 	blocks := pool.Blocks()
 	var refs []string
 	for _, id := range kv.Table() {
@@ -193,7 +193,7 @@ func (v *View) Switched(q *stepper.Seq) {
 
 // Freed prints what happened to each block of a freed sequence.
 func (v *View) Freed(f stepper.Freed) {
-	blocks := v.engine().Pool.Blocks()
+	blocks := v.engine().Pool().Blocks()
 	var w screen
 	w.field("free", "seq %d ended; its blocks lost a reference:", f.ID)
 	for _, id := range f.Table {

@@ -111,10 +111,10 @@ func TokenFormula(c kvcache.Config) string {
 // Header prints the model, the cache's arithmetic and the sampling parameters.
 func (v *View) Header() {
 	m, eng := v.model(), v.engine()
-	c, pc := m.Config, eng.Pool.Config()
+	c, pc := m.Config, eng.Pool().Config()
 	var w screen
 	fmt.Fprintf(&w, "model     %s: %d layers, %d query heads, %d KV heads of %d values, vocab %d, context %d\n",
-		m.Source, c.Layers, c.Heads, c.KVHeads, c.HeadDim, m.Tokenizer.VocabSize(), eng.Context)
+		m.Source, c.Layers, c.Heads, c.KVHeads, c.HeadDim, m.Tokenizer.VocabSize(), eng.Context())
 	fmt.Fprintf(&w, "cache     %s, %d blocks of %d token slots\n", plan.CacheTypeName(pc.KType, pc.VType), pc.NumBlocks, pc.BlockSize)
 	if pc.KType == pc.VType {
 		if _, ok := plan.ElementBytes(pc.KType); !ok {
@@ -123,7 +123,7 @@ func (v *View) Header() {
 	}
 	fmt.Fprintf(&w, "          %d B per token = %s\n", pc.BytesPerToken(), TokenFormula(pc))
 	fmt.Fprintf(&w, "          %d B per block = %d slots × %d B; the pool: %d × %d B = %d B\n",
-		pc.BytesPerBlock(), pc.BlockSize, pc.BytesPerToken(), pc.NumBlocks, pc.BytesPerBlock(), eng.Pool.AllocatedBytes())
+		pc.BytesPerBlock(), pc.BlockSize, pc.BytesPerToken(), pc.NumBlocks, pc.BytesPerBlock(), eng.Pool().AllocatedBytes())
 	p := v.Session.Sampling()
 	fmt.Fprintf(&w, "sampling  temp %g, top-k %d, top-p %g, min-p %g, seed %d (sequence N samples with a seed derived from it and N)\n",
 		p.Temperature, p.TopK, p.TopP, p.MinP, p.Seed)
@@ -132,7 +132,7 @@ func (v *View) Header() {
 
 // cacheLines prints the pool's totals and the arithmetic of the bytes in use.
 func (v *View) cacheLines(w *screen) {
-	pool := v.engine().Pool
+	pool := v.engine().Pool()
 	st := pool.Stats()
 	shared := ""
 	if st.BlocksShared > 0 {

@@ -89,7 +89,7 @@ func TestBlocksAgreeWithThePool(t *testing.T) {
 	v.Blocks()
 	// 30 blocks: three rows of ten, none of them summed up (only a second free row in a
 	// row is), each cell the block's refcount, "c" when cached without owner, "." when free.
-	blocks := s.Engine().Pool.Blocks()
+	blocks := s.Engine().Pool().Blocks()
 	require.Len(t, blocks, 30)
 	for row := 0; row < 30; row += 10 {
 		want := fmt.Sprintf("%10s%2d ", "", row)
@@ -109,6 +109,6 @@ func TestBlocksAgreeWithThePool(t *testing.T) {
 
 	c := s.Model().Config
 	require.Equal(t, fmt.Sprintf("2 · %d layers · %d KV heads · %d head_dim · 4 B", c.Layers, c.KVHeads, c.HeadDim),
-		TokenFormula(s.Engine().Pool.Config()))
-	require.Equal(t, int64(2*c.Layers*c.KVHeads*c.HeadDim*4), s.Engine().Pool.Config().BytesPerToken())
+		TokenFormula(s.Engine().Pool().Config()))
+	require.Equal(t, int64(2*c.Layers*c.KVHeads*c.HeadDim*4), s.Engine().Pool().Config().BytesPerToken())
 }

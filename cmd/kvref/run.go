@@ -67,7 +67,7 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer closeEngine()
-	m := eng.Model
+	m := eng.Model()
 
 	out := bufio.NewWriter(stdout)
 	defer out.Flush()
@@ -169,7 +169,7 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	es := sched.Stats()
-	sum.Finish(eng.Pool.Stats(), es)
+	sum.Finish(eng.Pool().Stats(), es)
 	if f.asJSON {
 		b, err := json.Marshal(map[string]any{"summary": sum})
 		if err != nil {
@@ -181,7 +181,7 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	out.Flush()
 	fmt.Fprintf(stderr, "kvref: %d prompt tokens (%d from cache), %d generated in %d steps (mean batch %.1f tokens, %d preemptions); prefill %.1f ms, decode %.1f ms (%.1f tokens/s); cache %s, %d B/token, %d blocks of %d used at peak\n",
 		sum.PromptTokens, sum.PrefixHitTokens, sum.GeneratedTokens, es.Steps, es.RowsMean, es.Preemptions, sum.PrefillMS, sum.DecodeMS, sum.TokensPerSecond,
-		eng.Pool.Config().KType, sum.BytesPerToken, sum.BlocksUsed, sum.BlockSize)
+		eng.Pool().Config().KType, sum.BytesPerToken, sum.BlocksUsed, sum.BlockSize)
 	if w := m.Config.ReclaimWindow(); w > 0 {
 		fmt.Fprintf(stderr, "kvref: sliding window %d: %d blocks reclaimed as sequences slid past them\n", w, sum.BlocksReclaimed)
 	}

@@ -43,9 +43,9 @@ type requestSummary struct {
 
 // newRunSummary starts the summary of a run on e: its cache shape, context and threads.
 func newRunSummary(e *engine.Engine, check bool) *runSummary {
-	pc := e.Pool.Config()
+	pc := e.Pool().Config()
 	return &runSummary{BlockSize: pc.BlockSize, BytesPerToken: pc.BytesPerToken(), CacheTypeK: pc.KType.String(),
-		CacheTypeV: pc.VType.String(), Context: e.Context, Threads: e.Runner.Threads(), Check: check}
+		CacheTypeV: pc.VType.String(), Context: e.Context(), Threads: e.Runner().Threads(), Check: check}
 }
 
 // Add counts one finished request.
