@@ -42,11 +42,12 @@ type Options struct {
 	// (the names kvref's --cache-dtype takes). KType and VType, when set, override it for
 	// the keys or the values alone.
 	CacheType, KType, VType string
-	BlockSize               int // token slots per cache block (0: 16)
-	CacheBlocks             int // blocks in the pool (0: enough for Sequences full-context sequences)
-	Sequences               int // sequences expected at once, for the default pool size (0: 1)
-	Context                 int // the longest sequence (0: the model's, at most 4096)
-	Threads                 int // worker threads (0: one per core)
+
+	BlockSize   int // token slots per cache block (0: 16)
+	CacheBlocks int // blocks in the pool (0: enough for Sequences full-context sequences)
+	Sequences   int // sequences expected at once, for the default pool size (0: 1)
+	Context     int // the longest sequence (0: the model's, at most 4096)
+	Threads     int // worker threads (0: one per core)
 	// Check recomputes every step's logits without the cache and requires them to be bit
 	// for bit equal to the cached ones before a token is given out.
 	Check bool
@@ -58,13 +59,16 @@ type Options struct {
 }
 
 // Model is an opened model with its engine and KV-cache pool. Its methods may be called
-// from several goroutines: they take turns (GenerateAll runs prompts together).
+// from several goroutines: requests take turns (GenerateAll runs prompts together), and
+// Cache waits for the step in progress. The body of a loop over Stream may call Cache and
+// Watch, not Generate, GenerateAll or Stream (they wait for the stream to end).
 type Model struct {
-	mu    sync.Mutex
-	m     *model.Model
-	eng   *engine.Engine
-	cfg   engine.Config
-	check bool
+	mu     sync.Mutex // one request at a time
+	poolMu sync.Mutex // the pool: held while a request changes it
+	m      *model.Model
+	eng    *engine.Engine
+	cfg    engine.Config
+	check  bool
 
 	watchMu  sync.Mutex
 	watchers map[int]func(kvcache.Event)
@@ -111,6 +115,8 @@ func OpenModel(ref string, opt Options) (*model.Model, error) {
 func (m *Model) Close() error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	m.poolMu.Lock()
+	defer m.poolMu.Unlock()
 	m.eng.Pool().SetObserver(nil)
 	m.eng.Close()
 	return m.m.Close()
@@ -200,6 +206,8 @@ func (m *Model) Generate(prompt string, p Params) (Result, error) {
 func (m *Model) GenerateAll(prompts []string, p Params) ([]Result, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	m.poolMu.Lock()
+	defer m.poolMu.Unlock()
 	sched := m.eng.NewScheduler(engine.SchedulerConfig{})
 	ids := make([]int, len(prompts))
 	for i, text := range prompts {
@@ -241,25 +249,39 @@ func (m *Model) Stream(prompt string, p Params) iter.Seq2[string, error] {
 		defer m.mu.Unlock()
 		p.N = 1
 		req := m.request(prompt, p)
+		m.poolMu.Lock()
 		sched := m.eng.NewScheduler(engine.SchedulerConfig{})
 		id, err := sched.Add(req)
+		m.poolMu.Unlock()
 		if err != nil {
 			yield("", fmt.Errorf("kvref: %w", err))
 			return
 		}
-		defer sched.Cancel(id)
+		defer func() {
+			m.poolMu.Lock()
+			defer m.poolMu.Unlock()
+			sched.Cancel(id) // frees the blocks when the loop stops early
+		}()
 		var text []byte
 		var ready []string
 		sent := 0
-		for !sched.Done() {
-			err := sched.EmitStep(func(t engine.Token) error {
-				text = append(text, m.m.Tokenizer.Piece(t.ID)...)
-				if n := textstream.Releasable(text, req.StopStrings); !t.Final && n > sent {
-					ready = append(ready, string(text[sent:n]))
-					sent = n
-				}
-				return nil
-			})
+		for {
+			m.poolMu.Lock() // the pool is the request's during a step, the caller's between steps
+			done := sched.Done()
+			if !done {
+				err = sched.EmitStep(func(t engine.Token) error {
+					text = append(text, m.m.Tokenizer.Piece(t.ID)...)
+					if n := textstream.Releasable(text, req.StopStrings); !t.Final && n > sent {
+						ready = append(ready, string(text[sent:n]))
+						sent = n
+					}
+					return nil
+				})
+			}
+			m.poolMu.Unlock()
+			if done {
+				break
+			}
 			for _, piece := range ready {
 				if !yield(piece, nil) {
 					return
@@ -271,11 +293,15 @@ func (m *Model) Stream(prompt string, p Params) iter.Seq2[string, error] {
 				return
 			}
 		}
-		if err := sched.Err(id); err != nil {
+		m.poolMu.Lock()
+		err = sched.Err(id)
+		res := sched.Result(id)
+		m.poolMu.Unlock()
+		if err != nil {
 			yield("", fmt.Errorf("kvref: %w", err))
 			return
 		}
-		if final := sched.Result(id).Texts[0]; len(final) > sent {
+		if final := res.Texts[0]; len(final) > sent {
 			yield(final[sent:], nil)
 		}
 	}
@@ -285,8 +311,8 @@ func (m *Model) Stream(prompt string, p Params) iter.Seq2[string, error] {
 // count, tokens, owners) and every live sequence's block table. It shares nothing with the
 // pool.
 func (m *Model) Cache() kvcache.Snapshot {
-	m.mu.Lock()
-	defer m.mu.Unlock()
+	m.poolMu.Lock()
+	defer m.poolMu.Unlock()
 	return m.eng.Pool().Snapshot()
 }
 
@@ -296,7 +322,7 @@ func (m *Model) CacheConfig() kvcache.Config { return m.eng.Pool().Config() }
 
 // Watch calls f with every event of the pool from now on (a block allocated, shared by a
 // prefix hit or a fork, copied on write, indexed, released, evicted, ...), in order, on the
-// goroutine running the request, until stop is called. f must not call the Model.
+// goroutine running the request, until stop is called. f must not call the Model, nor stop.
 func (m *Model) Watch(f func(kvcache.Event)) (stop func()) {
 	m.watchMu.Lock()
 	defer m.watchMu.Unlock()

@@ -39,8 +39,8 @@ func TestGenerateAllMatchesGenerate(t *testing.T) {
 }
 
 // TestStreamAddsUpToGenerate: the streamed pieces add up to Generate's text, with and
-// without a stop string, and breaking out of the loop stops generation and frees the
-// request's blocks.
+// without a stop string; the loop's body can look at the pool; breaking out of the loop
+// stops generation and frees the request's blocks.
 func TestStreamAddsUpToGenerate(t *testing.T) {
 	m := open(t, kvref.Options{})
 	for _, p := range []kvref.Params{{MaxTokens: 60}, {MaxTokens: 60, Stop: []string{"Lily"}}, {MaxTokens: 30, Temperature: 1, Seed: 9}} {
@@ -55,6 +55,9 @@ func TestStreamAddsUpToGenerate(t *testing.T) {
 	}
 	n := 0
 	for range m.Stream("Once upon a time", kvref.Params{MaxTokens: 100}) {
+		live := m.Cache() // between two steps the pool is the caller's to look at
+		require.Equal(t, 1, live.Stats.Sequences)
+		require.Positive(t, live.Stats.BlocksUsed)
 		if n++; n == 3 {
 			break
 		}
