@@ -348,6 +348,7 @@ func parseNext(_ *Session, l line) (Command, error) {
 // NoTokenError is pick's error for a text that is no token of the vocabulary.
 type NoTokenError struct{ Text string }
 
+// Error names the text.
 func (e NoTokenError) Error() string { return fmt.Sprintf("no token is the text %q", e.Text) }
 
 // parsePick reads the argument of pick: a token id, or a token's text in double quotes as
