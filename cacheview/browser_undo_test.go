@@ -60,6 +60,7 @@ func TestBrowserStepUndo(t *testing.T) {
 
 	run(t, ctx, click("#undo"))
 	waitJS(t, ctx, `!document.querySelector("#last-step .tok")`)
+	require.Contains(t, text(t, ctx, "#last-step"), "No step of a live sequence to show")
 	v = getView(t, ts.URL)
 	require.Equal(t, before.Blocks, v.Blocks)
 	require.Equal(t, before.Sequences, v.Sequences)

@@ -315,7 +315,7 @@ async function step(cmd) {
     state.log = state.log.filter((e) => e.n < body.undone.events_from);
     renderLog();
     state.lastStep = body.undone.last_step;
-    state.lastNote = "";
+    state.lastNote = "No step of a live sequence to show: undo took it back, or its sequence was freed.";
     renderLastStep();
   }
   if (!walk.active) say(body.message);
