@@ -92,3 +92,47 @@ func TestHubConcurrentSubscribers(t *testing.T) {
 	require.Equal(t, int64(20000), h.Published())
 	require.Zero(t, h.Viewers())
 }
+
+// TestHubReplaysItsRing: a late viewer gets the events the ring still holds (after the
+// number it asks from), a hello whose tally counts the ones before, and then the live ones;
+// a slow viewer is told the kinds of the events it lost.
+func TestHubReplaysItsRing(t *testing.T) {
+	h := NewHubHistory(4, 10)
+	kinds := []string{"alloc", "prefix_hit", "evict"}
+	for i := range 25 {
+		h.Publish(Event{Kind: kinds[i%3], Slots: i})
+	}
+	want := Tally{}
+	for i := range 15 {
+		want.add(kinds[i%3], 1, i)
+	}
+	s, replay, hello := h.SubscribeSince(0)
+	require.Len(t, replay, 10)
+	require.Equal(t, int64(16), replay[0].N)
+	require.Equal(t, int64(25), replay[9].N)
+	require.Equal(t, Hello{Published: 25, From: 15, History: 10, Tally: want}, hello)
+
+	_, replay, hello = h.SubscribeSince(20)
+	require.Len(t, replay, 5)
+	require.Equal(t, int64(21), replay[0].N)
+	require.Equal(t, int64(20), hello.From)
+	_, replay, hello = h.SubscribeSince(-1)
+	require.Empty(t, replay)
+	require.Equal(t, int64(25), hello.From)
+	require.EqualValues(t, 9, hello.Tally["alloc"].N)
+
+	// s reads nothing: 4 fit in its buffer, 6 more are lost, and said by kind.
+	for i := 25; i < 35; i++ {
+		h.Publish(Event{Kind: kinds[i%3], Slots: 1})
+	}
+	require.Equal(t, int64(26), (<-s.Events()).N, "live after the replay")
+	lost := s.TakeLost()
+	var n int64
+	for _, k := range lost {
+		n += k.N
+		require.Equal(t, k.N, k.Slots)
+	}
+	require.EqualValues(t, 6, n)
+	require.Equal(t, Tally{"alloc": {2, 2}, "prefix_hit": {2, 2}, "evict": {2, 2}}, lost, "events 30..35 by kind")
+	require.Empty(t, s.TakeLost())
+}
