@@ -278,7 +278,7 @@ func TestBrowserServeView(t *testing.T) {
 	for _, s := range drawn.Sequences {
 		require.NotNil(t, s.Request, "seq %d is labelled with its request", s.ID)
 	}
-	shoot(t, ctx, "serve-view.png")
+	shoot(t, ctx, "serve-live.png")
 	stop()
 	require.Error(t, <-done, "the long request was cut off")
 

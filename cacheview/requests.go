@@ -317,7 +317,7 @@ func (r *Requests) Snapshot() []Request {
 }
 
 // PromptStart is the start of a prompt's text for the requests panel: its tokens' text
-// (TokenText) up to PromptRunes runes, then "…". It looks at no more than 4·PromptRunes
+// (TokenText; leading control tokens such as BOS left out) up to PromptRunes runes, then "…". It looks at no more than 4·PromptRunes
 // tokens, however long the prompt.
 func PromptStart(tok tokenizer.Tokenizer, ids []int) string {
 	var b strings.Builder
@@ -325,6 +325,9 @@ func PromptStart(tok tokenizer.Tokenizer, ids []int) string {
 		if i == 4*PromptRunes {
 			b.WriteString("…")
 			break
+		}
+		if len(tok.Piece(id)) == 0 && b.Len() == 0 {
+			continue // a leading control token (BOS) adds no text
 		}
 		b.WriteString(TokenText(tok, id))
 		if s := b.String(); utf8.RuneCountInString(s) > PromptRunes {

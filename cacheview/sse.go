@@ -35,9 +35,9 @@ func ServeEvents(w http.ResponseWriter, r *http.Request, hub *Hub) {
 	// A stream lives as long as its viewer: lift the server's write deadline, if any.
 	_ = http.NewResponseController(w).SetWriteDeadline(time.Time{})
 	since := int64(-1)
-	q := r.URL.Query().Get("since")
+	q := r.Header.Get("Last-Event-ID") // a reconnection goes on from its last event
 	if q == "" {
-		q = r.Header.Get("Last-Event-ID")
+		q = r.URL.Query().Get("since")
 	}
 	if q != "" {
 		n, err := strconv.ParseInt(q, 10, 64)
