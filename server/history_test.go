@@ -89,7 +89,8 @@ func (r *replayStream) upTo(t *testing.T, n int64) (cacheview.Hello, []cacheview
 	for {
 		r.mu.Lock()
 		var h cacheview.Hello
-		if r.hello != nil {
+		said := r.hello != nil
+		if said {
 			h = *r.hello
 		}
 		evs := slices.Clone(r.events)
@@ -98,7 +99,7 @@ func (r *replayStream) upTo(t *testing.T, n int64) (cacheview.Hello, []cacheview
 		if len(evs) > 0 {
 			last = evs[len(evs)-1].N
 		}
-		if r.hello != nil && last >= n {
+		if said && last >= n {
 			return h, evs
 		}
 		require.True(t, time.Now().Before(deadline), "the stream reached event %d of %d", last, n)
@@ -199,8 +200,8 @@ func TestCacheViewRemembers(t *testing.T) {
 	// Then live: a new request reaches the late viewer after the replay, numbered on.
 	ts.complete(t, map[string]any{"prompt": prefix, "max_tokens": 1, "temperature": 0})
 	v2 := ts.view(t)
-	_, evs = late.upTo(t, v2.Events)
-	for i, e := range evs {
+	_, all := late.upTo(t, v2.Events)
+	for i, e := range all {
 		require.Equal(t, int64(i+1), e.N, "no event twice, none missed")
 	}
 	require.Equal(t, 4, v2.Requests[0].ID)
@@ -211,7 +212,7 @@ func TestCacheViewRemembers(t *testing.T) {
 	h, evs := mid.upTo(t, v2.Events)
 	require.Equal(t, v.Events, h.From)
 	require.Len(t, evs, int(v2.Events-v.Events))
-	require.Equal(t, tallyOf(hello, late.events[:v.Events]), h.Tally, "the hello counts what it does not replay")
+	require.Equal(t, tallyOf(hello, all[:v.Events]), h.Tally, "the hello counts what it does not replay")
 	status, body := ts.get(t, "/v1/cache/events?since=x")
 	require.Equal(t, http.StatusBadRequest, status)
 	require.Contains(t, string(body), `since must be an event number ≥ 0`)
