@@ -324,6 +324,7 @@ function renderDetail() {
   box.replaceChildren(
     el("dl", { class: "kv" },
       el("dt", { text: "state" }), el("dd", {}, el("b", { text: b.state }), ` — ${explain}`),
+      el("dt", { text: "text" }), el("dd", { class: "mono", "data-text": "", text: b.text && b.text.length ? quote(b.text.join("")) : "(nothing)" }),
       el("dt", { text: "refcount" }), el("dd", { text: b.ref }),
       el("dt", { text: "slots" }), el("dd", { text: `${b.filled} of ${v.block_size} filled` }),
       el("dt", { text: "hash" }), el("dd", { class: "mono", text: b.hash ? b.hash + "…" : "none (not full, or not indexed)" }),
