@@ -162,13 +162,25 @@ func TestBrowserServeRemembers(t *testing.T) {
 	require.Contains(t, title, "hash: "+v.Blocks[first].Hash)
 	shoot(t, ctx, "serve-view.png")
 
-	// Live again: one more request is counted on, in the log and the panel.
-	_, err = postCompletion(t, ts.URL, map[string]any{"prompt": prefix + " sang", "max_tokens": 4, "temperature": 0})
-	require.NoError(t, err)
+	// Live again: a burst while the page watches is counted on, in the log and the panel.
+	live := make(chan error, 4)
+	for i := range 4 {
+		go func() {
+			_, err := postCompletion(t, ts.URL, map[string]any{"prompt": prefix + endings[i], "max_tokens": 16, "n": 2, "temperature": 0.9, "seed": i})
+			live <- err
+		}()
+	}
+	for range 4 {
+		require.NoError(t, <-live)
+	}
 	v = getView(t, ts.URL)
 	waitJS(t, ctx, fmt.Sprintf(`Number(document.body.dataset.logEvents) === %d && Number(document.body.dataset.snapshotEvents) === %[1]d`, v.Events))
 	require.Equal(t, fmt.Sprint(v.Events), counterOf(t, ctx, "events"))
 	require.Equal(t, fmt.Sprint(v.Stats.PrefixHitTokens), counterOf(t, ctx, "tokens from prefix hits"))
+	require.Equal(t, fmt.Sprint(v.Stats.Evictions), counterOf(t, ctx, "evictions"))
+	require.Equal(t, fmt.Sprint(v.Stats.CowCopies), counterOf(t, ctx, "copy-on-write copies"))
+	require.Equal(t, fmt.Sprint(v.Engine.Preemptions), counterOf(t, ctx, "preemptions"))
+	require.Equal(t, fmt.Sprint(len(v.Requests)), counterOf(t, ctx, "requests finished"))
 	require.Equal(t, fmt.Sprint(v.Requests[0].ID), eval[string](t, ctx, `document.querySelector("#requests .req-row").dataset.requestId`))
 	requireFitsNarrowScreen(t, ctx, "")
 }
