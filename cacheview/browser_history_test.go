@@ -162,6 +162,12 @@ func TestBrowserServeRemembers(t *testing.T) {
 	require.Contains(t, title, "hash: "+v.Blocks[first].Hash)
 	shoot(t, ctx, "serve-view.png")
 
+	// A click on a block of the shared prefix says which requests left it there.
+	clickRedrawn(t, ctx, fmt.Sprintf(`#grid .blk[data-block-id="%d"]`, seq.Blocks[0]))
+	story := text(t, ctx, `#detail dd[data-requests]`)
+	require.Contains(t, story, fmt.Sprintf("#%d (held it as table[0])", pick.ID))
+	require.Contains(t, story, "#1 (held it as table[0])", "the first request computed the prefix")
+
 	// Live again: a burst while the page watches is counted on, in the log and the panel.
 	live := make(chan error, 4)
 	for i := range 4 {

@@ -298,6 +298,19 @@ function renderCounters() {
   document.body.dataset.tallyEvents = String(rows[0][1]);
 }
 
+// requestsOf says which listed requests hold, or held, block id (and the pool still keeps
+// what they wrote there): the story of a cached block.
+function requestsOf(v, id) {
+  const out = [];
+  for (const q of v.requests || []) {
+    for (const s of q.sequences) {
+      const i = (s.blocks || []).indexOf(id);
+      if (i >= 0 && !(s.stale || []).includes(id)) out.push(`#${q.id}${q.choices > 1 ? ` choice ${s.choice}` : ""} (${q.state === "finished" ? "held" : "holds"} it as table[${i}])`);
+    }
+  }
+  return out.join(", ");
+}
+
 function renderDetail() {
   const v = state.view;
   const id = state.hover >= 0 ? state.hover : state.selected;
@@ -329,6 +342,8 @@ function renderDetail() {
       el("dt", { text: "slots" }), el("dd", { text: `${b.filled} of ${v.block_size} filled` }),
       el("dt", { text: "hash" }), el("dd", { class: "mono", text: b.hash ? b.hash + "…" : "none (not full, or not indexed)" }),
       el("dt", { text: "owners" }), el("dd", { text: own.length ? own.map(([s, i]) => `seq ${s} (table[${i}], positions ${i * v.block_size}–${(i + 1) * v.block_size - 1})`).join(", ") : "none" }),
+      v.requests ? el("dt", { text: "requests" }) : null,
+      v.requests ? el("dd", { "data-requests": "", text: requestsOf(v, id) || "none of the requests listed" }) : null,
     ),
     el("div", { class: "slots" }, ...slots),
   );
