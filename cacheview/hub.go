@@ -29,7 +29,7 @@ type Hub struct {
 	ring      []Event // the last len(ring) ≤ history events; the oldest at ring[start]
 	start     int
 	history   int
-	tally     Tally // every event published, by kind
+	tally     [numKinds]KindTally // every event published, by kind
 }
 
 // Subscriber is one viewer's end of a Hub.
@@ -53,7 +53,7 @@ func NewHubHistory(buffer, history int) *Hub {
 	if history < 0 {
 		history = DefaultHistory
 	}
-	h := &Hub{buffer: buffer, history: history, tally: Tally{}}
+	h := &Hub{buffer: buffer, history: history}
 	h.subs.Store(&[]*Subscriber{})
 	return h
 }
@@ -76,7 +76,9 @@ func (h *Hub) Publish(e Event) int64 {
 			h.start = (h.start + 1) % h.history
 		}
 	}
-	h.tally.add(e.Kind, 1, e.Slots)
+	k := kindIndex(e.Kind)
+	h.tally[k].N++
+	h.tally[k].Slots += int64(e.Slots)
 	h.published.Store(e.N)
 	subs := *h.subs.Load() // a viewer that subscribes after the unlock has e in its replay
 	h.mu.Unlock()
@@ -85,7 +87,6 @@ func (h *Hub) Publish(e Event) int64 {
 		case s.ch <- e:
 		default:
 			s.dropped.Add(1)
-			k := kindIndex(e.Kind)
 			s.lost[k].n.Add(1)
 			s.lost[k].slots.Add(int64(e.Slots))
 		}
@@ -133,11 +134,19 @@ func (h *Hub) SubscribeSince(since int64) (*Subscriber, []Event, Hello) {
 			}
 		}
 	}
-	hello := Hello{Published: pub, From: pub, History: h.history, Tally: h.tally.clone()}
+	tally := h.tally
+	hello := Hello{Published: pub, From: pub, History: h.history, Tally: Tally{}}
 	if len(replay) > 0 {
 		hello.From = replay[0].N - 1
 		for _, e := range replay {
-			hello.Tally.add(e.Kind, -1, -e.Slots)
+			k := kindIndex(e.Kind)
+			tally[k].N--
+			tally[k].Slots -= int64(e.Slots)
+		}
+	}
+	for k, t := range tally {
+		if t.N != 0 || t.Slots != 0 {
+			hello.Tally[kindNames[k]] = t
 		}
 	}
 	subs := append(slices.Clone(*h.subs.Load()), s)
@@ -192,25 +201,45 @@ func (t Tally) add(kind string, n, slots int) {
 	t[kind] = k
 }
 
-func (t Tally) clone() Tally {
-	out := make(Tally, len(t))
-	for k, v := range t {
-		out[k] = v
-	}
-	return out
-}
-
-// kindNames are the kinds of events; a kind not listed counts as "other".
+// kindNames are the kinds of events; a kind not listed counts as "other" (in order:
+// kindIndex's cases).
 var kindNames = [...]string{"alloc", "prefix_hit", "cow", "evict", "indexed", "release", "fork", "flush", "reclaim",
 	"admit", "preempt", "fork_seq", "reset", "submit", "finish", "other"}
 
 const numKinds = len(kindNames)
 
 func kindIndex(kind string) int {
-	for i, k := range kindNames {
-		if k == kind {
-			return i
-		}
+	switch kind {
+	case "alloc":
+		return 0
+	case "prefix_hit":
+		return 1
+	case "cow":
+		return 2
+	case "evict":
+		return 3
+	case "indexed":
+		return 4
+	case "release":
+		return 5
+	case "fork":
+		return 6
+	case "flush":
+		return 7
+	case "reclaim":
+		return 8
+	case "admit":
+		return 9
+	case "preempt":
+		return 10
+	case "fork_seq":
+		return 11
+	case "reset":
+		return 12
+	case "submit":
+		return 13
+	case "finish":
+		return 14
 	}
 	return numKinds - 1
 }

@@ -1,11 +1,15 @@
 package cacheview
 
 import (
+	"fmt"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/kvref/kvref/kvcache"
 )
 
 // TestHubDropsForASlowViewerOnly: a viewer that reads nothing loses what does not fit in its
@@ -135,4 +139,53 @@ func TestHubReplaysItsRing(t *testing.T) {
 	require.EqualValues(t, 6, n)
 	require.Equal(t, Tally{"alloc": {2, 2}, "prefix_hit": {2, 2}, "evict": {2, 2}}, lost, "events 30..35 by kind")
 	require.Empty(t, s.TakeLost())
+}
+
+// BenchmarkHubHistoryMemory reports what the ring of DefaultHistory events holds on the
+// heap, per event (docs/serve.md's table), with a hash string on every event as indexed,
+// prefix_hit and evict events carry.
+func BenchmarkHubHistoryMemory(b *testing.B) {
+	var heap float64
+	for range b.N {
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		h := NewHubHistory(0, DefaultHistory)
+		for i := range 2 * DefaultHistory {
+			h.Publish(PoolEvent(kvcache.Event{Kind: kvcache.Indexed, Block: i, Hash: kvcache.Hash{byte(i), byte(i >> 8), 1}}))
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		heap += float64(after.HeapAlloc) - float64(before.HeapAlloc)
+		runtime.KeepAlive(h)
+	}
+	b.ReportMetric(heap/float64(b.N)/DefaultHistory, "heap-B/event")
+}
+
+// BenchmarkHubPublish is one Publish with no viewer, with and without the ring.
+func BenchmarkHubPublish(b *testing.B) {
+	for _, history := range []int{0, DefaultHistory} {
+		b.Run(fmt.Sprintf("history=%d", history), func(b *testing.B) {
+			h := NewHubHistory(0, history)
+			e := PoolEvent(kvcache.Event{Kind: kvcache.Allocated, Block: 1})
+			for range b.N {
+				h.Publish(e)
+			}
+		})
+	}
+}
+
+// TestKindIndexNamesEveryKind: every kind the pool and the scheduler emit has its own
+// counter, and kindIndex and kindNames agree.
+func TestKindIndexNamesEveryKind(t *testing.T) {
+	for i, k := range kindNames {
+		require.Equal(t, i, kindIndex(k), k)
+	}
+	for k := kvcache.EventKind(0); k <= kvcache.Reclaimed; k++ {
+		require.NotEqual(t, numKinds-1, kindIndex(k.String()), k.String())
+	}
+	for _, k := range []string{"admit", "preempt", "fork_seq", "reset", "submit", "finish"} {
+		require.NotEqual(t, numKinds-1, kindIndex(k), k)
+	}
+	require.Equal(t, numKinds-1, kindIndex("something new"))
 }

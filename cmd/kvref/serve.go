@@ -111,7 +111,7 @@ func serve(ctx context.Context, restore func(), args []string, stdout, stderr io
 	fs.DurationVar(&l.StallTimeout, "stall-timeout", server.DefaultStallTimeout, "/health answers 503 when one engine step has run this long")
 	fs.DurationVar(&f.shutdownTimeout, "shutdown-timeout", server.DefaultShutdownTimeout, "on Ctrl-C or SIGTERM, how long running requests may finish")
 	fs.BoolVar(&f.quiet, "quiet", false, "do not log each request on stderr")
-	fs.IntVar(&f.viewHistory, "view-history", cacheview.DefaultHistory, "recent cache events kept for pages that open later (about 180 B each; 0: none)")
+	fs.IntVar(&f.viewHistory, "view-history", cacheview.DefaultHistory, "recent cache events kept for pages that open later (about 190 B each; 0: none)")
 	fs.IntVar(&f.viewRequests, "view-requests", cacheview.DefaultRequestHistory, "finished requests kept for the page's requests panel (0: none)")
 	if err := parseFlagsOnly(fs, args, ""); err != nil {
 		return err
