@@ -18,6 +18,7 @@ import (
 
 	"github.com/kvref/kvref/cacheview"
 	"github.com/kvref/kvref/engine"
+	"github.com/kvref/kvref/kvcache"
 	"github.com/kvref/kvref/server"
 )
 
@@ -120,7 +121,8 @@ func TestBrowserServeRemembers(t *testing.T) {
 	require.True(t, reusedAny, "requests reused the shared prefix")
 
 	// Select the newest request that reused blocks: the grid outlines the blocks it held
-	// that the pool still keeps, and nothing else.
+	// that the pool still keeps (not given to other tokens since, not freed), and nothing
+	// else.
 	var pick cacheview.Request
 	for _, q := range v.Requests {
 		if q.Reused > 0 {
@@ -128,13 +130,13 @@ func TestBrowserServeRemembers(t *testing.T) {
 			break
 		}
 	}
-	clickRedrawn(t, ctx, fmt.Sprintf(`#requests .req-row[data-request-id="%d"]`, pick.ID))
+	clickRedrawn(t, ctx, fmt.Sprintf(`#requests .req-row[data-request-id="%d"] .req-head b`, pick.ID))
 	waitJS(t, ctx, fmt.Sprintf(`document.querySelector('#requests .req-row[data-request-id="%d"]').classList.contains("sel")`, pick.ID))
 	got := eval[[]string](t, ctx, `[...document.querySelectorAll("#grid .blk.req")].map(e => e.dataset.blockId)`)
 	var want []string
 	seq := pick.Sequences[0]
 	for _, b := range seq.Blocks {
-		if b >= 0 && !slices.Contains(seq.Stale, b) {
+		if b >= 0 && !slices.Contains(seq.Stale, b) && v.Blocks[b].State != kvcache.StateFree {
 			want = append(want, fmt.Sprint(b))
 		}
 	}

@@ -123,14 +123,14 @@ function blockTitle(b, v, own) {
 }
 
 // reqBlocks is the set of blocks the selected request holds (live) or held and the pool
-// still keeps (finished: stale ones left out).
+// still keeps (finished: blocks given to other tokens since, and freed ones, left out).
 function reqBlocks(v) {
   const q = v.requests && v.requests.find((r) => r.id === state.request);
   const set = new Set();
   if (!q) return set;
   for (const s of q.sequences) {
     const stale = new Set(s.stale || []);
-    for (const id of s.blocks || []) if (id >= 0 && !stale.has(id)) set.add(id);
+    for (const id of s.blocks || []) if (id >= 0 && !stale.has(id) && v.blocks[id] && v.blocks[id].state !== "free") set.add(id);
   }
   return set;
 }
@@ -223,7 +223,8 @@ function renderRequests(v) {
         const b = byId.get(id);
         const gone = stale.has(id);
         return el("span", { class: "mini" + (gone ? " gone" : ""), "data-block-id": id, "data-state": gone ? "gone" : b ? b.state : "free",
-          title: gone ? `block ${id}: since given to other tokens (evicted or freed, then reused)` : b ? blockTitle(b, v, state.owners.get(id) || []) : `block ${id}` }, String(id));
+          title: gone ? `block ${id}: since given to other tokens (evicted or freed, then reused)` :
+            b && b.state === "free" ? `block ${id}: freed when the request ended (it was not full, so not cached)` : b ? blockTitle(b, v, state.owners.get(id) || []) : `block ${id}` }, String(id));
       });
       return el("div", { class: "rseq", "data-choice": s.choice },
         el("span", { class: "muted" }, q.choices > 1 ? `choice ${s.choice}` : "", s.seq >= 0 ? ` seq ${s.seq}` : "", ` · ${s.state}${s.finish ? ` (${s.finish})` : ""}`),
