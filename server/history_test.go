@@ -213,6 +213,30 @@ func TestCacheViewRemembers(t *testing.T) {
 	require.Equal(t, v.Events, h.From)
 	require.Len(t, evs, int(v2.Events-v.Events))
 	require.Equal(t, tallyOf(hello, all[:v.Events]), h.Tally, "the hello counts what it does not replay")
+	// A reconnecting EventSource sends the number of its last event: the stream goes on
+	// from there, even when the URL asks for the whole ring.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, ts.URL+"/v1/cache/events?since=0", nil)
+	require.NoError(t, err)
+	req.Header.Set("Last-Event-ID", fmt.Sprint(v2.Events-2))
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	rd := bufio.NewReader(resp.Body)
+	var ids []string
+	for len(ids) < 2 {
+		line, err := rd.ReadString('\n')
+		require.NoError(t, err)
+		if strings.HasPrefix(line, "data: ") && len(ids) == 0 && !strings.Contains(line, `"kind"`) {
+			require.Contains(t, line, fmt.Sprintf(`"from":%d`, v2.Events-2), "the hello")
+		}
+		if id, ok := strings.CutPrefix(line, "id: "); ok {
+			ids = append(ids, strings.TrimSpace(id))
+		}
+	}
+	require.Equal(t, []string{fmt.Sprint(v2.Events - 1), fmt.Sprint(v2.Events)}, ids)
+
 	status, body := ts.get(t, "/v1/cache/events?since=x")
 	require.Equal(t, http.StatusBadRequest, status)
 	require.Contains(t, string(body), `since must be an event number ≥ 0`)

@@ -234,6 +234,7 @@ function renderRequests(v) {
     return el("div", {
       class: "req-row" + (q.id === state.request ? " sel" : ""), "data-request-id": q.id, "data-state": q.state, role: "button", tabindex: 0,
       onclick: () => { state.request = state.request === q.id ? -1 : q.id; render(); },
+      onkeydown: (e) => { if (e.key === "Enter" || e.key === " ") { e.preventDefault(); e.currentTarget.click(); } },
     },
       el("div", { class: "req-head" }, el("b", { text: `#${q.id}` }), el("span", { class: "rstate " + q.state, text: q.state }),
         el("span", { class: "prompt", text: quote(q.prompt) }),
