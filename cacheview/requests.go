@@ -64,7 +64,7 @@ type Requests struct {
 	next  int                // the last ID given
 	live  map[int]*reqRecord // by the engine's request id
 	done  []*reqRecord       // ring of finished requests, oldest at done[start]
-	start int                //
+	start int                // the oldest finished request in done
 	seqs  map[int]*seqTrack  // live cache sequences, by id
 	gen   []uint32           // per block: how many times it was given new tokens (alloc, cow)
 }
