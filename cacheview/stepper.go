@@ -265,6 +265,7 @@ func (s *Stepper) undoLocked() (StepRecord, error) {
 	if k := len(s.undo); k > 0 {
 		e, s.undo = s.undo[k-1], s.undo[:k-1]
 	}
+	s.hub.Retract(e.from)
 	s.last = e.last
 	if s.last != nil && s.sess.Seq(s.last.Seq) == nil {
 		s.last = nil

@@ -458,6 +458,7 @@ async function step(cmd) {
   }
   if (body.op === "undo" && body.undone) {
     // The command taken back published the events numbered from events_from on: forget them.
+    for (const e of state.log) if (e.n >= body.undone.events_from) count(e.kind, -1, -e.slots); // the counters follow the log
     state.log = state.log.filter((e) => e.n < body.undone.events_from);
     renderLog();
     state.lastStep = body.undone.last_step;
