@@ -39,7 +39,7 @@ function parseArgs(argv) {
 const args = parseArgs(process.argv.slice(2));
 const llama = await getLlama({build: "never", gpu: false, logLevel: "error"});
 const model = await llama.loadModel({modelPath: args.model, gpuLayers: 0});
-const vocab = model.fileInsights.vocabularySize ?? model.tokens.vocabSize;
+const vocab = model.fileInfo.metadata.tokenizer.ggml.tokens.length; // the GGUF vocabulary
 const ctype = args.cache.toUpperCase();
 const context = await model.createContext({
     contextSize: args.ctx, batchSize: args.ctx, sequences: 1, threads: args.threads,

@@ -1,0 +1,122 @@
+//go:build linux
+
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/kvref/kvref/golden"
+	"github.com/kvref/kvref/internal/nodellama"
+	"github.com/kvref/kvref/internal/testutil"
+)
+
+// nodeServeArgs are serve.mjs's settings for the verify runs, as llama-server's documented
+// ones (docs/golden.md): 4 sequences of 1152 tokens, an f32 cache, 1 thread.
+var nodeServeArgs = []string{"--sequences", "4", "--ctx", "1152", "--threads", "1", "--cache", "f32"}
+
+// nodeSuite is one golden suite that TestNodeLlamaCppVerify runs against serve.mjs: the
+// suite, the model it is recorded on (a path, given the test) and what the test requires
+// of the outcome.
+type nodeSuite struct {
+	suite string
+	model func(t *testing.T) string
+	check func(t *testing.T, rep *golden.Report)
+}
+
+// nodeSuites are the suites run against node-llama-cpp. The hybrid suite (Gemma's per-layer
+// cache groups) joins with one line once golden.Suites has it, e.g.
+//
+//	{suite: "hybrid", model: nodeGemma3, check: nodeAllPassOrUnsupported},
+var nodeSuites = []nodeSuite{
+	{suite: "default", model: func(t *testing.T) string { return testutil.Shared(t, "models/stories260K.gguf") }, check: nodeDefaultOutcome},
+}
+
+// startNodeServe starts tools/node-llama-cpp/serve.mjs on the model at a free loopback port
+// and waits for /health; it is stopped when the test ends.
+func startNodeServe(t *testing.T, dir, model string, extra ...string) *llamaServer {
+	t.Helper()
+	var lastErr error
+	for attempt := 0; attempt < 3; attempt++ { // the free port may be taken before the server binds it
+		port := freePort(t)
+		args := append([]string{filepath.Join(dir, "serve.mjs"), "--model", model, "--port", port}, nodeServeArgs...)
+		args = append(args, extra...)
+		s, err := launch(t, "node", args, port)
+		if err == nil {
+			return s
+		}
+		lastErr = err
+	}
+	t.Fatal(lastErr)
+	return nil
+}
+
+// verifyNode runs kvref verify --target against serve.mjs (the f32 scenarios, the slot
+// cache model, serve.mjs's /flush before every scenario) and logs the report's table.
+func verifyNode(t *testing.T, s *llamaServer, dir, model string, extra ...string) verifyRun {
+	t.Helper()
+	junit := filepath.Join(t.TempDir(), "junit.xml")
+	args := []string{"verify", "--golden", dir, "--target", s.url, "-m", model, "--cache-dtype", "f32", "--cache-model", "slots",
+		"--flush-url", strings.TrimSuffix(s.url, "/v1") + "/flush", "--junit", junit, "--json", "-t", "2", "--timeout", "3m"}
+	args = append(args, extra...)
+	start := time.Now()
+	out, stderr, code := kvref(t, args...)
+	rep := decodeReport(t, out, stderr)
+	var table bytes.Buffer
+	require.NoError(t, rep.WriteTable(&table))
+	t.Logf("kvref %s\n(%.1f s, exit %d)\n%s", strings.Join(args, " "), time.Since(start).Seconds(), code, table.String())
+	return verifyRun{rep, stderr, code, junit}
+}
+
+// recordSuite records a suite's goldens on the model into a temporary directory.
+func recordSuite(t *testing.T, suite, model string) string {
+	t.Helper()
+	if suite == "default" && strings.HasSuffix(model, "stories260K.gguf") {
+		_, dir, _ := stories260KGoldens(t) // shared with the llama-server tests
+		return dir
+	}
+	dir := t.TempDir()
+	_, stderr, code := kvref(t, "golden", "--model", model, "--suite", suite, "--out", dir, "-t", "2")
+	require.Equal(t, 0, code, stderr)
+	return dir
+}
+
+// TestNodeLlamaCppVerify runs kvref verify's suites (nodeSuites) against llama.cpp 0.5.0
+// through serve.mjs. The hit evidence is serve.mjs's own claim (the prompt tokens its
+// sequence kept, usage.prompt_tokens_details.cached_tokens): llama.cpp reports none.
+func TestNodeLlamaCppVerify(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs node-llama-cpp through whole golden suites (minutes)")
+	}
+	dir := nodellama.Require(t, nodellama.ToolDir(testutil.ModuleRoot(t)))
+	for _, ns := range nodeSuites {
+		t.Run(ns.suite, func(t *testing.T) {
+			model := ns.model(t)
+			goldens := recordSuite(t, ns.suite, model)
+			srv := startNodeServe(t, dir, model)
+			run := verifyNode(t, srv, goldens, model)
+			ns.check(t, run.rep)
+		})
+	}
+}
+
+// nodeDefaultOutcome is what llama.cpp 0.5.0 does with the default suite on stories260K.
+func nodeDefaultOutcome(t *testing.T, rep *golden.Report) {
+	t.Helper()
+	require.Len(t, rep.Scenarios, 13)
+	var lines []string
+	for _, s := range rep.Scenarios {
+		lines = append(lines, fmt.Sprintf("%s %s hits %d/%d (+%d slot) worst %.2g", s.Name, s.Status, s.ObservedHits, s.ExpectedHits, s.SlotBoundHits, s.WorstError))
+		require.Equal(t, golden.StatusPass, s.Status, "%s: %+v %v", s.Name, s.Failures, s.Vacuous)
+		require.Equal(t, golden.EvidenceCachedTokens, s.HitEvidence, s.Name)
+		require.Less(t, s.WorstError, 1e-3, "%s: llama.cpp 0.5.0 with an f32 cache agrees with kvref to about 1e-5", s.Name)
+	}
+	require.True(t, rep.Passed)
+	t.Log(strings.Join(lines, "\n"))
+}
