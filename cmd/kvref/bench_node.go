@@ -32,7 +32,7 @@ type nodeBenchTest struct {
 	TokensPerSec float64   `json:"tokens_per_second"`
 	Rates        []float64 `json:"rates"`
 	BusyThreads  int       `json:"busy_threads"`  // threads with at least 5% of the wall time in CPU time
-	ThreadShares []float64 `json:"thread_shares"` // their shares, highest first
+	ThreadShares []float64 `json:"thread_shares"` // the shares of the threads above 1%, highest first
 	CPUOverWall  float64   `json:"cpu_over_wall"` // the process's CPU seconds over the wall seconds
 }
 
@@ -202,7 +202,7 @@ func benchVsNode(m *model.Model, fs *flag.FlagSet, f benchFlags, dir string, set
 	}
 	fmt.Fprintf(stdout, "model %s, cache %s, %d threads asked of both, %d interleaved rounds of %d repetitions\n", m.Source, ct, threads, rounds, reps)
 	benchmark.WriteComparison(stdout, c)
-	fmt.Fprintf(stdout, "\nnode-llama-cpp's threads (CPU time over wall time, per round; threads under 5%% not shown):\n")
+	fmt.Fprintf(stdout, "\nnode-llama-cpp's threads per round: how many reached 5%% of the wall time in CPU time, the shares of those above 1%%, and the process's CPU time over wall time (compare with the threads asked):\n")
 	for _, t := range tests {
 		var parts []string
 		for _, u := range usage[t.name] {
