@@ -12,7 +12,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -143,9 +142,6 @@ func tail(b []byte) string {
 	}
 	return string(b)
 }
-
-// ErrNoLogits is returned by Compare when a step has no logits.
-var ErrNoLogits = errors.New("nodellama: a step without logits")
 
 // Diff is the comparison of one step's logits.
 type Diff struct {
