@@ -39,6 +39,7 @@ type nodeSuite struct {
 //	{name: "hybrid-gemma3", suite: "hybrid", model: nodeSynth("--arch", "gemma3", "--layers", "6"), check: nodeGemmaSlidingOutcome},
 var nodeSuites = []nodeSuite{
 	{name: "default", suite: "default", model: func(t *testing.T) string { return testutil.Shared(t, "models/stories260K.gguf") }, check: nodeDefaultOutcome},
+	{name: "sliding-gemma2", suite: "sliding", model: nodeSynth("--arch", "gemma2"), check: nodeGemmaSlidingOutcome},
 	{name: "sliding-gemma3", suite: "sliding", model: nodeSynth("--arch", "gemma3", "--layers", "6"), check: nodeGemmaSlidingOutcome},
 	{name: "sliding-llama", suite: "sliding", model: nodeSynth("--arch", "llama"), check: nodeLlamaWindowIgnored},
 }
@@ -142,8 +143,9 @@ func nodeDefaultOutcome(t *testing.T, rep *golden.Report) {
 	t.Log(strings.Join(lines, "\n"))
 }
 
-// nodeGemmaSlidingOutcome: on a synthetic Gemma 3 (five sliding layers of 64 tokens, one
-// global), llama.cpp 0.5.0's iSWA cache passes the sliding scenarios the model admits, its
+// nodeGemmaSlidingOutcome: on a synthetic Gemma 2 (sliding and global layers alternating)
+// or Gemma 3 (five sliding layers of 64 tokens, one global), llama.cpp 0.5.0's iSWA cache
+// passes the sliding scenarios the model admits, its
 // hits observed; the error is ggml's f16 GELU table (internal/nodellama's
 // TestGemmaGapIsTheFeedForward), about 1e-3 in log-probability.
 func nodeGemmaSlidingOutcome(t *testing.T, rep *golden.Report) {
