@@ -88,6 +88,12 @@ func (t CacheType) DecodeHeads(dst []float32, rows []byte, head, kvHeads, headDi
 	case F16:
 		kernels.DecodeF16Strided(dst, rows[2*head*headDim:], headDim, rb)
 		return
+	case Q8_0:
+		if headDim%q8BlockLen == 0 { // the head is whole blocks
+			nb := headDim / q8BlockLen
+			kernels.DecodeQ8_0Strided(dst, rows[head*nb*q8BlockBytes:], nb, rb)
+			return
+		}
 	case F32:
 		if v, stride, ok := f32Heads(rows, n, head, kvHeads, headDim); ok && n > 0 {
 			for i := range n {

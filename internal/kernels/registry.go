@@ -127,6 +127,7 @@ var (
 	implExpAVX512       = &impl{name: "expShiftedAVX512, swigluAVX512", needs: setAVX512 | featFMA}
 	implExpAVX2         = &impl{name: "expShiftedAVX2, swigluAVX2", needs: setAVX2 | featFMA}
 	implDecodeF16AVX2   = &impl{name: "decodeF16AVX2Asm, encodeF16AVX2Asm, decodeF16StridedAVX2Asm", needs: setAVX2}
+	implDecodeQ8_0AVX2  = &impl{name: "decodeQ8_0StridedAVX2Asm", needs: setAVX2}
 	implPrefetchAVX     = &impl{name: "prefetchLines, prefetchLinesL2", needs: setAVX}
 	implStreamReadAVX   = &impl{name: "streamRead4AVX", needs: setAVX}
 )
@@ -151,6 +152,7 @@ var registry = []*kernel{
 	{"Q8Input.Quantize (the Q8_0 input)", "quantizeBlocksGeneric", []*impl{implQuantizeQ8VNNI, implQuantizeQ8AVX2}},
 	{"Softmax, SwiGLU exponentials", "expShiftedGeneric, swigluGeneric", []*impl{implExpAVX512, implExpAVX2}},
 	{"DecodeF16, DecodeF16Strided, EncodeF16", "decodeF16Generic, decodeF16StridedGeneric, encodeF16Generic", []*impl{implDecodeF16AVX2}},
+	{"DecodeQ8_0Strided (a q8_0 cache's keys and values)", "decodeQ8_0StridedGeneric", []*impl{implDecodeQ8_0AVX2}},
 	{"Prefetch, PrefetchL2 (hints, no result)", "nothing", []*impl{implPrefetchAVX}},
 	{"StreamRead (the bandwidth probe)", "streamReadGeneric", []*impl{implStreamReadAVX}},
 }
