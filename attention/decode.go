@@ -34,7 +34,8 @@ type decodeSegment struct {
 // decodeScratch is one worker's buffers for attendDecode, kept across items and layers.
 type decodeScratch struct {
 	kv     []float32 // one block's keys or values of one KV head, decoded
-	tmp    []float32 // MatMulRows' scores of a group's query heads against one block
+	tmp    []float32 // MatMulRows' scores of the rows' query heads against one block
+	qs     []float32 // the rows' queries, KV head by KV head
 	scores []float32 // each row's scores then weights, group·(Pos+1) values per row
 	off    []int     // where each row's scores start
 	refs   []int     // rows of each segment
@@ -66,7 +67,15 @@ func attendDecode(att, q []float32, pool *kvcache.Pool, layer int, rows []Query,
 	}
 	sc.scores = grow(sc.scores, total)
 	sc.kv = grow(sc.kv, bs*hd)
-	sc.tmp = grow(sc.tmp, group*bs)
+	sc.tmp = grow(sc.tmp, len(dec)*group*bs)
+	// The queries of each KV head attended, row after row: qs[((kvh-kh0)·len(dec) + i)·group·hd:]
+	// holds row dec[i]'s group of query heads.
+	sc.qs = grow(sc.qs, len(dec)*heads*hd)
+	for kvh := kh0; kvh < kh1; kvh++ {
+		for i, b := range dec {
+			copy(sc.qs[((kvh-kh0)*len(dec)+i)*group*hd:((kvh-kh0)*len(dec)+i+1)*group*hd], q[b*qDim+kvh*group*hd:b*qDim+(kvh+1)*group*hd])
+		}
+	}
 	// The segments, in position order: for each logical block index, the distinct stored
 	// blocks the rows hold there, each with the rows that hold it.
 	sc.segs, sc.refs = sc.segs[:0], sc.refs[:0]
@@ -113,18 +122,33 @@ func attendDecode(att, q []float32, pool *kvcache.Pool, layer int, rows []Query,
 			prefetchSegment(pool.KRows(layer, n.phys, n.a, n.m), cfg.KRowBytes(), klo, khi)
 		}
 		kv := sc.kv[:g.m*hd]
+		refs := sc.refs[g.r0:g.r1]
 		for kvh := kh0; kvh < kh1; kvh++ {
 			cfg.KType.DecodeHeads(kv, pool.KRows(layer, g.phys, g.a, g.m), kvh, s.KVHeads, hd)
-			for _, i := range sc.refs[g.r0:g.r1] {
-				b := dec[i]
-				lo, n := rowSlots(rows[b], g.idx, bs, s)
-				qg := q[b*qDim+kvh*group*hd : b*qDim+(kvh+1)*group*hd]
-				kernels.MatMulRows(sc.tmp, kv, qg, g.m, hd, group, lo-g.a, n-g.a)
-				pos0, count := g.idx*bs+lo, rows[b].Pos+1
-				for j := range group {
-					at := sc.off[i] + ((kvh-kh0)*group+j)*count + pos0
-					copy(sc.scores[at:at+n-lo], sc.tmp[j*g.m+lo-g.a:j*g.m+n-g.a])
+			qk := sc.qs[(kvh-kh0)*len(dec)*group*hd:]
+			// Rows that follow each other in dec and attend over the same slots are scored
+			// in one product (a prompt's block held by many sequences: one matrix of their
+			// queries against the block's keys).
+			for r := 0; r < len(refs); {
+				i0 := refs[r]
+				lo, n := rowSlots(rows[dec[i0]], g.idx, bs, s)
+				e := r + 1
+				for e < len(refs) && refs[e] == i0+e-r {
+					if l2, n2 := rowSlots(rows[dec[refs[e]]], g.idx, bs, s); l2 != lo || n2 != n {
+						break
+					}
+					e++
 				}
+				kernels.MatMulRows(sc.tmp, kv, qk[i0*group*hd:], g.m, hd, (e-r)*group, lo-g.a, n-g.a)
+				for x, i := range refs[r:e] {
+					pos0, count := g.idx*bs+lo, rows[dec[i]].Pos+1
+					for j := range group {
+						at := sc.off[i] + ((kvh-kh0)*group+j)*count + pos0
+						from := (x*group+j)*g.m + lo - g.a
+						copy(sc.scores[at:at+n-lo], sc.tmp[from:from+n-lo])
+					}
+				}
+				r = e
 			}
 		}
 	}
@@ -133,9 +157,12 @@ func attendDecode(att, q []float32, pool *kvcache.Pool, layer int, rows []Query,
 	for i, b := range dec {
 		lo, n := s.First(rows[b].Pos), rows[b].Pos+1
 		for j := range heads {
+			s.finishScores(sc.scores[sc.off[i]+j*n+lo:sc.off[i]+(j+1)*n], scale)
+		}
+		// Softmax of each head: kernels.Softmax's bits, four heads side by side.
+		kernels.SoftmaxRows(sc.scores[sc.off[i]+lo:sc.off[i]+heads*n], heads, n-lo, n)
+		for j := range heads {
 			w := sc.scores[sc.off[i]+j*n : sc.off[i]+(j+1)*n]
-			s.finishScores(w[lo:], scale)
-			kernels.Softmax(w[lo:])
 			h := kh0*group + j
 			if probe != nil {
 				clear(w[:lo])

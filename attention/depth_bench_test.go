@@ -184,18 +184,20 @@ func BenchmarkDecodeSharedPrefix(b *testing.B) {
 	}
 }
 
-// BenchmarkDecodeStream times the stream path alone (for profiles): stories110M's shape, f16,
-// depth 960, one thread.
+// BenchmarkDecodeStream times the stream path alone, for profiles: one sequence at depth
+// 960, and 16 that share a 1024-token prompt at depth 1088, on one thread.
 func BenchmarkDecodeStream(b *testing.B) {
 	for _, bs := range benchShapes {
 		for _, ct := range []quant.CacheType{quant.F32, quant.F16, quant.Q8_0} {
-			b.Run(fmt.Sprintf("%s/%s/D=960", bs.name, ct), func(b *testing.B) {
-				f := newDepthFixture(b, bs, ct, 1, 960, 0)
-				f.step(bs.shape)
-				for b.Loop() {
+			for _, c := range []struct{ seqs, depth, prefix int }{{1, 960, 0}, {16, 1088, 1024}} {
+				b.Run(fmt.Sprintf("%s/%s/B=%d/D=%d", bs.name, ct, c.seqs, c.depth), func(b *testing.B) {
+					f := newDepthFixture(b, bs, ct, c.seqs, c.depth, c.prefix)
 					f.step(bs.shape)
-				}
-			})
+					for b.Loop() {
+						f.step(bs.shape)
+					}
+				})
+			}
 		}
 	}
 }
