@@ -1,6 +1,9 @@
 package attention
 
 import (
+	"cmp"
+	"slices"
+
 	"github.com/kvref/kvref/internal/kernels"
 	"github.com/kvref/kvref/kvcache"
 )
@@ -88,12 +91,10 @@ func attendDecode(att, q []float32, pool *kvcache.Pool, layer int, rows []Query,
 			}
 		}
 		refs := sc.refs[r0:]
-		// Insertion sort by stored block, stable: rows that share a block become a run.
-		for i := 1; i < len(refs); i++ {
-			for j := i; j > 0 && rows[dec[refs[j-1]]].Table[idx] > rows[dec[refs[j]]].Table[idx]; j-- {
-				refs[j-1], refs[j] = refs[j], refs[j-1]
-			}
-		}
+		// Sorted by stored block, stably: rows that share a block become a run, in dec order.
+		slices.SortStableFunc(refs, func(x, y int) int {
+			return cmp.Compare(rows[dec[x]].Table[idx], rows[dec[y]].Table[idx])
+		})
 		for i := 0; i < len(refs); {
 			phys := rows[dec[refs[i]]].Table[idx]
 			a, e := bs, 0
