@@ -125,7 +125,11 @@ func attendDecode(att, q []float32, pool *kvcache.Pool, layer int, rows []Query,
 		kv := sc.kv[:g.m*hd]
 		refs := sc.refs[g.r0:g.r1]
 		for kvh := kh0; kvh < kh1; kvh++ {
-			cfg.KType.DecodeHeads(kv, pool.KRows(layer, g.phys, g.a, g.m), kvh, s.KVHeads, hd)
+			// An f32 cache's keys are read in place by a query that meets them alone;
+			// products of several queries take a decoded copy.
+			krows := pool.KRows(layer, g.phys, g.a, g.m)
+			view, stride, direct := cfg.KType.F32Heads(krows, g.m, kvh, s.KVHeads, hd)
+			decoded := false
 			qk := sc.qs[(kvh-kh0)*len(dec)*group*hd:]
 			// Rows that follow each other in dec and attend over the same slots are scored
 			// in one product (a prompt's block held by many sequences: one matrix of their
@@ -140,7 +144,15 @@ func attendDecode(att, q []float32, pool *kvcache.Pool, layer int, rows []Query,
 					}
 					e++
 				}
-				kernels.MatMulRows(sc.tmp, kv, qk[i0*group*hd:], g.m, hd, (e-r)*group, lo-g.a, n-g.a)
+				if batch := (e - r) * group; direct && batch == 1 {
+					kernels.DotRowsStrided(sc.tmp[lo-g.a:n-g.a], qk[i0*hd:(i0+1)*hd], view[(lo-g.a)*stride:], stride)
+				} else {
+					if !decoded {
+						cfg.KType.DecodeHeads(kv, krows, kvh, s.KVHeads, hd)
+						decoded = true
+					}
+					kernels.MatMulRows(sc.tmp, kv, qk[i0*group*hd:], g.m, hd, batch, lo-g.a, n-g.a)
+				}
 				for x, i := range refs[r:e] {
 					pos0, count := g.idx*bs+lo, rows[dec[i]].Pos+1
 					for j := range group {
@@ -185,7 +197,13 @@ func attendDecode(att, q []float32, pool *kvcache.Pool, layer int, rows []Query,
 		}
 		kv := sc.kv[:g.m*hd]
 		for kvh := kh0; kvh < kh1; kvh++ {
-			cfg.VType.DecodeHeads(kv, pool.VRows(layer, g.phys, g.a, g.m), kvh, s.KVHeads, hd)
+			// An f32 cache's values are read in place (kernels.AxpyRowsStrided, AxpyRows'
+			// bits); the other types' are decoded once for all the rows.
+			vrows := pool.VRows(layer, g.phys, g.a, g.m)
+			view, stride, direct := cfg.VType.F32Heads(vrows, g.m, kvh, s.KVHeads, hd)
+			if !direct {
+				cfg.VType.DecodeHeads(kv, vrows, kvh, s.KVHeads, hd)
+			}
 			for _, i := range sc.refs[g.r0:g.r1] {
 				b := dec[i]
 				lo, n := rowSlots(rows[b], g.idx, bs, s)
@@ -193,7 +211,11 @@ func attendDecode(att, q []float32, pool *kvcache.Pool, layer int, rows []Query,
 				for j := range group {
 					h := kvh*group + j
 					at := sc.off[i] + ((kvh-kh0)*group+j)*count + pos0
-					kernels.AxpyRows(att[b*qDim+h*hd:b*qDim+(h+1)*hd], sc.scores[at:at+n-lo], kv[(lo-g.a)*hd:])
+					if direct {
+						kernels.AxpyRowsStrided(att[b*qDim+h*hd:b*qDim+(h+1)*hd], sc.scores[at:at+n-lo], view[(lo-g.a)*stride:], stride)
+					} else {
+						kernels.AxpyRows(att[b*qDim+h*hd:b*qDim+(h+1)*hd], sc.scores[at:at+n-lo], kv[(lo-g.a)*hd:])
+					}
 				}
 			}
 		}

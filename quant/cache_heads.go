@@ -106,3 +106,16 @@ func (t CacheType) DecodeHeads(dst []float32, rows []byte, head, kvHeads, headDi
 		t.decodeHead(dst[i*headDim:(i+1)*headDim], rows[i*rb:(i+1)*rb], head)
 	}
 }
+
+// F32Heads views head number head of n > 0 consecutive rows of an f32 cache in place: the
+// float32 values from the first row's head to the last row's, the rows stride =
+// kvHeads·headDim values apart (row i's head at v[i·stride:i·stride+headDim]), for the
+// strided float32 kernels. ok is false for any other cache type, when the bytes cannot be
+// viewed so (a big-endian machine, misaligned bytes) or when rows holds fewer than n rows
+// or the shape is wrong; the caller then decodes (DecodeHeads).
+func (t CacheType) F32Heads(rows []byte, n, head, kvHeads, headDim int) (v []float32, stride int, ok bool) {
+	if t != F32 || n < 1 || head < 0 || head >= kvHeads || headDim < 1 || len(rows) < n*t.RowBytes(kvHeads, headDim) {
+		return nil, 0, false
+	}
+	return f32Heads(rows, n, head, kvHeads, headDim)
+}
