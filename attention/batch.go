@@ -21,10 +21,11 @@ type Query struct {
 type Probe func(row, head int, weights []float32)
 
 // PagedBatch writes the attention output of every row of a batched step in one layer: row b's
-// query is q[b·Heads·HeadDim:], its output att[b·Heads·HeadDim:]. Decode rows attend one KV
-// group at a time with PagedHeads, reading straight from the pages. A prefill chunk (a run of
+// query is q[b·Heads·HeadDim:], its output att[b·Heads·HeadDim:]. Decode rows stream the
+// cache (decode.go): the rows that share stored blocks are taken together, a range of KV
+// heads at a time, and each block is read once for all of them. A prefill chunk (a run of
 // at least batchedMin consecutive positions of one sequence) takes the batched path
-// (prefill.go), which gives the same bits. The threads share out the work, longest first.
+// (prefill.go). Both give PagedHeads' bits. The threads share out the work, longest first.
 func PagedBatch(att, q []float32, pool *kvcache.Pool, layer int, rows []Query, s Shape, threads *parallel.Pool, probe Probe) {
 	qDim := s.Heads * s.HeadDim
 	group := s.Heads / s.KVHeads

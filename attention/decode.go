@@ -29,7 +29,7 @@ import (
 
 // decodeSegment is one stored block read for a set of rows: logical block index idx of
 // those rows' tables holds block phys; the slots [a, a+m) of it are what any of them attend
-// over; refs[r0:r1] are the rows (indices into the item's rows).
+// over; the item's refs[r0:r1] are those rows (indices into its decode rows).
 type decodeSegment struct {
 	idx, phys, a, m, r0, r1 int
 }
@@ -39,7 +39,7 @@ type decodeScratch struct {
 	kv     []float32 // one block's keys or values of one KV head, decoded
 	tmp    []float32 // MatMulRows' scores of the rows' query heads against one block
 	qs     []float32 // the rows' queries, KV head by KV head
-	scores []float32 // each row's scores then weights, group·(Pos+1) values per row
+	scores []float32 // each row's scores then weights, Pos+1 values per query head attended
 	off    []int     // where each row's scores start
 	refs   []int     // rows of each segment
 	segs   []decodeSegment
