@@ -130,8 +130,8 @@ func (s *Scheduler) promptRow(q *sequence, pos int, logits []float32) {
 	}
 	held := r.heldRows
 	r.heldRows = nil
-	cfg := s.e.Pool.Config()
-	ref, err := s.e.Runner.Reference(r.req.Prompt[:len(r.req.Prompt)-1], cfg.KType, cfg.VType, held[0].Pos)
+	cfg := s.e.pool.Config()
+	ref, err := s.e.runner.Reference(r.req.Prompt[:len(r.req.Prompt)-1], cfg.KType, cfg.VType, held[0].Pos)
 	if err == nil {
 		for _, h := range held {
 			if err = Compare(h.Logits, ref[h.Pos-held[0].Pos], q.idx, -1, h.Pos); err != nil {

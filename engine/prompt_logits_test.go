@@ -47,8 +47,8 @@ func promptRun(t *testing.T, sched *Scheduler, reqs ...Request) (rows [][]Prompt
 // token, and that their logits are the cache-free reference's bit for bit.
 func requireRows(t *testing.T, e *Engine, prompt []int, rows []PromptRow, label string) {
 	t.Helper()
-	cfg := e.Pool.Config()
-	ref, err := e.Runner.Reference(prompt, cfg.KType, cfg.VType, 0)
+	cfg := e.Pool().Config()
+	ref, err := e.Runner().Reference(prompt, cfg.KType, cfg.VType, 0)
 	require.NoError(t, err)
 	require.Len(t, rows, len(prompt)-1, label)
 	for p, r := range rows {
@@ -87,12 +87,12 @@ func TestPromptLogitsThroughThePrefixCache(t *testing.T) {
 				{"partial hit", partial, 8},
 				{"aligned, hit", aligned, 20},
 			} {
-				cow := e.Pool.Stats().CowCopies
+				cow := e.Pool().Stats().CowCopies
 				rows, outs, hits := promptRun(t, sched, score(c.prompt))
 				require.Empty(t, outs[0], c.name)
 				require.Equal(t, c.hit, hits[0], c.name)
 				requireRows(t, e, c.prompt, rows[0], c.name)
-				require.Equal(t, cow, e.Pool.Stats().CowCopies, c.name)
+				require.Equal(t, cow, e.Pool().Stats().CowCopies, c.name)
 			}
 			// Generation after the rows, alongside a checked request over the same blocks.
 			rows, outs, _ := promptRun(t, sched,

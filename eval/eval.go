@@ -12,6 +12,7 @@ import (
 	"github.com/kvref/kvref/internal/logit"
 	"github.com/kvref/kvref/model"
 	"github.com/kvref/kvref/quant"
+	"github.com/kvref/kvref/tokenizer"
 )
 
 // Result is what one cache type costs against the f32 cache: one row of `kvref eval`.
@@ -167,11 +168,11 @@ func Caches(m *model.Model, text string, types []Cache, window, threads int, pro
 			tick()
 		}
 	}
-	f32Bytes := engines[0].Pool.Config().BytesPerToken()
+	f32Bytes := engines[0].Pool().Config().BytesPerToken()
 	for i, t := range types {
 		r := &res[i]
 		r.CacheType, r.CacheTypeK, r.CacheTypeV = t.String(), t.K.String(), t.V.String()
-		r.BytesPerToken = engines[i].Pool.Config().BytesPerToken()
+		r.BytesPerToken = engines[i].Pool().Config().BytesPerToken()
 		r.BytesVsF32 = float64(r.BytesPerToken) / float64(f32Bytes)
 		r.Perplexity = math.Exp(r.nll / float64(r.n))
 		r.PerplexityDiff = r.Perplexity - res[0].Perplexity
@@ -199,7 +200,7 @@ type TokenLogprob struct {
 // taken position by position (Engine.AllLogits). These are the values kvref serve returns
 // for the same text with echo and logprobs, or prompt_logprobs, bit for bit.
 func PerToken(m *model.Model, text string, c Cache, threads int) ([]TokenLogprob, error) {
-	ids := m.Tokenizer.EncodeSpecial(text, true, true)
+	ids := m.Tokenizer.EncodeSpecial(text, tokenizer.Prompt)
 	if len(ids) < 2 {
 		return nil, fmt.Errorf("the text has %d tokens; need at least 2 to predict one", len(ids))
 	}

@@ -49,8 +49,8 @@ func FuzzParseRequest(f *testing.F) {
 				t.Fatalf("%s: %q: accepted out of bounds: %d prompts, n %d, logprobs %d, temperature %g", name, body, len(p.prompts), p.n, p.logprobs, p.sampling.Temperature)
 			}
 			for _, prompt := range p.prompts {
-				if name == "completions" && len(prompt) >= eng.Context { // a conversation's length is checked by fit
-					t.Fatalf("%s: %q: a prompt of %d tokens for a context of %d", name, body, len(prompt), eng.Context)
+				if name == "completions" && len(prompt) >= eng.Context() { // a conversation's length is checked by fit
+					t.Fatalf("%s: %q: a prompt of %d tokens for a context of %d", name, body, len(prompt), eng.Context())
 				}
 			}
 		}

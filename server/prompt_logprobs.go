@@ -183,7 +183,7 @@ func (c *completion) echoText(j int) string {
 	}
 	var b []byte
 	for _, id := range c.p.prompts[j] {
-		b = append(b, c.s.eng.Model.Tokenizer.Piece(id)...)
+		b = append(b, c.s.eng.Model().Tokenizer.Piece(id)...)
 	}
 	return string(b)
 }
@@ -200,7 +200,7 @@ func (c *completion) echoLogprobs(j int, gen *Logprobs) *Logprobs {
 	for i, id := range prompt {
 		rec := tokenLogprobs{token: c.s.tokenText(id, c.p.tokenIDs), logprob: math.NaN()}
 		rec.offset = chars.at(text, len(text), false)
-		text = append(text, c.s.eng.Model.Tokenizer.Piece(id)...)
+		text = append(text, c.s.eng.Model().Tokenizer.Piece(id)...)
 		if i == 0 {
 			lp.Tokens = append(lp.Tokens, rec.token)
 			lp.TokenLogprobs = append(lp.TokenLogprobs, rec.logprob)

@@ -17,8 +17,8 @@ import (
 // first, and the top k at each position, from the engine's reference pass.
 func referenceLogprobs(t *testing.T, ts *testServer, prompt []int, k int) ([]float64, [][]int) {
 	t.Helper()
-	cfg := ts.eng.Pool.Config()
-	ref, err := ts.eng.Runner.Reference(prompt, cfg.KType, cfg.VType, 0)
+	cfg := ts.eng.Pool().Config()
+	ref, err := ts.eng.Runner().Reference(prompt, cfg.KType, cfg.VType, 0)
 	require.NoError(t, err)
 	var lps []float64
 	var tops [][]int

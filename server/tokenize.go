@@ -6,6 +6,7 @@ import (
 	"net/http"
 
 	"github.com/kvref/kvref/chat"
+	"github.com/kvref/kvref/tokenizer"
 	"github.com/kvref/kvref/tokenizer/chattemplate"
 )
 
@@ -64,7 +65,7 @@ func (s *Server) handleTokenize(w http.ResponseWriter, r *http.Request) {
 		writeError(w, newError(404, invalidRequest, "model", "model_not_found", "the model %q does not exist: this server serves %q", req.Model, s.model))
 		return
 	}
-	tok := s.eng.Model.Tokenizer
+	tok := s.eng.Model().Tokenizer
 	parse := !s.opts.TokenizeLiteral
 	if req.ParseSpecial != nil {
 		parse = *req.ParseSpecial
@@ -73,10 +74,10 @@ func (s *Server) handleTokenize(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case req.Content != nil: // llama-server
 		if len(*req.Content) > limit {
-			writeError(w, badRequest("content", "content is %d bytes, more than any text the context of %d tokens holds (%d bytes)", len(*req.Content), s.eng.Context, limit))
+			writeError(w, badRequest("content", "content is %d bytes, more than any text the context of %d tokens holds (%d bytes)", len(*req.Content), s.eng.Context(), limit))
 			return
 		}
-		ids := tok.EncodeSpecial(*req.Content, req.AddSpecial != nil && *req.AddSpecial, parse)
+		ids := tok.EncodeSpecial(*req.Content, tokenizer.EncodeOptions{AddSpecial: req.AddSpecial != nil && *req.AddSpecial, ParseSpecial: parse})
 		if !req.WithPieces {
 			writeJSON(w, http.StatusOK, map[string][]int{"tokens": orEmpty(ids)})
 			return
@@ -90,10 +91,10 @@ func (s *Server) handleTokenize(w http.ResponseWriter, r *http.Request) {
 		var ids []int
 		if req.Prompt != nil {
 			if len(*req.Prompt) > limit {
-				writeError(w, badRequest("prompt", "prompt is %d bytes, more than any text the context of %d tokens holds (%d bytes)", len(*req.Prompt), s.eng.Context, limit))
+				writeError(w, badRequest("prompt", "prompt is %d bytes, more than any text the context of %d tokens holds (%d bytes)", len(*req.Prompt), s.eng.Context(), limit))
 				return
 			}
-			ids = tok.EncodeSpecial(*req.Prompt, req.AddSpecialTokens == nil || *req.AddSpecialTokens, parse)
+			ids = tok.EncodeSpecial(*req.Prompt, tokenizer.EncodeOptions{AddSpecial: req.AddSpecialTokens == nil || *req.AddSpecialTokens, ParseSpecial: parse})
 		} else {
 			var aerr *APIError
 			if ids, aerr = s.tokenizeChat(&req); aerr != nil {
@@ -101,7 +102,7 @@ func (s *Server) handleTokenize(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 		}
-		resp := map[string]any{"count": len(ids), "max_model_len": s.eng.Context, "tokens": orEmpty(ids), "token_strs": nil}
+		resp := map[string]any{"count": len(ids), "max_model_len": s.eng.Context(), "tokens": orEmpty(ids), "token_strs": nil}
 		if req.ReturnTokenStrs {
 			strs := make([]string, len(ids))
 			for i, id := range ids {
@@ -147,7 +148,7 @@ func (s *Server) tokenizeChat(req *tokenizeRequest) ([]int, *APIError) {
 		return nil, badRequest("messages", "%v", err).withCode("chat_template_unsupported")
 	}
 	if limit := s.maxPromptBytes(); len(text) > limit {
-		return nil, badRequest("messages", "the rendered conversation is %d bytes, more than any text the context of %d tokens holds", len(text), s.eng.Context)
+		return nil, badRequest("messages", "the rendered conversation is %d bytes, more than any text the context of %d tokens holds", len(text), s.eng.Context())
 	}
 	return f.Encode(text), nil
 }
@@ -183,14 +184,14 @@ func (s *Server) handleDetokenize(w http.ResponseWriter, r *http.Request) {
 		writeError(w, aerr)
 		return
 	}
-	vocab := s.eng.Model.Config.Vocab
+	vocab := s.eng.Model().Config.Vocab
 	for i, id := range raw {
 		if id < 0 || id >= vocab {
 			writeError(w, badRequest("tokens", "tokens[%d] = %d is outside the vocabulary (ids 0 to %d)", i, id, vocab-1))
 			return
 		}
 	}
-	text := s.eng.Model.Tokenizer.Decode(raw)
+	text := s.eng.Model().Tokenizer.Decode(raw)
 	if req.Model != "" { // vLLM's shape
 		writeJSON(w, http.StatusOK, map[string]string{"prompt": text})
 		return

@@ -9,6 +9,7 @@ import (
 
 	"github.com/kvref/kvref/engine"
 	"github.com/kvref/kvref/model/synth"
+	"github.com/kvref/kvref/tokenizer"
 )
 
 // TestTokenizeShapes: /tokenize and /detokenize answer llama-server's and vLLM's shapes
@@ -32,9 +33,9 @@ func TestTokenizeShapes(t *testing.T) {
 	}
 	const text = "Hello,world" // the synthetic vocabulary has no "▁": a space would come back as one
 	// llama-server: no BOS unless add_special.
-	require.Equal(t, tok.EncodeSpecial(text, false, true), ids(post("/tokenize", map[string]any{"content": text})["tokens"]))
+	require.Equal(t, tok.EncodeSpecial(text, tokenizer.EncodeOptions{ParseSpecial: true}), ids(post("/tokenize", map[string]any{"content": text})["tokens"]))
 	withBOS := ids(post("/tokenize", map[string]any{"content": text, "add_special": true})["tokens"])
-	require.Equal(t, tok.EncodeSpecial(text, true, true), withBOS)
+	require.Equal(t, tok.EncodeSpecial(text, tokenizer.Prompt), withBOS)
 	var pieces []TokenPiece
 	require.NoError(t, json.Unmarshal(post("/tokenize", map[string]any{"content": text, "with_pieces": true})["tokens"], &pieces))
 	require.Equal(t, string(tok.Piece(pieces[0].ID)), pieces[0].Piece)

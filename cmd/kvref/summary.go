@@ -1,0 +1,77 @@
+package main
+
+import (
+	"time"
+
+	"github.com/kvref/kvref/engine"
+	"github.com/kvref/kvref/kvcache"
+)
+
+// runSummary adds up the results of a run of requests through one engine, as kvref run
+// --json prints it in its last line: tokens, cache hits, timings and, once the run is over
+// (Finish), the pool's and the scheduler's counters.
+type runSummary struct {
+	PromptTokens    int              `json:"prompt_tokens"`
+	PrefixHitTokens int              `json:"prefix_hit_tokens"`
+	GeneratedTokens int              `json:"generated_tokens"`
+	BytesPerToken   int64            `json:"bytes_per_token"`
+	BlockSize       int              `json:"block_size"`
+	BlocksUsed      int              `json:"blocks_used"`      // peak during the run
+	BlocksReclaimed int64            `json:"blocks_reclaimed"` // released as sequences slid past them (sliding-window attention)
+	CacheTypeK      string           `json:"cache_type_k"`
+	CacheTypeV      string           `json:"cache_type_v"`
+	Context         int              `json:"context"`
+	Threads         int              `json:"threads"`
+	PrefillMS       float64          `json:"prefill_ms"`
+	DecodeMS        float64          `json:"decode_ms"`
+	TokensPerSecond float64          `json:"tokens_per_second"` // decoded tokens (each continuation's first comes from prefill) per second of decode
+	Check           bool             `json:"check"`
+	Requests        []requestSummary `json:"requests"`
+	Cache           *kvcache.Stats   `json:"cache"`
+	Engine          *engine.Stats    `json:"engine"`
+	decodeTokens    int
+}
+
+// requestSummary is one request's line of a runSummary.
+type requestSummary struct {
+	PromptTokens    int      `json:"prompt_tokens"`
+	PrefixHitTokens int      `json:"prefix_hit_tokens"`
+	Generated       []int    `json:"generated_tokens"` // per continuation
+	StopReasons     []string `json:"stop_reasons"`
+	Preemptions     int      `json:"preemptions"`
+}
+
+// newRunSummary starts the summary of a run on e: its cache shape, context and threads.
+func newRunSummary(e *engine.Engine, check bool) *runSummary {
+	pc := e.Pool().Config()
+	return &runSummary{BlockSize: pc.BlockSize, BytesPerToken: pc.BytesPerToken(), CacheTypeK: pc.KType.String(),
+		CacheTypeV: pc.VType.String(), Context: e.Context(), Threads: e.Runner().Threads(), Check: check}
+}
+
+// Add counts one finished request.
+func (s *runSummary) Add(r engine.Result) {
+	s.PromptTokens += r.PromptTokens
+	s.PrefixHitTokens += r.PrefixHitTokens
+	rs := requestSummary{PromptTokens: r.PromptTokens, PrefixHitTokens: r.PrefixHitTokens, StopReasons: r.StopReasons, Preemptions: r.Preemptions}
+	for _, o := range r.Outputs {
+		s.GeneratedTokens += len(o)
+		s.decodeTokens += max(len(o)-1, 0)
+		rs.Generated = append(rs.Generated, len(o))
+	}
+	s.Requests = append(s.Requests, rs)
+	s.PrefillMS += milliseconds(r.Prefill)
+	s.DecodeMS += milliseconds(r.Decode)
+	if s.DecodeMS > 0 {
+		s.TokensPerSecond = float64(s.decodeTokens) / (s.DecodeMS / 1000)
+	}
+}
+
+// Finish records the pool's counters and the scheduler's at the end of the run: the peak
+// blocks used and the blocks a sliding window reclaimed.
+func (s *runSummary) Finish(pool kvcache.Stats, sched engine.Stats) {
+	s.Cache, s.Engine = &pool, &sched
+	s.BlocksUsed, s.BlocksReclaimed = sched.PeakBlocksUsed, pool.BlocksReclaimed
+}
+
+// milliseconds is d in milliseconds, to the microsecond.
+func milliseconds(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
