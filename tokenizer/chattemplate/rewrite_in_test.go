@@ -14,7 +14,9 @@ func TestInOnNoneRaises(t *testing.T) {
 {%- if '<think>' in message.content %}T{% elif 'x' not in message.content %}N{% else %}F{% endif -%}
 {%- endfor %}{{ 'a' in ['a', 'b'] }}{{ 'k' in {'k': 1} }}{{ 'a' ~ 'b' in 'xaby' }}`)
 	require.NoError(t, err)
-	msg := func(content any) any { return Object{{Key: "role", Value: "assistant"}, {Key: "content", Value: content}} }
+	msg := func(content any) any {
+		return Object{{Key: "role", Value: "assistant"}, {Key: "content", Value: content}}
+	}
 	out, err := tmpl.Render(Context{Messages: []any{msg("a<think>b"), msg("plain"), msg("x")}})
 	require.NoError(t, err)
 	require.Equal(t, "TNFTrueTrueTrue", out)
