@@ -64,8 +64,18 @@ func TestGemmaChecksBitwiseWithHitsForksAndPreemption(t *testing.T) {
 				// pool that holds two of them whole: all three are admitted, then decoding
 				// runs out of blocks.
 				short, gen := prompt[:w+2], 4*w
-				per := (len(short) + gen + bs - 1) / bs
-				small := newEngine(t, m, Config{BlockSize: bs, CacheBlocks: 2*per + 1, KType: quant.F32, VType: quant.F32, Threads: 2})
+				// What one of them holds at its end, group by group: every block in a
+				// full group, the window's in a sliding one (kvcache.Config.GroupBlocksAt).
+				per := 0
+				pc := e.Pool.Config()
+				for g := range pc.NumGroups() {
+					per += pc.GroupBlocksAt(g, len(short)+gen)
+				}
+				// Room for all three prompts and first tokens in every group (so all are
+				// admitted), not for three whole sequences.
+				blocks := max(2*per+1, 3*pc.NumGroups()*pc.BlocksFor(len(short)+1))
+				require.Less(t, blocks, 3*per, "block size %d: the pool must be too small for all three", bs)
+				small := newEngine(t, m, Config{BlockSize: bs, CacheBlocks: blocks, KType: quant.F32, VType: quant.F32, Threads: 2})
 				s := small.NewScheduler(SchedulerConfig{WatermarkBlocks: -1})
 				for i := range 3 {
 					p := append([]int{1, 40 + i}, short[2:]...)
