@@ -77,7 +77,10 @@ type Stats struct {
 	PrefillTokens  int64   `json:"prefill_tokens"` // prompt (and recomputed) tokens run
 	DecodeTokens   int64   `json:"decode_tokens"`  // single-token decode rows run
 	PeakBlocksUsed int     `json:"peak_blocks_used"`
-	rows, seqs     int64
+	// PeakGroupBlocksUsed is, per cache group, the most blocks in use at the end of a step
+	// (a pool with cache groups only).
+	PeakGroupBlocksUsed []int `json:"peak_group_blocks_used,omitempty"`
+	rows, seqs          int64
 }
 
 // request is the scheduler's state of one Request.
@@ -306,8 +309,13 @@ func (s *Scheduler) Step() ([]Token, error) {
 			done = append(done, p.q)
 		}
 	}
-	if st := s.e.Pool.Stats(); st.BlocksUsed > s.stats.PeakBlocksUsed {
-		s.stats.PeakBlocksUsed = st.BlocksUsed
+	st := s.e.Pool.Stats()
+	s.stats.PeakBlocksUsed = max(s.stats.PeakBlocksUsed, st.BlocksUsed)
+	if st.Groups != nil && s.stats.PeakGroupBlocksUsed == nil {
+		s.stats.PeakGroupBlocksUsed = make([]int, len(st.Groups))
+	}
+	for g, gs := range st.Groups {
+		s.stats.PeakGroupBlocksUsed[g] = max(s.stats.PeakGroupBlocksUsed[g], gs.BlocksUsed)
 	}
 	for i, q := range done {
 		if q.state == Finished { // its request failed earlier in this step
