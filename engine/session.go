@@ -241,17 +241,24 @@ func (s *Session) Fork(q *SessionSeq) Forked {
 
 // Freed is what Free did.
 type Freed struct {
-	Table  []int           // the table the sequence had
+	Table  []int           // the table the sequence had (group 0's)
+	Tables [][]int         // every cache group's table, for a pool with groups
 	Events []kvcache.Event // one Released event per block, last block first
 }
 
 // Free ends sequence q: its blocks lose a reference; full blocks nobody holds stay cached.
 func (s *Session) Free(q *SessionSeq) Freed {
 	s.events = nil
-	table := slices.Clone(q.KV.Table())
+	f := Freed{Table: slices.Clone(q.KV.Table())}
+	if s.e.Pool.Config().Groups != nil {
+		for g := range s.e.Pool.Groups() {
+			f.Tables = append(f.Tables, slices.Clone(q.KV.GroupTable(g)))
+		}
+	}
 	s.e.Pool.Free(q.KV)
 	delete(s.seqs, q.ID())
-	return Freed{Table: table, Events: s.takeEvents()}
+	f.Events = s.takeEvents()
+	return f
 }
 
 // SetTemperature changes the temperature of every sequence and of those to come. Each
@@ -284,12 +291,17 @@ func (s *Session) SetAttention(a AttentionChoice) { s.attn = a }
 func (s *Session) Attention() AttentionChoice { return s.attn }
 
 // Owners maps each block in use to the live sequences holding it, as "seq[index]" pairs:
-// sequence id and the block's place in its table, in sequence order.
+// sequence id and the block's place in its table (in its cache group's table, for a pool
+// with groups: a block serves one group), in sequence order.
 func (s *Session) Owners() map[int][][2]int {
 	out := map[int][][2]int{}
 	for _, q := range s.Live() {
-		for i, id := range q.KV.Table() {
-			out[id] = append(out[id], [2]int{q.ID(), i})
+		for g := range s.e.Pool.Groups() {
+			for i, id := range q.KV.GroupTable(g) {
+				if id != kvcache.Hole {
+					out[id] = append(out[id], [2]int{q.ID(), i})
+				}
+			}
 		}
 	}
 	for _, o := range out {

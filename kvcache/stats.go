@@ -107,6 +107,7 @@ type BlockState struct {
 	Cached bool   `json:"cached"` // unreferenced and evictable
 	Hashed bool   `json:"hashed"`
 	Hash   string `json:"hash,omitempty"`
+	Group  int    `json:"group,omitempty"` // the cache group whose layers it holds (in use or cached)
 }
 
 // Blocks describes every block of the pool, in id order.
@@ -115,6 +116,9 @@ func (p *Pool) Blocks() []BlockState {
 	for i := range p.blocks {
 		b := &p.blocks[i]
 		out[i] = BlockState{ID: i, Ref: b.ref, Filled: b.filled, Cached: b.inLRU, Hashed: b.hashed}
+		if b.ref > 0 || b.inLRU {
+			out[i].Group = b.group
+		}
 		if b.hashed {
 			out[i].Hash = b.hash.String()
 		}
