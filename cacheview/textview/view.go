@@ -160,8 +160,8 @@ func (v *View) cacheLines(w *screen) {
 				full++
 			}
 		}
-		w.field("groups", "%d blocks held by the %d full groups (global layers: every block kept) · %d by the %d sliding groups · %d released by the window so far",
-			fullUsed, full, slidingUsed, sliding, released)
+		w.field("groups", "%d blocks held by the %s (global layers: every block kept) · %d by the %s · %d released by the window so far",
+			fullUsed, plural(int(full), "full group", "full groups"), slidingUsed, plural(int(sliding), "sliding group", "sliding groups"), released)
 		return
 	}
 	w.field("bytes", "%d in use = %s × %d slots × %d B per token (%s)",
