@@ -70,3 +70,26 @@ func TestPoolHoldsWhatThePlanSaysAt32k(t *testing.T) {
 		})
 	}
 }
+
+// TestValidateCountsEveryGroup: a prompt's blocks are needed once per cache group (the
+// full groups' all of them, the sliding ones' two windows at most): a pool with room for
+// one group's share is refused up front, one with room for every group's is not.
+func TestValidateCountsEveryGroup(t *testing.T) {
+	m, err := synth.Variants["gemma3"].Model() // 7 layers: 1 global, 6 sliding (window 8): 7 groups of 1
+	require.NoError(t, err)
+	prompt := make([]int, 40)
+	for i := range prompt {
+		prompt[i] = 5 + i
+	}
+	const bs = 4
+	full, sliding := (len(prompt)+1+bs-1)/bs, (2*8+bs-1)/bs+1 // 11 and 5 blocks
+	e := newEngine(t, m, Config{BlockSize: bs, CacheBlocks: full + 6*sliding - 1, Threads: 1})
+	require.Len(t, e.Pool.Config().Groups, 7)
+	var small *CacheTooSmallError
+	require.ErrorAs(t, e.Validate(greedy(prompt, 4)), &small)
+	require.Equal(t, full+6*sliding, small.Need)
+	e = newEngine(t, m, Config{BlockSize: bs, CacheBlocks: full + 6*sliding, Threads: 1})
+	require.NoError(t, e.Validate(greedy(prompt, 4)))
+	_, res := collect(t, e, greedy(prompt, 4))
+	require.Len(t, res.Outputs[0], 4, "and it runs in that pool, checked bit for bit")
+}
