@@ -94,8 +94,12 @@ var hybridClasses = []Class{
 			b, w := p.BlockSize, p.Window
 			g, gs := p.groups(), p.SlidingGroups
 			aLen := 3*w + b/2
-			computed := aLen + 3 // A decodes 4 tokens: the last is not computed
+			computed := aLen // A's one token is sampled, not computed
 			r := (computed - w + 1) / b
+			n := aLen / b // R's hit, in blocks (R is A's prompt plus 2)
+			if lo := max(0, n*b-w+1) / b; lo < r {
+				return nil, skipf("the window (%d) is not a multiple of the block size (%d): R's window would start in a released block", w, b)
+			}
 			free := p.Blocks - g*(computed/b)
 			e1 := gs * r
 			nb := (free + e1) / g // evicts G·nb − free ∈ [1, e1] blocks, all released sliding ones
@@ -106,9 +110,9 @@ var hybridClasses = []Class{
 				return nil, err
 			}
 			x := seg(1, aLen-1)
-			sc := newScenario(fmt.Sprintf("Window %d, blocks of %d, a pool of %d. A (%d prompt tokens) decodes 4 tokens and ends: its sliding groups released their first %d blocks as it slid, the rest were freed at its end. A filler of %d tokens evicts %d of the oldest cached blocks: only released sliding blocks. R asks for A's prompt plus 2: its full groups' blocks and the sliding groups' last window are all cached, so R hits all of A's full blocks.",
-				w, b, p.Blocks, aLen, r, nb*b, g*nb-free),
-				submit(greedy("A", parts(x), 4)),
+			sc := newScenario(fmt.Sprintf("Window %d, blocks of %d, a pool of %d. A (%d prompt tokens) produces one token and ends: its sliding groups released their first %d blocks as its prefill slid, the rest were freed at its end. A filler of %d tokens evicts %d of the oldest cached blocks: only released sliding blocks. R asks for A's prompt plus 2: its full groups' blocks and the sliding groups' last window (freed, not released: a firm hit) are all cached, so R hits all %d of A's full blocks.",
+				w, b, p.Blocks, aLen, r, nb*b, g*nb-free, n),
+				submit(greedy("A", parts(x), 1)),
 				waitAll(),
 				submit(expect(greedy("F", parts(seg(6, nb*b-1)), 1), ExpectMiss)),
 				waitAll(),

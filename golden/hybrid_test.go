@@ -61,7 +61,8 @@ func TestHybridSuiteNeedsGroups(t *testing.T) {
 // that kvref's own run showed what the scenario claims: releases, evictions only in the
 // sliding groups, a hit shortened by evicted sliding blocks, preemption after a release),
 // then verifies kvref replayed at the same and at another block size: every scenario
-// passes and every expected hit is observed.
+// passes, except that at the other block size the two classes sized to the recorded pool
+// may be vacuous (other blocks evicted), never failed: the outputs are the same bits.
 func TestHybridSuiteRecordsAndReplays(t *testing.T) {
 	m := hybrid(t)
 	scs, _, err := Suite("hybrid", hybridParams(t))
@@ -98,8 +99,48 @@ func TestHybridSuiteRecordsAndReplays(t *testing.T) {
 		rep, err := Verify(goldens, c, opt)
 		require.NoError(t, err)
 		for _, s := range rep.Scenarios {
+			if bs != 8 && (strings.HasPrefix(s.Name, "hybrid-eviction-in-one-group") || strings.HasPrefix(s.Name, "hybrid-hit-shortened")) {
+				// Their fillers are sized to kvref's pool at the recorded block size: at
+				// another, other blocks are evicted and an expected hit may miss.
+				require.Contains(t, []Status{StatusPass, StatusVacuous}, s.Status, "block size %d: %s: %v", bs, s.Name, s.Failures)
+				continue
+			}
 			require.Equal(t, StatusPass, s.Status, "block size %d: %s: %v %v", bs, s.Name, s.Failures, s.Vacuous)
 		}
-		require.True(t, rep.Passed, "block size %d", bs)
 	}
+}
+
+// TestHybridOptionalAndFirmHits: the outcome rules per group. A hit whose sliding-group
+// blocks a window had released is optional: a candidate that recomputes it (reports 0
+// cached tokens) still passes, with a note. A hit every group's blocks of which were held
+// or freed by a finishing sequence is firm: a candidate that misses it is vacuous.
+func TestHybridOptionalAndFirmHits(t *testing.T) {
+	m := hybrid(t)
+	scs, _, err := Suite("hybrid", hybridParams(t))
+	require.NoError(t, err)
+	longer := recordOnce(t, m, scs, "hybrid-hit-longer-than-window.f32")
+	evict := recordOnce(t, m, scs, "hybrid-eviction-in-one-group.f32")
+	b, r := longer.Request("B"), evict.Request("R")
+	require.Equal(t, b.CachedTokens, b.ReclaimedTokens, "B's sliding blocks were released by A's window: all optional")
+	require.Positive(t, r.CachedTokens)
+	require.Zero(t, r.ReclaimedTokens, "R's blocks were all freed by A's end: firm")
+
+	runner := model.NewRunner(m, 1)
+	defer runner.Close()
+	opt := VerifyOptions{Oracle: ModelOracle{Runner: runner}}
+	c := NewCandidate("kvref replay, then edited")
+	for _, g := range []*Golden{longer, evict} {
+		cs, err := Replay(m, g, ReplayOptions{Threads: 1})
+		require.NoError(t, err)
+		c.Scenarios[g.Scenario.Name] = cs
+	}
+	zero := 0
+	c.Scenarios[longer.Scenario.Name].Requests["B"].CachedTokens = &zero
+	c.Scenarios[evict.Scenario.Name].Requests["R"].CachedTokens = &zero
+	rep, err := Verify([]*Golden{longer, evict}, c, opt)
+	require.NoError(t, err)
+	require.Equal(t, StatusPass, rep.Scenarios[0].Status, "%v", rep.Scenarios[0].Vacuous)
+	require.Contains(t, strings.Join(rep.Scenarios[0].Notes, "\n"), "request B")
+	require.Equal(t, StatusVacuous, rep.Scenarios[1].Status)
+	require.Contains(t, rep.Scenarios[1].Vacuous[0], "request R expects a prefix-cache hit")
 }
