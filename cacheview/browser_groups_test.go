@@ -19,7 +19,8 @@ import (
 // layers) shows the groups: a panel with each group's layers, window, blocks in use and
 // blocks the window released; one block-table row per group for every sequence, the
 // sliding rows with released entries (—) and the full row with none, exactly the
-// snapshot's tables; every block in use marked with its group's kind. Screenshots
+// snapshot's tables; every block in use marked with its group's kind; the price-it tab
+// shows a Gemma preset's formula per group. Screenshots
 // step-view-groups.png and step-view-group-tables.png.
 func TestBrowserStepViewGroups(t *testing.T) {
 	ctx := browser(t)
@@ -82,4 +83,13 @@ func TestBrowserStepViewGroups(t *testing.T) {
 	shoot(t, ctx, "step-view-groups.png")
 	run(t, ctx, chromedp.EmulateViewport(1280, 1500)) // the block tables below the pool
 	shoot(t, ctx, "step-view-group-tables.png")
+
+	// Price it with a Gemma preset: the formula per group.
+	run(t, ctx, chromedp.EmulateViewport(1280, 800))
+	run(t, ctx, click("#tab-plan"))
+	waitJS(t, ctx, `!!document.querySelector("#plan-groups")`)
+	require.Contains(t, text(t, ctx, "#plan-groups"), "10 sliding", "this model: 10 sliding layers, window 8")
+	choose(t, ctx, "#plan-preset", "gemma-3-1b", "change")
+	waitJS(t, ctx, `(document.querySelector("#plan-groups") || {innerText: ""}).innerText.includes("22 sliding")`)
+	require.Equal(t, 3, eval[int](t, ctx, `document.querySelectorAll("#plan-groups tr").length`))
 }

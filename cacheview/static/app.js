@@ -634,13 +634,19 @@ function renderPlan(a) {
     el("p", {}, el("span", { class: "headline", id: "plan-max", text: fmtInt(p.max_sequences) }), ` full ${fmtInt(p.context)}-token sequences fit (${m.name}, ${p.cache_type_k === p.cache_type_v ? p.cache_type_k : p.cache_type_k + "/" + p.cache_type_v} cache)`),
     el("table", {},
       row("per token", fmtBytes(p.bytes_per_token), `${tokenArith} = ${fmtInt(p.bytes_per_token)} B`),
-      row("per sequence", fmtBytes(p.bytes_per_sequence), `${fmtInt(p.context)} tokens × ${fmtInt(p.bytes_per_token)} B`),
+      row("per sequence", fmtBytes(p.bytes_per_sequence), p.groups ? "the sum over the cache groups below: full layers hold every token, sliding ones their window" : `${fmtInt(p.context)} tokens × ${fmtInt(p.bytes_per_token)} B`),
       row("in blocks", fmtBytes(p.block_bytes_per_sequence), `${fmtInt(p.blocks_per_sequence)} blocks of ${p.block_size} tokens, ${fmtBytes(p.bytes_per_block)} each`),
       row("memory", fmtBytes(p.memory_bytes), p.memory_from),
       row("weights", fmtBytes(p.weights_bytes), p.weights_from),
       row("left for the cache", fmtBytes(p.left_bytes), `${fmtInt(p.cache_blocks)} blocks`),
     ),
   ];
+  if (p.groups) {
+    // Sliding layers beside full ones (Gemma 2 and 3, gpt-oss): the formula per group.
+    parts.push(el("table", { id: "plan-groups" }, head("layers", "window", "groups", "per token", `tokens at ${fmtInt(p.context)}`, "with the window", "without"),
+      ...p.groups.map((g) => el("tr", {}, el("td", { text: `${g.layers} ${g.window ? "sliding" : "full"}` }), el("td", { text: g.window || "—" }), el("td", { text: g.groups }),
+        el("td", { text: fmtBytes(g.bytes_per_token) }), el("td", { text: fmtInt(g.tokens) }), el("td", { text: fmtBytes(g.bytes_per_sequence) }), el("td", { text: fmtBytes(g.bytes_without_window) })))));
+  }
   if (p.without_gqa) {
     const g = p.without_gqa;
     parts.push(el("table", { id: "plan-gqa" }, head("", "KV heads", "per token", "per sequence", "sequences"),
