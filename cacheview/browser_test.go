@@ -278,7 +278,16 @@ func TestBrowserServeView(t *testing.T) {
 	for _, s := range drawn.Sequences {
 		require.NotNil(t, s.Request, "seq %d is labelled with its request", s.ID)
 	}
-	shoot(t, ctx, "serve-view.png")
+	// Selecting the running request in the requests panel outlines its live sequences' rows
+	// of the block tables (it is the only request) and, in the grid, exactly the blocks of
+	// their tables.
+	clickRedrawn(t, ctx, `#requests .req-row[data-state="running"] .req-head b`)
+	waitJS(t, ctx, `document.querySelectorAll("#tables .seqrow.req").length > 0 && document.querySelectorAll("#tables .seqrow.req").length === document.querySelectorAll("#tables .seqrow").length`)
+	sel := eval[map[string][]string](t, ctx, `({grid: [...document.querySelectorAll("#grid .blk.req")].map(e => e.dataset.blockId).sort(),
+		tables: [...new Set([...document.querySelectorAll("#tables .seqrow .blk")].map(e => e.dataset.blockId).filter(id => id !== "-1"))].sort()})`)
+	require.NotEmpty(t, sel["grid"])
+	require.Equal(t, sel["tables"], sel["grid"], "the grid outlines the blocks of the request's tables")
+	shoot(t, ctx, "serve-live.png")
 	stop()
 	require.Error(t, <-done, "the long request was cut off")
 

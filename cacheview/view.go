@@ -38,6 +38,17 @@ type View struct {
 	Events    int64      `json:"events"`
 	Blocks    []Block    `json:"blocks"`
 	Sequences []Sequence `json:"sequences"`
+	// Requests (serve mode) are the live requests, oldest first, then the last finished
+	// ones, newest first (Requests.Snapshot).
+	Requests []Request `json:"requests,omitempty"`
+	// History says how much the server keeps for pages that open later (serve mode).
+	History *History `json:"history,omitempty"`
+}
+
+// History is what a server keeps for the pages that open after the fact.
+type History struct {
+	Events   int `json:"events"`   // the ring of recent events (replayed by GET /v1/cache/events?since=0)
+	Requests int `json:"requests"` // the finished requests kept for the requests panel
 }
 
 // ModelInfo names the model and gives its shape.

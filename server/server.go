@@ -139,6 +139,10 @@ type Options struct {
 	// Chat renders /v1/chat/completions conversations. nil: the model's chat template
 	// (ChatML when it has none, as llama.cpp gives it).
 	Chat *chat.Formatter
+	// ViewHistory is how many recent events the cache view keeps for pages that open later,
+	// and ViewRequests how many finished requests its requests panel keeps (0: the
+	// defaults, cacheview.DefaultHistory and DefaultRequestHistory; < 0: none). history.go.
+	ViewHistory, ViewRequests int
 }
 
 // ErrClosed is returned by Run after Close, and reported (as 503) to requests that arrive

@@ -24,9 +24,10 @@ free. A model without a chat template (like the built-in stories260K) gets ChatM
 llama.cpp gives it.
 
 Type a message and Enter. Commands: /reset (a new conversation), /stats (totals), /save FILE
-(the transcript as JSON messages), /help, /quit; end of input (Ctrl-D) ends the chat. Input
-that is not a terminal (or --script FILE) is read line by line and echoed after the prompt,
-so a transcript reads like the session.
+(the transcript as JSON messages), /help, /quit; end of input (Ctrl-D) ends the chat. On a
+terminal a line can be edited (arrows, Home/End, Ctrl-U/K/W) and Up/Down go through the lines
+typed before. Input that is not a terminal (or --script FILE) is read line by line and echoed
+after the prompt, so a transcript reads like the session.
 
 flags:`
 

@@ -55,8 +55,8 @@ last step's top-k and an attention heatmap, with buttons for every command and t
 tutorial's walk.
 
 Commands come from the terminal, from --script FILE, or from stdin when it is not a
-terminal; the last two echo every command, so a session can be replayed. ` + "`help`" + ` at the
-prompt lists them. Colours are used on a terminal only, and never when NO_COLOR is set.
+terminal; the last two echo every command, so a session can be replayed. On a terminal
+a line can be edited and Up/Down recall earlier commands. ` + "`help`" + ` at the prompt lists them. Colours are used on a terminal only, and never when NO_COLOR is set.
 
 flags:
 `
