@@ -12,6 +12,7 @@ import (
 	"github.com/kvref/kvref/engine"
 	"github.com/kvref/kvref/kvcache"
 	"github.com/kvref/kvref/model/synth"
+	"github.com/kvref/kvref/stepper"
 )
 
 // TestBrowserStepViewGroups: kvref step --web on a synthetic Gemma 3 (12 layers, every
@@ -28,7 +29,7 @@ func TestBrowserStepViewGroups(t *testing.T) {
 		Context: 256, RopeBase: 1e6, Seed: 3, SlidingWindow: 8}.Model()
 	require.NoError(t, err)
 	st, err := cacheview.NewStepper(m, "tiny-gemma3", engine.Config{BlockSize: 4, CacheBlocks: 96, Threads: 1},
-		engine.Sampling{Temperature: 0.8, TopK: 40, TopP: 0.95, MinP: 0.05, Seed: 42}, true)
+		stepper.Options{Sampling: engine.Sampling{Temperature: 0.8, TopK: 40, TopP: 0.95, MinP: 0.05, Seed: 42}, Check: true})
 	require.NoError(t, err)
 	defer st.Close()
 	ts := httptest.NewServer(st.Handler())

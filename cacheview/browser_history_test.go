@@ -20,6 +20,7 @@ import (
 	"github.com/kvref/kvref/engine"
 	"github.com/kvref/kvref/kvcache"
 	"github.com/kvref/kvref/server"
+	"github.com/kvref/kvref/stepper"
 )
 
 // postCompletion sends one completion request and returns its cached_tokens.
@@ -201,7 +202,7 @@ func TestBrowserPriceItDefault(t *testing.T) {
 	m, err := stories()
 	require.NoError(t, err)
 	st, err := cacheview.NewStepper(m, "stories260K", engine.Config{BlockSize: 4, CacheBlocks: 16, Threads: 1},
-		engine.Sampling{Temperature: 0, Seed: 42}, false)
+		stepper.Options{Sampling: engine.Sampling{Temperature: 0, Seed: 42}})
 	require.NoError(t, err)
 	defer st.Close()
 	ts := httptest.NewServer(st.Handler())

@@ -35,6 +35,7 @@ import (
 	"github.com/kvref/kvref/model/builtin"
 	"github.com/kvref/kvref/quant"
 	"github.com/kvref/kvref/server"
+	"github.com/kvref/kvref/stepper"
 )
 
 var stories = sync.OnceValues(builtin.Model)
@@ -305,7 +306,7 @@ func TestBrowserServeView(t *testing.T) {
 	var blocks []kvcache.BlockState
 	var published int64
 	require.NoError(t, srv.Inspect(context.Background(), func(e *engine.Engine) {
-		stats, blocks = e.Pool.Stats(), e.Pool.Blocks()
+		stats, blocks = e.Pool().Stats(), e.Pool().Blocks()
 	}))
 	v := getView(t, ts.URL)
 	published = v.Events
@@ -353,7 +354,7 @@ func TestBrowserStepView(t *testing.T) {
 	m, err := stories()
 	require.NoError(t, err)
 	st, err := cacheview.NewStepper(m, "stories260K", engine.Config{BlockSize: 4, CacheBlocks: 16, Threads: 1},
-		engine.Sampling{Temperature: 0.8, TopK: 40, TopP: 0.95, MinP: 0.05, Seed: 42}, true)
+		stepper.Options{Sampling: engine.Sampling{Temperature: 0.8, TopK: 40, TopP: 0.95, MinP: 0.05, Seed: 42}, Check: true})
 	require.NoError(t, err)
 	defer st.Close()
 	ts := httptest.NewServer(st.Handler())
@@ -363,11 +364,11 @@ func TestBrowserStepView(t *testing.T) {
 		t.Helper()
 		v := getView(t, ts.URL)
 		st.Inspect(func(e *engine.Engine) {
-			require.Equal(t, e.Pool.Stats(), v.Stats)
-			for i, b := range e.Pool.Blocks() {
+			require.Equal(t, e.Pool().Stats(), v.Stats)
+			for i, b := range e.Pool().Blocks() {
 				require.Equal(t, b.Ref, v.Blocks[i].Ref)
 			}
-			require.NoError(t, e.Pool.Check())
+			require.NoError(t, e.Pool().Check())
 		})
 		waitJS(t, ctx, fmt.Sprintf(`Number(document.body.dataset.snapshotEvents) === %d`, v.Events))
 		requireDOMShows(t, readDOM(t, ctx), v)

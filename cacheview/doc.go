@@ -1,7 +1,7 @@
 // Package cacheview is the KV cache you can watch: one web page, embedded in the binary,
 // that draws the pool as a grid of blocks, every live sequence's block table, the bytes
 // formula with the model's numbers, counters and an event log, updated live; a stepping
-// mode driven from the browser (engine.Session behind a mutex); and an interactive
+// mode driven from the browser (stepper.Session behind a mutex); and an interactive
 // `kvref plan`.
 //
 // # Endpoints
@@ -18,8 +18,8 @@
 //     the blocks its sequences held, followed from the same events.
 //   - GET /v1/plan: `kvref plan` as JSON (internal/plan), plus sequences-that-fit against
 //     context for every cache type, for the page's "price it" panel.
-//   - POST /v1/step (stepping mode only): one Session command (add, decode, fork, free,
-//     temperature, seed, attention, reset), answered with what it did.
+//   - POST /v1/step (stepping mode only): one command of stepper.Commands (add, decode,
+//     fork, free, temperature, seed, attention, reset, undo), answered with what it did.
 //
 // kvref serve mounts the first four on its API (server/cacheview.go); kvref step --web
 // serves them all from a Stepper.

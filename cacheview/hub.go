@@ -94,6 +94,28 @@ func (h *Hub) Publish(e Event) int64 {
 	return e.N
 }
 
+// Retract takes the events numbered from on out of the ring and the tally, for a stepper's
+// undo: the command that published them has been taken back, so a page that opens later
+// neither replays nor counts them. Their numbers are not given out again; viewers that
+// already have them keep them (the undo's answer tells its page what to forget).
+func (h *Hub) Retract(from int64) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	n := len(h.ring)
+	kept := make([]Event, 0, n)
+	for i := range n {
+		e := h.ring[(h.start+i)%n]
+		if e.N < from {
+			kept = append(kept, e)
+			continue
+		}
+		k := kindIndex(e.Kind)
+		h.tally[k].N--
+		h.tally[k].Slots -= int64(e.Slots)
+	}
+	h.ring, h.start = kept, 0
+}
+
 // Published is the number of events published so far (the N of the last one).
 func (h *Hub) Published() int64 { return h.published.Load() }
 

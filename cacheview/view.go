@@ -84,16 +84,16 @@ type Sequence struct {
 // steps). name is the model's name as served; events the number of events published
 // before the snapshot.
 func Build(mode, name string, e *engine.Engine, snap kvcache.Snapshot, events int64) View {
-	c, pc := e.Model.Config, e.Pool.Config()
+	c, pc := e.Model().Config, e.Pool().Config()
 	v := View{
 		Mode: mode,
 		Model: ModelInfo{Name: name, Layers: c.Layers, Heads: c.Heads, KVHeads: c.KVHeads, HeadDim: c.HeadDim,
-			Vocab: c.Vocab, Context: c.Context, SlidingWindow: c.ReclaimWindow(), WeightsBytes: e.Model.Weights.Bytes()},
+			Vocab: c.Vocab, Context: c.Context, SlidingWindow: c.ReclaimWindow(), WeightsBytes: e.Model().Weights.Bytes()},
 		CacheTypeK: pc.KType.String(), CacheTypeV: pc.VType.String(),
 		KRowBytes: pc.KRowBytes(), VRowBytes: pc.VRowBytes(),
 		BytesPerToken: snap.Stats.BytesPerToken, BlockSize: pc.BlockSize, BytesPerBlock: snap.Stats.BytesPerBlock,
 		BlocksTotal: pc.NumBlocks, BytesTotal: snap.Stats.BytesTotal, BytesInUse: snap.Stats.BytesInUse,
-		Context: e.Context, Stats: snap.Stats, Events: events,
+		Context: e.Context(), Stats: snap.Stats, Events: events,
 		Blocks: make([]Block, len(snap.Blocks)), Sequences: make([]Sequence, len(snap.Sequences)),
 	}
 	if n, ok := plan.ElementBytes(pc.KType); ok && pc.KType == pc.VType {
@@ -101,12 +101,12 @@ func Build(mode, name string, e *engine.Engine, snap kvcache.Snapshot, events in
 	}
 	// How many full sequences the pool holds, by the planner's rule (a sliding window caps
 	// a sequence's blocks): the pool's bytes as the memory, nothing for weights.
-	r, err := plan.Compute(plan.Input{Shape: c.PlanShape(), KType: pc.KType, VType: pc.VType, Context: e.Context,
+	r, err := plan.Compute(plan.Input{Shape: c.PlanShape(), KType: pc.KType, VType: pc.VType, Context: e.Context(),
 		BlockSize: pc.BlockSize, Memory: snap.Stats.BytesTotal})
 	if err == nil {
 		v.BlocksPerSequence, v.SequencesFit = r.BlocksPerSequence, r.MaxSequences
 	}
-	tok := e.Model.Tokenizer
+	tok := e.Model().Tokenizer
 	for i, b := range snap.Blocks {
 		text := make([]string, len(b.Tokens))
 		for j, id := range b.Tokens {

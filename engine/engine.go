@@ -26,13 +26,26 @@ type Config struct {
 // contexts does not reserve a huge cache by default.
 const DefaultContext = 4096
 
-// Engine runs requests on one model with one cache pool.
+// Engine runs requests on one model with one cache pool. Its parts are read through
+// Model, Runner, Pool and Context; New sets them once.
 type Engine struct {
-	Model   *model.Model
-	Runner  *model.Runner
-	Pool    *kvcache.Pool
-	Context int
+	model   *model.Model
+	runner  *model.Runner
+	pool    *kvcache.Pool
+	context int
 }
+
+// Model returns the engine's model.
+func (e *Engine) Model() *model.Model { return e.model }
+
+// Runner returns the engine's runner: the forward pass and its threads.
+func (e *Engine) Runner() *model.Runner { return e.runner }
+
+// Pool returns the engine's KV-cache pool.
+func (e *Engine) Pool() *kvcache.Pool { return e.pool }
+
+// Context returns the longest sequence the engine runs, in tokens.
+func (e *Engine) Context() int { return e.context }
 
 // New builds an engine: a runner with its threads and a cache pool.
 func New(m *model.Model, cfg Config) (*Engine, error) {
@@ -69,7 +82,7 @@ func New(m *model.Model, cfg Config) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Engine{Model: m, Runner: model.NewRunner(m, cfg.Threads), Pool: pool, Context: ctx}, nil
+	return &Engine{model: m, runner: model.NewRunner(m, cfg.Threads), pool: pool, context: ctx}, nil
 }
 
 // CacheGroups is the cache groups of a model (kvcache.GroupLayers over its layers'
@@ -88,28 +101,28 @@ func CacheGroups(c model.Config) []kvcache.Group {
 // Computed()-W+1 on (kvcache.Pool.Reclaim); with cache groups, each sliding group by its own
 // window (kvcache.Pool.Slide). Without a window it does nothing.
 func (e *Engine) reclaim(s *kvcache.Sequence) {
-	if e.Pool.Config().Groups != nil {
-		e.Pool.Slide(s)
+	if e.pool.Config().Groups != nil {
+		e.pool.Slide(s)
 		return
 	}
-	if w := e.Model.Config.ReclaimWindow(); w > 0 {
-		e.Pool.Reclaim(s, s.Computed()-w+1)
+	if w := e.model.Config.ReclaimWindow(); w > 0 {
+		e.pool.Reclaim(s, s.Computed()-w+1)
 	}
 }
 
 // groupWindow is the window by which cache group g releases blocks: the group's own, or,
 // for a uniform model (one group), the window every layer shares (0: none).
 func (e *Engine) groupWindow(g int) int {
-	if e.Pool.Config().Groups != nil {
-		return e.Pool.Config().GroupWindow(g)
+	if e.pool.Config().Groups != nil {
+		return e.pool.Config().GroupWindow(g)
 	}
-	return e.Model.Config.ReclaimWindow()
+	return e.model.Config.ReclaimWindow()
 }
 
 // slideWindow is the smallest window by which any cache group releases blocks (0: none).
 func (e *Engine) slideWindow() int {
 	w := 0
-	for g := range e.Pool.Groups() {
+	for g := range e.pool.Groups() {
 		if gw := e.groupWindow(g); gw > 0 && (w == 0 || gw < w) {
 			w = gw
 		}
@@ -118,4 +131,4 @@ func (e *Engine) slideWindow() int {
 }
 
 // Close stops the engine's threads. The model stays open.
-func (e *Engine) Close() { e.Runner.Close() }
+func (e *Engine) Close() { e.runner.Close() }

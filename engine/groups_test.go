@@ -27,7 +27,7 @@ func TestPoolHoldsWhatThePlanSaysAt32k(t *testing.T) {
 	for _, bs := range []int{1, 4, 16, 48} {
 		t.Run(fmt.Sprintf("block%d", bs), func(t *testing.T) {
 			e := newEngine(t, m, Config{Context: ctx, BlockSize: bs, KType: quant.F16, VType: quant.F16, Threads: 1})
-			pc := e.Pool.Config()
+			pc := e.Pool().Config()
 			require.Len(t, pc.Groups, 6)
 			require.Equal(t, 2, pc.BlockLayers())
 
@@ -35,22 +35,22 @@ func TestPoolHoldsWhatThePlanSaysAt32k(t *testing.T) {
 			for i := range tokens {
 				tokens[i] = 3 + i%200
 			}
-			kv := e.Pool.AddSequence(tokens, "")
+			kv := e.Pool().AddSequence(tokens, "")
 			for kv.Computed() < ctx-1 {
 				sp := []span{{kv, min(1000, ctx-1-kv.Computed())}}
 				_, err := e.reserve(sp)
 				require.NoError(t, err)
-				require.NoError(t, e.Pool.Commit(kv, sp[0].n))
+				require.NoError(t, e.Pool().Commit(kv, sp[0].n))
 				e.reclaim(kv)
 			}
 			_, err := e.reserve([]span{{kv, 1}}) // the step computing position ctx-1
 			require.NoError(t, err)
-			require.NoError(t, e.Pool.Check())
+			require.NoError(t, e.Pool().Check())
 
 			r, err := plan.Compute(plan.Input{Shape: m.Config.PlanShape(), KType: quant.F16, VType: quant.F16, Context: ctx, BlockSize: bs, Memory: 1 << 30})
 			require.NoError(t, err)
 			require.Len(t, r.Groups, 2)
-			st := e.Pool.Stats()
+			st := e.Pool().Stats()
 			held := map[int]int{} // window → blocks held by its groups
 			for _, g := range st.Groups {
 				held[g.Window] += g.BlocksUsed
@@ -84,7 +84,7 @@ func TestValidateCountsEveryGroup(t *testing.T) {
 	const bs = 4
 	full, sliding := (len(prompt)+1+bs-1)/bs, (2*8+bs-1)/bs+1 // 11 and 5 blocks
 	e := newEngine(t, m, Config{BlockSize: bs, CacheBlocks: full + 6*sliding - 1, Threads: 1})
-	require.Len(t, e.Pool.Config().Groups, 7)
+	require.Len(t, e.Pool().Config().Groups, 7)
 	var small *CacheTooSmallError
 	require.ErrorAs(t, e.Validate(greedy(prompt, 4)), &small)
 	require.Equal(t, full+6*sliding, small.Need)

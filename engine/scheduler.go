@@ -124,7 +124,7 @@ type shownToken struct {
 
 // NewScheduler returns a scheduler over the engine's model and pool.
 func (e *Engine) NewScheduler(cfg SchedulerConfig) *Scheduler {
-	return &Scheduler{e: e, cfg: cfg.withDefaults(e.Pool.Config())}
+	return &Scheduler{e: e, cfg: cfg.withDefaults(e.pool.Config())}
 }
 
 // Add submits a request and returns its id. A request that can never run (see
@@ -284,7 +284,7 @@ func (s *Scheduler) Step() ([]Token, error) {
 	}
 	if len(plan) == 0 {
 		return s.takeOut(), fmt.Errorf("engine: nothing can run: %d sequences waiting, %d running, %d of %d blocks available",
-			s.waiting.Len(), len(s.running), s.e.Pool.Available(), s.e.Pool.Config().NumBlocks)
+			s.waiting.Len(), len(s.running), s.e.pool.Available(), s.e.pool.Config().NumBlocks)
 	}
 	spans := make([]span, len(plan))
 	rows := 0
@@ -309,7 +309,7 @@ func (s *Scheduler) Step() ([]Token, error) {
 			done = append(done, p.q)
 		}
 	}
-	st := s.e.Pool.Stats()
+	st := s.e.pool.Stats()
 	s.stats.PeakBlocksUsed = max(s.stats.PeakBlocksUsed, st.BlocksUsed)
 	if st.Groups != nil && s.stats.PeakGroupBlocksUsed == nil {
 		s.stats.PeakGroupBlocksUsed = make([]int, len(st.Groups))
@@ -343,7 +343,7 @@ func (s *Scheduler) takeOut() []Token {
 // schedule decides this step's work, reserving cache slots (and preempting) as it goes;
 // Step then computes it (step.go).
 func (s *Scheduler) schedule() []scheduled {
-	pool := s.e.Pool
+	pool := s.e.pool
 	budget := s.cfg.MaxBatchTokens
 	var plan []scheduled
 	for i := 0; i < len(s.running) && budget > 0; i++ {
@@ -446,7 +446,7 @@ func (s *Scheduler) promised(q *sequence, held int) int {
 	need := s.groupsNeed(held, end)
 	if q.idx == 0 && len(q.r.seqs) == 1 && len(q.output) == 0 {
 		// Each fork's first write copies (or adds) one block in every cache group.
-		need += (max(q.r.req.N, 1) - 1) * s.e.Pool.Groups()
+		need += (max(q.r.req.N, 1) - 1) * s.e.pool.Groups()
 	}
 	return need
 }
@@ -454,7 +454,7 @@ func (s *Scheduler) promised(q *sequence, held int) int {
 // prompt is how many more blocks q's whole prompt spans in all its tables, beyond the held
 // entries of each (no window counted: it only bounds promised from above).
 func (s *Scheduler) prompt(q *sequence, held int) int {
-	return s.e.Pool.Groups() * max(0, s.e.Pool.Config().BlocksFor(len(q.tokens))-held)
+	return s.e.pool.Groups() * max(0, s.e.pool.Config().BlocksFor(len(q.tokens))-held)
 }
 
 // groupsNeed sums over the cache groups the blocks a sequence whose tables have held
@@ -462,9 +462,9 @@ func (s *Scheduler) prompt(q *sequence, held int) int {
 // group, whose blocks outside the window are released after every chunk, at most the window
 // and one chunk.
 func (s *Scheduler) groupsNeed(held, end int) int {
-	cfg := s.e.Pool.Config()
+	cfg := s.e.pool.Config()
 	total := 0
-	for g := range s.e.Pool.Groups() {
+	for g := range s.e.pool.Groups() {
 		need := cfg.BlocksFor(end) - held
 		if w := s.e.groupWindow(g); w > 0 {
 			need = min(need, cfg.BlocksFor(w+s.chunkSize())+1)
@@ -478,7 +478,7 @@ func (s *Scheduler) groupsNeed(held, end int) int {
 // with all its tokens; it is recomputed when readmitted.
 func (s *Scheduler) preempt(q *sequence) {
 	s.observe(SeqPreempted, q)
-	s.e.Pool.Free(q.kv)
+	s.e.pool.Free(q.kv)
 	q.kv = nil
 	q.state = Preempted
 	s.running = slices.DeleteFunc(s.running, func(x *sequence) bool { return x == q })
@@ -523,7 +523,7 @@ func (s *Scheduler) end(q *sequence, reason string) (running bool) {
 		s.waiting.Remove(q)
 	}
 	if q.kv != nil {
-		s.e.Pool.Free(q.kv)
+		s.e.pool.Free(q.kv)
 		q.kv = nil
 	}
 	q.state = Finished
@@ -553,7 +553,7 @@ func (s *Scheduler) forkIfFirst(q *sequence) []*sequence {
 	for i := 1; i < r.req.N; i++ {
 		p := r.req.Sampling
 		p.Seed = logit.ContinuationSeed(p.Seed, i)
-		c := &sequence{r: r, idx: i, state: Running, kv: s.e.Pool.Fork(q.kv), tokens: slices.Clone(q.tokens), cut: -1, sampler: NewSampler(p)}
+		c := &sequence{r: r, idx: i, state: Running, kv: s.e.pool.Fork(q.kv), tokens: slices.Clone(q.tokens), cut: -1, sampler: NewSampler(p)}
 		s.clock++
 		c.stamp = s.clock
 		r.seqs = append(r.seqs, c)
@@ -577,7 +577,7 @@ func (s *Scheduler) advance(q *sequence, logits []float32) error {
 	tok := q.sampler.Sample(logits)
 	t := Token{Request: r.id, Seq: q.idx, Step: len(q.output), Pos: pos, ID: tok, Logits: logits}
 	q.output = append(q.output, tok)
-	q.text = append(q.text, s.e.Model.Tokenizer.Piece(tok)...)
+	q.text = append(q.text, s.e.model.Tokenizer.Piece(tok)...)
 	reason := s.stopReason(q, tok)
 	if reason == "" {
 		q.tokens = append(q.tokens, tok)
@@ -639,7 +639,7 @@ func (s *Scheduler) checkFailed(q *sequence, err error) error {
 func (s *Scheduler) stopReason(q *sequence, tok int) string {
 	req := q.r.req
 	switch {
-	case !req.IgnoreEOS && s.e.Model.Tokenizer.IsEOG(tok):
+	case !req.IgnoreEOS && s.e.model.Tokenizer.IsEOG(tok):
 		return "eos"
 	case slices.Contains(req.StopTokens, tok):
 		return "stop"
@@ -649,7 +649,7 @@ func (s *Scheduler) stopReason(q *sequence, tok int) string {
 			continue
 		}
 		// Only the tail can hold a new match: search the last len(stop)+len(piece) bytes.
-		from := max(0, len(q.text)-len(stop)-len(s.e.Model.Tokenizer.Piece(tok)))
+		from := max(0, len(q.text)-len(stop)-len(s.e.model.Tokenizer.Piece(tok)))
 		if i := strings.Index(string(q.text[from:]), stop); i >= 0 {
 			q.cut = from + i
 			return "stop"
@@ -658,7 +658,7 @@ func (s *Scheduler) stopReason(q *sequence, tok int) string {
 	switch {
 	case req.MaxTokens >= 0 && len(q.output) >= req.MaxTokens:
 		return "length"
-	case len(q.tokens)+1 >= s.e.Context:
+	case len(q.tokens)+1 >= s.e.context:
 		return "context"
 	}
 	return ""

@@ -135,7 +135,7 @@ func (t *hitTracker) firmTokens(hit, blockSize int) (int, error) {
 // noteAdmissions sets, for every request admitted for the first time in the step that
 // just ran, the part of its prefix hit a candidate must also have.
 func (r *engineRun) noteAdmissions() error {
-	bs := r.eng.Pool.Config().BlockSize
+	bs := r.eng.Pool().Config().BlockSize
 	for _, rr := range r.reqs {
 		if rr.admitted || r.sched.State(rr.sched, 0) == engine.Waiting {
 			continue
@@ -160,7 +160,7 @@ func (r *engineRun) noteAdmissions() error {
 // window starts past it, at W+B−1 computed positions (engine reclaims after every chunk).
 func (r *engineRun) notePreemptions() {
 	w := slideWindow(r.eng)
-	bs := r.eng.Pool.Config().BlockSize
+	bs := r.eng.Pool().Config().BlockSize
 	for _, rr := range r.reqs {
 		for c, steps := range rr.steps { // continuations that have produced tokens
 			if c == len(rr.preempted) {
@@ -206,10 +206,10 @@ func (t *hitTracker) groupFirm(a addedSeq) int {
 // slideWindow is the smallest window by which kvref's pool releases blocks: the window
 // every layer shares, or the smallest of the sliding cache groups' (0: none releases).
 func slideWindow(e *engine.Engine) int {
-	if w := e.Model.Config.ReclaimWindow(); w > 0 {
+	if w := e.Model().Config.ReclaimWindow(); w > 0 {
 		return w
 	}
-	cfg := e.Pool.Config()
+	cfg := e.Pool().Config()
 	w := 0
 	for g := range cfg.NumGroups() {
 		if gw := cfg.GroupWindow(g); gw > 0 && (w == 0 || gw < w) {

@@ -32,7 +32,7 @@ type cacheView struct {
 func newCacheView(e *engine.Engine, opts *Options) *cacheView {
 	v := &cacheView{hub: cacheview.NewHubHistory(0, historySize(opts.ViewHistory, cacheview.DefaultHistory)),
 		track: cacheview.NewRequests(historySize(opts.ViewRequests, cacheview.DefaultRequestHistory)), requests: map[int][2]int{}}
-	e.Pool.SetObserver(func(ev kvcache.Event) {
+	e.Pool().SetObserver(func(ev kvcache.Event) {
 		out := cacheview.PoolEvent(ev)
 		v.track.Observe(&out)
 		v.hub.Publish(out)
@@ -54,7 +54,7 @@ func newCacheView(e *engine.Engine, opts *Options) *cacheView {
 
 // mountCacheView registers the page and its endpoints on mux.
 func (s *Server) mountCacheView(mux *http.ServeMux) {
-	m := s.eng.Model
+	m := s.eng.Model()
 	cacheview.Mount(mux, cacheview.Source{View: s.cacheSnapshot, Hub: s.view.hub},
 		cacheview.Planner{This: &cacheview.PlanModel{Name: s.model, Shape: m.Config.PlanShape(), WeightsBytes: m.Weights.Bytes()}})
 }
@@ -68,7 +68,7 @@ func (s *Server) cacheSnapshot(ctx context.Context) (cacheview.View, error) {
 	requests := map[int][2]int{}
 	var reqs []cacheview.Request
 	err := s.do(ctx, func() {
-		snap, published = s.eng.Pool.Snapshot(), s.view.hub.Published()
+		snap, published = s.eng.Pool().Snapshot(), s.view.hub.Published()
 		reqs = s.view.track.Snapshot()
 		st = combineStats(s.past, s.sched.Stats())
 		live := map[int]bool{}

@@ -28,7 +28,7 @@ func historySize(n, def int) int {
 // viewSubmitted records request id, just added to the scheduler, and publishes its
 // "submit" event. Only the engine loop calls it.
 func (s *Server) viewSubmitted(id int, req engine.Request) {
-	ev := s.view.track.Submit(id, cacheview.PromptStart(s.eng.Model.Tokenizer, req.Prompt), len(req.Prompt), req.N, time.Now())
+	ev := s.view.track.Submit(id, cacheview.PromptStart(s.eng.Model().Tokenizer, req.Prompt), len(req.Prompt), req.N, time.Now())
 	s.view.hub.Publish(ev)
 }
 

@@ -207,11 +207,11 @@ func New(e *engine.Engine, opts Options) *Server {
 	}
 	name := opts.ModelName
 	if name == "" {
-		name = ModelName(e.Model.Source)
+		name = ModelName(e.Model().Source)
 	}
 	f, ferr := opts.Chat, error(nil)
 	if f == nil {
-		f, ferr = chat.NewFormatter(e.Model, chat.TemplateOptions{})
+		f, ferr = chat.NewFormatter(e.Model(), chat.TemplateOptions{})
 	}
 	view := newCacheView(e, &opts)
 	return &Server{
@@ -221,7 +221,7 @@ func New(e *engine.Engine, opts Options) *Server {
 		opts:         opts,
 		model:        name,
 		created:      time.Now().Unix(),
-		longestPiece: longestPiece(e.Model.Tokenizer),
+		longestPiece: longestPiece(e.Model().Tokenizer),
 		ops:          make(chan func()),
 		quit:         make(chan struct{}),
 		stopped:      make(chan struct{}),
@@ -456,7 +456,7 @@ func (s *Server) snapshot() Stats {
 		Running: len(s.routes), Requests: c.Requests, Finished: c.Finished, Cancelled: c.Cancelled,
 		Failed: c.Failed, GeneratedTokens: c.GeneratedTokens,
 		Engine: combineStats(s.past, s.sched.Stats()),
-		Cache:  s.eng.Pool.Stats(),
+		Cache:  s.eng.Pool().Stats(),
 	}
 }
 

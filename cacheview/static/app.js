@@ -44,6 +44,7 @@ const state = {
   replayedUpTo: 0,     // events numbered up to this came from the server's ring (the page opened later)
   request: -1,         // the selected request (serve mode)
   lastStep: null,      // stepping mode: the last decoded token
+  lastNote: "",        // ... or why there is none to show
   flash: new Set(),    // blocks touched since the last drawing
   fetching: false, again: false, lastFetch: 0,
 };
@@ -493,8 +494,23 @@ async function step(cmd) {
     throw new Error(msg);
   }
   if (body.seq >= 0) state.current = body.seq;
-  if (body.decoded && body.decoded.length) { state.lastStep = body.decoded[body.decoded.length - 1]; renderLastStep(); }
-  if (body.op === "reset") { state.lastStep = null; renderLastStep(); state.current = -1; }
+  if (body.decoded && body.decoded.length) { state.lastStep = body.decoded[body.decoded.length - 1]; state.lastNote = ""; renderLastStep(); }
+  if (body.op === "reset") { state.lastStep = null; state.lastNote = ""; renderLastStep(); state.current = -1; }
+  // A freed sequence takes its last step with it: the panel says so instead of describing it.
+  if (body.op === "free" && state.lastStep && state.lastStep.seq === cmd.seq) {
+    state.lastStep = null;
+    state.lastNote = `seq ${cmd.seq} was freed; decode a live sequence to see a step here.`;
+    renderLastStep();
+  }
+  if (body.op === "undo" && body.undone) {
+    // The command taken back published the events numbered from events_from on: forget them.
+    for (const e of state.log) if (e.n >= body.undone.events_from) count(e.kind, -1, -e.slots); // the counters follow the log
+    state.log = state.log.filter((e) => e.n < body.undone.events_from);
+    renderLog();
+    state.lastStep = body.undone.last_step;
+    state.lastNote = "No step of a live sequence to show: undo took it back, or its sequence was freed.";
+    renderLastStep();
+  }
   if (!walk.active) say(body.message);
   await refreshNow();
   return body;
@@ -522,6 +538,7 @@ function renderControls(v) {
   for (const id of ["#decode1", "#decodeN", "#fork", "#free"]) $(id).disabled = state.current < 0;
   const st = v.step;
   if (!st) return;
+  $("#undo").disabled = !st.undoable;
   const layer = $("#attn-layer"), head = $("#attn-head");
   if (layer.options.length !== v.model.layers + 1) {
     layer.replaceChildren(el("option", { value: -1, text: "off" }), ...Array.from({ length: v.model.layers }, (_, i) => el("option", { value: i, text: i })));
@@ -543,7 +560,7 @@ function renderLastStep() {
   const d = state.lastStep;
   const box = $("#last-step"), top = $("#topk");
   if (!d) {
-    box.replaceChildren(el("p", { class: "muted", text: "Nothing decoded yet." }));
+    box.replaceChildren(el("p", { class: "muted", text: state.lastNote || "Nothing decoded yet." }));
     top.replaceChildren();
     renderAttention();
     return;
@@ -556,8 +573,9 @@ function renderLastStep() {
   box.replaceChildren(
     el("p", {}, el("span", { class: "tok", text: quote(d.text) }), ` id ${d.token} · p ${d.p.toFixed(4)} · rank ${d.rank} · ${d.how} · seq ${d.seq}`),
     el("p", { text: where }),
-    cur && cur.text !== undefined ? el("p", { class: "muted" }, "text: ", quote(cur.text)) : null,
   );
+  // (replaceChildren writes a null child as the text "null": add the line only when there is one.)
+  if (cur && cur.text !== undefined) box.append(el("p", { class: "muted" }, "text: ", quote(cur.text)));
   const pmax = Math.max(...d.top.map((a) => a.p), 1e-9);
   top.replaceChildren(el("div", { class: "muted small", text: `the ${d.top.length} most likely tokens at this step (the model's own probabilities, before temperature and filters)` }),
     ...d.top.map((a) => el("div", { class: "alt" + (a.token === d.token ? " chosen" : ""), "data-token": a.token },
@@ -576,6 +594,7 @@ function renderAttention() {
   const d = state.lastStep, v = state.view, box = $("#attn-map");
   if (!v || !d || !d.attention) {
     $("#attn-title").textContent = "";
+    if (!d) box.replaceChildren();
     return;
   }
   const a = d.attention, B = v.block_size;
@@ -614,6 +633,7 @@ function wireControls() {
   $("#decodeN").addEventListener("click", safe(() => step({ op: "decode", seq: cur(), n: Number($("#decode-n").value) || 1 })));
   $("#fork").addEventListener("click", safe(() => step({ op: "fork", seq: cur() })));
   $("#free").addEventListener("click", safe(() => step({ op: "free", seq: cur() })));
+  $("#undo").addEventListener("click", safe(() => step({ op: "undo" })));
   $("#apply-sampling").addEventListener("click", safe(async () => {
     await step({ op: "temperature", temperature: Number($("#temp").value) });
     await step({ op: "seed", seed: Number($("#seed").value) });

@@ -63,7 +63,7 @@ func chatCmd(args []string, stdout, stderr io.Writer) error {
 		if len(format.StopStrings) > 0 {
 			how = "the text, as it is no token of the vocabulary"
 		}
-		fmt.Fprintf(stderr, "kvref chat: %s has no chat template: using ChatML, as llama.cpp does; a reply ends at <|im_end|> (%s) or at the end of text (--chat-template FILE for another template)\n", eng.Model.Source, how)
+		fmt.Fprintf(stderr, "kvref chat: %s has no chat template: using ChatML, as llama.cpp does; a reply ends at <|im_end|> (%s) or at the end of text (--chat-template FILE for another template)\n", eng.Model().Source, how)
 	}
 	s := &chat.Session{
 		Engine: eng, Format: format, System: *system, MaxTokens: *n, Check: *check, Sampling: sampling,
@@ -127,7 +127,7 @@ func (r *chatREPL) exec(line string) error {
 // printStats prints the totals of the conversation and the pool.
 func (r *chatREPL) printStats() {
 	t := r.s.Totals()
-	st := r.s.Engine.Pool.Stats()
+	st := r.s.Engine.Pool().Stats()
 	fmt.Fprintf(r.out, "  turns     %d\n", t.Turns)
 	fmt.Fprintf(r.out, "  prompts   %d tokens: %d reused from the cache (%.1f%%), %d computed\n", t.PromptTokens, t.ReusedTokens, t.ReusedPercent(), t.PromptTokens-t.ReusedTokens)
 	fmt.Fprintf(r.out, "  replies   %d tokens generated\n", t.GeneratedTokens)

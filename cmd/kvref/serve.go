@@ -140,7 +140,7 @@ func serve(ctx context.Context, restore func(), args []string, stdout, stderr io
 		return err
 	}
 	defer closeEngine()
-	m := eng.Model
+	m := eng.Model()
 
 	log := stdlog.New(stderr, "kvref serve: ", 0) // one write per line: the server logs from many goroutines
 	logf := log.Printf
@@ -165,9 +165,9 @@ func serve(ctx context.Context, restore func(), args []string, stdout, stderr io
 	if err != nil {
 		return err
 	}
-	pc := eng.Pool.Config()
-	st := eng.Pool.Stats()
-	logf("model %s (%s), context %d, vocabulary %d, %d threads", srv.Model(), m.Source, eng.Context, m.Config.Vocab, eng.Runner.Threads())
+	pc := eng.Pool().Config()
+	st := eng.Pool().Stats()
+	logf("model %s (%s), context %d, vocabulary %d, %d threads", srv.Model(), m.Source, eng.Context(), m.Config.Vocab, eng.Runner().Threads())
 	logf("KV cache %s/%s: %d blocks of %d tokens, %d B/token, %.1f MiB", pc.KType, pc.VType, pc.NumBlocks, pc.BlockSize, pc.BytesPerToken(), float64(st.BytesTotal)/(1<<20))
 	logf("listening on http://%s/v1", ln.Addr())
 	logf("watch the cache: http://%s/", ln.Addr())

@@ -97,14 +97,14 @@ func Batch(m *model.Model, s Setup, batch, prompt, steps int) (BatchResult, erro
 			return BatchResult{}, err
 		}
 	}
-	bpt := e.Pool.Config().BytesPerToken()
+	bpt := e.Pool().Config().BytesPerToken()
 	res := BatchResult{Batch: batch, Steps: steps, WeightBytesPerStep: m.Weights.StepBytes(batch), CacheBytesPerTokenFormula: bpt}
 	var cacheBytes int64
 	start := time.Now()
 	for i := range steps {
 		// Each sequence attends over all its positions in every full layer, over its window
 		// in a sliding one: their K and V.
-		stepCache := int64(batch) * readBytes(e.Pool.Config(), prompt+1+i)
+		stepCache := int64(batch) * readBytes(e.Pool().Config(), prompt+1+i)
 		cacheBytes += stepCache
 		t := time.Now()
 		toks, err := sc.Step()
@@ -118,7 +118,7 @@ func Batch(m *model.Model, s Setup, batch, prompt, steps int) (BatchResult, erro
 		}
 	}
 	secs := time.Since(start).Seconds()
-	res.Groups = e.Pool.Stats().Groups
+	res.Groups = e.Pool().Stats().Groups
 	res.Seconds = secs
 	res.TokensPerSecond = float64(batch*steps) / secs
 	res.TokensPerSecondPerSeq = float64(steps) / secs
@@ -201,7 +201,7 @@ func MemoryBound(m *model.Model, s Setup, ctx, blocks int, cacheBytes int64) (Me
 	if err != nil {
 		return MemoryBoundBatch{}, err
 	}
-	cfg := probe.Pool.Config()
+	cfg := probe.Pool().Config()
 	probe.Close()
 	if blocks <= 0 {
 		blocks = int(cacheBytes / cfg.BytesPerBlock())

@@ -1,15 +1,16 @@
-package engine
+package main
 
 import (
 	"time"
 
+	"github.com/kvref/kvref/engine"
 	"github.com/kvref/kvref/kvcache"
 )
 
-// RunSummary adds up the results of a run of requests through one engine, as kvref run
+// runSummary adds up the results of a run of requests through one engine, as kvref run
 // --json prints it in its last line: tokens, cache hits, timings and, once the run is over
 // (Finish), the pool's and the scheduler's counters.
-type RunSummary struct {
+type runSummary struct {
 	PromptTokens    int     `json:"prompt_tokens"`
 	PrefixHitTokens int     `json:"prefix_hit_tokens"`
 	GeneratedTokens int     `json:"generated_tokens"`
@@ -27,15 +28,15 @@ type RunSummary struct {
 	Check           bool    `json:"check"`
 	// Groups are the cache groups of a model with sliding layers beside full ones: each
 	// group's layers, window, peak blocks and blocks its window released.
-	Groups       []GroupSummary   `json:"groups,omitempty"`
-	Requests     []RequestSummary `json:"requests"`
+	Groups       []groupSummary   `json:"groups,omitempty"`
+	Requests     []requestSummary `json:"requests"`
 	Cache        *kvcache.Stats   `json:"cache"`
-	Engine       *Stats           `json:"engine"`
+	Engine       *engine.Stats    `json:"engine"`
 	decodeTokens int
 }
 
-// GroupSummary is one cache group's line of a RunSummary.
-type GroupSummary struct {
+// groupSummary is one cache group's line of a runSummary.
+type groupSummary struct {
 	Group           int   `json:"group"`
 	Layers          []int `json:"layers"`
 	Window          int   `json:"window"`           // 0: full attention
@@ -44,8 +45,8 @@ type GroupSummary struct {
 	BlocksCached    int   `json:"blocks_cached"`    // kept for prefix hits at the end
 }
 
-// RequestSummary is one request's line of a RunSummary.
-type RequestSummary struct {
+// requestSummary is one request's line of a runSummary.
+type requestSummary struct {
 	PromptTokens    int      `json:"prompt_tokens"`
 	PrefixHitTokens int      `json:"prefix_hit_tokens"`
 	Generated       []int    `json:"generated_tokens"` // per continuation
@@ -53,18 +54,18 @@ type RequestSummary struct {
 	Preemptions     int      `json:"preemptions"`
 }
 
-// NewRunSummary starts the summary of a run on e: its cache shape, context and threads.
-func NewRunSummary(e *Engine, check bool) *RunSummary {
-	pc := e.Pool.Config()
-	return &RunSummary{BlockSize: pc.BlockSize, BytesPerToken: pc.BytesPerToken(), CacheTypeK: pc.KType.String(),
-		CacheTypeV: pc.VType.String(), Context: e.Context, Threads: e.Runner.Threads(), Check: check}
+// newRunSummary starts the summary of a run on e: its cache shape, context and threads.
+func newRunSummary(e *engine.Engine, check bool) *runSummary {
+	pc := e.Pool().Config()
+	return &runSummary{BlockSize: pc.BlockSize, BytesPerToken: pc.BytesPerToken(), CacheTypeK: pc.KType.String(),
+		CacheTypeV: pc.VType.String(), Context: e.Context(), Threads: e.Runner().Threads(), Check: check}
 }
 
 // Add counts one finished request.
-func (s *RunSummary) Add(r Result) {
+func (s *runSummary) Add(r engine.Result) {
 	s.PromptTokens += r.PromptTokens
 	s.PrefixHitTokens += r.PrefixHitTokens
-	rs := RequestSummary{PromptTokens: r.PromptTokens, PrefixHitTokens: r.PrefixHitTokens, StopReasons: r.StopReasons, Preemptions: r.Preemptions}
+	rs := requestSummary{PromptTokens: r.PromptTokens, PrefixHitTokens: r.PrefixHitTokens, StopReasons: r.StopReasons, Preemptions: r.Preemptions}
 	for _, o := range r.Outputs {
 		s.GeneratedTokens += len(o)
 		s.decodeTokens += max(len(o)-1, 0)
@@ -80,12 +81,12 @@ func (s *RunSummary) Add(r Result) {
 
 // Finish records the pool's counters and the scheduler's at the end of the run: the peak
 // blocks used and the blocks a sliding window reclaimed.
-func (s *RunSummary) Finish(pool kvcache.Stats, sched Stats) {
+func (s *runSummary) Finish(pool kvcache.Stats, sched engine.Stats) {
 	s.Cache, s.Engine = &pool, &sched
 	s.BlocksUsed, s.BlocksReclaimed = sched.PeakBlocksUsed, pool.BlocksReclaimed
 	s.Groups = nil
 	for g, gs := range pool.Groups {
-		gsum := GroupSummary{Group: g, Layers: gs.Layers, Window: gs.Window, BlocksReclaimed: gs.BlocksReclaimed, BlocksCached: gs.BlocksCached}
+		gsum := groupSummary{Group: g, Layers: gs.Layers, Window: gs.Window, BlocksReclaimed: gs.BlocksReclaimed, BlocksCached: gs.BlocksCached}
 		if g < len(sched.PeakGroupBlocksUsed) {
 			gsum.PeakBlocksUsed = sched.PeakGroupBlocksUsed[g]
 		}
