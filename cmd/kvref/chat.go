@@ -26,9 +26,7 @@ llama.cpp gives it.
 Type a message and Enter. Commands: /reset (a new conversation), /stats (totals), /save FILE
 (the transcript as JSON messages), /help, /quit; end of input (Ctrl-D) ends the chat. Input
 that is not a terminal (or --script FILE) is read line by line and echoed after the prompt,
-so a transcript reads like the session.
-
-flags:`
+so a transcript reads like the session.`
 
 // chatCommands is the help of the REPL.
 const chatCommands = `  /reset       start a new conversation (the system message stays; cached blocks stay evictable)

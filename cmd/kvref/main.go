@@ -9,8 +9,13 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
+	"runtime/debug"
 	"slices"
 	"strings"
+	"sync"
+
+	"github.com/kvref/kvref/internal/term"
 )
 
 // command is one subcommand of kvref.
@@ -34,70 +39,139 @@ func commands() []command {
 
 func usage(w io.Writer) {
 	fmt.Fprintln(w, "kvref: a CPU reference inference engine whose product is the KV cache")
-	fmt.Fprintln(w, "\nusage: kvref COMMAND [flags]   (kvref COMMAND -h for its flags)")
+	fmt.Fprintln(w, "\nusage: kvref COMMAND [flags]   (kvref help COMMAND, or kvref COMMAND --help, for its flags)")
 	fmt.Fprintln(w, "\ncommands:")
 	for _, c := range commands() {
 		fmt.Fprintf(w, "  %-9s %s\n", c.name, c.summary)
 	}
+	fmt.Fprintf(w, "  %-9s %s\n", "help", "this list, or kvref help COMMAND: a command's flags")
+	fmt.Fprintf(w, "  %-9s %s\n", "version", "the version of kvref, its commit and the Go that built it")
 }
 
 func main() {
 	os.Exit(Main(os.Args[1:], os.Stdout, os.Stderr))
 }
 
-// Main runs kvref with the given arguments and returns the exit status.
+// Main runs kvref with the given arguments and returns the exit status. On a terminal,
+// output that does not end with a newline gets one, so the shell's prompt starts a line.
 func Main(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+	if term.IsTerminal(stdout) {
+		lw := &lastByteWriter{w: stdout}
+		defer lw.finish()
+		stdout = lw
+	}
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
 		usage(stdout)
 		return 0
 	}
-	for _, c := range commands() {
-		if c.name == args[0] {
-			err := c.run(args[1:], stdout, stderr)
-			switch {
-			case err == nil:
-				return 0
-			case errors.Is(err, flag.ErrHelp):
-				return 0
-			case errors.Is(err, errUsage):
-				return 2
+	name, args := args[0], args[1:]
+	switch name {
+	case "help":
+		if len(args) == 0 {
+			usage(stdout)
+			return 0
+		}
+		name, args = args[0], []string{"--help"}
+		if _, ok := lookup(name); ok {
+			stderr = stdout // the help was asked for: it is the output
+		}
+	case "version", "--version":
+		fmt.Fprintln(stdout, version())
+		return 0
+	}
+	c, ok := lookup(name)
+	if !ok {
+		var names []string
+		for _, c := range commands() {
+			names = append(names, c.name)
+		}
+		msg := fmt.Sprintf("kvref: unknown command %q", name)
+		if near := nearest(name, append(names, "help", "version")); near != "" {
+			msg += fmt.Sprintf(" (did you mean %s?)", near)
+		}
+		fmt.Fprintln(stderr, msg+"; kvref help lists the commands")
+		return 2
+	}
+	err := c.run(args, stdout, stderr)
+	var ue usageError
+	switch {
+	case err == nil:
+		return 0
+	case errors.Is(err, flag.ErrHelp):
+		return 0
+	case errors.Is(err, errUsage):
+		return 2
+	case errors.As(err, &ue):
+		fmt.Fprintf(stderr, "kvref %s: %s\n", c.name, ue.msg)
+		return 2
+	}
+	// One prefix: errors of a package that names itself the way the command is named
+	// ("plan: ...") do not repeat the name.
+	msg := strings.TrimPrefix(err.Error(), c.name+": ")
+	fmt.Fprintf(stderr, "kvref %s: %s\n", c.name, msg)
+	return 1
+}
+
+// lookup returns the command of that name.
+func lookup(name string) (command, bool) {
+	for _, c := range registry {
+		if c.name == name {
+			return c, true
+		}
+	}
+	return command{}, false
+}
+
+// version describes this build: the module's version, the commit it was built from (and
+// whether the tree had changes), and the Go toolchain.
+func version() string {
+	v, rev, modified := "(devel)", "", false
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		if bi.Main.Version != "" {
+			v = bi.Main.Version
+		}
+		for _, s := range bi.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				rev = s.Value
+			case "vcs.modified":
+				modified = s.Value == "true"
 			}
-			fmt.Fprintf(stderr, "kvref %s: %v\n", c.name, err)
-			return 1
 		}
 	}
-	fmt.Fprintf(stderr, "kvref: unknown command %q\n\n", args[0])
-	usage(stderr)
-	return 2
+	out := "kvref " + v
+	if rev != "" {
+		out += " " + rev[:min(12, len(rev))]
+		if modified {
+			out += "+modified"
+		}
+	}
+	return out + " " + runtime.Version() + " " + runtime.GOOS + "/" + runtime.GOARCH
 }
 
-// errUsage marks a flag error already printed by the flag package.
-var errUsage = errors.New("usage error")
-
-// newFlags returns a flag set that reports errors instead of exiting. Its usage (-h, or a
-// flag error) prints the lines of usage, then the flags; a command that shows more sets
-// fs.Usage itself.
-func newFlags(name string, stderr io.Writer, usage ...string) *flag.FlagSet {
-	fs := flag.NewFlagSet("kvref "+name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		for _, line := range usage {
-			fmt.Fprintln(stderr, line)
-		}
-		fs.PrintDefaults()
-	}
-	return fs
+// lastByteWriter remembers whether the last byte written was a newline.
+type lastByteWriter struct {
+	w    io.Writer
+	mu   sync.Mutex
+	last byte
 }
 
-// parse parses flags, mapping flag errors to errUsage.
-func parse(fs *flag.FlagSet, args []string) error {
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return errUsage
+func (l *lastByteWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(p) > 0 {
+		l.last = p[len(p)-1]
 	}
-	return nil
+	return l.w.Write(p)
+}
+
+// finish ends the output with a newline when something was written without one.
+func (l *lastByteWriter) finish() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.last != 0 && l.last != '\n' {
+		l.w.Write([]byte{'\n'})
+	}
 }
 
 // parseFlagsOnly parses flags, as parse, and refuses positional arguments; a hint, when not

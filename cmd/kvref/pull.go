@@ -35,9 +35,7 @@ none (a plain URL) is trusted unless --sha256 is given: its sha256 is printed in
 environment:
   HF_ENDPOINT  hub address (default https://huggingface.co)
   HF_TOKEN     access token for private and gated repos (sent to the hub only)
-  KVREF_CACHE  cache directory (default: kvref in the user cache directory)
-
-flags:`
+  KVREF_CACHE  cache directory (default: kvref in the user cache directory)`
 
 func pullCmd(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("pull", stderr, pullUsage)

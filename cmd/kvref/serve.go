@@ -60,9 +60,7 @@ flags below); a request over a limit gets an OpenAI-shaped error naming it (400,
 
 Log-probabilities are the float64 log-softmax of the raw logits. The same request with the same
 seed gives the same tokens whatever else is running. Ctrl-C (or SIGTERM) stops accepting
-requests and lets running ones finish for --shutdown-timeout; a second Ctrl-C quits at once.
-
-flags:`
+requests and lets running ones finish for --shutdown-timeout; a second Ctrl-C quits at once.`
 
 func init() {
 	register(command{"serve", "serve an OpenAI-compatible HTTP API (/v1/completions, /v1/chat/completions) over the continuous-batching scheduler", serveCmd})
