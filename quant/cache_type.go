@@ -51,6 +51,10 @@ type cacheFormat struct {
 	decodeHead func(dst []float32, head []byte)
 	// decodeRange decodes len(dst) values of a row starting at element e0 (block layout).
 	decodeRange func(dst []float32, row []byte, e0 int)
+	// decodeRow, when set, decodes a whole row of the per-head layout in one call (the
+	// unscaled types, whose rows are their heads one after another); otherwise Decode
+	// decodes head by head.
+	decodeRow func(dst []float32, row []byte)
 
 	// The fused reads, all optional: without one, a head is decoded (decodeHead or
 	// decodeRange) and handed to kernels.Dot or kernels.Axpy. Each gives the same bits.
@@ -69,19 +73,19 @@ type cacheFormat struct {
 // cache_block.go (the 4- and 5-bit blocks' decoding); the fused reads in cache_head.go.
 var cacheFormats = [numCacheTypes]cacheFormat{
 	F32: {name: "f32", aliases: []string{"fp32"}, valueBytes: 4,
-		encode: rowCodec(encodeF32), decodeHead: decodeF32,
+		encode: rowCodec(encodeF32), decodeHead: decodeF32, decodeRow: decodeF32,
 		dotHead: dotF32Head, axpyHead: axpyF32Head, dotHeads: dotF32Heads, axpyHeads: axpyF32Heads},
 	F16: {name: "f16", aliases: []string{"fp16"}, valueBytes: 2,
-		encode: rowCodec(encodeF16), decodeHead: decodeF16,
+		encode: rowCodec(encodeF16), decodeHead: decodeF16, decodeRow: decodeF16,
 		dotHead: kernels.DotF16, dotHeads: dotF16Heads},
 	BF16: {name: "bf16", valueBytes: 2,
-		encode: rowCodec(encodeBF16), decodeHead: decodeBF16, dotHead: kernels.DotBF16},
+		encode: rowCodec(encodeBF16), decodeHead: decodeBF16, decodeRow: decodeBF16, dotHead: kernels.DotBF16},
 	Int8: {name: "int8", valueBytes: 1, headScale: scaleBytes,
 		encode: int8Codec.encode, decodeHead: int8Codec.decodeHead, dotHead: int8Codec.dot},
 	FP8E4M3: {name: "fp8-e4m3", aliases: []string{"fp8"}, valueBytes: 1, headScale: scaleBytes,
 		encode: e4m3Codec.encode, decodeHead: e4m3Codec.decodeHead, dotHead: e4m3Codec.dot},
 	FP8E5M2: {name: "fp8-e5m2", valueBytes: 1,
-		encode: rowCodec(encodeE5M2), decodeHead: decodeE5M2, dotHead: dotE5M2},
+		encode: rowCodec(encodeE5M2), decodeHead: decodeE5M2, decodeRow: decodeE5M2, dotHead: dotE5M2},
 	Q8_0: {name: "q8_0", blockBytes: q8BlockBytes,
 		encode: rowCodec(encodeQ8_0), decodeRange: decodeQ8Range},
 	Q4_0: {name: "q4_0", blockBytes: q4BlockBytes,
@@ -286,8 +290,12 @@ func (t CacheType) Encode(dst []byte, src []float32, kvHeads, headDim int) {
 func (t CacheType) Decode(dst []float32, src []byte, kvHeads, headDim int) {
 	t.checkRow("Decode", len(dst), len(src), kvHeads, headDim)
 	f := t.format()
-	if f.blockBytes != 0 {
+	switch {
+	case f.blockBytes != 0:
 		f.decodeRange(dst, src, 0)
+		return
+	case f.decodeRow != nil:
+		f.decodeRow(dst, src)
 		return
 	}
 	hb := f.headBytes(headDim)

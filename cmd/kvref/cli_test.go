@@ -4,11 +4,15 @@ import (
 	"bytes"
 	"flag"
 	"io"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/kvref/kvref/internal/testutil"
 )
 
 // TestUnknownFlagIsOneLineWithASuggestion: a mistyped flag gives one line naming it, the
@@ -161,4 +165,21 @@ func TestAliasSharesTheValue(t *testing.T) {
 	require.Len(t, es, 1)
 	require.Equal(t, "-c, --ctx N", flagSyntax(es[0]))
 	require.Panics(t, func() { alias(flag.NewFlagSet("y", flag.ContinueOnError), "a", "b") })
+}
+
+// TestCLIReference: docs/cli.md is what the flag sets say (go generate ./cmd/kvref, or
+// this test with -update, rewrites it).
+func TestCLIReference(t *testing.T) {
+	path := filepath.Join(testutil.ModuleRoot(t), "docs", "cli.md")
+	want := cliReference()
+	if *update {
+		require.NoError(t, os.WriteFile(path, []byte(want), 0o644))
+	}
+	got, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.Equal(t, want, string(got), "docs/cli.md is stale: run go generate ./cmd/kvref")
+	for _, c := range commands() {
+		require.Contains(t, want, "\n## kvref "+c.name+"\n")
+		require.Contains(t, want, "usage: kvref "+c.name, "the help of %s starts with its usage", c.name)
+	}
 }
