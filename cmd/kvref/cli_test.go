@@ -1,9 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"flag"
-	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -12,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/kvref/kvref/internal/cli"
 	"github.com/kvref/kvref/internal/testutil"
 )
 
@@ -81,7 +79,7 @@ func TestHelpListsEachFlagOnceInGroups(t *testing.T) {
 				bare := strings.TrimLeft(name, "-")
 				require.False(t, seen[bare], "%s: %s listed twice", c.name, name)
 				seen[bare] = true
-				require.Equal(t, dashName(bare), name, "%s: the docs' spelling of %s", c.name, bare)
+				require.Equal(t, cli.DashName(bare), name, "%s: the docs' spelling of %s", c.name, bare)
 			}
 		}
 		require.NotEmpty(t, seen, c.name)
@@ -125,46 +123,6 @@ func TestBuiltinNoticeOnlyWhereTextIsGenerated(t *testing.T) {
 	_, stderr, code = kvref(t, "run", "-n", "1", "-m", "builtin:stories260K")
 	require.Equal(t, 0, code)
 	require.Contains(t, stderr, "using the built-in stories260K")
-}
-
-// TestFinalNewline: output that ends without a newline gets one when it ends; output that
-// ends with one, or no output, gets nothing.
-func TestFinalNewline(t *testing.T) {
-	for _, c := range []struct{ writes, want string }{
-		{"Once upon a time", "Once upon a time\n"},
-		{"text\n", "text\n"},
-		{"", ""},
-	} {
-		var b bytes.Buffer
-		w := &lastByteWriter{w: &b}
-		io.WriteString(w, c.writes)
-		w.finish()
-		require.Equal(t, c.want, b.String())
-	}
-}
-
-// TestNearest: typos within the distance, and prefixes, are suggested; the rest are not.
-func TestNearest(t *testing.T) {
-	names := []string{"temp", "top-k", "top-p", "seed", "cache-type-k", "prompt-file"}
-	for s, want := range map[string]string{
-		"temprature": "temp", "temperature": "temp", "tmep": "temp", "sed": "seed",
-		"cache-typ-k": "cache-type-k", "promptfile": "prompt-file", "x": "", "zzzzzzzz": "",
-	} {
-		require.Equal(t, want, nearest(s, names), s)
-	}
-}
-
-// TestAliasSharesTheValue: an alias sets the flag it names and is listed with it.
-func TestAliasSharesTheValue(t *testing.T) {
-	fs := newFlags("x", io.Discard)
-	var c int
-	registerContext(fs, &c, 0, "context")
-	require.NoError(t, parse(fs, []string{"--ctx", "7"}))
-	require.Equal(t, 7, c)
-	es := helpEntries(fs)
-	require.Len(t, es, 1)
-	require.Equal(t, "-c, --ctx N", flagSyntax(es[0]))
-	require.Panics(t, func() { alias(flag.NewFlagSet("y", flag.ContinueOnError), "a", "b") })
 }
 
 // TestCLIReference: docs/cli.md is what the flag sets say (go generate ./cmd/kvref, or

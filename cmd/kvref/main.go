@@ -9,12 +9,10 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime"
-	"runtime/debug"
 	"slices"
 	"strings"
-	"sync"
 
+	"github.com/kvref/kvref/internal/cli"
 	"github.com/kvref/kvref/internal/term"
 )
 
@@ -56,9 +54,9 @@ func main() {
 // output that does not end with a newline gets one, so the shell's prompt starts a line.
 func Main(args []string, stdout, stderr io.Writer) int {
 	if term.IsTerminal(stdout) {
-		lw := &lastByteWriter{w: stdout}
-		defer lw.finish()
-		stdout = lw
+		nw := &cli.NewlineWriter{W: stdout}
+		defer nw.Finish()
+		stdout = nw
 	}
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
 		usage(stdout)
@@ -76,7 +74,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 			stderr = stdout // the help was asked for: it is the output
 		}
 	case "version", "--version":
-		fmt.Fprintln(stdout, version())
+		fmt.Fprintln(stdout, cli.Version())
 		return 0
 	}
 	c, ok := lookup(name)
@@ -86,14 +84,14 @@ func Main(args []string, stdout, stderr io.Writer) int {
 			names = append(names, c.name)
 		}
 		msg := fmt.Sprintf("kvref: unknown command %q", name)
-		if near := nearest(name, append(names, "help", "version")); near != "" {
+		if near := cli.Nearest(name, append(names, "help", "version")); near != "" {
 			msg += fmt.Sprintf(" (did you mean %s?)", near)
 		}
 		fmt.Fprintln(stderr, msg+"; kvref help lists the commands")
 		return 2
 	}
 	err := c.run(args, stdout, stderr)
-	var ue usageError
+	var ue cli.UsageError
 	switch {
 	case err == nil:
 		return 0
@@ -102,7 +100,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	case errors.Is(err, errUsage):
 		return 2
 	case errors.As(err, &ue):
-		fmt.Fprintf(stderr, "kvref %s: %s\n", c.name, ue.msg)
+		fmt.Fprintf(stderr, "kvref %s: %s\n", c.name, ue.Msg)
 		return 2
 	}
 	// One prefix: errors of a package that names itself the way the command is named
@@ -122,85 +120,24 @@ func lookup(name string) (command, bool) {
 	return command{}, false
 }
 
-// version describes this build: the module's version, the commit it was built from (and
-// whether the tree had changes), and the Go toolchain.
-func version() string {
-	v, rev, modified := "(devel)", "", false
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		if bi.Main.Version != "" {
-			v = bi.Main.Version
-		}
-		for _, s := range bi.Settings {
-			switch s.Key {
-			case "vcs.revision":
-				rev = s.Value
-			case "vcs.modified":
-				modified = s.Value == "true"
-			}
-		}
-	}
-	out := "kvref " + v
-	if rev != "" {
-		out += " " + rev[:min(12, len(rev))]
-		if modified {
-			out += "+modified"
-		}
-	}
-	return out + " " + runtime.Version() + " " + runtime.GOOS + "/" + runtime.GOARCH
-}
+// The flag machinery is internal/cli's; these are its names in the commands.
 
-// lastByteWriter remembers whether the last byte written was a newline.
-type lastByteWriter struct {
-	w    io.Writer
-	mu   sync.Mutex
-	last byte
+func newFlags(name string, stderr io.Writer, usage ...string) *flag.FlagSet {
+	return cli.NewFlags(name, stderr, usage...)
 }
-
-func (l *lastByteWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if len(p) > 0 {
-		l.last = p[len(p)-1]
-	}
-	return l.w.Write(p)
+func parse(fs *flag.FlagSet, args []string) error           { return cli.Parse(fs, args) }
+func group(fs *flag.FlagSet, title string, register func()) { cli.Group(fs, title, register) }
+func alias(fs *flag.FlagSet, name, of string)               { cli.Alias(fs, name, of) }
+func printFlags(fs *flag.FlagSet, w io.Writer)              { cli.PrintFlags(fs, w) }
+func parseOneArg(fs *flag.FlagSet, args []string) error     { return cli.ParseOneArg(fs, args) }
+func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+	return cli.ParseInterspersed(fs, args)
 }
-
-// finish ends the output with a newline when something was written without one.
-func (l *lastByteWriter) finish() {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.last != 0 && l.last != '\n' {
-		l.w.Write([]byte{'\n'})
-	}
-}
-
-// parseFlagsOnly parses flags, as parse, and refuses positional arguments; a hint, when not
-// empty, follows the error in brackets.
 func parseFlagsOnly(fs *flag.FlagSet, args []string, hint string) error {
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	if fs.NArg() == 0 {
-		return nil
-	}
-	if hint != "" {
-		return fmt.Errorf("unexpected arguments %q (%s)", fs.Args(), hint)
-	}
-	return fmt.Errorf("unexpected arguments %q", fs.Args())
+	return cli.ParseFlagsOnly(fs, args, hint)
 }
 
-// parseOneArg parses flags, as parse, and requires exactly one positional argument (which
-// may be followed by nothing): without it the usage is printed and the error is errUsage.
-func parseOneArg(fs *flag.FlagSet, args []string) error {
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	if fs.NArg() != 1 {
-		fs.Usage()
-		return errUsage
-	}
-	return nil
-}
+var errUsage = cli.ErrUsage
 
 // printJSON writes v as one line of JSON.
 func printJSON(w io.Writer, v any) error {

@@ -1,4 +1,12 @@
-package main
+// Package cli is the flag machinery of the kvref command: flag sets whose help lists each
+// flag once with its aliases, by group, in the docs' spelling; one-line flag errors that
+// name the flag and suggest the nearest one; the build's version; a final newline on a
+// terminal.
+//
+// A flag is one line, fs.TypeVar(&p, "name", def, "help"); an alias is one more,
+// Alias(fs, "ctk", "cache-type-k"); flags that several commands share are registered
+// inside Group(fs, "TITLE", ...) so that the help lists them under that title.
+package cli
 
 import (
 	"errors"
@@ -6,29 +14,24 @@ import (
 	"fmt"
 	"io"
 	"reflect"
+	"runtime"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
 )
 
-// The flag machinery of every command: a flag is one line, fs.TypeVar(&p, "name", def,
-// "help"); an alias is one more, alias(fs, "ctk", "cache-type-k"); flags that several
-// commands share are registered inside group(fs, "TITLE", ...) so that the help lists them
-// under that title. The help (newFlags' usage, printFlags) lists each flag once, with its
-// aliases, in the spelling the docs use (dashName); a flag error is one line that names the
-// flag, suggests the nearest one and points to --help (parse).
-
-// newFlags returns a flag set that reports errors instead of exiting. Its usage (-h)
+// NewFlags returns a flag set that reports errors instead of exiting. Its usage (-h)
 // prints the lines of usage, then the flags by group; a command that shows more sets
-// fs.Usage itself and calls printFlags.
-func newFlags(name string, stderr io.Writer, usage ...string) *flag.FlagSet {
+// fs.Usage itself and calls PrintFlags.
+func NewFlags(name string, stderr io.Writer, usage ...string) *flag.FlagSet {
 	fs := flag.NewFlagSet("kvref "+name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
 		for _, line := range usage {
 			fmt.Fprintln(stderr, line)
 		}
-		printFlags(fs, stderr)
+		PrintFlags(fs, stderr)
 	}
 	return fs
 }
@@ -43,9 +46,9 @@ type flagGroup struct {
 // commands may run concurrently in tests).
 var groups sync.Map // *flag.FlagSet → *[]flagGroup
 
-// group runs register and files the flags it adds to fs under title in fs's help. Groups
+// Group runs register and files the flags it adds to fs under title in fs's help. Groups
 // may nest: a flag belongs to the innermost.
-func group(fs *flag.FlagSet, title string, register func()) {
+func Group(fs *flag.FlagSet, title string, register func()) {
 	before := map[string]bool{}
 	fs.VisitAll(func(f *flag.Flag) { before[f.Name] = true })
 	register()
@@ -60,8 +63,8 @@ func group(fs *flag.FlagSet, title string, register func()) {
 	*p = append(*p, g)
 }
 
-// alias registers name as another spelling of the flag of, which must exist.
-func alias(fs *flag.FlagSet, name, of string) {
+// Alias registers name as another spelling of the flag of, which must exist.
+func Alias(fs *flag.FlagSet, name, of string) {
 	f := fs.Lookup(of)
 	if f == nil {
 		panic("kvref: alias " + name + " of undefined flag " + of)
@@ -73,9 +76,9 @@ func alias(fs *flag.FlagSet, name, of string) {
 // spells them.
 var shortNames = map[string]bool{"np": true, "ctk": true, "ctv": true}
 
-// dashName spells a flag as the docs do: -x for one letter and llama.cpp's short names,
+// DashName spells a flag as the docs do: -x for one letter and llama.cpp's short names,
 // --name otherwise (the flag package takes either).
-func dashName(name string) string {
+func DashName(name string) string {
 	if len(name) == 1 || shortNames[name] {
 		return "-" + name
 	}
@@ -152,9 +155,9 @@ func groupedEntries(fs *flag.FlagSet) (titles []string, entries [][]*helpEntry) 
 // flagSyntax is how a flag is written in the help: its spellings and its value's
 // placeholder, "-c, --ctx N".
 func flagSyntax(e *helpEntry) string {
-	names := []string{dashName(e.flag.Name)}
+	names := []string{DashName(e.flag.Name)}
 	for _, a := range e.aliases {
-		names = append(names, dashName(a))
+		names = append(names, DashName(a))
 	}
 	s := strings.Join(names, ", ")
 	if v := placeholder(e.flag); v != "" {
@@ -209,8 +212,8 @@ func flagHelp(f *flag.Flag) string {
 	return usage
 }
 
-// printFlags writes fs's flags by group, each once with its aliases.
-func printFlags(fs *flag.FlagSet, w io.Writer) {
+// PrintFlags writes fs's flags by group, each once with its aliases.
+func PrintFlags(fs *flag.FlagSet, w io.Writer) {
 	titles, entries := groupedEntries(fs)
 	for i, title := range titles {
 		if len(entries[i]) == 0 {
@@ -223,18 +226,18 @@ func printFlags(fs *flag.FlagSet, w io.Writer) {
 	}
 }
 
-// usageError is a command-line error: Main prints it on one line and exits with status 2.
-type usageError struct{ msg string }
+// UsageError is a command-line error: Main prints it on one line and exits with status 2.
+type UsageError struct{ Msg string }
 
-func (e usageError) Error() string { return e.msg }
+func (e UsageError) Error() string { return e.Msg }
 
-// errUsage marks a usage error whose usage has already been printed: Main only exits 2.
-var errUsage = errors.New("usage error")
+// ErrUsage marks a usage error whose usage has already been printed: Main only exits 2.
+var ErrUsage = errors.New("usage error")
 
-// parse parses flags. -h or --help prints the help and returns flag.ErrHelp; a flag error
-// is a usageError of one line naming the flag, with the nearest flag when one is near, and
+// Parse parses flags. -h or --help prints the help and returns flag.ErrHelp; a flag error
+// is a UsageError of one line naming the flag, with the nearest flag when one is near, and
 // pointing to --help.
-func parse(fs *flag.FlagSet, args []string) error {
+func Parse(fs *flag.FlagSet, args []string) error {
 	usage, out := fs.Usage, fs.Output()
 	fs.Usage = func() {}
 	fs.SetOutput(io.Discard)
@@ -248,7 +251,7 @@ func parse(fs *flag.FlagSet, args []string) error {
 		fs.Usage()
 		return err
 	}
-	return usageError{flagError(fs, err) + "; " + fs.Name() + " --help lists the flags"}
+	return UsageError{flagError(fs, err) + "; " + fs.Name() + " --help lists the flags"}
 }
 
 // flagError rewrites an error of the flag package in the docs' spelling, suggesting a flag
@@ -259,29 +262,29 @@ func flagError(fs *flag.FlagSet, err error) string {
 		name = strings.TrimPrefix(name, "-")
 		var names []string
 		fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
-		s := "unknown flag " + dashName(name)
-		if near := nearest(name, names); near != "" {
-			s += " (did you mean " + dashName(near) + "?)"
+		s := "unknown flag " + DashName(name)
+		if near := Nearest(name, names); near != "" {
+			s += " (did you mean " + DashName(near) + "?)"
 		}
 		return s
 	}
 	if name, ok := strings.CutPrefix(msg, "flag needs an argument: -"); ok {
 		name = strings.TrimPrefix(name, "-")
-		return dashName(name) + " needs a value"
+		return DashName(name) + " needs a value"
 	}
 	// invalid value "x" for flag -name: why
 	if i := strings.Index(msg, " for flag -"); i >= 0 {
 		rest := msg[i+len(" for flag -"):]
 		name, why, _ := strings.Cut(rest, ": ")
-		return msg[:i] + " for " + dashName(name) + ": " + why
+		return msg[:i] + " for " + DashName(name) + ": " + why
 	}
 	return msg
 }
 
-// nearest returns the candidate nearest to s when it is near enough to be a typo, else "":
+// Nearest returns the candidate nearest to s when it is near enough to be a typo, else "":
 // an edit distance of at most max(2, len(s)/3), or one of them a prefix of the other (of
 // at least three letters), which counts as 1.
-func nearest(s string, candidates []string) string {
+func Nearest(s string, candidates []string) string {
 	best, bestD := "", max(2, len(s)/3)+1
 	for _, c := range candidates {
 		d := editDistance(s, c)
@@ -319,4 +322,101 @@ func editDistance(a, b string) int {
 		}
 	}
 	return d[len(a)][len(b)]
+}
+
+// Version describes this build: the module's version, the commit it was built from (and
+// whether the tree had changes), and the Go toolchain.
+func Version() string {
+	v, rev, modified := "(devel)", "", false
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		if bi.Main.Version != "" {
+			v = bi.Main.Version
+		}
+		for _, s := range bi.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				rev = s.Value
+			case "vcs.modified":
+				modified = s.Value == "true"
+			}
+		}
+	}
+	out := "kvref " + v
+	if rev != "" {
+		out += " " + rev[:min(12, len(rev))]
+		if modified {
+			out += "+modified"
+		}
+	}
+	return out + " " + runtime.Version() + " " + runtime.GOOS + "/" + runtime.GOARCH
+}
+
+// NewlineWriter remembers whether the last byte written was a newline, so that Finish can
+// end the output on a line of its own (the shell's prompt then starts a line).
+type NewlineWriter struct {
+	W    io.Writer
+	mu   sync.Mutex
+	last byte
+}
+
+func (l *NewlineWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(p) > 0 {
+		l.last = p[len(p)-1]
+	}
+	return l.W.Write(p)
+}
+
+// Finish writes a newline when something was written without one at its end.
+func (l *NewlineWriter) Finish() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.last != 0 && l.last != '\n' {
+		l.W.Write([]byte{'\n'})
+	}
+}
+
+// ParseFlagsOnly parses flags, as Parse, and refuses positional arguments; a hint, when not
+// empty, follows the error in brackets.
+func ParseFlagsOnly(fs *flag.FlagSet, args []string, hint string) error {
+	if err := Parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() == 0 {
+		return nil
+	}
+	if hint != "" {
+		return fmt.Errorf("unexpected arguments %q (%s)", fs.Args(), hint)
+	}
+	return fmt.Errorf("unexpected arguments %q", fs.Args())
+}
+
+// ParseOneArg parses flags, as Parse, and requires exactly one positional argument (which
+// may be followed by nothing): without it the usage is printed and the error is ErrUsage.
+func ParseOneArg(fs *flag.FlagSet, args []string) error {
+	if err := Parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		fs.Usage()
+		return ErrUsage
+	}
+	return nil
+}
+
+// ParseInterspersed parses flags that may come before, between or after the positional
+// arguments, and returns the positional ones.
+func ParseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := Parse(fs, args); err != nil {
+			return nil, err
+		}
+		if fs.NArg() == 0 {
+			return pos, nil
+		}
+		pos = append(pos, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
 }
