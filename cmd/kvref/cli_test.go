@@ -69,7 +69,7 @@ func TestHelpCommand(t *testing.T) {
 // (aliases on the same line, in the docs' spelling), and the shared flags under their
 // group's title.
 func TestHelpListsEachFlagOnceInGroups(t *testing.T) {
-	entry := regexp.MustCompile(`(?m)^  (-[^ ,]+(?:, -[^ ,]+)*)`)
+	entry := regexp.MustCompile(`(?m)^  (-[^ ,\n]+(?:, -[^ ,\n]+)*)`)
 	for _, c := range commands() {
 		out, _, code := kvref(t, "help", c.name)
 		require.Equal(t, 0, code, c.name)
