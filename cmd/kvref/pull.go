@@ -63,4 +63,3 @@ func pullCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	return nil
 }
-
