@@ -34,13 +34,20 @@ func (t CacheType) readHead(buf *[headStack]float32, row []byte, head, headDim i
 	} else {
 		v = make([]float32, headDim)
 	}
+	t.decodeHead(v, row, head)
+	return v
+}
+
+// decodeHead decodes head number head of the encoded row into v (headDim = len(v) values):
+// exactly the values Decode writes for that head.
+func (t CacheType) decodeHead(v []float32, row []byte, head int) {
+	headDim := len(v)
 	f := t.format()
 	if f.blockBytes != 0 {
 		f.decodeRange(v, row, head*headDim)
-	} else {
-		f.decodeHead(v, row[head*f.headBytes(headDim):])
+		return
 	}
-	return v
+	f.decodeHead(v, row[head*f.headBytes(headDim):])
 }
 
 // dotHead is DotHead for a shape checkHead accepted; buf is for readHead, and may be nil
@@ -109,5 +116,35 @@ func axpyF32Heads(dst, a []float32, rows []byte, head, kvHeads, headDim int) boo
 // dotF16Heads is the fused f16 row dot that weights use too, strided over the rows.
 func dotF16Heads(scores, q []float32, rows []byte, head, _, headDim, rowBytes int) bool {
 	kernels.DotF16RowsStrided(scores, q, rows[2*head*headDim:], rowBytes)
+	return true
+}
+
+// decodeF32Heads copies the head of every row, viewed in place.
+func decodeF32Heads(dst []float32, rows []byte, head, kvHeads, headDim, _ int) bool {
+	n := len(dst) / headDim
+	v, stride, ok := f32Heads(rows, n, head, kvHeads, headDim)
+	if !ok || n == 0 {
+		return false
+	}
+	for i := range n {
+		copy(dst[i*headDim:(i+1)*headDim], v[i*stride:i*stride+headDim])
+	}
+	return true
+}
+
+// decodeF16Heads widens the head of every row in one strided kernel.
+func decodeF16Heads(dst []float32, rows []byte, head, _, headDim, rowBytes int) bool {
+	kernels.DecodeF16Strided(dst, rows[2*head*headDim:], headDim, rowBytes)
+	return true
+}
+
+// decodeQ8_0Heads decodes the head of every row in one strided kernel, when the head is
+// whole blocks.
+func decodeQ8_0Heads(dst []float32, rows []byte, head, _, headDim, rowBytes int) bool {
+	if headDim%q8BlockLen != 0 {
+		return false
+	}
+	nb := headDim / q8BlockLen
+	kernels.DecodeQ8_0Strided(dst, rows[head*nb*q8BlockBytes:], nb, rowBytes)
 	return true
 }

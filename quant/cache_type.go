@@ -65,6 +65,9 @@ type cacheFormat struct {
 	axpyHead  func(dst []float32, a float32, head []byte)
 	dotHeads  func(scores, q []float32, rows []byte, head, kvHeads, headDim, rowBytes int) bool
 	axpyHeads func(dst, a []float32, rows []byte, head, kvHeads, headDim int) bool
+	// decodeHeads, when set, is DecodeHeads in one strided kernel; it reports false when it
+	// cannot (the rows are then decoded one by one).
+	decodeHeads func(dst []float32, rows []byte, head, kvHeads, headDim, rowBytes int) bool
 }
 
 // cacheFormats holds every cache type, in the order of the constants. The codecs are in
@@ -74,10 +77,11 @@ type cacheFormat struct {
 var cacheFormats = [numCacheTypes]cacheFormat{
 	F32: {name: "f32", aliases: []string{"fp32"}, valueBytes: 4,
 		encode: rowCodec(encodeF32), decodeHead: decodeF32, decodeRow: decodeF32,
-		dotHead: dotF32Head, axpyHead: axpyF32Head, dotHeads: dotF32Heads, axpyHeads: axpyF32Heads},
+		dotHead: dotF32Head, axpyHead: axpyF32Head, dotHeads: dotF32Heads, axpyHeads: axpyF32Heads,
+		decodeHeads: decodeF32Heads},
 	F16: {name: "f16", aliases: []string{"fp16"}, valueBytes: 2,
 		encode: rowCodec(encodeF16), decodeHead: decodeF16, decodeRow: decodeF16,
-		dotHead: kernels.DotF16, dotHeads: dotF16Heads},
+		dotHead: kernels.DotF16, dotHeads: dotF16Heads, decodeHeads: decodeF16Heads},
 	BF16: {name: "bf16", valueBytes: 2,
 		encode: rowCodec(encodeBF16), decodeHead: decodeBF16, decodeRow: decodeBF16, dotHead: kernels.DotBF16},
 	Int8: {name: "int8", valueBytes: 1, headScale: scaleBytes,
@@ -87,7 +91,7 @@ var cacheFormats = [numCacheTypes]cacheFormat{
 	FP8E5M2: {name: "fp8-e5m2", valueBytes: 1,
 		encode: rowCodec(encodeE5M2), decodeHead: decodeE5M2, decodeRow: decodeE5M2, dotHead: dotE5M2},
 	Q8_0: {name: "q8_0", blockBytes: q8BlockBytes,
-		encode: rowCodec(encodeQ8_0), decodeRange: decodeQ8Range},
+		encode: rowCodec(encodeQ8_0), decodeRange: decodeQ8Range, decodeHeads: decodeQ8_0Heads},
 	Q4_0: {name: "q4_0", blockBytes: q4BlockBytes,
 		encode: rowCodec(quantizeQ4_0), decodeRange: blockDecoder(groupQ4_0, q4BlockBytes)},
 	Q4_1: {name: "q4_1", blockBytes: q4_1BlockBytes,

@@ -4,16 +4,17 @@ import (
 	"fmt"
 	"io"
 
+	door "github.com/kvref/kvref"
 	"github.com/kvref/kvref/model"
 	"github.com/kvref/kvref/model/loader"
 	"github.com/kvref/kvref/tokenizer"
 )
 
-// loadModel opens the model ref names (loader.Open: the embedded default for "",
-// synth:NAME, a file, a directory or an hf:// reference), with a progress bar on stderr
-// for a download.
+// loadModel opens the model ref names (the kvref package's OpenModel: the embedded default
+// for "", synth:NAME, a file, a directory or an hf:// reference), with a progress bar on
+// stderr for a download.
 func loadModel(ref, tokenizerPath string, stderr io.Writer) (*model.Model, error) {
-	m, err := loader.Open(ref, loader.Options{Tokenizer: tokenizerPath, Progress: stderr})
+	m, err := door.OpenModel(ref, door.Options{Tokenizer: tokenizerPath, Progress: stderr})
 	return m, openHint(err)
 }
 

@@ -93,7 +93,7 @@ func Batch(m *model.Model, s Setup, batch, prompt, steps int) (BatchResult, erro
 			return BatchResult{}, err
 		}
 	}
-	bpt := e.Pool.Config().BytesPerToken()
+	bpt := e.Pool().Config().BytesPerToken()
 	res := BatchResult{Batch: batch, Steps: steps, WeightBytesPerStep: m.Weights.StepBytes(batch), CacheBytesPerTokenFormula: bpt}
 	var cacheBytes int64
 	start := time.Now()
@@ -192,7 +192,7 @@ func MemoryBound(m *model.Model, s Setup, ctx, blocks int, cacheBytes int64) (Me
 	if err != nil {
 		return MemoryBoundBatch{}, err
 	}
-	cfg := probe.Pool.Config()
+	cfg := probe.Pool().Config()
 	probe.Close()
 	if blocks <= 0 {
 		blocks = int(cacheBytes / cfg.BytesPerBlock())
