@@ -118,7 +118,7 @@ func (r Report) JSON(m ModelInfo, memoryFrom, weightsFrom string) JSON {
 			BytesPerToken: g.BytesPerToken, Tokens: g.Tokens, BytesPerSequence: g.Bytes, BytesWithoutWindow: g.BytesNoWindow, BlocksPerSequence: g.Blocks})
 	}
 	for _, p := range r.SharedPrefixes {
-		out.SharedPrefix = append(out.SharedPrefix, PrefixJSON{Tokens: p.Tokens, SharedBlocks: p.SharedBlocks, OwnBlocks: p.OwnBlocks, MaxSequences: p.MaxSequences})
+		out.SharedPrefix = append(out.SharedPrefix, PrefixJSON(p))
 	}
 	return out
 }
