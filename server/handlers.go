@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+
 )
 
 // handleModels serves GET /v1/models: the one model.

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -133,6 +134,29 @@ var (
 		newStat("kvref_cache_cow_copies_total", "Shared blocks copied before a write (copy-on-write).", counter, func(st Stats) float64 { return float64(st.Cache.CowCopies) }),
 		newStat("kvref_cache_sequences", "Sequences in the pool.", gauge, func(st Stats) float64 { return float64(st.Cache.Sequences) }),
 	}
+	// groupStats are per cache group (a model with sliding layers beside full ones),
+	// labelled group and window.
+	groupStats = []struct {
+		desc  *prometheus.Desc
+		kind  prometheus.ValueType
+		value func(st Stats, g int) float64
+	}{
+		{prometheus.NewDesc("kvref_cache_group_layers", "Layers of the cache group (blocks hold that many layers).", []string{"group", "window"}, nil), gauge,
+			func(st Stats, g int) float64 { return float64(len(st.Cache.Groups[g].Layers)) }},
+		{prometheus.NewDesc("kvref_cache_group_blocks_used", "Blocks the cache group's tables reference.", []string{"group", "window"}, nil), gauge,
+			func(st Stats, g int) float64 { return float64(st.Cache.Groups[g].BlocksUsed) }},
+		{prometheus.NewDesc("kvref_cache_group_blocks_cached", "Unreferenced blocks of the group kept for prefix hits.", []string{"group", "window"}, nil), gauge,
+			func(st Stats, g int) float64 { return float64(st.Cache.Groups[g].BlocksCached) }},
+		{prometheus.NewDesc("kvref_cache_group_blocks_reclaimed_total", "Blocks the group's window released.", []string{"group", "window"}, nil), counter,
+			func(st Stats, g int) float64 { return float64(st.Cache.Groups[g].BlocksReclaimed) }},
+		{prometheus.NewDesc("kvref_cache_group_peak_blocks_used", "Most blocks of the group in use at the end of a step.", []string{"group", "window"}, nil), gauge,
+			func(st Stats, g int) float64 {
+				if g < len(st.Engine.PeakGroupBlocksUsed) {
+					return float64(st.Engine.PeakGroupBlocksUsed[g])
+				}
+				return 0
+			}},
+	}
 	// blockStates is kvref_cache_blocks{state}: every block is in exactly one state.
 	blockStates = prometheus.NewDesc("kvref_cache_blocks", "Blocks of the cache pool by state: used (referenced by a sequence), cached (unreferenced, kept for prefix hits, evictable), free.", []string{"state"}, nil)
 )
@@ -143,6 +167,9 @@ func (c statsCollector) Describe(ch chan<- *prometheus.Desc) {
 		ch <- st.desc
 	}
 	ch <- blockStates
+	for _, m := range groupStats {
+		ch <- m.desc
+	}
 }
 
 // Collect reads Stats once and sends every metric.
@@ -156,10 +183,20 @@ func (c statsCollector) Collect(ch chan<- prometheus.Metric) {
 		}
 		return
 	}
+	emitStats(st, ch)
+}
+
+// emitStats sends every metric of st.
+func emitStats(st Stats, ch chan<- prometheus.Metric) {
 	for _, m := range stats {
 		ch <- prometheus.MustNewConstMetric(m.desc, m.kind, m.value(st))
 	}
 	for state, n := range map[string]int{"used": st.Cache.BlocksUsed, "cached": st.Cache.BlocksCached, "free": st.Cache.BlocksFree} {
 		ch <- prometheus.MustNewConstMetric(blockStates, gauge, float64(n), state)
+	}
+	for g, gs := range st.Cache.Groups {
+		for _, m := range groupStats {
+			ch <- prometheus.MustNewConstMetric(m.desc, m.kind, m.value(st, g), strconv.Itoa(g), strconv.Itoa(gs.Window))
+		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 	"github.com/stretchr/testify/require"
@@ -107,4 +108,27 @@ func TestLatencyMetricsAndAccessLog(t *testing.T) {
 		require.Regexp(t, regexp.MustCompile(`^time=\d{4}-\d\d-\d\dT`), line)
 		require.Contains(t, line, "latency_ms=")
 	}
+}
+
+// fixedStats is a collector of given Stats, for tests of the metrics' text.
+type fixedStats Stats
+
+func (f fixedStats) Describe(ch chan<- *prometheus.Desc) { statsCollector{}.Describe(ch) }
+func (f fixedStats) Collect(ch chan<- prometheus.Metric) { emitStats(Stats(f), ch) }
+
+// formatMetrics renders st as /metrics would, in the Prometheus text format.
+func formatMetrics(st Stats) string {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(fixedStats(st))
+	mfs, err := reg.Gather()
+	if err != nil {
+		panic(err)
+	}
+	var b bytes.Buffer
+	for _, mf := range mfs {
+		if _, err := expfmt.MetricFamilyToText(&b, mf); err != nil {
+			panic(err)
+		}
+	}
+	return b.String()
 }
