@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-
 )
 
 // handleModels serves GET /v1/models: the one model.
