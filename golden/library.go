@@ -141,7 +141,7 @@ func suite(name string, p Params, types []quant.CacheType) ([]*Scenario, []Skipp
 	case "full":
 		members = slices.Concat(classes, promptClasses)
 		if p.Window > 0 {
-			members = slices.Concat(classes, slidingClasses)
+			members = slices.Concat(classes, promptClasses, slidingClasses)
 		}
 		if p.FullGroups > 0 && p.SlidingGroups > 0 {
 			members = append(members, hybridClasses...)
