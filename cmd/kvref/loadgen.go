@@ -33,6 +33,7 @@ func loadgenCmd(args []string, stdout, stderr io.Writer) error {
 	fs.Uint64Var(&c.Seed, "seed", 1, "the prompts' seed")
 	fs.StringVar(&c.Model, "model", "", "the requests' model field (empty: left out)")
 	asJSON := fs.Bool("json", false, "print one JSON object (benchmark_serving.py's result names)")
+	jsonFile := fs.String("json-file", "", "also write the JSON object to this file")
 	coldStart := fs.Bool("cold-start", false, "instead: start the server command given after -- (listening at URL), and time its process start to /health 200 and to the first token of one --shared-token prompt; --rounds times")
 	rounds := fs.Int("rounds", 1, "--cold-start: starts to time, one after another")
 	if err := parse(fs, args); err != nil {
@@ -63,6 +64,15 @@ func loadgenCmd(args []string, stdout, stderr io.Writer) error {
 	r, err := loadgen.Run(ctx, c)
 	if err != nil && r.Completed == 0 {
 		return err
+	}
+	if *jsonFile != "" {
+		var b strings.Builder
+		if perr := printJSON(&b, r); perr != nil {
+			return perr
+		}
+		if werr := os.WriteFile(*jsonFile, []byte(b.String()), 0o644); werr != nil {
+			return fmt.Errorf("--json-file: %w", werr)
+		}
 	}
 	if *asJSON {
 		if perr := printJSON(stdout, r); perr != nil {
