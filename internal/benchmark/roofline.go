@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/kvref/kvref/internal/benchmark/probe"
 	"github.com/kvref/kvref/internal/kernels"
 	"github.com/kvref/kvref/model"
 )
@@ -96,7 +97,7 @@ const DecodeWindow = 8
 const PairedWindows = 5
 
 // Bandwidth streams buf (much larger than the last-level cache) through
-// kernels.StreamRead (eight independent vector additions from memory, so that no chain of
+// probe.StreamRead (eight independent vector additions from memory, so that no chain of
 // additions limits it) on each of threads goroutines and returns the best of five passes
 // in GB/s.
 func Bandwidth(buf []float32, threads int) float64 {
@@ -115,7 +116,7 @@ func bandwidthPasses(buf []float32, threads, passes int) float64 {
 		for t := range threads {
 			part := buf[t*chunk : (t+1)*chunk]
 			wg.Go(func() {
-				v := kernels.StreamRead(part)
+				v := probe.StreamRead(part)
 				mu.Lock()
 				sink += v
 				mu.Unlock()
@@ -221,11 +222,11 @@ func MeasureRoofline(m *model.Model, c RooflineConfig) (Roofline, error) {
 	r.BandwidthGBs1 = Bandwidth(buf, 1)
 	r.BandwidthGBs = Bandwidth(buf, threads)
 	say(c.Progress, "measuring arithmetic peak...")
-	fma, mulAdd, fmaFlops, mulAddFlops, bits := kernels.PeakLoops()
+	fma, mulAdd, fmaFlops, mulAddFlops, bits := probe.PeakLoops()
 	r.PeakVectorBits = bits
 	r.FMAPeakGFLOPs = Peak(fma, fmaFlops, threads)
 	r.MulAddPeakGFLOPs = Peak(mulAdd, mulAddFlops, threads)
-	int8, int8Ops, int8What := kernels.Int8PeakLoop()
+	int8, int8Ops, int8What := probe.Int8PeakLoop()
 	r.Int8PeakGops, r.Int8PeakWhat = Peak(int8, int8Ops, threads), int8What
 	r.QuantizedWeights = quantizedWeights(m)
 

@@ -35,7 +35,7 @@ func WriteBatches(w io.Writer, results []BatchResult, mb MemoryBoundBatch) {
 // against them with the kernels it used, and the portable run when there is one.
 func WriteRoofline(w io.Writer, r Roofline) {
 	fmt.Fprintf(w, "roofline (%s kernels, %d threads) on %s\n", r.Kernels, r.Threads, CPUName())
-	fmt.Fprintf(w, "  memory bandwidth     %8.2f GB/s (1 thread %.2f GB/s), best of 10 passes (before and after decode) streaming the buffer through kernels.StreamRead\n", r.BandwidthGBs, r.BandwidthGBs1)
+	fmt.Fprintf(w, "  memory bandwidth     %8.2f GB/s (1 thread %.2f GB/s), best of 10 passes (before and after decode) streaming the buffer through probe.StreamRead\n", r.BandwidthGBs, r.BandwidthGBs1)
 	if r.FMAPeakGFLOPs > 0 {
 		fmt.Fprintf(w, "  arithmetic peak      %8.2f GFLOP/s with %d-bit FMA, %.2f with multiply+add (the kernels' unfused arithmetic)\n", r.FMAPeakGFLOPs, r.PeakVectorBits, r.MulAddPeakGFLOPs)
 		if r.Int8PeakGops > 0 {

@@ -1,4 +1,4 @@
-// Macros shared by the AVX and AVX-512 kernels (dot_amd64.s, matmul_amd64.s,
+// Macros shared by the AVX and AVX-512 kernels (dot_avx_amd64.s, matmul_avx_amd64.s,
 // matmul_avx512_amd64.s, gemm_avx512_amd64.s, ...).
 
 // TAILMASK loads into M the VMASKMOVPS mask whose first R lanes (1 ≤ R ≤ 7) are all ones

@@ -8,13 +8,6 @@ func Axpy(dst []float32, a float32, x []float32) {
 	axpy(dst, a, x[:len(dst)])
 }
 
-// Scale multiplies every element of x by a.
-func Scale(x []float32, a float32) {
-	for i := range x {
-		x[i] *= a
-	}
-}
-
 // AxpyRows adds a[t]·x_t to dst for t = 0, 1, ..., len(a)-1 in that order, where x_t is
 // x[t·n:(t+1)·n] and n = len(dst): exactly Axpy(dst, a[t], x_t) one t after another, the
 // same bits, but on the fast path dst stays in registers across all t (attention's weighted

@@ -8,7 +8,7 @@ import "unsafe"
 // VMULPS then VADDPS on 32 then 8 elements at a time, then VMULSS and VADDSS one element at
 // a time. Every element is computed on its own, so the order of the elements does not
 // matter as long as no element of x is read after a store to it. Implemented in
-// axpy_amd64.s.
+// axpy_avx_amd64.s.
 //
 //go:noescape
 func axpyAVXAsm(dst *float32, a float32, x *float32, n int)
@@ -23,7 +23,7 @@ func axpyAVX(dst []float32, a float32, x []float32) {
 // axpyRowsAVXAsm adds a[t]·x_t to the n floats at dst for t < rows, x_t the n floats at
 // x + t·stride, n a positive multiple of 8: columns in chunks of 64 (eight YMM accumulators)
 // then 8, each chunk loaded once, updated for every t in order (VMULPS then VADDPS, as
-// axpyAVXAsm) and stored once. Implemented in axpy_amd64.s.
+// axpyAVXAsm) and stored once. Implemented in axpy_avx_amd64.s.
 //
 //go:noescape
 func axpyRowsAVXAsm(dst, a, x *float32, n, stride, rows int)
@@ -41,4 +41,24 @@ func axpyRows(dst, a, x []float32, stride int) {
 			axpyGeneric(dst[n8:], at, x[t*stride+n8:t*stride+n])
 		}
 	}
+}
+
+func axpy(dst []float32, a float32, x []float32) {
+	if implAxpyAVX.on && !overlapsBefore(x, dst) {
+		axpyAVX(dst, a, x)
+		return
+	}
+	axpyGeneric(dst, a, x)
+}
+
+// overlapsBefore reports whether x starts before dst and reaches into it: the one aliasing
+// in which Axpy's plain loop reads values it has already updated (x[i] = dst[i-k]), so a
+// vector loop, which reads eight elements before writing them, would differ.
+func overlapsBefore(x, dst []float32) bool {
+	if len(x) == 0 || len(dst) == 0 {
+		return false
+	}
+	x0 := uintptr(unsafe.Pointer(unsafe.SliceData(x)))
+	d0 := uintptr(unsafe.Pointer(unsafe.SliceData(dst)))
+	return x0 < d0 && d0 < x0+uintptr(len(x))*4
 }

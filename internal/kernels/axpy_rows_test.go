@@ -151,8 +151,8 @@ func TestStridedRowsArePerRowCalls(t *testing.T) {
 	})
 }
 
-// TestDotF16RowsStridedIsDotF16PerRow: DotF16RowsStrided equals one DotF16 per row, bit
-// for bit, at every level, for F16 rows stride bytes apart with NaN halves between them
+// TestDotF16RowsStridedIsDotF16PerRow: DotF16RowsStrided equals its portable twin and one
+// DotF16 per row, bit for bit, at every level, for F16 rows stride bytes apart with NaN halves between them
 // (a kernel that read them would show it), every length (the four-row kernel and the
 // rows after it), misaligned rows and every kind of half; short strides and buffers panic.
 func TestDotF16RowsStridedIsDotF16PerRow(t *testing.T) {
@@ -173,15 +173,18 @@ func TestDotF16RowsStridedIsDotF16PerRow(t *testing.T) {
 						}
 						x := make([]float32, n)
 						fill(rng, kindNormal, x)
-						want := make([]float32, rows)
+						perRow := make([]float32, rows)
 						for r := range rows {
-							want[r] = DotF16(x, w[r*stride:r*stride+2*n])
+							perRow[r] = DotF16(x, w[r*stride:r*stride+2*n])
 						}
+						want := make([]float32, rows) // the portable twin
+						dotF16RowsStridedGeneric(want, x, w, stride)
 						got := make([]float32, rows+1)
 						got[rows] = 42
 						DotF16RowsStrided(got[:rows], x, w, stride)
 						what := fmt.Sprintf("%s n=%d stride=%d rows=%d", kind, n, stride, rows)
 						requireSameResults(t, want, got[:rows], false, what)
+						requireSameResults(t, perRow, got[:rows], false, what+" (per row)")
 						require.Equal(t, float32(42), got[rows], what)
 					}
 				}

@@ -3,7 +3,6 @@ package kernels
 import (
 	"fmt"
 	"math/rand/v2"
-	"strings"
 	"testing"
 )
 
@@ -94,31 +93,5 @@ func BenchmarkAxpy(b *testing.B) {
 				}
 			})
 		}
-	}
-}
-
-// BenchmarkPeak runs the arithmetic peak loops of PeakLoops and Int8PeakLoop on one thread:
-// the ceilings of the matrix kernels ("muladd": the unfused multiply and add they use;
-// "int8": the integer products of the quantized weights, in operations per second).
-func BenchmarkPeak(b *testing.B) {
-	if loop, ops, what := Int8PeakLoop(); loop != nil {
-		b.Run("int8/"+strings.ReplaceAll(what, " ", "_"), func(b *testing.B) {
-			const iters = 1 << 20
-			cpuLoop(b, float64(iters*ops), func() { loop(iters) })
-		})
-	}
-	fma, mulAdd, fmaFlops, mulAddFlops, bits := PeakLoops()
-	for _, l := range []struct {
-		name  string
-		loop  func(int)
-		flops int
-	}{{"fma", fma, fmaFlops}, {"muladd", mulAdd, mulAddFlops}} {
-		if l.loop == nil {
-			continue
-		}
-		b.Run(fmt.Sprintf("%s/%d-bit", l.name, bits), func(b *testing.B) {
-			const iters = 1 << 20
-			cpuLoop(b, float64(iters*l.flops), func() { l.loop(iters) })
-		})
 	}
 }

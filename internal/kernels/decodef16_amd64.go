@@ -3,7 +3,7 @@
 package kernels
 
 // decodeF16AVX2Asm widens 8·blocks halves at src into dst (VCVTPH2PS). Implemented in
-// decodef16_amd64.s.
+// decodef16_avx2_amd64.s.
 //
 //go:noescape
 func decodeF16AVX2Asm(dst *float32, src *byte, blocks int)
@@ -18,7 +18,7 @@ func decodeF16(dst []float32, src []byte) {
 }
 
 // encodeF16AVX2Asm rounds 8·blocks floats at src to halves at dst (VCVTPS2PH, round to
-// nearest even). Implemented in decodef16_amd64.s.
+// nearest even). Implemented in decodef16_avx2_amd64.s.
 //
 //go:noescape
 func encodeF16AVX2Asm(dst *byte, src *float32, blocks int)

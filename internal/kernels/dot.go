@@ -16,7 +16,10 @@
 // same arithmetic in 256-bit AVX registers: one register of eight lanes per dot product,
 // VMULPS then VADDPS (never VFMADD), the zero-padded tail and the horizontal sum in the
 // order above. MatMulRows runs four weight rows against one, two or (with AVX-512, two
-// eight-lane dot products per ZMM register) four batch vectors at a time. The same holds
+// eight-lane dot products per ZMM register) four batch vectors at a time, and prefill's
+// larger batches through register-blocked products of packed inputs (gemm_amd64.go: 2×4
+// and 2×6 tiles with AVX, 4×4, 4×6, 4×8, 8×2 and 8×6 with AVX-512), each dot product
+// still one eight-lane accumulator in the order above. The same holds
 // for AxpyRows, the exponentials of Softmax and SwiGLU (which repeat math.Exp's amd64
 // arithmetic), the row dots (rowdot.go) and the products of the quantized weight types with
 // their quantized inputs: Q8_0 × Q8_0 (q8input.go) and its batched form (q8batch.go), the
@@ -32,6 +35,22 @@
 // the portable Go and back, and Implementations reports which implementation each kernel
 // uses. Building with -tags purego (or for any other architecture) compiles the portable
 // path only.
+//
+// # Files
+//
+// Each kernel family keeps one file prefix: dot (Dot, DotRowsStrided), axpy, matmul and
+// gemm (the float products and their register-blocked tiles), rowdot, halfmatmul and
+// decodef16 (the 16-bit formats), q8input and q8batch (the Q8_0 input and its products),
+// gemmq8, legacyq and legacybatch (the legacy blocks), q8k, kquant and kbatch (the
+// k-quants), exp, norm, rope, gelu and prefetch. Within a family:
+//   - FAMILY.go holds the exported functions and the family's contract;
+//   - FAMILY_generic.go the portable twins, named ...Generic, that define the bits;
+//   - FAMILY_amd64.go the dispatch and the assembly declarations (dispatch_noasm.go
+//     holds every family's dispatch for builds without assembly: -tags purego, other
+//     architectures);
+//   - FAMILY_LEVEL_amd64.s the assembly of one level (avx, avx2, avx512; avx512vl for
+//     AVX-512 code in 256-bit registers), with shared macros in *_amd64.h;
+//   - the tests compare every fast implementation with its twin at every level.
 //
 // The two paths return the same bits for every input, with one exception that Go itself
 // does not pin down: when a result is NaN, both return a NaN, but which NaN (sign and
@@ -61,13 +80,6 @@ func DotRowsStrided(out, x, w []float32, stride int) {
 		return
 	}
 	dotRowsStrided(out, x, w[:span], stride)
-}
-
-// dotRowsStridedGeneric is the portable definition of DotRowsStrided.
-func dotRowsStridedGeneric(out, x, w []float32, stride int) {
-	for r := range out {
-		out[r] = dotGeneric(x, w[r*stride:r*stride+len(x)])
-	}
 }
 
 // ReduceLanes combines eight lane sums in the package's fixed order

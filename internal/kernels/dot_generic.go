@@ -38,3 +38,10 @@ func dotGeneric(x, y []float32) float32 {
 	l7 += tail[7]
 	return ReduceLanes(l0, l1, l2, l3, l4, l5, l6, l7)
 }
+
+// dotRowsStridedGeneric is the portable definition of DotRowsStrided.
+func dotRowsStridedGeneric(out, x, w []float32, stride int) {
+	for r := range out {
+		out[r] = dotGeneric(x, w[r*stride:r*stride+len(x)])
+	}
+}

@@ -2,7 +2,7 @@
 
 package kernels
 
-// The vector exponentials of Softmax and SwiGLU (implExpAVX512, exp_amd64.s, and
+// The vector exponentials of Softmax and SwiGLU (implExpAVX512, exp_avx512_amd64.s, and
 // implExpAVX2, exp_avx2_amd64.s) repeat, eight lanes at a time, what math.Exp computes on
 // amd64 CPUs with FMA, and so need FMA as well as AVX-512F or AVX2 (math.Exp takes another
 // path without FMA).
@@ -11,7 +11,7 @@ package kernels
 // first n elements (n a multiple of 8), eight at a time, and stop before the first eight
 // that hold an input for which math.Exp leaves its plain path (a result that underflows,
 // is subnormal or overflows, an infinity or a NaN): they return how many elements they
-// did. Implemented in exp_amd64.s.
+// did. Implemented in exp_avx512_amd64.s.
 //
 //go:noescape
 func expShiftedAVX512(x *float32, n int, shift float32) int

@@ -2,8 +2,8 @@
 
 #include "textflag.h"
 
-// The exponentials of exp_amd64.s with AVX2 and FMA, four float64 lanes per YMM register:
-// math.Exp's amd64 FMA arithmetic (src/math/exp_amd64.s), the same constants and the same
+// The exponentials of exp_avx512_amd64.s with AVX2 and FMA, four float64 lanes per YMM register:
+// math.Exp's amd64 FMA arithmetic (src/math/exp_avx512_amd64.s), the same constants and the same
 // operations in the same order, so every lane gets math.Exp's bits. The constants come
 // from memory, four copies each, since sixteen YMM registers cannot hold them all. Lanes
 // whose n lies outside [-1022, 1023] (math.Exp's other paths) are reported instead.
@@ -37,7 +37,7 @@ GLOBL expConsts4<>(SB), RODATA|NOPTR, $512
 
 // EXP4 replaces the four float64 lanes of Y0 by their exponentials and ORs into X7 the
 // lanes that need math.Exp's other paths. Y1, X3, X4 are scratch. Each line repeats the
-// corresponding one of EXP8 in exp_amd64.s.
+// corresponding one of EXP8 in exp_avx512_amd64.s.
 #define EXP4 \
 	VMULPD       expConsts4<>+0(SB), Y0, Y1; \
 	VCVTPD2DQY   Y1, X3; \

@@ -2,7 +2,7 @@ package kernels
 
 import "math"
 
-// The portable definitions of the exponentials of Softmax and SwiGLU; exp_amd64.s computes
+// The portable definitions of the exponentials of Softmax and SwiGLU; exp_avx512_amd64.s computes
 // the same bits eight at a time.
 
 // expShiftedGeneric sets x[i] = float32(math.Exp(float64(x[i] - shift))).

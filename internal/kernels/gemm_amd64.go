@@ -20,26 +20,26 @@ func gemm4x8AVX512(out *float32, outStride int, w, xp *float32, n, tiles int)
 // accumulators, over n columns (a positive multiple of 8) that may be one chunk of longer
 // rows: the accumulators start at zero or, with gemmAccLoad, from acc; with gemmAccStore
 // they go back to acc for the next chunk, else row k of input j goes to
-// out[j·outStride+k]. Implemented in gemm_amd64.s.
+// out[j·outStride+k]. Implemented in gemm_avx_amd64.s.
 //
 //go:noescape
 func gemm2x6AVX(out *float32, outStride int, w, xp *float32, n, tiles, stride int, acc *float32, flags int)
 
 // gemm2x4AVX is gemm2x6AVX for four input vectors packed by packInputs; acc holds 64
-// floats per pair of rows. Implemented in gemm_amd64.s.
+// floats per pair of rows. Implemented in gemm_avx_amd64.s.
 //
 //go:noescape
 func gemm2x4AVX(out *float32, outStride int, w, xp *float32, n, tiles, stride int, acc *float32, flags int)
 
 // gemm4x6AVX512 is gemm2x6AVX for groups of four rows (tiles of them) in 24 of the 32 YMM
 // registers of AVX-512 VL, row 4t+k of input j going to out[j·outStride+4t+k]; acc holds
-// 192 floats per group. Implemented in gemm_ymm_amd64.s.
+// 192 floats per group. Implemented in gemm_avx512vl_amd64.s.
 //
 //go:noescape
 func gemm4x6AVX512(out *float32, outStride int, w, xp *float32, n, tiles, stride int, acc *float32, flags int)
 
 // gemm4x4AVX512 is gemm4x6AVX512 for four input vectors packed by packInputs; acc holds 128
-// floats per group. Implemented in gemm_ymm_amd64.s.
+// floats per group. Implemented in gemm_avx512vl_amd64.s.
 //
 //go:noescape
 func gemm4x4AVX512(out *float32, outStride int, w, xp *float32, n, tiles, stride int, acc *float32, flags int)
@@ -77,7 +77,7 @@ func packInputs(dst, x []float32, cols, n int) {
 
 // packInputsAVX is packInputs's loop: blocks of eight floats copied through a YMM
 // register (Go copied each with a call of memmove, 16% of a 128×2048 product by 16
-// inputs). Implemented in gemm_amd64.s.
+// inputs). Implemented in gemm_avx_amd64.s.
 //
 //go:noescape
 func packInputsAVX(dst, x *float32, cols, n int)

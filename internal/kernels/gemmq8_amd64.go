@@ -15,7 +15,7 @@ func gemmQ8x2x4VNNI(out *float32, outStride int, w *byte, rb int, xp *byte, nb, 
 // of Q8Batch.scales) and using tab (4·nb floats) as scratch for each row's scale products.
 // With gemmAccLoad its accumulators start from acc (64 floats a row) instead of zero; with
 // gemmAccStore they go back there for the next chunk instead of to out. Implemented in
-// gemmq8_amd64.s.
+// gemmq8_avx2_amd64.s.
 //
 //go:noescape
 func gemmQ8x1x4AVX2(out *float32, outStride int, w *byte, rb int, xp *byte, nb, tiles int, scales, tab, acc *float32, flags int)

@@ -24,14 +24,6 @@ func MatMulBF16(out, x []float32, w []byte, rows, cols, batch, start, end int) {
 	matMulHalf(out, x, w[:len(w):len(w)], rows, cols, batch, start, end, &halfBF16)
 }
 
-// halfFormat is one 16-bit row format: its portable row dot, the widening of a row, and
-// (on amd64) its assembly kernels.
-type halfFormat struct {
-	dot    func(x []float32, row []byte) float32 // the portable row dot
-	decode func(dst []float32, src []byte)       // the row widened to float32
-	halfKernels
-}
-
 // DecodeBF16 widens the len(dst) bfloat16 values stored little-endian in src to float32
 // (exactly: a bfloat16 b is the float32 with bits b<<16). It panics if
 // len(src) < 2·len(dst).
@@ -39,17 +31,5 @@ func DecodeBF16(dst []float32, src []byte) {
 	src = src[:2*len(dst)]
 	for i := range dst {
 		dst[i] = math.Float32frombits(uint32(le16(src[2*i:])) << 16)
-	}
-}
-
-// matMulHalfGeneric is the portable definition of MatMulF16 and MatMulBF16: every row
-// against every input with the portable row dot.
-func matMulHalfGeneric(out, x []float32, w []byte, rows, cols, batch, start, end int, h *halfFormat) {
-	rb := 2 * cols
-	for r := start; r < end; r++ {
-		row := w[r*rb : (r+1)*rb]
-		for b := range batch {
-			out[b*rows+r] = h.dot(x[b*cols:(b+1)*cols], row)
-		}
 	}
 }

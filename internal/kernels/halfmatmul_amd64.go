@@ -2,6 +2,14 @@
 
 package kernels
 
+// halfFormat is one 16-bit row format: its portable row dot, the widening of a row, and
+// its assembly kernels.
+type halfFormat struct {
+	dot    func(x []float32, row []byte) float32 // the portable row dot
+	decode func(dst []float32, src []byte)       // the row widened to float32
+	halfKernels
+}
+
 // halfKernels are a 16-bit format's assembly row kernels and the impls that enable them
 // (fast: the AVX2 ones; fast4: x4x4).
 type halfKernels struct {

@@ -188,12 +188,6 @@ func dotKBatch(f *kFormat, out []float32, stride int, x *Q8KBatch, w []byte, row
 	}
 }
 
-// kBatchGeneric is the definition of the batched kernels: the row dots of each vector (a
-// panel of rows at a time, which changes no bit).
-func kBatchGeneric(f *kFormat, out []float32, stride int, x *Q8KBatch, w []byte, rows, rb int) {
-	kRowsPanels(f, out, stride, x, w, rows, rb, 0)
-}
-
 // batchPanelBytes bounds the rows the batched products take at a time where vectors meet
 // them one after another: a panel that stays in the core's L2 cache meanwhile, so that the
 // rows come from memory once rather than once per vector. The row dots' arithmetic, not
@@ -223,18 +217,3 @@ func kRowsPanels(f *kFormat, out []float32, stride int, x *Q8KBatch, w []byte, r
 		}
 	}
 }
-
-// kPrepStride is the size of one super-block of a row prepared for the batched kernels:
-// the 256 codes (bytes), the scale differences (kBatch kernels sum the products
-// cumulatively: Δ_j = sc_j − sc_{j+1}, sixteen int32 or eight for the types with scales per
-// 32 values), the min or scale pairs for the block sums (two int16 each: eight for the
-// types with a scale per 16 values, [m, m] or [sc, sc] against a pair of block sums; four
-// for Q4_K and Q5_K, [m_2k, m_2k+1] against a pair of 32-value sums), 128 times Σ sc·q
-// (the inputs' codes carry +128), and d and dmin as float32.
-const (
-	kPrepDeltaOffset = KBlockLen
-	kPrepPairsOffset = kPrepDeltaOffset + 64
-	kPrepKOffset     = kPrepPairsOffset + 32
-	kPrepDOffset     = kPrepKOffset + 4
-	kPrepStride      = 384
-)

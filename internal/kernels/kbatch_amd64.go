@@ -88,6 +88,21 @@ func kBatchFast() bool { return implKBatchVNNI.on }
 
 func kBatchOcts() bool { return implKBatchAVX2.on }
 
+// kPrepStride is the size of one super-block of a row prepared for the batched kernels:
+// the 256 codes (bytes), the scale differences (kBatch kernels sum the products
+// cumulatively: Δ_j = sc_j − sc_{j+1}, sixteen int32 or eight for the types with scales per
+// 32 values), the min or scale pairs for the block sums (two int16 each: eight for the
+// types with a scale per 16 values, [m, m] or [sc, sc] against a pair of block sums; four
+// for Q4_K and Q5_K, [m_2k, m_2k+1] against a pair of 32-value sums), 128 times Σ sc·q
+// (the inputs' codes carry +128), and d and dmin as float32.
+const (
+	kPrepDeltaOffset = KBlockLen
+	kPrepPairsOffset = kPrepDeltaOffset + 64
+	kPrepKOffset     = kPrepPairsOffset + 32
+	kPrepDOffset     = kPrepKOffset + 4
+	kPrepStride      = 384
+)
+
 // kPrepScratch recycles the prepared rows of dotKBatchFast.
 var kPrepScratch = sync.Pool{New: func() any { return new([]byte) }}
 

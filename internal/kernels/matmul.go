@@ -40,15 +40,3 @@ func InputBlocks(cols, batch int) int { return inputBlocks(cols, batch) }
 func MatMulRowsDecoded(out, x []float32, rows, cols, batch, start, end int, decode func(dst []float32, r int)) {
 	matMulRowsDecoded(out, x, rows, cols, batch, start, end, decode)
 }
-
-// matMulRowsDecodedGeneric is the portable definition of MatMulRowsDecoded: each row
-// decoded, then matMulRowsGeneric's loop over the batch.
-func matMulRowsDecodedGeneric(out, x []float32, rows, cols, batch, start, end int, decode func(dst []float32, r int)) {
-	row := make([]float32, cols)
-	for r := start; r < end; r++ {
-		decode(row, r)
-		for b := 0; b < batch; b++ {
-			out[b*rows+r] = dotGeneric(x[b*cols:(b+1)*cols], row)
-		}
-	}
-}

@@ -2,10 +2,12 @@
 
 package kernels
 
+import "unsafe"
+
 // dot4x1AVX sets out[k] = Dot(x, w_k) for the four weight rows w_k = w[k*n:(k+1)*n],
 // k = 0..3, each in its own YMM accumulator with Dot's exact lane order; the four
 // independent chains keep the adders busy while the rows stream in. Implemented in
-// matmul_amd64.s.
+// matmul_avx_amd64.s.
 //
 //go:noescape
 func dot4x1AVX(out, w, x *float32, n int)
@@ -13,7 +15,7 @@ func dot4x1AVX(out, w, x *float32, n int)
 // dot4x2AVX sets out[j*outStride+k] = Dot(x_j, w_k) for the four weight rows
 // w_k = w[k*n:(k+1)*n] and the two input vectors x_j = x[j*n:(j+1)*n]: a register block of
 // 4 × 2 YMM accumulators, each weight block loaded once for both vectors, each output in
-// Dot's exact lane order. Implemented in matmul_amd64.s.
+// Dot's exact lane order. Implemented in matmul_avx_amd64.s.
 //
 //go:noescape
 func dot4x2AVX(out *float32, outStride int, w, x *float32, n int)
@@ -104,7 +106,7 @@ func dotRowsStrided(out, x, w []float32, stride int) {
 // dotRowsAVX sets out[r] = Dot(x, w_r) for the rows weight rows w_r =
 // w[r*stride:r*stride+n], reading them as one stream when stride is n: the batch-1 (decode)
 // product. rows must be at least 1 and n a positive multiple of 8. Implemented in
-// matmul_amd64.s.
+// matmul_avx_amd64.s.
 //
 //go:noescape
 func dotRowsAVX(out, w, x *float32, rows, n, stride int)
@@ -112,7 +114,70 @@ func dotRowsAVX(out, w, x *float32, rows, n, stride int)
 // dotRowsX4AVX sets out[r] = Dot(x, w_r) for rows weight rows w_r =
 // w[r*stride:r*stride+n] (rows a positive multiple of 4, n a positive multiple of 8), four
 // adjacent rows at a time, prefetching the next four into L2. Implemented in
-// matmul_amd64.s.
+// matmul_avx_amd64.s.
 //
 //go:noescape
 func dotRowsX4AVX(out, w, x *float32, rows, n, stride int)
+
+func matMulRows(out, w, x []float32, rows, cols, batch, start, end int) {
+	if matMulRowsFastOK(out, w, x, rows, cols, batch, start, end) {
+		switch {
+		case batch == 1 && cols%8 == 0 && implMatVecAVX.on:
+			matVecAVX(out, w, x, cols, start, end)
+			return
+		case batch > 1 && cols%8 == 0 && implMatMulAVX.on:
+			gemmAVX(out, w, x, rows, cols, batch, start, end, nil, implMatMulAVX512.on)
+			return
+		case implMatMulAVX.on:
+			matMulRowsAVX(out, w, x, rows, cols, batch, start, end, implMatMulAVX512.on)
+			return
+		}
+	}
+	matMulRowsGeneric(out, w, x, rows, cols, batch, start, end)
+}
+
+func matMulRowsDecoded(out, x []float32, rows, cols, batch, start, end int, decode func(dst []float32, r int)) {
+	if batch > 1 && cols%8 == 0 && implMatMulAVX.on && decodedFastOK(out, x, rows, cols, batch, start, end) {
+		gemmAVX(out, nil, x, rows, cols, batch, start, end, decode, implMatMulAVX512.on)
+		return
+	}
+	matMulRowsDecodedGeneric(out, x, rows, cols, batch, start, end, decode)
+}
+
+// decodedFastOK is matMulRowsFastOK for MatMulRowsDecoded, which reads no weight slice.
+func decodedFastOK(out, x []float32, rows, cols, batch, start, end int) bool {
+	if cols <= 0 || batch <= 0 || start < 0 || start >= end || end > rows {
+		return false
+	}
+	if batch > len(x)/cols || end > len(out) || batch-1 > (len(out)-end)/rows {
+		return false
+	}
+	return !overlap(out[start:(batch-1)*rows+end], x[:batch*cols])
+}
+
+// matMulRowsFastOK reports whether the assembly may run MatMulRows: all indices in range,
+// at least one output, and out not overlapping what is read. Everything else (including
+// calls that panic) goes to the portable loop, which then defines the behaviour, panics
+// included.
+func matMulRowsFastOK(out, w, x []float32, rows, cols, batch, start, end int) bool {
+	if cols <= 0 || batch <= 0 || start < 0 || start >= end || end > rows {
+		return false
+	}
+	// end*cols <= len(w), batch*cols <= len(x), (batch-1)*rows+end <= len(out), without
+	// overflowing.
+	if end > len(w)/cols || batch > len(x)/cols || end > len(out) || batch-1 > (len(out)-end)/rows {
+		return false
+	}
+	written := out[start : (batch-1)*rows+end]
+	return !overlap(written, w[start*cols:end*cols]) && !overlap(written, x[:batch*cols])
+}
+
+// overlap reports whether a and b share any element of memory.
+func overlap(a, b []float32) bool {
+	if len(a) == 0 || len(b) == 0 {
+		return false
+	}
+	a0 := uintptr(unsafe.Pointer(unsafe.SliceData(a)))
+	b0 := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
+	return a0 < b0+uintptr(len(b))*4 && b0 < a0+uintptr(len(a))*4
+}

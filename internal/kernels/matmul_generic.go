@@ -10,3 +10,15 @@ func matMulRowsGeneric(out, w, x []float32, rows, cols, batch, start, end int) {
 		}
 	}
 }
+
+// matMulRowsDecodedGeneric is the portable definition of MatMulRowsDecoded: each row
+// decoded, then matMulRowsGeneric's loop over the batch.
+func matMulRowsDecodedGeneric(out, x []float32, rows, cols, batch, start, end int, decode func(dst []float32, r int)) {
+	row := make([]float32, cols)
+	for r := start; r < end; r++ {
+		decode(row, r)
+		for b := 0; b < batch; b++ {
+			out[b*rows+r] = dotGeneric(x[b*cols:(b+1)*cols], row)
+		}
+	}
+}

@@ -18,7 +18,7 @@ func RMSNorm(out, x, w []float32, eps float32) {
 // Softmax replaces x with exp(x - max) / sum, summing left to right: each exponential is
 // float32(math.Exp(float64(x[i] - max))), the sum a float32 sum in increasing i, and every
 // element is then multiplied by 1/sum. On amd64 with AVX-512 and FMA the exponentials are
-// computed eight at a time with math.Exp's own arithmetic (exp_amd64.s): the same bits.
+// computed eight at a time with math.Exp's own arithmetic (exp_avx512_amd64.s): the same bits.
 func Softmax(x []float32) {
 	if len(x) == 0 {
 		return

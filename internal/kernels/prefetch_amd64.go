@@ -5,12 +5,12 @@ package kernels
 import "unsafe"
 
 // prefetchLines issues PREFETCHT0 for every 64-byte line of the n > 0 bytes at p.
-// Implemented in prefetch_amd64.s.
+// Implemented in prefetch_avx_amd64.s.
 //
 //go:noescape
 func prefetchLines(p *byte, n int)
 
-// prefetchLinesL2 is prefetchLines with PREFETCHT1. Implemented in prefetch_amd64.s.
+// prefetchLinesL2 is prefetchLines with PREFETCHT1. Implemented in prefetch_avx_amd64.s.
 //
 //go:noescape
 func prefetchLinesL2(p *byte, n int)

@@ -52,6 +52,12 @@ func TestDotQ8_0BatchIsDotQ8_0Q8(t *testing.T) {
 			}
 			DotQ8_0Batch(out[c.start:], c.rows, &q, w[c.start*rb:c.end*rb], c.end-c.start)
 			what := fmt.Sprintf("nb=%d rows=%d batch=%d [%d,%d) scales=%s", c.nb, c.rows, c.batch, c.start, c.end, c.scales)
+			twin := make([]float32, len(out)) // the portable definition, called directly
+			for i := range twin {
+				twin[i] = math.Float32frombits(0x7f8abcde)
+			}
+			matMulQ8_0Generic(twin[c.start:], w[c.start*rb:c.end*rb], &q, c.rows, rb, 0, c.end-c.start)
+			requireSameResults(t, twin, out, false, what+" (portable twin)")
 			for b := range c.batch {
 				for r := range c.rows {
 					got := out[b*c.rows+r]

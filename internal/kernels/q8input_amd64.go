@@ -8,7 +8,7 @@ import "unsafe"
 // (q8input_avx512_amd64.s) does the integer products with VPDPBUSD four rows at a time
 // and needs VNNI, BW (VPERMW), DQ (VINSERTI32X8), VL (the 256-bit forms for an odd last
 // block) and F16C (VCVTPH2PS); quantizeQ8AVX512 quantizes the input with the same
-// features. On CPUs with AVX2 and F16C but not VNNI, dotQ8_0Q8AVX2 (q8input_amd64.s) does
+// features. On CPUs with AVX2 and F16C but not VNNI, dotQ8_0Q8AVX2 (q8input_avx2_amd64.s) does
 // the integer products with ggml's sign trick (VPABSB, VPSIGNB, VPMADDUBSW), four rows at a time
 // (dotQ8_0Q8x4AVX2: the quarters of the rows side by side, prefetched into L2), or a row at
 // a time (dotQ8_0Q8AVX2) when out overlaps the weights or there are fewer than four rows.
@@ -56,13 +56,13 @@ func dotQ8_0Q8Rows(out []float32, x *Q8Input, w []byte, rb int) {
 func dotQ8_0Q8x4AVX512(out *float32, w *byte, xq *int8, corr *int32, dl *float32, nb, stride, outStride int)
 
 // dotQ8_0Q8x4AVX2 sets out[k·outStride] = dotQ8_0Q8AVX2 of the row at w + k·stride bytes,
-// for k = 0..3, bit for bit (the same instructions per row). Implemented in q8input_amd64.s.
+// for k = 0..3, bit for bit (the same instructions per row). Implemented in q8input_avx2_amd64.s.
 //
 //go:noescape
 func dotQ8_0Q8x4AVX2(out *float32, w *byte, xq *int8, dl *float32, nb, stride, outStride int)
 
 // dotQ8_0Q8AVX2 returns DotQ8_0Q8 of the Q8_0 row at w (nb > 0 blocks) with the input's
-// codes at xq and its scales, eight to a block, at dl. Implemented in q8input_amd64.s.
+// codes at xq and its scales, eight to a block, at dl. Implemented in q8input_avx2_amd64.s.
 //
 //go:noescape
 func dotQ8_0Q8AVX2(w *byte, xq *int8, dl *float32, nb int) float32
@@ -74,7 +74,7 @@ func dotQ8_0Q8AVX2(w *byte, xq *int8, dl *float32, nb int) float32
 func quantizeQ8AVX512(x *float32, nb int, qs *int8, d, dLanes *float32, corr *int32, amax *float32)
 
 // quantizeQ8AVX2 is quantizeQ8AVX512 with AVX2 and F16C, the same bytes. Implemented in
-// q8input_amd64.s.
+// q8input_avx2_amd64.s.
 //
 //go:noescape
 func quantizeQ8AVX2(x *float32, nb int, qs *int8, d, dLanes *float32, corr *int32, amax *float32)

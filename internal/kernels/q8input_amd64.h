@@ -1,5 +1,5 @@
 // Macros shared by the Q8_0 input quantizers, quantizeQ8AVX512 (q8input_avx512_amd64.s)
-// and quantizeQ8AVX2 (q8input_amd64.s).
+// and quantizeQ8AVX2 (q8input_avx2_amd64.s).
 
 // Q8QUANTARGS loads their arguments: x in SI, nb in CX, qs in DI, d in R9, dLanes in R10,
 // corr in R11, amax in R12.

@@ -7,7 +7,7 @@ import (
 )
 
 // The portable definitions of Q8Input.Quantize, DotQ8_0Q8 and DotQ8_0Q8Rows; the assembly
-// (q8input_amd64.s, q8input_avx512_amd64.s) computes the same bits.
+// (q8input_avx2_amd64.s, q8input_avx512_amd64.s) computes the same bits.
 
 // quantizeBlocksGeneric is the definition of Quantize's work, block by block (v already
 // sized for x).

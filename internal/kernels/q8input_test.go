@@ -2,10 +2,11 @@ package kernels
 
 import (
 	"fmt"
-	"github.com/kvref/kvref/internal/half"
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/kvref/kvref/internal/half"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"

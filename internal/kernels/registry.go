@@ -108,8 +108,6 @@ var (
 	implHalfAVX512      = &impl{name: "dotF16x4x4AVX512, dotBF16x4x4AVX512", needs: setAVX512 | featAVX512VL}
 	implF16AVX2         = &impl{name: "dotF16x4AVX2, dotF16x4x2AVX2, dotF16AVX2Asm", needs: setAVX2}
 	implBF16AVX2        = &impl{name: "dotBF16x4AVX2, dotBF16x4x2AVX2, dotBF16AVX2Asm", needs: setAVX2}
-	implQ4_0AVX512      = &impl{name: "dotQ4_0x4AVX512, dotQ4_0AVX2Asm", needs: setAVX512}
-	implQ4_0AVX2        = &impl{name: "dotQ4_0x4AVX2, dotQ4_0AVX2Asm", needs: setAVX2}
 	implQ8Q8VNNI        = &impl{name: "dotQ8_0Q8x4AVX512", needs: setVNNI}
 	implQ8Q8AVX2        = &impl{name: "dotQ8_0Q8x4AVX2, dotQ8_0Q8AVX2", needs: setAVX2}
 	implQ8GemmVNNI      = &impl{name: "gemmQ8x2x4VNNI", needs: setVNNI}
@@ -128,7 +126,6 @@ var (
 	implExpAVX2         = &impl{name: "expShiftedAVX2, swigluAVX2", needs: setAVX2 | featFMA}
 	implDecodeF16AVX2   = &impl{name: "decodeF16AVX2Asm, encodeF16AVX2Asm", needs: setAVX2}
 	implPrefetchAVX     = &impl{name: "prefetchLines, prefetchLinesL2", needs: setAVX}
-	implStreamReadAVX   = &impl{name: "streamRead4AVX", needs: setAVX}
 )
 
 // registry lists every kernel with a fast path, in the order of the report.
@@ -141,7 +138,6 @@ var registry = []*kernel{
 	{"DotF16, DotF16Rows, MatMulF16 small batches (f16 weights)", "dotF16Generic", []*impl{implF16AVX2}},
 	{"DotBF16, DotBF16Rows, MatMulBF16 small batches (bf16 weights)", "dotBF16Generic", []*impl{implBF16AVX2}},
 	{"MatMulF16, MatMulBF16 batch ≤ 24, four inputs at a time", "matMulHalfGeneric", []*impl{implHalfAVX512}},
-	{"DotQ4_0, DotQ4_0Rows (q4_0 weights)", "dotQ4_0Generic", []*impl{implQ4_0AVX512, implQ4_0AVX2}},
 	{"DotQ8_0Q8Rows (q8_0 weights × Q8_0 input)", "q8RowsGeneric", []*impl{implQ8Q8VNNI, implQ8Q8AVX2}},
 	{"DotQ8_0Batch, DotQ4_0Batch, DotQ5_0Batch (q8_0 weights, and q4_0, q5_0 rewritten as q8_0; batch ≥ 2)", "matMulQ8_0Generic", []*impl{implQ8GemmVNNI, implQ8GemmAVX2}},
 	{"DotQ4_0Q8Rows ... DotQ5_1Q8Rows (q4_0, q4_1, q5_0, q5_1 weights × Q8_0/Q8_1 input)", "legacyRowsGeneric", []*impl{implLegacyQ8VNNI, implLegacyQ8AVX2}},
@@ -152,7 +148,6 @@ var registry = []*kernel{
 	{"Softmax, SwiGLU exponentials", "expShiftedGeneric, swigluGeneric", []*impl{implExpAVX512, implExpAVX2}},
 	{"DecodeF16, EncodeF16", "decodeF16Generic, encodeF16Generic", []*impl{implDecodeF16AVX2}},
 	{"Prefetch, PrefetchL2 (hints, no result)", "nothing", []*impl{implPrefetchAVX}},
-	{"StreamRead (the bandwidth probe)", "streamReadGeneric", []*impl{implStreamReadAVX}},
 }
 
 // Levels are the feature sets Restrict accepts, from the portable Go to the widest
@@ -257,6 +252,20 @@ func SetPortable(on bool) {
 		return
 	}
 	apply(allowed)
+}
+
+// Enabled reports whether the CPU has the named feature and the kernels may use it now
+// (Restrict, KVREF_KERNELS and SetPortable limit it as they limit the kernels). The names
+// are those the report uses: AVX, AVX2, FMA, F16C, AVX-512F, AVX-512BW, AVX-512DQ,
+// AVX-512VL and AVX-512 VNNI; any other name is false. The machine probes of
+// internal/benchmark/probe choose their loops with it.
+func Enabled(name string) bool {
+	for i, n := range featureNames {
+		if n == name {
+			return cpuFeatures&inEffect&(1<<i) != 0
+		}
+	}
+	return false
 }
 
 // Implementation names the widest vectors the fast kernels use now: "avx512" when an

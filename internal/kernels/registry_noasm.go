@@ -3,7 +3,8 @@
 package kernels
 
 // asmBuild says that this build has no assembly kernels: -tags purego, or an architecture
-// other than amd64.
+// other than amd64. Every kernel is then its portable Go twin (FAMILY_generic.go), called
+// from dispatch_noasm.go.
 const asmBuild = false
 
 // cpuFeatures is empty: nothing but the portable Go runs in this build.

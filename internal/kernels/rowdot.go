@@ -14,7 +14,7 @@ import "fmt"
 // q8input.go).
 //
 // Like Dot, each has a portable Go implementation (rowdot_generic.go) that defines the
-// result, and on amd64 CPUs with AVX2 and F16C an assembly implementation (rowdot_amd64.s)
+// result, and on amd64 CPUs with AVX2 and F16C an assembly implementation (rowdot_avx2_amd64.s)
 // of the same arithmetic: VCVTPH2PS for halves (an exact conversion, subnormals and NaN
 // payloads included), VPMOVZXWD and a 16-bit shift for bfloat16, VPMOVZXBD and VCVTDQ2PS
 // for the quantized values, then VMULPS and VADDPS, never fused. NaN results follow
@@ -47,14 +47,6 @@ func DotBF16(x []float32, row []byte) float32 {
 	return dotBF16(x, row[:2*len(x)])
 }
 
-// DotQ4_0 returns Dot(x, v) for the row v of len(x) values stored as ggml Q4_0 blocks in
-// row[0:len(x)/32·18], each value decoded as float32(q−8)·d with d the block's fp16 scale
-// (ggml's dequantize_row_q4_0), bit for bit. It panics if len(x) is not a multiple of 32 or
-// row is too short.
-func DotQ4_0(x []float32, row []byte) float32 {
-	return dotQ4_0(x, row[:qRowBytes("DotQ4_0", len(x), Q4_0BlockBytes)])
-}
-
 // DotF16Rows sets out[r] = DotF16(x, w[r·2n:(r+1)·2n]) for every r < len(out), n = len(x):
 // w holds len(out) consecutive F16 rows. It panics if w is too short.
 func DotF16Rows(out, x []float32, w []byte) {
@@ -74,35 +66,11 @@ func DotF16RowsStrided(out, x []float32, w []byte, stride int) {
 	dotF16RowsStrided(out, x, w[:span], stride)
 }
 
-// dotF16RowsStridedGeneric is the portable definition of DotF16RowsStrided.
-func dotF16RowsStridedGeneric(out, x []float32, w []byte, stride int) {
-	for r := range out {
-		out[r] = dotF16Generic(x, w[r*stride:r*stride+2*len(x)])
-	}
-}
-
 // DotBF16Rows sets out[r] = DotBF16(x, w[r·2n:(r+1)·2n]) for every r < len(out),
 // n = len(x): w holds len(out) consecutive bfloat16 rows. It panics if w is too short.
 func DotBF16Rows(out, x []float32, w []byte) {
 	rb := 2 * len(x)
 	dotBF16Rows(out, x, w[:rowsBytes("DotBF16Rows", len(out), rb)], rb)
-}
-
-// DotQ4_0Rows sets out[r] = DotQ4_0(x, w[r·rb:(r+1)·rb]) for every r < len(out), where
-// rb = len(x)/32·18 is the size of a Q4_0 row: w holds len(out) consecutive rows. It panics
-// if len(x) is not a multiple of 32 or w is too short.
-func DotQ4_0Rows(out, x []float32, w []byte) {
-	rb := qRowBytes("DotQ4_0Rows", len(x), Q4_0BlockBytes)
-	dotQ4_0Rows(out, x, w[:rowsBytes("DotQ4_0Rows", len(out), rb)], rb)
-}
-
-// qRowBytes returns the bytes of a row of n values in blocks of blockBytes, panicking
-// unless n is a whole number of blocks.
-func qRowBytes(what string, n, blockBytes int) int {
-	if n%QBlockLen != 0 {
-		panic(fmt.Sprintf("kernels: %s: a row of %d values is not a whole number of %d-value blocks", what, n, QBlockLen))
-	}
-	return n / QBlockLen * blockBytes
 }
 
 // rowsBytes returns rows·rowBytes, panicking instead of overflowing.
@@ -138,11 +106,4 @@ func formatRowsBytes(what, format, op string, rows, rowBytes int) int {
 		panic(fmt.Sprintf("kernels: %s: %d rows of %d bytes overflow", what, rows, rowBytes))
 	}
 	return rows * rowBytes
-}
-
-// rowsGeneric is the definition of the *Rows kernels: one row dot per output, in order.
-func rowsGeneric(out, x []float32, w []byte, rb int, dot func(x []float32, row []byte) float32) {
-	for r := range out {
-		out[r] = dot(x, w[r*rb:(r+1)*rb])
-	}
 }

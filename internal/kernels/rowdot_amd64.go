@@ -4,13 +4,12 @@ package kernels
 
 import "unsafe"
 
-// The row dots' fast paths (registry.go: implF16AVX2, implBF16AVX2, implQ4_0AVX2,
-// implQ4_0AVX512, implDecodeF16AVX2) need AVX2 (VPMOVZXBD, VPMOVZXWD and the other
-// 256-bit integer instructions, VPBROADCASTW) and F16C (VCVTPH2PS); nothing from FMA is
-// used. The AVX-512F four-row Q4_0 kernel (rowdot_avx512_amd64.s) decodes sixteen values
-// per instruction.
+// The row dots' fast paths (registry.go: implF16AVX2, implBF16AVX2, implDecodeF16AVX2)
+// need AVX2 (VPMOVZXWD and the other 256-bit integer instructions) and F16C (VCVTPH2PS);
+// nothing from FMA is used. The four-input AVX-512 kernels (rowdot_avx512_amd64.s) use its
+// extra registers, not its wider vectors.
 
-// The assembly kernels (rowdot_amd64.s). n counts values; the x pointers address float32
+// The assembly kernels (rowdot_avx2_amd64.s). n counts values; the x pointers address float32
 // vectors, the w pointers stored rows.
 
 // dotF16AVX2Asm returns DotF16 of the n8 values at x and w (n8 a multiple of 8) plus the
@@ -59,23 +58,6 @@ func dotF16x4x4AVX512(out *float32, outStride int, w *byte, x *float32, n int)
 //go:noescape
 func dotBF16x4x4AVX512(out *float32, outStride int, w *byte, x *float32, n int)
 
-// dotQ4_0AVX2Asm returns DotQ4_0 of the nb > 0 blocks at w and the 32·nb floats at x.
-//
-//go:noescape
-func dotQ4_0AVX2Asm(x *float32, w *byte, nb int) float32
-
-// dotQ4_0x4AVX2 sets out[k] = DotQ4_0(x, w_k) for the four rows w_k of nb > 0 blocks
-// starting at w + k·18·nb.
-//
-//go:noescape
-func dotQ4_0x4AVX2(out *float32, w *byte, x *float32, nb int)
-
-// dotQ4_0x4AVX512 is dotQ4_0x4AVX2 with AVX-512F: each block's sixteen possible values
-// are computed once and looked up with VPERMPS (rowdot_avx512_amd64.s).
-//
-//go:noescape
-func dotQ4_0x4AVX512(out *float32, w *byte, x *float32, nb int)
-
 // halfTail copies the last len(x)%8 values of x and of the 16-bit row into zeroed groups
 // of eight and returns the number of whole values before them.
 func halfTail(x []float32, row []byte, xt *[8]float32, wt *[8]uint16) int {
@@ -105,14 +87,6 @@ func dotBF16AVX2(x []float32, row []byte) float32 {
 	return dotBF16AVX2Asm(unsafe.SliceData(x), unsafe.SliceData(row), n8, &xt, &wt)
 }
 
-// dotQ4_0AVX2 is dotQ4_0Generic computed by dotQ4_0AVX2Asm.
-func dotQ4_0AVX2(x []float32, row []byte) float32 {
-	if len(x) == 0 {
-		return 0
-	}
-	return dotQ4_0AVX2Asm(unsafe.SliceData(x), unsafe.SliceData(row), len(x)/QBlockLen)
-}
-
 func dotF16(x []float32, row []byte) float32 {
 	if implF16AVX2.on {
 		return dotF16AVX2(x, row)
@@ -125,13 +99,6 @@ func dotBF16(x []float32, row []byte) float32 {
 		return dotBF16AVX2(x, row)
 	}
 	return dotBF16Generic(x, row)
-}
-
-func dotQ4_0(x []float32, row []byte) float32 {
-	if implQ4_0AVX2.on {
-		return dotQ4_0AVX2(x, row)
-	}
-	return dotQ4_0Generic(x, row)
 }
 
 // rowsAVX2 runs a *Rows kernel on the fast path: blocks of four rows with x4 (when n4 > 0,
@@ -195,16 +162,4 @@ func halfRows(out, x []float32, w []byte, rb int, fast bool, generic func(x []fl
 		n4 = len(x)
 	}
 	rowsAVX2(out, x, w, rb, n4, func(out *float32, w *byte, x *float32, n int) { x4(out, w, x, n, rb) }, dot)
-}
-
-func dotQ4_0Rows(out, x []float32, w []byte, rb int) {
-	if !implQ4_0AVX2.on {
-		rowsGeneric(out, x, w, rb, dotQ4_0Generic)
-		return
-	}
-	x4 := dotQ4_0x4AVX2
-	if implQ4_0AVX512.on {
-		x4 = dotQ4_0x4AVX512
-	}
-	rowsAVX2(out, x, w, rb, len(x)/QBlockLen, x4, dotQ4_0AVX2)
 }

@@ -6,17 +6,9 @@ package kernels
 // dispatcher), or why this CPU cannot run them.
 func fastRowSets() ([]rowDotSet, string) {
 	if !implF16AVX2.testable() {
-		return nil, "this CPU lacks AVX2 or F16C (or KVREF_KERNELS excludes them): the assembly row dots cannot run here, and DotF16, DotQ4_0, ... use the portable Go"
+		return nil, "this CPU lacks AVX2 or F16C (or KVREF_KERNELS excludes them): the assembly row dots cannot run here, and DotF16, DotBF16, ... use the portable Go"
 	}
 	sets := []rowDotSet{avx2RowSet()}
-	if implQ4_0AVX512.testable() {
-		s := avx2RowSet()
-		s.name = "raw avx512"
-		s.rows["q4_0"] = func(out, x []float32, w []byte) {
-			rowsAVX2(out, x, w, len(x)/QBlockLen*Q4_0BlockBytes, len(x)/QBlockLen, dotQ4_0x4AVX512, dotQ4_0AVX2)
-		}
-		sets = append(sets, s)
-	}
 	return sets, ""
 }
 
@@ -25,7 +17,7 @@ func avx2RowSet() rowDotSet {
 	return rowDotSet{
 		name: "raw avx2",
 		dot: map[string]func(x []float32, row []byte) float32{
-			"f16": dotF16AVX2, "bf16": dotBF16AVX2, "q4_0": dotQ4_0AVX2,
+			"f16": dotF16AVX2, "bf16": dotBF16AVX2,
 		},
 		rows: map[string]func(out, x []float32, w []byte){
 			"f16": func(out, x []float32, w []byte) {
@@ -41,9 +33,6 @@ func avx2RowSet() rowDotSet {
 					n4 = len(x)
 				}
 				rowsAVX2(out, x, w, 2*len(x), n4, func(o *float32, w *byte, x *float32, n int) { dotBF16x4AVX2(o, w, x, n, 2*n) }, dotBF16AVX2)
-			},
-			"q4_0": func(out, x []float32, w []byte) {
-				rowsAVX2(out, x, w, len(x)/QBlockLen*Q4_0BlockBytes, len(x)/QBlockLen, dotQ4_0x4AVX2, dotQ4_0AVX2)
 			},
 		},
 		raw: true,

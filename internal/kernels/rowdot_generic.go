@@ -75,26 +75,16 @@ func halvesToF32(w []float32, b []byte, bf16 bool) {
 	}
 }
 
-// dotQ4_0Generic is the portable definition of DotQ4_0: value j of a block (0 ≤ j < 16) is
-// the low nibble of byte j, value 16+j its high nibble, each decoded as
-// float32(float32(q−8)·d), the operations of ggml's dequantize_row_q4_0; the values go to
-// the lanes in element order. len(x) is a multiple of 32 and row holds exactly len(x)/32
-// blocks.
-func dotQ4_0Generic(x []float32, row []byte) float32 {
-	var l lanes8
-	var w [8]float32
-	for blk := 0; blk*QBlockLen < len(x); blk++ {
-		in := row[blk*Q4_0BlockBytes : (blk+1)*Q4_0BlockBytes]
-		d := half.F16ToF32(le16(in))
-		for e := 0; e < QBlockLen; e += 8 {
-			g := e % 16               // first byte of this group of eight values
-			shift := uint(e / 16 * 4) // 0: low nibbles, 4: high nibbles
-			q := in[2+g : 2+g+8 : 2+g+8]
-			for j := range w {
-				w[j] = float32(float32(int(q[j]>>shift&0x0f)-8) * d)
-			}
-			l.add8(x[blk*QBlockLen+e:], &w)
-		}
+// dotF16RowsStridedGeneric is the portable definition of DotF16RowsStrided.
+func dotF16RowsStridedGeneric(out, x []float32, w []byte, stride int) {
+	for r := range out {
+		out[r] = dotF16Generic(x, w[r*stride:r*stride+2*len(x)])
 	}
-	return l.sum()
+}
+
+// rowsGeneric is the definition of the *Rows kernels: one row dot per output, in order.
+func rowsGeneric(out, x []float32, w []byte, rb int, dot func(x []float32, row []byte) float32) {
+	for r := range out {
+		out[r] = dot(x, w[r*rb:(r+1)*rb])
+	}
 }

@@ -2,12 +2,13 @@ package kernels
 
 import (
 	"fmt"
-	"github.com/kvref/kvref/internal/half"
 	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
 	"unsafe"
+
+	"github.com/kvref/kvref/internal/half"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -26,7 +27,6 @@ type rowKind struct {
 var rowKinds = []rowKind{
 	{"f16", 1, 2, dotF16Generic, decodeHalves(half.F16ToF32)},
 	{"bf16", 1, 2, dotBF16Generic, decodeHalves(half.BF16ToF32)},
-	{"q4_0", QBlockLen, Q4_0BlockBytes, dotQ4_0Generic, decodeQ4_0},
 }
 
 // rowBytes is the size of a row of n values.
@@ -42,23 +42,6 @@ func decodeHalves(conv func(uint16) float32) func(row []byte, n int) []float32 {
 	}
 }
 
-// decodeQ4_0 is ggml's dequantize_row_q4_0: y = (q−8)·d, value j in the low nibble of
-// byte j and value 16+j in its high nibble.
-func decodeQ4_0(row []byte, n int) []float32 {
-	v := make([]float32, n)
-	for i := range v {
-		blk := row[i/32*Q4_0BlockBytes:]
-		d := half.F16ToF32(uint16(blk[0]) | uint16(blk[1])<<8)
-		j := i % 32
-		q := blk[2+j%16]
-		if j >= 16 {
-			q >>= 4
-		}
-		v[i] = float32(int(q&0x0f)-8) * d
-	}
-	return v
-}
-
 // rowDotSet is one implementation of the row dots.
 type rowDotSet struct {
 	name string
@@ -72,12 +55,12 @@ type rowDotSet struct {
 // exportedRowSet is the package API, whatever path it dispatches to now.
 var exportedRowSet = rowDotSet{
 	name: "exported",
-	dot:  map[string]func(x []float32, row []byte) float32{"f16": DotF16, "bf16": DotBF16, "q4_0": DotQ4_0},
-	rows: map[string]func(out, x []float32, w []byte){"f16": DotF16Rows, "bf16": DotBF16Rows, "q4_0": DotQ4_0Rows},
+	dot:  map[string]func(x []float32, row []byte) float32{"f16": DotF16, "bf16": DotBF16},
+	rows: map[string]func(out, x []float32, w []byte){"f16": DotF16Rows, "bf16": DotBF16Rows},
 }
 
 // rowImpls names each row format's kernel in the registry, for use.
-var rowImpls = map[string]*impl{"f16": implF16AVX2, "bf16": implBF16AVX2, "q4_0": implQ4_0AVX2}
+var rowImpls = map[string]*impl{"f16": implF16AVX2, "bf16": implBF16AVX2}
 
 // levelRowSet is exportedRowSet with the kernels restricted to one level for each call,
 // recording which implementations ran.
@@ -314,13 +297,6 @@ func TestRowDotEdgeCases(t *testing.T) {
 		}
 		return b
 	}
-	ones := func(n int) []float32 {
-		v := make([]float32, n)
-		for i := range v {
-			v[i] = 1
-		}
-		return v
-	}
 	inf := float32(math.Inf(1))
 	for _, set := range allRowSets() {
 		t.Run(set.name, func(t *testing.T) {
@@ -339,9 +315,6 @@ func TestRowDotEdgeCases(t *testing.T) {
 				{"bf16 largest", "bf16", []float32{1}, half(0x7f7f), math.Float32frombits(0x7f7f0000)},
 				{"bf16 overflow", "bf16", []float32{2}, half(0x7f7f), inf},
 				{"bf16 subnormal", "bf16", []float32{1}, half(0x0001), math.Float32frombits(0x00010000)},
-				{"q4_0 all nibbles 0 (−8·d)", "q4_0", ones(32), append(half(0x3c00), make([]byte, 16)...), -256},
-				{"q4_0 all nibbles 15 (7·d)", "q4_0", ones(32), append(half(0x3c00), slices.Repeat([]byte{0xff}, 16)...), 224},
-				{"q4_0 nibble order", "q4_0", append(ones(1), make([]float32, 31)...), append(half(0x3c00), append([]byte{0xf9}, make([]byte, 15)...)...), 1},
 			} {
 				got := set.dot[c.kind](c.x, c.row)
 				assert.Equalf(t, math.Float32bits(c.want), math.Float32bits(got), "%s: got %v want %v", c.name, got, c.want)
@@ -355,12 +328,8 @@ func TestRowDotPanics(t *testing.T) {
 	x := make([]float32, 33)
 	assert.Panics(t, func() { DotF16(x, make([]byte, 65)) }, "DotF16 with a short row")
 	assert.Panics(t, func() { DotBF16(x, make([]byte, 65)) }, "DotBF16 with a short row")
-	assert.Panics(t, func() { DotQ4_0(x, make([]byte, 1000)) }, "DotQ4_0 with a partial block")
-	assert.Panics(t, func() { DotQ4_0(x[:32], make([]byte, 17)) }, "DotQ4_0 with a short row")
 	out := make([]float32, 5)
 	assert.Panics(t, func() { DotF16Rows(out, x, make([]byte, 5*66-1)) }, "DotF16Rows with short weights")
-	assert.Panics(t, func() { DotQ4_0Rows(out, x[:32], make([]byte, 5*18-1)) }, "DotQ4_0Rows with short weights")
-	assert.Panics(t, func() { DotQ4_0Rows(out, x, make([]byte, 5*36)) }, "DotQ4_0Rows with a partial block")
 	assert.NotPanics(t, func() { DotF16Rows(nil, x, nil) }, "no rows")
 }
 

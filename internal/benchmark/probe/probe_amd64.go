@@ -1,6 +1,8 @@
 //go:build amd64 && !purego
 
-package kernels
+package probe
+
+import "github.com/kvref/kvref/internal/kernels"
 
 //go:noescape
 func fmaPeakAVX2(iters int)
@@ -16,14 +18,13 @@ func mulAddPeakAVX(iters int)
 // the vector width. A nil function means the loop is not available (no FMA/AVX, or a
 // purego build).
 func PeakLoops() (fma, mulAdd func(iters int), fmaFlops, mulAddFlops, bits int) {
-	f := cpuFeatures & allowed
-	if f&featAVX512F != 0 && f&featFMA != 0 {
+	if kernels.Enabled("AVX-512F") && kernels.Enabled("FMA") {
 		return fmaPeakAVX512, mulAddPeakAVX512, 384, 384, 512
 	}
-	if f&(featAVX2|featFMA) == featAVX2|featFMA {
+	if kernels.Enabled("AVX2") && kernels.Enabled("FMA") {
 		fma = fmaPeakAVX2
 	}
-	if f&featAVX != 0 {
+	if kernels.Enabled("AVX") {
 		mulAdd = mulAddPeakAVX
 	}
 	return fma, mulAdd, 192, 192, 256
@@ -36,11 +37,10 @@ func PeakLoops() (fma, mulAdd func(iters int), fmaFlops, mulAddFlops, bits int) 
 // as two, so that the rate compares with a prefill's flops; what names the instructions.
 // A nil loop means there is none (no AVX2, or a purego build).
 func Int8PeakLoop() (loop func(iters int), ops int, what string) {
-	f := cpuFeatures & allowed
-	if f&(featAVX512F|featAVX512VNNI) == featAVX512F|featAVX512VNNI {
+	if kernels.Enabled("AVX-512F") && kernels.Enabled("AVX-512 VNNI") {
 		return int8PeakVNNI, 1536, "512-bit VPDPBUSD"
 	}
-	if f&featAVX2 != 0 {
+	if kernels.Enabled("AVX2") {
 		return int8PeakAVX2, 512, "256-bit VPMADDUBSW+VPMADDWD"
 	}
 	return nil, 0, ""
@@ -65,7 +65,7 @@ func mulAddPeakAVX512(iters int)
 // straight from memory.
 func StreamRead(x []float32) float32 {
 	var s float32
-	if implStreamReadAVX.on && len(x) >= 4*16 {
+	if kernels.Enabled("AVX") && len(x) >= 4*16 {
 		// Four streams (the quarters of x) at once: one stream per core does not keep
 		// enough reads in flight to reach the memory's bandwidth.
 		q := len(x) / 4 &^ 15

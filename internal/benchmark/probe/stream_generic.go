@@ -1,4 +1,10 @@
-package kernels
+// Package probe measures the machine for kvref bench --roofline: the memory bandwidth
+// (StreamRead) and the arithmetic peaks (PeakLoops, Int8PeakLoop), in register-only or
+// streaming loops written for that alone. They are not numeric kernels: their results are
+// rates, and StreamRead's sum is in no promised order. Each picks the widest vectors that
+// package kernels may use now (kernels.Enabled), so that kvref bench --kernels avx2 on an
+// AVX-512 machine measures the AVX2 ceiling.
+package probe
 
 // streamReadGeneric sums x with eight independent accumulators (StreamRead's portable
 // path: fast enough to be limited by memory rather than by one chain of additions).

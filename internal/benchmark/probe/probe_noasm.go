@@ -1,6 +1,6 @@
 //go:build !amd64 || purego
 
-package kernels
+package probe
 
 // PeakLoops reports the register-only loops this build has for measuring the machine's
 // arithmetic peak. The portable build has none: its arithmetic peak is that of scalar Go.

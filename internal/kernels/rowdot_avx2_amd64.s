@@ -5,10 +5,9 @@
 
 // Row dots on stored weights (rowdot_amd64.go): every group of eight values is decoded
 // exactly into a YMM register (VCVTPH2PS for halves; VPMOVZXWD and a 16-bit left shift for
-// bfloat16; VPMOVZXBD, VCVTDQ2PS and one VMULPS by the block scale for Q4_0), then MULADD
-// adds float32(x·v) to the lanes, VMULPS then VADDPS, and REDUCE8 combines the lanes in
+// bfloat16), then MULADD adds float32(x·v) to the lanes, VMULPS then VADDPS, and REDUCE8 combines the lanes in
 // Dot's order. Only AVX2 and F16C are used; nothing is fused. (Q8_0 weight rows take a
-// quantized input instead: DotQ8_0Q8, q8input_amd64.s.)
+// quantized input instead: DotQ8_0Q8, q8input_avx2_amd64.s.)
 //
 // The four-row kernels also prefetch the same offset of the next four rows, which the next
 // call will read: batch-1 matrix–vector products walk the rows in order, and without it one
@@ -18,34 +17,6 @@
 // matrix: four quarters read side by side with T0 reached 0.57 of the StreamRead bandwidth,
 // four adjacent rows with T0 0.75, with T1 1.0). A prefetch is only a hint: it never faults
 // and changes no result, so prefetching past the end of the matrix is harmless.
-
-// rowConsts: the dword 0x0f (Q4_0 nibble mask) and the dword 8 (Q4_0 offset).
-DATA rowConsts<>+0(SB)/4, $0x0f
-DATA rowConsts<>+4(SB)/4, $8
-GLOBL rowConsts<>(SB), RODATA|NOPTR, $8
-
-// QSCALE sets every lane of Y to the fp16 scale at M converted to float32 (X is Y's low
-// half).
-#define QSCALE(M, X, Y) \
-	VPBROADCASTW M, X; \
-	VCVTPH2PS    X, Y
-
-// Q4LO and Q4HI set Y to the eight Q4_0 values float32(q−8)·d whose nibbles q are the low
-// (Q4LO: masked with Y15, the dword 0x0f in every lane) or high (Q4HI: shifted right by 4)
-// halves of the eight bytes in B, zero-extended to dwords. Y14 holds the dword 8 in every
-// lane, D the scale d. q−8 is exact in int32 and in float32, and the one VMULPS is the
-// rounded product of ggml's dequantize_row_q4_0.
-#define Q4LO(B, D, Y) \
-	VPAND     Y15, B, Y; \
-	VPSUBD    Y14, Y, Y; \
-	VCVTDQ2PS Y, Y; \
-	VMULPS    D, Y, Y
-
-#define Q4HI(B, D, Y) \
-	VPSRLD    $4, B, Y; \
-	VPSUBD    Y14, Y, Y; \
-	VCVTDQ2PS Y, Y; \
-	VMULPS    D, Y, Y
 
 // The 16-bit row kernels (dotF16AVX2Asm, dotBF16AVX2Asm, dotF16x4AVX2, dotBF16x4AVX2 and
 // the sequential-stream ones below) differ only in how eight stored values become eight
@@ -263,113 +234,5 @@ loop:
 	CMPQ AX, CX
 	JNE  loop
 	ROW4END
-	VZEROUPPER
-	RET
-
-// func dotQ4_0AVX2Asm(x *float32, w *byte, nb int) float32
-//
-// SI walks the blocks (18 bytes: fp16 d, 16 bytes of nibbles), DI the input (128 bytes per
-// block); Y0 holds the lanes, Y4 the scale d, Y5 and Y6 the bytes 0..7 and 8..15
-// zero-extended to dwords. Values 0..7 are the low nibbles of bytes 0..7, 8..15 those of
-// bytes 8..15, 16..23 and 24..31 the high nibbles. nb > 0.
-TEXT ·dotQ4_0AVX2Asm(SB), NOSPLIT, $0-28
-	MOVQ         x+0(FP), DI
-	MOVQ         w+8(FP), SI
-	MOVQ         nb+16(FP), CX
-	VPBROADCASTD rowConsts<>+0(SB), Y15
-	VPBROADCASTD rowConsts<>+4(SB), Y14
-	VXORPS       Y0, Y0, Y0
-
-loop:
-	QSCALE((SI), X4, Y4)
-	VPMOVZXBD 2(SI), Y5
-	VPMOVZXBD 10(SI), Y6
-	Q4LO(Y5, Y4, Y1)
-	VMOVUPS   (DI), Y2
-	MULADD(Y2, Y1, Y3, Y0)
-	Q4LO(Y6, Y4, Y1)
-	VMOVUPS   32(DI), Y2
-	MULADD(Y2, Y1, Y3, Y0)
-	Q4HI(Y5, Y4, Y1)
-	VMOVUPS   64(DI), Y2
-	MULADD(Y2, Y1, Y3, Y0)
-	Q4HI(Y6, Y4, Y1)
-	VMOVUPS   96(DI), Y2
-	MULADD(Y2, Y1, Y3, Y0)
-	ADDQ      $18, SI
-	ADDQ      $128, DI
-	DECQ      CX
-	JNZ       loop
-
-	REDUCE8(Y0, X0, X1)
-	VMOVSS X0, ret+24(FP)
-	VZEROUPPER
-	RET
-
-// Q4ROW adds the 32 values of the current block of the row at R (block offset BX) to the
-// lanes ACC: Y8..Y11 hold the block's 32 inputs; Y4, Y5, Y6, Y7, Y12, Y13 are scratch.
-#define Q4ROW(R, ACC) \
-	QSCALE((R)(BX*1), X4, Y4); \
-	VPMOVZXBD 2(R)(BX*1), Y5; \
-	VPMOVZXBD 10(R)(BX*1), Y6; \
-	Q4LO(Y5, Y4, Y7); \
-	MULADD(Y8, Y7, Y7, ACC); \
-	Q4LO(Y6, Y4, Y12); \
-	MULADD(Y9, Y12, Y12, ACC); \
-	Q4HI(Y5, Y4, Y13); \
-	MULADD(Y10, Y13, Y13, ACC); \
-	Q4HI(Y6, Y4, Y7); \
-	MULADD(Y11, Y7, Y7, ACC)
-
-// func dotQ4_0x4AVX2(out *float32, w *byte, x *float32, nb int)
-//
-// Rows at SI, R8, R9, R10 (18·nb bytes apart); BX is the byte offset of the current block
-// in each row, R12 the same offset plus 4·18·nb (the next four rows, prefetched); DI walks
-// the input. Lanes of row k in Yk.
-TEXT ·dotQ4_0x4AVX2(SB), NOSPLIT, $0-32
-	MOVQ         out+0(FP), DX
-	MOVQ         w+8(FP), SI
-	MOVQ         x+16(FP), DI
-	MOVQ         nb+24(FP), CX
-	IMUL3Q       $18, CX, R11
-	LEAQ         (SI)(R11*1), R8
-	LEAQ         (R8)(R11*1), R9
-	LEAQ         (R9)(R11*1), R10
-	VPBROADCASTD rowConsts<>+0(SB), Y15
-	VPBROADCASTD rowConsts<>+4(SB), Y14
-	VXORPS       Y0, Y0, Y0
-	VXORPS       Y1, Y1, Y1
-	VXORPS       Y2, Y2, Y2
-	VXORPS       Y3, Y3, Y3
-	XORQ         BX, BX
-	LEAQ   (R11*4), R12
-
-loop:
-	PREFETCHT1 (SI)(R12*1)
-	PREFETCHT1 (R8)(R12*1)
-	PREFETCHT1 (R9)(R12*1)
-	PREFETCHT1 (R10)(R12*1)
-	ADDQ       $18, R12
-	VMOVUPS (DI), Y8
-	VMOVUPS 32(DI), Y9
-	VMOVUPS 64(DI), Y10
-	VMOVUPS 96(DI), Y11
-	Q4ROW(SI, Y0)
-	Q4ROW(R8, Y1)
-	Q4ROW(R9, Y2)
-	Q4ROW(R10, Y3)
-	ADDQ    $18, BX
-	ADDQ    $128, DI
-	DECQ    CX
-	JNZ     loop
-
-	REDUCE8(Y0, X0, X8)
-	REDUCE8(Y1, X1, X9)
-	REDUCE8(Y2, X2, X10)
-	REDUCE8(Y3, X3, X11)
-	VMOVSS X0, (DX)
-	VMOVSS X1, 4(DX)
-	VMOVSS X2, 8(DX)
-	VMOVSS X3, 12(DX)
 	VZEROUPPER
 	RET

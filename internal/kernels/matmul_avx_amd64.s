@@ -257,7 +257,7 @@ rowdone:
 // accumulator (Y0..Y3): x first, VMULPS then VADDPS, REDUCE8. While it reads four rows it
 // prefetches the same offset of the next four into L2 (PREFETCHT1, one hint per row and group
 // of eight), which keeps enough misses in flight to read at the memory's speed (see
-// rowdot_amd64.s).
+// rowdot_avx2_amd64.s).
 TEXT ·dotRowsX4AVX(SB), NOSPLIT, $0-48
 	MOVQ out+0(FP), DX
 	MOVQ w+8(FP), SI

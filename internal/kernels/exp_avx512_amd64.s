@@ -3,7 +3,7 @@
 #include "textflag.h"
 
 // The exponential of eight float64 lanes, computed exactly as the Go runtime's math.Exp
-// computes one on amd64 CPUs with FMA (src/math/exp_amd64.s, its avxfma path): the same
+// computes one on amd64 CPUs with FMA (src/math/exp_avx512_amd64.s, its avxfma path): the same
 // constants, the same operations in the same order, each rounded the same way, so every
 // lane gets math.Exp's bits. That code is a simplified version of SLEEF's exp (Naoki
 // Shibata, "Efficient evaluation methods of elementary functions suitable for SIMD
@@ -53,7 +53,7 @@ GLOBL expConsts<>(SB), RODATA|NOPTR, $128
 
 // EXP8 replaces the eight float64 lanes of Z0 by their exponentials and sets K1 to the lanes
 // that need math.Exp's other paths. Z1 and Y3 are scratch, K2 too. The comments give the
-// scalar instructions of exp_amd64.s that each line repeats.
+// scalar instructions of exp_avx512_amd64.s that each line repeats.
 #define EXP8 \
 	VMULPD       Z0, Z16, Z1;  /* MOVSD $LOG2E, X1; MULSD X0, X1 */ \
 	VCVTPD2DQ    Z1, Y3;       /* CVTSD2SL X1, BX */ \

@@ -1,7 +1,6 @@
 //go:build amd64 && !purego
 
 #include "textflag.h"
-#include "avx_amd64.h"
 
 // func fmaPeakAVX2(iters int)
 // 12 independent chains of 8-lane fused multiply-adds per iteration: 192 flops.
@@ -237,7 +236,12 @@ stream4loop:
 	VADDPS Y2, Y0, Y0
 	VADDPS Y6, Y4, Y4
 	VADDPS Y4, Y0, Y0
-	REDUCE8(Y0, X0, X1)
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS       X1, X0, X0
+	VMOVHLPS     X0, X0, X1
+	VADDPS       X1, X0, X0
+	VMOVSHDUP    X0, X1
+	VADDSS       X1, X0, X0
 	VMOVSS X0, ret+24(FP)
 	VZEROUPPER
 	RET
