@@ -293,6 +293,9 @@ func CompareBatched(ctx context.Context, m *model.Model, c BatchedConfig) (Batch
 			l, k := row.Llama[round], row.Kvref[round]
 			row.RatioTG = append(row.RatioTG, k.SpeedTG/l.SpeedTG)
 			row.RatioPP = append(row.RatioPP, k.SpeedPP/l.SpeedPP)
+			// Each point as it ends, so that a run stopped early keeps what it measured.
+			say(c.Progress, "round %d/%d %s: S_TG llama.cpp %.2f, kvref %.2f (×%.2f); S_PP llama.cpp %.2f, kvref %.2f (×%.2f); kvref %.2f ms/step, %.2f GB/s (%.1f%% of the bandwidth)",
+				round+1, c.Rounds, p, l.SpeedTG, k.SpeedTG, k.SpeedTG/l.SpeedTG, l.SpeedPP, k.SpeedPP, k.SpeedPP/l.SpeedPP, k.MsPerStep, k.GBPerSecond, 100*k.BandwidthFraction)
 		}
 	}
 	for i := range rows {
