@@ -106,10 +106,11 @@ type Outcome struct {
 // Send runs one streamed completion of prompt and measures it the way benchmark_serving.py
 // does: every server-sent event with choices is a token's arrival (the first ends the
 // TTFT, each later one adds its gap to the ITL), and usage.completion_tokens, when the
-// server sends it, is the output length. One difference: an event whose text is empty
-// and that carries a finish_reason is the closing event llama-server sends after the
-// last token, not a token, and is not counted (benchmark_serving.py would add a gap of
-// about 0 to the ITL for it).
+// server sends it, is the output length. One difference: when the stream has one more
+// event than usage.completion_tokens and the last has empty text and a finish_reason, it
+// is the closing event llama-server sends after the last token, not a token, and is not
+// counted (benchmark_serving.py would add a gap of about 0 to the ITL for it). A token
+// whose text is empty (kvref holds back the bytes of an unfinished character) still counts.
 func Send(ctx context.Context, client *http.Client, endpoint, model string, prompt []int, outputTokens int) Outcome {
 	out := Outcome{PromptLen: len(prompt)}
 	body := map[string]any{"prompt": prompt, "max_tokens": outputTokens, "temperature": 0, "stream": true,
@@ -137,6 +138,7 @@ func Send(ctx context.Context, client *http.Client, endpoint, model string, prom
 		return out
 	}
 	chunks, usageTokens := 0, -1
+	lastClosing := false // the last event with choices had empty text and a finish reason
 	var last time.Time
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(make([]byte, 64<<10), 16<<20)
@@ -170,7 +172,8 @@ func Send(ctx context.Context, client *http.Client, endpoint, model string, prom
 			return out
 		}
 		now := time.Now()
-		if len(ev.Choices) > 0 && !closing(ev.Choices[0].Text, ev.Choices[0].FinishReason) {
+		if len(ev.Choices) > 0 {
+			lastClosing = closing(ev.Choices[0].Text, ev.Choices[0].FinishReason)
 			if chunks == 0 {
 				out.TTFT = now.Sub(start).Seconds()
 			} else {
@@ -192,6 +195,11 @@ func Send(ctx context.Context, client *http.Client, endpoint, model string, prom
 		out.Error = "the stream carried no completion chunk"
 		return out
 	}
+	if lastClosing && usageTokens > 0 && chunks == usageTokens+1 {
+		// llama-server's closing event: one more event than tokens, and the last one empty.
+		chunks--
+		out.ITL = out.ITL[:len(out.ITL)-1]
+	}
 	out.OutputTokens = chunks
 	if usageTokens > 0 {
 		out.OutputTokens = usageTokens
@@ -200,8 +208,8 @@ func Send(ctx context.Context, client *http.Client, endpoint, model string, prom
 	return out
 }
 
-// closing reports whether a streamed choice is a closing event without a token: empty text
-// and a finish reason.
+// closing reports whether a streamed choice has the shape of a closing event without a
+// token: empty text and a finish reason.
 func closing(text string, finish *string) bool {
 	return text == "" && finish != nil && *finish != ""
 }

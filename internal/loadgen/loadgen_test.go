@@ -138,10 +138,12 @@ func (f *fakeServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	for i := range n {
 		time.Sleep(f.gap)
 		finish := "null"
+		text := fmt.Sprintf("t%d", i)
 		if i == n-1 && !f.llamaShape {
 			finish = `"length"`
+			text = "" // kvref holding back an unfinished character: still a token
 		}
-		fmt.Fprintf(w, "data: {\"choices\":[{\"text\":\"t%d\",\"finish_reason\":%s}]}\n\n", i, finish)
+		fmt.Fprintf(w, "data: {\"choices\":[{\"text\":\"%s\",\"finish_reason\":%s}]}\n\n", text, finish)
 		fl.Flush()
 	}
 	if f.llamaShape {
