@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"os/exec"
@@ -48,10 +49,18 @@ func MeasureColdStart(ctx context.Context, c Config, argv []string) (ColdStart, 
 	if client == nil {
 		client = &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: 10 * time.Minute}
 	}
-	// The port must be free: a server still answering there would be measured instead.
-	if resp, err := client.Get(health); err == nil {
-		resp.Body.Close()
-		return out, fmt.Errorf("loadgen: something already answers %s: stop it before a cold start", health)
+	// The port must be free: a server still answering there would be measured instead (and
+	// one that has just been stopped may hold it for a moment).
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		conn, err := net.DialTimeout("tcp", u.Host, time.Second)
+		if err != nil {
+			break
+		}
+		conn.Close()
+		if time.Now().After(deadline) {
+			return out, fmt.Errorf("loadgen: something still listens on %s after 10 s: stop it before a cold start", u.Host)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 
 	cmd := exec.Command(argv[0], argv[1:]...)
