@@ -35,6 +35,7 @@ import (
 	"github.com/kvref/kvref/model/builtin"
 	"github.com/kvref/kvref/quant"
 	"github.com/kvref/kvref/server"
+	"github.com/kvref/kvref/stepper"
 )
 
 var stories = sync.OnceValues(builtin.Model)
@@ -278,7 +279,16 @@ func TestBrowserServeView(t *testing.T) {
 	for _, s := range drawn.Sequences {
 		require.NotNil(t, s.Request, "seq %d is labelled with its request", s.ID)
 	}
-	shoot(t, ctx, "serve-view.png")
+	// Selecting the running request in the requests panel outlines its live sequences' rows
+	// of the block tables (it is the only request) and, in the grid, exactly the blocks of
+	// their tables.
+	clickRedrawn(t, ctx, `#requests .req-row[data-state="running"] .req-head b`)
+	waitJS(t, ctx, `document.querySelectorAll("#tables .seqrow.req").length > 0 && document.querySelectorAll("#tables .seqrow.req").length === document.querySelectorAll("#tables .seqrow").length`)
+	sel := eval[map[string][]string](t, ctx, `({grid: [...document.querySelectorAll("#grid .blk.req")].map(e => e.dataset.blockId).sort(),
+		tables: [...new Set([...document.querySelectorAll("#tables .seqrow .blk")].map(e => e.dataset.blockId).filter(id => id !== "-1"))].sort()})`)
+	require.NotEmpty(t, sel["grid"])
+	require.Equal(t, sel["tables"], sel["grid"], "the grid outlines the blocks of the request's tables")
+	shoot(t, ctx, "serve-live.png")
 	stop()
 	require.Error(t, <-done, "the long request was cut off")
 
@@ -296,7 +306,7 @@ func TestBrowserServeView(t *testing.T) {
 	var blocks []kvcache.BlockState
 	var published int64
 	require.NoError(t, srv.Inspect(context.Background(), func(e *engine.Engine) {
-		stats, blocks = e.Pool.Stats(), e.Pool.Blocks()
+		stats, blocks = e.Pool().Stats(), e.Pool().Blocks()
 	}))
 	v := getView(t, ts.URL)
 	published = v.Events
@@ -344,7 +354,7 @@ func TestBrowserStepView(t *testing.T) {
 	m, err := stories()
 	require.NoError(t, err)
 	st, err := cacheview.NewStepper(m, "stories260K", engine.Config{BlockSize: 4, CacheBlocks: 16, Threads: 1},
-		engine.Sampling{Temperature: 0.8, TopK: 40, TopP: 0.95, MinP: 0.05, Seed: 42}, true)
+		stepper.Options{Sampling: engine.Sampling{Temperature: 0.8, TopK: 40, TopP: 0.95, MinP: 0.05, Seed: 42}, Check: true})
 	require.NoError(t, err)
 	defer st.Close()
 	ts := httptest.NewServer(st.Handler())
@@ -354,11 +364,11 @@ func TestBrowserStepView(t *testing.T) {
 		t.Helper()
 		v := getView(t, ts.URL)
 		st.Inspect(func(e *engine.Engine) {
-			require.Equal(t, e.Pool.Stats(), v.Stats)
-			for i, b := range e.Pool.Blocks() {
+			require.Equal(t, e.Pool().Stats(), v.Stats)
+			for i, b := range e.Pool().Blocks() {
 				require.Equal(t, b.Ref, v.Blocks[i].Ref)
 			}
-			require.NoError(t, e.Pool.Check())
+			require.NoError(t, e.Pool().Check())
 		})
 		waitJS(t, ctx, fmt.Sprintf(`Number(document.body.dataset.snapshotEvents) === %d`, v.Events))
 		requireDOMShows(t, readDOM(t, ctx), v)

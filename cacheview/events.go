@@ -7,9 +7,12 @@ import (
 
 // Event is one line of the event log, as GET /v1/cache/events sends it: a change of a block
 // (kvcache.Event: alloc, prefix_hit, cow, evict, indexed, release, fork, flush, reclaim) or
-// a decision of the scheduler (engine.SchedulerEvent: admit, fork_seq, preempt), or, in
-// stepping mode, "reset": a new, empty pool of Blocks blocks of Slots slots. Fields that do
-// not apply to a kind are -1 (ids) or 0 (counts).
+// a decision of the scheduler (engine.SchedulerEvent: admit, fork_seq, preempt), a request's
+// life in kvref serve ("submit": request Request with Tokens prompt tokens and Blocks
+// continuations; "finish": it ended, Reason says why, Computed its prompt tokens reused), or,
+// in stepping mode, "reset": a new, empty pool of Blocks blocks of Slots slots. Fields that
+// do not apply to a kind are -1 (ids) or 0 (counts). In kvref serve, Request is the server's
+// number for the request (Request.ID), not the scheduler's.
 type Event struct {
 	N     int64  `json:"n"` // its number in the stream, from 1
 	Kind  string `json:"kind"`
@@ -26,6 +29,8 @@ type Event struct {
 	Tokens   int `json:"tokens"`   // ... the sequence's tokens
 	Computed int `json:"computed"` // admit: tokens from the cache; preempt: tokens to recompute
 	Blocks   int `json:"blocks"`   // ... blocks in its table
+
+	Reason string `json:"reason,omitempty"` // finish: the stop reasons, or the error
 }
 
 // PoolEvent converts an event of the cache pool.

@@ -51,7 +51,7 @@ func Mount(mux *http.ServeMux, src Source, planner Planner) {
 		w.Write(body)
 	})
 	mux.HandleFunc("/v1/cache/events", func(w http.ResponseWriter, r *http.Request) {
-		ServeEvents(w, r, src.Hub, map[string]int64{"published": src.Hub.Published()})
+		ServeEvents(w, r, src.Hub)
 	})
 	mux.HandleFunc("GET /v1/plan", planner.ServePlan)
 	mux.HandleFunc("GET /v1/plan/presets", planner.ServePresets)

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strconv"
 	"time"
 )
 
@@ -12,11 +13,16 @@ import (
 const keepAlive = 15 * time.Second
 
 // ServeEvents streams hub's events to one viewer with Server-Sent Events until the client
-// goes away: each event is "event: cache" with the Event as JSON data and its number as the
-// id; after a loss, "event: dropped" with {"dropped": N, "published": M} says how many were
-// missed and how many have been published, so the viewer can take a fresh snapshot.
-// hello, when not nil, is sent first as "event: hello" (the stream's starting point).
-func ServeEvents(w http.ResponseWriter, r *http.Request, hub *Hub, hello any) {
+// goes away. It begins with "event: hello", a Hello: where the stream starts and the tally,
+// by kind, of the events before it. With ?since=N (or the Last-Event-ID header of a
+// reconnecting EventSource) the events after number N that the hub's ring still holds are
+// replayed first (since=0: the whole ring), then the live ones follow, none missed and none
+// twice; without, the stream starts with the next event. Each event is "event: cache" with
+// the Event as JSON data and its number as the id; after a loss, "event: dropped" with
+// {"dropped": N, "published": M, "lost": Tally} says how many were missed, of which kinds,
+// and how many have been published, so the viewer can take a fresh snapshot and keep its
+// counts.
+func ServeEvents(w http.ResponseWriter, r *http.Request, hub *Hub) {
 	if r.Method != http.MethodGet {
 		writeError(w, http.StatusMethodNotAllowed, "GET /v1/cache/events only")
 		return
@@ -28,7 +34,20 @@ func ServeEvents(w http.ResponseWriter, r *http.Request, hub *Hub, hello any) {
 	}
 	// A stream lives as long as its viewer: lift the server's write deadline, if any.
 	_ = http.NewResponseController(w).SetWriteDeadline(time.Time{})
-	sub := hub.Subscribe()
+	since := int64(-1)
+	q := r.Header.Get("Last-Event-ID") // a reconnection goes on from its last event
+	if q == "" {
+		q = r.URL.Query().Get("since")
+	}
+	if q != "" {
+		n, err := strconv.ParseInt(q, 10, 64)
+		if err != nil || n < 0 {
+			writeError(w, http.StatusBadRequest, fmt.Sprintf("since must be an event number ≥ 0, got %q", q))
+			return
+		}
+		since = n
+	}
+	sub, replay, hello := hub.SubscribeSince(since)
 	defer hub.Unsubscribe(sub)
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
@@ -36,8 +55,11 @@ func ServeEvents(w http.ResponseWriter, r *http.Request, hub *Hub, hello any) {
 	h.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
 	fmt.Fprint(w, "retry: 1000\n\n")
-	if hello != nil {
-		writeSSE(w, "hello", 0, hello)
+	writeSSE(w, "hello", 0, hello)
+	for _, e := range replay {
+		if err := writeSSE(w, "cache", e.N, e); err != nil {
+			return
+		}
 	}
 	flusher.Flush()
 	tick := time.NewTicker(keepAlive)
@@ -70,7 +92,7 @@ func ServeEvents(w http.ResponseWriter, r *http.Request, hub *Hub, hello any) {
 			}
 		}
 		if n := sub.TakeDropped(); n > 0 {
-			writeSSE(w, "dropped", 0, map[string]int64{"dropped": n, "published": hub.Published()})
+			writeSSE(w, "dropped", 0, map[string]any{"dropped": n, "published": hub.Published(), "lost": sub.TakeLost()})
 		}
 		flusher.Flush()
 	}

@@ -10,54 +10,41 @@ import (
 	"github.com/kvref/kvref/engine"
 	"github.com/kvref/kvref/kvcache"
 	"github.com/kvref/kvref/model"
+	"github.com/kvref/kvref/stepper"
 )
 
-// Stepper is `kvref step --web`: an engine.Session driven from the browser, one command at
+// Stepper is `kvref step --web`: a stepper.Session driven from the browser, one command at
 // a time (POST /v1/step), on the same page as kvref serve's view. The Session is not safe
 // for concurrent use, so every command and every snapshot holds the stepper's lock.
 type Stepper struct {
-	mu       sync.Mutex
-	m        *model.Model
-	name     string
-	cfg      engine.Config
-	sampling engine.Sampling
-	check    bool
-	attn     engine.AttentionChoice
-	eng      *engine.Engine
-	sess     *engine.Session
-	hub      *Hub
+	mu   sync.Mutex
+	m    *model.Model
+	name string
+	sess *stepper.Session
+	hub  *Hub
+	last *StepToken  // the last decoded token, for an undo to restore
+	undo []undoEntry // per command the session can undo
 }
 
-// Limits of the stepping commands.
-const (
-	MaxDecodeSteps  = 512  // most tokens one decode command computes
-	MaxResetBlocks  = 4096 // most blocks a reset pool may have
-	MaxBlockSize    = 256  // most slots per block after a reset
-	topAlternatives = 8    // alternatives shown per decoded token
-)
+// undoEntry is what the page needs back when a command is undone: what the command did,
+// the first event it published, and the last decoded token before it.
+type undoEntry struct {
+	message string
+	from    int64
+	last    *StepToken
+}
 
-// NewStepper starts a session on a new engine for m with cfg, sampling as given, and each
-// step checked against the cache-free reference when check is set. name is the model's
-// name on the page. Close releases the engine; the model stays the caller's.
-func NewStepper(m *model.Model, name string, cfg engine.Config, sampling engine.Sampling, check bool) (*Stepper, error) {
-	s := &Stepper{m: m, name: name, cfg: cfg, sampling: sampling, check: check,
-		attn: engine.AttentionChoice{Layer: -1, Head: -1}, hub: NewHub(0)}
-	if err := s.start(); err != nil {
+// topAlternatives are the alternatives shown per decoded token.
+const topAlternatives = 8
+
+// NewStepper starts a session (stepper.New) on a new engine for m with cfg and opt. name is
+// the model's name on the page. Close releases the engine; the model stays the caller's.
+func NewStepper(m *model.Model, name string, cfg engine.Config, opt stepper.Options) (*Stepper, error) {
+	sess, err := stepper.New(m, cfg, opt)
+	if err != nil {
 		return nil, err
 	}
-	return s, nil
-}
-
-// start builds the engine and the session from the stepper's settings.
-func (s *Stepper) start() error {
-	eng, err := engine.New(s.m, s.cfg)
-	if err != nil {
-		return err
-	}
-	s.eng = eng
-	s.sess = eng.NewSession(s.sampling, s.check)
-	s.sess.SetAttention(s.attn)
-	return nil
+	return &Stepper{m: m, name: name, sess: sess, hub: NewHub(0)}, nil
 }
 
 // Close ends the session and stops the engine.
@@ -65,7 +52,6 @@ func (s *Stepper) Close() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.sess.Close()
-	s.eng.Close()
 }
 
 // Handler serves the page, its endpoints (see Mount) and POST /v1/step.
@@ -83,7 +69,7 @@ func (s *Stepper) Handler() http.Handler {
 func (s *Stepper) Inspect(f func(e *engine.Engine)) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	f(s.eng)
+	f(s.sess.Engine())
 }
 
 // Settings are the stepper's current choices, shown by the page's controls.
@@ -94,13 +80,14 @@ type Settings struct {
 	Blocks    int             `json:"cache_blocks"`
 	BlockSize int             `json:"block_size"`
 	Check     bool            `json:"check"`
+	Undoable  int             `json:"undoable"` // commands undo can take back
 }
 
 // settings reads the current settings; the lock must be held.
 func (s *Stepper) settings() Settings {
-	pc := s.eng.Pool.Config()
-	return Settings{Sampling: s.sess.Sampling(), Layer: s.attn.Layer, Head: s.attn.Head,
-		Blocks: pc.NumBlocks, BlockSize: pc.BlockSize, Check: s.check}
+	pc, a := s.sess.Engine().Pool().Config(), s.sess.Attention()
+	return Settings{Sampling: s.sess.Sampling(), Layer: a.Layer, Head: a.Head,
+		Blocks: pc.NumBlocks, BlockSize: pc.BlockSize, Check: s.sess.Checked(), Undoable: s.sess.Undoable()}
 }
 
 // View takes a snapshot of the session's pool, with each sequence's prompt length, parent
@@ -108,7 +95,8 @@ func (s *Stepper) settings() Settings {
 func (s *Stepper) View(context.Context) (View, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	v := Build("step", s.name, s.eng, s.eng.Pool.Snapshot(), s.hub.Published())
+	eng := s.sess.Engine()
+	v := Build("step", s.name, eng, eng.Pool().Snapshot(), s.hub.Published())
 	st := s.settings()
 	v.Step = &st
 	for i := range v.Sequences {
@@ -126,41 +114,36 @@ func (s *Stepper) View(context.Context) (View, error) {
 	return v, nil
 }
 
-// Command is one stepping command, POST /v1/step's body.
-type Command struct {
-	Op          string   `json:"op"`                    // add, decode, fork, free, temperature, seed, attention, reset
-	Text        string   `json:"text,omitempty"`        // add: the prompt
-	Seq         int      `json:"seq"`                   // decode, fork, free: the sequence
-	N           int      `json:"n,omitempty"`           // decode: tokens (default 1)
-	Token       *int     `json:"token,omitempty"`       // decode: this token instead of sampling one (n must be 1)
-	Temperature *float64 `json:"temperature,omitempty"` // temperature
-	Seed        *uint64  `json:"seed,omitempty"`        // seed
-	Layer       *int     `json:"layer,omitempty"`       // attention: the layer (-1: off)
-	Head        *int     `json:"head,omitempty"`        // attention: the head (-1: the mean over heads)
-	Blocks      int      `json:"blocks,omitempty"`      // reset: blocks in the new pool (0: as before)
-	BlockSize   int      `json:"block_size,omitempty"`  // reset: slots per block (0: as before)
+// StepRecord is what a command did, POST /v1/step's answer.
+type StepRecord struct {
+	Op       string      `json:"op"`
+	Message  string      `json:"message"` // one sentence for the page's log
+	Seq      int         `json:"seq"`     // the sequence the command produced or acted on (-1: none)
+	Added    *StepPrompt `json:"added,omitempty"`
+	Decoded  []StepToken `json:"decoded,omitempty"`
+	Undone   *Undone     `json:"undone,omitempty"`
+	Events   []Event     `json:"events"`
+	Settings Settings    `json:"settings"`
 }
 
-// Record is what a command did.
-type Record struct {
-	Op       string    `json:"op"`
-	Message  string    `json:"message"` // one sentence for the page's log
-	Seq      int       `json:"seq"`     // the sequence the command produced or acted on (-1: none)
-	Added    *Added    `json:"added,omitempty"`
-	Decoded  []Decoded `json:"decoded,omitempty"`
-	Events   []Event   `json:"events"`
-	Settings Settings  `json:"settings"`
+// Undone is what undo took back.
+type Undone struct {
+	Message string `json:"message"` // what the command taken back had done
+	// EventsFrom is the number of the first event that command published: the page's log
+	// drops the events numbered from it on (none was published since).
+	EventsFrom int64      `json:"events_from"`
+	LastStep   *StepToken `json:"last_step"` // the last decoded token before it (null: none, or its sequence is gone)
 }
 
-// Added is what adding a prompt did.
-type Added struct {
+// StepPrompt is what adding a prompt did.
+type StepPrompt struct {
 	Tokens []int    `json:"tokens"`
 	Text   []string `json:"text"`
 	Hit    int      `json:"hit"` // prompt tokens whose K/V came from the cache
 }
 
-// Decoded is one decoded token: what was chosen, from what, and where its K/V went.
-type Decoded struct {
+// StepToken is one decoded token: what was chosen, from what, and where its K/V went.
+type StepToken struct {
 	Seq         int           `json:"seq"`
 	Pos         int           `json:"pos"`
 	Token       int           `json:"token"`
@@ -176,6 +159,7 @@ type Decoded struct {
 	CopiedSlots int           `json:"copied_slots"` // ... and its slots copied
 	Evicted     []int         `json:"evicted"`      // cached blocks evicted to make room
 	Attention   *Attention    `json:"attention,omitempty"`
+	Checked     bool          `json:"checked"` // its logits were recomputed without the cache: bit-identical
 }
 
 // Alternative is one of the most likely tokens of a step.
@@ -232,32 +216,73 @@ func (s *Stepper) serveStep(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, rec)
 }
 
-// Do runs one command and publishes its events.
-func (s *Stepper) Do(cmd Command) (Record, error) {
+// Do runs one command of the stepper's table (stepper.Commands) and publishes its events.
+// undo takes back the last command that changed the session: the record says what it had
+// done and from which event on the page's log must forget it.
+func (s *Stepper) Do(cmd stepper.Command) (StepRecord, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	rec, err := s.do(cmd)
-	if err != nil {
-		return Record{}, err
+	if cmd.Op == "undo" {
+		return s.undoLocked()
 	}
+	if cmd.Op == "decode" && cmd.Top == 0 {
+		cmd.Top = topAlternatives
+	}
+	n, last := s.sess.Undoable(), s.last
+	r, err := s.sess.Do(cmd)
+	if err != nil {
+		return StepRecord{}, sessionError(err)
+	}
+	rec := s.record(cmd, r)
+	from := s.hub.Published() + 1
 	for i := range rec.Events {
 		rec.Events[i].N = s.hub.Publish(rec.Events[i])
 	}
+	if s.sess.Undoable() > n {
+		s.undo = append(s.undo, undoEntry{message: rec.Message, from: from, last: last})
+	}
+	return s.finish(cmd.Op, rec), nil
+}
+
+// finish fills in what every record has.
+func (s *Stepper) finish(op string, rec StepRecord) StepRecord {
 	if rec.Events == nil {
 		rec.Events = []Event{}
 	}
-	rec.Op, rec.Settings = cmd.Op, s.settings()
-	return rec, nil
+	rec.Op, rec.Settings = op, s.settings()
+	return rec
+}
+
+// undoLocked takes back the last command; the lock is held.
+func (s *Stepper) undoLocked() (StepRecord, error) {
+	if err := s.sess.Undo(); err != nil {
+		if errors.Is(err, stepper.ErrNothingToUndo) {
+			return StepRecord{}, badCommand("nothing to undo: no command has changed the session since it started")
+		}
+		return StepRecord{}, sessionError(err)
+	}
+	e := undoEntry{message: "the last command", from: s.hub.Published() + 1}
+	if k := len(s.undo); k > 0 {
+		e, s.undo = s.undo[k-1], s.undo[:k-1]
+	}
+	s.hub.Retract(e.from)
+	s.last = e.last
+	if s.last != nil && s.sess.Seq(s.last.Seq) == nil {
+		s.last = nil
+	}
+	rec := StepRecord{Seq: -1, Message: "undone: " + e.message + ". The pool, the tables and every sampler are as they were before it.",
+		Undone: &Undone{Message: e.message, EventsFrom: e.from, LastStep: s.last}}
+	return s.finish("undo", rec), nil
 }
 
 // sessionError classifies a session's error: a full cache is the learner's to fix (409);
-// a broken session must be reset (500).
+// a broken session must be reset (500); any other error is a command that cannot run (400).
 func sessionError(err error) error {
 	switch {
 	case errors.Is(err, kvcache.ErrOutOfBlocks):
 		return &stepError{http.StatusConflict, fmt.Errorf("%w: free a sequence, or reset with more blocks", err)}
-	case errors.Is(err, engine.ErrSessionBroken):
-		return &stepError{http.StatusInternalServerError, fmt.Errorf("%w; reset to start again", err)}
+	case errors.Is(err, stepper.ErrBroken):
+		return &stepError{http.StatusInternalServerError, fmt.Errorf("%w; reset or undo to start again", err)}
 	}
 	return &stepError{http.StatusBadRequest, err}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/kvref/kvref/engine"
 	"github.com/kvref/kvref/kvcache"
 	"github.com/kvref/kvref/model/builtin"
+	"github.com/kvref/kvref/stepper"
 )
 
 // stories loads the embedded stories260K once.
@@ -25,14 +26,14 @@ func newStepper(t *testing.T, blocks, blockSize int) *Stepper {
 	m, err := stories()
 	require.NoError(t, err)
 	st, err := NewStepper(m, "stories260K", engine.Config{BlockSize: blockSize, CacheBlocks: blocks, Threads: 1},
-		engine.Sampling{Temperature: 0}, true)
+		stepper.Options{Check: true})
 	require.NoError(t, err)
 	t.Cleanup(st.Close)
 	return st
 }
 
 // do runs a command that must succeed.
-func do(t *testing.T, st *Stepper, cmd Command) Record {
+func do(t *testing.T, st *Stepper, cmd stepper.Command) StepRecord {
 	t.Helper()
 	rec, err := st.Do(cmd)
 	require.NoError(t, err, "%+v", cmd)
@@ -47,7 +48,7 @@ func requireViewAgrees(t *testing.T, st *Stepper) {
 	require.NoError(t, err)
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	pool := st.eng.Pool
+	pool := st.sess.Engine().Pool()
 	require.NoError(t, pool.Check())
 	require.Equal(t, pool.Stats(), v.Stats)
 	for i, b := range pool.Blocks() {
@@ -79,12 +80,12 @@ func TestStepperTutorialWalk(t *testing.T) {
 	st := newStepper(t, 16, 4)
 
 	// Prefix hit.
-	a := do(t, st, Command{Op: "add", Text: "Once upon a time"})
+	a := do(t, st, stepper.Command{Op: "add", Text: "Once upon a time"})
 	require.Equal(t, []int{1, 403, 407, 261, 378}, a.Added.Tokens)
 	require.Equal(t, []string{"<s>", " Once", " upon", " a", " time"}, a.Added.Text)
 	require.Zero(t, a.Added.Hit)
 	require.Equal(t, map[string]int{"alloc": 2, "indexed": 1}, kinds(a.Events))
-	d := do(t, st, Command{Op: "decode", Seq: a.Seq, N: 3})
+	d := do(t, st, stepper.Command{Op: "decode", Seq: a.Seq, N: 3})
 	require.Len(t, d.Decoded, 3)
 	var text []string
 	for _, x := range d.Decoded {
@@ -95,7 +96,7 @@ func TestStepperTutorialWalk(t *testing.T) {
 	require.Equal(t, []string{",", " there", " was"}, text)
 	require.Equal(t, 7, d.Decoded[2].Pos)
 	require.Equal(t, [2]int{1, 3}, [2]int{d.Decoded[2].Block, d.Decoded[2].Slot})
-	b := do(t, st, Command{Op: "add", Text: "Once upon a time, there was a little dog"})
+	b := do(t, st, stepper.Command{Op: "add", Text: "Once upon a time, there was a little dog"})
 	require.Equal(t, 8, b.Added.Hit, "blocks 0 and 1 come from the cache")
 	require.Equal(t, 2, kinds(b.Events)["prefix_hit"])
 	v, _ := st.View(t.Context())
@@ -103,35 +104,35 @@ func TestStepperTutorialWalk(t *testing.T) {
 	require.Equal(t, kvcache.StateShared, v.Blocks[0].State)
 
 	// Fork and copy-on-write, after a reset.
-	r := do(t, st, Command{Op: "reset"})
+	r := do(t, st, stepper.Command{Op: "reset"})
 	require.Equal(t, "reset", r.Events[0].Kind)
 	v, _ = st.View(t.Context())
 	require.Empty(t, v.Sequences)
 	require.Equal(t, 16, v.Stats.BlocksFree)
-	a = do(t, st, Command{Op: "add", Text: "Once upon a time"})
-	do(t, st, Command{Op: "decode", Seq: a.Seq, N: 4})
-	f := do(t, st, Command{Op: "fork", Seq: a.Seq})
+	a = do(t, st, stepper.Command{Op: "add", Text: "Once upon a time"})
+	do(t, st, stepper.Command{Op: "decode", Seq: a.Seq, N: 4})
+	f := do(t, st, stepper.Command{Op: "fork", Seq: a.Seq})
 	require.Equal(t, 3, kinds(f.Events)["fork"])
-	c := do(t, st, Command{Op: "decode", Seq: f.Seq})
+	c := do(t, st, stepper.Command{Op: "decode", Seq: f.Seq})
 	require.Equal(t, 2, c.Decoded[0].CopiedFrom, "block 2 was shared")
 	require.Equal(t, 1, c.Decoded[0].CopiedSlots)
 	require.Equal(t, 3, c.Decoded[0].Block)
 	require.Equal(t, 1, kinds(c.Events)["cow"])
-	c = do(t, st, Command{Op: "decode", Seq: a.Seq})
+	c = do(t, st, stepper.Command{Op: "decode", Seq: a.Seq})
 	require.Equal(t, -1, c.Decoded[0].CopiedFrom, "block 2 is private again")
 
 	// Eviction in a pool of 6 blocks.
-	do(t, st, Command{Op: "reset", Blocks: 6})
-	a = do(t, st, Command{Op: "add", Text: "Once upon a time"})
-	do(t, st, Command{Op: "decode", Seq: a.Seq, N: 7})
+	do(t, st, stepper.Command{Op: "reset", Blocks: 6})
+	a = do(t, st, stepper.Command{Op: "add", Text: "Once upon a time"})
+	do(t, st, stepper.Command{Op: "decode", Seq: a.Seq, N: 7})
 	v, _ = st.View(t.Context())
 	first := v.Sequences[0].Text
 	require.Equal(t, "Once upon a time, there was a little gir", first)
-	free := do(t, st, Command{Op: "free", Seq: a.Seq})
+	free := do(t, st, stepper.Command{Op: "free", Seq: a.Seq})
 	require.Equal(t, 3, kinds(free.Events)["release"])
 	v, _ = st.View(t.Context())
 	require.Equal(t, 3, v.Stats.BlocksCached)
-	long := do(t, st, Command{Op: "add", Text: "Tom had a big red ball and he liked to play with it"})
+	long := do(t, st, stepper.Command{Op: "add", Text: "Tom had a big red ball and he liked to play with it"})
 	need := (len(long.Added.Tokens) + 3) / 4
 	require.Greater(t, need, 3, "the walk's prompt must need more than the 3 free blocks")
 	require.Equal(t, need-3, kinds(long.Events)["evict"])
@@ -142,8 +143,8 @@ func TestStepperTutorialWalk(t *testing.T) {
 		}
 	}
 	require.Equal(t, []int{2, 1}, evicted, "a prefix's last block is released first, so evicted first")
-	do(t, st, Command{Op: "free", Seq: long.Seq})
-	again := do(t, st, Command{Op: "add", Text: first})
+	do(t, st, stepper.Command{Op: "free", Seq: long.Seq})
+	again := do(t, st, stepper.Command{Op: "add", Text: first})
 	require.Len(t, again.Added.Tokens, 12, "the first sequence's 12 tokens again")
 	require.Equal(t, 4, again.Added.Hit, "block 0 survived the eviction; blocks 1 and 2 are recomputed")
 }
@@ -152,12 +153,12 @@ func TestStepperTutorialWalk(t *testing.T) {
 // reported back; attention weights come per position, drawn over the table.
 func TestStepperSettings(t *testing.T) {
 	st := newStepper(t, 16, 4)
-	a := do(t, st, Command{Op: "add", Text: "Once upon a time"})
+	a := do(t, st, stepper.Command{Op: "add", Text: "Once upon a time"})
 	layer, head := 2, 0
-	r := do(t, st, Command{Op: "attention", Layer: &layer, Head: &head})
+	r := do(t, st, stepper.Command{Op: "attention", Layer: &layer, Head: &head})
 	require.Equal(t, 2, r.Settings.Layer)
 	require.Equal(t, 0, r.Settings.Head)
-	d := do(t, st, Command{Op: "decode", Seq: a.Seq, N: 4})
+	d := do(t, st, stepper.Command{Op: "decode", Seq: a.Seq, N: 4})
 	require.Nil(t, d.Decoded[0].Attention, "only the last step of a command carries attention")
 	att := d.Decoded[3].Attention
 	require.NotNil(t, att)
@@ -173,14 +174,14 @@ func TestStepperSettings(t *testing.T) {
 
 	temp := 1.5
 	seed := uint64(7)
-	r = do(t, st, Command{Op: "temperature", Temperature: &temp})
+	r = do(t, st, stepper.Command{Op: "temperature", Temperature: &temp})
 	require.Equal(t, 1.5, r.Settings.Sampling.Temperature)
-	r = do(t, st, Command{Op: "seed", Seed: &seed})
+	r = do(t, st, stepper.Command{Op: "seed", Seed: &seed})
 	require.Equal(t, uint64(7), r.Settings.Sampling.Seed)
-	d = do(t, st, Command{Op: "decode", Seq: a.Seq})
+	d = do(t, st, stepper.Command{Op: "decode", Seq: a.Seq})
 	require.Equal(t, "sampled", d.Decoded[0].How)
 	tok := 42
-	d = do(t, st, Command{Op: "decode", Seq: a.Seq, Token: &tok})
+	d = do(t, st, stepper.Command{Op: "decode", Seq: a.Seq, Token: &tok})
 	require.Equal(t, "picked", d.Decoded[0].How)
 	require.Equal(t, 42, d.Decoded[0].Token)
 }
@@ -250,7 +251,7 @@ func TestStepperConcurrentClients(t *testing.T) {
 	st := newStepper(t, 64, 4)
 	srv := httptest.NewServer(st.Handler())
 	defer srv.Close()
-	do(t, st, Command{Op: "add", Text: "Once upon a time"})
+	do(t, st, stepper.Command{Op: "add", Text: "Once upon a time"})
 	var wg sync.WaitGroup
 	errs := make(chan error, 64)
 	for c := range 4 {
@@ -310,7 +311,7 @@ func TestStepperConcurrentClients(t *testing.T) {
 // TestViewCheckFindsDisagreements: Check refuses a snapshot whose parts disagree.
 func TestViewCheckFindsDisagreements(t *testing.T) {
 	st := newStepper(t, 8, 4)
-	do(t, st, Command{Op: "add", Text: "Once upon a time"})
+	do(t, st, stepper.Command{Op: "add", Text: "Once upon a time"})
 	good, err := st.View(t.Context())
 	require.NoError(t, err)
 	require.NoError(t, good.Check())

@@ -38,6 +38,17 @@ type View struct {
 	Events    int64      `json:"events"`
 	Blocks    []Block    `json:"blocks"`
 	Sequences []Sequence `json:"sequences"`
+	// Requests (serve mode) are the live requests, oldest first, then the last finished
+	// ones, newest first (Requests.Snapshot).
+	Requests []Request `json:"requests,omitempty"`
+	// History says how much the server keeps for pages that open later (serve mode).
+	History *History `json:"history,omitempty"`
+}
+
+// History is what a server keeps for the pages that open after the fact.
+type History struct {
+	Events   int `json:"events"`   // the ring of recent events (replayed by GET /v1/cache/events?since=0)
+	Requests int `json:"requests"` // the finished requests kept for the requests panel
 }
 
 // ModelInfo names the model and gives its shape.
@@ -73,16 +84,16 @@ type Sequence struct {
 // steps). name is the model's name as served; events the number of events published
 // before the snapshot.
 func Build(mode, name string, e *engine.Engine, snap kvcache.Snapshot, events int64) View {
-	c, pc := e.Model.Config, e.Pool.Config()
+	c, pc := e.Model().Config, e.Pool().Config()
 	v := View{
 		Mode: mode,
 		Model: ModelInfo{Name: name, Layers: c.Layers, Heads: c.Heads, KVHeads: c.KVHeads, HeadDim: c.HeadDim,
-			Vocab: c.Vocab, Context: c.Context, SlidingWindow: c.ReclaimWindow(), WeightsBytes: e.Model.Weights.Bytes()},
+			Vocab: c.Vocab, Context: c.Context, SlidingWindow: c.ReclaimWindow(), WeightsBytes: e.Model().Weights.Bytes()},
 		CacheTypeK: pc.KType.String(), CacheTypeV: pc.VType.String(),
 		KRowBytes: pc.KRowBytes(), VRowBytes: pc.VRowBytes(),
 		BytesPerToken: snap.Stats.BytesPerToken, BlockSize: pc.BlockSize, BytesPerBlock: snap.Stats.BytesPerBlock,
 		BlocksTotal: pc.NumBlocks, BytesTotal: snap.Stats.BytesTotal, BytesInUse: snap.Stats.BytesInUse,
-		Context: e.Context, Stats: snap.Stats, Events: events,
+		Context: e.Context(), Stats: snap.Stats, Events: events,
 		Blocks: make([]Block, len(snap.Blocks)), Sequences: make([]Sequence, len(snap.Sequences)),
 	}
 	if n, ok := plan.ElementBytes(pc.KType); ok && pc.KType == pc.VType {
@@ -90,12 +101,12 @@ func Build(mode, name string, e *engine.Engine, snap kvcache.Snapshot, events in
 	}
 	// How many full sequences the pool holds, by the planner's rule (a sliding window caps
 	// a sequence's blocks): the pool's bytes as the memory, nothing for weights.
-	r, err := plan.Compute(plan.Input{Shape: c.PlanShape(), KType: pc.KType, VType: pc.VType, Context: e.Context,
+	r, err := plan.Compute(plan.Input{Shape: c.PlanShape(), KType: pc.KType, VType: pc.VType, Context: e.Context(),
 		BlockSize: pc.BlockSize, Memory: snap.Stats.BytesTotal})
 	if err == nil {
 		v.BlocksPerSequence, v.SequencesFit = r.BlocksPerSequence, r.MaxSequences
 	}
-	tok := e.Model.Tokenizer
+	tok := e.Model().Tokenizer
 	for i, b := range snap.Blocks {
 		text := make([]string, len(b.Tokens))
 		for j, id := range b.Tokens {

@@ -121,7 +121,7 @@ func (f *Formatter) Render(messages []any, addGenerationPrompt bool) (string, er
 // adds one and the text does not already start with it, as llama-server does, so a
 // template that writes bos_token never gets two.
 func (f *Formatter) Encode(text string) []int {
-	ids := f.Tokenizer.EncodeSpecial(text, false, true)
+	ids := f.Tokenizer.EncodeSpecial(text, tokenizer.EncodeOptions{ParseSpecial: true})
 	if bos := f.Tokenizer.BOS(); f.Tokenizer.AddBOS() && bos >= 0 && (len(ids) == 0 || ids[0] != bos) {
 		ids = append([]int{bos}, ids...)
 	}
@@ -164,7 +164,7 @@ func (f *Formatter) findEndOfTurn() {
 	if f.EndOfTurn == "" {
 		return
 	}
-	ids := f.Tokenizer.EncodeSpecial(f.EndOfTurn, false, true)
+	ids := f.Tokenizer.EncodeSpecial(f.EndOfTurn, tokenizer.EncodeOptions{ParseSpecial: true})
 	switch {
 	case len(ids) == 1 && f.Tokenizer.IsEOG(ids[0]):
 	case len(ids) == 1:

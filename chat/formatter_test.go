@@ -128,7 +128,7 @@ func TestEndOfTurnIsAnEOGTokenOfRealVocabularies(t *testing.T) {
 		f, err := NewFormatter(withTemplates(tc.tok, configs[tc.family].Templates), TemplateOptions{})
 		require.NoError(t, err, tc.family)
 		require.Equal(t, tc.marker, f.EndOfTurn, tc.family)
-		ids := tc.tok.EncodeSpecial(tc.marker, false, true)
+		ids := tc.tok.EncodeSpecial(tc.marker, tokenizer.EncodeOptions{ParseSpecial: true})
 		require.Len(t, ids, 1, tc.family)
 		require.True(t, tc.tok.IsEOG(ids[0]), "%s: %s (id %d) must end generation", tc.family, tc.marker, ids[0])
 		require.Empty(t, f.StopStrings, tc.family)

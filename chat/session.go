@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/kvref/kvref/engine"
+	"github.com/kvref/kvref/internal/textstream"
 )
 
 // Session is a multi-turn conversation on an engine. Each turn renders the whole
@@ -80,7 +81,7 @@ func (s *Session) Send(user string, emit func(text string) error) (Turn, error) 
 	if err != nil {
 		return Turn{}, err
 	}
-	ctx := s.Engine.Context
+	ctx := s.Engine.Context()
 	if len(prompt) >= ctx {
 		return Turn{}, fmt.Errorf("%w: the rendered conversation is %d tokens and the context holds %d (one more is needed for a reply); /reset starts a new one", ErrTooLong, len(prompt), ctx)
 	}
@@ -97,11 +98,11 @@ func (s *Session) Send(user string, emit func(text string) error) (Turn, error) 
 	var text []byte
 	sent := 0
 	res, err := s.Engine.GenerateWith(s.Scheduler, req, func(t engine.Token) error {
-		text = append(text, s.Engine.Model.Tokenizer.Piece(t.ID)...)
+		text = append(text, s.Engine.Model().Tokenizer.Piece(t.ID)...)
 		if t.Final || emit == nil {
 			return nil
 		}
-		if n := engine.Releasable(text, req.StopStrings); n > sent {
+		if n := textstream.Releasable(text, req.StopStrings); n > sent {
 			chunk := string(text[sent:n])
 			sent = n
 			return emit(chunk)
@@ -118,14 +119,14 @@ func (s *Session) Send(user string, emit func(text string) error) (Turn, error) 
 		}
 	}
 	out := res.Outputs[0]
-	cfg := s.Engine.Pool.Config()
+	cfg := s.Engine.Pool().Config()
 	stored := len(prompt) + len(out) - 1 // the last generated token's K/V is never computed
 	turn := Turn{
 		Reply: reply, ReplyTokens: out, StopReason: res.StopReasons[0],
 		PromptTokens: res.PromptTokens, ReusedTokens: res.PrefixHitTokens,
 		ComputedTokens: res.PromptTokens - res.PrefixHitTokens, GeneratedTokens: len(out),
 		Blocks: cfg.BlocksFor(stored), Bytes: int64(cfg.BlocksFor(stored)) * cfg.BytesPerBlock(),
-		CachedAfter: s.Engine.Pool.CachedPrefix(slices.Concat(prompt, out), ""),
+		CachedAfter: s.Engine.Pool().CachedPrefix(slices.Concat(prompt, out), ""),
 	}
 	s.history = append(s.history, Message{Role: "user", Content: user}, Message{Role: "assistant", Content: reply})
 	s.turns = append(s.turns, turn)

@@ -15,6 +15,7 @@ import (
 	"github.com/kvref/kvref/engine"
 	"github.com/kvref/kvref/model"
 	"github.com/kvref/kvref/model/synth"
+	"github.com/kvref/kvref/tokenizer"
 	"github.com/kvref/kvref/tokenizer/chattemplate"
 )
 
@@ -47,7 +48,7 @@ func newSession(t *testing.T, m *model.Model, blockSize int) *Session {
 
 // idOf returns the id of a token text.
 func idOf(t *testing.T, m *model.Model, text string) int {
-	ids := m.Tokenizer.EncodeSpecial(text, false, true)
+	ids := m.Tokenizer.EncodeSpecial(text, tokenizer.EncodeOptions{ParseSpecial: true})
 	require.Len(t, ids, 1, text)
 	return ids[0]
 }
@@ -76,7 +77,7 @@ func TestSessionReusesTheHistory(t *testing.T) {
 		require.Equal(t, len(turn.ReplyTokens), turn.GeneratedTokens)
 		stored := turn.PromptTokens + turn.GeneratedTokens - 1
 		require.Equal(t, (stored+bs-1)/bs, turn.Blocks)
-		require.Equal(t, int64(turn.Blocks)*s.Engine.Pool.Config().BytesPerBlock(), turn.Bytes)
+		require.Equal(t, int64(turn.Blocks)*s.Engine.Pool().Config().BytesPerBlock(), turn.Bytes)
 		if i == 0 {
 			require.Zero(t, turn.ReusedTokens, "nothing is cached before the first turn")
 		} else {
@@ -98,10 +99,10 @@ func TestSessionReusesTheHistory(t *testing.T) {
 // tokens generated (no control token inside it, which the text cannot carry).
 func clean(t *testing.T, s *Session, turn Turn) bool {
 	out := turn.ReplyTokens
-	if n := len(out); n > 0 && s.Engine.Model.Tokenizer.IsEOG(out[n-1]) {
+	if n := len(out); n > 0 && s.Engine.Model().Tokenizer.IsEOG(out[n-1]) {
 		out = out[:n-1]
 	}
-	return slices.Equal(s.Format.Tokenizer.EncodeSpecial(turn.Reply, false, true), out)
+	return slices.Equal(s.Format.Tokenizer.EncodeSpecial(turn.Reply, tokenizer.EncodeOptions{ParseSpecial: true}), out)
 }
 
 // Generation stops at the template's end-of-turn token: whenever a reply samples
@@ -199,5 +200,5 @@ func TestSessionStreamsTheReply(t *testing.T) {
 	})
 	require.NoError(t, err)
 	require.Equal(t, turn.Reply, got.String())
-	require.Equal(t, s.Engine.Model.Tokenizer.Decode(turn.ReplyTokens), turn.Reply)
+	require.Equal(t, s.Engine.Model().Tokenizer.Decode(turn.ReplyTokens), turn.Reply)
 }

@@ -19,7 +19,7 @@ func TestAdmissionCountsPinnedBlocksOnce(t *testing.T) {
 	prefix := ramp(7, 24) // six full blocks
 	_, err := e.Generate(Request{Prompt: append(prefix[:24:24], 99), MaxTokens: 1, IgnoreEOS: true}, func(Token) error { return nil })
 	require.NoError(t, err)
-	require.Equal(t, 6, e.Pool.Stats().BlocksCached)
+	require.Equal(t, 6, e.pool.Stats().BlocksCached)
 
 	s := e.NewScheduler(SchedulerConfig{ChunkSize: 4, WatermarkBlocks: -1})
 	running, err := s.Add(Request{Prompt: ramp(200, 5), MaxTokens: 6, IgnoreEOS: true})
@@ -28,8 +28,8 @@ func TestAdmissionCountsPinnedBlocksOnce(t *testing.T) {
 		_, err = s.Step()
 		require.NoError(t, err)
 	}
-	require.Equal(t, 1, e.Pool.Stats().BlocksFree)
-	hit, pinned := e.Pool.PrefixHit(append(prefix[:24:24], ramp(300, 8)...), "")
+	require.Equal(t, 1, e.pool.Stats().BlocksFree)
+	hit, pinned := e.pool.PrefixHit(append(prefix[:24:24], ramp(300, 8)...), "")
 	require.Equal(t, 24, hit)
 	require.Equal(t, 6, pinned)
 
@@ -64,7 +64,7 @@ func TestAdmissionNeverPromisesMoreBlocksThanExist(t *testing.T) {
 		_, err := s.Add(req)
 		require.NoError(t, err, "request %d", i)
 	}
-	cfg := e.Pool.Config()
+	cfg := e.pool.Config()
 	owed := func() int {
 		total := 0
 		for _, q := range s.running {
@@ -92,13 +92,13 @@ func TestAdmissionNeverPromisesMoreBlocksThanExist(t *testing.T) {
 		wasEmpty := len(s.running) == 0
 		_, err := s.Step()
 		require.NoError(t, err)
-		require.NoError(t, e.Pool.Check())
+		require.NoError(t, e.pool.Check())
 		admitted := false
 		for _, q := range s.running {
 			admitted = admitted || waiting[q]
 		}
 		if admitted && !wasEmpty { // into an empty engine a request is admitted on its prompt alone
-			require.LessOrEqual(t, owed(), e.Pool.Available(), "after step %d", s.Stats().Steps)
+			require.LessOrEqual(t, owed(), e.pool.Available(), "after step %d", s.Stats().Steps)
 			checked++
 		}
 	}

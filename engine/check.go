@@ -82,8 +82,8 @@ func (v *Verifier[T]) Verify(e *Engine, tokens []int) ([]T, error) {
 	if last >= len(tokens) {
 		return nil, fmt.Errorf("engine: verifying position %d of a %d-token sequence", last, len(tokens))
 	}
-	cfg := e.Pool.Config()
-	ref, err := e.Runner.Reference(tokens[:last+1], cfg.KType, cfg.VType, from)
+	cfg := e.pool.Config()
+	ref, err := e.runner.Reference(tokens[:last+1], cfg.KType, cfg.VType, from)
 	if err != nil {
 		return nil, err
 	}

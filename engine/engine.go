@@ -26,13 +26,26 @@ type Config struct {
 // contexts does not reserve a huge cache by default.
 const DefaultContext = 4096
 
-// Engine runs requests on one model with one cache pool.
+// Engine runs requests on one model with one cache pool. Its parts are read through
+// Model, Runner, Pool and Context; New sets them once.
 type Engine struct {
-	Model   *model.Model
-	Runner  *model.Runner
-	Pool    *kvcache.Pool
-	Context int
+	model   *model.Model
+	runner  *model.Runner
+	pool    *kvcache.Pool
+	context int
 }
+
+// Model returns the engine's model.
+func (e *Engine) Model() *model.Model { return e.model }
+
+// Runner returns the engine's runner: the forward pass and its threads.
+func (e *Engine) Runner() *model.Runner { return e.runner }
+
+// Pool returns the engine's KV-cache pool.
+func (e *Engine) Pool() *kvcache.Pool { return e.pool }
+
+// Context returns the longest sequence the engine runs, in tokens.
+func (e *Engine) Context() int { return e.context }
 
 // New builds an engine: a runner with its threads and a cache pool.
 func New(m *model.Model, cfg Config) (*Engine, error) {
@@ -65,17 +78,17 @@ func New(m *model.Model, cfg Config) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Engine{Model: m, Runner: model.NewRunner(m, cfg.Threads), Pool: pool, Context: ctx}, nil
+	return &Engine{model: m, runner: model.NewRunner(m, cfg.Threads), pool: pool, context: ctx}, nil
 }
 
 // reclaim releases the blocks of s that no later token attends over: with a sliding window
 // W in every layer, the next token (at position Computed()) reads positions from
 // Computed()-W+1 on (kvcache.Pool.Reclaim). Without one it does nothing.
 func (e *Engine) reclaim(s *kvcache.Sequence) {
-	if w := e.Model.Config.ReclaimWindow(); w > 0 {
-		e.Pool.Reclaim(s, s.Computed()-w+1)
+	if w := e.model.Config.ReclaimWindow(); w > 0 {
+		e.pool.Reclaim(s, s.Computed()-w+1)
 	}
 }
 
 // Close stops the engine's threads. The model stays open.
-func (e *Engine) Close() { e.Runner.Close() }
+func (e *Engine) Close() { e.runner.Close() }

@@ -88,8 +88,8 @@ func TestValidateRejectsBadRequests(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			_, err := e.Generate(req, func(Token) error { return nil })
 			require.Error(t, err)
-			require.NoError(t, e.Pool.Check())
-			require.Zero(t, e.Pool.Stats().BlocksUsed, "a refused request must not hold blocks")
+			require.NoError(t, e.pool.Check())
+			require.Zero(t, e.pool.Stats().BlocksUsed, "a refused request must not hold blocks")
 		})
 	}
 }
@@ -100,8 +100,8 @@ func TestOutOfBlocksMidDecodeLeavesPoolConsistent(t *testing.T) {
 	_, err := e.Generate(greedy([]int{1, 2, 3}, 20), func(Token) error { return nil })
 	require.Error(t, err)
 	require.True(t, errors.Is(err, kvcache.ErrOutOfBlocks), err)
-	require.NoError(t, e.Pool.Check())
-	require.Zero(t, e.Pool.Stats().BlocksUsed)
+	require.NoError(t, e.pool.Check())
+	require.Zero(t, e.pool.Stats().BlocksUsed)
 }
 
 // TestStopsAtEOSUnlessIgnored samples at a high temperature until an end-of-text token

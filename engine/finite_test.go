@@ -39,6 +39,6 @@ func TestNonFiniteLogitsEndTheRequest(t *testing.T) {
 		require.ErrorContains(t, err, "step 0 (position 2)")
 		require.ErrorContains(t, err, "is NaN")
 		require.Empty(t, toks)
-		require.Zero(t, e.Pool.Stats().BlocksUsed)
+		require.Zero(t, e.pool.Stats().BlocksUsed)
 	}
 }

@@ -58,7 +58,7 @@ func TestGemmaChecksBitwiseWithHitsForksAndPreemption(t *testing.T) {
 				require.GreaterOrEqual(t, res2.PrefixHitTokens, (len(prompt)-1)/bs*bs, "block size %d: the whole prompt's full blocks hit", bs)
 				require.Greater(t, res2.PrefixHitTokens, w, "the hit is longer than the window")
 				require.Len(t, res2.Outputs, 2)
-				require.NoError(t, e.Pool.Check())
+				require.NoError(t, e.pool.Check())
 
 				// Preemption: three requests with short prompts and long continuations in a
 				// pool that holds two of them whole: all three are admitted, then decoding
@@ -78,7 +78,7 @@ func TestGemmaChecksBitwiseWithHitsForksAndPreemption(t *testing.T) {
 					require.Len(t, s.Result(i).Outputs[0], gen)
 				}
 				require.Positive(t, s.Stats().Preemptions, "block size %d: the pool was too small for all three", bs)
-				require.NoError(t, small.Pool.Check())
+				require.NoError(t, small.pool.Check())
 
 				out := [][]int{res.Outputs[0], res2.Outputs[0], res2.Outputs[1], s.Result(0).Outputs[0]}
 				if first == nil {

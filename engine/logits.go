@@ -8,13 +8,13 @@ import "fmt"
 // prefix hit skips positions. It is what perplexity-style evaluation needs: the logits of
 // every position, computed through the cache and its storage type.
 func (e *Engine) AllLogits(tokens []int, chunk int, fn func(pos int, logits []float32)) error {
-	if len(tokens) > e.Context {
-		return fmt.Errorf("engine: %d tokens exceed the context of %d", len(tokens), e.Context)
+	if len(tokens) > e.context {
+		return fmt.Errorf("engine: %d tokens exceed the context of %d", len(tokens), e.context)
 	}
 	if chunk < 1 {
 		chunk = 64
 	}
-	pool := e.Pool
+	pool := e.pool
 	pool.Flush() // a prefix hit would leave positions without logits
 	s := pool.AddSequence(tokens, "")
 	defer pool.Free(s)

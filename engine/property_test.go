@@ -71,9 +71,9 @@ func (r *traceRunner) run(seqs ...*kvcache.Sequence) {
 	if long {
 		r.batched++
 	}
-	cfg := r.e.Pool.Config()
+	cfg := r.e.pool.Config()
 	for i, s := range seqs {
-		ref, err := r.e.Runner.Reference(s.Tokens(), cfg.KType, cfg.VType, s.Len()-1)
+		ref, err := r.e.runner.Reference(s.Tokens(), cfg.KType, cfg.VType, s.Len()-1)
 		require.NoError(r.t, err)
 		for j := range ref[0] {
 			if math.Float32bits(ref[0][j]) != math.Float32bits(logits[i][j]) {
@@ -85,7 +85,7 @@ func (r *traceRunner) run(seqs ...*kvcache.Sequence) {
 	r.check()
 }
 
-func (r *traceRunner) check() { require.NoError(r.t, r.e.Pool.Check()) }
+func (r *traceRunner) check() { require.NoError(r.t, r.e.pool.Check()) }
 
 func (r *traceRunner) add(prompt []int) *kvcache.Sequence {
 	s, _ := r.addHit(prompt)
@@ -95,7 +95,7 @@ func (r *traceRunner) add(prompt []int) *kvcache.Sequence {
 // addHit is add, and also returns the prompt tokens the new sequence reused from the cache
 // (its Computed() when added, before its first step).
 func (r *traceRunner) addHit(prompt []int) (*kvcache.Sequence, int) {
-	s := r.e.Pool.AddSequence(prompt, "")
+	s := r.e.pool.AddSequence(prompt, "")
 	hit := s.Computed()
 	r.prompts = append(r.prompts, prompt)
 	r.live = append(r.live, s)
@@ -110,14 +110,14 @@ func (r *traceRunner) appendTokens(s *kvcache.Sequence, tokens ...int) {
 }
 
 func (r *traceRunner) fork(s *kvcache.Sequence) *kvcache.Sequence {
-	f := r.e.Pool.Fork(s)
+	f := r.e.pool.Fork(s)
 	r.live = append(r.live, f)
 	r.check()
 	return f
 }
 
 func (r *traceRunner) free(s *kvcache.Sequence) {
-	r.e.Pool.Free(s)
+	r.e.pool.Free(s)
 	for i, l := range r.live {
 		if l == s {
 			r.live = append(r.live[:i], r.live[i+1:]...)
@@ -251,13 +251,13 @@ func runTrace(rt *rapid.T, m *model.Model, bs int, ct quant.CacheType) *traceRun
 	// element within its format's bound of the exact value, attention within bounds.
 	if len(r.live) > 0 {
 		s := r.live[len(r.live)-1]
-		_, err := oracle.Check(r.e.Runner, r.e.Pool, s)
+		_, err := oracle.Check(r.e.runner, r.e.pool, s)
 		require.NoError(rt, err, "sequence %d", s.ID())
 	}
 	for _, s := range append([]*kvcache.Sequence(nil), r.live...) {
 		r.free(s)
 	}
-	st := r.e.Pool.Stats()
+	st := r.e.pool.Stats()
 	require.Zero(rt, st.BlocksUsed)
 	require.Equal(rt, st.BlocksTotal, st.BlocksFree+st.BlocksCached)
 	return r

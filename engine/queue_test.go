@@ -125,11 +125,11 @@ func TestCancelManyAndEnded(t *testing.T) {
 	}
 	require.Equal(t, "cancelled", s.Result(waiting).StopReasons[0])
 	require.Equal(t, []int{long, waiting}, s.Ended())
-	require.Zero(t, e.Pool.Stats().BlocksUsed)
+	require.Zero(t, e.pool.Stats().BlocksUsed)
 	require.NoError(t, s.RunAll(func(Token) error { return nil }))
 	require.Equal(t, []int{later}, s.Ended())
 	require.Len(t, s.Result(later).Outputs[0], 2)
 	require.NotEmpty(t, s.Text(later, 0))
 	require.Equal(t, s.Result(later).Texts[0], s.Text(later, 0))
-	require.NoError(t, e.Pool.Check())
+	require.NoError(t, e.pool.Check())
 }

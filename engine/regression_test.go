@@ -33,19 +33,19 @@ func TestCacheRegressionTraces(t *testing.T) {
 				s, hit := r.addHit(append(append([]int(nil), a[:bs]...), 9, 9, 9))
 				require.Equal(t, bs, hit, "the shared first block is reused")
 				require.Equal(t, first.Table()[0], s.Table()[0], "the same block, not a copy")
-				require.EqualValues(t, bs, r.e.Pool.Stats().PrefixHitTokens)
+				require.EqualValues(t, bs, r.e.pool.Stats().PrefixHitTokens)
 			}},
 			{"prefix one block minus one", func(t *testing.T, r *traceRunner) {
 				a := ramp(0, 3*bs+2)
 				r.add(a)
 				r.add(append(append([]int(nil), a[:2*bs-1]...), 6)) // one token short of two blocks
-				require.EqualValues(t, bs, r.e.Pool.Stats().PrefixHitTokens)
+				require.EqualValues(t, bs, r.e.pool.Stats().PrefixHitTokens)
 			}},
 			{"prefix one block plus one", func(t *testing.T, r *traceRunner) {
 				a := ramp(0, 3*bs+2)
 				r.add(a)
 				r.add(append(append([]int(nil), a[:bs+1]...), 5, 5))
-				require.EqualValues(t, bs*((bs+1)/bs), r.e.Pool.Stats().PrefixHitTokens)
+				require.EqualValues(t, bs*((bs+1)/bs), r.e.pool.Stats().PrefixHitTokens)
 			}},
 			{"whole prompt cached", func(t *testing.T, r *traceRunner) {
 				a := ramp(3, 2*bs)
@@ -56,7 +56,7 @@ func TestCacheRegressionTraces(t *testing.T) {
 				require.Equal(t, bs*((2*bs-1)/bs), hit)
 				require.Equal(t, first.Table()[0], s.Table()[0], "the first block is reused")
 				require.NotEqual(t, first.Table()[1], s.Table()[1], "the last block is recomputed into a block of its own")
-				require.EqualValues(t, hit, r.e.Pool.Stats().PrefixHitTokens)
+				require.EqualValues(t, hit, r.e.pool.Stats().PrefixHitTokens)
 			}},
 			{"fork mid-block then divergent appends", func(t *testing.T, r *traceRunner) {
 				prompt := ramp(1, bs+bs/2+1)
@@ -71,22 +71,22 @@ func TestCacheRegressionTraces(t *testing.T) {
 				if len(prompt)%bs != 0 {
 					want = 1 // the shared partial block is copied once, by the first writer
 				}
-				require.EqualValues(t, want, r.e.Pool.Stats().CowCopies)
+				require.EqualValues(t, want, r.e.pool.Stats().CowCopies)
 			}},
 			{"evict then re-admit the same prefix", func(t *testing.T, r *traceRunner) {
 				a := ramp(2, 2*bs+1)
 				s := r.add(a)
 				r.free(s)
 				// Fill the pool with other prompts until a's blocks are evicted.
-				for i := 0; r.e.Pool.Stats().Evictions < 2; i++ {
+				for i := 0; r.e.pool.Stats().Evictions < 2; i++ {
 					o := r.add(ramp(100+i*13, 2*bs+1))
 					r.free(o)
 					require.Less(t, i, 100, "no eviction happened")
 				}
-				hits := r.e.Pool.Stats().PrefixHitTokens
+				hits := r.e.pool.Stats().PrefixHitTokens
 				r.add(append([]int(nil), a...))
 				r.add(append([]int(nil), a...)) // second pass hits what the first re-computed
-				require.Greater(t, r.e.Pool.Stats().PrefixHitTokens, hits)
+				require.Greater(t, r.e.pool.Stats().PrefixHitTokens, hits)
 			}},
 		} {
 			t.Run(fmt.Sprintf("%s/block%d", tc.name, bs), func(t *testing.T) {
@@ -96,7 +96,7 @@ func TestCacheRegressionTraces(t *testing.T) {
 				for _, s := range append(r.live[:0:0], r.live...) {
 					r.free(s)
 				}
-				require.NoError(t, r.e.Pool.Check())
+				require.NoError(t, r.e.pool.Check())
 			})
 		}
 	}

@@ -69,23 +69,23 @@ var ErrRejected = errors.New("engine: request rejected")
 // and every one wraps ErrRejected.
 func (e *Engine) Validate(req Request) error {
 	p := len(req.Prompt)
-	vocab := e.Model.Config.Vocab
+	vocab := e.model.Config.Vocab
 	switch {
 	case p == 0:
 		return &EmptyPromptError{}
-	case p >= e.Context:
-		return &PromptTooLongError{Prompt: p, Context: e.Context, Trained: e.Model.Config.Context}
-	case req.MaxTokens > 0 && req.MaxTokens > e.Context-p: // not p+MaxTokens: that can overflow
-		return &ContextExceededError{Prompt: p, MaxTokens: req.MaxTokens, Context: e.Context}
+	case p >= e.context:
+		return &PromptTooLongError{Prompt: p, Context: e.context, Trained: e.model.Config.Context}
+	case req.MaxTokens > 0 && req.MaxTokens > e.context-p: // not p+MaxTokens: that can overflow
+		return &ContextExceededError{Prompt: p, MaxTokens: req.MaxTokens, Context: e.context}
 	}
 	for i, t := range req.Prompt {
 		if t < 0 || t >= vocab {
 			return &TokenOutOfVocabError{Token: t, Pos: i, Vocab: vocab}
 		}
 	}
-	cfg := e.Pool.Config()
+	cfg := e.pool.Config()
 	need := cfg.BlocksFor(p + 1)
-	if w := e.Model.Config.ReclaimWindow(); w > 0 {
+	if w := e.model.Config.ReclaimWindow(); w > 0 {
 		// Computed window by window (Scheduler.chunkSize), a sliding-window sequence never
 		// holds more than the blocks of two windows.
 		need = min(need, cfg.BlocksFor(2*w)+1)

@@ -121,7 +121,7 @@ type shownToken struct {
 
 // NewScheduler returns a scheduler over the engine's model and pool.
 func (e *Engine) NewScheduler(cfg SchedulerConfig) *Scheduler {
-	return &Scheduler{e: e, cfg: cfg.withDefaults(e.Pool.Config())}
+	return &Scheduler{e: e, cfg: cfg.withDefaults(e.pool.Config())}
 }
 
 // Add submits a request and returns its id. A request that can never run (see
@@ -281,7 +281,7 @@ func (s *Scheduler) Step() ([]Token, error) {
 	}
 	if len(plan) == 0 {
 		return s.takeOut(), fmt.Errorf("engine: nothing can run: %d sequences waiting, %d running, %d of %d blocks available",
-			s.waiting.Len(), len(s.running), s.e.Pool.Available(), s.e.Pool.Config().NumBlocks)
+			s.waiting.Len(), len(s.running), s.e.pool.Available(), s.e.pool.Config().NumBlocks)
 	}
 	spans := make([]span, len(plan))
 	rows := 0
@@ -306,7 +306,7 @@ func (s *Scheduler) Step() ([]Token, error) {
 			done = append(done, p.q)
 		}
 	}
-	if st := s.e.Pool.Stats(); st.BlocksUsed > s.stats.PeakBlocksUsed {
+	if st := s.e.pool.Stats(); st.BlocksUsed > s.stats.PeakBlocksUsed {
 		s.stats.PeakBlocksUsed = st.BlocksUsed
 	}
 	for i, q := range done {
@@ -335,7 +335,7 @@ func (s *Scheduler) takeOut() []Token {
 // schedule decides this step's work, reserving cache slots (and preempting) as it goes;
 // Step then computes it (step.go).
 func (s *Scheduler) schedule() []scheduled {
-	pool := s.e.Pool
+	pool := s.e.pool
 	budget := s.cfg.MaxBatchTokens
 	var plan []scheduled
 	for i := 0; i < len(s.running) && budget > 0; i++ {
@@ -416,7 +416,7 @@ func (s *Scheduler) schedule() []scheduled {
 // preempted sequence being recomputed) is computed window by window, releasing the blocks
 // it slides past in between, and never needs more than about two windows of blocks at once.
 func (s *Scheduler) chunkSize() int {
-	if w := s.e.Model.Config.ReclaimWindow(); w > 0 {
+	if w := s.e.model.Config.ReclaimWindow(); w > 0 {
 		return min(s.cfg.ChunkSize, w)
 	}
 	return s.cfg.ChunkSize
@@ -434,9 +434,9 @@ func (s *Scheduler) promised(q *sequence, table []int) int {
 	if len(q.output) == 0 {
 		end++
 	}
-	cfg := s.e.Pool.Config()
+	cfg := s.e.pool.Config()
 	need := cfg.BlocksFor(end) - len(table)
-	if w := s.e.Model.Config.ReclaimWindow(); w > 0 {
+	if w := s.e.model.Config.ReclaimWindow(); w > 0 {
 		// Sliding-window attention releases the blocks that fall out of the window after
 		// every chunk: a sequence never holds more than the window and one chunk.
 		need = min(need, cfg.BlocksFor(w+s.chunkSize())+1)
@@ -451,7 +451,7 @@ func (s *Scheduler) promised(q *sequence, table []int) int {
 // with all its tokens; it is recomputed when readmitted.
 func (s *Scheduler) preempt(q *sequence) {
 	s.observe(SeqPreempted, q)
-	s.e.Pool.Free(q.kv)
+	s.e.pool.Free(q.kv)
 	q.kv = nil
 	q.state = Preempted
 	s.running = slices.DeleteFunc(s.running, func(x *sequence) bool { return x == q })
@@ -496,7 +496,7 @@ func (s *Scheduler) end(q *sequence, reason string) (running bool) {
 		s.waiting.Remove(q)
 	}
 	if q.kv != nil {
-		s.e.Pool.Free(q.kv)
+		s.e.pool.Free(q.kv)
 		q.kv = nil
 	}
 	q.state = Finished
@@ -526,7 +526,7 @@ func (s *Scheduler) forkIfFirst(q *sequence) []*sequence {
 	for i := 1; i < r.req.N; i++ {
 		p := r.req.Sampling
 		p.Seed = logit.ContinuationSeed(p.Seed, i)
-		c := &sequence{r: r, idx: i, state: Running, kv: s.e.Pool.Fork(q.kv), tokens: slices.Clone(q.tokens), cut: -1, sampler: NewSampler(p)}
+		c := &sequence{r: r, idx: i, state: Running, kv: s.e.pool.Fork(q.kv), tokens: slices.Clone(q.tokens), cut: -1, sampler: NewSampler(p)}
 		s.clock++
 		c.stamp = s.clock
 		r.seqs = append(r.seqs, c)
@@ -550,7 +550,7 @@ func (s *Scheduler) advance(q *sequence, logits []float32) error {
 	tok := q.sampler.Sample(logits)
 	t := Token{Request: r.id, Seq: q.idx, Step: len(q.output), Pos: pos, ID: tok, Logits: logits}
 	q.output = append(q.output, tok)
-	q.text = append(q.text, s.e.Model.Tokenizer.Piece(tok)...)
+	q.text = append(q.text, s.e.model.Tokenizer.Piece(tok)...)
 	reason := s.stopReason(q, tok)
 	if reason == "" {
 		q.tokens = append(q.tokens, tok)
@@ -612,7 +612,7 @@ func (s *Scheduler) checkFailed(q *sequence, err error) error {
 func (s *Scheduler) stopReason(q *sequence, tok int) string {
 	req := q.r.req
 	switch {
-	case !req.IgnoreEOS && s.e.Model.Tokenizer.IsEOG(tok):
+	case !req.IgnoreEOS && s.e.model.Tokenizer.IsEOG(tok):
 		return "eos"
 	case slices.Contains(req.StopTokens, tok):
 		return "stop"
@@ -622,7 +622,7 @@ func (s *Scheduler) stopReason(q *sequence, tok int) string {
 			continue
 		}
 		// Only the tail can hold a new match: search the last len(stop)+len(piece) bytes.
-		from := max(0, len(q.text)-len(stop)-len(s.e.Model.Tokenizer.Piece(tok)))
+		from := max(0, len(q.text)-len(stop)-len(s.e.model.Tokenizer.Piece(tok)))
 		if i := strings.Index(string(q.text[from:]), stop); i >= 0 {
 			q.cut = from + i
 			return "stop"
@@ -631,7 +631,7 @@ func (s *Scheduler) stopReason(q *sequence, tok int) string {
 	switch {
 	case req.MaxTokens >= 0 && len(q.output) >= req.MaxTokens:
 		return "length"
-	case len(q.tokens)+1 >= s.e.Context:
+	case len(q.tokens)+1 >= s.e.context:
 		return "context"
 	}
 	return ""

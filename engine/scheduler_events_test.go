@@ -21,7 +21,7 @@ func TestSchedulerReportsAdmissionsAndPreemptions(t *testing.T) {
 		pool  *kvcache.Event
 	}
 	var log []heard
-	e.Pool.SetObserver(func(ev kvcache.Event) { log = append(log, heard{pool: &ev}) })
+	e.pool.SetObserver(func(ev kvcache.Event) { log = append(log, heard{pool: &ev}) })
 	s := e.NewScheduler(SchedulerConfig{Observer: func(ev SchedulerEvent) { log = append(log, heard{sched: &ev}) }})
 
 	// Request 0 computes a 9-token prompt; request 1 shares its first 8 tokens and comes

@@ -67,7 +67,7 @@ func TestContinuousBatchingIsBatchInvariant(t *testing.T) {
 			for !s.Done() {
 				_, err := s.Step()
 				require.NoError(t, err)
-				require.NoError(t, e.Pool.Check())
+				require.NoError(t, e.pool.Check())
 			}
 			st := s.Stats()
 			t.Logf("%d steps, batch mean %.1f tokens / %.1f sequences (max %d / %d), %d preemptions, %d prefill + %d decode tokens",
@@ -78,7 +78,7 @@ func TestContinuousBatchingIsBatchInvariant(t *testing.T) {
 				require.NoError(t, s.Err(i))
 				require.Equal(t, alone[i], s.Result(i).Outputs[0], "request %d", i)
 			}
-			require.Zero(t, e.Pool.Stats().BlocksUsed)
+			require.Zero(t, e.pool.Stats().BlocksUsed)
 		})
 	}
 }
@@ -109,17 +109,17 @@ func TestCancelFreesBlocksAtOnce(t *testing.T) {
 	s.Cancel(a)
 	require.Equal(t, Finished, s.State(a, 0))
 	require.Equal(t, "cancelled", s.Result(a).StopReasons[0])
-	require.Zero(t, e.Pool.Stats().BlocksUsed)
+	require.Zero(t, e.pool.Stats().BlocksUsed)
 	for i := 0; i < 5; i++ {
 		_, err = s.Step()
 		require.NoError(t, err)
 	}
 	require.Equal(t, Running, s.State(b, 0)) // b is decoding
-	used := e.Pool.Stats().BlocksUsed
+	used := e.pool.Stats().BlocksUsed
 	require.Positive(t, used)
 	s.Cancel(b)
-	require.Zero(t, e.Pool.Stats().BlocksUsed)
-	require.NoError(t, e.Pool.Check())
+	require.Zero(t, e.pool.Stats().BlocksUsed)
+	require.NoError(t, e.pool.Check())
 	require.True(t, s.Done())
 }
 
@@ -190,12 +190,12 @@ func TestCheckFailureEndsOnlyItsRequest(t *testing.T) {
 	require.NoError(t, err)
 	_, err = s.Step()
 	require.NoError(t, err)
-	row := e.Pool.KRow(0, 0, 1) // block 0 belongs to the first request (allocated first)
+	row := e.pool.KRow(0, 0, 1) // block 0 belongs to the first request (allocated first)
 	row[3] ^= 0x20
 	require.NoError(t, s.RunAll(func(Token) error { return nil }))
 	var ce *CheckError
 	require.ErrorAs(t, s.Err(bad), &ce)
 	require.NoError(t, s.Err(good))
 	require.Len(t, s.Result(good).Outputs[0], 40)
-	require.NoError(t, e.Pool.Check())
+	require.NoError(t, e.pool.Check())
 }

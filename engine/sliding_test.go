@@ -37,12 +37,12 @@ func TestSlidingWindowReclaimsBlocks(t *testing.T) {
 		for !s.Done() {
 			_, err := s.Step()
 			require.NoError(t, err)
-			peak = max(peak, e.Pool.Stats().BlocksUsed)
-			require.NoError(t, e.Pool.Check())
+			peak = max(peak, e.pool.Stats().BlocksUsed)
+			require.NoError(t, e.pool.Check())
 		}
 		require.Equal(t, (w+bs-1)/bs+1, peak, "%s: blocks held at most", ct)
 		require.NoError(t, s.Err(0), ct.String())
-		require.GreaterOrEqual(t, e.Pool.Stats().BlocksReclaimed, int64(200/bs-(w/bs+1)), ct.String())
+		require.GreaterOrEqual(t, e.pool.Stats().BlocksReclaimed, int64(200/bs-(w/bs+1)), ct.String())
 	}
 }
 
@@ -87,17 +87,17 @@ func TestSlidingWindowSharedPrefixAndPreemption(t *testing.T) {
 		prompt[i] = 2 + i
 	}
 	e := newEngine(t, m, Config{BlockSize: bs, KType: quant.F32, VType: quant.F32})
-	a := e.Pool.AddSequence(prompt, "")
+	a := e.pool.AddSequence(prompt, "")
 	_, err := e.Step([]*kvcache.Sequence{a})
 	require.NoError(t, err)
 	// The next token, at position 30, attends over 19..30: blocks 0-3 (positions 0-15) go.
-	require.EqualValues(t, (30-w+1)/bs, e.Pool.Stats().BlocksReclaimed)
+	require.EqualValues(t, (30-w+1)/bs, e.pool.Stats().BlocksReclaimed)
 	require.Equal(t, []int{kvcache.Hole, kvcache.Hole, kvcache.Hole, kvcache.Hole}, a.Table()[:4])
 	require.NotEqual(t, kvcache.Hole, a.Table()[4])
 	// A new sequence with the same prompt: the reclaimed full blocks are cached and still hit.
-	b := e.Pool.AddSequence(prompt, "")
+	b := e.pool.AddSequence(prompt, "")
 	require.Equal(t, 28, b.Computed())
-	f := e.Pool.Fork(b) // f shares b's blocks, then b slides on alone
+	f := e.pool.Fork(b) // f shares b's blocks, then b slides on alone
 	for i := range 20 {
 		b.Append(40 + i)
 		_, err := e.Step([]*kvcache.Sequence{b})
@@ -105,11 +105,11 @@ func TestSlidingWindowSharedPrefixAndPreemption(t *testing.T) {
 	}
 	require.Equal(t, kvcache.Hole, b.Table()[0])
 	require.NotEqual(t, kvcache.Hole, f.Table()[0], "the fork still holds the prefix")
-	require.NoError(t, e.Pool.Check())
+	require.NoError(t, e.pool.Check())
 	f.Append(99)
 	logits, err := e.Step([]*kvcache.Sequence{f})
 	require.NoError(t, err)
-	ref, err := e.Runner.Reference(f.Tokens(), quant.F32, quant.F32, f.Len()-1)
+	ref, err := e.runner.Reference(f.Tokens(), quant.F32, quant.F32, f.Len()-1)
 	require.NoError(t, err)
 	require.NoError(t, Compare(logits[0], ref[0], f.ID(), 0, f.Len()-1))
 
@@ -126,7 +126,7 @@ func TestSlidingWindowSharedPrefixAndPreemption(t *testing.T) {
 		require.Len(t, s.Result(i).Outputs[0], 60)
 	}
 	require.Positive(t, s.Stats().Preemptions, "the pool was too small for all three")
-	require.Positive(t, small.Pool.Stats().BlocksReclaimed)
+	require.Positive(t, small.pool.Stats().BlocksReclaimed)
 }
 
 // TestSlidingWindowLongPromptInAPoolSmallerThanIt: a prompt (and its recomputation after a
@@ -143,5 +143,5 @@ func TestSlidingWindowLongPromptInAPoolSmallerThanIt(t *testing.T) {
 	toks, res := collect(t, e, greedy(prompt, 20))
 	require.Len(t, toks, 20)
 	require.Len(t, res.Outputs[0], 20)
-	require.NoError(t, e.Pool.Check())
+	require.NoError(t, e.pool.Check())
 }

@@ -25,7 +25,7 @@ type span struct {
 func (e *Engine) reserve(spans []span) ([]kvcache.Reservation, error) {
 	res := make([]kvcache.Reservation, len(spans))
 	for i, sp := range spans {
-		r, err := e.Pool.Reserve(sp.kv, sp.n)
+		r, err := e.pool.Reserve(sp.kv, sp.n)
 		if err != nil {
 			return nil, err
 		}
@@ -47,7 +47,7 @@ func (e *Engine) compute(spans []span, every bool) ([][]float32, error) {
 			rows = append(rows, model.Row{Seq: sp.kv, Pos: pos, Logits: every || pos == sp.kv.Len()-1})
 		}
 	}
-	out, err := e.Runner.Forward(e.Pool, rows)
+	out, err := e.runner.Forward(e.pool, rows)
 	if err != nil {
 		return nil, err
 	}
@@ -58,7 +58,7 @@ func (e *Engine) compute(spans []span, every bool) ([][]float32, error) {
 		}
 	}
 	for _, sp := range spans {
-		if err := e.Pool.Commit(sp.kv, sp.n); err != nil {
+		if err := e.pool.Commit(sp.kv, sp.n); err != nil {
 			return nil, err
 		}
 		e.reclaim(sp.kv)

@@ -17,25 +17,25 @@ func TestReserveTwiceThenCompute(t *testing.T) {
 	prompt := ramp(3, 11) // 11 tokens: three blocks of 4, the last one part-filled
 	run := func(early bool) ([][]float32, []int) {
 		e := newEngine(t, m, Config{BlockSize: 4, CacheBlocks: 8})
-		kv := e.Pool.AddSequence(prompt, "")
+		kv := e.pool.AddSequence(prompt, "")
 		spans := []span{{kv, kv.Len()}}
 		if early {
 			res, err := e.reserve(spans)
 			require.NoError(t, err)
 			require.Len(t, res[0].New, 3)
 			var events []kvcache.Event
-			e.Pool.SetObserver(func(ev kvcache.Event) { events = append(events, ev) })
+			e.pool.SetObserver(func(ev kvcache.Event) { events = append(events, ev) })
 			again, err := e.reserve(spans)
 			require.NoError(t, err)
 			require.True(t, again[0].Empty(), "a second reservation of the same tokens does nothing: %+v", again[0])
 			require.Empty(t, events)
-			e.Pool.SetObserver(nil)
+			e.pool.SetObserver(nil)
 		}
 		_, logits, err := e.step(spans, true)
 		require.NoError(t, err)
 		require.Len(t, logits, len(prompt), "every=true gives one row of logits per token")
 		require.Equal(t, len(prompt), kv.Computed(), "the step commits its tokens")
-		require.NoError(t, e.Pool.Check())
+		require.NoError(t, e.pool.Check())
 		return logits, kv.Table()
 	}
 	lateLogits, lateTable := run(false)

@@ -26,7 +26,7 @@ func checkedRun(t *testing.T, e *Engine, req Request, corruptAfter int) (release
 			kv := s.requests[id].seqs[0].kv
 			require.NotNil(t, kv)
 			sampledBefore = len(s.requests[id].seqs[0].output)
-			e.Pool.KRow(1, kv.Table()[0], 2)[5] ^= 0x40
+			e.pool.KRow(1, kv.Table()[0], 2)[5] ^= 0x40
 		}
 	}
 	return released, sampledBefore, id, s
@@ -59,7 +59,7 @@ func TestCheckNeverReleasesAnUnverifiedToken(t *testing.T) {
 			}
 			require.Len(t, s.Result(id).Outputs[0], before, "Result counts only released tokens")
 			require.Equal(t, int64(before), s.Stats().CheckedTokens)
-			require.NoError(t, e.Pool.Check())
+			require.NoError(t, e.pool.Check())
 		})
 	}
 }
@@ -121,7 +121,7 @@ func TestCancelDiscardsHeldTokens(t *testing.T) {
 	require.Empty(t, s.Result(id).Outputs[0])
 	require.Equal(t, []string{"cancelled"}, s.Result(id).StopReasons)
 	require.Zero(t, s.Stats().CheckedTokens)
-	require.Zero(t, e.Pool.Stats().BlocksUsed)
+	require.Zero(t, e.pool.Stats().BlocksUsed)
 }
 
 // TestFailureFlushesHeldTokens: a checked request that fails for another reason (the pool
@@ -138,7 +138,7 @@ func TestFailureFlushesHeldTokens(t *testing.T) {
 		require.NoError(t, err)
 		var toks []Token
 		require.NoError(t, s.RunAll(func(tk Token) error { toks = append(toks, tk); return nil }))
-		require.NoError(t, e.Pool.Check())
+		require.NoError(t, e.pool.Check())
 		return toks, s.Err(id)
 	}
 	plain, perr := run(false)
@@ -172,7 +172,7 @@ func TestCheckFailureFlushesSiblings(t *testing.T) {
 			// Position 8 (token 2, computed at step 4) lies in a block continuation 0
 			// allocated after the fork: only its own logits read it.
 			kv := s.requests[id].seqs[0].kv
-			e.Pool.KRow(0, kv.Table()[2], 0)[1] ^= 0x10
+			e.pool.KRow(0, kv.Table()[2], 0)[1] ^= 0x10
 		}
 	}
 	var ce *CheckError

@@ -167,11 +167,11 @@ func Caches(m *model.Model, text string, types []Cache, window, threads int, pro
 			tick()
 		}
 	}
-	f32Bytes := engines[0].Pool.Config().BytesPerToken()
+	f32Bytes := engines[0].Pool().Config().BytesPerToken()
 	for i, t := range types {
 		r := &res[i]
 		r.CacheType, r.CacheTypeK, r.CacheTypeV = t.String(), t.K.String(), t.V.String()
-		r.BytesPerToken = engines[i].Pool.Config().BytesPerToken()
+		r.BytesPerToken = engines[i].Pool().Config().BytesPerToken()
 		r.BytesVsF32 = float64(r.BytesPerToken) / float64(f32Bytes)
 		r.Perplexity = math.Exp(r.nll / float64(r.n))
 		r.PerplexityDiff = r.Perplexity - res[0].Perplexity

@@ -84,7 +84,7 @@ func (t *hitTracker) firmTokens(hit, blockSize int) (int, error) {
 // noteAdmissions sets, for every request admitted for the first time in the step that
 // just ran, the part of its prefix hit a candidate must also have.
 func (r *engineRun) noteAdmissions() error {
-	bs := r.eng.Pool.Config().BlockSize
+	bs := r.eng.Pool().Config().BlockSize
 	for _, rr := range r.reqs {
 		if rr.admitted || r.sched.State(rr.sched, 0) == engine.Waiting {
 			continue
@@ -108,8 +108,8 @@ func (r *engineRun) noteAdmissions() error {
 // computed len(prompt)+k−1 positions, and kvref releases block 0 once the next query's
 // window starts past it, at W+B−1 computed positions (engine reclaims after every chunk).
 func (r *engineRun) notePreemptions() {
-	w := r.eng.Model.Config.ReclaimWindow()
-	bs := r.eng.Pool.Config().BlockSize
+	w := r.eng.Model().Config.ReclaimWindow()
+	bs := r.eng.Pool().Config().BlockSize
 	for _, rr := range r.reqs {
 		for c, steps := range rr.steps { // continuations that have produced tokens
 			if c == len(rr.preempted) {

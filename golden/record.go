@@ -91,12 +91,12 @@ func Record(m *model.Model, info ModelInfo, sc *Scenario, opt RecordOptions) (*G
 	}
 	kType, vType, _ := sc.Cache.Types()
 	if opt.Check {
-		if err := checkAgainstReference(run.eng.Runner, g, kType, vType); err != nil {
+		if err := checkAgainstReference(run.eng.Runner(), g, kType, vType); err != nil {
 			return nil, err
 		}
 	}
 	if kType != quant.F32 || vType != quant.F32 {
-		qe, err := quantizationError(run.eng.Runner, g)
+		qe, err := quantizationError(run.eng.Runner(), g)
 		if err != nil {
 			return nil, err
 		}
@@ -133,9 +133,9 @@ func checkExpectations(g *Golden, run *engineRun) error {
 		return fmt.Errorf("golden: scenario %s expects a preemption but kvref's own run had none with %d blocks of %d tokens", sc.Name, sc.Cache.Blocks, sc.Cache.BlockSize)
 	case e.Eviction && g.Stats.Evictions == 0:
 		return fmt.Errorf("golden: scenario %s expects an eviction but kvref's own run had none with %d blocks of %d tokens", sc.Name, sc.Cache.Blocks, sc.Cache.BlockSize)
-	case (e.Reclaim || e.PreemptionAfterReclaim) && run.eng.Model.Config.ReclaimWindow() == 0:
+	case (e.Reclaim || e.PreemptionAfterReclaim) && run.eng.Model().Config.ReclaimWindow() == 0:
 		return fmt.Errorf("golden: scenario %s expects blocks released by a sliding window, but the model %s: record it on a model whose every layer has a sliding window (a model/synth Shape with SlidingWindow set)",
-			sc.Name, noReclaimReason(run.eng.Model.Config.SlidingWindow))
+			sc.Name, noReclaimReason(run.eng.Model().Config.SlidingWindow))
 	case e.Reclaim && g.Stats.BlocksReclaimed == 0:
 		return fmt.Errorf("golden: scenario %s expects blocks released by the sliding window, but kvref's own run released none (window %d, blocks of %d)", sc.Name, g.Model.SlidingWindow, sc.Cache.BlockSize)
 	case e.PreemptionAfterReclaim && !run.preemptedAfterReclaim:
@@ -163,7 +163,7 @@ func noReclaimReason(window int) string {
 func chooseStop(m *model.Model, run *engineRun, prompt []int, r Request) (string, error) {
 	bs := run.sc.Cache.BlockSize
 	kType, vType, _ := run.sc.Cache.Types()
-	eng, err := engine.New(m, engine.Config{Context: run.eng.Context, BlockSize: bs, Threads: run.cfg.threads, KType: kType, VType: vType})
+	eng, err := engine.New(m, engine.Config{Context: run.eng.Context(), BlockSize: bs, Threads: run.cfg.threads, KType: kType, VType: vType})
 	if err != nil {
 		return "", err
 	}

@@ -63,7 +63,7 @@ func newEngineRun(m *model.Model, sc *Scenario, cfg runConfig) (*engineRun, erro
 		return nil, fmt.Errorf("golden: scenario %s: %w", sc.Name, err)
 	}
 	hits := newHitTracker()
-	eng.Pool.SetObserver(hits.observe)
+	eng.Pool().SetObserver(hits.observe)
 	return &engineRun{
 		sc: sc, eng: eng, cfg: cfg,
 		sched:   eng.NewScheduler(engine.SchedulerConfig{MaxBatchTokens: cfg.cache.MaxBatchTokens, ChunkSize: cfg.cache.ChunkSize}),
@@ -113,7 +113,7 @@ func (r *engineRun) run() error {
 				}
 			}
 		case e.Flush:
-			r.eng.Pool.Flush()
+			r.eng.Pool().Flush()
 		}
 		if err != nil {
 			return fmt.Errorf("golden: scenario %s, event %d: %w", r.sc.Name, i, err)
@@ -238,7 +238,7 @@ func (r *engineRun) results() ([]GoldenRequest, error) {
 // stats returns the scheduler's and pool's totals.
 func (r *engineRun) stats() RunStats {
 	s := r.sched.Stats()
-	p := r.eng.Pool.Stats()
+	p := r.eng.Pool().Stats()
 	return RunStats{Steps: s.Steps, Preemptions: s.Preemptions, Evictions: p.Evictions, PrefixHitTokens: p.PrefixHitTokens,
 		CowCopies: p.CowCopies, PeakBlocksUsed: s.PeakBlocksUsed, BlocksReclaimed: p.BlocksReclaimed}
 }

@@ -24,6 +24,14 @@ func (t CacheType) readHead(buf *[headStack]float32, row []byte, head, headDim i
 	} else {
 		v = make([]float32, headDim)
 	}
+	t.decodeHead(v, row, head)
+	return v
+}
+
+// decodeHead decodes head number head of the encoded row into v (headDim = len(v) values):
+// exactly the values Decode writes for that head.
+func (t CacheType) decodeHead(v []float32, row []byte, head int) {
+	headDim := len(v)
 	switch t {
 	case F32:
 		decodeF32(v, row[4*head*headDim:])
@@ -40,7 +48,6 @@ func (t CacheType) readHead(buf *[headStack]float32, row []byte, head, headDim i
 	default: // the 4- and 5-bit block types
 		decodeBlockRange(t, v, row, head*headDim)
 	}
-	return v
 }
 
 // dotHead is DotHead for a shape checkHead accepted.

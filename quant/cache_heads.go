@@ -70,3 +70,52 @@ func (t CacheType) checkHeads(what string, q, n, rowsLen, head, kvHeads, headDim
 	}
 	return rb
 }
+
+// DecodeHeads decodes head number head of the first len(dst)/headDim consecutive encoded
+// rows in rows (the slots of one cache block) into dst, row i's head at
+// dst[i·headDim:(i+1)·headDim]: exactly the values Decode writes for that head of each
+// row. Attention decodes a block's keys or values once this way and lets every query that
+// reads them use the float32 kernels (kernels.Dot of a decoded head is DotHead's result,
+// kernels.Axpy of it AxpyHead's). It panics on a wrong length, head or shape, or when rows
+// holds fewer rows than dst asks for.
+func (t CacheType) DecodeHeads(dst []float32, rows []byte, head, kvHeads, headDim int) {
+	if headDim < 1 || len(dst)%headDim != 0 {
+		panic(fmt.Sprintf("quant: %v DecodeHeads: %d values are not a whole number of heads of %d", t, len(dst), headDim))
+	}
+	n := len(dst) / headDim
+	rb := t.checkHeads("DecodeHeads", headDim, n, len(rows), head, kvHeads, headDim)
+	switch t {
+	case F16:
+		kernels.DecodeF16Strided(dst, rows[2*head*headDim:], headDim, rb)
+		return
+	case Q8_0:
+		if headDim%q8BlockLen == 0 { // the head is whole blocks
+			nb := headDim / q8BlockLen
+			kernels.DecodeQ8_0Strided(dst, rows[head*nb*q8BlockBytes:], nb, rb)
+			return
+		}
+	case F32:
+		if v, stride, ok := f32Heads(rows, n, head, kvHeads, headDim); ok && n > 0 {
+			for i := range n {
+				copy(dst[i*headDim:(i+1)*headDim], v[i*stride:i*stride+headDim])
+			}
+			return
+		}
+	}
+	for i := range n {
+		t.decodeHead(dst[i*headDim:(i+1)*headDim], rows[i*rb:(i+1)*rb], head)
+	}
+}
+
+// F32Heads views head number head of n > 0 consecutive rows of an f32 cache in place: the
+// float32 values from the first row's head to the last row's, the rows stride =
+// kvHeads·headDim values apart (row i's head at v[i·stride:i·stride+headDim]), for the
+// strided float32 kernels. ok is false for any other cache type, when the bytes cannot be
+// viewed so (a big-endian machine, misaligned bytes) or when rows holds fewer than n rows
+// or the shape is wrong; the caller then decodes (DecodeHeads).
+func (t CacheType) F32Heads(rows []byte, n, head, kvHeads, headDim int) (v []float32, stride int, ok bool) {
+	if t != F32 || n < 1 || head < 0 || head >= kvHeads || headDim < 1 || len(rows) < n*t.RowBytes(kvHeads, headDim) {
+		return nil, 0, false
+	}
+	return f32Heads(rows, n, head, kvHeads, headDim)
+}

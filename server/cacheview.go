@@ -20,6 +20,8 @@ import (
 // loop.
 type cacheView struct {
 	hub *cacheview.Hub
+	// track follows the requests for the requests panel, from the same events (history.go).
+	track *cacheview.Requests
 	// requests maps a live cache sequence to its engine request and continuation, from the
 	// scheduler's admissions and forks; entries of ended sequences are dropped at the next
 	// snapshot.
@@ -28,14 +30,21 @@ type cacheView struct {
 
 // newCacheView attaches the view to e's pool and to the schedulers made with opts.
 func newCacheView(e *engine.Engine, opts *Options) *cacheView {
-	v := &cacheView{hub: cacheview.NewHub(0), requests: map[int][2]int{}}
-	e.Pool.SetObserver(func(ev kvcache.Event) { v.hub.Publish(cacheview.PoolEvent(ev)) })
+	v := &cacheView{hub: cacheview.NewHubHistory(0, historySize(opts.ViewHistory, cacheview.DefaultHistory)),
+		track: cacheview.NewRequests(historySize(opts.ViewRequests, cacheview.DefaultRequestHistory)), requests: map[int][2]int{}}
+	e.Pool().SetObserver(func(ev kvcache.Event) {
+		out := cacheview.PoolEvent(ev)
+		v.track.Observe(&out)
+		v.hub.Publish(out)
+	})
 	next := opts.Scheduler.Observer
 	opts.Scheduler.Observer = func(ev engine.SchedulerEvent) {
+		out := cacheview.SchedulerEvent(ev)
+		v.track.Observe(&out) // the request's number replaces the scheduler's id
 		if ev.Kind != engine.SeqPreempted {
-			v.requests[ev.Seq] = [2]int{ev.Request, ev.Choice}
+			v.requests[ev.Seq] = [2]int{out.Request, ev.Choice}
 		}
-		v.hub.Publish(cacheview.SchedulerEvent(ev))
+		v.hub.Publish(out)
 		if next != nil {
 			next(ev)
 		}
@@ -45,7 +54,7 @@ func newCacheView(e *engine.Engine, opts *Options) *cacheView {
 
 // mountCacheView registers the page and its endpoints on mux.
 func (s *Server) mountCacheView(mux *http.ServeMux) {
-	m := s.eng.Model
+	m := s.eng.Model()
 	cacheview.Mount(mux, cacheview.Source{View: s.cacheSnapshot, Hub: s.view.hub},
 		cacheview.Planner{This: &cacheview.PlanModel{Name: s.model, Shape: m.Config.PlanShape(), WeightsBytes: m.Weights.Bytes()}})
 }
@@ -57,8 +66,10 @@ func (s *Server) cacheSnapshot(ctx context.Context) (cacheview.View, error) {
 	var st engine.Stats
 	var published int64
 	requests := map[int][2]int{}
+	var reqs []cacheview.Request
 	err := s.do(ctx, func() {
-		snap, published = s.eng.Pool.Snapshot(), s.view.hub.Published()
+		snap, published = s.eng.Pool().Snapshot(), s.view.hub.Published()
+		reqs = s.view.track.Snapshot()
 		st = combineStats(s.past, s.sched.Stats())
 		live := map[int]bool{}
 		for _, q := range snap.Sequences {
@@ -78,6 +89,8 @@ func (s *Server) cacheSnapshot(ctx context.Context) (cacheview.View, error) {
 	}
 	v := cacheview.Build("serve", s.model, s.eng, snap, published)
 	v.Engine = &st
+	v.Requests = reqs
+	v.History = &cacheview.History{Events: s.view.hub.History(), Requests: s.view.track.Keep()}
 	for i := range v.Sequences {
 		q := &v.Sequences[i]
 		if rc, ok := requests[q.ID]; ok {

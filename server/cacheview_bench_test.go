@@ -162,7 +162,7 @@ func BenchmarkCacheViewers(b *testing.B) {
 		var snap kvcache.Snapshot
 		srv.Inspect(context.Background(), func(e *engine.Engine) {
 			t1 := time.Now()
-			snap = e.Pool.Snapshot()
+			snap = e.Pool().Snapshot()
 			onLoop += time.Since(t1)
 		})
 		t2 := time.Now()
@@ -174,7 +174,7 @@ func BenchmarkCacheViewers(b *testing.B) {
 	b.ReportMetric(float64(onLoop.Microseconds()), "µs_snapshot_on_loop")
 	b.ReportMetric(float64(offLoop.Microseconds()), "µs_snapshot_off_loop")
 	b.Logf("one snapshot of the %d-block pool: %v on the engine loop (at most one per %v: ≤ %.2f%% of the loop), %v to describe and encode off it",
-		eng.Pool.Config().NumBlocks, onLoop, cacheview.MinSnapshotInterval, 100*float64(onLoop)/float64(cacheview.MinSnapshotInterval), offLoop)
+		eng.Pool().Config().NumBlocks, onLoop, cacheview.MinSnapshotInterval, 100*float64(onLoop)/float64(cacheview.MinSnapshotInterval), offLoop)
 	b.Logf("%d rounds of 16 requests × 96 tokens: none %.0f tok/s, 4 page viewers %.0f tok/s, 4 greedy viewers %.0f tok/s (medians); "+
 		"ratios within a round, median (min–max): 4 page/none %.3f (%.3f–%.3f), 4 greedy/none %.3f (%.3f–%.3f)",
 		rounds, med(none), med(page), med(greedy), med(pageRatio), slices.Min(pageRatio), slices.Max(pageRatio),

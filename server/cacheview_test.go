@@ -176,7 +176,7 @@ func TestCacheViewFollowsRequests(t *testing.T) {
 	var blocks []kvcache.BlockState
 	var preempt int
 	require.NoError(t, ts.Inspect(context.Background(), func(e *engine.Engine) {
-		stats, blocks = e.Pool.Stats(), e.Pool.Blocks()
+		stats, blocks = e.Pool().Stats(), e.Pool().Blocks()
 		preempt = ts.sched.Stats().Preemptions
 	}))
 	require.Equal(t, stats, v.Stats)

@@ -102,15 +102,15 @@ func (s *Server) parseChat(body []byte) (*params, *APIError) {
 	}
 	if limit := s.maxPromptBytes(); len(text) > limit { // refused before it is tokenized
 		return nil, badRequest("messages", "the rendered conversation is %d bytes of text, but no prompt that fits the context of %d tokens is longer than %d bytes (4 × %d bytes, the longest token, per token); shorten the conversation",
-			len(text), s.eng.Context, limit, s.longestPiece).withCode("context_length_exceeded")
+			len(text), s.eng.Context(), limit, s.longestPiece).withCode("context_length_exceeded")
 	}
 	ids := f.Encode(text)
 	p.prompts = [][]int{ids}
 	p.stopIDs = append(append([]int(nil), p.stopIDs...), f.StopTokens...)
 	p.stops = append(append([]string(nil), p.stops...), f.StopStrings...)
 	if p.maxTokens == 0 {
-		cfg := s.eng.Pool.Config()
-		p.maxTokens = max(1, min(s.eng.Context-len(ids), cfg.NumBlocks*cfg.BlockSize-len(ids)+1))
+		cfg := s.eng.Pool().Config()
+		p.maxTokens = max(1, min(s.eng.Context()-len(ids), cfg.NumBlocks*cfg.BlockSize-len(ids)+1))
 	}
 	return p, nil
 }
@@ -235,7 +235,7 @@ func (c *completion) chatLogprobs(lp *Logprobs) *ChatLogprobs {
 	if lp == nil {
 		return nil
 	}
-	tok := c.s.eng.Model.Tokenizer
+	tok := c.s.eng.Model().Tokenizer
 	bytesOf := func(id int) []int {
 		piece := tok.Piece(id)
 		out := make([]int, len(piece))

@@ -26,13 +26,13 @@ import (
 // step can slip by between checking and corrupting, however fast the model.
 func (ts *testServer) corruptAtBlock(t *testing.T, p, index int) int {
 	t.Helper()
-	b := ts.eng.Pool.Config().BlockSize
+	b := ts.eng.Pool().Config().BlockSize
 	require.Greater(t, index*b, p, "the corrupted block must come after the prompt")
 	require.NoError(t, ts.do(context.Background(), func() {
 		done := false
-		ts.eng.Pool.SetObserver(func(ev kvcache.Event) {
+		ts.eng.Pool().SetObserver(func(ev kvcache.Event) {
 			if !done && ev.Kind == kvcache.Allocated && ev.Index == index {
-				ts.eng.Pool.KRow(1, 0, 2)[5] ^= 0x40
+				ts.eng.Pool().KRow(1, 0, 2)[5] ^= 0x40
 				done = true
 			}
 		})

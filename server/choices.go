@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/kvref/kvref/engine"
+	"github.com/kvref/kvref/internal/textstream"
 )
 
 // completion gathers the events of one HTTP request into its choices.
@@ -14,7 +15,7 @@ type completion struct {
 	shape    responseShape
 	id       string
 	created  int64
-	stops    *engine.StopMatcher
+	stops    *textstream.StopMatcher
 	choices  []choiceState   // prompt j's continuation q is choice j·n + q
 	results  []engine.Result // per prompt, once it has ended
 	pending  int             // prompts still running
@@ -31,7 +32,7 @@ type choiceState struct {
 	logprobs *Logprobs      // when asked for
 	pending  []pendingToken // tokens whose offsets wait for an unfinished UTF-8 character
 	chars    charCounter
-	stops    engine.StopState // how far the end of full is into each stop string
+	stops    textstream.StopState // how far the end of full is into each stop string
 }
 
 // pendingToken is a generated token not yet handed out.
@@ -44,7 +45,7 @@ type pendingToken struct {
 func newCompletion(s *Server, p *params, shape responseShape) *completion {
 	c := &completion{
 		s: s, p: p, shape: shape, id: shape.idPrefix() + rand.Text(), created: time.Now().Unix(),
-		stops:   engine.NewStopMatcher(p.stops),
+		stops:   textstream.NewStopMatcher(p.stops),
 		choices: make([]choiceState, len(p.prompts)*p.n),
 		results: make([]engine.Result, len(p.prompts)),
 		pending: len(p.prompts),
@@ -79,11 +80,11 @@ func (c *completion) apply(ev event) ([]CompletionChoice, *APIError) {
 	if ch.logprobs != nil && ev.lp != nil {
 		pt.rec = c.s.withTexts(*ev.lp, ev.id, c.p.tokenIDs)
 	}
-	piece := c.s.eng.Model.Tokenizer.Piece(ev.id)
+	piece := c.s.eng.Model().Tokenizer.Piece(ev.id)
 	ch.full = append(ch.full, piece...)
 	c.stops.Feed(ch.stops, piece)
 	ch.pending = append(ch.pending, pt)
-	if !ev.last && engine.IncompleteUTF8(ch.full) > 0 {
+	if !ev.last && textstream.IncompleteUTF8(ch.full) > 0 {
 		return nil, nil
 	}
 	out := make([]CompletionChoice, len(ch.pending))
@@ -110,7 +111,7 @@ func (c *completion) apply(ev event) ([]CompletionChoice, *APIError) {
 		last.FinishReason = &reason
 		return out, nil
 	}
-	if n := len(ch.full) - max(engine.IncompleteUTF8(ch.full), c.stops.Held(ch.stops)); n > ch.sent {
+	if n := len(ch.full) - max(textstream.IncompleteUTF8(ch.full), c.stops.Held(ch.stops)); n > ch.sent {
 		last.Text = string(ch.full[ch.sent:n])
 		ch.sent = n
 	}

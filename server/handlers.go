@@ -30,7 +30,7 @@ func (s *Server) handleModel(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) modelInfo() ModelInfo {
-	return ModelInfo{ID: s.model, Object: "model", Created: s.created, OwnedBy: "kvref", MaxModelLen: s.eng.Context}
+	return ModelInfo{ID: s.model, Object: "model", Created: s.created, OwnedBy: "kvref", MaxModelLen: s.eng.Context()}
 }
 
 // handleHealth serves GET /health: 200 while the engine loop is alive, 503 once shutting
@@ -164,7 +164,7 @@ func (s *Server) handleResetPrefixCache(w http.ResponseWriter, r *http.Request) 
 	dropped := 0
 	done := make(chan struct{})
 	select {
-	case s.ops <- func() { dropped = s.eng.Pool.Flush(); close(done) }:
+	case s.ops <- func() { dropped = s.eng.Pool().Flush(); close(done) }:
 		<-done
 	case <-s.stopped:
 		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "stopped"})

@@ -37,9 +37,9 @@ func (c *countingTokenizer) Encode(text string, addSpecial bool) []int {
 	return c.Tokenizer.Encode(text, addSpecial)
 }
 
-func (c *countingTokenizer) EncodeSpecial(text string, addSpecial, parseSpecial bool) []int {
+func (c *countingTokenizer) EncodeSpecial(text string, opt tokenizer.EncodeOptions) []int {
 	c.saw(text)
-	return c.Tokenizer.EncodeSpecial(text, addSpecial, parseSpecial)
+	return c.Tokenizer.EncodeSpecial(text, opt)
 }
 
 // TestRequestLimits: every request limit refuses the request that goes past it, before the

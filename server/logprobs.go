@@ -83,7 +83,7 @@ func (s *Server) tokenText(id int, asIDs bool) string {
 	if asIDs {
 		return "token_id:" + strconv.Itoa(id)
 	}
-	return string(s.eng.Model.Tokenizer.Piece(id))
+	return string(s.eng.Model().Tokenizer.Piece(id))
 }
 
 // charCounter turns byte positions of a growing text into text_offset values: the index, in

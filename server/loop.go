@@ -163,6 +163,7 @@ func (s *Server) submit(ctx context.Context, reqs []engine.Request, mb *mailbox,
 			}
 			s.added++
 			s.routes[id] = &route{mb: mb, job: j, n: max(req.N, 1), logprobs: logprobs}
+			s.viewSubmitted(id, req)
 			s.choices += max(req.N, 1)
 			ids = append(ids, id)
 		}
@@ -195,17 +196,18 @@ func (s *Server) cancelRoutes(mb *mailbox, ids []int) {
 	}
 	s.sched.Cancel(mine...)
 	for _, id := range mine {
+		s.unroute(id) // before Release: the view reads the request's end
 		s.sched.Release(id)
-		s.unroute(id)
 		s.counter.Cancelled++
 	}
 }
 
-// unroute forgets request id's route.
+// unroute forgets request id's route, and tells the view the request has ended.
 func (s *Server) unroute(id int) {
 	if r := s.routes[id]; r != nil {
 		s.choices -= r.n
 		delete(s.routes, id)
+		s.viewEnded(id)
 	}
 }
 

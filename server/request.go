@@ -142,7 +142,7 @@ func (s *Server) parseGeneration(req *generationFields, p *params) *APIError {
 	if len(req.StopTokenIDs) > lim.MaxStopIDs {
 		return overLimit("stop_token_ids", "--max-stop-ids", "stop_token_ids has %d ids, at most %d are allowed", len(req.StopTokenIDs), lim.MaxStopIDs)
 	}
-	vocab := s.eng.Model.Config.Vocab
+	vocab := s.eng.Model().Config.Vocab
 	for i, id := range req.StopTokenIDs {
 		if id < 0 || id >= vocab {
 			return badRequest("stop_token_ids", "stop_token_ids[%d] = %d is outside the vocabulary (ids 0 to %d)", i, id, vocab-1)
@@ -320,9 +320,9 @@ func (s *Server) promptText(raw json.RawMessage, name string) ([]int, *APIError)
 	}
 	if limit := s.maxPromptBytes(); len(text) > limit {
 		return nil, badRequest("prompt", "%s is %d bytes of text, but no prompt that fits the context of %d tokens is longer than %d bytes (4 × %d bytes, the longest token, per token); shorten the prompt",
-			name, len(text), s.eng.Context, limit, s.longestPiece).withCode("context_length_exceeded")
+			name, len(text), s.eng.Context(), limit, s.longestPiece).withCode("context_length_exceeded")
 	}
-	ids := s.eng.Model.Tokenizer.EncodeSpecial(text, true, true)
+	ids := s.eng.Model().Tokenizer.EncodeSpecial(text, tokenizer.Prompt)
 	if aerr := s.promptLength(len(ids), name); aerr != nil {
 		return nil, aerr
 	}
@@ -332,12 +332,12 @@ func (s *Server) promptText(raw json.RawMessage, name string) ([]int, *APIError)
 // promptIDs converts a JSON array to token ids (range checks come later, in fit), refusing
 // an array too long for the context before converting it, or even reading all of it.
 func (s *Server) promptIDs(raw json.RawMessage, name string) ([]int, *APIError) {
-	arr, more, err := splitArray(raw, s.eng.Context)
+	arr, more, err := splitArray(raw, s.eng.Context())
 	switch {
 	case err != nil:
 		return nil, badRequest("prompt", "%s is not valid JSON: %v", name, err)
 	case more:
-		return nil, badRequest("prompt", "%s has more than %d tokens but the context holds %d; shorten the prompt", name, len(arr), s.eng.Context).withCode("context_length_exceeded")
+		return nil, badRequest("prompt", "%s has more than %d tokens but the context holds %d; shorten the prompt", name, len(arr), s.eng.Context()).withCode("context_length_exceeded")
 	}
 	if aerr := s.promptLength(len(arr), name); aerr != nil {
 		return nil, aerr
@@ -378,7 +378,7 @@ func splitArray(raw json.RawMessage, limit int) (elems []json.RawMessage, more b
 
 // promptLength refuses a prompt of n tokens that leaves no room in the context to generate.
 func (s *Server) promptLength(n int, name string) *APIError {
-	if ctx := s.eng.Context; n >= ctx {
+	if ctx := s.eng.Context(); n >= ctx {
 		return badRequest("prompt", "%s has %d tokens but the context holds %d (one more is needed to generate); shorten the prompt", name, n, ctx).withCode("context_length_exceeded")
 	}
 	return nil
@@ -389,7 +389,7 @@ func (s *Server) promptLength(n int, name string) *APIError {
 // shrinks a text less than 4 times, so a longer text has more tokens than the context. (A
 // tokenizer.json normalizer that strips or replaces runs of text can shrink it more; such
 // a text is refused all the same.)
-func (s *Server) maxPromptBytes() int { return 4 * s.longestPiece * s.eng.Context }
+func (s *Server) maxPromptBytes() int { return 4 * s.longestPiece * s.eng.Context() }
 
 // longestPiece returns the most bytes of text one token of tok stands for: the longest of
 // its pieces and of its vocabulary strings (the text of special tokens), at least 1.
@@ -439,7 +439,7 @@ func (s *Server) fit(j int, p *params) *APIError {
 	if p.chat != nil {
 		param, shorten = "messages", "shorten the conversation"
 	}
-	vocab, ctx := s.eng.Model.Config.Vocab, s.eng.Context
+	vocab, ctx := s.eng.Model().Config.Vocab, s.eng.Context()
 	switch {
 	case len(prompt) == 0:
 		return badRequest(param, "%s is empty: there is no token to start from", name)
@@ -455,7 +455,7 @@ func (s *Server) fit(j int, p *params) *APIError {
 		}
 	}
 	// The last generated token is never stored: a continuation holds prompt + max_tokens - 1.
-	cfg := s.eng.Pool.Config()
+	cfg := s.eng.Pool().Config()
 	if need := cfg.BlocksFor(len(prompt) + p.maxTokens - 1); need > cfg.NumBlocks {
 		return badRequest("max_tokens", "the KV cache cannot hold this request: %s (%d tokens) + max_tokens (%d) need %d blocks of %d tokens, the cache has %d; lower max_tokens or restart the server with more --cache-blocks",
 			name, len(prompt), p.maxTokens, need, cfg.BlockSize, cfg.NumBlocks).withCode("cache_too_small")

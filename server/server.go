@@ -139,6 +139,10 @@ type Options struct {
 	// Chat renders /v1/chat/completions conversations. nil: the model's chat template
 	// (ChatML when it has none, as llama.cpp gives it).
 	Chat *chat.Formatter
+	// ViewHistory is how many recent events the cache view keeps for pages that open later,
+	// and ViewRequests how many finished requests its requests panel keeps (0: the
+	// defaults, cacheview.DefaultHistory and DefaultRequestHistory; < 0: none). history.go.
+	ViewHistory, ViewRequests int
 }
 
 // ErrClosed is returned by Run after Close, and reported (as 503) to requests that arrive
@@ -203,11 +207,11 @@ func New(e *engine.Engine, opts Options) *Server {
 	}
 	name := opts.ModelName
 	if name == "" {
-		name = ModelName(e.Model.Source)
+		name = ModelName(e.Model().Source)
 	}
 	f, ferr := opts.Chat, error(nil)
 	if f == nil {
-		f, ferr = chat.NewFormatter(e.Model, chat.TemplateOptions{})
+		f, ferr = chat.NewFormatter(e.Model(), chat.TemplateOptions{})
 	}
 	view := newCacheView(e, &opts)
 	return &Server{
@@ -217,7 +221,7 @@ func New(e *engine.Engine, opts Options) *Server {
 		opts:         opts,
 		model:        name,
 		created:      time.Now().Unix(),
-		longestPiece: longestPiece(e.Model.Tokenizer),
+		longestPiece: longestPiece(e.Model().Tokenizer),
 		ops:          make(chan func()),
 		quit:         make(chan struct{}),
 		stopped:      make(chan struct{}),
@@ -452,7 +456,7 @@ func (s *Server) snapshot() Stats {
 		Running: len(s.routes), Requests: c.Requests, Finished: c.Finished, Cancelled: c.Cancelled,
 		Failed: c.Failed, GeneratedTokens: c.GeneratedTokens,
 		Engine: combineStats(s.past, s.sched.Stats()),
-		Cache:  s.eng.Pool.Stats(),
+		Cache:  s.eng.Pool().Stats(),
 	}
 }
 

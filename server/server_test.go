@@ -257,7 +257,7 @@ func TestServeShutsDownGracefully(t *testing.T) {
 		}
 		_, err = http.Get(url + "/health")
 		require.Error(t, err, "the listener must be closed")
-		require.Zero(t, eng.Pool.Stats().BlocksUsed, "every request's blocks are freed")
+		require.Zero(t, eng.Pool().Stats().BlocksUsed, "every request's blocks are freed")
 	}
 }
 

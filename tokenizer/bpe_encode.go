@@ -12,14 +12,15 @@ import (
 // vocabulary's BOS/EOS (the tokenizer.json post-processor's tokens).
 // Invalid UTF-8 bytes are read as U+FFFD, one per byte.
 func (t *BPE) Encode(text string, addSpecial bool) []int {
-	return t.EncodeSpecial(text, addSpecial, false)
+	return t.EncodeSpecial(text, EncodeOptions{AddSpecial: addSpecial})
 }
 
-// EncodeSpecial tokenizes text. addSpecial adds the vocabulary's special
-// prefix and suffix (BOS/EOS); parseSpecial makes the text of special
+// EncodeSpecial tokenizes text. opt.AddSpecial adds the vocabulary's special
+// prefix and suffix (BOS/EOS); opt.ParseSpecial makes the text of special
 // tokens in the input produce those tokens, as Hugging Face's encode does
 // by default.
-func (t *BPE) EncodeSpecial(text string, addSpecial, parseSpecial bool) []int {
+func (t *BPE) EncodeSpecial(text string, opt EncodeOptions) []int {
+	addSpecial, parseSpecial := opt.AddSpecial, opt.ParseSpecial
 	text = validUTF8(text)
 	out := make([]int, 0, len(text)/3+len(t.prefix)+len(t.suffix))
 	if addSpecial {

@@ -57,7 +57,7 @@ func FuzzFromTokenizerJSON(f *testing.F) {
 		n := tok.VocabSize()
 		for _, s := range fuzzTexts {
 			for _, special := range []bool{false, true} {
-				ids := b.EncodeSpecial(s, special, special)
+				ids := b.EncodeSpecial(s, EncodeOptions{AddSpecial: special, ParseSpecial: special})
 				for _, id := range ids {
 					if id < 0 || id >= n {
 						t.Fatalf("Encode(%q) gave id %d outside [0, %d)", s, id, n)

@@ -97,14 +97,14 @@ func TestBPESpecialTokens(t *testing.T) {
 	plain := tok.Encode("a<|end|>", false)
 	assert.NotContains(t, plain, end)
 	assert.Equal(t, "a<|end|>", tok.Decode(plain))
-	assert.Equal(t, []int{'a', end}, tok.EncodeSpecial("a<|end|>", false, true))
+	assert.Equal(t, []int{'a', end}, tok.EncodeSpecial("a<|end|>", EncodeOptions{ParseSpecial: true}))
 
 	// User-defined tokens are always split out, and render as their text.
 	assert.Equal(t, []int{'a', sep, int(tok.model.vocab["Ġx"])}, tok.Encode("a<sep> x", false))
 	assert.Equal(t, "a<sep> x", tok.Decode(tok.Encode("a<sep> x", false)))
 
 	// Control tokens render as nothing, or as their text with DecodeSpecial.
-	ids := tok.EncodeSpecial("<|end|>a", false, true)
+	ids := tok.EncodeSpecial("<|end|>a", EncodeOptions{ParseSpecial: true})
 	assert.Equal(t, "a", tok.Decode(ids))
 	assert.Equal(t, "<|end|>a", tok.DecodeSpecial(ids, true))
 	assert.Nil(t, tok.Piece(end))

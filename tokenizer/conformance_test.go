@@ -6,9 +6,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kvref/kvref/internal/testutil"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/kvref/kvref/internal/testutil"
 )
 
 // TestLlamaCppVectors checks Encode against every case of llama.cpp's own
@@ -65,7 +66,7 @@ func TestPhi3SpecialTokens(t *testing.T) {
 	hello, world := tok.ids["▁Hello"], tok.ids["▁world"]
 
 	assert.Equal(t, []int{hello, 2, world}, tok.Encode("Hello</s>  world", false))
-	assert.Equal(t, []int{user, hello, end, world}, tok.EncodeSpecial("<|user|>Hello<|end|> world", false, true))
+	assert.Equal(t, []int{user, hello, end, world}, tok.EncodeSpecial("<|user|>Hello<|end|> world", EncodeOptions{ParseSpecial: true}))
 	assert.NotContains(t, tok.Encode("<|end|>", false), end)
 
 	for _, id := range []int{end, eot} {

@@ -132,6 +132,6 @@ func TestDecodeSpecial(t *testing.T) {
 	}
 	// Text after a control token gets a space prefix, so only these round-trip.
 	for _, in := range []string{"hello</s>", "a b<|end|><unk>", "<s>"} {
-		assert.Equal(t, in, s.DecodeSpecial(s.EncodeSpecial(in, false, true), true), "round trip of %q", in)
+		assert.Equal(t, in, s.DecodeSpecial(s.EncodeSpecial(in, EncodeOptions{ParseSpecial: true}), true), "round trip of %q", in)
 	}
 }

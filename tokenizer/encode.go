@@ -9,16 +9,17 @@ const spaceSymbol = "\u2581"
 // parse_special=false) does: special-token text in the input stays text
 // (user-defined tokens are still split out, as in llama.cpp).
 func (s *SPM) Encode(text string, addSpecial bool) []int {
-	return s.EncodeSpecial(text, addSpecial, false)
+	return s.EncodeSpecial(text, EncodeOptions{AddSpecial: addSpecial})
 }
 
 // EncodeSpecial tokenizes text as llama.cpp's llama_tokenize(text,
-// addSpecial, parseSpecial) does. addSpecial adds BOS (and EOS) as the
-// vocabulary asks; parseSpecial makes the text of control and unknown tokens
-// such as "<s>", "<unk>" or "<|end|>" in the input produce those tokens,
-// longest first, each swallowing the whitespace beside it that its LSTRIP /
-// RSTRIP attribute names.
-func (s *SPM) EncodeSpecial(text string, addSpecial, parseSpecial bool) []int {
+// add_special, parse_special) does. opt.AddSpecial adds BOS (and EOS) as the
+// vocabulary asks; opt.ParseSpecial makes the text of control and unknown
+// tokens such as "<s>", "<unk>" or "<|end|>" in the input produce those
+// tokens, longest first, each swallowing the whitespace beside it that its
+// LSTRIP / RSTRIP attribute names.
+func (s *SPM) EncodeSpecial(text string, opt EncodeOptions) []int {
+	addSpecial, parseSpecial := opt.AddSpecial, opt.ParseSpecial
 	out := make([]int, 0, len(text)/3+2)
 	if addSpecial && s.addBOS {
 		out = append(out, s.bos)

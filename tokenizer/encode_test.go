@@ -110,7 +110,7 @@ func TestEncodeSpecial(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			assert.Equal(t, tt.want, texts(s, s.EncodeSpecial(tt.text, false, tt.parseSpecial)))
+			assert.Equal(t, tt.want, texts(s, s.EncodeSpecial(tt.text, EncodeOptions{AddSpecial: false, ParseSpecial: tt.parseSpecial})))
 		})
 	}
 }
@@ -197,7 +197,7 @@ func FuzzEncodeDecode(f *testing.F) {
 	f.Fuzz(func(t *testing.T, in string) {
 		withBOS := s.Encode(in, true)
 		plain := s.Encode(in, false)
-		special := s.EncodeSpecial(in, true, true)
+		special := s.EncodeSpecial(in, Prompt)
 		for _, id := range slices.Concat(withBOS, plain, special) {
 			if id < 0 || id >= s.VocabSize() {
 				t.Fatalf("Encode(%q) produced id %d", in, id)

@@ -137,13 +137,13 @@ func TestGemmaVocabulary(t *testing.T) {
 			{"é", false, id("<bos>", "<0xC3>", "<0xA9>")},
 			{"<start_of_turn>user\nHi<end_of_turn>\n", true, append(id("<bos>", "<start_of_turn>", "u", "s", "e", "r", "\n", "H", "i", "<end_of_turn>"), gNL)},
 		} {
-			got := tok.EncodeSpecial(tc.text, true, tc.special)
+			got := tok.EncodeSpecial(tc.text, EncodeOptions{AddSpecial: true, ParseSpecial: tc.special})
 			require.Equal(t, tc.want, got, "%T %q", tok, tc.text)
 			if !tc.special {
 				require.Equal(t, tc.text, tok.Decode(got), "%T decodes %q back", tok, tc.text)
 			}
 		}
-		plain := tok.EncodeSpecial("<end_of_turn>", false, false)
+		plain := tok.EncodeSpecial("<end_of_turn>", EncodeOptions{})
 		require.NotContains(t, plain, gEOT, "%T: a turn token in text is text unless special tokens are parsed", tok)
 		require.Equal(t, "<start_of_turn>model\nHi", tok.DecodeSpecial(append(id("<bos>", "<start_of_turn>", "<0x6D>", "<0x6F>", "d", "e", "l"), append([]int{gNL}, id("H", "i")...)...), true)[len("<bos>"):])
 		require.True(t, tok.IsEOG(gEOS), "%T <eos>", tok)

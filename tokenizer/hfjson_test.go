@@ -6,9 +6,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kvref/kvref/internal/testutil"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/kvref/kvref/internal/testutil"
 )
 
 // miniJSON is a small tokenizer.json with every supported kind of
@@ -75,7 +76,7 @@ func TestFromTokenizerJSONMini(t *testing.T) {
 	// Digits are split one by one.
 	assert.Equal(t, []int{7, 8}, tok.Encode("12", false))
 	// The special token is parsed only on request; the added (user) token always.
-	assert.Equal(t, []int{0}, tok.EncodeSpecial("<s>", false, true))
+	assert.Equal(t, []int{0}, tok.EncodeSpecial("<s>", EncodeOptions{ParseSpecial: true}))
 	assert.NotContains(t, tok.Encode("<s>", false), 0)
 	assert.Equal(t, []int{4, 9, 4}, tok.Encode("ab  <tool>  ab", false), "lstrip/rstrip swallow the spaces")
 	assert.Equal(t, []int{4, 1, 1, 1, 4}, tok.Encode("ab<tool>ab", false), "single_word: not inside a word")

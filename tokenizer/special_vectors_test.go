@@ -9,10 +9,11 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/kvref/kvref/format/gguf"
-	"github.com/kvref/kvref/internal/testutil"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/kvref/kvref/format/gguf"
+	"github.com/kvref/kvref/internal/testutil"
 )
 
 // specialInputs are the inputs of the special-token vectors: the special
@@ -86,8 +87,8 @@ func checkSpecialVectors(t *testing.T, vs []testutil.SpecialVector, load func(t 
 
 // checkSpecialVector checks one vector.
 func checkSpecialVector(t *testing.T, tok Tokenizer, v testutil.SpecialVector) {
-	assert.Equal(t, orEmpty(v.IDs), orEmpty(tok.EncodeSpecial(v.Input, false, true)), "EncodeSpecial(%q, false, true)", v.Input)
-	assert.Equal(t, orEmpty(v.IDsWithSpecial), orEmpty(tok.EncodeSpecial(v.Input, true, true)), "EncodeSpecial(%q, true, true)", v.Input)
+	assert.Equal(t, orEmpty(v.IDs), orEmpty(tok.EncodeSpecial(v.Input, EncodeOptions{ParseSpecial: true})), "EncodeSpecial(%q, {ParseSpecial})", v.Input)
+	assert.Equal(t, orEmpty(v.IDsWithSpecial), orEmpty(tok.EncodeSpecial(v.Input, Prompt)), "EncodeSpecial(%q, Prompt)", v.Input)
 	if v.Keep != nil {
 		assert.Equal(t, *v.Keep, tok.DecodeSpecial(v.IDsWithSpecial, true), "DecodeSpecial(%v, true)", v.IDsWithSpecial)
 	}

@@ -12,10 +12,11 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/kvref/kvref/format/gguf"
-	"github.com/kvref/kvref/internal/testutil"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/kvref/kvref/format/gguf"
+	"github.com/kvref/kvref/internal/testutil"
 )
 
 // Synthetic tokenizer.json files. The shared fixtures hold only two genuine
@@ -326,7 +327,7 @@ type synthLine struct {
 // TestHFVectorsSynth checks encoding and decoding against Hugging Face's
 // output for the synthetic tokenizers and for extra inputs to the genuine
 // ones. Hugging Face parses special tokens in the input by default, so
-// these compare EncodeSpecial(x, add, true).
+// these compare EncodeSpecial(x, {AddSpecial: add, ParseSpecial: true}).
 func TestHFVectorsSynth(t *testing.T) {
 	data, err := os.ReadFile(filepath.Join("testdata", "hf-synth.jsonl"))
 	require.NoError(t, err)
@@ -365,8 +366,8 @@ func TestHFVectorsSynth(t *testing.T) {
 			})
 		} else {
 			ok = t.Run(fmt.Sprintf("%s/%d/%q", v.Tokenizer, i, shorten(v.Input, 30)), func(t *testing.T) {
-				assert.Equal(t, orEmpty(v.IDs), orEmpty(tok.EncodeSpecial(v.Input, false, true)), "EncodeSpecial(%q, false, true)", v.Input)
-				assert.Equal(t, orEmpty(v.IDsWithSpecial), orEmpty(tok.EncodeSpecial(v.Input, true, true)), "EncodeSpecial(%q, true, true)", v.Input)
+				assert.Equal(t, orEmpty(v.IDs), orEmpty(tok.EncodeSpecial(v.Input, EncodeOptions{ParseSpecial: true})), "EncodeSpecial(%q, {ParseSpecial})", v.Input)
+				assert.Equal(t, orEmpty(v.IDsWithSpecial), orEmpty(tok.EncodeSpecial(v.Input, Prompt)), "EncodeSpecial(%q, Prompt)", v.Input)
 				assert.Equal(t, v.Decoded, tok.DecodeSpecial(v.IDs, true), "DecodeSpecial(ids, true)")
 				assert.Equal(t, *v.DecodedSpecial, tok.Decode(v.IDsWithSpecial), "Decode(ids_with_special)")
 			})

@@ -12,10 +12,10 @@
 // Control tokens (<s>, </s>, <|im_start|>, <|eot_id|>, ...; Hugging Face's added tokens
 // with "special": true) are only produced from text when the caller asks:
 //
-//	tok.Encode(text, true)                 // "<|im_end|>" in text is ordinary text
-//	tok.EncodeSpecial(text, true, true)    // "<|im_end|>" in text becomes that token
+//	tok.Encode(text, true)                         // "<|im_end|>" in text is ordinary text
+//	tok.EncodeSpecial(text, tokenizer.Prompt)      // "<|im_end|>" in text becomes that token
 //
-// EncodeSpecial(text, addSpecial, true) is what llama-server does with a text prompt
+// EncodeSpecial with ParseSpecial is what llama-server does with a text prompt
 // (llama.cpp's parse_special=true) for GGUF vocabularies, and what Hugging Face's
 // tokenizers do by default for tokenizer.json (each added token's lstrip, rstrip,
 // single_word and normalized flags honoured). User-defined (non-special) added tokens are
@@ -25,19 +25,34 @@
 //	tok.DecodeSpecial(ids, true)           // control tokens give their text (skip_special_tokens=false)
 package tokenizer
 
+// EncodeOptions say what EncodeSpecial adds to a text and which of its text it reads as
+// special tokens.
+type EncodeOptions struct {
+	// AddSpecial adds the vocabulary's special prefix and suffix (BOS, and EOS when it
+	// says add_eos).
+	AddSpecial bool
+	// ParseSpecial makes the text of a special token in the input ("<s>",
+	// "<|im_end|>", ...) produce that token (llama.cpp's parse_special).
+	ParseSpecial bool
+}
+
+// Prompt is how kvref, like llama-server, tokenizes a text prompt: BOS added when the
+// vocabulary wants it, special tokens written in the text parsed.
+var Prompt = EncodeOptions{AddSpecial: true, ParseSpecial: true}
+
 // Tokenizer is implemented by every tokenizer kvref has: SPM and BPE.
 type Tokenizer interface {
 	// Encode tokenizes text. addSpecial prepends BOS when the vocabulary says
 	// add_bos (and appends EOS when it says add_eos). Special-token text in the
 	// input is not parsed as special tokens (llama.cpp's parse_special=false,
 	// Hugging Face's split_special_tokens=True). Encode(text, a) is
-	// EncodeSpecial(text, a, false).
+	// EncodeSpecial(text, EncodeOptions{AddSpecial: a}).
 	Encode(text string, addSpecial bool) []int
-	// EncodeSpecial tokenizes text. addSpecial is Encode's; parseSpecial makes
-	// the text of a control token in the input ("<s>", "<|im_start|>", ...)
-	// produce that token, as llama-server does for text prompts and Hugging
-	// Face's encode does by default.
-	EncodeSpecial(text string, addSpecial, parseSpecial bool) []int
+	// EncodeSpecial tokenizes text as opt says: AddSpecial is Encode's
+	// addSpecial; ParseSpecial makes the text of a control token in the input
+	// ("<s>", "<|im_start|>", ...) produce that token, as llama-server does for
+	// text prompts and Hugging Face's encode does by default.
+	EncodeSpecial(text string, opt EncodeOptions) []int
 	// Decode returns the full text of ids: control tokens produce nothing,
 	// byte tokens are reassembled into their bytes, and the leading space that
 	// the SentencePiece normalizer added is stripped. Decode(ids) is

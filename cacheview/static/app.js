@@ -38,8 +38,13 @@ const state = {
   hover: -1,           // the block under the pointer
   current: -1,         // stepping mode: the sequence the controls act on
   log: [],             // events, oldest first (at most maxLog)
-  seen: 0, dropped: 0, allocs: 0,
+  seen: 0, dropped: 0,
+  tally: {},           // events by kind ({n, slots}): the hello's, then every event received or lost
+  lastN: 0,            // the number of the last event received
+  replayedUpTo: 0,     // events numbered up to this came from the server's ring (the page opened later)
+  request: -1,         // the selected request (serve mode)
   lastStep: null,      // stepping mode: the last decoded token
+  lastNote: "",        // ... or why there is none to show
   flash: new Set(),    // blocks touched since the last drawing
   fetching: false, again: false, lastFetch: 0,
 };
@@ -77,9 +82,10 @@ function render() {
     `${v.mode === "step" ? "stepping" : "serving"} · ${v.cache_type_k === v.cache_type_v ? v.cache_type_k : v.cache_type_k + "/" + v.cache_type_v} cache`;
   document.querySelectorAll(".bsz").forEach((b) => (b.textContent = v.block_size));
   renderGrid(v);
+  renderRequests(v);
   renderTables(v);
   renderFormula(v);
-  renderCounters(v);
+  renderCounters();
   renderDetail();
   if (v.mode === "step") { renderControls(v); renderLastStep(); }
   state.flash.clear();
@@ -99,15 +105,47 @@ function owners(v) {
   return m;
 }
 
+// excerpt is what a block cell shows of its tokens: the first token's text (spaces shown
+// as they are trimmed), shortened, with an ellipsis when the block holds more.
+function excerpt(b) {
+  if (!b.text || b.text.length === 0 || b.state === "free") return "";
+  let t = b.text[0].replace(/\s+/g, " ").trim() || "␣";
+  if (t.length > 5) t = t.slice(0, 4) + "…";
+  else if (b.text.length > 1) t += "…";
+  return t;
+}
+
+// blockTitle is a block's tooltip: its state, its tokens' full text, hash, refcount and owners.
+function blockTitle(b, v, own) {
+  const who = own.length ? own.map(([s, i]) => `seq ${s} table[${i}]`).join(", ") : "none";
+  return `block ${b.id}: ${b.state}, refcount ${b.ref}, ${b.filled}/${v.block_size} slots\n` +
+    `text: ${b.text && b.text.length ? quote(b.text.join("")) : "(nothing)"}\n` +
+    `hash: ${b.hash ? b.hash + "…" : "none"}\nowners: ${who}`;
+}
+
+// reqBlocks is the set of blocks the selected request holds (live) or held and the pool
+// still keeps (finished: blocks given to other tokens since, and freed ones, left out).
+function reqBlocks(v) {
+  const q = v.requests && v.requests.find((r) => r.id === state.request);
+  const set = new Set();
+  if (!q) return set;
+  for (const s of q.sequences) {
+    const stale = new Set(s.stale || []);
+    for (const id of s.blocks || []) if (id >= 0 && !stale.has(id) && v.blocks[id] && v.blocks[id].state !== "free") set.add(id);
+  }
+  return set;
+}
+
 function blockCell(b, v, extra) {
+  const own = (state.owners && state.owners.get(b.id)) || [];
   const cell = el("div", {
-    class: "blk" + (state.flash.has(b.id) ? " flash" : "") + (b.id === state.selected ? " sel" : ""),
+    class: "blk" + (state.flash.has(b.id) ? " flash" : "") + (b.id === state.selected ? " sel" : "") + (state.reqSet && state.reqSet.has(b.id) ? " req" : ""),
     "data-block-id": b.id, "data-state": b.state, role: "listitem", tabindex: 0,
-    title: `block ${b.id}: ${b.state}, refcount ${b.ref}, ${b.filled}/${v.block_size} slots`,
+    title: blockTitle(b, v, own),
     onmouseenter: () => { state.hover = b.id; renderDetail(); highlight(b.id); },
     onmouseleave: () => { state.hover = -1; renderDetail(); highlight(-1); },
     onclick: () => { state.selected = state.selected === b.id ? -1 : b.id; render(); },
-  }, String(b.id));
+  }, el("span", { class: "id", text: b.id }), el("span", { class: "ex", text: excerpt(b) }));
   if (b.filled > 0 && b.state !== "free") cell.append(el("span", { class: "fill", style: `width:${(100 * b.filled) / v.block_size}%` }));
   if (b.ref > 1) cell.append(el("span", { class: "ref", text: `×${b.ref}` }));
   if (extra) extra(cell);
@@ -115,6 +153,8 @@ function blockCell(b, v, extra) {
 }
 
 function renderGrid(v) {
+  state.owners = owners(v);
+  state.reqSet = reqBlocks(v);
   const grid = $("#grid");
   grid.classList.toggle("dense", v.blocks.length > 400);
   grid.replaceChildren(...v.blocks.map((b) => blockCell(b, v)));
@@ -151,12 +191,57 @@ function renderTables(v) {
       }
       const cell = blockCell(byId.get(id), v, (c) => {
         c.dataset.index = i;
-        c.title = `table[${i}] = block ${id}: positions ${i * v.block_size}–${(i + 1) * v.block_size - 1}, refcount ${byId.get(id).ref}`;
+        c.title = `table[${i}] = block ${id}: positions ${i * v.block_size}–${(i + 1) * v.block_size - 1}\n` + blockTitle(byId.get(id), v, state.owners.get(id) || []);
       });
       return cell;
     }));
-    return el("div", { class: "seqrow" + (s.id === state.current ? " current" : ""), "data-seq-id": s.id,
+    const mine = v.requests && v.requests.some((q) => q.id === state.request && q.sequences.some((x) => x.seq === s.id && x.state !== "finished"));
+    return el("div", { class: "seqrow" + (s.id === state.current ? " current" : "") + (mine ? " req" : ""), "data-seq-id": s.id,
       onclick: () => { if (v.mode === "step") { state.current = s.id; render(); } } }, who, cells);
+  }));
+}
+
+// renderRequests lists the live requests and the last finished ones (serve mode): the
+// prompt's start, the prompt tokens reused from the cache, each sequence's blocks, the state
+// and why it ended. Selecting one outlines its blocks in the pool and its sequences' tables.
+function renderRequests(v) {
+  const box = $("#requests");
+  if (!box) return;
+  const reqs = v.requests || [];
+  const h = v.history;
+  $("#requests-note").textContent = h ? `live, then the last ${h.requests} finished (newest first); the event log replays the last ${fmtInt(h.events)} events` : "";
+  if (reqs.length === 0) {
+    box.replaceChildren(el("p", { class: "empty", text: "No request yet. Send one to /v1/completions or /v1/chat/completions: it is listed here, live and after it ends." }));
+    return;
+  }
+  const byId = new Map(v.blocks.map((b) => [b.id, b]));
+  box.replaceChildren(...reqs.map((q) => {
+    const reused = q.reused < 0 ? "waiting for the cache" : `${q.reused} of ${q.prompt_tokens} prompt tokens reused`;
+    const seqs = q.sequences.map((s) => {
+      const stale = new Set(s.stale || []);
+      const cells = (s.blocks || []).map((id, i) => {
+        if (id < 0) return el("span", { class: "mini hole", title: `table[${i}]: reclaimed` }, "—");
+        const b = byId.get(id);
+        const gone = stale.has(id);
+        return el("span", { class: "mini" + (gone ? " gone" : ""), "data-block-id": id, "data-state": gone ? "gone" : b ? b.state : "free",
+          title: gone ? `block ${id}: since given to other tokens (evicted or freed, then reused)` :
+            b && b.state === "free" ? `block ${id}: freed when the request ended (it was not full, so not cached)` : b ? blockTitle(b, v, state.owners.get(id) || []) : `block ${id}` }, String(id));
+      });
+      return el("div", { class: "rseq", "data-choice": s.choice },
+        el("span", { class: "muted" }, q.choices > 1 ? `choice ${s.choice}` : "", s.seq >= 0 ? ` seq ${s.seq}` : "", ` · ${s.state}${s.finish ? ` (${s.finish})` : ""}`),
+        el("span", { class: "minis" }, ...cells));
+    });
+    if (q.choices > q.sequences.length) seqs.push(el("div", { class: "muted small", text: `and ${q.choices - q.sequences.length} more continuations` }));
+    return el("div", {
+      class: "req-row" + (q.id === state.request ? " sel" : ""), "data-request-id": q.id, "data-state": q.state, role: "button", tabindex: 0,
+      onclick: () => { state.request = state.request === q.id ? -1 : q.id; render(); },
+      onkeydown: (e) => { if (e.key === "Enter" || e.key === " ") { e.preventDefault(); e.currentTarget.click(); } },
+    },
+      el("div", { class: "req-head" }, el("b", { text: `#${q.id}` }), el("span", { class: "rstate " + q.state, text: q.state }),
+        el("span", { class: "prompt", text: quote(q.prompt) }),
+        el("span", { class: "reused", "data-reused": q.reused, text: reused }),
+        q.finish ? el("span", { class: "finish", text: q.finish }) : null),
+      ...seqs);
   }));
 }
 
@@ -187,19 +272,46 @@ function renderFormula(v) {
   );
 }
 
-function renderCounters(v) {
-  const s = v.stats;
+// renderCounters counts the event stream itself (the hello's tally of what came before,
+// then every event received or lost), so that the counters and the log always agree; the
+// prompt tokens and the engine's steps come from the last snapshot.
+function renderCounters() {
+  const v = state.view;
+  const t = (k) => state.tally[k] || { n: 0, slots: 0 };
   const rows = [
-    ["prompt tokens", s.prompt_tokens],
-    ["tokens from prefix hits", s.prefix_hit_tokens],
-    ["copy-on-write copies", s.cow_copies],
-    ["evictions", s.evictions],
-    ["blocks reclaimed (sliding window)", s.blocks_reclaimed],
+    ["events", Object.values(state.tally).reduce((a, k) => a + k.n, 0)],
+    ["allocations", t("alloc").n],
+    ["tokens from prefix hits", t("prefix_hit").slots],
+    ["copy-on-write copies", t("cow").n],
+    ["evictions", t("evict").n],
+    ["blocks reclaimed (sliding window)", t("reclaim").n],
   ];
-  if (v.engine) rows.push(["preemptions", v.engine.preemptions], ["engine steps", v.engine.steps]);
-  rows.push(["allocations seen", state.allocs], ["events seen", state.seen]);
+  if (!v || v.mode === "serve") {
+    rows.push(["requests submitted", t("submit").n], ["requests finished", t("finish").n], ["admissions", t("admit").n], ["preemptions", t("preempt").n]);
+  }
   if (state.dropped) rows.push(["events dropped (slow viewer)", state.dropped]);
-  $("#counters").replaceChildren(...rows.flatMap(([k, n]) => [el("dt", { text: k }), el("dd", { "data-counter": k, text: fmtInt(n) })]));
+  const snap = [];
+  if (v) {
+    snap.push(["prompt tokens", v.stats.prompt_tokens]);
+    if (v.engine) snap.push(["engine steps", v.engine.steps]);
+  }
+  const dl = (k, n) => [el("dt", { text: k }), el("dd", { "data-counter": k, text: fmtInt(n) })];
+  $("#counters").replaceChildren(...rows.flatMap(([k, n]) => dl(k, n)),
+    ...(snap.length ? [el("dt", { class: "sub", text: "from the last snapshot" }), el("dd", {}), ...snap.flatMap(([k, n]) => dl(k, n))] : []));
+  document.body.dataset.tallyEvents = String(rows[0][1]);
+}
+
+// requestsOf says which listed requests hold, or held, block id (and the pool still keeps
+// what they wrote there): the story of a cached block.
+function requestsOf(v, id) {
+  const out = [];
+  for (const q of v.requests || []) {
+    for (const s of q.sequences) {
+      const i = (s.blocks || []).indexOf(id);
+      if (i >= 0 && !(s.stale || []).includes(id)) out.push(`#${q.id}${q.choices > 1 ? ` choice ${s.choice}` : ""} (${q.state === "finished" ? "held" : "holds"} it as table[${i}])`);
+    }
+  }
+  return out.join(", ");
 }
 
 function renderDetail() {
@@ -228,10 +340,13 @@ function renderDetail() {
   box.replaceChildren(
     el("dl", { class: "kv" },
       el("dt", { text: "state" }), el("dd", {}, el("b", { text: b.state }), ` — ${explain}`),
+      el("dt", { text: "text" }), el("dd", { class: "mono", "data-text": "", text: b.text && b.text.length ? quote(b.text.join("")) : "(nothing)" }),
       el("dt", { text: "refcount" }), el("dd", { text: b.ref }),
       el("dt", { text: "slots" }), el("dd", { text: `${b.filled} of ${v.block_size} filled` }),
       el("dt", { text: "hash" }), el("dd", { class: "mono", text: b.hash ? b.hash + "…" : "none (not full, or not indexed)" }),
       el("dt", { text: "owners" }), el("dd", { text: own.length ? own.map(([s, i]) => `seq ${s} (table[${i}], positions ${i * v.block_size}–${(i + 1) * v.block_size - 1})`).join(", ") : "none" }),
+      v.requests ? el("dt", { text: "requests" }) : null,
+      v.requests ? el("dd", { "data-requests": "", text: requestsOf(v, id) || "none of the requests listed" }) : null,
     ),
     el("div", { class: "slots" }, ...slots),
   );
@@ -255,15 +370,26 @@ function describe(e) {
     case "fork_seq": return `request ${e.request} forks choice ${e.choice} as seq ${e.seq}, sharing ${e.blocks} blocks`;
     case "preempt": return `seq ${e.seq} (request ${e.request}) preempted: its ${e.blocks} blocks are freed, ${e.tokens} tokens wait to be recomputed`;
     case "reset": return `a new, empty pool of ${e.blocks} blocks of ${e.slots} slots`;
+    case "submit": return `request ${e.request} submitted: ${e.tokens} prompt tokens${e.blocks > 1 ? `, ${e.blocks} continuations` : ""}`;
+    case "finish": return `request ${e.request} finished (${e.reason}): ${e.computed} of its ${e.tokens} prompt tokens came from the cache`;
   }
   return `${e.kind} block ${e.block}`;
 }
 
+function count(kind, n, slots) {
+  const k = state.tally[kind] || (state.tally[kind] = { n: 0, slots: 0 });
+  k.n += n;
+  k.slots += slots;
+}
+
 let logDirty = false;
 function addEvent(e) {
+  if (e.n <= state.lastN) return; // had it already (a reconnection's replay)
+  state.lastN = e.n;
   state.seen++;
-  if (e.kind === "alloc") state.allocs++;
-  if (e.block >= 0) state.flash.add(e.block);
+  if (e.kind === "reset" && state.view && state.view.mode === "step") state.tally = {}; // a new pool: count afresh
+  count(e.kind, 1, e.slots);
+  if (e.block >= 0 && e.n > state.replayedUpTo) state.flash.add(e.block);
   state.log.push(e);
   if (state.log.length > maxLog) state.log.splice(0, state.log.length - maxLog);
   if (!logDirty) { logDirty = true; requestAnimationFrame(renderLog); }
@@ -274,18 +400,39 @@ function renderLog() {
   const items = [];
   for (let i = state.log.length - 1; i >= 0; i--) {
     const e = state.log[i];
-    items.push(el("li", { "data-kind": e.kind, "data-n": e.n }, el("span", { class: "n", text: e.n }), el("span", { class: "kind " + e.kind, text: e.kind }), el("span", { text: describe(e) })));
+    if (e.n === state.replayedUpTo && i < state.log.length - 1) items.push(el("li", { class: "replay-mark", text: "▲ live since the page opened · ▼ replayed from the server's history" }));
+    items.push(el("li", { "data-kind": e.kind, "data-n": e.n, class: e.n <= state.replayedUpTo ? "replayed" : null }, el("span", { class: "n", text: e.n }), el("span", { class: "kind " + e.kind, text: e.kind }), el("span", { text: describe(e) })));
   }
   $("#log").replaceChildren(...items);
+  $("#log-note").textContent = state.replayedUpTo > 0 ? `· events 1–${fmtInt(state.replayedUpTo)} happened before the page opened (replayed, faded)` : "";
+  renderCounters();
   if (state.log.length) document.body.dataset.logEvents = String(state.log[state.log.length - 1].n);
 }
 
 function connect() {
-  const es = new EventSource("/v1/cache/events");
+  // since=0: first the events the server still holds (what happened before the page opened),
+  // then the live ones; a reconnection goes on from its last event (Last-Event-ID).
+  const es = new EventSource("/v1/cache/events?since=0");
   es.addEventListener("open", () => ($("#status").className = "status live"));
   es.addEventListener("error", () => ($("#status").className = "status lost"));
+  es.addEventListener("hello", (m) => {
+    const h = JSON.parse(m.data);
+    // The hello counts every event before the stream's first one.
+    state.tally = {};
+    for (const [k, t] of Object.entries(h.tally || {})) state.tally[k] = { n: t.n, slots: t.slots };
+    if (state.lastN > h.from) for (const e of state.log) if (e.n > h.from) count(e.kind, 1, e.slots); // kept, not resent
+    if (state.lastN === 0) state.replayedUpTo = h.published;
+    if (state.lastN < h.from) state.lastN = h.from;
+    document.body.dataset.helloFrom = String(h.from);
+    if (!logDirty) { logDirty = true; requestAnimationFrame(renderLog); }
+  });
   es.addEventListener("cache", (m) => { addEvent(JSON.parse(m.data)); refresh(); });
-  es.addEventListener("dropped", (m) => { state.dropped += JSON.parse(m.data).dropped; refresh(); });
+  es.addEventListener("dropped", (m) => {
+    const d = JSON.parse(m.data);
+    state.dropped += d.dropped;
+    for (const [k, t] of Object.entries(d.lost || {})) count(k, t.n, t.slots);
+    refresh();
+  });
   // Filling a slot inside a block is no event: while sequences are live, look again now and then.
   setInterval(() => { if (state.view && state.view.sequences.length > 0 && state.view.mode === "serve") refresh(); }, 500);
 }
@@ -301,8 +448,23 @@ async function step(cmd) {
     throw new Error(msg);
   }
   if (body.seq >= 0) state.current = body.seq;
-  if (body.decoded && body.decoded.length) { state.lastStep = body.decoded[body.decoded.length - 1]; renderLastStep(); }
-  if (body.op === "reset") { state.lastStep = null; renderLastStep(); state.current = -1; }
+  if (body.decoded && body.decoded.length) { state.lastStep = body.decoded[body.decoded.length - 1]; state.lastNote = ""; renderLastStep(); }
+  if (body.op === "reset") { state.lastStep = null; state.lastNote = ""; renderLastStep(); state.current = -1; }
+  // A freed sequence takes its last step with it: the panel says so instead of describing it.
+  if (body.op === "free" && state.lastStep && state.lastStep.seq === cmd.seq) {
+    state.lastStep = null;
+    state.lastNote = `seq ${cmd.seq} was freed; decode a live sequence to see a step here.`;
+    renderLastStep();
+  }
+  if (body.op === "undo" && body.undone) {
+    // The command taken back published the events numbered from events_from on: forget them.
+    for (const e of state.log) if (e.n >= body.undone.events_from) count(e.kind, -1, -e.slots); // the counters follow the log
+    state.log = state.log.filter((e) => e.n < body.undone.events_from);
+    renderLog();
+    state.lastStep = body.undone.last_step;
+    state.lastNote = "No step of a live sequence to show: undo took it back, or its sequence was freed.";
+    renderLastStep();
+  }
   if (!walk.active) say(body.message);
   await refreshNow();
   return body;
@@ -330,6 +492,7 @@ function renderControls(v) {
   for (const id of ["#decode1", "#decodeN", "#fork", "#free"]) $(id).disabled = state.current < 0;
   const st = v.step;
   if (!st) return;
+  $("#undo").disabled = !st.undoable;
   const layer = $("#attn-layer"), head = $("#attn-head");
   if (layer.options.length !== v.model.layers + 1) {
     layer.replaceChildren(el("option", { value: -1, text: "off" }), ...Array.from({ length: v.model.layers }, (_, i) => el("option", { value: i, text: i })));
@@ -351,7 +514,7 @@ function renderLastStep() {
   const d = state.lastStep;
   const box = $("#last-step"), top = $("#topk");
   if (!d) {
-    box.replaceChildren(el("p", { class: "muted", text: "Nothing decoded yet." }));
+    box.replaceChildren(el("p", { class: "muted", text: state.lastNote || "Nothing decoded yet." }));
     top.replaceChildren();
     renderAttention();
     return;
@@ -364,8 +527,9 @@ function renderLastStep() {
   box.replaceChildren(
     el("p", {}, el("span", { class: "tok", text: quote(d.text) }), ` id ${d.token} · p ${d.p.toFixed(4)} · rank ${d.rank} · ${d.how} · seq ${d.seq}`),
     el("p", { text: where }),
-    cur && cur.text !== undefined ? el("p", { class: "muted" }, "text: ", quote(cur.text)) : null,
   );
+  // (replaceChildren writes a null child as the text "null": add the line only when there is one.)
+  if (cur && cur.text !== undefined) box.append(el("p", { class: "muted" }, "text: ", quote(cur.text)));
   const pmax = Math.max(...d.top.map((a) => a.p), 1e-9);
   top.replaceChildren(el("div", { class: "muted small", text: `the ${d.top.length} most likely tokens at this step (the model's own probabilities, before temperature and filters)` }),
     ...d.top.map((a) => el("div", { class: "alt" + (a.token === d.token ? " chosen" : ""), "data-token": a.token },
@@ -384,6 +548,7 @@ function renderAttention() {
   const d = state.lastStep, v = state.view, box = $("#attn-map");
   if (!v || !d || !d.attention) {
     $("#attn-title").textContent = "";
+    if (!d) box.replaceChildren();
     return;
   }
   const a = d.attention, B = v.block_size;
@@ -422,6 +587,7 @@ function wireControls() {
   $("#decodeN").addEventListener("click", safe(() => step({ op: "decode", seq: cur(), n: Number($("#decode-n").value) || 1 })));
   $("#fork").addEventListener("click", safe(() => step({ op: "fork", seq: cur() })));
   $("#free").addEventListener("click", safe(() => step({ op: "free", seq: cur() })));
+  $("#undo").addEventListener("click", safe(() => step({ op: "undo" })));
   $("#apply-sampling").addEventListener("click", safe(async () => {
     await step({ op: "temperature", temperature: Number($("#temp").value) });
     await step({ op: "seed", seed: Number($("#seed").value) });
@@ -536,6 +702,11 @@ async function nextWalkStep() {
 
 const plotColors = { f32: "#555", f16: "#2f5fd0", bf16: "#7aa2ff", int8: "#3fa66b", "fp8-e4m3": "#e8a317", "fp8-e5m2": "#d0453a", q8_0: "#8e44ad", q5_1: "#16a3a3", q5_0: "#5cc7c7", q4_1: "#a0522d", q4_0: "#c98b5e", iq4_nl: "#b03a7a" };
 let presets = [];
+// The price-it panel opens on a real model in a real GPU's memory (Llama-3-8B in 80 GB); the
+// plot's legend hides and shows lines.
+const defaultPreset = "llama-3-8b";
+const hiddenTypes = new Set();
+let lastPlan = null;
 
 async function initPlan() {
   presets = await (await fetch("/v1/plan/presets")).json();
@@ -548,6 +719,7 @@ async function initPlan() {
     for (const k of ["layers", "heads", "kv_heads", "head_dim"]) form.elements[k].value = p[k];
     form.elements.ctx.value = p.context || 4096;
   };
+  if (presets.some((p) => p.name === defaultPreset)) sel.value = defaultPreset;
   sel.addEventListener("change", () => { fill(); plan(); });
   for (const k of ["layers", "heads", "kv_heads", "head_dim"]) form.elements[k].addEventListener("input", () => { sel.value = ""; });
   form.addEventListener("input", debounce(plan, 250));
@@ -573,6 +745,7 @@ async function plan() {
     $("#plan-plot").replaceChildren();
     return;
   }
+  lastPlan = body;
   renderPlan(body);
   renderPlot(body);
 }
@@ -614,7 +787,7 @@ function renderPlan(a) {
 // renderPlot draws sequences-that-fit against context, both on log scales, one line per
 // cache dtype, as an SVG.
 function renderPlot(a) {
-  const c = a.curve, W = 640, H = 300, L = 52, R = 96, T = 12, Bm = 34;
+  const c = a.curve, W = 640, H = 300, L = 52, R = 16, T = 12, Bm = 34;
   const ns = "http://www.w3.org/2000/svg";
   const svg = document.createElementNS(ns, "svg");
   svg.setAttribute("viewBox", `0 0 ${W} ${H}`);
@@ -643,16 +816,27 @@ function renderPlot(a) {
   add("text", { x: (L + W - R) / 2, y: H - 4, "text-anchor": "middle" }, "context (tokens)");
   const ci = c.contexts.findIndex((n) => n >= a.plan.context);
   if (ci >= 0) add("line", { x1: x(ci), x2: x(ci), y1: T, y2: y(0), stroke: "#d0453a", "stroke-dasharray": "4 3" });
-  c.types.forEach((t, k) => {
-    if (t.error || !t.max_sequences.length) return;
+  // The selected cache type is drawn last (on top), thick and opaque; the others thin and
+  // faded; a type switched off in the legend is not drawn.
+  const current = (t) => t.cache_type === a.plan.cache_type_k;
+  const order = [...c.types].sort((p, q) => current(p) - current(q));
+  for (const t of order) {
+    if (t.error || !t.max_sequences.length || hiddenTypes.has(t.cache_type)) continue;
     const pts = t.max_sequences.map((n, i) => `${x(i).toFixed(1)},${y(n).toFixed(1)}`).join(" ");
     const color = plotColors[t.cache_type] || "#999";
-    const current = t.cache_type === a.plan.cache_type_k;
-    add("polyline", { points: pts, fill: "none", stroke: color, "stroke-width": current ? 3 : 1.6, "data-cache-type": t.cache_type });
-    add("rect", { x: W - R + 10, y: T + 4 + k * 16, width: 12, height: 4, fill: color });
-    add("text", { x: W - R + 27, y: T + 10 + k * 16, "font-weight": current ? 700 : 400 }, t.cache_type);
-  });
-  $("#plan-plot").replaceChildren(svg);
+    const cur = current(t);
+    add("polyline", { points: pts, fill: "none", stroke: color, "stroke-width": cur ? 4 : 1.4, "stroke-opacity": cur ? 1 : 0.45,
+      "data-cache-type": t.cache_type, ...(cur ? { class: "current" } : {}) });
+  }
+  const legend = el("div", { class: "plot-legend", role: "group", "aria-label": "cache types drawn" }, ...c.types.map((t) => {
+    const on = !hiddenTypes.has(t.cache_type) && !t.error;
+    return el("button", {
+      type: "button", class: "lg" + (current(t) ? " current" : ""), "data-cache-type": t.cache_type, "aria-pressed": on ? "true" : "false", disabled: !!t.error,
+      title: t.error ? "this shape cannot be stored in this type" : (on ? "hide this line" : "show this line"),
+      onclick: () => { if (hiddenTypes.has(t.cache_type)) hiddenTypes.delete(t.cache_type); else hiddenTypes.add(t.cache_type); if (lastPlan) renderPlot(lastPlan); },
+    }, el("i", { style: `background:${plotColors[t.cache_type] || "#999"}` }), t.cache_type);
+  }));
+  $("#plan-plot").replaceChildren(svg, legend);
 }
 
 // ---- start -----------------------------------------------------------------------------

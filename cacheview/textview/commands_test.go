@@ -64,7 +64,7 @@ func TestExecRunsCommands(t *testing.T) {
 	for _, q := range []string{"quit", "q", "exit"} {
 		require.ErrorIs(t, c.Exec(q), ErrQuit)
 	}
-	require.NoError(t, c.Session.Engine().Pool.Check())
+	require.NoError(t, c.Session.Engine().Pool().Check())
 }
 
 // TestExecRefusesBadArguments: a malformed command line is refused with an error saying
@@ -103,11 +103,14 @@ func TestExecRefusesBadArguments(t *testing.T) {
 		{"temp Inf", "temp takes a number ≥ 0"},
 		{"temp NaN", "temp takes a number ≥ 0"},
 		{"attn", "attn takes LAYER, LAYER:HEAD or off"},
+		{"undo 1", `undo takes no arguments, got "1"`},
+		{"seed", "seed takes a seed"},
+		{"seed -3", `seed takes a whole number ≥ 0, got "-3"`},
 		{"attn " + strconv.Itoa(cfg.Layers), "attn: want LAYER or LAYER:HEAD with a layer from 0 to " + strconv.Itoa(cfg.Layers-1)},
 		{"attn 0:" + strconv.Itoa(cfg.Heads), "attn: want a head from 0 to " + strconv.Itoa(cfg.Heads-1)},
 	} {
 		t.Run(tc.line, func(t *testing.T) {
-			pool := c.Session.Engine().Pool
+			pool := c.Session.Engine().Pool()
 			before, cur, n, live := pool.Stats(), c.Cur, c.Cur.KV.Len(), len(c.Session.Live())
 			require.ErrorContains(t, c.Exec(tc.line), tc.want)
 			require.Equal(t, before, pool.Stats())

@@ -3,111 +3,106 @@ package textview
 import (
 	"fmt"
 
-	"github.com/kvref/kvref/engine"
+	"github.com/kvref/kvref/stepper"
 )
 
 // Console is a session seen through a View, with a current sequence: the commands of a
-// text front end such as kvref step, each of which calls the session and prints what it
-// did. Where a line says what to do next it names the console's own commands as kvref step
-// spells them ("n goes on anyway", "switch 0 goes back"). An error from the session (out
-// of blocks, a failed forward pass) is returned as it is and leaves the console as it was.
-// Like the session, a Console is used from one goroutine at a time.
+// text front end such as kvref step, each of which runs a command of the session and
+// prints what it did. Where a line says what to do next it names the console's own
+// commands as kvref step spells them ("n goes on anyway", "switch 0 goes back"). An error
+// from the session (out of blocks, a failed forward pass) is returned as it is and leaves
+// the console as it was. Like the session, a Console is used from one goroutine at a time.
 type Console struct {
 	View
-	Cur *engine.SessionSeq // the sequence Decode and Fork act on; nil before the first Add
+	Cur *stepper.Seq // the sequence decode and fork act on; nil before the first add
+
+	undo []undoEntry // per command the session can undo: what undo says and restores
+}
+
+// undoEntry is one command the session can take back: its line, the sequence that was
+// current before it, and the session's count of undoable commands with it.
+type undoEntry struct {
+	line string
+	cur  int
+	n    int
+}
+
+// curID is the current sequence's id, or -1.
+func (c *Console) curID() int {
+	if c.Cur == nil {
+		return -1
+	}
+	return c.Cur.ID()
 }
 
 // Add starts a sequence from a prompt, special tokens in it parsed (the session reuses
 // cached blocks of its prefix and computes the rest), prints it, makes it current and says
 // what Enter does.
 func (c *Console) Add(text string) error {
-	ids := c.model().Tokenizer.EncodeSpecial(text, true, true)
-	if len(ids) == 0 {
-		return fmt.Errorf("the prompt %q has no tokens (this tokenizer adds no BOS); give some text", text)
-	}
-	a, err := c.Session.Add(ids)
-	if err != nil {
-		return err
-	}
-	c.Cur = a.Seq
-	c.Added(a, text)
-	fmt.Fprintf(c.Out, "Enter decodes the next token of seq %d; help lists the commands.\n", c.Cur.ID())
-	return nil
+	return c.run(stepper.Command{Op: "add", Text: text}, fmt.Sprintf("add %q", text))
 }
 
-// Next decodes k tokens of the current sequence, one forward pass each.
-func (c *Console) Next(k int) error {
-	for range k {
-		if err := c.Decode(-1); err != nil {
+// run runs a command of the session and prints what it did; line is how the user typed
+// it (undo names it).
+func (c *Console) run(cmd stepper.Command, line string) error {
+	if cmd.Op == "decode" {
+		cmd.Top = c.Top
+	}
+	cur, n := c.curID(), c.Session.Undoable()
+	if cmd.Op == "undo" {
+		last := undoEntry{cur: cur}
+		if k := len(c.undo); k > 0 && c.undo[k-1].n == n {
+			last, c.undo = c.undo[k-1], c.undo[:k-1]
+		}
+		if err := c.Session.Undo(); err != nil {
 			return err
 		}
+		c.Cur = c.Session.Seq(last.cur) // the undo replaced every sequence
+		c.Undone(last.line, c.Cur)
+		return nil
+	}
+	r, err := c.Session.DoEach(cmd, c.stepped)
+	if c.Session.Undoable() > n {
+		c.undo = append(c.undo, undoEntry{line: line, cur: cur, n: c.Session.Undoable()})
+	}
+	if err != nil {
+		return err
+	}
+	switch cmd.Op {
+	case "add":
+		c.Cur = r.Seq
+		c.Added(*r.Added, cmd.Text)
+		fmt.Fprintf(c.Out, "Enter decodes the next token of seq %d; help lists the commands.\n", c.Cur.ID())
+	case "decode":
+		return r.Stopped
+	case "fork":
+		parent := c.Cur
+		c.Cur = r.Seq
+		c.Forked(parent, r.Seq, fmt.Sprintf("switch %d goes back", parent.ID()))
+	case "free":
+		c.Freed(*r.Freed)
+	case "temperature":
+		note := ""
+		if *cmd.Temperature == 0 {
+			note = " (greedy: always the most likely token)"
+		}
+		c.Say("temp    %g for every sequence from now on%s", *cmd.Temperature, note)
+	case "seed":
+		c.Say("seed    %d: every sequence samples with a seed derived from it and its id, from now on", *cmd.Seed)
+	case "attention":
+		if *cmd.Layer < 0 {
+			c.Say("attn    off")
+			break
+		}
+		c.Say("attn    %s for each new token from now on", c.AttentionName())
 	}
 	return nil
 }
 
-// Decode appends one token to the current sequence (forced when ≥ 0, else sampled) and
-// computes it, then shows where its K/V landed. Sampling a token and computing it happen in
-// one command so that the display can say where the token's K/V went.
-func (c *Console) Decode(forced int) error {
-	if ctx := c.engine().Context; c.Cur.KV.Len() >= ctx {
-		return fmt.Errorf("seq %d fills the whole context (%d tokens); fork it, add a new prompt, or free it", c.Cur.ID(), ctx)
-	}
-	d, err := c.Session.Decode(c.Cur, forced, c.Top)
-	if err != nil {
-		return err
-	}
+// stepped prints one decode step as soon as it is done (the pool as it is then).
+func (c *Console) stepped(d stepper.Decoded) {
 	c.Decoded(d)
 	if c.model().Tokenizer.IsEOG(d.Token) {
 		c.Field("note", "%s ends the text; n goes on anyway", c.TokenLabel(d.Token))
 	}
-	return nil
-}
-
-// Fork starts a sibling of the current sequence sharing every block and makes it current.
-func (c *Console) Fork() {
-	parent := c.Cur
-	f := c.Session.Fork(parent)
-	c.Cur = f.Seq
-	c.Forked(parent, f.Seq, fmt.Sprintf("switch %d goes back", parent.ID()))
-}
-
-// Switch makes q the current sequence.
-func (c *Console) Switch(q *engine.SessionSeq) {
-	c.Cur = q
-	c.Switched(q)
-}
-
-// Free ends sequence q, which must not be the current one.
-func (c *Console) Free(q *engine.SessionSeq) error {
-	if q == c.Cur {
-		return fmt.Errorf("seq %d is the current sequence; switch to another one first (seqs lists them)", q.ID())
-	}
-	c.Freed(q, c.Session.Free(q))
-	return nil
-}
-
-// SetTop shows k alternatives for each token from now on.
-func (c *Console) SetTop(k int) {
-	c.Top = k
-	c.Say("top     %d alternatives per token from now on", k)
-}
-
-// SetTemperature changes the temperature of every sequence and of those to come.
-func (c *Console) SetTemperature(t float64) {
-	c.Session.SetTemperature(t)
-	note := ""
-	if t == 0 {
-		note = " (greedy: always the most likely token)"
-	}
-	c.Say("temp    %g for every sequence from now on%s", t, note)
-}
-
-// SetAttention chooses the attention each decode step shows (a Layer < 0: none).
-func (c *Console) SetAttention(a engine.AttentionChoice) {
-	c.Session.SetAttention(a)
-	if a.Layer < 0 {
-		c.Say("attn    off")
-		return
-	}
-	c.Say("attn    %s for each new token from now on", c.AttentionName())
 }

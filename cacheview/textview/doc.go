@@ -1,4 +1,4 @@
-// Package textview prints an engine.Session as text: the model and the cache's arithmetic,
+// Package textview prints an stepper.Session as text: the model and the cache's arithmetic,
 // each command's record (a prefill with its prefix hits, a decode step with the block and
 // slot its K/V went to, a copy-on-write or an eviction, a fork, a free), the live
 // sequences, the pool as a grid of blocks, and a decode step's attention as a bar chart.

@@ -5,14 +5,14 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/kvref/kvref/engine"
 	"github.com/kvref/kvref/internal/texttable"
 	"github.com/kvref/kvref/kvcache"
+	"github.com/kvref/kvref/stepper"
 )
 
 // Sequences lists the live sequences, cur (the one a front end acts on; nil for none)
 // marked with *.
-func (v *View) Sequences(cur *engine.SessionSeq) {
+func (v *View) Sequences(cur *stepper.Seq) {
 	var w screen
 	rows := [][]string{{"", "seq", "tokens", "prompt", "forked from", "table", "text"}}
 	for _, q := range v.Session.Live() {
@@ -49,7 +49,7 @@ func (v *View) blockGlyph(b kvcache.BlockState) string {
 // Blocks draws the pool as a grid of ten blocks a row, a legend, and a table of the blocks
 // that are not free: fill, refcount, owners (seq[index in its block table]), hash.
 func (v *View) Blocks() {
-	pool := v.engine().Pool
+	pool := v.engine().Pool()
 	st, blocks := pool.Stats(), pool.Blocks()
 	owners := map[int][]string{}
 	for id, held := range v.Session.Owners() {

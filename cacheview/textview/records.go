@@ -7,15 +7,15 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/kvref/kvref/engine"
 	"github.com/kvref/kvref/internal/texttable"
 	"github.com/kvref/kvref/kvcache"
+	"github.com/kvref/kvref/stepper"
 )
 
 // Added prints a new sequence: its tokens, their positions and slots, and which came from
 // the cache (the session's prefix-hit events: a block whose reference count is now 1 was
 // cached with no owner, any other is now shared). text is the prompt as the user gave it.
-func (v *View) Added(a engine.Added, text string) {
+func (v *View) Added(a stepper.Added, text string) {
 	kv, hit := a.Seq.KV, a.Hit
 	var w screen
 	var reused []string
@@ -28,7 +28,7 @@ func (v *View) Added(a engine.Added, text string) {
 			reused = append(reused, fmt.Sprintf("block %d now shared, refcount %d", e.Block, e.Ref))
 		}
 	}
-	bs := v.engine().Pool.Config().BlockSize
+	bs := v.engine().Pool().Config().BlockSize
 	fmt.Fprintf(&w, "%s  prompt %q: %d tokens, %d from the cache, %d computed in one forward pass\n",
 		v.Paint(Bold, fmt.Sprintf("seq %d", kv.ID())), text, kv.Len(), hit, kv.Len()-hit)
 	if hit > 0 {
@@ -45,14 +45,15 @@ func (v *View) Added(a engine.Added, text string) {
 	}
 	texttable.Write(&w, "    ", "rrlrrl", rows)
 	w.field("table", "%v   (position p's K/V: block table[p/%d], slot p%%%d)", kv.Table(), bs, bs)
+	checkLine(&w, a.Check)
 	v.cacheLines(&w)
 	v.flush(&w)
 }
 
 // Decoded prints one decode step, from the session's record of it (the reservation says
 // whether the slot needed a new block, a copy-on-write, or an eviction).
-func (v *View) Decoded(d engine.Decoded) {
-	kv, pool := d.Seq.KV, v.engine().Pool
+func (v *View) Decoded(d stepper.Decoded) {
+	kv, pool := d.Seq.KV, v.engine().Pool()
 	var w screen
 	how := d.How
 	if how == "sampled" {
@@ -89,6 +90,7 @@ func (v *View) Decoded(d engine.Decoded) {
 		w.field("K/V", "%s", where)
 	}
 	w.field("table", "%v", kv.Table())
+	checkLine(&w, d.Check)
 	v.cacheLines(&w)
 	w.field("text", "%q", v.model().Tokenizer.Decode(kv.Tokens()))
 	if d.Attention != nil {
@@ -113,7 +115,7 @@ var sparkBars = []rune("▁▂▃▄▅▆▇█")
 // attentionLines draws the new token's attention weights over positions 0..pos as one bar
 // per position, scaled to the largest weight, with a ruler every 10 positions, and lists
 // the three strongest positions.
-func (v *View) attentionLines(w *screen, d engine.Decoded) {
+func (v *View) attentionLines(w *screen, d stepper.Decoded) {
 	weights := d.MeanAttention()
 	peak := slices.Max(weights)
 	w.field("attn", "%s: pos %d attends over pos 0-%d (█ = %.3f)", v.AttentionName(), d.Pos, d.Pos, peak)
@@ -155,8 +157,8 @@ func (v *View) attentionLines(w *screen, d engine.Decoded) {
 // Forked prints a fork of parent into q: the shared table, the refcounts, and what the
 // sibling's next write will do. back says how to return to the parent (kvref step: "switch
 // N goes back"); empty, the line says nothing about it.
-func (v *View) Forked(parent, q *engine.SessionSeq, back string) {
-	kv, pool := q.KV, v.engine().Pool
+func (v *View) Forked(parent, q *stepper.Seq, back string) {
+	kv, pool := q.KV, v.engine().Pool()
 	blocks := pool.Blocks()
 	var refs []string
 	for _, id := range kv.Table() {
@@ -182,18 +184,18 @@ func (v *View) Forked(parent, q *engine.SessionSeq, back string) {
 }
 
 // Switched prints the sequence q made current.
-func (v *View) Switched(q *engine.SessionSeq) {
+func (v *View) Switched(q *stepper.Seq) {
 	var w screen
 	w.field("now", "on seq %d: %d tokens, table %v", q.ID(), q.KV.Len(), q.KV.Table())
 	w.field("text", "%q", v.model().Tokenizer.Decode(q.KV.Tokens()))
 	v.flush(&w)
 }
 
-// Freed prints what happened to each block of the freed sequence q.
-func (v *View) Freed(q *engine.SessionSeq, f engine.Freed) {
-	blocks := v.engine().Pool.Blocks()
+// Freed prints what happened to each block of a freed sequence.
+func (v *View) Freed(f stepper.Freed) {
+	blocks := v.engine().Pool().Blocks()
 	var w screen
-	w.field("free", "seq %d ended; its blocks lost a reference:", q.ID())
+	w.field("free", "seq %d ended; its blocks lost a reference:", f.ID)
 	for _, id := range f.Table {
 		switch b := blocks[id]; {
 		case b.Ref > 0:
@@ -203,6 +205,33 @@ func (v *View) Freed(q *engine.SessionSeq, f engine.Freed) {
 		default:
 			w.more("block %d free", id)
 		}
+	}
+	v.cacheLines(&w)
+	v.flush(&w)
+}
+
+// checkLine marks a checked step (--check): its logits, recomputed without the cache,
+// were bit-identical.
+func checkLine(w *screen, c *stepper.Check) {
+	if c != nil {
+		w.field("check", "✓ max |Δ| %g: pos %d's logits recomputed without the cache are bit-identical", c.MaxAbsDiff, c.Pos)
+	}
+}
+
+// Undone prints what undo took back (line, as typed) and the sequence now current (nil:
+// none).
+func (v *View) Undone(line string, cur *stepper.Seq) {
+	var w screen
+	if line == "" {
+		line = "the last command"
+	} else {
+		line = strconv.Quote(line)
+	}
+	w.field("undo", "took back %s: the pool, the tables and every sampler are as they were before it", line)
+	if cur != nil {
+		w.field("now", "on seq %d: %d tokens, table %v", cur.ID(), cur.KV.Len(), cur.KV.Table())
+	} else {
+		w.field("now", "no sequence is live; add a prompt")
 	}
 	v.cacheLines(&w)
 	v.flush(&w)

@@ -10,14 +10,15 @@ import (
 	"github.com/kvref/kvref/internal/plan"
 	"github.com/kvref/kvref/kvcache"
 	"github.com/kvref/kvref/model"
+	"github.com/kvref/kvref/stepper"
 )
 
 // View prints a session's state and what its commands did. Its methods take the records
-// the session's commands return (engine.Added, engine.Decoded, ...) and read the rest from
+// the session's commands return (stepper.Added, stepper.Decoded, ...) and read the rest from
 // the session, its engine and the pool; like the session, a View is used from one
 // goroutine at a time.
 type View struct {
-	Session *engine.Session
+	Session *stepper.Session
 	Out     io.Writer
 	Color   bool // wrap parts of the text in ANSI colours (for a terminal)
 	Top     int  // alternatives shown for each decoded token
@@ -42,7 +43,7 @@ func (v *View) Paint(code, text string) string {
 }
 
 func (v *View) engine() *engine.Engine { return v.Session.Engine() }
-func (v *View) model() *model.Model    { return v.Session.Engine().Model }
+func (v *View) model() *model.Model    { return v.Session.Model() }
 
 // screen collects the lines of one command's output.
 type screen struct{ strings.Builder }
@@ -110,10 +111,10 @@ func TokenFormula(c kvcache.Config) string {
 // Header prints the model, the cache's arithmetic and the sampling parameters.
 func (v *View) Header() {
 	m, eng := v.model(), v.engine()
-	c, pc := m.Config, eng.Pool.Config()
+	c, pc := m.Config, eng.Pool().Config()
 	var w screen
 	fmt.Fprintf(&w, "model     %s: %d layers, %d query heads, %d KV heads of %d values, vocab %d, context %d\n",
-		m.Source, c.Layers, c.Heads, c.KVHeads, c.HeadDim, m.Tokenizer.VocabSize(), eng.Context)
+		m.Source, c.Layers, c.Heads, c.KVHeads, c.HeadDim, m.Tokenizer.VocabSize(), eng.Context())
 	fmt.Fprintf(&w, "cache     %s, %d blocks of %d token slots\n", plan.CacheTypeName(pc.KType, pc.VType), pc.NumBlocks, pc.BlockSize)
 	if pc.KType == pc.VType {
 		if _, ok := plan.ElementBytes(pc.KType); !ok {
@@ -122,7 +123,7 @@ func (v *View) Header() {
 	}
 	fmt.Fprintf(&w, "          %d B per token = %s\n", pc.BytesPerToken(), TokenFormula(pc))
 	fmt.Fprintf(&w, "          %d B per block = %d slots × %d B; the pool: %d × %d B = %d B\n",
-		pc.BytesPerBlock(), pc.BlockSize, pc.BytesPerToken(), pc.NumBlocks, pc.BytesPerBlock(), eng.Pool.AllocatedBytes())
+		pc.BytesPerBlock(), pc.BlockSize, pc.BytesPerToken(), pc.NumBlocks, pc.BytesPerBlock(), eng.Pool().AllocatedBytes())
 	p := v.Session.Sampling()
 	fmt.Fprintf(&w, "sampling  temp %g, top-k %d, top-p %g, min-p %g, seed %d (sequence N samples with a seed derived from it and N)\n",
 		p.Temperature, p.TopK, p.TopP, p.MinP, p.Seed)
@@ -131,7 +132,7 @@ func (v *View) Header() {
 
 // cacheLines prints the pool's totals and the arithmetic of the bytes in use.
 func (v *View) cacheLines(w *screen) {
-	pool := v.engine().Pool
+	pool := v.engine().Pool()
 	st := pool.Stats()
 	shared := ""
 	if st.BlocksShared > 0 {

@@ -12,6 +12,7 @@ import (
 	"github.com/kvref/kvref/engine"
 	"github.com/kvref/kvref/kvcache"
 	"github.com/kvref/kvref/model/builtin"
+	"github.com/kvref/kvref/stepper"
 )
 
 // stories loads the embedded stories260K once.
@@ -23,10 +24,8 @@ func newView(t *testing.T, out *strings.Builder, blockSize, blocks int, color bo
 	t.Helper()
 	m, err := stories()
 	require.NoError(t, err)
-	eng, err := engine.New(m, engine.Config{BlockSize: blockSize, CacheBlocks: blocks, Threads: 1})
+	sess, err := stepper.New(m, engine.Config{BlockSize: blockSize, CacheBlocks: blocks, Threads: 1}, stepper.Options{})
 	require.NoError(t, err)
-	t.Cleanup(eng.Close)
-	sess := eng.NewSession(engine.Sampling{}, false)
 	t.Cleanup(sess.Close)
 	return &View{Session: sess, Out: out, Color: color, Top: 3}
 }
@@ -38,7 +37,7 @@ func TestColoursOnlyWhenAsked(t *testing.T) {
 		var out strings.Builder
 		v := newView(t, &out, 2, 16, color)
 		s := v.Session
-		a, err := s.Add(s.Engine().Model.Tokenizer.Encode("hi", true)) // BOS h i: 3 tokens
+		a, err := s.Add(s.Model().Tokenizer.Encode("hi", true)) // BOS h i: 3 tokens
 		require.NoError(t, err)
 		v.Added(a, "hi")
 		d, err := s.Decode(a.Seq, -1, v.Top) // pos 3 fills block 1
@@ -73,7 +72,7 @@ func TestBlocksAgreeWithThePool(t *testing.T) {
 	var out strings.Builder
 	v := newView(t, &out, 4, 30, false)
 	s := v.Session
-	tok := s.Engine().Model.Tokenizer
+	tok := s.Model().Tokenizer
 	a, err := s.Add(tok.Encode("Once upon a time", true))
 	require.NoError(t, err)
 	for range 6 {
@@ -90,7 +89,7 @@ func TestBlocksAgreeWithThePool(t *testing.T) {
 	v.Blocks()
 	// 30 blocks: three rows of ten, none of them summed up (only a second free row in a
 	// row is), each cell the block's refcount, "c" when cached without owner, "." when free.
-	blocks := s.Engine().Pool.Blocks()
+	blocks := s.Engine().Pool().Blocks()
 	require.Len(t, blocks, 30)
 	for row := 0; row < 30; row += 10 {
 		want := fmt.Sprintf("%10s%2d ", "", row)
@@ -108,8 +107,8 @@ func TestBlocksAgreeWithThePool(t *testing.T) {
 	require.Equal(t, 2, blocks[0].Ref, "two prefix hits share block 0")
 	require.True(t, slices.ContainsFunc(blocks, func(b kvcache.BlockState) bool { return b.Ref == 0 && b.Cached }), "a cached block is drawn")
 
-	c := s.Engine().Model.Config
+	c := s.Model().Config
 	require.Equal(t, fmt.Sprintf("2 · %d layers · %d KV heads · %d head_dim · 4 B", c.Layers, c.KVHeads, c.HeadDim),
-		TokenFormula(s.Engine().Pool.Config()))
-	require.Equal(t, int64(2*c.Layers*c.KVHeads*c.HeadDim*4), s.Engine().Pool.Config().BytesPerToken())
+		TokenFormula(s.Engine().Pool().Config()))
+	require.Equal(t, int64(2*c.Layers*c.KVHeads*c.HeadDim*4), s.Engine().Pool().Config().BytesPerToken())
 }

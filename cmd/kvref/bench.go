@@ -53,6 +53,7 @@ func benchCmd(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of the timed runs to this file (read it with go tool pprof)")
 	fs.BoolVar(&f.roofline, "roofline", false, "measure memory bandwidth and arithmetic peak, then batch-1 decode and a 512-token prefill against them")
 	fs.StringVar(&f.llamaBench, "vs-llama-bench", "", "run llama.cpp's llama-bench at this path on the same GGUF file (-m), interleaved with kvref, and print the ratios")
+	vsNode := registerVsNode(fs) // bench_node.go
 	fs.IntVar(&f.gen, "tg", 64, "--vs-llama-bench: tokens of the generation test (llama-bench -p 0 -n N; 0: none)")
 	fs.IntVar(&f.rounds, "rounds", 0, "interleaved rounds: of llama-bench and kvref with --vs-llama-bench (default 3), of the batch sizes otherwise (default 1; the median round is shown and ×batch1 is the median of the rounds' ratios)")
 	fs.IntVar(&f.reps, "reps", 3, "--vs-llama-bench: repetitions per round on each engine (llama-bench -r)")
@@ -111,6 +112,8 @@ func benchCmd(args []string, stdout, stderr io.Writer) error {
 	steal := benchmark.StartSteal()
 
 	switch {
+	case *vsNode != "":
+		return benchVsNode(m, fs, f, *vsNode, setup, steal, stdout, stderr)
 	case f.llamaBench != "":
 		return benchVsLlama(m, f, setup, steal, stdout, stderr)
 	case f.batched.path != "":

@@ -24,9 +24,10 @@ free. A model without a chat template (like the built-in stories260K) gets ChatM
 llama.cpp gives it.
 
 Type a message and Enter. Commands: /reset (a new conversation), /stats (totals), /save FILE
-(the transcript as JSON messages), /help, /quit; end of input (Ctrl-D) ends the chat. Input
-that is not a terminal (or --script FILE) is read line by line and echoed after the prompt,
-so a transcript reads like the session.
+(the transcript as JSON messages), /help, /quit; end of input (Ctrl-D) ends the chat. On a
+terminal a line can be edited (arrows, Home/End, Ctrl-U/K/W) and Up/Down go through the lines
+typed before. Input that is not a terminal (or --script FILE) is read line by line and echoed
+after the prompt, so a transcript reads like the session.
 
 flags:`
 
@@ -62,7 +63,7 @@ func chatCmd(args []string, stdout, stderr io.Writer) error {
 		if len(format.StopStrings) > 0 {
 			how = "the text, as it is no token of the vocabulary"
 		}
-		fmt.Fprintf(stderr, "kvref chat: %s has no chat template: using ChatML, as llama.cpp does; a reply ends at <|im_end|> (%s) or at the end of text (--chat-template FILE for another template)\n", eng.Model.Source, how)
+		fmt.Fprintf(stderr, "kvref chat: %s has no chat template: using ChatML, as llama.cpp does; a reply ends at <|im_end|> (%s) or at the end of text (--chat-template FILE for another template)\n", eng.Model().Source, how)
 	}
 	s := &chat.Session{
 		Engine: eng, Format: format, System: *system, MaxTokens: *n, Check: *check, Sampling: sampling,
@@ -126,7 +127,7 @@ func (r *chatREPL) exec(line string) error {
 // printStats prints the totals of the conversation and the pool.
 func (r *chatREPL) printStats() {
 	t := r.s.Totals()
-	st := r.s.Engine.Pool.Stats()
+	st := r.s.Engine.Pool().Stats()
 	fmt.Fprintf(r.out, "  turns     %d\n", t.Turns)
 	fmt.Fprintf(r.out, "  prompts   %d tokens: %d reused from the cache (%.1f%%), %d computed\n", t.PromptTokens, t.ReusedTokens, t.ReusedPercent(), t.PromptTokens-t.ReusedTokens)
 	fmt.Fprintf(r.out, "  replies   %d tokens generated\n", t.GeneratedTokens)

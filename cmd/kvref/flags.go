@@ -110,7 +110,7 @@ func openChatEngine(mf *modelFlags, ef *engineFlags, topt *chat.TemplateOptions,
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	format, err := chat.NewFormatter(eng.Model, *topt)
+	format, err := chat.NewFormatter(eng.Model(), *topt)
 	if err != nil {
 		closeEngine()
 		return nil, nil, nil, err

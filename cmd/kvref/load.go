@@ -4,17 +4,18 @@ import (
 	"fmt"
 	"io"
 
+	door "github.com/kvref/kvref"
 	"github.com/kvref/kvref/model"
 	"github.com/kvref/kvref/model/loader"
 	"github.com/kvref/kvref/tokenizer"
 )
 
-// loadModel opens the model ref names (loader.Open: the embedded default for "",
+// loadModel opens the model ref names (the kvref package's OpenModel: the embedded default for "",
 // synth:NAME, a file, a directory or an hf:// reference) and says on stderr when it is not
 // a file the user named.
 func loadModel(ref, tokenizerPath string, stderr io.Writer) (*model.Model, error) {
 	announce(ref, stderr)
-	m, err := loader.Open(ref, loader.Options{Tokenizer: tokenizerPath, Progress: stderr})
+	m, err := door.OpenModel(ref, door.Options{Tokenizer: tokenizerPath, Progress: stderr})
 	return m, openHint(err)
 }
 

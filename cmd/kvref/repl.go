@@ -20,13 +20,17 @@ import (
 // output reads like the interactive session; lines starting with # are comments, echoed as
 // they are (they narrate a tutorial's transcript), and the first failing command ends the
 // run with an error naming its line, so that a broken script cannot pass unnoticed. errQuit
-// from exec, or the end of the input, ends the session without an error.
+// from exec, or the end of the input, ends the session without an error. On a terminal
+// (stdin and stdout) lines are read with editing and history (lineedit.go).
 type repl struct {
 	out    io.Writer
 	prompt func() string                  // shown before each line, followed by a space
 	exec   func(line string) error        // runs one line, spaces trimmed
 	paint  func(code, text string) string // colours the prompt and errors; nil: none
 	flush  func()                         // called before each line is read; nil: none
+	// editor reads an interactive session's lines with editing and history (lineedit.go);
+	// nil: one on the terminal when stdin and stdout are both terminals, else plain reads.
+	editor lineReader
 }
 
 // errQuit ends a session without an error; it is the console's quit (textview.ErrQuit).
@@ -45,22 +49,44 @@ func (r repl) run(in io.Reader, name string, interactive bool) error {
 	if paint == nil {
 		paint = func(_, text string) string { return text }
 	}
+	editor := r.editor
+	if interactive && editor == nil {
+		if e := newLineEditor(); e != nil {
+			editor = e
+		}
+	}
 	sc := bufio.NewScanner(in)
 	sc.Buffer(nil, 1<<20)
 	for n := 1; ; n++ {
-		if interactive {
-			fmt.Fprint(r.out, paint(textview.Bold, r.prompt())+" ")
-		}
-		if r.flush != nil {
-			r.flush()
-		}
-		if !sc.Scan() {
-			if interactive {
-				fmt.Fprintln(r.out)
+		var line string
+		if interactive && editor != nil {
+			if r.flush != nil {
+				r.flush()
 			}
-			return sc.Err()
+			l, err := editor.readLine(paint(textview.Bold, r.prompt()) + " ")
+			if errors.Is(err, io.EOF) {
+				fmt.Fprintln(r.out)
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			line = strings.TrimSpace(l)
+		} else {
+			if interactive {
+				fmt.Fprint(r.out, paint(textview.Bold, r.prompt())+" ")
+			}
+			if r.flush != nil {
+				r.flush()
+			}
+			if !sc.Scan() {
+				if interactive {
+					fmt.Fprintln(r.out)
+				}
+				return sc.Err()
+			}
+			line = strings.TrimSpace(sc.Text())
 		}
-		line := strings.TrimSpace(sc.Text())
 		if !interactive {
 			if strings.HasPrefix(line, "#") {
 				fmt.Fprintln(r.out, line)

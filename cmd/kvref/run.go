@@ -4,10 +4,12 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
-	"github.com/kvref/kvref/internal/logit"
 	"io"
 	"os"
 	"strings"
+
+	"github.com/kvref/kvref/internal/logit"
+	"github.com/kvref/kvref/tokenizer"
 
 	"github.com/kvref/kvref/engine"
 )
@@ -65,13 +67,13 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer closeEngine()
-	m := eng.Model
+	m := eng.Model()
 
 	out := bufio.NewWriter(stdout)
 	defer out.Flush()
 	multi := len(prompts) > 1 || f.np > 1
 	sched := eng.NewScheduler(engine.SchedulerConfig{MaxBatchTokens: f.batchTokens, ChunkSize: f.chunk})
-	sum := engine.NewRunSummary(eng, f.check)
+	sum := newRunSummary(eng, f.check)
 	stream := !f.asJSON && !f.parallel && f.np == 1 // plain text, one sequence at a time: print as it comes
 	promptOf := map[int]int{}                       // request id → prompt index
 	emit := func(t engine.Token) error {
@@ -97,7 +99,7 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	submit := func(pi int) (int, error) {
 		req := engine.Request{
-			Prompt: m.Tokenizer.EncodeSpecial(prompts[pi], true, true), MaxTokens: f.n, IgnoreEOS: f.ignoreEOS, N: f.np, Check: f.check,
+			Prompt: m.Tokenizer.EncodeSpecial(prompts[pi], tokenizer.Prompt), MaxTokens: f.n, IgnoreEOS: f.ignoreEOS, N: f.np, Check: f.check,
 			Sampling: f.sampling,
 		}
 		id, err := sched.Add(req)
@@ -167,7 +169,7 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	es := sched.Stats()
-	sum.Finish(eng.Pool.Stats(), es)
+	sum.Finish(eng.Pool().Stats(), es)
 	if f.asJSON {
 		b, err := json.Marshal(map[string]any{"summary": sum})
 		if err != nil {
@@ -179,7 +181,7 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	out.Flush()
 	fmt.Fprintf(stderr, "kvref: %d prompt tokens (%d from cache), %d generated in %d steps (mean batch %.1f tokens, %d preemptions); prefill %.1f ms, decode %.1f ms (%.1f tokens/s); cache %s, %d B/token, %d blocks of %d used at peak\n",
 		sum.PromptTokens, sum.PrefixHitTokens, sum.GeneratedTokens, es.Steps, es.RowsMean, es.Preemptions, sum.PrefillMS, sum.DecodeMS, sum.TokensPerSecond,
-		eng.Pool.Config().KType, sum.BytesPerToken, sum.BlocksUsed, sum.BlockSize)
+		eng.Pool().Config().KType, sum.BytesPerToken, sum.BlocksUsed, sum.BlockSize)
 	if w := m.Config.ReclaimWindow(); w > 0 {
 		fmt.Fprintf(stderr, "kvref: sliding window %d: %d blocks reclaimed as sequences slid past them\n", w, sum.BlocksReclaimed)
 	}

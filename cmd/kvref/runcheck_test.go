@@ -24,8 +24,8 @@ func corruptAfter(t *testing.T, n int) {
 		if steps != n {
 			return
 		}
-		require.Positive(t, eng.Pool.Blocks()[0].Ref, "block 0 holds the sequence's first positions")
-		eng.Pool.KRow(1, 0, 2)[5] ^= 0x40
+		require.Positive(t, eng.Pool().Blocks()[0].Ref, "block 0 holds the sequence's first positions")
+		eng.Pool().KRow(1, 0, 2)[5] ^= 0x40
 	}
 	t.Cleanup(func() { stepHook = nil })
 }

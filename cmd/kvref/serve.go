@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/kvref/kvref/cacheview"
 	"github.com/kvref/kvref/engine"
 	"github.com/kvref/kvref/internal/plan"
 	"github.com/kvref/kvref/server"
@@ -26,6 +27,8 @@ type serveFlags struct {
 	sequences          int
 	batchTokens, chunk int
 	check, quiet       bool
+	viewHistory        int // --view-history
+	viewRequests       int // --view-requests
 	shutdownTimeout    time.Duration
 	limits             server.Limits
 	maxBody            sizeFlag
@@ -51,8 +54,9 @@ scheduler (every request shares one paged, prefix-caching KV cache):
   GET  /v1/models        the model (id: the file's base name, or "builtin")
   GET  /health           200 while the engine loop is alive (503 when stalled or stopping)
   GET  /metrics          scheduler and cache counters (Prometheus text format)
-  GET  /                 the cache you can watch: the pool, the block tables and the events, live
-                         (GET /v1/cache, GET /v1/cache/events, GET /v1/plan)
+  GET  /                 the cache you can watch: the pool, the block tables, the requests and the
+                         events, live, and what happened before the page opened (--view-history,
+                         --view-requests; GET /v1/cache, GET /v1/cache/events, GET /v1/plan)
 
 Every request, connection and the engine's queue is bounded (the --max-* and --*-timeout
 flags below); a request over a limit gets an OpenAI-shaped error naming it (400, 408, 413 or
@@ -107,6 +111,8 @@ func serve(ctx context.Context, restore func(), args []string, stdout, stderr io
 	fs.DurationVar(&l.StallTimeout, "stall-timeout", server.DefaultStallTimeout, "/health answers 503 when one engine step has run this long")
 	fs.DurationVar(&f.shutdownTimeout, "shutdown-timeout", server.DefaultShutdownTimeout, "on Ctrl-C or SIGTERM, how long running requests may finish")
 	fs.BoolVar(&f.quiet, "quiet", false, "do not log each request on stderr")
+	fs.IntVar(&f.viewHistory, "view-history", cacheview.DefaultHistory, "recent cache events kept for pages that open later (about 190 B each; 0: none)")
+	fs.IntVar(&f.viewRequests, "view-requests", cacheview.DefaultRequestHistory, "finished requests kept for the page's requests panel (0: none)")
 	if err := parseFlagsOnly(fs, args, ""); err != nil {
 		return err
 	}
@@ -115,6 +121,10 @@ func serve(ctx context.Context, restore func(), args []string, stdout, stderr io
 		return fmt.Errorf("--port must be between 0 and 65535, got %d", f.port)
 	case f.sequences < 1:
 		return fmt.Errorf("--sequences must be ≥ 1, got %d", f.sequences)
+	case f.viewHistory < 0:
+		return fmt.Errorf("--view-history must be ≥ 0, got %d", f.viewHistory)
+	case f.viewRequests < 0:
+		return fmt.Errorf("--view-requests must be ≥ 0, got %d", f.viewRequests)
 	case f.shutdownTimeout <= 0:
 		return fmt.Errorf("--shutdown-timeout must be positive, got %s", f.shutdownTimeout)
 	case f.maxBody.set() && f.maxBody.bytes < 1:
@@ -130,7 +140,7 @@ func serve(ctx context.Context, restore func(), args []string, stdout, stderr io
 		return err
 	}
 	defer closeEngine()
-	m := eng.Model
+	m := eng.Model()
 
 	log := stdlog.New(stderr, "kvref serve: ", 0) // one write per line: the server logs from many goroutines
 	logf := log.Printf
@@ -146,6 +156,8 @@ func serve(ctx context.Context, restore func(), args []string, stdout, stderr io
 		Logf:            logf,
 		LogRequests:     !f.quiet,
 		Chat:            format,
+		ViewHistory:     orNone(f.viewHistory),
+		ViewRequests:    orNone(f.viewRequests),
 	}
 	srv := server.New(eng, opts)
 
@@ -153,9 +165,9 @@ func serve(ctx context.Context, restore func(), args []string, stdout, stderr io
 	if err != nil {
 		return err
 	}
-	pc := eng.Pool.Config()
-	st := eng.Pool.Stats()
-	logf("model %s (%s), context %d, vocabulary %d, %d threads", srv.Model(), m.Source, eng.Context, m.Config.Vocab, eng.Runner.Threads())
+	pc := eng.Pool().Config()
+	st := eng.Pool().Stats()
+	logf("model %s (%s), context %d, vocabulary %d, %d threads", srv.Model(), m.Source, eng.Context(), m.Config.Vocab, eng.Runner().Threads())
 	logf("KV cache %s/%s: %d blocks of %d tokens, %d B/token, %.1f MiB", pc.KType, pc.VType, pc.NumBlocks, pc.BlockSize, pc.BytesPerToken(), float64(st.BytesTotal)/(1<<20))
 	logf("listening on http://%s/v1", ln.Addr())
 	logf("watch the cache: http://%s/", ln.Addr())
@@ -169,4 +181,13 @@ func serve(ctx context.Context, restore func(), args []string, stdout, stderr io
 	}
 	logf("stopped")
 	return nil
+}
+
+// orNone turns a flag's 0 ("none") into the -1 that server.Options takes for none (its 0 is
+// the default).
+func orNone(n int) int {
+	if n == 0 {
+		return -1
+	}
+	return n
 }

@@ -16,7 +16,7 @@ import (
 
 // `kvref step` decodes one token at a time and shows, after every token, where its K/V
 // landed in the paged cache. This file holds the command line and the input loop;
-// step_state.go the stepper (the one place the session's state lives) and the hints that
+// step_state.go the terminal session (the one place its state lives) and the hints that
 // name kvref's flags; package cacheview/textview the commands (Console.Exec) and what they
 // print.
 
@@ -55,8 +55,8 @@ last step's top-k and an attention heatmap, with buttons for every command and t
 tutorial's walk.
 
 Commands come from the terminal, from --script FILE, or from stdin when it is not a
-terminal; the last two echo every command, so a session can be replayed. ` + "`help`" + ` at the
-prompt lists them. Colours are used on a terminal only, and never when NO_COLOR is set.
+terminal; the last two echo every command, so a session can be replayed. On a terminal
+a line can be edited and Up/Down recall earlier commands. ` + "`help`" + ` at the prompt lists them. Colours are used on a terminal only, and never when NO_COLOR is set.
 
 flags:
 `
@@ -117,7 +117,7 @@ func stepCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	defer in.Close()
 	color := interactive && term.IsTerminal(stdout) && os.Getenv("NO_COLOR") == "" && os.Getenv("TERM") != "dumb"
-	s, err := newStepper(o, stdout, stderr, color)
+	s, err := newStepTerm(o, stdout, stderr, color)
 	if err != nil {
 		return err
 	}
@@ -126,12 +126,12 @@ func stepCmd(args []string, stdout, stderr io.Writer) error {
 }
 
 // repl reads the session's commands (repl.go).
-func (s *stepper) repl() repl {
+func (s *stepTerm) repl() repl {
 	return repl{out: s.Out, prompt: s.prompt, exec: s.exec, paint: s.Paint}
 }
 
 // exec runs one command line (textview.Console.Exec) and adds the hint that fits kvref step.
-func (s *stepper) exec(line string) error {
+func (s *stepTerm) exec(line string) error {
 	if s.afterCommand != nil {
 		defer s.afterCommand(line)
 	}

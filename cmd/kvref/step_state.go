@@ -9,39 +9,43 @@ import (
 	"github.com/kvref/kvref/engine"
 	"github.com/kvref/kvref/kvcache"
 	"github.com/kvref/kvref/model"
+	"github.com/kvref/kvref/stepper"
 )
 
-// stepper is a `kvref step` session in a terminal: the library's engine.Session (which owns
-// the cache and the sequences and reports what each command did) behind a
-// textview.Console, which holds the current sequence and prints each command's record, and
-// the engine it owns.
-type stepper struct {
+// stepTerm is a `kvref step` session in a terminal: the library's stepper.Session (which
+// owns the engine, the cache and the sequences and reports what each command did) behind a
+// textview.Console, which holds the current sequence and prints each command's record.
+type stepTerm struct {
 	*textview.Console
-	eng  *engine.Engine
-	sess *engine.Session
-
-	closeEngine func() // stops the engine and closes the model
+	sess *stepper.Session
+	m    *model.Model // closed with the session
 
 	// afterCommand, when set, is called after every command with its line: tests use it
 	// to compare what was printed with the pool's own state.
 	afterCommand func(line string)
 }
 
-// newStepper loads the model, builds the engine and the session, and runs the prompt's
-// prefill.
-func newStepper(o stepOptions, stdout, stderr io.Writer, color bool) (*stepper, error) {
-	eng, closeEngine, err := openEngine(&o.modelFlags, &o.engineFlags, 1, stderr)
+// newStepTerm loads the model, starts the session, and runs the prompt's prefill.
+func newStepTerm(o stepOptions, stdout, stderr io.Writer, color bool) (*stepTerm, error) {
+	cfg, err := o.engineFlags.config(1)
 	if err != nil {
 		return nil, err
 	}
-	attn, err := parseAttention(o.attn, eng.Model.Config)
+	m, err := o.modelFlags.open(stderr)
 	if err != nil {
-		closeEngine()
+		return nil, err
+	}
+	attn, err := parseAttention(o.attn, m.Config)
+	if err != nil {
+		m.Close()
 		return nil, fmt.Errorf("--attn: %w", err)
 	}
-	sess := eng.NewSession(o.sampling, o.check)
-	sess.SetAttention(attn)
-	s := &stepper{eng: eng, sess: sess, closeEngine: closeEngine,
+	sess, err := stepper.New(m, cfg, stepper.Options{Sampling: o.sampling, Check: o.check, Attention: &attn})
+	if err != nil {
+		m.Close()
+		return nil, err
+	}
+	s := &stepTerm{sess: sess, m: m,
 		Console: &textview.Console{View: textview.View{Session: sess, Out: stdout, Color: color, Top: o.top}}}
 	s.Header()
 	if err := s.Add(o.prompt); err != nil {
@@ -51,14 +55,22 @@ func newStepper(o stepOptions, stdout, stderr io.Writer, color bool) (*stepper, 
 	return s, nil
 }
 
+// eng is the session's current engine (an undo replaces it).
+func (s *stepTerm) eng() *engine.Engine { return s.sess.Engine() }
+
 // close ends the session, stops the engine and closes the model.
-func (s *stepper) close() {
+func (s *stepTerm) close() {
 	s.sess.Close()
-	s.closeEngine()
+	s.m.Close()
 }
 
 // prompt is the command prompt, naming the current sequence.
-func (s *stepper) prompt() string { return fmt.Sprintf("seq %d>", s.Cur.ID()) }
+func (s *stepTerm) prompt() string {
+	if s.Cur == nil {
+		return "step>"
+	}
+	return fmt.Sprintf("seq %d>", s.Cur.ID())
+}
 
 // sessionError adds what a learner can do to a console's error: a full cache can be made
 // room in, kvref tokenize shows a text's tokens; a broken session ends.
@@ -68,13 +80,13 @@ func sessionError(err error) error {
 		return fmt.Errorf("%w (kvref tokenize -m MODEL TEXT shows how a text splits into tokens)", err)
 	case errors.Is(err, kvcache.ErrOutOfBlocks):
 		return fmt.Errorf("%w (free a sequence with free N, or start again with more --cache-blocks)", err)
-	case errors.Is(err, engine.ErrSessionBroken):
+	case errors.Is(err, stepper.ErrBroken):
 		return fatalError{err}
 	}
 	return err
 }
 
-// parseAttention reads an --attn or attn argument for the model (engine.ParseAttention).
-func parseAttention(arg string, c model.Config) (engine.AttentionChoice, error) {
-	return engine.ParseAttention(arg, c.Layers, c.Heads)
+// parseAttention reads an --attn or attn argument for the model (stepper.ParseAttention).
+func parseAttention(arg string, c model.Config) (stepper.AttentionChoice, error) {
+	return stepper.ParseAttention(arg, c.Layers, c.Heads)
 }

@@ -29,11 +29,11 @@ func writeScript(t *testing.T, lines ...string) string {
 
 // startStepper parses args like `kvref step` and returns the stepper after its prefill,
 // with everything it printed going to out.
-func startStepper(t *testing.T, out io.Writer, args ...string) *stepper {
+func startStepper(t *testing.T, out io.Writer, args ...string) *stepTerm {
 	t.Helper()
 	o, err := parseStepFlags(args, io.Discard)
 	require.NoError(t, err)
-	s, err := newStepper(o, out, io.Discard, false)
+	s, err := newStepTerm(o, out, io.Discard, false)
 	require.NoError(t, err)
 	t.Cleanup(s.close)
 	return s
@@ -77,7 +77,7 @@ func ints(t *testing.T, s string) []int {
 // Pool.Blocks(), the sequences' tables and the model's shape — not from the stepper.
 type cacheChecker struct {
 	t         *testing.T
-	s         *stepper
+	s         *stepTerm
 	cow       int64 // copy-on-write copies counted so far
 	evictions int64 // evictions counted so far
 	evicted   int   // eviction lines seen
@@ -94,13 +94,13 @@ type cacheChecker struct {
 
 // bytesPerToken is 2 · layers · kv_heads · head_dim · 4 B for the f32 cache, from the model.
 func (c *cacheChecker) bytesPerToken() int64 {
-	m := c.s.eng.Model.Config
+	m := c.s.eng().Model().Config
 	return int64(2 * m.Layers * m.KVHeads * m.HeadDim * 4)
 }
 
 // check verifies one command's output (its echo line included).
 func (c *cacheChecker) check(cmd, chunk string) {
-	t, pool := c.t, c.s.eng.Pool
+	t, pool := c.t, c.s.eng().Pool()
 	bs := pool.Config().BlockSize
 	cur := c.s.Cur.KV
 	blocks := pool.Blocks()
@@ -131,7 +131,7 @@ func (c *cacheChecker) check(cmd, chunk string) {
 		if m := reBytes.FindStringSubmatch(l); m != nil {
 			lastBytes = i
 			// Every bytes line is the formula itself, with the model's own numbers.
-			mc := c.s.eng.Model.Config
+			mc := c.s.eng().Model().Config
 			require.Equal(t, []int{mc.Layers, mc.KVHeads, mc.HeadDim, 4}, []int{atoi(t, m[5]), atoi(t, m[6]), atoi(t, m[7]), atoi(t, m[8])}, l)
 			require.Equal(t, c.bytesPerToken(), int64(atoi(t, m[4])), l)
 			require.Equal(t, bs, atoi(t, m[3]), l)
@@ -243,7 +243,7 @@ func (c *cacheChecker) check(cmd, chunk string) {
 
 // checkFork: the printed refcounts are the pool's, and every block is shared.
 func (c *cacheChecker) checkFork(lines []string) {
-	t, blocks := c.t, c.s.eng.Pool.Blocks()
+	t, blocks := c.t, c.s.eng().Pool().Blocks()
 	for _, l := range lines {
 		m := reRefs.FindStringSubmatch(l)
 		if m == nil {
@@ -266,7 +266,7 @@ func (c *cacheChecker) checkFork(lines []string) {
 
 // checkBlocks: every grid cell and every row of the block table is the pool's.
 func (c *cacheChecker) checkBlocks(lines []string) {
-	t, blocks := c.t, c.s.eng.Pool.Blocks()
+	t, blocks := c.t, c.s.eng().Pool().Blocks()
 	owners := map[int][]string{}
 	for _, q := range c.s.sess.Live() {
 		for i, id := range q.KV.Table() {
@@ -301,7 +301,7 @@ func (c *cacheChecker) checkBlocks(lines []string) {
 		if m := reBlockRow.FindStringSubmatch(l); m != nil {
 			b := blocks[atoi(t, m[1])]
 			require.Equal(t, b.Filled, atoi(t, m[2]), l)
-			require.Equal(t, c.s.eng.Pool.Config().BlockSize, atoi(t, m[3]), l)
+			require.Equal(t, c.s.eng().Pool().Config().BlockSize, atoi(t, m[3]), l)
 			require.Equal(t, b.Ref, atoi(t, m[4]), l)
 			require.Equal(t, strings.Join(owners[b.ID], " "), strings.TrimSpace(m[5]), l)
 			require.Equal(t, b.Hash, m[6], l)
@@ -322,7 +322,7 @@ func (c *cacheChecker) checkBlocks(lines []string) {
 // checkPrefill: every prompt token's block and slot is the table's, and the prefix hit is
 // what the pool counted.
 func (c *cacheChecker) checkPrefill(lines []string) {
-	t, pool := c.t, c.s.eng.Pool
+	t, pool := c.t, c.s.eng().Pool()
 	kv, bs := c.s.Cur.KV, pool.Config().BlockSize
 	hit, rows, fromCache := 0, 0, 0
 	for _, l := range lines {
@@ -411,7 +411,7 @@ func TestStepScriptAgreesWithTheCache(t *testing.T) {
 	require.Equal(t, 11, c.totals, "commands whose cache totals were checked: the prompt, 7 decoding ones, fork, free, add")
 	require.Equal(t, []int{0, 2}, []int{s.sess.Live()[0].ID(), s.sess.Live()[1].ID()})
 	require.Equal(t, 400, s.sess.Seq(0).KV.Tokens()[9], "pick forces the token")
-	require.NoError(t, s.eng.Pool.Check())
+	require.NoError(t, s.eng().Pool().Check())
 
 	transcript := out.String()
 	require.Contains(t, transcript, "seq 1> n\n")
@@ -493,7 +493,7 @@ func TestStepCommandErrors(t *testing.T) {
 		{"seqs 1", "seqs takes no arguments"},
 	} {
 		t.Run(tc.cmd, func(t *testing.T) {
-			before := s.eng.Pool.Stats()
+			before := s.eng().Pool().Stats()
 			cur, n := s.Cur, len(s.sess.Live())
 			err := s.exec(tc.cmd)
 			if tc.want == "" {
@@ -504,7 +504,7 @@ func TestStepCommandErrors(t *testing.T) {
 			require.ErrorContains(t, err, tc.want)
 			require.Same(t, cur, s.Cur)
 			require.Len(t, s.sess.Live(), n)
-			require.Equal(t, before, s.eng.Pool.Stats())
+			require.Equal(t, before, s.eng().Pool().Stats())
 		})
 	}
 	var out bytes.Buffer
@@ -513,7 +513,7 @@ func TestStepCommandErrors(t *testing.T) {
 	require.NoError(t, s.exec("n"))
 	require.NotContains(t, out.String(), "  top 0 ", "top 0 hides the alternatives")
 	require.ErrorIs(t, s.exec("quit"), errQuit)
-	require.NoError(t, s.eng.Pool.Check())
+	require.NoError(t, s.eng().Pool().Check())
 }
 
 // TestStepOutOfBlocks: a decode that needs a block the pool does not have fails without
@@ -531,7 +531,7 @@ func TestStepOutOfBlocks(t *testing.T) {
 
 	require.ErrorIs(t, s.exec("add xyz"), kvcache.ErrOutOfBlocks)
 	require.Len(t, s.sess.Live(), 1, "the failed add left no sequence behind")
-	require.NoError(t, s.eng.Pool.Check())
+	require.NoError(t, s.eng().Pool().Check())
 }
 
 // TestStepContextFull: a sequence that fills the context cannot grow.
@@ -602,7 +602,7 @@ func TestStepColours(t *testing.T) {
 	var out bytes.Buffer
 	o, err := parseStepFlags([]string{"-p", "hi", "--block-size", "2"}, io.Discard)
 	require.NoError(t, err)
-	s, err := newStepper(o, &out, io.Discard, true)
+	s, err := newStepTerm(o, &out, io.Discard, true)
 	require.NoError(t, err)
 	defer s.close()
 	require.NoError(t, s.exec("n 3")) // pos 3-5: block 1 fills, block 2 is new
@@ -618,4 +618,44 @@ func TestStepColours(t *testing.T) {
 	require.NotContains(t, plain, "\x1b")
 	require.Contains(t, plain, "copy-on-write")
 	require.True(t, slices.Contains(strings.Split(plain, "\n"), "seq 1> blocks"))
+}
+
+// TestStepUndoAndCheck: `kvref step --check` marks every computed step (the prefill and
+// each decoded token) with a check line, and undo takes back free, a copy-on-write decode
+// and fork: the blocks view is then what it was, the current sequence is seq 0 again, and
+// the next token is the one a session without the detour samples.
+func TestStepUndoAndCheck(t *testing.T) {
+	modelPath := testutil.Shared(t, "models/stories260K.gguf")
+	args := []string{"step", "-m", modelPath, "-p", "Once upon a time", "--block-size", "4", "--cache-blocks", "16", "--check", "--temp", "0.8", "--seed", "5", "--script"}
+	detour, stderr, code := kvref(t, append(args, writeScript(t, "n 2", "blocks", "fork", "n", "switch 0", "free 1", "undo", "undo", "undo", "blocks", "n"))...)
+	require.Equal(t, 0, code, stderr)
+	straight, stderr, code := kvref(t, append(args, writeScript(t, "n 2", "blocks", "n"))...)
+	require.Equal(t, 0, code, stderr)
+
+	checks := regexp.MustCompile(`(?m)^  check   ✓ max \|Δ\| 0: pos (\d+)'s logits recomputed without the cache are bit-identical$`)
+	var pos []string
+	for _, m := range checks.FindAllStringSubmatch(detour, -1) {
+		pos = append(pos, m[1])
+	}
+	require.Equal(t, []string{"4", "5", "6", "7", "7"}, pos, "the prefill, n 2, the fork's n and the last n: every computed step is marked")
+	require.Contains(t, detour, `undo    took back "free 1"`)
+	require.Contains(t, detour, `undo    took back "n"`)
+	require.Contains(t, detour, `undo    took back "fork"`)
+	require.Contains(t, detour, "seq 0> n\n", "seq 0 is current again after undoing the fork")
+
+	// The blocks view after the undos is the one before the detour, and the last n decodes
+	// what it decodes without the detour.
+	section := func(out, from, to string) string {
+		i := strings.Index(out, from)
+		require.GreaterOrEqual(t, i, 0, from)
+		j := strings.Index(out[i+len(from):], to)
+		require.GreaterOrEqual(t, j, 0, to)
+		return out[i+len(from) : i+len(from)+j]
+	}
+	first := section(detour, "seq 0> blocks\n", "seq 0> fork\n")
+	again := detour[strings.LastIndex(detour, "seq 0> blocks\n"):]
+	again = section(again, "seq 0> blocks\n", "seq 0> n\n")
+	require.Equal(t, first, again)
+	tail := func(out string) string { return out[strings.LastIndex(out, "seq 0> n\n"):] }
+	require.Equal(t, tail(straight), tail(detour))
 }

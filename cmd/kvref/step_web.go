@@ -9,6 +9,7 @@ import (
 
 	"github.com/kvref/kvref/cacheview"
 	"github.com/kvref/kvref/server"
+	"github.com/kvref/kvref/stepper"
 )
 
 // stepWeb is `kvref step --web`: the session of kvref step behind the cache view's page,
@@ -23,23 +24,17 @@ func stepWeb(ctx context.Context, o stepOptions, stderr io.Writer, ready func(ur
 		return err
 	}
 	defer m.Close()
-	st, err := cacheview.NewStepper(m, server.ModelName(m.Source), cfg, o.sampling, o.check)
+	attn, err := parseAttention(o.attn, m.Config)
+	if err != nil {
+		return fmt.Errorf("--attn: %w", err)
+	}
+	st, err := cacheview.NewStepper(m, server.ModelName(m.Source), cfg, stepper.Options{Sampling: o.sampling, Check: o.check, Attention: &attn})
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	if o.attn != "" {
-		a, err := parseAttention(o.attn, m.Config)
-		if err != nil {
-			return fmt.Errorf("--attn: %w", err)
-		}
-		layer, head := a.Layer, a.Head
-		if _, err := st.Do(cacheview.Command{Op: "attention", Layer: &layer, Head: &head}); err != nil {
-			return err
-		}
-	}
 	if o.prompt != "" {
-		if _, err := st.Do(cacheview.Command{Op: "add", Text: o.prompt}); err != nil {
+		if _, err := st.Do(stepper.Command{Op: "add", Text: o.prompt}); err != nil {
 			return err
 		}
 	}

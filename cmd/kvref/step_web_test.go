@@ -80,7 +80,7 @@ func TestStepWebServesTheSession(t *testing.T) {
 	require.Equal(t, 8, v.BlocksTotal)
 	resp, err = http.Post(base+"v1/step", "application/json", strings.NewReader(`{"op":"decode","seq":0,"n":3}`))
 	require.NoError(t, err)
-	var rec cacheview.Record
+	var rec cacheview.StepRecord
 	require.NoError(t, json.NewDecoder(resp.Body).Decode(&rec))
 	resp.Body.Close()
 	require.Len(t, rec.Decoded, 3)

@@ -49,7 +49,7 @@ func tokenizeCmd(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintln(stdout, text)
 		return nil
 	}
-	ids := tok.EncodeSpecial(fs.Arg(0), !*noBOS, *special)
+	ids := tok.EncodeSpecial(fs.Arg(0), tokenizer.EncodeOptions{AddSpecial: !*noBOS, ParseSpecial: *special})
 	if *asJSON {
 		if ids == nil {
 			ids = []int{}

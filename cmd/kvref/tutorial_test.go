@@ -137,6 +137,11 @@ func TestTutorialTranscripts(t *testing.T) {
 		require.Equal(t, "kvref", words[0])
 		stdout, stderr, code := kvref(t, words[1:]...)
 		require.Equal(t, 0, code, "transcript %s: %s\n%s", tr.name, tr.command, stderr)
+		// A transcript is stdout; one whose command also writes on stderr says it leaves
+		// that out, as a shell would: its command ends with 2>/dev/null (and only then).
+		hides := strings.HasSuffix(tr.command, " 2>/dev/null")
+		require.False(t, stderr != "" && !hides, "transcript %s leaves out what its command writes on stderr: end it with 2>/dev/null (and say what it was)\n%s", tr.name, stderr)
+		require.False(t, stderr == "" && hides, "transcript %s hides a stderr its command does not write: drop its 2>/dev/null", tr.name)
 		require.NotContains(t, stdout, "\x1b", "transcript %s has colours", tr.name)
 		require.NotContains(t, stdout, "```", "transcript %s would end its block", tr.name)
 		fresh[i] = "$ " + tr.command + "\n" + stdout

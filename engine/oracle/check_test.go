@@ -29,7 +29,7 @@ func prompt(m *model.Model, n int) []int {
 // write it) and returns the sequence, still live.
 func fill(t *testing.T, e *engine.Engine, tokens []int, chunk int) *kvcache.Sequence {
 	t.Helper()
-	s := e.Pool.AddSequence(tokens[:chunk], "")
+	s := e.Pool().AddSequence(tokens[:chunk], "")
 	_, err := e.Step([]*kvcache.Sequence{s})
 	require.NoError(t, err)
 	for s.Len() < len(tokens) {
@@ -67,7 +67,7 @@ func TestOracleAcceptsEveryCacheType(t *testing.T) {
 					_, err := e.Step([]*kvcache.Sequence{s})
 					require.NoError(t, err)
 				}
-				rep, err := oracle.Check(e.Runner, e.Pool, s)
+				rep, err := oracle.Check(e.Runner(), e.Pool(), s)
 				require.NoError(t, err)
 				t.Log(rep)
 				require.Equal(t, 105, rep.Positions)
@@ -104,7 +104,7 @@ func TestOracleFollowsSlidingWindows(t *testing.T) {
 		require.NoError(t, err)
 		s := fill(t, e, prompt(m, 60), 9)
 		require.Equal(t, kvcache.Hole, s.Table()[0], "the window has moved on")
-		rep, err := oracle.Check(e.Runner, e.Pool, s)
+		rep, err := oracle.Check(e.Runner(), e.Pool(), s)
 		require.NoError(t, err, ct.String())
 		t.Log(rep)
 		e.Close()

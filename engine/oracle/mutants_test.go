@@ -200,7 +200,7 @@ func TestMutantVictim(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := fill(t, e, prompt(m, 80), 30)
-	if _, err := oracle.Check(e.Runner, e.Pool, s); err != nil {
+	if _, err := oracle.Check(e.Runner(), e.Pool(), s); err != nil {
 		got.Oracle = err.Error()
 	}
 	b, err := json.Marshal(got)

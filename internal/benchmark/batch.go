@@ -116,7 +116,7 @@ func batchRun(m *model.Model, s Setup, batch, prompt, steps, budget int) (BatchR
 			}
 		}
 	}
-	bpt := e.Pool.Config().BytesPerToken()
+	bpt := e.Pool().Config().BytesPerToken()
 	res := BatchResult{Batch: batch, Steps: steps, WeightBytesPerStep: m.Weights.StepBytes(batch), CacheBytesPerTokenFormula: bpt,
 		PrefillSeconds: time.Since(prefillStart).Seconds()}
 	var cacheBytes int64
@@ -216,7 +216,7 @@ func MemoryBound(m *model.Model, s Setup, ctx, blocks int, cacheBytes int64) (Me
 	if err != nil {
 		return MemoryBoundBatch{}, err
 	}
-	cfg := probe.Pool.Config()
+	cfg := probe.Pool().Config()
 	probe.Close()
 	if blocks <= 0 {
 		blocks = int(cacheBytes / cfg.BytesPerBlock())

@@ -41,8 +41,8 @@ func (mt *Meter) Generation(n int) (float64, error) {
 	if n < 1 {
 		return 0, fmt.Errorf("benchmark: a generation test needs at least one token, got %d", n)
 	}
-	mt.e.Pool.Flush()
-	m := mt.e.Model
+	mt.e.Pool().Flush()
+	m := mt.e.Model()
 	req := engine.Request{Prompt: randomPrompt(mt.r, m.Config.Vocab, 1), MaxTokens: n, IgnoreEOS: true}
 	res, err := mt.e.GenerateWith(engine.SchedulerConfig{}, req, func(engine.Token) error { return nil })
 	if err != nil {
@@ -60,8 +60,8 @@ func (mt *Meter) Prompt(n int) (float64, error) {
 	if n < 1 {
 		return 0, fmt.Errorf("benchmark: a prompt test needs at least one token, got %d", n)
 	}
-	mt.e.Pool.Flush()
-	m := mt.e.Model
+	mt.e.Pool().Flush()
+	m := mt.e.Model()
 	req := engine.Request{Prompt: randomPrompt(mt.r, m.Config.Vocab, n), MaxTokens: 1, IgnoreEOS: true}
 	res, err := mt.e.GenerateWith(engine.SchedulerConfig{MaxBatchTokens: n}, req, func(engine.Token) error { return nil })
 	if err != nil {

@@ -1,4 +1,7 @@
-package engine
+// Package textstream holds back the end of a growing text that may not be shown yet: an
+// incomplete UTF-8 character, or the start of a stop string (for streams that cut the text
+// before a stop string, so that its first bytes are never sent).
+package textstream
 
 import "unicode/utf8"
 

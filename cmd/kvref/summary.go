@@ -1,15 +1,16 @@
-package engine
+package main
 
 import (
 	"time"
 
+	"github.com/kvref/kvref/engine"
 	"github.com/kvref/kvref/kvcache"
 )
 
-// RunSummary adds up the results of a run of requests through one engine, as kvref run
+// runSummary adds up the results of a run of requests through one engine, as kvref run
 // --json prints it in its last line: tokens, cache hits, timings and, once the run is over
 // (Finish), the pool's and the scheduler's counters.
-type RunSummary struct {
+type runSummary struct {
 	PromptTokens    int              `json:"prompt_tokens"`
 	PrefixHitTokens int              `json:"prefix_hit_tokens"`
 	GeneratedTokens int              `json:"generated_tokens"`
@@ -25,14 +26,14 @@ type RunSummary struct {
 	DecodeMS        float64          `json:"decode_ms"`
 	TokensPerSecond float64          `json:"tokens_per_second"` // decoded tokens (each continuation's first comes from prefill) per second of decode
 	Check           bool             `json:"check"`
-	Requests        []RequestSummary `json:"requests"`
+	Requests        []requestSummary `json:"requests"`
 	Cache           *kvcache.Stats   `json:"cache"`
-	Engine          *Stats           `json:"engine"`
+	Engine          *engine.Stats    `json:"engine"`
 	decodeTokens    int
 }
 
-// RequestSummary is one request's line of a RunSummary.
-type RequestSummary struct {
+// requestSummary is one request's line of a runSummary.
+type requestSummary struct {
 	PromptTokens    int      `json:"prompt_tokens"`
 	PrefixHitTokens int      `json:"prefix_hit_tokens"`
 	Generated       []int    `json:"generated_tokens"` // per continuation
@@ -40,18 +41,18 @@ type RequestSummary struct {
 	Preemptions     int      `json:"preemptions"`
 }
 
-// NewRunSummary starts the summary of a run on e: its cache shape, context and threads.
-func NewRunSummary(e *Engine, check bool) *RunSummary {
-	pc := e.Pool.Config()
-	return &RunSummary{BlockSize: pc.BlockSize, BytesPerToken: pc.BytesPerToken(), CacheTypeK: pc.KType.String(),
-		CacheTypeV: pc.VType.String(), Context: e.Context, Threads: e.Runner.Threads(), Check: check}
+// newRunSummary starts the summary of a run on e: its cache shape, context and threads.
+func newRunSummary(e *engine.Engine, check bool) *runSummary {
+	pc := e.Pool().Config()
+	return &runSummary{BlockSize: pc.BlockSize, BytesPerToken: pc.BytesPerToken(), CacheTypeK: pc.KType.String(),
+		CacheTypeV: pc.VType.String(), Context: e.Context(), Threads: e.Runner().Threads(), Check: check}
 }
 
 // Add counts one finished request.
-func (s *RunSummary) Add(r Result) {
+func (s *runSummary) Add(r engine.Result) {
 	s.PromptTokens += r.PromptTokens
 	s.PrefixHitTokens += r.PrefixHitTokens
-	rs := RequestSummary{PromptTokens: r.PromptTokens, PrefixHitTokens: r.PrefixHitTokens, StopReasons: r.StopReasons, Preemptions: r.Preemptions}
+	rs := requestSummary{PromptTokens: r.PromptTokens, PrefixHitTokens: r.PrefixHitTokens, StopReasons: r.StopReasons, Preemptions: r.Preemptions}
 	for _, o := range r.Outputs {
 		s.GeneratedTokens += len(o)
 		s.decodeTokens += max(len(o)-1, 0)
@@ -67,7 +68,7 @@ func (s *RunSummary) Add(r Result) {
 
 // Finish records the pool's counters and the scheduler's at the end of the run: the peak
 // blocks used and the blocks a sliding window reclaimed.
-func (s *RunSummary) Finish(pool kvcache.Stats, sched Stats) {
+func (s *runSummary) Finish(pool kvcache.Stats, sched engine.Stats) {
 	s.Cache, s.Engine = &pool, &sched
 	s.BlocksUsed, s.BlocksReclaimed = sched.PeakBlocksUsed, pool.BlocksReclaimed
 }

@@ -1,4 +1,4 @@
-package engine
+package stepper
 
 import (
 	"slices"
@@ -6,18 +6,38 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/kvref/kvref/engine"
 	"github.com/kvref/kvref/kvcache"
+	"github.com/kvref/kvref/model"
+	"github.com/kvref/kvref/model/synth"
 	"github.com/kvref/kvref/quant"
 )
+
+// tinyModel is the synthetic tiny model (random weights, small vocabulary).
+func tinyModel(t testing.TB) *model.Model {
+	t.Helper()
+	m, err := synth.Tiny.Model()
+	require.NoError(t, err)
+	return m
+}
+
+// newSession starts a session on m that ends with the test.
+func newSession(t testing.TB, m *model.Model, cfg engine.Config, sampling engine.Sampling, check bool) *Session {
+	t.Helper()
+	s, err := New(m, cfg, Options{Sampling: sampling, Check: check})
+	require.NoError(t, err)
+	t.Cleanup(s.Close)
+	return s
+}
 
 // TestSessionWalk is the tutorial's walk through the library API: a prompt, decode steps
 // across a block boundary, a fork whose first write copies on write, a second prompt with
 // a prefix hit, and an eviction under a small pool. Every record agrees with the pool.
 func TestSessionWalk(t *testing.T) {
 	m := tinyModel(t)
-	e := newEngine(t, m, Config{BlockSize: 4, CacheBlocks: 6, KType: quant.F32, VType: quant.F32})
-	s := e.NewSession(Sampling{Temperature: 0}, true) // greedy, every step checked bitwise
-	defer s.Close()
+	s := newSession(t, m, engine.Config{Threads: 1, BlockSize: 4, CacheBlocks: 6, KType: quant.F32, VType: quant.F32},
+		engine.Sampling{Temperature: 0}, true) // greedy, every step checked bitwise
+	e := s.Engine()
 
 	prompt := []int{1, 10, 11, 12, 13, 14} // six tokens: a full block and half of another
 	a, err := s.Add(prompt)
@@ -66,7 +86,7 @@ func TestSessionWalk(t *testing.T) {
 	require.Equal(t, q.KV.Table()[0], b.Events[0].Block)
 
 	// The pool (6 blocks) now holds q [3], f [2 shared + 1], b [1 shared + 1]: 5 in use.
-	require.Equal(t, 5, e.Pool.Stats().BlocksUsed)
+	require.Equal(t, 5, e.Pool().Stats().BlocksUsed)
 	owners := s.Owners()
 	require.Len(t, owners[q.KV.Table()[0]], 3, "block 0 is held by q, f and b")
 
@@ -75,13 +95,13 @@ func TestSessionWalk(t *testing.T) {
 	require.Equal(t, 3, len(freed.Table))
 	s.Free(b.Seq)
 	require.Len(t, s.Live(), 1)
-	require.NoError(t, e.Pool.Check())
+	require.NoError(t, e.Pool().Check())
 
 	// Out of blocks leaves everything as it was.
 	_, err = s.Add(make([]int, 30))
 	require.ErrorIs(t, err, kvcache.ErrOutOfBlocks)
 	require.Len(t, s.Live(), 1)
-	require.NoError(t, e.Pool.Check())
+	require.NoError(t, e.Pool().Check())
 }
 
 // TestSessionAttentionAndTemperature: a decode step records the chosen layer's weights per
@@ -90,9 +110,7 @@ func TestSessionWalk(t *testing.T) {
 func TestSessionAttentionAndTemperature(t *testing.T) {
 	m := tinyModel(t)
 	run := func() []int {
-		e := newEngine(t, m, Config{BlockSize: 4, KType: quant.F32, VType: quant.F32})
-		s := e.NewSession(Sampling{Temperature: 0.9, Seed: 3}, false)
-		defer s.Close()
+		s := newSession(t, m, engine.Config{Threads: 1, BlockSize: 4, KType: quant.F32, VType: quant.F32}, engine.Sampling{Temperature: 0.9, Seed: 3}, false)
 		a, err := s.Add([]int{1, 2, 3})
 		require.NoError(t, err)
 		s.SetAttention(AttentionChoice{Layer: 1, Head: -1})
@@ -126,9 +144,7 @@ func TestSessionAttentionAndTemperature(t *testing.T) {
 func TestSessionSetSeed(t *testing.T) {
 	m := tinyModel(t)
 	sample := func(start uint64, change bool) []int {
-		e := newEngine(t, m, Config{BlockSize: 4, KType: quant.F32, VType: quant.F32})
-		s := e.NewSession(Sampling{Temperature: 1.5, Seed: start}, false)
-		defer s.Close()
+		s := newSession(t, m, engine.Config{Threads: 1, BlockSize: 4, KType: quant.F32, VType: quant.F32}, engine.Sampling{Temperature: 1.5, Seed: start}, false)
 		a, err := s.Add([]int{1, 2, 3})
 		require.NoError(t, err)
 		if change {
@@ -138,7 +154,7 @@ func TestSessionSetSeed(t *testing.T) {
 		require.NoError(t, err)
 		var toks []int
 		for range 12 {
-			for _, q := range []*SessionSeq{a.Seq, b.Seq} {
+			for _, q := range []*Seq{a.Seq, b.Seq} {
 				d, err := s.Decode(q, -1, 0)
 				require.NoError(t, err)
 				toks = append(toks, d.Token)
