@@ -28,7 +28,9 @@ type ColdStart struct {
 // MeasureColdStart starts the server command argv (which must listen where c.URL says),
 // polls c.URL's /health every few milliseconds until it answers 200, sends one streamed
 // completion of c.Prompts(1)[0] for one token, and stops the server (SIGTERM, then SIGKILL
-// after five seconds). The server's stderr is kept for the error when it fails.
+// after five seconds). The server's stderr is kept for the error when it fails. Give each
+// start its own port: the connections llama-server closes linger in TIME_WAIT without
+// SO_REUSEADDR, and the next server on that port may fail to bind for a minute.
 func MeasureColdStart(ctx context.Context, c Config, argv []string) (ColdStart, error) {
 	out := ColdStart{Command: argv}
 	if len(argv) == 0 {
