@@ -8,7 +8,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -53,7 +52,7 @@ func TestEncode(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			s := newTestSPM(t, tt.opts)
 			got := s.Encode(tt.text, tt.addSpecial)
-			assert.Equal(t, tt.want, texts(s, got))
+			require.Equal(t, tt.want, texts(s, got))
 		})
 	}
 }
@@ -89,7 +88,7 @@ func TestEncodeScoreOrder(t *testing.T) {
 			}
 			s, err := NewSPM(v)
 			require.NoError(t, err)
-			assert.Equal(t, tt.want, texts(s, s.Encode("abc", true)))
+			require.Equal(t, tt.want, texts(s, s.Encode("abc", true)))
 		})
 	}
 }
@@ -110,7 +109,7 @@ func TestEncodeSpecial(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			assert.Equal(t, tt.want, texts(s, s.EncodeSpecial(tt.text, EncodeOptions{AddSpecial: false, ParseSpecial: tt.parseSpecial})))
+			require.Equal(t, tt.want, texts(s, s.EncodeSpecial(tt.text, EncodeOptions{AddSpecial: false, ParseSpecial: tt.parseSpecial})))
 		})
 	}
 }
@@ -141,7 +140,7 @@ func TestEncodeStripAttributes(t *testing.T) {
 			v.LStrip[sep], v.RStrip[sep] = tt.lstrip, tt.rstrip
 			s, err := NewSPM(v)
 			require.NoError(t, err)
-			assert.Equal(t, tt.want, texts(s, s.Encode("a <sep> b", false)))
+			require.Equal(t, tt.want, texts(s, s.Encode("a <sep> b", false)))
 		})
 	}
 }
@@ -167,8 +166,8 @@ func TestEncodeLargeInput(t *testing.T) {
 		start := time.Now()
 		ids := s.Encode(in, true)
 		elapsed := time.Since(start)
-		assert.Less(t, elapsed, 2*time.Second, "Encode of %d bytes took %v", len(in), elapsed)
-		assert.Equal(t, in, s.Decode(ids))
+		require.Less(t, elapsed, 2*time.Second, "Encode of %d bytes took %v", len(in), elapsed)
+		require.Equal(t, in, s.Decode(ids))
 	}
 }
 
@@ -199,25 +198,18 @@ func FuzzEncodeDecode(f *testing.F) {
 		plain := s.Encode(in, false)
 		special := s.EncodeSpecial(in, Prompt)
 		for _, id := range slices.Concat(withBOS, plain, special) {
-			if id < 0 || id >= s.VocabSize() {
-				t.Fatalf("Encode(%q) produced id %d", in, id)
-			}
+			require.Falsef(t, id < 0 || id >= s.VocabSize(), "Encode(%q) produced id %d", in, id)
 		}
 		if in != "" && len(in) < 300 && !strings.Contains(in, "<sep>") {
-			if want := referenceEncode(s, in); !slices.Equal(plain, want) {
-				t.Fatalf("Encode(%q) = %v, reference merge gives %v", in, plain, want)
-			}
+			want := referenceEncode(s, in)
+			require.Truef(t, slices.Equal(plain, want), "Encode(%q) = %v, reference merge gives %v", in, plain, want)
 		}
 		if !utf8.ValidString(in) || strings.Contains(in, spaceSymbol) ||
 			strings.Contains(in, "<sep>") || strings.Contains(in, "<s>") {
 			return // see TestRoundTripExceptions
 		}
-		if got := s.Decode(plain); got != in {
-			t.Fatalf("Decode(Encode(%q, false)) = %q", in, got)
-		}
-		if got := s.Decode(withBOS); got != in {
-			t.Fatalf("Decode(Encode(%q, true)) = %q", in, got)
-		}
+		require.Equalf(t, in, s.Decode(plain), "Decode(Encode(%q, false))", in)
+		require.Equalf(t, in, s.Decode(withBOS), "Decode(Encode(%q, true))", in)
 	})
 }
 
@@ -235,7 +227,7 @@ func TestRoundTripExceptions(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			assert.Equal(t, tt.decoded, s.Decode(s.Encode(tt.in, false)))
+			require.Equal(t, tt.decoded, s.Decode(s.Encode(tt.in, false)))
 		})
 	}
 }

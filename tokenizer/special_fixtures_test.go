@@ -84,7 +84,7 @@ func specialHFTokenizer(t testing.TB, name string) (data, config []byte) {
 		require.NotNil(t, data, "%s/tokenizer.json is missing", dir)
 		return data, read(filepath.Join(dir, "tokenizer_config.json"))
 	}
-	t.Fatalf("no special-token fixture %q", name)
+	require.FailNowf(t, "no special-token fixture", "%q", name)
 	return nil, nil
 }
 

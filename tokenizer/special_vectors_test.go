@@ -9,7 +9,6 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/kvref/kvref/format/gguf"
@@ -87,14 +86,14 @@ func checkSpecialVectors(t *testing.T, vs []testutil.SpecialVector, load func(t 
 
 // checkSpecialVector checks one vector.
 func checkSpecialVector(t *testing.T, tok Tokenizer, v testutil.SpecialVector) {
-	assert.Equal(t, orEmpty(v.IDs), orEmpty(tok.EncodeSpecial(v.Input, EncodeOptions{ParseSpecial: true})), "EncodeSpecial(%q, {ParseSpecial})", v.Input)
-	assert.Equal(t, orEmpty(v.IDsWithSpecial), orEmpty(tok.EncodeSpecial(v.Input, Prompt)), "EncodeSpecial(%q, Prompt)", v.Input)
+	require.Equal(t, orEmpty(v.IDs), orEmpty(tok.EncodeSpecial(v.Input, EncodeOptions{ParseSpecial: true})), "EncodeSpecial(%q, {ParseSpecial})", v.Input)
+	require.Equal(t, orEmpty(v.IDsWithSpecial), orEmpty(tok.EncodeSpecial(v.Input, Prompt)), "EncodeSpecial(%q, Prompt)", v.Input)
 	if v.Keep != nil {
-		assert.Equal(t, *v.Keep, tok.DecodeSpecial(v.IDsWithSpecial, true), "DecodeSpecial(%v, true)", v.IDsWithSpecial)
+		require.Equal(t, *v.Keep, tok.DecodeSpecial(v.IDsWithSpecial, true), "DecodeSpecial(%v, true)", v.IDsWithSpecial)
 	}
 	if v.Skip != nil {
-		assert.Equal(t, *v.Skip, tok.DecodeSpecial(v.IDsWithSpecial, false), "DecodeSpecial(%v, false)", v.IDsWithSpecial)
-		assert.Equal(t, *v.Skip, tok.Decode(v.IDsWithSpecial), "Decode(%v)", v.IDsWithSpecial)
+		require.Equal(t, *v.Skip, tok.DecodeSpecial(v.IDsWithSpecial, false), "DecodeSpecial(%v, false)", v.IDsWithSpecial)
+		require.Equal(t, *v.Skip, tok.Decode(v.IDsWithSpecial), "Decode(%v)", v.IDsWithSpecial)
 	}
 }
 
@@ -156,7 +155,7 @@ func TestEOGLlamaServer(t *testing.T) {
 			defer g.Close()
 			tok, err := FromGGUF(g)
 			require.NoError(t, err)
-			assert.Equal(t, want.EOG, eogIDs(tok), "end-of-generation ids")
+			require.Equal(t, want.EOG, eogIDs(tok), "end-of-generation ids")
 			eot, candidates := -1, 0
 			switch x := tok.(type) {
 			case *SPM:
@@ -170,9 +169,9 @@ func TestEOGLlamaServer(t *testing.T) {
 				}
 			}
 			if _, named := g.Lookup(keyEOT); named || candidates <= 1 {
-				assert.Equal(t, want.EOT, eot, "end-of-turn id")
+				require.Equal(t, want.EOT, eot, "end-of-turn id")
 			} else {
-				assert.Contains(t, want.EOG, eot, "end-of-turn id %d (llama.cpp chose %d of %d candidates)", eot, want.EOT, candidates)
+				require.Contains(t, want.EOG, eot, "end-of-turn id %d (llama.cpp chose %d of %d candidates)", eot, want.EOT, candidates)
 			}
 		})
 	}

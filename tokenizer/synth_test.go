@@ -12,7 +12,6 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/kvref/kvref/format/gguf"
@@ -142,7 +141,7 @@ func buildSynthTokenizer(t testing.TB, name string) []byte {
 	case "llama2-style", "metaspace-style":
 		doc = spmTokenizerJSON(t, name)
 	default:
-		t.Fatalf("no synthetic tokenizer %q", name)
+		require.FailNowf(t, "no synthetic tokenizer", "%q", name)
 	}
 	out, err := json.Marshal(doc)
 	require.NoError(t, err)
@@ -361,15 +360,15 @@ func TestHFVectorsSynth(t *testing.T) {
 		var ok bool
 		if v.Text != nil {
 			ok = t.Run(fmt.Sprintf("%s/%d/decode", v.Tokenizer, i), func(t *testing.T) {
-				assert.Equal(t, *v.Text, tok.DecodeSpecial(v.DecodeIDs, true), "DecodeSpecial(%v, true)", v.DecodeIDs)
-				assert.Equal(t, *v.TextSkip, tok.Decode(v.DecodeIDs), "Decode(%v)", v.DecodeIDs)
+				require.Equal(t, *v.Text, tok.DecodeSpecial(v.DecodeIDs, true), "DecodeSpecial(%v, true)", v.DecodeIDs)
+				require.Equal(t, *v.TextSkip, tok.Decode(v.DecodeIDs), "Decode(%v)", v.DecodeIDs)
 			})
 		} else {
 			ok = t.Run(fmt.Sprintf("%s/%d/%q", v.Tokenizer, i, shorten(v.Input, 30)), func(t *testing.T) {
-				assert.Equal(t, orEmpty(v.IDs), orEmpty(tok.EncodeSpecial(v.Input, EncodeOptions{ParseSpecial: true})), "EncodeSpecial(%q, {ParseSpecial})", v.Input)
-				assert.Equal(t, orEmpty(v.IDsWithSpecial), orEmpty(tok.EncodeSpecial(v.Input, Prompt)), "EncodeSpecial(%q, Prompt)", v.Input)
-				assert.Equal(t, v.Decoded, tok.DecodeSpecial(v.IDs, true), "DecodeSpecial(ids, true)")
-				assert.Equal(t, *v.DecodedSpecial, tok.Decode(v.IDsWithSpecial), "Decode(ids_with_special)")
+				require.Equal(t, orEmpty(v.IDs), orEmpty(tok.EncodeSpecial(v.Input, EncodeOptions{ParseSpecial: true})), "EncodeSpecial(%q, {ParseSpecial})", v.Input)
+				require.Equal(t, orEmpty(v.IDsWithSpecial), orEmpty(tok.EncodeSpecial(v.Input, Prompt)), "EncodeSpecial(%q, Prompt)", v.Input)
+				require.Equal(t, v.Decoded, tok.DecodeSpecial(v.IDs, true), "DecodeSpecial(ids, true)")
+				require.Equal(t, *v.DecodedSpecial, tok.Decode(v.IDsWithSpecial), "Decode(ids_with_special)")
 			})
 		}
 		if ok {

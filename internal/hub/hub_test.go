@@ -5,7 +5,6 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -23,7 +22,7 @@ func TestIsRef(t *testing.T) {
 		"models/https://not-a-url/m.gguf":   false,
 		"./hf://relative-dir/weird-name.gg": false,
 	} {
-		assert.Equal(t, want, IsRef(s), s)
+		require.Equal(t, want, IsRef(s), s)
 	}
 }
 
@@ -46,15 +45,15 @@ func TestResolveHub(t *testing.T) {
 	} {
 		s, err := Resolve(tc.ref)
 		require.NoError(t, err, tc.ref)
-		assert.Equal(t, Source{Ref: tc.ref, URL: tc.url, Key: tc.key, Owner: tc.owner, Repo: tc.repo, Path: tc.path, Revision: tc.rev}, s)
-		assert.True(t, s.IsHub())
+		require.Equal(t, Source{Ref: tc.ref, URL: tc.url, Key: tc.key, Owner: tc.owner, Repo: tc.repo, Path: tc.path, Revision: tc.rev}, s)
+		require.True(t, s.IsHub())
 	}
 
 	t.Setenv("HF_ENDPOINT", "http://mirror.example:8080/")
 	s, err := Resolve("hf://o/r/m.gguf")
 	require.NoError(t, err)
-	assert.Equal(t, "http://mirror.example:8080/o/r/resolve/main/m.gguf", s.URL)
-	assert.Equal(t, filepath.Join("cache", "hf", "o", "r", "main", "m.gguf"), s.Local("cache"))
+	require.Equal(t, "http://mirror.example:8080/o/r/resolve/main/m.gguf", s.URL)
+	require.Equal(t, filepath.Join("cache", "hf", "o", "r", "main", "m.gguf"), s.Local("cache"))
 }
 
 func TestResolveURL(t *testing.T) {
@@ -67,8 +66,8 @@ func TestResolveURL(t *testing.T) {
 	} {
 		s, err := Resolve(tc.ref)
 		require.NoError(t, err, tc.ref)
-		assert.Equal(t, Source{Ref: tc.ref, URL: tc.url, Key: tc.key}, s, tc.ref)
-		assert.False(t, s.IsHub())
+		require.Equal(t, Source{Ref: tc.ref, URL: tc.url, Key: tc.key}, s, tc.ref)
+		require.False(t, s.IsHub())
 	}
 }
 
@@ -95,7 +94,7 @@ func TestResolveRejects(t *testing.T) {
 	} {
 		_, err := Resolve(ref)
 		require.Error(t, err, ref)
-		assert.Contains(t, err.Error(), msg, ref)
+		require.Contains(t, err.Error(), msg, ref)
 	}
 }
 
@@ -103,7 +102,7 @@ func TestDefaultCacheDir(t *testing.T) {
 	t.Setenv("KVREF_CACHE", "/somewhere/kv")
 	d, err := DefaultCacheDir()
 	require.NoError(t, err)
-	assert.Equal(t, "/somewhere/kv", d)
+	require.Equal(t, "/somewhere/kv", d)
 
 	t.Setenv("KVREF_CACHE", "")
 	t.Setenv("XDG_CACHE_HOME", "/xdg")
@@ -111,7 +110,7 @@ func TestDefaultCacheDir(t *testing.T) {
 	d, err = DefaultCacheDir()
 	require.NoError(t, err)
 	if base, err := os.UserCacheDir(); err == nil {
-		assert.Equal(t, filepath.Join(base, "kvref"), d)
+		require.Equal(t, filepath.Join(base, "kvref"), d)
 	}
 }
 
@@ -128,7 +127,7 @@ func TestChecksum(t *testing.T) {
 		"":                                   {"", ""},
 	} {
 		s256, s1 := checksum(etag)
-		assert.Equal(t, want, [2]string{s256, s1}, etag)
+		require.Equal(t, want, [2]string{s256, s1}, etag)
 	}
 }
 
@@ -146,10 +145,10 @@ func TestParseContentRange(t *testing.T) {
 		"":                   {0, -1, false},
 	} {
 		start, size, ok := parseContentRange(s)
-		assert.Equal(t, want.ok, ok, s)
+		require.Equal(t, want.ok, ok, s)
 		if ok {
-			assert.Equal(t, want.start, start, s)
-			assert.Equal(t, want.size, size, s)
+			require.Equal(t, want.start, start, s)
+			require.Equal(t, want.size, size, s)
 		}
 	}
 }

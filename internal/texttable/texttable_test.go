@@ -3,6 +3,8 @@ package texttable
 import (
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 // TestWrite: columns are as wide as their widest cell counted in runes, right-aligned columns
@@ -17,7 +19,5 @@ func TestWrite(t *testing.T) {
 	want := "> name     n  note\n" +
 		"> ·ab   1234\n" +
 		"> x        5  last\n"
-	if b.String() != want {
-		t.Fatalf("got\n%q\nwant\n%q", b.String(), want)
-	}
+	require.Equal(t, want, b.String())
 }

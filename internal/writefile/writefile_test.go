@@ -24,6 +24,6 @@ func TestWrite(t *testing.T) {
 	require.ErrorIs(t, Write(path, func(io.Writer) error { return boom }), boom)
 
 	missing := filepath.Join(t.TempDir(), "missing", "out.txt")
-	err = Write(missing, func(io.Writer) error { t.Fatal("write called without a file"); return nil })
+	err = Write(missing, func(io.Writer) error { require.FailNow(t, "write called without a file"); return nil })
 	require.ErrorContains(t, err, missing)
 }
