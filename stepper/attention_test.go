@@ -9,6 +9,8 @@ import (
 // TestParseAttention: off, a layer's mean and one head parse; a layer or head out of the
 // model's range is refused with the range.
 func TestParseAttention(t *testing.T) {
+	t.Parallel()
+
 	for _, c := range []struct {
 		arg  string
 		want AttentionChoice

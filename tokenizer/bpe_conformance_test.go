@@ -31,6 +31,8 @@ func loadBPEGGUF(t testing.TB, path string) *BPE {
 // test vectors for the GPT-2 vocabulary (no BOS, parse_special=false), and
 // that Decode gives each input back.
 func TestLlamaCppVectorsGPT2(t *testing.T) {
+	t.Parallel()
+
 	path, vs := testutil.VocabVectors(t, "gpt-2")
 	tok := loadBPEGGUF(t, path)
 	require.Equal(t, "gpt-2", tok.Pre())
@@ -165,6 +167,8 @@ func orEmpty(ids []int) []int {
 // TestHFVectorsPublic checks Encode and Decode against Hugging Face's own
 // output for the shared tokenizer.json files.
 func TestHFVectorsPublic(t *testing.T) {
+	t.Parallel()
+
 	path := testutil.Shared(t, "tokenizer/hf/vectors-public.jsonl")
 	vs := readHFVectors(t, path)
 	require.NotEmpty(t, vs)

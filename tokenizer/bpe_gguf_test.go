@@ -58,6 +58,8 @@ func ggufFromHF(t *testing.T, data []byte, pre string, controls []string, bos st
 // Face's output for the tokenizer.json with the same regexes, on every
 // extra-vector input whose result has no special tokens.
 func TestGGUFPreTypesMatchHF(t *testing.T) {
+	t.Parallel()
+
 	data, err := os.ReadFile(filepath.Join("testdata", "hf-synth.jsonl"))
 	require.NoError(t, err)
 	gpt2JSON, err := os.ReadFile(testutil.Shared(t, "tokenizer/hf/gpt2/tokenizer.json"))

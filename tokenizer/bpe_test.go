@@ -45,6 +45,8 @@ func toTexts(tok *BPE, ids []int) []string {
 }
 
 func TestBPEMergeOrderByRank(t *testing.T) {
+	t.Parallel()
+
 	// The lower-ranked (earlier) merge wins, whatever its position.
 	tok := newTiny(t, []string{"a b", "b c"}, "ab", "bc")
 	require.Equal(t, []string{"ab", "c"}, toTexts(tok, tok.Encode("abc", false)))
@@ -75,6 +77,8 @@ func TestBPEMergeOrderByRank(t *testing.T) {
 }
 
 func TestBPEIgnoreMerges(t *testing.T) {
+	t.Parallel()
+
 	// Llama 3's ignore_merges: a word that is a token is taken whole, even
 	// if the merges could not build it.
 	v := tinyVocab([]string{"a b"}, "ab", "abc")
@@ -89,6 +93,8 @@ func TestBPEIgnoreMerges(t *testing.T) {
 }
 
 func TestBPESpecialTokens(t *testing.T) {
+	t.Parallel()
+
 	tok := newTiny(t, []string{"Ġ x"}, "Ġx")
 	end, sep := tok.EOS(), tok.EOS()+1
 
@@ -142,6 +148,8 @@ func TestBPESpecialTokens(t *testing.T) {
 }
 
 func TestByteLevelAlphabet(t *testing.T) {
+	t.Parallel()
+
 	seen := map[rune]bool{}
 	for b := range 256 {
 		r := byteChar[b]
@@ -187,6 +195,8 @@ func TestByteLevelAlphabet(t *testing.T) {
 }
 
 func TestBPEDecodeInvalidUTF8(t *testing.T) {
+	t.Parallel()
+
 	// GGUF vocabularies decode as llama.cpp does: the bytes, as they are.
 	tok := newTiny(t, nil)
 	euro := []int{0xE2, 0x82, 0xAC} // "€"
@@ -225,6 +235,8 @@ func tinyJSON(t testing.TB, fields string) *BPE {
 }
 
 func TestLossyUTF8(t *testing.T) {
+	t.Parallel()
+
 	for _, tc := range []struct{ in, want string }{
 		{"", ""},
 		{"abc", "abc"},
@@ -242,6 +254,8 @@ func TestLossyUTF8(t *testing.T) {
 }
 
 func TestLlamaPreTokenizers(t *testing.T) {
+	t.Parallel()
+
 	words := func(pre, s string) []string {
 		v := tinyVocab(nil)
 		v.Pre = pre
@@ -282,6 +296,8 @@ func TestLlamaPreTokenizers(t *testing.T) {
 }
 
 func TestNewBPEErrors(t *testing.T) {
+	t.Parallel()
+
 	ok := tinyVocab(nil)
 	for _, tc := range []struct {
 		name string

@@ -14,6 +14,8 @@ import (
 // TestLlamaCppVectors checks Encode against every case of llama.cpp's own
 // tokenizer test vectors, and that Decode gives each input back.
 func TestLlamaCppVectors(t *testing.T) {
+	t.Parallel()
+
 	for _, name := range []string{"llama-spm", "phi-3"} {
 		t.Run(name, func(t *testing.T) {
 			path, vs := testutil.VocabVectors(t, name)
@@ -60,6 +62,8 @@ func BenchmarkEncodeLlamaSPM(b *testing.B) {
 // swallows the spaces after it; control tokens such as "<|end|>" are only
 // recognised with parse_special, and are end-of-generation tokens.
 func TestPhi3SpecialTokens(t *testing.T) {
+	t.Parallel()
+
 	tok := loadGGUF(t, filepath.Join(sharedPath(t, "tokenizer"), "ggml-vocab-phi-3.gguf"))
 	end, user, eot := tok.ids["<|end|>"], tok.ids["<|user|>"], tok.ids["<|endoftext|>"]
 	hello, world := tok.ids["▁Hello"], tok.ids["▁world"]

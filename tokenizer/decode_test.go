@@ -7,6 +7,8 @@ import (
 )
 
 func TestPiece(t *testing.T) {
+	t.Parallel()
+
 	s := newTestSPM(t, vocabOpts{})
 	tests := []struct {
 		token string
@@ -38,6 +40,8 @@ func TestPiece(t *testing.T) {
 }
 
 func TestPieceUnusedAndUndefined(t *testing.T) {
+	t.Parallel()
+
 	v := testVocab(vocabOpts{})
 	v.Tokens = append(v.Tokens, "▁unused", "▁undefined")
 	v.Scores = append(v.Scores, 0, 0)
@@ -49,6 +53,8 @@ func TestPieceUnusedAndUndefined(t *testing.T) {
 }
 
 func TestDecode(t *testing.T) {
+	t.Parallel()
+
 	tests := []struct {
 		name   string
 		opts   vocabOpts
@@ -77,6 +83,8 @@ func TestDecode(t *testing.T) {
 }
 
 func TestRoundTrip(t *testing.T) {
+	t.Parallel()
+
 	s := newTestSPM(t, vocabOpts{})
 	for _, in := range []string{"", "hello", " hello", "  hello world ", "\n\nhello\tworld", "é🦙 ab", "<|end|>"} {
 		t.Run(in, func(t *testing.T) {
@@ -87,6 +95,8 @@ func TestRoundTrip(t *testing.T) {
 }
 
 func TestIsEOG(t *testing.T) {
+	t.Parallel()
+
 	v := testVocab(vocabOpts{})
 	v.EOG = []int{tUNK} // any declared id counts
 	s, err := NewSPM(v)
@@ -113,6 +123,8 @@ func TestIsEOG(t *testing.T) {
 // keeps the space of the token after it ("<s> hello", also what Hugging
 // Face's Llama 2 decoder gives with skip_special_tokens=false).
 func TestDecodeSpecial(t *testing.T) {
+	t.Parallel()
+
 	s := newTestSPM(t, vocabOpts{})
 	tests := []struct {
 		tokens     []string

@@ -12,6 +12,8 @@ import (
 )
 
 func TestEncode(t *testing.T) {
+	t.Parallel()
+
 	tests := []struct {
 		name       string
 		opts       vocabOpts
@@ -60,6 +62,8 @@ func TestEncode(t *testing.T) {
 // TestEncodeScoreOrder checks that merges happen highest score first and,
 // on equal scores, leftmost first.
 func TestEncodeScoreOrder(t *testing.T) {
+	t.Parallel()
+
 	tests := []struct {
 		name         string
 		abScore      float32
@@ -94,6 +98,8 @@ func TestEncodeScoreOrder(t *testing.T) {
 }
 
 func TestEncodeSpecial(t *testing.T) {
+	t.Parallel()
+
 	s := newTestSPM(t, vocabOpts{})
 	tests := []struct {
 		name         string
@@ -115,6 +121,8 @@ func TestEncodeSpecial(t *testing.T) {
 }
 
 func TestEncodeStripAttributes(t *testing.T) {
+	t.Parallel()
+
 	v := testVocab(vocabOpts{})
 	sep := -1
 	for id, x := range v.Tokens {
@@ -216,6 +224,8 @@ func FuzzEncodeDecode(f *testing.F) {
 // TestRoundTripExceptions documents the inputs for which Decode(Encode(x))
 // is not x, in llama.cpp as here.
 func TestRoundTripExceptions(t *testing.T) {
+	t.Parallel()
+
 	s := newTestSPM(t, vocabOpts{})
 	tests := []struct {
 		name, in, decoded string

@@ -15,6 +15,8 @@ import (
 // (gpt-oss) rule that drops <|end|> when <|return|> and <|call|> both end
 // generation, making it and the <|channel|> family user-defined.
 func TestScanEOG(t *testing.T) {
+	t.Parallel()
+
 	toks := []string{"a", "</s>", "<|end_of_text|>", "_<EOT>", "<end_of_utterance>", "<reponame>", "<fim_prefix>", "<|im_start|>"}
 	s := scanEOG(toks, 1, -1, -1, [3]int{-1, -1, -1})
 	require.Equal(t, 2, s.eot, "<|end_of_text|> is the first end-of-turn text")
@@ -57,6 +59,8 @@ func dedup(ids []int) []int {
 // <|endoftext|> and the FIM repo token <reponame>, as llama.cpp finds them in
 // the same vocabulary; not <|im_start|>.
 func TestEOGTokenizerJSON(t *testing.T) {
+	t.Parallel()
+
 	data, config := specialHFTokenizer(t, "smollm")
 	tok, err := FromTokenizerJSON(data, config)
 	require.NoError(t, err)
@@ -74,6 +78,8 @@ func TestEOGTokenizerJSON(t *testing.T) {
 // TestFromHFDir checks a directory holding only a tokenizer, and the
 // end-of-generation ids of config.json and generation_config.json.
 func TestFromHFDir(t *testing.T) {
+	t.Parallel()
+
 	data, config := specialHFTokenizer(t, "llama2-260k")
 	dir := t.TempDir()
 	write := func(name, s string) {

@@ -117,6 +117,8 @@ func fromKVs(t *testing.T, kvs []kv) (*SPM, error) {
 }
 
 func TestFromGGUFDefaults(t *testing.T) {
+	t.Parallel()
+
 	s, err := fromKVs(t, vocabKVs())
 	require.NoError(t, err)
 	require.Equal(t, 1, s.BOS())
@@ -131,6 +133,8 @@ func TestFromGGUFDefaults(t *testing.T) {
 }
 
 func TestFromGGUFKeys(t *testing.T) {
+	t.Parallel()
+
 	kvs := vocabKVs()
 	kvs = with(kvs, keyBOS, uint32(2))
 	kvs = with(kvs, keyEOS, uint32(1))
@@ -151,6 +155,8 @@ func TestFromGGUFKeys(t *testing.T) {
 }
 
 func TestFromGGUFEOG(t *testing.T) {
+	t.Parallel()
+
 	kvs := vocabKVs()
 	toks := kvs[1].val.([]string)
 	toks = append(toks, "<|endoftext|>", "<|eom_id|>", "<|fim_pad|>")
@@ -176,6 +182,8 @@ func TestFromGGUFEOG(t *testing.T) {
 }
 
 func TestFromGGUFPhi3RStrip(t *testing.T) {
+	t.Parallel()
+
 	kvs := with(vocabKVs(), keyName, "Phi3")
 	s, err := fromKVs(t, kvs)
 	require.NoError(t, err)
@@ -185,6 +193,8 @@ func TestFromGGUFPhi3RStrip(t *testing.T) {
 }
 
 func TestFromGGUFErrors(t *testing.T) {
+	t.Parallel()
+
 	base := vocabKVs()
 	n := len(base[1].val.([]string))
 	tests := []struct {

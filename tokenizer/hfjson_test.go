@@ -64,6 +64,8 @@ func withField(t testing.TB, key, raw string) []byte {
 }
 
 func TestFromTokenizerJSONMini(t *testing.T) {
+	t.Parallel()
+
 	tok := mustJSON(t, []byte(miniJSON))
 	// "ab ab" -> "ab", " ", "ab": the Split regex leaves the space alone,
 	// as a word of its own.
@@ -90,6 +92,8 @@ func TestFromTokenizerJSONMini(t *testing.T) {
 }
 
 func TestFromTokenizerJSONConfig(t *testing.T) {
+	t.Parallel()
+
 	data, err := os.ReadFile(testutil.Shared(t, "tokenizer/hf/gpt2/tokenizer.json"))
 	require.NoError(t, err)
 	tok, err := FromTokenizerJSON(data, nil)
@@ -128,6 +132,8 @@ func TestFromTokenizerJSONConfig(t *testing.T) {
 }
 
 func TestFromTokenizerJSONErrors(t *testing.T) {
+	t.Parallel()
+
 	for _, tc := range []struct {
 		name      string
 		key, raw  string

@@ -51,6 +51,8 @@ func spmOf(t *testing.T, tok Tokenizer) *SPM {
 // metadata gives: same pieces, scores, types, special ids and flags, and the
 // same ids for the golden prompts.
 func TestLlama2cMatchesGGUF(t *testing.T) {
+	t.Parallel()
+
 	binPath := testutil.Shared(t, "models/tok512.bin")
 	fromGGUF := loadGGUF(t, testutil.Shared(t, "models/stories260K.gguf"))
 	tok, err := FromLlama2cFile(binPath, 512)
@@ -86,6 +88,8 @@ func TestLlama2cMatchesGGUF(t *testing.T) {
 // tokenizer.bin, reads it back and requires llama.cpp's expected ids for every
 // test vector.
 func TestLlama2cLlamaVocabRoundTrip(t *testing.T) {
+	t.Parallel()
+
 	dir := testutil.Shared(t, "tokenizer")
 	orig := loadGGUF(t, filepath.Join(dir, "ggml-vocab-llama-spm.gguf"))
 	var buf bytes.Buffer
@@ -109,6 +113,8 @@ func TestLlama2cLlamaVocabRoundTrip(t *testing.T) {
 
 // TestLlama2cRoundTrip writes the hand-made test vocabulary and reads it back.
 func TestLlama2cRoundTrip(t *testing.T) {
+	t.Parallel()
+
 	v := testVocab(vocabOpts{withE: true})
 	var buf bytes.Buffer
 	require.NoError(t, WriteLlama2c(&buf, v))
@@ -144,6 +150,8 @@ func TestLlama2cRoundTrip(t *testing.T) {
 // TestLlama2cNewerExporter reads the texts later versions of llama2.c's
 // exporter write: "\n<s>\n", "\n</s>\n" and raw bytes for the byte tokens.
 func TestLlama2cNewerExporter(t *testing.T) {
+	t.Parallel()
+
 	b := newBinTok(8).token(0, "<unk>").token(0, "\n<s>\n").token(0, "\n</s>\n")
 	for c := range 256 {
 		b = b.token(0, string(rune(c)))
@@ -164,6 +172,8 @@ func TestLlama2cNewerExporter(t *testing.T) {
 // TestLlama2cSmallVocab: vocabularies without the usual special tokens work,
 // and the ids that do not exist are -1.
 func TestLlama2cSmallVocab(t *testing.T) {
+	t.Parallel()
+
 	tok, err := FromLlama2c(newBinTok(1).token(0, "x"), 1)
 	require.NoError(t, err)
 	s := spmOf(t, tok)
@@ -173,6 +183,8 @@ func TestLlama2cSmallVocab(t *testing.T) {
 }
 
 func TestLlama2cRejectsBadFiles(t *testing.T) {
+	t.Parallel()
+
 	good := newBinTok(5).specials()
 	cases := []struct {
 		name  string
@@ -222,6 +234,8 @@ func TestLlama2cRejectsBadFiles(t *testing.T) {
 }
 
 func TestWriteLlama2cRejects(t *testing.T) {
+	t.Parallel()
+
 	var buf bytes.Buffer
 	require.ErrorContains(t, WriteLlama2c(&buf, Vocab{}), "no tokens")
 	require.ErrorContains(t, WriteLlama2c(&buf, Vocab{Tokens: []string{"a"}}), "1 tokens but 0 scores")

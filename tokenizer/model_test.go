@@ -12,6 +12,8 @@ import (
 
 // TestStories260K checks the tokenizer of a real model file.
 func TestStories260K(t *testing.T) {
+	t.Parallel()
+
 	s := loadGGUF(t, sharedPath(t, "models/stories260K.gguf"))
 	require.Equal(t, 512, s.VocabSize())
 	require.Equal(t, 1, s.BOS())
@@ -39,6 +41,8 @@ type golden struct {
 // llama.cpp used for every golden file, and that decoding prompt and
 // continuation gives back the prompt followed by readable text.
 func TestStories260KGolden(t *testing.T) {
+	t.Parallel()
+
 	s := loadGGUF(t, sharedPath(t, "models/stories260K.gguf"))
 	files, err := filepath.Glob(filepath.Join(sharedPath(t, "golden/stories260K"), "*.json"))
 	require.NoError(t, err)
@@ -67,6 +71,8 @@ func TestStories260KGolden(t *testing.T) {
 // TestStories260KContinuation decodes the greedy continuation recorded in
 // the golden file and compares it with the text in ../shared/README.md.
 func TestStories260KContinuation(t *testing.T) {
+	t.Parallel()
+
 	s := loadGGUF(t, sharedPath(t, "models/stories260K.gguf"))
 	data, err := os.ReadFile(sharedPath(t, "golden/stories260K/once-upon-a-time.json"))
 	require.NoError(t, err)

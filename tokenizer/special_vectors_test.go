@@ -103,6 +103,8 @@ func checkSpecialVector(t *testing.T, tok Tokenizer, v testutil.SpecialVector) {
 // with added tokens carrying each flag) and for a Llama 2 layout
 // tokenizer.json (testdata/special/llama2-260k).
 func TestSpecialVectorsHF(t *testing.T) {
+	t.Parallel()
+
 	vs := testutil.SpecialVectors(t, "hf-special.jsonl")
 	checkSpecialVectors(t, vs, func(t *testing.T, name string) Tokenizer {
 		data, config := specialHFTokenizer(t, name)
@@ -118,6 +120,8 @@ func TestSpecialVectorsHF(t *testing.T) {
 // token but <unk>, <s> and <|endoftext|> swallowing the spaces after it) and
 // GPT-2 vocabularies.
 func TestSpecialVectorsLlamaServer(t *testing.T) {
+	t.Parallel()
+
 	vs := testutil.SpecialVectors(t, "llama-server-special.jsonl")
 	checkSpecialVectors(t, vs, func(t *testing.T, name string) Tokenizer {
 		f, err := gguf.Open(specialGGUFPath(t, name))
@@ -136,6 +140,8 @@ func TestSpecialVectorsLlamaServer(t *testing.T) {
 // turn, llama.cpp's pick depends on hash order; then only membership in the
 // EOG set is checked.
 func TestEOGLlamaServer(t *testing.T) {
+	t.Parallel()
+
 	f, err := os.Open(filepath.Join(specialDir, "llama-server-eog.jsonl"))
 	require.NoError(t, err)
 	defer f.Close()
@@ -194,6 +200,8 @@ func eogIDs(tok Tokenizer) []int {
 // through the same vocabulary read from llama2.c's tokenizer.bin (tok512.bin), whose
 // special tokens kvref types by llama2.c's convention (<unk>, <s>, </s> at ids 0, 1, 2).
 func TestSpecialVectorsLlama2c(t *testing.T) {
+	t.Parallel()
+
 	vs := testutil.SpecialVectors(t, "llama-server-special.jsonl", "stories260K")
 	checkSpecialVectors(t, vs, func(t *testing.T, name string) Tokenizer {
 		tok, err := FromLlama2cFile(testutil.Shared(t, "models/tok512.bin"), 512)

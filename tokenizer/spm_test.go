@@ -8,6 +8,8 @@ import (
 )
 
 func TestNewSPMAccessors(t *testing.T) {
+	t.Parallel()
+
 	s := newTestSPM(t, vocabOpts{addEOS: true})
 	require.Equal(t, len(testVocab(vocabOpts{}).Tokens), s.VocabSize())
 	require.Equal(t, tBOS, s.BOS())
@@ -21,6 +23,8 @@ func TestNewSPMAccessors(t *testing.T) {
 }
 
 func TestNewSPMCopiesVocab(t *testing.T) {
+	t.Parallel()
+
 	v := testVocab(vocabOpts{})
 	s, err := NewSPM(v)
 	require.NoError(t, err)
@@ -33,6 +37,8 @@ func TestNewSPMCopiesVocab(t *testing.T) {
 }
 
 func TestNewSPMEmptyToken(t *testing.T) {
+	t.Parallel()
+
 	v := testVocab(vocabOpts{})
 	v.Tokens = append(v.Tokens, "", "")
 	v.Scores = append(v.Scores, 0, 0)
@@ -44,6 +50,8 @@ func TestNewSPMEmptyToken(t *testing.T) {
 }
 
 func TestNewSPMErrors(t *testing.T) {
+	t.Parallel()
+
 	tests := []struct {
 		name   string
 		modify func(v *Vocab)
@@ -78,6 +86,8 @@ func TestNewSPMErrors(t *testing.T) {
 }
 
 func TestParseByteToken(t *testing.T) {
+	t.Parallel()
+
 	for b := range 256 {
 		got, ok := parseByteToken(byteTokenText(byte(b)))
 		require.True(t, ok)

@@ -261,6 +261,8 @@ func spmDoc(v Vocab, layout string) map[string]any {
 // TestWriteSynthTokenizers writes the synthetic tokenizer.json files to the
 // directory named by KVREF_WRITE_SYNTH, for testdata/gen/gen_vectors.js.
 func TestWriteSynthTokenizers(t *testing.T) {
+	t.Parallel()
+
 	dir := os.Getenv("KVREF_WRITE_SYNTH")
 	if dir == "" {
 		t.Skip("set KVREF_WRITE_SYNTH=DIR to write the synthetic tokenizer.json files")
@@ -305,6 +307,8 @@ func vectorInputs(t testing.TB) []string {
 // TestWriteVectorInputs writes the inputs of the extra vectors as JSON to
 // the file named by KVREF_WRITE_INPUTS, for testdata/gen/gen_vectors.js.
 func TestWriteVectorInputs(t *testing.T) {
+	t.Parallel()
+
 	path := os.Getenv("KVREF_WRITE_INPUTS")
 	if path == "" {
 		t.Skip("set KVREF_WRITE_INPUTS=FILE to write the vector inputs")
@@ -328,6 +332,8 @@ type synthLine struct {
 // ones. Hugging Face parses special tokens in the input by default, so
 // these compare EncodeSpecial(x, {AddSpecial: add, ParseSpecial: true}).
 func TestHFVectorsSynth(t *testing.T) {
+	t.Parallel()
+
 	data, err := os.ReadFile(filepath.Join("testdata", "hf-synth.jsonl"))
 	require.NoError(t, err)
 	hfDir := testutil.Shared(t, "tokenizer/hf")

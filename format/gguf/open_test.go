@@ -14,6 +14,8 @@ import (
 var mmapPlatforms = []string{"linux", "darwin", "freebsd", "netbsd", "openbsd", "dragonfly"}
 
 func TestOpenMatchesParse(t *testing.T) {
+	t.Parallel()
+
 	path := filepath.Join(t.TempDir(), "small.gguf")
 	data := smallFile(t)
 	require.NoError(t, os.WriteFile(path, data, 0o644))
@@ -54,6 +56,8 @@ func assertSameFile(t *testing.T, want, got *File) {
 }
 
 func TestOpenClose(t *testing.T) {
+	t.Parallel()
+
 	path := filepath.Join(t.TempDir(), "small.gguf")
 	require.NoError(t, os.WriteFile(path, smallFile(t), 0o644))
 	f, err := Open(path)
@@ -76,6 +80,8 @@ func TestOpenClose(t *testing.T) {
 }
 
 func TestOpenErrors(t *testing.T) {
+	t.Parallel()
+
 	dir := t.TempDir()
 	empty := filepath.Join(dir, "empty.gguf")
 	require.NoError(t, os.WriteFile(empty, nil, 0o644))

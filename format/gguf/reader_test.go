@@ -12,6 +12,8 @@ import (
 )
 
 func TestParseSmallFile(t *testing.T) {
+	t.Parallel()
+
 	f, err := Parse("small.gguf", smallFile(t))
 	require.NoError(t, err)
 	require.Equal(t, "small.gguf", f.Path)
@@ -47,6 +49,8 @@ func TestParseSmallFile(t *testing.T) {
 // TestParseEveryPrefix cuts a valid file at every length: each prefix must
 // fail with an error, never panic or succeed.
 func TestParseEveryPrefix(t *testing.T) {
+	t.Parallel()
+
 	full := smallFile(t)
 	_, err := Parse("full.gguf", full)
 	require.NoError(t, err)
@@ -60,6 +64,8 @@ func TestParseEveryPrefix(t *testing.T) {
 }
 
 func TestParseMalformed(t *testing.T) {
+	t.Parallel()
+
 	f32x8 := make([]byte, 32)
 	tests := []struct {
 		name      string
@@ -164,6 +170,8 @@ func TestParseMalformed(t *testing.T) {
 }
 
 func TestParseAcceptsEdgeCases(t *testing.T) {
+	t.Parallel()
+
 	tests := []struct {
 		name  string
 		data  raw

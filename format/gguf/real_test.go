@@ -10,6 +10,8 @@ import (
 )
 
 func TestRealStories260K(t *testing.T) {
+	t.Parallel()
+
 	path := filepath.Join(sharedDir(t), "models", "stories260K.gguf")
 	if _, err := os.Stat(path); err != nil {
 		t.Skipf("%s is absent", path)
@@ -75,6 +77,8 @@ func TestRealStories260K(t *testing.T) {
 // TestRealVocabFiles parses the vocabulary-only GGUF files (metadata, no
 // tensors) from llama.cpp's tokenizer tests.
 func TestRealVocabFiles(t *testing.T) {
+	t.Parallel()
+
 	paths, err := filepath.Glob(filepath.Join(sharedDir(t), "tokenizer", "*.gguf"))
 	require.NoError(t, err)
 	if len(paths) == 0 {

@@ -11,6 +11,8 @@ import (
 // TestIsFile: a file starting with the magic is GGUF; another file, or one shorter than the
 // magic, is not; a missing file is an error.
 func TestIsFile(t *testing.T) {
+	t.Parallel()
+
 	dir := t.TempDir()
 	for name, content := range map[string]string{"yes": Magic + "rest", "no": "GGML....", "short": "GG"} {
 		path := filepath.Join(dir, name)

@@ -7,6 +7,8 @@ import (
 )
 
 func TestTensorTypeTable(t *testing.T) {
+	t.Parallel()
+
 	tests := []struct {
 		typ       TensorType
 		id        uint32
@@ -73,6 +75,8 @@ func TestTensorTypeTable(t *testing.T) {
 }
 
 func TestRowBytes(t *testing.T) {
+	t.Parallel()
+
 	tests := []struct {
 		name    string
 		typ     TensorType
@@ -107,6 +111,8 @@ func TestRowBytes(t *testing.T) {
 }
 
 func TestValueTypeString(t *testing.T) {
+	t.Parallel()
+
 	names := []string{"uint8", "int8", "uint16", "int16", "uint32", "int32", "float32",
 		"bool", "string", "array", "uint64", "int64", "float64"}
 	for id, name := range names {

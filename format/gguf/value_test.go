@@ -8,6 +8,8 @@ import (
 )
 
 func TestValueAccessors(t *testing.T) {
+	t.Parallel()
+
 	tests := []struct {
 		name    string
 		v       Value
@@ -60,6 +62,8 @@ func TestValueAccessors(t *testing.T) {
 }
 
 func TestValueArrays(t *testing.T) {
+	t.Parallel()
+
 	strs := StringsValue([]string{"a", "b"})
 	got, ok := strs.Strings()
 	require.True(t, ok)
@@ -107,6 +111,8 @@ func TestValueArrays(t *testing.T) {
 }
 
 func TestValueEqual(t *testing.T) {
+	t.Parallel()
+
 	nan := Float32Value(float32(math.NaN()))
 	tests := []struct {
 		name string

@@ -57,6 +57,8 @@ func everyValue() []KV {
 }
 
 func TestRoundTripEveryValueType(t *testing.T) {
+	t.Parallel()
+
 	kvs := everyValue()
 	w := NewWriter()
 	for _, kv := range kvs {
@@ -91,6 +93,8 @@ func TestRoundTripEveryValueType(t *testing.T) {
 }
 
 func TestTypedGetters(t *testing.T) {
+	t.Parallel()
+
 	w := NewWriter()
 	for _, kv := range everyValue() {
 		w.Add(kv.Key, kv.Value)
@@ -169,6 +173,8 @@ func TestTypedGetters(t *testing.T) {
 // TestWriterExactBytes checks the writer against a file assembled by hand
 // from the format description, so reader and writer cannot share a mistake.
 func TestWriterExactBytes(t *testing.T) {
+	t.Parallel()
+
 	w := NewWriter()
 	w.AddString("general.architecture", "llama")
 	w.AddInt32s("ids", []int32{-1, 2})
@@ -204,6 +210,8 @@ func TestWriterExactBytes(t *testing.T) {
 }
 
 func TestWriterAlignment(t *testing.T) {
+	t.Parallel()
+
 	w := NewWriter()
 	w.AddUint32("general.alignment", 64)
 	require.NoError(t, w.AddTensor("a", F16, []uint64{3}, make([]byte, 6)))
@@ -222,6 +230,8 @@ func TestWriterAlignment(t *testing.T) {
 }
 
 func TestWriterErrors(t *testing.T) {
+	t.Parallel()
+
 	tensorTests := []struct {
 		name    string
 		tname   string
@@ -277,6 +287,8 @@ func TestWriterErrors(t *testing.T) {
 }
 
 func TestWriterDepthLimitMatchesReader(t *testing.T) {
+	t.Parallel()
+
 	v := StringsValue([]string{"x"})
 	for range maxArrayDepth - 1 {
 		v = ArrayValue(Array, []Value{v})
@@ -290,6 +302,8 @@ func TestWriterDepthLimitMatchesReader(t *testing.T) {
 }
 
 func TestWriteFile(t *testing.T) {
+	t.Parallel()
+
 	dir := t.TempDir()
 	path := filepath.Join(dir, "model.gguf")
 	require.NoError(t, os.WriteFile(path, []byte("old contents"), 0o644))

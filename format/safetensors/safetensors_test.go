@@ -19,6 +19,8 @@ import (
 // safetensors/src/tensor.rs: test_serialization, test_empty,
 // test_serialization_forced_alignement).
 func TestWriteMatchesReference(t *testing.T) {
+	t.Parallel()
+
 	data := f32s(0, 1, 2, 3, 4, 5)
 	cases := []struct {
 		name     string
@@ -47,6 +49,8 @@ func TestWriteMatchesReference(t *testing.T) {
 // TestWriteOrder: tensors are ordered by dtype, most aligned first, then by
 // name, whatever the input order, so every tensor is aligned to its element size.
 func TestWriteOrder(t *testing.T) {
+	t.Parallel()
+
 	tensors := sampleTensors()
 	want := encode(t, tensors, map[string]string{"b": "2", "a": "1"})
 	slices.Reverse(tensors)
@@ -73,6 +77,8 @@ func TestWriteOrder(t *testing.T) {
 
 // TestRoundTrip: what Write writes, Parse and Open read back.
 func TestRoundTrip(t *testing.T) {
+	t.Parallel()
+
 	tensors := sampleTensors()
 	meta := map[string]string{"format": "pt", "note": "ünïcode \"quoted\""}
 	data := encode(t, tensors, meta)
@@ -126,6 +132,8 @@ func mustTensor(t *testing.T, f *File, name string) *TensorInfo {
 }
 
 func TestTensorDataErrors(t *testing.T) {
+	t.Parallel()
+
 	f, err := Open(writeFile(t, t.TempDir(), "x.safetensors", encode(t, sampleTensors(), nil)))
 	require.NoError(t, err)
 	_, err = f.TensorData("nope")
@@ -143,6 +151,8 @@ func info(dtype, shape, offsets string) string {
 }
 
 func TestParseRejectsBadFiles(t *testing.T) {
+	t.Parallel()
+
 	good := encode(t, sampleTensors(), map[string]string{"a": "b"})
 	eight := seq(0, 8)
 	one := func(entry string, data []byte) []byte { return rawFile(`{"w":`+entry+`}`, data) }
@@ -221,6 +231,8 @@ func TestParseRejectsBadFiles(t *testing.T) {
 
 // TestParseAccepts: inputs the reference implementation accepts.
 func TestParseAccepts(t *testing.T) {
+	t.Parallel()
+
 	for _, c := range []struct {
 		name, header string
 		data         []byte
@@ -241,6 +253,8 @@ func TestParseAccepts(t *testing.T) {
 }
 
 func TestWriteRejects(t *testing.T) {
+	t.Parallel()
+
 	for _, c := range []struct {
 		name     string
 		tensors  []Tensor

@@ -35,6 +35,8 @@ func shardedDir(t *testing.T, index string) string {
 }
 
 func TestOpenDirSharded(t *testing.T) {
+	t.Parallel()
+
 	dir := shardedDir(t, "")
 	s, err := OpenDir(dir)
 	require.NoError(t, err)
@@ -69,6 +71,8 @@ func TestOpenDirSharded(t *testing.T) {
 }
 
 func TestOpenDirSingle(t *testing.T) {
+	t.Parallel()
+
 	dir := t.TempDir()
 	writeFile(t, dir, SingleFile, encode(t, sampleTensors(), nil))
 	s, err := OpenDir(dir)
@@ -85,6 +89,8 @@ func TestOpenDirSingle(t *testing.T) {
 }
 
 func TestOpenDirRejects(t *testing.T) {
+	t.Parallel()
+
 	shard1 := `"model-00001-of-00002.safetensors"`
 	shard2 := `"model-00002-of-00002.safetensors"`
 	all := sampleTensors()

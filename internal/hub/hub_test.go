@@ -9,6 +9,8 @@ import (
 )
 
 func TestIsRef(t *testing.T) {
+	t.Parallel()
+
 	for s, want := range map[string]bool{
 		"hf://ggml-org/models/tinyllamas/stories260K.gguf": true,
 		"HF://o/r/f":                        true,
@@ -57,6 +59,8 @@ func TestResolveHub(t *testing.T) {
 }
 
 func TestResolveURL(t *testing.T) {
+	t.Parallel()
+
 	for _, tc := range []struct{ ref, url, key string }{
 		{"https://example.com/a/b/m.gguf", "https://example.com/a/b/m.gguf", "urls/example.com/a/b/m.gguf"},
 		{"http://127.0.0.1:8080/m.gguf#frag", "http://127.0.0.1:8080/m.gguf", "urls/127.0.0.1_8080/m.gguf"},
@@ -72,6 +76,8 @@ func TestResolveURL(t *testing.T) {
 }
 
 func TestResolveRejects(t *testing.T) {
+	t.Parallel()
+
 	for ref, msg := range map[string]string{
 		"model.gguf":                        "is not a model reference",
 		"hf://o":                            "names no file",
@@ -115,6 +121,8 @@ func TestDefaultCacheDir(t *testing.T) {
 }
 
 func TestChecksum(t *testing.T) {
+	t.Parallel()
+
 	sha := "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
 	for etag, want := range map[string][2]string{
 		`"` + sha + `"`: {sha, ""},
@@ -132,6 +140,8 @@ func TestChecksum(t *testing.T) {
 }
 
 func TestParseContentRange(t *testing.T) {
+	t.Parallel()
+
 	for s, want := range map[string]struct {
 		start, size int64
 		ok          bool

@@ -13,6 +13,8 @@ import (
 )
 
 func TestHumanBytes(t *testing.T) {
+	t.Parallel()
+
 	for n, want := range map[int64]string{
 		0: "0 B", 1023: "1023 B", 1024: "1.0 KiB", 1536: "1.5 KiB",
 		260 << 20: "260.0 MiB", 3 << 30: "3.0 GiB", 5 << 40: "5.0 TiB", 2048 << 40: "2048.0 TiB",
@@ -23,6 +25,8 @@ func TestHumanBytes(t *testing.T) {
 }
 
 func TestProgressBar(t *testing.T) {
+	t.Parallel()
+
 	now := time.Now()
 	p := &progress{name: "hf://o/r/m.gguf", offset: 1 << 20, done: 3 << 20, total: 4 << 20, start: now.Add(-2 * time.Second)}
 	require.Equal(t, "hf://o/r/m.gguf  3.0 MiB / 4.0 MiB   75%  1.0 MiB/s", p.bar(now))
@@ -31,6 +35,8 @@ func TestProgressBar(t *testing.T) {
 }
 
 func TestProgressLiveRedrawsInPlace(t *testing.T) {
+	t.Parallel()
+
 	var buf bytes.Buffer
 	p := &progress{w: &buf, live: true, name: "m.gguf", total: -1}
 	p.begin(0, 1000)
@@ -54,6 +60,8 @@ func TestProgressLiveRedrawsInPlace(t *testing.T) {
 }
 
 func TestProgressQuietWhenNotATerminal(t *testing.T) {
+	t.Parallel()
+
 	var buf bytes.Buffer
 	p := newProgress(&buf, "m.gguf")
 	require.False(t, p.live)

@@ -10,6 +10,8 @@ import (
 // TestWrite: columns are as wide as their widest cell counted in runes, right-aligned columns
 // are padded on the left, and no line ends in spaces.
 func TestWrite(t *testing.T) {
+	t.Parallel()
+
 	var b strings.Builder
 	Write(&b, "> ", "lrl", [][]string{
 		{"name", "n", "note"},

@@ -13,6 +13,8 @@ import (
 // TestWrite: the file holds what write wrote, an existing file is truncated, write's error
 // is returned, and a path in a missing directory is an error naming it.
 func TestWrite(t *testing.T) {
+	t.Parallel()
+
 	path := filepath.Join(t.TempDir(), "out.txt")
 	require.NoError(t, os.WriteFile(path, []byte("an older, longer content"), 0o644))
 	require.NoError(t, Write(path, func(w io.Writer) error { _, err := io.WriteString(w, "new"); return err }))

@@ -20,6 +20,8 @@ import (
 // give bit-identical logits over every golden sequence and the same token ids
 // for every golden prompt.
 func TestStories260KMatchesGGUF(t *testing.T) {
+	t.Parallel()
+
 	bin, err := Load(testutil.Shared(t, "models/stories260K.bin"), testutil.Shared(t, "models/tok512.bin"))
 	require.NoError(t, err)
 	defer bin.Close()
@@ -64,6 +66,8 @@ func TestStories260KMatchesGGUF(t *testing.T) {
 
 // TestLoadAliasesTheMapping: the weight matrices are the file's bytes, not copies.
 func TestLoadAliasesTheMapping(t *testing.T) {
+	t.Parallel()
+
 	data := checkpoint(t, 8, 16, 2, 2, 1, 5, 4)
 	dir := t.TempDir()
 	path := filepath.Join(dir, "m.bin")
@@ -91,6 +95,8 @@ func le32(b []byte) uint32 {
 
 // TestUnsharedClassifier: a negative vocab_size puts a separate classifier at the end.
 func TestUnsharedClassifier(t *testing.T) {
+	t.Parallel()
+
 	data := checkpoint(t, 8, 16, 1, 2, 2, -5, 4)
 	m, err := Parse("unshared", data, vocabTokenizer(t, 5))
 	require.NoError(t, err)
@@ -103,6 +109,8 @@ func TestUnsharedClassifier(t *testing.T) {
 }
 
 func TestReadHeaderRejectsBadFiles(t *testing.T) {
+	t.Parallel()
+
 	good := checkpoint(t, 8, 16, 2, 2, 1, 5, 4) // 5020 bytes
 	cases := []struct {
 		name string
@@ -153,6 +161,8 @@ func TestReadHeaderRejectsBadFiles(t *testing.T) {
 }
 
 func TestLoadRejects(t *testing.T) {
+	t.Parallel()
+
 	good := checkpoint(t, 8, 16, 2, 2, 1, 5, 4)
 	dir := t.TempDir()
 	path := filepath.Join(dir, "m.bin")
@@ -197,6 +207,8 @@ func TestLoadRejects(t *testing.T) {
 
 // TestConfigIsRunCs: the constants are the ones run.c hardcodes.
 func TestConfigIsRunCs(t *testing.T) {
+	t.Parallel()
+
 	c := Config(l2c.Header{Dim: 288, Hidden: 768, Layers: 6, Heads: 6, KVHeads: 6, Vocab: 32000, SeqLen: 256, Shared: true})
 	require.Equal(t, 48, c.HeadDim)
 	require.Equal(t, 48, c.RopeDims)

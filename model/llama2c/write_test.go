@@ -53,6 +53,8 @@ func testTokens(m *model.Model) []int {
 // TestWriteRoundTripSynth: the synthetic model written as a llama2.c checkpoint
 // and read back has the same configuration and bit-identical logits.
 func TestWriteRoundTripSynth(t *testing.T) {
+	t.Parallel()
+
 	orig, err := synth.Tiny.Model()
 	require.NoError(t, err)
 	require.False(t, orig.Config.Tied)
@@ -77,6 +79,8 @@ func TestWriteRoundTripSynth(t *testing.T) {
 // TestWriteRoundTripTied: a model whose classifier is its embedding is written
 // with a positive vocab_size and no classifier, and reads back tied.
 func TestWriteRoundTripTied(t *testing.T) {
+	t.Parallel()
+
 	orig, err := synth.Tiny.Model()
 	require.NoError(t, err)
 	w := *orig.Weights
@@ -105,6 +109,8 @@ func TestWriteRoundTripTied(t *testing.T) {
 // tables are zeros in that file; Write fills them with cos and sin of the RoPE
 // angles, as export.py does, so that old versions of run.c that read them work.
 func TestWriteReproducesStories260K(t *testing.T) {
+	t.Parallel()
+
 	path := testutil.Shared(t, "models/stories260K.bin")
 	m, err := Load(path, testutil.Shared(t, "models/tok512.bin"))
 	require.NoError(t, err)
@@ -138,6 +144,8 @@ func TestWriteReproducesStories260K(t *testing.T) {
 // bit-identically; its separate classifier equals the embedding, so it is
 // written shared, as export.py would.
 func TestWriteGGUFModel(t *testing.T) {
+	t.Parallel()
+
 	gg, err := model.LoadGGUF(testutil.Shared(t, "models/stories260K.gguf"))
 	require.NoError(t, err)
 	defer gg.Close()
@@ -152,6 +160,8 @@ func TestWriteGGUFModel(t *testing.T) {
 }
 
 func TestWriteRefusesOtherConventions(t *testing.T) {
+	t.Parallel()
+
 	cases := []struct {
 		name string
 		edit func(m *model.Model)
@@ -190,6 +200,8 @@ func TestWriteRefusesOtherConventions(t *testing.T) {
 
 // TestWriteReportsWriterErrors: an error of the destination is returned.
 func TestWriteReportsWriterErrors(t *testing.T) {
+	t.Parallel()
+
 	m, err := synth.Tiny.Model()
 	require.NoError(t, err)
 	err = Write(failingWriter{}, m)
