@@ -104,26 +104,18 @@ func FuzzBPERoundTrip(f *testing.F) {
 	valid := func(s string) string { return validUTF8(s) }
 	toks := []roundTripper{}
 	tiny, err := NewBPE(tinyVocab([]string{"Ġ a", "a b", "Ġa b"}, "Ġa", "ab", "Ġab"))
-	if err != nil {
-		f.Fatal(err)
-	}
+	require.NoError(f, err)
 	toks = append(toks, roundTripper{tiny, valid})
 	if data := sharedFile(f, "tokenizer/ggml-vocab-gpt-2.gguf"); data != nil {
 		g, err := gguf.Parse("gpt-2.gguf", data)
-		if err != nil {
-			f.Fatal(err)
-		}
+		require.NoError(f, err)
 		tok, err := FromGGUF(g)
-		if err != nil {
-			f.Fatal(err)
-		}
+		require.NoError(f, err)
 		toks = append(toks, roundTripper{tok.(*BPE), valid})
 	}
 	if sharedFile(f, "tokenizer/ggml-vocab-llama-spm.gguf") != nil {
 		tok, err := FromTokenizerJSON(synthTokenizer(f, "llama2-style"), nil)
-		if err != nil {
-			f.Fatal(err)
-		}
+		require.NoError(f, err)
 		toks = append(toks, roundTripper{tok.(*BPE), func(s string) string {
 			return strings.ReplaceAll(validUTF8(s), "▁", " ")
 		}})

@@ -198,9 +198,7 @@ func FuzzEncodeDecode(f *testing.F) {
 		f.Add(seed)
 	}
 	s, err := NewSPM(testVocab(vocabOpts{}))
-	if err != nil {
-		f.Fatal(err)
-	}
+	require.NoError(f, err)
 	f.Fuzz(func(t *testing.T, in string) {
 		withBOS := s.Encode(in, true)
 		plain := s.Encode(in, false)

@@ -251,9 +251,7 @@ func FuzzFromLlama2c(f *testing.F) {
 	f.Add([]byte(newBinTok(5).specials().token(-1, " a").token(-2, "<0x41>").token(-3, "a")), 0)
 	f.Add([]byte(newBinTok(math.MaxInt32).raw(0, math.MaxInt32, "x")), 1)
 	var buf bytes.Buffer
-	if err := WriteLlama2c(&buf, testVocab(vocabOpts{})); err != nil {
-		f.Fatal(err)
-	}
+	require.NoError(f, WriteLlama2c(&buf, testVocab(vocabOpts{})))
 	f.Add(buf.Bytes(), 0)
 
 	f.Fuzz(func(t *testing.T, data []byte, vocab int) {
