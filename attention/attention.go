@@ -1,9 +1,14 @@
-// Package attention computes grouped-query attention (GQA) for one query row.
+// Package attention computes grouped-query attention (GQA).
 //
-// Paged reads keys and values straight from the cache pool's blocks through a sequence's
-// block table, dequantizing inside the loop (no gathered or dequantized copy of a page).
-// Contiguous is the naive reference over plain float32 arrays. Both take exactly the same
-// steps in the same order — scores in position order, softmax, values accumulated in
+// For one query row, Paged (and PagedHeads, a range of its heads) reads keys and values
+// straight from the cache pool's blocks through a sequence's block table, dequantizing
+// inside the loop (no gathered or dequantized copy of a page); Contiguous (ContiguousHeads)
+// is the naive reference over plain float32 arrays. PagedBatch attends every row of one
+// layer's batched step, decode rows one by one and runs of prompt positions of one
+// sequence (chunked prefill) through the batched path of prefill.go, which decodes the
+// run's keys and values once and scores its queries with one matrix product;
+// ContiguousBatch is the reference's layer over plain arrays. All of them take exactly the
+// same steps in the same order — scores in position order, softmax, values accumulated in
 // position order — so with the same K/V values they give bit-identical results.
 package attention
 

@@ -1,6 +1,8 @@
 package attention
 
 import (
+	"sync"
+
 	"github.com/kvref/kvref/internal/parallel"
 	"github.com/kvref/kvref/kvcache"
 )
@@ -19,35 +21,67 @@ type Query struct {
 type Probe func(row, head int, weights []float32)
 
 // PagedBatch writes the attention output of every row of a batched step in one layer: row b's
-// query is q[b·Heads·HeadDim:], its output att[b·Heads·HeadDim:]. Decode rows attend one KV
-// group at a time with PagedHeads, reading straight from the pages. A prefill chunk (a run of
+// query is q[b·Heads·HeadDim:], its output att[b·Heads·HeadDim:]. Decode rows stream the
+// cache (decode.go): the rows that share stored blocks are taken together, a range of KV
+// heads at a time, and each block is read once for all of them. A prefill chunk (a run of
 // at least batchedMin consecutive positions of one sequence) takes the batched path
-// (prefill.go), which gives the same bits. The threads share out the work, longest first.
+// (prefill.go). Both give PagedHeads' bits. The threads share out the work, longest first.
 func PagedBatch(att, q []float32, pool *kvcache.Pool, layer int, rows []Query, s Shape, threads *parallel.Pool, probe Probe) {
 	qDim := s.Heads * s.HeadDim
 	group := s.Heads / s.KVHeads
-	// An item is a KV group's query heads (from head on) of a single row b (run -1), or
-	// one head of run number run.
-	type item struct{ b, head, run int }
+	// An item is a KV group's query heads (from head on) of a single row b (run -1,
+	// cluster -1: the per-row path), the KV head head of the decode rows of cluster
+	// number cluster (attendDecode), or one head of run number run.
+	type item struct{ b, head, run, cluster int }
 	var items []item
 	var runs [][2]int
+	// Decode rows are clustered by the stored block of their first attended position:
+	// rows of sequences that share a prompt land in one cluster, whose shared blocks
+	// attendDecode reads once for all of them.
+	var clusters [][]int
+	clusterOf := map[int]int{}
 	for b := 0; b < len(rows); {
 		e := b + 1
 		for e < len(rows) && rows[e].Seq == rows[b].Seq && rows[e].Pos == rows[e-1].Pos+1 {
 			e++
 		}
-		if e-b >= batchedMin {
+		switch {
+		case e-b >= batchedMin:
 			runs = append(runs, [2]int{b, e})
-		} else {
+		case decodePath == decodePerHead:
 			// One item per KV group of a row: the group's query heads read the same
 			// keys and values, which the first of them fetches for all.
 			for i := b; i < e; i++ {
 				for h := 0; h < s.Heads; h += group {
-					items = append(items, item{i, h, -1})
+					items = append(items, item{i, h, -1, -1})
 				}
+			}
+		default:
+			for i := b; i < e; i++ {
+				key := rows[i].Table[s.First(rows[i].Pos)/pool.Config().BlockSize]
+				c, ok := clusterOf[key]
+				if !ok || decodePath == decodePerRow {
+					c = len(clusters)
+					clusterOf[key] = c
+					clusters = append(clusters, nil)
+				}
+				clusters[c] = append(clusters[c], i)
 			}
 		}
 		b = e
+	}
+	// A decode item is a range of KV heads of one cluster, as wide as still leaves each
+	// thread about two items: attendDecode reads a block's rows for all the heads of its
+	// range together, a longer stretch of memory than one head's part of each row.
+	workers := 1
+	if threads != nil {
+		workers = threads.Threads()
+	}
+	span := min(max(1, s.KVHeads*len(clusters)/(2*workers)), s.KVHeads)
+	for c := range clusters {
+		for kvh := 0; kvh < s.KVHeads; kvh += span {
+			items = append(items, item{-1, kvh, -1, c})
+		}
 	}
 	// The runs' keys and values, decoded: kv[r] holds, for run r's positions 0..n-1, the
 	// keys then the values, each as KVHeads arrays of n rows of HeadDim.
@@ -58,7 +92,7 @@ func PagedBatch(att, q []float32, pool *kvcache.Pool, layer int, rows []Query, s
 		defer scratch.Put(buf)
 		kv[r] = *buf
 		for h := range s.Heads {
-			items = append(items, item{-1, h, r})
+			items = append(items, item{-1, h, r, -1})
 		}
 	}
 	// Longest work first: runs attend over many positions.
@@ -78,7 +112,16 @@ func PagedBatch(att, q []float32, pool *kvcache.Pool, layer int, rows []Query, s
 			scratch.Put(scoresBuf)
 			scratch.Put(qsBuf)
 		}()
+		var dsc *decodeScratch
 		for _, it := range items[start:end] {
+			if it.cluster >= 0 {
+				if dsc == nil {
+					dsc = decodeScratches.Get().(*decodeScratch)
+					defer decodeScratches.Put(dsc)
+				}
+				attendDecode(att, q, pool, layer, rows, clusters[it.cluster], it.head, min(it.head+span, s.KVHeads), s, dsc, probe)
+				continue
+			}
 			if it.run < 0 {
 				if len(scores) < longest {
 					scores = make([]float32, longest)
@@ -98,6 +141,22 @@ func PagedBatch(att, q []float32, pool *kvcache.Pool, layer int, rows []Query, s
 		}
 	})
 }
+
+// decodeScratches recycles attendDecode's buffers from one layer and step to the next.
+var decodeScratches = sync.Pool{New: func() any { return new(decodeScratch) }}
+
+// The ways PagedBatch can attend decode rows: decodeShared (attendDecode over clusters of
+// rows that share blocks: what runs), decodePerRow (attendDecode for each row on its own)
+// and decodePerHead (PagedHeads for each KV group of each row). All three give the same
+// bits; the benchmarks compare their speed.
+const (
+	decodeShared = iota
+	decodePerRow
+	decodePerHead
+)
+
+// decodePath is the way PagedBatch attends decode rows; only benchmarks and tests change it.
+var decodePath = decodeShared
 
 // ContiguousBatch is the reference's attention for one layer: row b is position b of one
 // sequence and attends over positions s.First(b)..b of keys and values held as plain float32 rows

@@ -259,7 +259,7 @@ func TestStepperConcurrentClients(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := range 6 {
-				body := fmt.Sprintf(`{"op":"decode","seq":0,"n":1}`)
+				body := `{"op":"decode","seq":0,"n":1}`
 				if i%3 == 2 {
 					body = fmt.Sprintf(`{"op":"add","text":"Once upon a time %d %d"}`, c, i)
 				}

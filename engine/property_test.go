@@ -127,15 +127,6 @@ func (r *traceRunner) free(s *kvcache.Sequence) {
 	r.check()
 }
 
-func (r *traceRunner) isLive(s *kvcache.Sequence) bool {
-	for _, l := range r.live {
-		if l == s {
-			return true
-		}
-	}
-	return false
-}
-
 // TestCacheTracesProperty generates random traces — prompts sharing prefixes with lengths
 // near multiples of the block size, long prompts and long appends (batched prefill),
 // appends, forks, batched steps, frees, re-adds of freed prompts, in pools small enough to

@@ -47,7 +47,7 @@ func TestBytesPerTokenFollowsTheFormula(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, int64(2*16)*cfg.BytesPerToken(), p.AllocatedBytes())
 	}
-	// The worked example of DESIGN.md: 32 layers, 8 KV heads of 128, fp16 → 128 KiB per token.
+	// A Llama-2-7B-like shape with GQA: 32 layers, 8 KV heads of 128, fp16 → 128 KiB per token.
 	cfg := Config{Layers: 32, KVHeads: 8, HeadDim: 128, KType: quant.F16, VType: quant.F16}
 	require.Equal(t, int64(128<<10), cfg.BytesPerToken())
 }

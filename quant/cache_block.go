@@ -35,8 +35,8 @@ import (
 // weights (quantizeQ4_0); the others are in cache_q4_1.go, cache_q5.go and
 // cache_iq4_nl.go.
 //
-// Decode, DotHead and AxpyHead decode eight values at a time with blockGroup
-// (decodeBlockRange).
+// Decode, DotHead and AxpyHead decode eight values at a time with the type's group
+// decoder (blockDecoder).
 
 const (
 	q4_1BlockBytes  = 2 + 2 + blockLen/2     // fp16 d, fp16 m, 16 bytes of nibbles
@@ -71,41 +71,45 @@ var q4Levels, q5Levels, codeLevels, iq4nlLevels = func() (a, b, c, d [blockLen]f
 	return
 }()
 
-// blockGroup decodes elements o..o+7 (o a multiple of 8) of one block blk of the 4- or
-// 5-bit type t into v, with the float32 arithmetic of ggml's dequantize_row_*: a code's
-// integer value times d (q4_0, q5_0, iq4_nl), or times d plus m, rounded twice (q4_1,
-// q5_1). Decode, DotHead and AxpyHead all decode through it.
-func blockGroup(t CacheType, blk []byte, o int, v *[8]float32) {
+// The group decoders: each decodes elements o..o+7 (o a multiple of 8) of one block blk
+// into v, with the float32 arithmetic of ggml's dequantize_row_*: a code's integer value
+// times d (q4_0, q5_0, iq4_nl), or times d plus m, rounded twice (q4_1, q5_1). Decode,
+// DotHead and AxpyHead all decode through them (blockDecoder).
+
+func groupQ4_0(blk []byte, o int, v *[8]float32) { groupLevels(&q4Levels, blk, o, v) }
+
+func groupIQ4NL(blk []byte, o int, v *[8]float32) { groupLevels(&iq4nlLevels, blk, o, v) }
+
+// groupLevels is q4_0's and iq4_nl's group: the level of each 4-bit code times d.
+func groupLevels(lv *[blockLen]float32, blk []byte, o int, v *[8]float32) {
 	d := loadF16(blk)
-	switch t {
-	case Q4_0, IQ4_NL:
-		lv := &q4Levels
-		if t == IQ4_NL {
-			lv = &iq4nlLevels
-		}
-		qs, sh := nibbles8(blk[2:q4BlockBytes], o)
-		v[0], v[1], v[2], v[3] = lv[qs[0]>>sh&0x0f]*d, lv[qs[1]>>sh&0x0f]*d, lv[qs[2]>>sh&0x0f]*d, lv[qs[3]>>sh&0x0f]*d
-		v[4], v[5], v[6], v[7] = lv[qs[4]>>sh&0x0f]*d, lv[qs[5]>>sh&0x0f]*d, lv[qs[6]>>sh&0x0f]*d, lv[qs[7]>>sh&0x0f]*d
-	case Q4_1:
-		m := loadF16(blk[2:])
-		qs, sh := nibbles8(blk[4:q4_1BlockBytes], o)
-		v[0], v[1], v[2], v[3] = affine(qs[0]>>sh&0x0f, d, m), affine(qs[1]>>sh&0x0f, d, m), affine(qs[2]>>sh&0x0f, d, m), affine(qs[3]>>sh&0x0f, d, m)
-		v[4], v[5], v[6], v[7] = affine(qs[4]>>sh&0x0f, d, m), affine(qs[5]>>sh&0x0f, d, m), affine(qs[6]>>sh&0x0f, d, m), affine(qs[7]>>sh&0x0f, d, m)
-	case Q5_0:
-		qs, sh := nibbles8(blk[6:q5_0BlockBytes], o)
-		h := fifthBits8(blk[2:6], o)
-		lv := &q5Levels
-		v[0], v[1], v[2], v[3] = lv[code5(qs[0]>>sh, h, 0)]*d, lv[code5(qs[1]>>sh, h, 1)]*d, lv[code5(qs[2]>>sh, h, 2)]*d, lv[code5(qs[3]>>sh, h, 3)]*d
-		v[4], v[5], v[6], v[7] = lv[code5(qs[4]>>sh, h, 4)]*d, lv[code5(qs[5]>>sh, h, 5)]*d, lv[code5(qs[6]>>sh, h, 6)]*d, lv[code5(qs[7]>>sh, h, 7)]*d
-	case Q5_1:
-		m := loadF16(blk[2:])
-		qs, sh := nibbles8(blk[8:q5_1BlockBytes], o)
-		h := fifthBits8(blk[4:8], o)
-		v[0], v[1], v[2], v[3] = affine(code5(qs[0]>>sh, h, 0), d, m), affine(code5(qs[1]>>sh, h, 1), d, m), affine(code5(qs[2]>>sh, h, 2), d, m), affine(code5(qs[3]>>sh, h, 3), d, m)
-		v[4], v[5], v[6], v[7] = affine(code5(qs[4]>>sh, h, 4), d, m), affine(code5(qs[5]>>sh, h, 5), d, m), affine(code5(qs[6]>>sh, h, 6), d, m), affine(code5(qs[7]>>sh, h, 7), d, m)
-	default:
-		panic("quant: blockGroup: " + t.String() + " is not a 4- or 5-bit block type")
-	}
+	qs, sh := nibbles8(blk[2:q4BlockBytes], o)
+	v[0], v[1], v[2], v[3] = lv[qs[0]>>sh&0x0f]*d, lv[qs[1]>>sh&0x0f]*d, lv[qs[2]>>sh&0x0f]*d, lv[qs[3]>>sh&0x0f]*d
+	v[4], v[5], v[6], v[7] = lv[qs[4]>>sh&0x0f]*d, lv[qs[5]>>sh&0x0f]*d, lv[qs[6]>>sh&0x0f]*d, lv[qs[7]>>sh&0x0f]*d
+}
+
+func groupQ4_1(blk []byte, o int, v *[8]float32) {
+	d, m := loadF16(blk), loadF16(blk[2:])
+	qs, sh := nibbles8(blk[4:q4_1BlockBytes], o)
+	v[0], v[1], v[2], v[3] = affine(qs[0]>>sh&0x0f, d, m), affine(qs[1]>>sh&0x0f, d, m), affine(qs[2]>>sh&0x0f, d, m), affine(qs[3]>>sh&0x0f, d, m)
+	v[4], v[5], v[6], v[7] = affine(qs[4]>>sh&0x0f, d, m), affine(qs[5]>>sh&0x0f, d, m), affine(qs[6]>>sh&0x0f, d, m), affine(qs[7]>>sh&0x0f, d, m)
+}
+
+func groupQ5_0(blk []byte, o int, v *[8]float32) {
+	d := loadF16(blk)
+	qs, sh := nibbles8(blk[6:q5_0BlockBytes], o)
+	h := fifthBits8(blk[2:6], o)
+	lv := &q5Levels
+	v[0], v[1], v[2], v[3] = lv[code5(qs[0]>>sh, h, 0)]*d, lv[code5(qs[1]>>sh, h, 1)]*d, lv[code5(qs[2]>>sh, h, 2)]*d, lv[code5(qs[3]>>sh, h, 3)]*d
+	v[4], v[5], v[6], v[7] = lv[code5(qs[4]>>sh, h, 4)]*d, lv[code5(qs[5]>>sh, h, 5)]*d, lv[code5(qs[6]>>sh, h, 6)]*d, lv[code5(qs[7]>>sh, h, 7)]*d
+}
+
+func groupQ5_1(blk []byte, o int, v *[8]float32) {
+	d, m := loadF16(blk), loadF16(blk[2:])
+	qs, sh := nibbles8(blk[8:q5_1BlockBytes], o)
+	h := fifthBits8(blk[4:8], o)
+	v[0], v[1], v[2], v[3] = affine(code5(qs[0]>>sh, h, 0), d, m), affine(code5(qs[1]>>sh, h, 1), d, m), affine(code5(qs[2]>>sh, h, 2), d, m), affine(code5(qs[3]>>sh, h, 3), d, m)
+	v[4], v[5], v[6], v[7] = affine(code5(qs[4]>>sh, h, 4), d, m), affine(code5(qs[5]>>sh, h, 5), d, m), affine(code5(qs[6]>>sh, h, 6), d, m), affine(code5(qs[7]>>sh, h, 7), d, m)
 }
 
 // code5 is a 5-bit code: the low four bits of b (a nibble shifted down, higher bits
@@ -116,31 +120,28 @@ func code5(b uint8, h uint32, j uint) uint8 { return b&0x0f | uint8(h>>j&1)<<4 }
 // float32 before the sum, as ggml computes it.
 func affine(c uint8, d, m float32) float32 { return float32(codeLevels[c&0x1f]*d) + m }
 
-// blockAt returns the block of type t that holds element e of row.
-func blockAt(t CacheType, row []byte, e int) []byte {
-	bb := int(cacheBlockBytes[t])
-	return row[e/blockLen*bb : (e/blockLen+1)*bb]
-}
-
-// decodeBlockRange decodes len(dst) values of a row of the 4- or 5-bit type t, starting
-// at element e0: eight at a time with blockGroup where a group of eight starts on a
-// multiple of 8 (and so lies in one half of one block), one at a time elsewhere, the
-// same float32 operations either way.
-func decodeBlockRange(t CacheType, dst []float32, row []byte, e0 int) {
-	var v [8]float32
-	for i := 0; i < len(dst); {
-		e := e0 + i
-		o := e % blockLen
-		if o%8 == 0 && i+8 <= len(dst) {
-			blockGroup(t, blockAt(t, row, e), o, (*[8]float32)(dst[i:i+8]))
-			i += 8
-			continue
+// blockDecoder returns the decodeRange of a 4- or 5-bit block type whose blocks of bb
+// bytes decode group by group: it decodes len(dst) values of a row starting at element
+// e0, eight at a time where a group of eight starts on a multiple of 8 (and so lies in one
+// half of one block), one at a time elsewhere, the same float32 operations either way.
+func blockDecoder(group func(blk []byte, o int, v *[8]float32), bb int) func(dst []float32, row []byte, e0 int) {
+	return func(dst []float32, row []byte, e0 int) {
+		var v [8]float32
+		for i := 0; i < len(dst); {
+			e := e0 + i
+			o := e % blockLen
+			blk := row[e/blockLen*bb : (e/blockLen+1)*bb]
+			if o%8 == 0 && i+8 <= len(dst) {
+				group(blk, o, (*[8]float32)(dst[i:i+8]))
+				i += 8
+				continue
+			}
+			group(blk, o&^7, &v)
+			dst[i] = v[o&7]
+			i++
 		}
-		blockGroup(t, blockAt(t, row, e), o&^7, &v)
-		dst[i] = v[o&7]
-		i++
 	}
 }
 
-// decodeBlocks is Decode for the 4- and 5-bit block types.
-func decodeBlocks(t CacheType, dst []float32, src []byte) { decodeBlockRange(t, dst, src, 0) }
+// decodeBlocks decodes a whole row of the block type t (the legacy weights decode so).
+func decodeBlocks(t CacheType, dst []float32, src []byte) { t.format().decodeRange(dst, src, 0) }

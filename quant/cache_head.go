@@ -1,18 +1,28 @@
 package quant
 
-import "github.com/kvref/kvref/internal/kernels"
+import (
+	"sync"
+
+	"github.com/kvref/kvref/internal/kernels"
+)
 
 // Attention reads one head of a stored row at a time (DotHead, AxpyHead). Apart from a
-// few fused paths, a head is decoded into a buffer on the stack with the same functions
+// few fused paths, a head is decoded into a buffer (headBufs) with the same functions
 // Decode uses and handed to kernels.Dot or kernels.Axpy, so the result is Decode followed
 // by kernels.Dot or kernels.Axpy by construction, on the kernels' SIMD paths. The fused
 // paths give the same bits: f32 reads the bytes in place, f16 and bf16 use the kernels'
 // row dots, and the one-byte types (fp8-e5m2, int8, fp8-e4m3) accumulate table lookups
 // in kernels.Dot's eight-lane order, which is faster than a decoded copy for them.
 
-// headStack is the longest head decoded into a stack buffer; a longer one gets a heap
-// buffer.
+// headStack is the longest head decoded into a pooled buffer; a longer one gets a buffer
+// of its own.
 const headStack = 256
+
+// headBufs recycles the buffers heads are decoded into. A buffer on the stack would move
+// to the heap anyway: the decoders are called through cacheFormats, and escape analysis
+// cannot see what an indirect call does with its arguments. DotHeads and AxpyHeads take
+// one buffer per call, for all their rows.
+var headBufs = sync.Pool{New: func() any { return new([headStack]float32) }}
 
 // readHead decodes head number head of the encoded row (a shape checkHead accepted) into
 // buf when it fits, a new slice otherwise, and returns the headDim values: exactly the
@@ -24,49 +34,117 @@ func (t CacheType) readHead(buf *[headStack]float32, row []byte, head, headDim i
 	} else {
 		v = make([]float32, headDim)
 	}
-	switch t {
-	case F32:
-		decodeF32(v, row[4*head*headDim:])
-	case F16:
-		decodeF16(v, row[2*head*headDim:])
-	case BF16:
-		decodeBF16(v, row[2*head*headDim:])
-	case FP8E5M2:
-		decodeE5M2(v, row[head*headDim:])
-	case Int8, FP8E4M3:
-		t.scaled().decodeHead(v, row[head*(scaleBytes+headDim):])
-	case Q8_0:
-		decodeQ8Range(v, row, head*headDim)
-	default: // the 4- and 5-bit block types
-		decodeBlockRange(t, v, row, head*headDim)
-	}
+	t.decodeHead(v, row, head)
 	return v
 }
 
-// dotHead is DotHead for a shape checkHead accepted.
-func (t CacheType) dotHead(q []float32, row []byte, head, headDim int) float32 {
-	switch t {
-	case F32: // on a little-endian machine the bytes are the values
-		return kernels.Dot(q, f32Values(row[4*head*headDim:], headDim))
-	case F16: // the fused row dot that weights use too
-		return kernels.DotF16(q, row[2*head*headDim:])
-	case BF16:
-		return kernels.DotBF16(q, row[2*head*headDim:])
-	case FP8E5M2: // one table lookup per value: fused beats a decoded copy
-		return dotE5M2(q, row[head*headDim:])
-	case Int8, FP8E4M3:
-		return t.scaled().dot(q, row[head*(scaleBytes+headDim):])
-	}
-	var buf [headStack]float32
-	return kernels.Dot(q, t.readHead(&buf, row, head, headDim))
-}
-
-// axpyHead is AxpyHead for a shape checkHead accepted.
-func (t CacheType) axpyHead(dst []float32, a float32, row []byte, head, headDim int) {
-	if t == F32 {
-		kernels.Axpy(dst, a, f32Values(row[4*head*headDim:], headDim))
+// decodeHead decodes head number head of the encoded row into v (headDim = len(v) values):
+// exactly the values Decode writes for that head.
+func (t CacheType) decodeHead(v []float32, row []byte, head int) {
+	headDim := len(v)
+	f := t.format()
+	if f.blockBytes != 0 {
+		f.decodeRange(v, row, head*headDim)
 		return
 	}
-	var buf [headStack]float32
-	kernels.Axpy(dst, a, t.readHead(&buf, row, head, headDim))
+	f.decodeHead(v, row[head*f.headBytes(headDim):])
+}
+
+// dotHead is DotHead for a shape checkHead accepted; buf is for readHead, and may be nil
+// when the type has a fused dotHead.
+func (t CacheType) dotHead(q []float32, row []byte, head, headDim int, buf *[headStack]float32) float32 {
+	if f := t.format(); f.dotHead != nil {
+		return f.dotHead(q, row[head*f.headBytes(headDim):])
+	}
+	return kernels.Dot(q, t.readHead(buf, row, head, headDim))
+}
+
+// axpyHead is AxpyHead for a shape checkHead accepted; buf is for readHead, and may be
+// nil when the type has a fused axpyHead.
+func (t CacheType) axpyHead(dst []float32, a float32, row []byte, head, headDim int, buf *[headStack]float32) {
+	if f := t.format(); f.axpyHead != nil {
+		f.axpyHead(dst, a, row[head*f.headBytes(headDim):])
+		return
+	}
+	kernels.Axpy(dst, a, t.readHead(buf, row, head, headDim))
+}
+
+// headBuf returns a buffer for readHead from headBufs, or nil when the type reads its
+// heads fused (no decoded copy). Give it back with putHeadBuf.
+func headBuf(fused bool) *[headStack]float32 {
+	if fused {
+		return nil
+	}
+	return headBufs.Get().(*[headStack]float32)
+}
+
+// putHeadBuf returns a buffer of headBuf to headBufs.
+func putHeadBuf(buf *[headStack]float32) {
+	if buf != nil {
+		headBufs.Put(buf)
+	}
+}
+
+// The fused reads of cacheFormats.
+
+// dotF32Head: on a little-endian machine the bytes are the values.
+func dotF32Head(q []float32, head []byte) float32 { return kernels.Dot(q, f32Values(head, len(q))) }
+
+// axpyF32Head: on a little-endian machine the bytes are the values.
+func axpyF32Head(dst []float32, a float32, head []byte) {
+	kernels.Axpy(dst, a, f32Values(head, len(dst)))
+}
+
+// dotF32Heads multiplies the head of every row in one strided kernel.
+func dotF32Heads(scores, q []float32, rows []byte, head, kvHeads, headDim, _ int) bool {
+	v, stride, ok := f32Heads(rows, len(scores), head, kvHeads, headDim)
+	if ok {
+		kernels.DotRowsStrided(scores, q, v, stride)
+	}
+	return ok
+}
+
+// axpyF32Heads adds every row's head in one strided kernel, which keeps dst in registers.
+func axpyF32Heads(dst, a []float32, rows []byte, head, kvHeads, headDim int) bool {
+	v, stride, ok := f32Heads(rows, len(a), head, kvHeads, headDim)
+	if ok {
+		kernels.AxpyRowsStrided(dst, a, v, stride)
+	}
+	return ok
+}
+
+// dotF16Heads is the fused f16 row dot that weights use too, strided over the rows.
+func dotF16Heads(scores, q []float32, rows []byte, head, _, headDim, rowBytes int) bool {
+	kernels.DotF16RowsStrided(scores, q, rows[2*head*headDim:], rowBytes)
+	return true
+}
+
+// decodeF32Heads copies the head of every row, viewed in place.
+func decodeF32Heads(dst []float32, rows []byte, head, kvHeads, headDim, _ int) bool {
+	n := len(dst) / headDim
+	v, stride, ok := f32Heads(rows, n, head, kvHeads, headDim)
+	if !ok || n == 0 {
+		return false
+	}
+	for i := range n {
+		copy(dst[i*headDim:(i+1)*headDim], v[i*stride:i*stride+headDim])
+	}
+	return true
+}
+
+// decodeF16Heads widens the head of every row in one strided kernel.
+func decodeF16Heads(dst []float32, rows []byte, head, _, headDim, rowBytes int) bool {
+	kernels.DecodeF16Strided(dst, rows[2*head*headDim:], headDim, rowBytes)
+	return true
+}
+
+// decodeQ8_0Heads decodes the head of every row in one strided kernel, when the head is
+// whole blocks.
+func decodeQ8_0Heads(dst []float32, rows []byte, head, _, headDim, rowBytes int) bool {
+	if headDim%q8BlockLen != 0 {
+		return false
+	}
+	nb := headDim / q8BlockLen
+	kernels.DecodeQ8_0Strided(dst, rows[head*nb*q8BlockBytes:], nb, rowBytes)
+	return true
 }

@@ -1,55 +1,45 @@
 package quant
 
-import (
-	"fmt"
-
-	"github.com/kvref/kvref/internal/kernels"
-)
+import "fmt"
 
 // DotHeads sets scores[i] = DotHead(q, row_i, head, kvHeads, headDim) for every i <
 // len(scores), row_i the i-th of the consecutive encoded rows in rows (the slots of one
-// cache block): the same bits, in one call. An f32 or f16 cache multiplies the head of
-// every row in one strided kernel (kernels.DotRowsStrided, DotF16RowsStrided); the other
-// types take the rows one by one. It panics on a wrong length, head or shape, or when rows holds fewer than
+// cache block): the same bits, in one call. A type with a strided kernel (cacheFormat's
+// dotHeads: f32 and f16) multiplies the head of every row in one call; the other types
+// take the rows one by one. It panics on a wrong length, head or shape, or when rows holds fewer than
 // len(scores) rows.
 func (t CacheType) DotHeads(scores, q []float32, rows []byte, head, kvHeads, headDim int) {
 	rb := t.checkHeads("DotHeads", len(q), len(scores), len(rows), head, kvHeads, headDim)
 	if len(scores) == 0 {
 		return
 	}
-	switch t {
-	case F32:
-		if v, stride, ok := f32Heads(rows, len(scores), head, kvHeads, headDim); ok {
-			kernels.DotRowsStrided(scores, q, v, stride)
-			return
-		}
-	case F16:
-		kernels.DotF16RowsStrided(scores, q, rows[2*head*headDim:], rb)
+	if f := t.format(); f.dotHeads != nil && f.dotHeads(scores, q, rows, head, kvHeads, headDim, rb) {
 		return
 	}
+	buf := headBuf(t.format().dotHead != nil)
 	for i := range scores {
-		scores[i] = t.dotHead(q, rows[i*rb:(i+1)*rb], head, headDim)
+		scores[i] = t.dotHead(q, rows[i*rb:(i+1)*rb], head, headDim, buf)
 	}
+	putHeadBuf(buf)
 }
 
 // AxpyHeads adds a[i] times head number head of row_i to dst for i = 0, 1, ...,
-// len(a)-1 in that order: AxpyHead once per row, the same bits, in one call (for an f32
-// cache one strided kernel, kernels.AxpyRowsStrided, which keeps dst in registers). It
+// len(a)-1 in that order: AxpyHead once per row, the same bits, in one call (for a type
+// with cacheFormat's axpyHeads, f32, one strided kernel). It
 // panics on a wrong length, head or shape, or when rows holds fewer than len(a) rows.
 func (t CacheType) AxpyHeads(dst, a []float32, rows []byte, head, kvHeads, headDim int) {
 	rb := t.checkHeads("AxpyHeads", len(dst), len(a), len(rows), head, kvHeads, headDim)
 	if len(a) == 0 {
 		return
 	}
-	if t == F32 {
-		if v, stride, ok := f32Heads(rows, len(a), head, kvHeads, headDim); ok {
-			kernels.AxpyRowsStrided(dst, a, v, stride)
-			return
-		}
+	if f := t.format(); f.axpyHeads != nil && f.axpyHeads(dst, a, rows, head, kvHeads, headDim) {
+		return
 	}
+	buf := headBuf(t.format().axpyHead != nil)
 	for i, ai := range a {
-		t.axpyHead(dst, ai, rows[i*rb:(i+1)*rb], head, headDim)
+		t.axpyHead(dst, ai, rows[i*rb:(i+1)*rb], head, headDim, buf)
 	}
+	putHeadBuf(buf)
 }
 
 // f32Heads views head number head of n > 0 consecutive f32 rows as float32 values from the
@@ -69,4 +59,38 @@ func (t CacheType) checkHeads(what string, q, n, rowsLen, head, kvHeads, headDim
 		panic(fmt.Sprintf("quant: %v %s: %d bytes hold fewer than %d rows of %d bytes", t, what, rowsLen, n, rb))
 	}
 	return rb
+}
+
+// DecodeHeads decodes head number head of the first len(dst)/headDim consecutive encoded
+// rows in rows (the slots of one cache block) into dst, row i's head at
+// dst[i·headDim:(i+1)·headDim]: exactly the values Decode writes for that head of each
+// row. Attention decodes a block's keys or values once this way and lets every query that
+// reads them use the float32 kernels (kernels.Dot of a decoded head is DotHead's result,
+// kernels.Axpy of it AxpyHead's). It panics on a wrong length, head or shape, or when rows
+// holds fewer rows than dst asks for.
+func (t CacheType) DecodeHeads(dst []float32, rows []byte, head, kvHeads, headDim int) {
+	if headDim < 1 || len(dst)%headDim != 0 {
+		panic(fmt.Sprintf("quant: %v DecodeHeads: %d values are not a whole number of heads of %d", t, len(dst), headDim))
+	}
+	n := len(dst) / headDim
+	rb := t.checkHeads("DecodeHeads", headDim, n, len(rows), head, kvHeads, headDim)
+	if f := t.format(); f.decodeHeads != nil && f.decodeHeads(dst, rows, head, kvHeads, headDim, rb) {
+		return
+	}
+	for i := range n {
+		t.decodeHead(dst[i*headDim:(i+1)*headDim], rows[i*rb:(i+1)*rb], head)
+	}
+}
+
+// F32Heads views head number head of n > 0 consecutive rows of an f32 cache in place: the
+// float32 values from the first row's head to the last row's, the rows stride =
+// kvHeads·headDim values apart (row i's head at v[i·stride:i·stride+headDim]), for the
+// strided float32 kernels. ok is false for any other cache type, when the bytes cannot be
+// viewed so (a big-endian machine, misaligned bytes) or when rows holds fewer than n rows
+// or the shape is wrong; the caller then decodes (DecodeHeads).
+func (t CacheType) F32Heads(rows []byte, n, head, kvHeads, headDim int) (v []float32, stride int, ok bool) {
+	if t != F32 || n < 1 || head < 0 || head >= kvHeads || headDim < 1 || len(rows) < n*t.RowBytes(kvHeads, headDim) {
+		return nil, 0, false
+	}
+	return f32Heads(rows, n, head, kvHeads, headDim)
 }

@@ -132,3 +132,6 @@ func iq4nlScale(x []float32, ntry int, codes *[blockLen]uint8) float32 {
 	}
 	return d
 }
+
+// encodeIQ4NLCache is the cache's iq4_nl encoder: quantize_row_iq4_nl_ref's search.
+func encodeIQ4NLCache(dst []byte, src []float32) { encodeIQ4NL(dst, src, iq4nlCacheTries) }

@@ -38,14 +38,6 @@ func int8Values() *[256]float32 {
 	return &t
 }
 
-// scaled returns the codec of Int8 or FP8E4M3.
-func (t CacheType) scaled() *scaledCodec {
-	if t == Int8 {
-		return &int8Codec
-	}
-	return &e4m3Codec
-}
-
 func (c *scaledCodec) encode(dst []byte, src []float32, headDim int) {
 	for h := 0; h*headDim < len(src); h++ {
 		x := src[h*headDim : (h+1)*headDim]
@@ -67,12 +59,6 @@ func (c *scaledCodec) encode(dst []byte, src []float32, headDim int) {
 				bs[i] = uint8(roundToInt8(v / s))
 			}
 		}
-	}
-}
-
-func (c *scaledCodec) decode(dst []float32, src []byte, headDim int) {
-	for h := 0; h*headDim < len(dst); h++ {
-		c.decodeHead(dst[h*headDim:(h+1)*headDim], src[h*(scaleBytes+headDim):(h+1)*(scaleBytes+headDim)])
 	}
 }
 

@@ -138,3 +138,30 @@ func TestParseCacheTypes(t *testing.T) {
 	_, _, err = ParseCacheTypes("f16", "", "f12")
 	require.ErrorContains(t, err, "q8_0")
 }
+
+// TestCacheFormatsAreComplete: every row of cacheFormats has a unique name, exactly one
+// layout and the decoder that layout reads through, and an encoder; a fused read of a
+// head exists only for the per-head layout, which is the one that hands it a head's bytes.
+func TestCacheFormatsAreComplete(t *testing.T) {
+	names := map[string]CacheType{}
+	for _, ct := range CacheTypes() {
+		f := ct.format()
+		require.NotEmpty(t, f.name, "%d", ct)
+		for _, n := range append([]string{f.name}, f.aliases...) {
+			prev, dup := names[n]
+			require.False(t, dup, "%q names both %v and %v", n, prev, ct)
+			names[n] = ct
+		}
+		require.NotNil(t, f.encode, "%v", ct)
+		if f.blockBytes > 0 {
+			require.Zero(t, f.valueBytes+f.headScale, "%v: one layout", ct)
+			require.NotNil(t, f.decodeRange, "%v", ct)
+			require.True(t, f.decodeHead == nil && f.decodeRow == nil && f.dotHead == nil && f.axpyHead == nil, "%v: a block type reads ranges", ct)
+		} else {
+			require.Positive(t, f.valueBytes, "%v: a layout", ct)
+			require.NotNil(t, f.decodeHead, "%v", ct)
+			require.Nil(t, f.decodeRange, "%v", ct)
+			require.False(t, f.decodeRow != nil && f.headScale != 0, "%v: decodeRow is for rows that are their heads' values", ct)
+		}
+	}
+}

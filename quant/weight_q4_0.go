@@ -58,5 +58,5 @@ func q4Nibble(x, id float32) uint8 {
 }
 
 // dequantizeQ4_0 is ggml's dequantize_row_q4_0: y = (q−8)·d, the integer q−8 converted to
-// float32 and multiplied by the fp16 scale; the q4_0 cache's decoder (blockGroup).
+// float32 and multiplied by the fp16 scale; the q4_0 cache's decoder (groupQ4_0).
 func dequantizeQ4_0(dst []float32, src []byte) { decodeBlocks(Q4_0, dst, src) }

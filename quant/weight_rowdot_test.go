@@ -36,38 +36,6 @@ func onlyDefaultNaNs(vs ...[]float32) bool {
 	return true
 }
 
-// kernelRowScale returns an fp16 scale of the given kind.
-func kernelRowScale(rng *rand.Rand, kind string) uint16 {
-	switch kind {
-	case "normal":
-		return half.F32ToF16(float32(rng.NormFloat64()) / 64)
-	case "extreme": // largest, smallest subnormal, zero, −0, ±Inf, default NaN
-		return []uint16{0x7bff, 0xfbff, 0x0001, 0x8001, 0x0000, 0x8000, 0x7c00, 0xfc00, 0xfe00}[rng.IntN(9)]
-	case "subnormal":
-		return uint16(rng.Uint32N(0x400)) | uint16(rng.Uint32N(2))<<15
-	default: // any bits, NaN payloads included
-		return uint16(rng.Uint32())
-	}
-}
-
-// kernelTestRow returns nblocks random q8_0 or q4_0 blocks with scales of the kind,
-// starting off bytes into its buffer.
-func kernelTestRow(rng *rand.Rand, wt WeightType, nblocks, off int, kind string) []byte {
-	bb := wt.BlockBytes()
-	buf := make([]byte, off+nblocks*bb)
-	row := buf[off:]
-	for i := range row {
-		row[i] = byte(rng.Uint32())
-		if kind == "extreme" && rng.IntN(4) == 0 {
-			row[i] = []byte{0x80, 0x7f, 0x00, 0xff}[rng.IntN(4)]
-		}
-	}
-	for b := range nblocks {
-		binary.LittleEndian.PutUint16(row[b*bb:], kernelRowScale(rng, kind))
-	}
-	return row
-}
-
 // TestDotRowsMatchesDotRow: DotRows gives DotRow for every row, for every type (q8_0 and
 // q4_0 several rows at a time), and leaves the rest of out alone.
 func TestDotRowsMatchesDotRow(t *testing.T) {

@@ -134,17 +134,39 @@ type weightFormat struct {
 	dotBatch   func(out []float32, stride int, b *BatchInput, rows []byte, n int)
 }
 
+// weightFormats holds every weight type, in the order of the constants: adding a weight
+// type is one row here and its codec and kernels.
 var weightFormats = [numWeightTypes]weightFormat{
-	WeightQ8_0: {"q8_0", 8, q8WeightBlockLen, q8WeightBlockBytes, dequantizeQ8_0Weights, quantizeQ8_0Weights, kernels.DotQ8_0Q8Rows, nil, []int{0}, onQ8(kernels.DotQ8_0Batch)},
-	WeightQ4_0: {"q4_0", 2, q4BlockLen, q4BlockBytes, dequantizeQ4_0, quantizeQ4_0, kernels.DotQ4_0Q8Rows, nil, []int{0}, onQ8(kernels.DotQ4_0Batch)},
-	WeightQ4_K: {"q4_k", 12, qkK, q4KBlockBytes, dequantizeQ4_K, quantizeQ4_K, nil, kernels.DotQ4_KRows, []int{0, 2}, onQ8K(kernels.DotQ4_KBatch)},
-	WeightQ6_K: {"q6_k", 14, qkK, q6KBlockBytes, dequantizeQ6_K, quantizeQ6_K, nil, kernels.DotQ6_KRows, []int{q6KDOffset}, onQ8K(kernels.DotQ6_KBatch)},
-	WeightQ4_1: {"q4_1", 3, q4BlockLen, q4_1BlockBytes, dequantizeQ4_1, encodeQ4_1, kernels.DotQ4_1Q8Rows, nil, []int{0, 2}, nil},
-	WeightQ5_0: {"q5_0", 6, q4BlockLen, q5_0BlockBytes, dequantizeQ5_0, encodeQ5_0, kernels.DotQ5_0Q8Rows, nil, []int{0}, onQ8(kernels.DotQ5_0Batch)},
-	WeightQ5_1: {"q5_1", 7, q4BlockLen, q5_1BlockBytes, dequantizeQ5_1, encodeQ5_1, kernels.DotQ5_1Q8Rows, nil, []int{0, 2}, nil},
-	WeightQ2_K: {"q2_k", 10, qkK, q2KBlockBytes, dequantizeQ2_K, quantizeQ2_K, nil, kernels.DotQ2_KRows, []int{q2KDOffset, q2KDOffset + 2}, onQ8K(kernels.DotQ2_KBatch)},
-	WeightQ3_K: {"q3_k", 11, qkK, q3KBlockBytes, dequantizeQ3_K, quantizeQ3_K, nil, kernels.DotQ3_KRows, []int{q3KDOffset}, onQ8K(kernels.DotQ3_KBatch)},
-	WeightQ5_K: {"q5_k", 13, qkK, q5KBlockBytes, dequantizeQ5_K, quantizeQ5_K, nil, kernels.DotQ5_KRows, []int{0, 2}, onQ8K(kernels.DotQ5_KBatch)},
+	WeightQ8_0: {name: "q8_0", ggmlType: 8, blockSize: q8WeightBlockLen, blockBytes: q8WeightBlockBytes,
+		dequantize: dequantizeQ8_0Weights, quantize: quantizeQ8_0Weights, dotQ8: kernels.DotQ8_0Q8Rows,
+		halves: []int{0}, dotBatch: onQ8(kernels.DotQ8_0Batch)},
+	WeightQ4_0: {name: "q4_0", ggmlType: 2, blockSize: q4BlockLen, blockBytes: q4BlockBytes,
+		dequantize: dequantizeQ4_0, quantize: quantizeQ4_0, dotQ8: kernels.DotQ4_0Q8Rows,
+		halves: []int{0}, dotBatch: onQ8(kernels.DotQ4_0Batch)},
+	WeightQ4_K: {name: "q4_k", ggmlType: 12, blockSize: qkK, blockBytes: q4KBlockBytes,
+		dequantize: dequantizeQ4_K, quantize: quantizeQ4_K, dotQ8K: kernels.DotQ4_KRows,
+		halves: []int{0, 2}, dotBatch: onQ8K(kernels.DotQ4_KBatch)},
+	WeightQ6_K: {name: "q6_k", ggmlType: 14, blockSize: qkK, blockBytes: q6KBlockBytes,
+		dequantize: dequantizeQ6_K, quantize: quantizeQ6_K, dotQ8K: kernels.DotQ6_KRows,
+		halves: []int{q6KDOffset}, dotBatch: onQ8K(kernels.DotQ6_KBatch)},
+	WeightQ4_1: {name: "q4_1", ggmlType: 3, blockSize: q4BlockLen, blockBytes: q4_1BlockBytes,
+		dequantize: dequantizeQ4_1, quantize: encodeQ4_1, dotQ8: kernels.DotQ4_1Q8Rows,
+		halves: []int{0, 2}},
+	WeightQ5_0: {name: "q5_0", ggmlType: 6, blockSize: q4BlockLen, blockBytes: q5_0BlockBytes,
+		dequantize: dequantizeQ5_0, quantize: encodeQ5_0, dotQ8: kernels.DotQ5_0Q8Rows, halves: []int{0},
+		dotBatch: onQ8(kernels.DotQ5_0Batch)},
+	WeightQ5_1: {name: "q5_1", ggmlType: 7, blockSize: q4BlockLen, blockBytes: q5_1BlockBytes,
+		dequantize: dequantizeQ5_1, quantize: encodeQ5_1, dotQ8: kernels.DotQ5_1Q8Rows,
+		halves: []int{0, 2}},
+	WeightQ2_K: {name: "q2_k", ggmlType: 10, blockSize: qkK, blockBytes: q2KBlockBytes,
+		dequantize: dequantizeQ2_K, quantize: quantizeQ2_K, dotQ8K: kernels.DotQ2_KRows,
+		halves: []int{q2KDOffset, q2KDOffset + 2}, dotBatch: onQ8K(kernels.DotQ2_KBatch)},
+	WeightQ3_K: {name: "q3_k", ggmlType: 11, blockSize: qkK, blockBytes: q3KBlockBytes,
+		dequantize: dequantizeQ3_K, quantize: quantizeQ3_K, dotQ8K: kernels.DotQ3_KRows,
+		halves: []int{q3KDOffset}, dotBatch: onQ8K(kernels.DotQ3_KBatch)},
+	WeightQ5_K: {name: "q5_k", ggmlType: 13, blockSize: qkK, blockBytes: q5KBlockBytes,
+		dequantize: dequantizeQ5_K, quantize: quantizeQ5_K, dotQ8K: kernels.DotQ5_KRows,
+		halves: []int{0, 2}, dotBatch: onQ8K(kernels.DotQ5_KBatch)},
 }
 
 // WeightTypes returns every weight type, in declaration order.

@@ -3,36 +3,10 @@
 //
 // # Endpoints
 //
-//   - POST /v1/completions: OpenAI's legacy completions API. The prompt is a string (tokenized
-//     as kvref run does, BOS included when the model adds one), an array of token ids (used
-//     as they are), or an array of either (a batch: choice j·n + q is prompt j's continuation
-//     q). Fields: model, max_tokens (default 16), temperature (default 1; 0 is greedy), top_p,
-//     seed, n, stop (string or array), logprobs (k ≤ 20 by default), stream (with
-//     stream_options.include_usage), and vLLM's top_k, min_p, ignore_eos, stop_token_ids and
-//     return_tokens_as_token_ids. Fields kvref cannot honour (echo, suffix, penalties,
-//     logit_bias, best_of ≠ n, ...) are refused with a 400 rather than ignored; unknown fields
-//     are ignored. usage.prompt_tokens_details.cached_tokens counts the prompt tokens whose
-//     K/V came from the prefix cache.
-//   - POST /v1/chat/completions: OpenAI's chat API on the same scheduler. The messages
-//     (roles system, user, assistant; content a string or text parts) are rendered with the
-//     model's chat template (Options.Chat; ChatML for a model without one) and tokenized with
-//     special tokens parsed; generation stops at the template's end-of-turn token. Fields:
-//     the sampling fields above, max_tokens or max_completion_tokens (default: up to the
-//     context), logprobs with top_logprobs (plus token_ids and top_logprobs_ids),
-//     stream_options.include_usage, cache_salt, and vLLM's return_token_ids (the rendered
-//     prompt's prompt_token_ids, each choice's token_ids), add_generation_prompt and
-//     chat_template_kwargs. Tools, images, audio and JSON response formats are refused with
-//     a 400; so is a conversation the template raises an error for (with the template's own
-//     message) or that does not fit the context (with the numbers).
-//   - GET /v1/models and /v1/models/{id}: the one model.
-//   - GET /health: 200 while the engine loop is alive; 503 before it runs, once shutting
-//     down, and while it has spent longer than StallTimeout in one step.
-//   - GET /metrics: the server's, the scheduler's and the cache pool's counters (Prometheus
-//     text format).
-//   - GET /: the cache you can watch (package cacheview), with GET /v1/cache (a snapshot of
-//     the pool taken between engine steps), GET /v1/cache/events (the cache's and the
-//     scheduler's events as Server-Sent Events; a slow viewer loses events, the engine never
-//     waits) and GET /v1/plan (cacheview.go).
+// POST /v1/completions, POST /v1/chat/completions, GET /v1/models, POST
+// /reset_prefix_cache, GET /health, GET /metrics and the cache view (GET /, /v1/cache,
+// /v1/cache/events, /v1/plan). docs/serve.md in the repository is the one list of their
+// fields, what each refuses, and the limits.
 //
 // Errors have OpenAI's shape, {"error": {"message", "type", "param", "code"}}: 400 for a
 // request that is malformed, can never run (a prompt longer than the context, an id

@@ -27,9 +27,7 @@ Type a message and Enter. Commands: /reset (a new conversation), /stats (totals)
 (the transcript as JSON messages), /help, /quit; end of input (Ctrl-D) ends the chat. On a
 terminal a line can be edited (arrows, Home/End, Ctrl-U/K/W) and Up/Down go through the lines
 typed before. Input that is not a terminal (or --script FILE) is read line by line and echoed
-after the prompt, so a transcript reads like the session.
-
-flags:`
+after the prompt, so a transcript reads like the session.`
 
 // chatCommands is the help of the REPL.
 const chatCommands = `  /reset       start a new conversation (the system message stays; cached blocks stay evictable)

@@ -21,7 +21,7 @@ func evalCmd(args []string, stdout, stderr io.Writer) error {
 	file := fs.String("file", "", "text to evaluate on (default: a built-in TinyStories-style sample)")
 	dtypes := fs.String("cache-dtype", "all", "comma-separated cache types to compare with f32, or all: "+typeNames())
 	var pairK, pairV string
-	registerKVPair(fs, &pairK, &pairV, "also compare one cache with keys of this type and values of --cache-type-v's (default f32); also -ctk", "value type of the --cache-type-k cache (default f32); also -ctv")
+	registerKVPair(fs, &pairK, &pairV, "also compare one cache with keys of this type and values of --cache-type-v's (default f32)", "value type of the --cache-type-k cache (default f32)")
 	var ctx, threads int
 	registerContext(fs, &ctx, 0, "window length in tokens (0: the model's context, at most 4096)")
 	registerThreads(fs, &threads, "")

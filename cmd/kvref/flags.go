@@ -29,8 +29,10 @@ func (f *modelFlags) register(fs *flag.FlagSet, help string) {
 	if help == "" {
 		help = modelHelp
 	}
-	fs.StringVar(&f.ref, "m", "", help)
-	fs.StringVar(&f.tokenizer, "tokenizer", "", "tokenizer.bin of a llama2.c checkpoint (default: tokenizer.bin beside it)")
+	group(fs, "model flags", func() {
+		fs.StringVar(&f.ref, "m", "", help)
+		fs.StringVar(&f.tokenizer, "tokenizer", "", "tokenizer.bin of a llama2.c checkpoint (default: tokenizer.bin beside it)")
+	})
 }
 
 // open opens the model the flags name (see loadModel).
@@ -43,8 +45,8 @@ const contextHelp = "context length (0: the model's, at most 4096)"
 
 // registerContext adds -c and its long spelling --ctx, one flag, to fs.
 func registerContext(fs *flag.FlagSet, p *int, def int, help string) {
-	fs.IntVar(p, "c", def, help+"; also --ctx")
-	fs.IntVar(p, "ctx", def, "same as -c")
+	fs.IntVar(p, "c", def, help)
+	alias(fs, "ctx", "c")
 }
 
 // registerThreads adds -t to fs; what, when not empty, says what the threads run.
@@ -77,14 +79,17 @@ func (f *engineFlags) register(fs *flag.FlagSet, poolHelp string) {
 // registerWith adds the engine flags to fs with the command's help texts of -c and
 // --cache-blocks.
 func (f *engineFlags) registerWith(fs *flag.FlagSet, ctxHelp, poolHelp string) {
-	registerContext(fs, &f.ctx, 0, ctxHelp)
-	registerThreads(fs, &f.threads, "")
-	fs.IntVar(&f.blockSize, "block-size", kvcache.DefaultBlockSize, "token slots per KV cache block")
-	fs.IntVar(&f.cacheBlocks, "cache-blocks", 0, poolHelp)
-	registerCacheTypes(fs, &f.dtype, &f.k, &f.v, "f32")
+	group(fs, "engine and KV cache flags", func() {
+		registerContext(fs, &f.ctx, 0, ctxHelp)
+		registerThreads(fs, &f.threads, "")
+		fs.IntVar(&f.blockSize, "block-size", kvcache.DefaultBlockSize, "token slots per KV cache block")
+		fs.IntVar(&f.cacheBlocks, "cache-blocks", 0, poolHelp)
+		registerCacheTypes(fs, &f.dtype, &f.k, &f.v, "f32")
+	})
 }
 
-// openEngine checks the engine flags, opens the model the model flags name and builds its
+// openEngine checks the engine flags, opens the model the model flags name (announcing
+// the built-in or a synthetic one: every caller generates text) and builds its
 // engine for the given number of sequences at once (which sizes the default pool). done
 // stops the engine and closes the model.
 func openEngine(mf *modelFlags, ef *engineFlags, sequences int, stderr io.Writer) (eng *engine.Engine, done func(), err error) {
@@ -92,6 +97,7 @@ func openEngine(mf *modelFlags, ef *engineFlags, sequences int, stderr io.Writer
 	if err != nil {
 		return nil, nil, err
 	}
+	announce(mf.ref, stderr)
 	m, err := mf.open(stderr)
 	if err != nil {
 		return nil, nil, err
@@ -122,26 +128,28 @@ func openChatEngine(mf *modelFlags, ef *engineFlags, topt *chat.TemplateOptions,
 // --cache-type-v/-ctv to fs.
 func registerCacheTypes(fs *flag.FlagSet, both, k, v *string, def string) {
 	fs.StringVar(both, "cache-dtype", def, "KV cache storage for keys and values: "+typeNames())
-	registerKVPair(fs, k, v, "key storage (overrides --cache-dtype); also -ctk", "value storage (overrides --cache-dtype); also -ctv")
+	registerKVPair(fs, k, v, "key storage (overrides --cache-dtype)", "value storage (overrides --cache-dtype)")
 }
 
 // registerSampling adds --temp, --top-k, --top-p, --min-p and --seed to fs, with
 // llama.cpp's defaults; seedHelp says how the command's sequences use the seed.
 func registerSampling(fs *flag.FlagSet, s *engine.Sampling, seedHelp string) {
-	fs.Float64Var(&s.Temperature, "temp", 0.8, "sampling temperature (0: greedy)")
-	fs.IntVar(&s.TopK, "top-k", 40, "top-k sampling: the K most likely tokens only (0: off)")
-	fs.Float64Var(&s.TopP, "top-p", 0.95, "top-p (nucleus) sampling (1: off)")
-	fs.Float64Var(&s.MinP, "min-p", 0.05, "min-p sampling (0: off)")
-	fs.Uint64Var(&s.Seed, "seed", 42, "sampling seed: "+seedHelp)
+	group(fs, "sampling flags", func() {
+		fs.Float64Var(&s.Temperature, "temp", 0.8, "sampling temperature (0: greedy)")
+		fs.IntVar(&s.TopK, "top-k", 40, "top-k sampling: the K most likely tokens only (0: off)")
+		fs.Float64Var(&s.TopP, "top-p", 0.95, "top-p (nucleus) sampling (1: off)")
+		fs.Float64Var(&s.MinP, "min-p", 0.05, "min-p sampling (0: off)")
+		fs.Uint64Var(&s.Seed, "seed", 42, "sampling seed: "+seedHelp)
+	})
 }
 
 // registerKVPair adds --cache-type-k/-ctk and --cache-type-v/-ctv to fs with the command's
 // help texts (kvref golden, verify and eval give the pair a meaning of their own).
 func registerKVPair(fs *flag.FlagSet, k, v *string, kHelp, vHelp string) {
 	fs.StringVar(k, "cache-type-k", "", kHelp)
-	fs.StringVar(k, "ctk", "", "same as --cache-type-k")
+	alias(fs, "ctk", "cache-type-k")
 	fs.StringVar(v, "cache-type-v", "", vHelp)
-	fs.StringVar(v, "ctv", "", "same as --cache-type-v")
+	alias(fs, "ctv", "cache-type-v")
 }
 
 // config checks the flags and returns the engine configuration for the given number of

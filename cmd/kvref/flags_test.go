@@ -47,8 +47,8 @@ func TestEveryCacheCommandTakesLlamaSpellings(t *testing.T) {
 	for _, cmd := range []string{"run", "step", "serve", "chat", "bench", "plan", "eval", "golden", "verify"} {
 		_, stderr, code := kvref(t, cmd, "-h")
 		require.Equal(t, 0, code, cmd)
-		for _, flag := range []string{"-ctk", "-ctv", "-cache-type-k", "-cache-type-v"} {
-			require.Contains(t, stderr, "  "+flag+" ", "%s -h", cmd)
+		for _, flag := range []string{"--cache-type-k, -ctk TYPE", "--cache-type-v, -ctv TYPE"} {
+			require.Contains(t, stderr, "\n  "+flag+"\n", "%s -h lists each cache type flag once, with its llama.cpp alias", cmd)
 		}
 		require.Contains(t, stderr, names, "%s -h lists the cache types", cmd)
 	}

@@ -349,10 +349,10 @@ func mutatingProxy(t *testing.T, target, dir string) string {
 	other := mixed.Request("C").PromptIDs
 	u, err := url.Parse(strings.TrimSuffix(target, "/v1"))
 	require.NoError(t, err)
-	proxy := httputil.NewSingleHostReverseProxy(u)
-	direct := proxy.Director
-	proxy.Director = func(r *http.Request) {
-		direct(r)
+	proxy := &httputil.ReverseProxy{}
+	proxy.Rewrite = func(pr *httputil.ProxyRequest) {
+		pr.SetURL(u)
+		r := pr.Out
 		if r.URL.Path != "/v1/completions" {
 			return
 		}

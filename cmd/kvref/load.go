@@ -10,25 +10,25 @@ import (
 	"github.com/kvref/kvref/tokenizer"
 )
 
-// loadModel opens the model ref names (the kvref package's OpenModel: the embedded default for "",
-// synth:NAME, a file, a directory or an hf:// reference) and says on stderr when it is not
-// a file the user named.
+// loadModel opens the model ref names (the kvref package's OpenModel: the embedded default
+// for "", synth:NAME, a file, a directory or an hf:// reference), with a progress bar on
+// stderr for a download.
 func loadModel(ref, tokenizerPath string, stderr io.Writer) (*model.Model, error) {
-	announce(ref, stderr)
 	m, err := door.OpenModel(ref, door.Options{Tokenizer: tokenizerPath, Progress: stderr})
 	return m, openHint(err)
 }
 
 // loadTokenizer opens only the tokenizer of what ref names (loader.OpenTokenizer: also
 // vocabulary-only GGUF files of any architecture and directories holding only
-// tokenizer.json), with loadModel's notes on stderr.
+// tokenizer.json), as loadModel.
 func loadTokenizer(ref, tokenizerPath string, stderr io.Writer) (tokenizer.Tokenizer, error) {
-	announce(ref, stderr)
 	tok, err := loader.OpenTokenizer(ref, loader.Options{Tokenizer: tokenizerPath, Progress: stderr})
 	return tok, openHint(err)
 }
 
-// announce says on stderr when ref is not a file the user named.
+// announce says on stderr when ref is not a file the user named: the commands that
+// generate text (run, chat, serve, step) call it, so that text from the built-in model or
+// a synthetic one is not taken for a model's own.
 func announce(ref string, stderr io.Writer) {
 	switch loader.KindOf(ref) {
 	case loader.Builtin:

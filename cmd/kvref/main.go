@@ -11,6 +11,9 @@ import (
 	"os"
 	"slices"
 	"strings"
+
+	"github.com/kvref/kvref/internal/cli"
+	"github.com/kvref/kvref/internal/term"
 )
 
 // command is one subcommand of kvref.
@@ -34,99 +37,107 @@ func commands() []command {
 
 func usage(w io.Writer) {
 	fmt.Fprintln(w, "kvref: a CPU reference inference engine whose product is the KV cache")
-	fmt.Fprintln(w, "\nusage: kvref COMMAND [flags]   (kvref COMMAND -h for its flags)")
+	fmt.Fprintln(w, "\nusage: kvref COMMAND [flags]   (kvref help COMMAND, or kvref COMMAND --help, for its flags)")
 	fmt.Fprintln(w, "\ncommands:")
 	for _, c := range commands() {
 		fmt.Fprintf(w, "  %-9s %s\n", c.name, c.summary)
 	}
+	fmt.Fprintf(w, "  %-9s %s\n", "help", "this list, or kvref help COMMAND: a command's flags")
+	fmt.Fprintf(w, "  %-9s %s\n", "version", "the version of kvref, its commit and the Go that built it")
 }
 
 func main() {
 	os.Exit(Main(os.Args[1:], os.Stdout, os.Stderr))
 }
 
-// Main runs kvref with the given arguments and returns the exit status.
+// Main runs kvref with the given arguments and returns the exit status. On a terminal,
+// output that does not end with a newline gets one, so the shell's prompt starts a line.
 func Main(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+	if term.IsTerminal(stdout) {
+		nw := &cli.NewlineWriter{W: stdout}
+		defer nw.Finish()
+		stdout = nw
+	}
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
 		usage(stdout)
 		return 0
 	}
-	for _, c := range commands() {
-		if c.name == args[0] {
-			err := c.run(args[1:], stdout, stderr)
-			switch {
-			case err == nil:
-				return 0
-			case errors.Is(err, flag.ErrHelp):
-				return 0
-			case errors.Is(err, errUsage):
-				return 2
-			}
-			fmt.Fprintf(stderr, "kvref %s: %v\n", c.name, err)
-			return 1
+	name, args := args[0], args[1:]
+	switch name {
+	case "help":
+		if len(args) == 0 {
+			usage(stdout)
+			return 0
 		}
+		name, args = args[0], []string{"--help"}
+		if _, ok := lookup(name); ok {
+			stderr = stdout // the help was asked for: it is the output
+		}
+	case "version", "--version":
+		fmt.Fprintln(stdout, cli.Version())
+		return 0
 	}
-	fmt.Fprintf(stderr, "kvref: unknown command %q\n\n", args[0])
-	usage(stderr)
-	return 2
+	c, ok := lookup(name)
+	if !ok {
+		var names []string
+		for _, c := range commands() {
+			names = append(names, c.name)
+		}
+		msg := fmt.Sprintf("kvref: unknown command %q", name)
+		if near := cli.Nearest(name, append(names, "help", "version")); near != "" {
+			msg += fmt.Sprintf(" (did you mean %s?)", near)
+		}
+		fmt.Fprintln(stderr, msg+"; kvref help lists the commands")
+		return 2
+	}
+	err := c.run(args, stdout, stderr)
+	var ue cli.UsageError
+	switch {
+	case err == nil:
+		return 0
+	case errors.Is(err, flag.ErrHelp):
+		return 0
+	case errors.Is(err, errUsage):
+		return 2
+	case errors.As(err, &ue):
+		fmt.Fprintf(stderr, "kvref %s: %s\n", c.name, ue.Msg)
+		return 2
+	}
+	// One prefix: errors of a package that names itself the way the command is named
+	// ("plan: ...") do not repeat the name.
+	msg := strings.TrimPrefix(err.Error(), c.name+": ")
+	fmt.Fprintf(stderr, "kvref %s: %s\n", c.name, msg)
+	return 1
 }
 
-// errUsage marks a flag error already printed by the flag package.
-var errUsage = errors.New("usage error")
+// lookup returns the command of that name.
+func lookup(name string) (command, bool) {
+	for _, c := range registry {
+		if c.name == name {
+			return c, true
+		}
+	}
+	return command{}, false
+}
 
-// newFlags returns a flag set that reports errors instead of exiting. Its usage (-h, or a
-// flag error) prints the lines of usage, then the flags; a command that shows more sets
-// fs.Usage itself.
+// The flag machinery is internal/cli's; these are its names in the commands.
+
 func newFlags(name string, stderr io.Writer, usage ...string) *flag.FlagSet {
-	fs := flag.NewFlagSet("kvref "+name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		for _, line := range usage {
-			fmt.Fprintln(stderr, line)
-		}
-		fs.PrintDefaults()
-	}
-	return fs
+	return cli.NewFlags(name, stderr, usage...)
 }
-
-// parse parses flags, mapping flag errors to errUsage.
-func parse(fs *flag.FlagSet, args []string) error {
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return errUsage
-	}
-	return nil
+func parse(fs *flag.FlagSet, args []string) error           { return cli.Parse(fs, args) }
+func group(fs *flag.FlagSet, title string, register func()) { cli.Group(fs, title, register) }
+func alias(fs *flag.FlagSet, name, of string)               { cli.Alias(fs, name, of) }
+func printFlags(fs *flag.FlagSet, w io.Writer)              { cli.PrintFlags(fs, w) }
+func parseOneArg(fs *flag.FlagSet, args []string) error     { return cli.ParseOneArg(fs, args) }
+func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+	return cli.ParseInterspersed(fs, args)
 }
-
-// parseFlagsOnly parses flags, as parse, and refuses positional arguments; a hint, when not
-// empty, follows the error in brackets.
 func parseFlagsOnly(fs *flag.FlagSet, args []string, hint string) error {
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	if fs.NArg() == 0 {
-		return nil
-	}
-	if hint != "" {
-		return fmt.Errorf("unexpected arguments %q (%s)", fs.Args(), hint)
-	}
-	return fmt.Errorf("unexpected arguments %q", fs.Args())
+	return cli.ParseFlagsOnly(fs, args, hint)
 }
 
-// parseOneArg parses flags, as parse, and requires exactly one positional argument (which
-// may be followed by nothing): without it the usage is printed and the error is errUsage.
-func parseOneArg(fs *flag.FlagSet, args []string) error {
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	if fs.NArg() != 1 {
-		fs.Usage()
-		return errUsage
-	}
-	return nil
-}
+var errUsage = cli.ErrUsage
 
 // printJSON writes v as one line of JSON.
 func printJSON(w io.Writer, v any) error {

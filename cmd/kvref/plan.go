@@ -160,10 +160,8 @@ Sizes (--mem, --weights) are read as numfmt and Kubernetes read them:
 Ti, Pi (case is ignored; B is bytes); fractions such as 1.5TB; a plain number is bytes.
 
 kvref plan --list shows the presets.
-
-flags:
 `)
-	fs.PrintDefaults()
+	printFlags(fs, w)
 }
 
 // planModel is the model being planned and where its shape came from.

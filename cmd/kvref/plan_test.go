@@ -243,8 +243,8 @@ func TestPlanErrors(t *testing.T) {
 		{"prefix too long", []string{"--preset", "llama-3-8b", "--mem", "80GB", "--shared-prefix", "8192"}, 1, []string{"at least one token of its own"}},
 		{"bad heads", []string{"--layers", "2", "--heads", "6", "--kv-heads", "4", "--head-dim", "8", "--mem", "8GB"}, 1, []string{"cannot be grouped"}},
 		{"missing model file", []string{"-m", "/nonexistent/model.gguf", "--mem", "8GB"}, 1, []string{"/nonexistent/model.gguf"}},
-		{"junk mem", []string{"--preset", "llama-3-8b", "--mem", "lots"}, 2, []string{`invalid value "lots" for flag -mem`, "80GiB"}},
-		{"junk weights", []string{"--preset", "llama-3-8b", "--weights", "-3GB"}, 2, []string{`invalid value "-3GB" for flag -weights`}},
+		{"junk mem", []string{"--preset", "llama-3-8b", "--mem", "lots"}, 2, []string{`invalid value "lots" for --mem`, "80GiB"}},
+		{"junk weights", []string{"--preset", "llama-3-8b", "--weights", "-3GB"}, 2, []string{`invalid value "-3GB" for --weights`}},
 		{"stray argument", []string{"--preset", "llama-3-8b", "extra"}, 1, []string{"unexpected arguments"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

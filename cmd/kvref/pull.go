@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -35,9 +34,7 @@ none (a plain URL) is trusted unless --sha256 is given: its sha256 is printed in
 environment:
   HF_ENDPOINT  hub address (default https://huggingface.co)
   HF_TOKEN     access token for private and gated repos (sent to the hub only)
-  KVREF_CACHE  cache directory (default: kvref in the user cache directory)
-
-flags:`
+  KVREF_CACHE  cache directory (default: kvref in the user cache directory)`
 
 func pullCmd(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("pull", stderr, pullUsage)
@@ -65,20 +62,4 @@ func pullCmd(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintln(stdout, p)
 	}
 	return nil
-}
-
-// parseInterspersed parses flags that may come before, between or after the positional
-// arguments, and returns the positional ones.
-func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
-	var pos []string
-	for {
-		if err := parse(fs, args); err != nil {
-			return nil, err
-		}
-		if fs.NArg() == 0 {
-			return pos, nil
-		}
-		pos = append(pos, fs.Arg(0))
-		args = fs.Args()[1:]
-	}
 }

@@ -151,7 +151,7 @@ func TestPullErrors(t *testing.T) {
 
 	_, stderr, code = kvref(t, "pull", "--nope", "hf://o/r/m.gguf")
 	assert.Equal(t, 2, code)
-	assert.Contains(t, stderr, "flag provided but not defined: -nope")
+	assert.Equal(t, "kvref pull: unknown flag --nope; kvref pull --help lists the flags\n", stderr)
 
 	_, stderr, code = kvref(t, "pull", "-h")
 	assert.Equal(t, 0, code)

@@ -39,24 +39,11 @@ const serveUsage = `usage: kvref serve [-m MODEL] [--host H] [--port P] [flags]
 Serves the model over an OpenAI-compatible HTTP API, backed by the continuous-batching
 scheduler (every request shares one paged, prefix-caching KV cache):
 
-  POST /v1/completions   prompt (text, token ids, or a batch of those), max_tokens, temperature,
-                         top_p, top_k, min_p, seed, n, stop, stop_token_ids, logprobs (with exact
-                         token_ids and top_logprobs_ids), stream, ignore_eos,
-                         return_tokens_as_token_ids; usage.prompt_tokens_details.cached_tokens
-                         counts the prompt tokens served from the prefix cache
-  POST /v1/chat/completions
-                         messages (system, user, assistant; text content) rendered with the
-                         model's chat template (--chat-template FILE; ChatML for a model without
-                         one), the same sampling fields, max_completion_tokens, logprobs and
-                         top_logprobs, stream with stream_options.include_usage, cache_salt,
-                         vLLM's return_token_ids, add_generation_prompt, chat_template_kwargs;
-                         tools, images and audio are refused
-  GET  /v1/models        the model (id: the file's base name, or "builtin")
-  GET  /health           200 while the engine loop is alive (503 when stalled or stopping)
-  GET  /metrics          scheduler and cache counters (Prometheus text format)
-  GET  /                 the cache you can watch: the pool, the block tables, the requests and the
-                         events, live, and what happened before the page opened (--view-history,
-                         --view-requests; GET /v1/cache, GET /v1/cache/events, GET /v1/plan)
+  POST /v1/completions, POST /v1/chat/completions, GET /v1/models, POST /reset_prefix_cache,
+  GET /health, GET /metrics, and the cache you can watch at GET / (with GET /v1/cache,
+  GET /v1/cache/events, GET /v1/plan; --view-history and --view-requests say what it shows
+  of what happened before the page opened). docs/serve.md lists each endpoint's fields, what
+  it refuses, and the limits.
 
 Every request, connection and the engine's queue is bounded (the --max-* and --*-timeout
 flags below); a request over a limit gets an OpenAI-shaped error naming it (400, 408, 413 or
@@ -64,9 +51,7 @@ flags below); a request over a limit gets an OpenAI-shaped error naming it (400,
 
 Log-probabilities are the float64 log-softmax of the raw logits. The same request with the same
 seed gives the same tokens whatever else is running. Ctrl-C (or SIGTERM) stops accepting
-requests and lets running ones finish for --shutdown-timeout; a second Ctrl-C quits at once.
-
-flags:`
+requests and lets running ones finish for --shutdown-timeout; a second Ctrl-C quits at once.`
 
 func init() {
 	register(command{"serve", "serve an OpenAI-compatible HTTP API (/v1/completions, /v1/chat/completions) over the continuous-batching scheduler", serveCmd})

@@ -57,8 +57,6 @@ tutorial's walk.
 Commands come from the terminal, from --script FILE, or from stdin when it is not a
 terminal; the last two echo every command, so a session can be replayed. On a terminal
 a line can be edited and Up/Down recall earlier commands. ` + "`help`" + ` at the prompt lists them. Colours are used on a terminal only, and never when NO_COLOR is set.
-
-flags:
 `
 
 // parseStepFlags reads the command line of `kvref step`.
@@ -78,7 +76,7 @@ func parseStepFlags(args []string, stderr io.Writer) (stepOptions, error) {
 	fs.IntVar(&o.port, "port", 8090, "with --web: port to listen on (0: any free port; the URL is printed on stderr)")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, stepUsage)
-		fs.PrintDefaults()
+		printFlags(fs, stderr)
 		fmt.Fprintln(stderr, "\ncommands:")
 		fmt.Fprint(stderr, textview.Help)
 	}

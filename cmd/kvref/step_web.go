@@ -19,6 +19,7 @@ func stepWeb(ctx context.Context, o stepOptions, stderr io.Writer, ready func(ur
 	if err != nil {
 		return err
 	}
+	announce(o.modelFlags.ref, stderr)
 	m, err := o.modelFlags.open(stderr)
 	if err != nil {
 		return err

@@ -65,7 +65,7 @@ func verifyCmd(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&f.save, "save", "", "write what the target (or --self) produced as a candidate dump to this file")
 	fs.StringVar(&f.run, "run", "", "check only scenarios whose name matches this regular expression")
 	fs.StringVar(&f.cacheDtype, "cache-dtype", "", "check only scenarios recorded with this reference cache type (the one the candidate uses): "+typeNames())
-	registerKVPair(fs, &f.cacheK, &f.cacheV, "check only scenarios whose reference keys are of this type (with --cache-type-v: a K/V pair; the other defaults to f32); also -ctk", "check only scenarios whose reference values are of this type; also -ctv")
+	registerKVPair(fs, &f.cacheK, &f.cacheV, "check only scenarios whose reference keys are of this type (with --cache-type-v: a K/V pair; the other defaults to f32)", "check only scenarios whose reference values are of this type")
 	fs.BoolVar(&f.allowVacuous, "allow-vacuous", false, "count scenarios whose cache expectations the candidate did not meet (no hit where one was expected) as passed")
 	fs.StringVar(&f.require, "require", "", "comma-separated features the candidate must support (n, token-ids, logprobs, cache-report, a request parameter such as top_k or seed, or all): a scenario whose request the candidate refused for one of them fails instead of being unsupported")
 	fs.StringVar(&f.cacheModel, "cache-model", "paged", "how the candidate's prefix cache works: paged (a shared block pool: vLLM, SGLang, kvref; every expected hit must be observed) or slots (a cache per slot: llama-server; a hit served to one request of a wave may not be served to its siblings)")

@@ -7,7 +7,6 @@ import "math"
 // head (int8, fp8-e4m3) or 32-value block (q8_0) in the exact row, never the stored scale.
 
 var (
-	ulp32   = math.Ldexp(1, -24) // half an ulp of 1 in binary32: the relative rounding of float32
 	slack32 = math.Ldexp(1, -20) // the float32 roundings of a quotient, a scale and a product, relative to m
 	tiny32  = math.Ldexp(1, -140)
 )

@@ -124,7 +124,8 @@ var (
 	implQuantizeQ8KAVX2 = &impl{name: "quantizeQ8KAVX2", needs: setAVX2}
 	implExpAVX512       = &impl{name: "expShiftedAVX512, swigluAVX512", needs: setAVX512 | featFMA}
 	implExpAVX2         = &impl{name: "expShiftedAVX2, swigluAVX2", needs: setAVX2 | featFMA}
-	implDecodeF16AVX2   = &impl{name: "decodeF16AVX2Asm, encodeF16AVX2Asm", needs: setAVX2}
+	implDecodeF16AVX2   = &impl{name: "decodeF16AVX2Asm, encodeF16AVX2Asm, decodeF16StridedAVX2Asm", needs: setAVX2}
+	implDecodeQ8_0AVX2  = &impl{name: "decodeQ8_0StridedAVX2Asm", needs: setAVX2}
 	implPrefetchAVX     = &impl{name: "prefetchLines, prefetchLinesL2", needs: setAVX}
 )
 
@@ -146,7 +147,8 @@ var registry = []*kernel{
 	{"Q8KInput.Quantize (the Q8_K input)", "quantizeQ8KGeneric", []*impl{implQuantizeQ8KVNNI, implQuantizeQ8KAVX2}},
 	{"Q8Input.Quantize (the Q8_0 input)", "quantizeBlocksGeneric", []*impl{implQuantizeQ8VNNI, implQuantizeQ8AVX2}},
 	{"Softmax, SwiGLU exponentials", "expShiftedGeneric, swigluGeneric", []*impl{implExpAVX512, implExpAVX2}},
-	{"DecodeF16, EncodeF16", "decodeF16Generic, encodeF16Generic", []*impl{implDecodeF16AVX2}},
+	{"DecodeF16, DecodeF16Strided, EncodeF16", "decodeF16Generic, decodeF16StridedGeneric, encodeF16Generic", []*impl{implDecodeF16AVX2}},
+	{"DecodeQ8_0Strided (a q8_0 cache's keys and values)", "decodeQ8_0StridedGeneric", []*impl{implDecodeQ8_0AVX2}},
 	{"Prefetch, PrefetchL2 (hints, no result)", "nothing", []*impl{implPrefetchAVX}},
 }
 

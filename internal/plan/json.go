@@ -98,7 +98,7 @@ func (r Report) JSON(m ModelInfo, memoryFrom, weightsFrom string) JSON {
 		out.CacheTypes = append(out.CacheTypes, toVariantJSON(v))
 	}
 	for _, p := range r.SharedPrefixes {
-		out.SharedPrefix = append(out.SharedPrefix, PrefixJSON{Tokens: p.Tokens, SharedBlocks: p.SharedBlocks, OwnBlocks: p.OwnBlocks, MaxSequences: p.MaxSequences})
+		out.SharedPrefix = append(out.SharedPrefix, PrefixJSON(p))
 	}
 	return out
 }

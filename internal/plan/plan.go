@@ -212,13 +212,6 @@ func IsNoRoom(err error) bool {
 // bf16: 2, fp8-e5m2: 1); ok is false for the scaled types (int8, fp8-e4m3 and the block types q8_0, q4_0, ...), whose
 // rows carry scales besides the values.
 func ElementBytes(t quant.CacheType) (n int, ok bool) {
-	switch t {
-	case quant.F32:
-		return 4, true
-	case quant.F16, quant.BF16:
-		return 2, true
-	case quant.FP8E5M2:
-		return 1, true
-	}
-	return 0, false
+	value, scale := t.ValueBytes()
+	return value, value > 0 && scale == 0
 }

@@ -148,9 +148,8 @@ func StoresPerValue(t quant.CacheType) string {
 	if values, bytes := t.Block(); values > 0 {
 		return fmt.Sprintf("%d B per %d values", bytes, values)
 	}
-	switch t {
-	case quant.Int8, quant.FP8E4M3:
-		return "1 B + 4 B scale per head"
+	if value, scale := t.ValueBytes(); scale > 0 {
+		return fmt.Sprintf("%d B + %d B scale per head", value, scale)
 	}
 	return t.String()
 }

@@ -12,7 +12,7 @@
 // the client sent them.
 //
 // The Jinja engine is github.com/ardanlabs/jinja, a Go implementation written for chat
-// templates (see the README's dependency list for why it was chosen). A template that uses
+// templates (docs/dependencies.md says why it was chosen). A template that uses
 // a construct the engine lacks fails with an error that names the construct; a template
 // that calls raise_exception fails with a *RaiseError carrying the template's own message.
 package chattemplate

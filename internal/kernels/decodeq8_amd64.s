@@ -1,0 +1,49 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+// func decodeQ8_0StridedAVX2Asm(dst *float32, src *byte, nb, stride, rows int)
+//
+// For each of rows rows: for each of its nb blocks of 34 bytes, the fp16 scale widened to
+// eight lanes (VPBROADCASTW, VCVTPH2PS: exact), then four groups of eight int8 values
+// widened to float32 (VPMOVSXBD, VCVTDQ2PS: exact) and multiplied by it (VMULPS, one
+// rounding, as float32(q)*d in Go); then src moves on by stride bytes, dst continuously.
+TEXT ·decodeQ8_0StridedAVX2Asm(SB), NOSPLIT, $0-40
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ nb+16(FP), BX
+	MOVQ stride+24(FP), DX
+	MOVQ rows+32(FP), R8
+
+row:
+	MOVQ SI, R9
+	MOVQ BX, CX
+
+block:
+	VPBROADCASTW (R9), X1
+	VCVTPH2PS    X1, Y1
+	VPMOVSXBD    2(R9), Y0
+	VPMOVSXBD    10(R9), Y2
+	VPMOVSXBD    18(R9), Y3
+	VPMOVSXBD    26(R9), Y4
+	VCVTDQ2PS    Y0, Y0
+	VCVTDQ2PS    Y2, Y2
+	VCVTDQ2PS    Y3, Y3
+	VCVTDQ2PS    Y4, Y4
+	VMULPS       Y1, Y0, Y0
+	VMULPS       Y1, Y2, Y2
+	VMULPS       Y1, Y3, Y3
+	VMULPS       Y1, Y4, Y4
+	VMOVUPS      Y0, (DI)
+	VMOVUPS      Y2, 32(DI)
+	VMOVUPS      Y3, 64(DI)
+	VMOVUPS      Y4, 96(DI)
+	ADDQ         $34, R9
+	ADDQ         $128, DI
+	DECQ         CX
+	JNZ          block
+	ADDQ         DX, SI
+	DECQ         R8
+	JNZ          row
+	VZEROUPPER
+	RET

@@ -1,0 +1,7 @@
+//go:build !amd64 || purego
+
+package kernels
+
+func decodeF16Strided(dst []float32, src []byte, n, stride int) {
+	decodeF16StridedGeneric(dst, src, n, stride)
+}

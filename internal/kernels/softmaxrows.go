@@ -1,0 +1,62 @@
+package kernels
+
+import "fmt"
+
+// SoftmaxRows applies Softmax to each of rows arrays of n values, row r at
+// x[r·stride : r·stride+n]: the same bits as one Softmax per row (each row's maximum, its
+// exponentials, its sum left to right, then the scaling), but four rows at a time, so that
+// their four sums, each a chain of dependent additions, run side by side instead of one
+// after another (attention's query heads of one decode row: equally long, independent). It
+// panics if stride < n or x ends before the last row.
+func SoftmaxRows(x []float32, rows, n, stride int) {
+	if n <= 0 || rows <= 0 {
+		return
+	}
+	if stride < n || rows-1 > (len(x)-n)/stride || len(x) < n {
+		panic(fmt.Sprintf("kernels: SoftmaxRows: %d floats hold fewer than %d rows of %d, %d apart", len(x), rows, n, stride))
+	}
+	r := 0
+	for ; r+4 <= rows; r += 4 {
+		a := x[r*stride : r*stride+n]
+		b := x[(r+1)*stride : (r+1)*stride+n]
+		c := x[(r+2)*stride : (r+2)*stride+n]
+		d := x[(r+3)*stride : (r+3)*stride+n]
+		b, c, d = b[:len(a)], c[:len(a)], d[:len(a)]
+		ma, mb, mc, md := a[0], b[0], c[0], d[0]
+		for i := 1; i < len(a); i++ {
+			if a[i] > ma {
+				ma = a[i]
+			}
+			if b[i] > mb {
+				mb = b[i]
+			}
+			if c[i] > mc {
+				mc = c[i]
+			}
+			if d[i] > md {
+				md = d[i]
+			}
+		}
+		expShifted(a, ma)
+		expShifted(b, mb)
+		expShifted(c, mc)
+		expShifted(d, md)
+		var sa, sb, sc, sd float32
+		for i := range a {
+			sa += a[i]
+			sb += b[i]
+			sc += c[i]
+			sd += d[i]
+		}
+		ia, ib, ic, id := 1/sa, 1/sb, 1/sc, 1/sd
+		for i := range a {
+			a[i] *= ia
+			b[i] *= ib
+			c[i] *= ic
+			d[i] *= id
+		}
+	}
+	for ; r < rows; r++ {
+		Softmax(x[r*stride : r*stride+n])
+	}
+}
