@@ -2,11 +2,11 @@ package quant
 
 import (
 	"encoding/hex"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
 
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -54,18 +54,18 @@ func TestQ4_1HandDerived(t *testing.T) {
 	}
 	x[31], c[31] = 7.25, 7
 	row, y := encodeBlock(t, Q4_1, x)
-	assert.Equal(t, hexBytes(t, "003c 0000 "+nibbleRow(c)), row)
+	require.Equal(t, hexBytes(t, "003c 0000 "+nibbleRow(c)), row)
 	for j := range y {
-		assert.Equal(t, float32(c[j]), y[j], "element %d", j)
+		require.Equal(t, float32(c[j]), y[j], "element %d", j)
 	}
 
 	for j := range x {
 		x[j] -= 3
 	}
 	row, y = encodeBlock(t, Q4_1, x)
-	assert.Equal(t, hexBytes(t, "003c 00c2 "+nibbleRow(c)), row)
+	require.Equal(t, hexBytes(t, "003c 00c2 "+nibbleRow(c)), row)
 	for j := range y {
-		assert.Equal(t, float32(c[j])-3, y[j], "element %d", j)
+		require.Equal(t, float32(c[j])-3, y[j], "element %d", j)
 	}
 }
 
@@ -81,8 +81,8 @@ func TestQ5_0HandDerived(t *testing.T) {
 		c[j] = uint8(j)
 	}
 	row, y := encodeBlock(t, Q5_0, x)
-	assert.Equal(t, hexBytes(t, "003c 0000ffff "+nibbleRow(c)), row)
-	assert.Equal(t, x, y)
+	require.Equal(t, hexBytes(t, "003c 0000ffff "+nibbleRow(c)), row)
+	require.Equal(t, x, y)
 }
 
 // TestQ5_0ClampsTheOppositeExtreme: with x = (16, −16, 0, ...), max = 16 gives d = −1, so 16
@@ -97,9 +97,9 @@ func TestQ5_0ClampsTheOppositeExtreme(t *testing.T) {
 	}
 	c[0], c[1] = 0, 31
 	row, y := encodeBlock(t, Q5_0, x)
-	assert.Equal(t, hexBytes(t, "00bc feffffff "+nibbleRow(c)), row)
-	assert.Equal(t, float32(16), y[0])
-	assert.Equal(t, float32(-15), y[1])
+	require.Equal(t, hexBytes(t, "00bc feffffff "+nibbleRow(c)), row)
+	require.Equal(t, float32(16), y[0])
+	require.Equal(t, float32(-15), y[1])
 }
 
 // TestQ5_1HandDerived: x_j = j, so min = 0, max = 31, d = 31/31 = 1, m = 0 and every code
@@ -112,8 +112,8 @@ func TestQ5_1HandDerived(t *testing.T) {
 		c[j] = uint8(j)
 	}
 	row, y := encodeBlock(t, Q5_1, x)
-	assert.Equal(t, hexBytes(t, "003c 0000 0000ffff "+nibbleRow(c)), row)
-	assert.Equal(t, x, y)
+	require.Equal(t, hexBytes(t, "003c 0000 0000ffff "+nibbleRow(c)), row)
+	require.Equal(t, x, y)
 }
 
 // TestIQ4NLHandDerived: x_j = kvalues[j%16]/2. The value of largest magnitude is −127/2,
@@ -130,15 +130,15 @@ func TestIQ4NLHandDerived(t *testing.T) {
 		x[j] = float32(iq4nlValues[c[j]]) / 2
 	}
 	row, y := encodeBlock(t, IQ4_NL, x)
-	assert.Equal(t, hexBytes(t, "0038 "+nibbleRow(c)), row)
-	assert.Equal(t, x, y)
+	require.Equal(t, hexBytes(t, "0038 "+nibbleRow(c)), row)
+	require.Equal(t, x, y)
 
 	for j := range x {
 		x[j] = -x[j]
 	}
 	row, y = encodeBlock(t, IQ4_NL, x)
-	assert.Equal(t, hexBytes(t, "00b8 "+nibbleRow(c)), row)
-	assert.Equal(t, x, y)
+	require.Equal(t, hexBytes(t, "00b8 "+nibbleRow(c)), row)
+	require.Equal(t, x, y)
 }
 
 // TestIQ4NLTiesAndZeros: with x_0 = −63.5 (d₀ = 0.5, id = 2) and x_1 = −2.25, id·x_1 = −4.5
@@ -155,10 +155,10 @@ func TestIQ4NLTiesAndZeros(t *testing.T) {
 	}
 	c[0] = 0
 	row, y := encodeBlock(t, IQ4_NL, x)
-	assert.Equal(t, hexBytes(t, "0038 "+nibbleRow(c)), row)
-	assert.Equal(t, float32(-63.5), y[0])
+	require.Equal(t, hexBytes(t, "0038 "+nibbleRow(c)), row)
+	require.Equal(t, float32(-63.5), y[0])
 	for j := 1; j < blockLen; j++ {
-		assert.Equal(t, float32(0.5), y[j], "element %d", j)
+		require.Equal(t, float32(0.5), y[j], "element %d", j)
 	}
 }
 
@@ -179,9 +179,11 @@ func TestZeroBlocksAreLikeGGML(t *testing.T) {
 		{IQ4_NL, "0000 " + strings.Repeat("00", 16), true},
 	} {
 		row, y := encodeBlock(t, c.ct, make([]float32, blockLen))
-		assert.Equal(t, hexBytes(t, c.bytes), row, c.ct.String())
+		require.Equal(t, hexBytes(t, c.bytes), row, c.ct.String())
 		for j, v := range y {
-			assert.Truef(t, v == 0 && math.Signbit(float64(v)) == c.negative, "%v element %d = %v", c.ct, j, v)
+			if !(v == 0 && math.Signbit(float64(v)) == c.negative) { // tested before require: this runs in a hot loop
+				require.FailNow(t, fmt.Sprintf("%v element %d = %v", c.ct, j, v))
+			}
 		}
 	}
 }
@@ -196,10 +198,10 @@ func TestConstantBlocksAreExact(t *testing.T) {
 	}
 	for _, ct := range []CacheType{Q4_0, Q4_1, Q5_0, Q5_1} {
 		_, y := encodeBlock(t, ct, x)
-		assert.Equal(t, x, y, ct.String())
+		require.Equal(t, x, y, ct.String())
 	}
 	row, _ := encodeBlock(t, Q4_1, x)
-	assert.Equal(t, hexBytes(t, "0000 0042 "+strings.Repeat("00", 16)), row, "d = 0, m = fp16(3)")
+	require.Equal(t, hexBytes(t, "0000 0042 "+strings.Repeat("00", 16)), row, "d = 0, m = fp16(3)")
 }
 
 // TestQ5FifthBitsAcrossHeads: the fifth bits are read per element wherever a head starts:
@@ -217,11 +219,11 @@ func TestQ5FifthBitsAcrossHeads(t *testing.T) {
 			q[i] = 1
 		}
 		// Σ (8h+i−16) over i = 64h + 28 − 128, exact in float32.
-		assert.Equal(t, float32(64*h+28-128), Q5_0.DotHead(q, row, h, 4, 8), "head %d", h)
+		require.Equal(t, float32(64*h+28-128), Q5_0.DotHead(q, row, h, 4, 8), "head %d", h)
 		dst := make([]float32, 8)
 		Q5_0.AxpyHead(dst, 2, row, h, 4, 8)
 		for i, v := range dst {
-			assert.Equal(t, float32(2*(8*h+i-16)), v, "head %d element %d", h, i)
+			require.Equal(t, float32(2*(8*h+i-16)), v, "head %d element %d", h, i)
 		}
 	}
 }

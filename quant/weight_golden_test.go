@@ -7,7 +7,6 @@ import (
 	"math"
 	"testing"
 
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -203,10 +202,10 @@ func TestQuantizeRowMatchesGGMLCorpus(t *testing.T) {
 		for k, row := range rows[:n] {
 			q := make([]byte, rb)
 			wt.QuantizeRow(q, row)
-			assert.Equal(t, want.quant[k], shortHash(q), "%v row %q: bytes differ from ggml's", wt, goldenRowKinds[k].name)
+			require.Equal(t, want.quant[k], shortHash(q), "%v row %q: bytes differ from ggml's", wt, goldenRowKinds[k].name)
 			y := make([]float32, goldenRowLen)
 			wt.DequantizeRow(y, q)
-			assert.Equal(t, want.dequant[k], shortHash(float32Bytes(y)), "%v row %q: dequantized values differ from ggml's", wt, goldenRowKinds[k].name)
+			require.Equal(t, want.dequant[k], shortHash(float32Bytes(y)), "%v row %q: dequantized values differ from ggml's", wt, goldenRowKinds[k].name)
 		}
 	}
 }

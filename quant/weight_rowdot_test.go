@@ -3,13 +3,13 @@ package quant
 import (
 	"encoding/binary"
 
-	"github.com/kvref/kvref/internal/half"
 	"math"
 	"math/rand/v2"
 	"testing"
 
+	"github.com/kvref/kvref/internal/half"
+
 	"github.com/kvref/kvref/internal/kernels"
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -52,8 +52,8 @@ func TestDotRowsMatchesDotRow(t *testing.T) {
 					out[i] = -7
 				}
 				wt.DotRows(out[1:rows+1], x, w)
-				assert.Equal(t, float32(-7), out[0], "%v", wt)
-				assert.Equal(t, float32(-7), out[rows+1], "%v", wt)
+				require.Equal(t, float32(-7), out[0], "%v", wt)
+				require.Equal(t, float32(-7), out[rows+1], "%v", wt)
 				for r := range rows {
 					want := wt.DotRow(x, w[r*rb:(r+1)*rb])
 					require.Equal(t, math.Float32bits(want), math.Float32bits(out[1+r]), "%v n=%d rows=%d row %d", wt, n, rows, r)
@@ -69,11 +69,11 @@ func TestDotRowsPanics(t *testing.T) {
 		n := wt.BlockSize()
 		rb, _ := wt.RowBytes(n)
 		x := make([]float32, n)
-		assert.Panics(t, func() { wt.DotRows(make([]float32, 3), x, make([]byte, 3*rb-1)) }, "%v: short rows", wt)
-		assert.Panics(t, func() { wt.DotRows(make([]float32, 3), x[:8], make([]byte, 3*rb)) }, "%v: partial block", wt)
-		assert.NotPanics(t, func() { wt.DotRows(make([]float32, 3), x, make([]byte, 3*rb+5)) }, "%v: longer rows", wt)
+		require.Panics(t, func() { wt.DotRows(make([]float32, 3), x, make([]byte, 3*rb-1)) }, "%v: short rows", wt)
+		require.Panics(t, func() { wt.DotRows(make([]float32, 3), x[:8], make([]byte, 3*rb)) }, "%v: partial block", wt)
+		require.NotPanics(t, func() { wt.DotRows(make([]float32, 3), x, make([]byte, 3*rb+5)) }, "%v: longer rows", wt)
 	}
-	assert.Panics(t, func() { WeightType(200).DotRows(nil, nil, nil) })
+	require.Panics(t, func() { WeightType(200).DotRows(nil, nil, nil) })
 }
 
 // TestKernelHalfRowDots: kernels.DotF16 and kernels.DotBF16 are kernels.Dot of the row

@@ -3,12 +3,12 @@ package quant
 import (
 	"encoding/binary"
 	"fmt"
-	"github.com/kvref/kvref/internal/half"
 	"math"
 	"math/rand/v2"
 	"testing"
 
-	"github.com/stretchr/testify/assert"
+	"github.com/kvref/kvref/internal/half"
+
 	"github.com/stretchr/testify/require"
 )
 
@@ -35,23 +35,23 @@ func TestWeightTypeNamesAndSizes(t *testing.T) {
 	require.Equal(t, len(tests), len(WeightTypes()))
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			assert.Equal(t, tt.wt, WeightTypes()[i])
-			assert.Equal(t, tt.name, tt.wt.String())
-			assert.Equal(t, tt.ggml, tt.wt.GGMLType())
-			assert.Equal(t, tt.blockSize, tt.wt.BlockSize())
-			assert.Equal(t, tt.blockBytes, tt.wt.BlockBytes())
+			require.Equal(t, tt.wt, WeightTypes()[i])
+			require.Equal(t, tt.name, tt.wt.String())
+			require.Equal(t, tt.ggml, tt.wt.GGMLType())
+			require.Equal(t, tt.blockSize, tt.wt.BlockSize())
+			require.Equal(t, tt.blockBytes, tt.wt.BlockBytes())
 			n, err := tt.wt.RowBytes(4096)
 			require.NoError(t, err)
-			assert.Equal(t, tt.row4096, n)
+			require.Equal(t, tt.row4096, n)
 			n, err = tt.wt.RowBytes(0)
 			require.NoError(t, err)
-			assert.Zero(t, n)
+			require.Zero(t, n)
 			got, ok := WeightTypeForGGML(tt.ggml)
-			assert.True(t, ok)
-			assert.Equal(t, tt.wt, got)
+			require.True(t, ok)
+			require.Equal(t, tt.wt, got)
 		})
 	}
-	assert.Equal(t, "WeightType(19)", WeightType(19).String())
+	require.Equal(t, "WeightType(19)", WeightType(19).String())
 }
 
 func TestParseWeightType(t *testing.T) {
@@ -63,20 +63,20 @@ func TestParseWeightType(t *testing.T) {
 	} {
 		got, err := ParseWeightType(s)
 		require.NoError(t, err, s)
-		assert.Equal(t, want, got, s)
+		require.Equal(t, want, got, s)
 	}
 	for _, s := range []string{"", "q8_k", "q4_k_m", "f16", "q8", "iq4_nl"} {
 		_, err := ParseWeightType(s)
 		require.Error(t, err, s)
-		assert.Contains(t, err.Error(), fmt.Sprintf("%q", s))
-		assert.Contains(t, err.Error(), "q8_0, q4_0, q4_k, q6_k, q4_1, q5_0, q5_1, q2_k, q3_k, q5_k")
+		require.Contains(t, err.Error(), fmt.Sprintf("%q", s))
+		require.Contains(t, err.Error(), "q8_0, q4_0, q4_k, q6_k, q4_1, q5_0, q5_1, q2_k, q3_k, q5_k")
 	}
 }
 
 func TestWeightTypeForGGMLRejectsOtherTypes(t *testing.T) {
 	for _, id := range []uint32{0, 1, 4, 5, 9, 15, 16, 20, 30, 1 << 31} {
 		_, ok := WeightTypeForGGML(id)
-		assert.False(t, ok, "ggml type %d", id)
+		require.False(t, ok, "ggml type %d", id)
 	}
 }
 
@@ -85,13 +85,13 @@ func TestRowBytesErrors(t *testing.T) {
 		for _, n := range []int{-wt.BlockSize(), 1, wt.BlockSize() - 1, wt.BlockSize() + 16} {
 			_, err := wt.RowBytes(n)
 			require.Error(t, err, "%v n=%d", wt, n)
-			assert.Contains(t, err.Error(), fmt.Sprintf("multiple of %d; got %d", wt.BlockSize(), n))
+			require.Contains(t, err.Error(), fmt.Sprintf("multiple of %d; got %d", wt.BlockSize(), n))
 		}
 	}
 	_, err := WeightType(10).RowBytes(256)
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "WeightType(10) is not a weight type")
-	assert.PanicsWithValue(t, "quant: WeightType(17) is not a weight type; valid types are q8_0, q4_0, q4_k, q6_k, q4_1, q5_0, q5_1, q2_k, q3_k, q5_k",
+	require.Contains(t, err.Error(), "WeightType(10) is not a weight type")
+	require.PanicsWithValue(t, "quant: WeightType(17) is not a weight type; valid types are q8_0, q4_0, q4_k, q6_k, q4_1, q5_0, q5_1, q2_k, q3_k, q5_k",
 		func() { WeightType(17).BlockSize() })
 }
 
@@ -102,12 +102,12 @@ func TestWeightRowLengthsAreChecked(t *testing.T) {
 		require.NoError(t, err)
 		x := make([]float32, n)
 		row := make([]byte, rb)
-		assert.Panics(t, func() { wt.DequantizeRow(make([]float32, n+8), row) }, "%v: partial block", wt)
-		assert.Panics(t, func() { wt.DequantizeRow(x, row[:rb-1]) }, "%v: short src", wt)
-		assert.Panics(t, func() { wt.QuantizeRow(row[:rb-1], x) }, "%v: short dst", wt)
-		assert.Panics(t, func() { wt.QuantizeRow(row, x[:n-1]) }, "%v: partial block", wt)
-		assert.Panics(t, func() { wt.DotRow(x, row[:rb-1]) }, "%v: short row", wt)
-		assert.Panics(t, func() { wt.DotRow(x[:8], row) }, "%v: partial block", wt)
+		require.Panics(t, func() { wt.DequantizeRow(make([]float32, n+8), row) }, "%v: partial block", wt)
+		require.Panics(t, func() { wt.DequantizeRow(x, row[:rb-1]) }, "%v: short src", wt)
+		require.Panics(t, func() { wt.QuantizeRow(row[:rb-1], x) }, "%v: short dst", wt)
+		require.Panics(t, func() { wt.QuantizeRow(row, x[:n-1]) }, "%v: partial block", wt)
+		require.Panics(t, func() { wt.DotRow(x, row[:rb-1]) }, "%v: short row", wt)
+		require.Panics(t, func() { wt.DotRow(x[:8], row) }, "%v: partial block", wt)
 
 		// Extra bytes are neither read nor written.
 		long := make([]byte, rb+5)
@@ -115,9 +115,9 @@ func TestWeightRowLengthsAreChecked(t *testing.T) {
 			long[i] = 0xa5
 		}
 		wt.QuantizeRow(long, x)
-		assert.Equal(t, []byte{0xa5, 0xa5, 0xa5, 0xa5, 0xa5}, long[rb:])
-		assert.NotPanics(t, func() { wt.DequantizeRow(x, long) })
-		assert.NotPanics(t, func() { wt.DotRow(x, long) })
+		require.Equal(t, []byte{0xa5, 0xa5, 0xa5, 0xa5, 0xa5}, long[rb:])
+		require.NotPanics(t, func() { wt.DequantizeRow(x, long) })
+		require.NotPanics(t, func() { wt.DotRow(x, long) })
 	}
 }
 
@@ -133,7 +133,7 @@ func TestNearestIntIsGGMLs(t *testing.T) {
 		// 2^23 + 1.5·2^23 = 1.25·2^24 has mantissa 0x200000.
 		{0x1p23, 0x200000 - 0x400000},
 	} {
-		assert.Equal(t, tt.want, nearestInt(tt.in), "nearestInt(%v)", tt.in)
+		require.Equal(t, tt.want, nearestInt(tt.in), "nearestInt(%v)", tt.in)
 	}
 }
 
@@ -147,11 +147,11 @@ func TestTruncToInt32IsX86(t *testing.T) {
 		{2147483648, math.MinInt32}, {-2147483904, math.MinInt32},
 		{float32(math.Inf(1)), math.MinInt32}, {float32(math.Inf(-1)), math.MinInt32}, {float32(math.NaN()), math.MinInt32},
 	} {
-		assert.Equal(t, tt.want, truncToInt32(tt.in), "truncToInt32(%v)", tt.in)
+		require.Equal(t, tt.want, truncToInt32(tt.in), "truncToInt32(%v)", tt.in)
 	}
-	assert.Equal(t, float32(3), roundAway(2.5))
-	assert.Equal(t, float32(-3), roundAway(-2.5))
-	assert.Equal(t, float32(2), roundAway(2.4999998))
+	require.Equal(t, float32(3), roundAway(2.5))
+	require.Equal(t, float32(-3), roundAway(-2.5))
+	require.Equal(t, float32(2), roundAway(2.4999998))
 }
 
 // ggmlFP32ToFP16 is ggml_compute_fp32_to_fp16 (ggml/src/ggml-impl.h), the conversion
@@ -186,7 +186,8 @@ func TestF32ToF16MatchesGGML(t *testing.T) {
 			return
 		}
 		if got, want := half.F32ToF16(f), ggmlFP32ToFP16(f); got != want {
-			t.Fatalf("half.F32ToF16(%g = %#08x) = %#04x, ggml gives %#04x", f, b, got, want)
+			// Tested before require is called: this runs for a million values.
+			require.FailNowf(t, "half.F32ToF16 differs from ggml", "half.F32ToF16(%g = %#08x) = %#04x, ggml gives %#04x", f, b, got, want)
 		}
 	}
 	for b := uint64(0); b < 1<<32; b += 4093 {
@@ -361,12 +362,12 @@ func TestWeightRoundTripWithinBounds(t *testing.T) {
 					for i := range x {
 						bound := weightErrorBound(wt, x, q, i)
 						if err := math.Abs(float64(y[i]) - float64(x[i])); !(err <= bound) {
-							t.Fatalf("%v %s×%g: element %d: x=%g x̂=%g, error %g > bound %g", wt, kind, scale, i, x[i], y[i], err, bound)
+							require.FailNowf(t, "error above its bound", "%v %s×%g: element %d: x=%g x̂=%g, error %g > bound %g", wt, kind, scale, i, x[i], y[i], err, bound)
 						}
 					}
 					if kind == "normal" {
 						rel := relativeRMSError(x, y)
-						assert.LessOrEqual(t, rel, rmsErrorLimits[wt], "%v normal×%g: relative rms error", wt, scale)
+						require.LessOrEqual(t, rel, rmsErrorLimits[wt], "%v normal×%g: relative rms error", wt, scale)
 						if rep == 0 {
 							t.Logf("%v normal×%g: rms error %.4f·rms(x)", wt, scale, rel)
 						}
@@ -414,8 +415,8 @@ func TestQuantizeRowEdgeCases(t *testing.T) {
 			for i := range x {
 				require.LessOrEqual(t, math.Abs(float64(y[i]-x[i])), weightErrorBound(wt, x, q, i), "element %d", i)
 			}
-			assert.InDelta(t, 100, y[37], 100*0x1p-10)
-			assert.Equal(t, rest, q[len(q)/2:], "the second super-block does not see the outlier")
+			require.InDelta(t, 100, y[37], 100*0x1p-10)
+			require.Equal(t, rest, q[len(q)/2:], "the second super-block does not see the outlier")
 		})
 	}
 }
@@ -452,21 +453,21 @@ func TestRequantizationIsStable(t *testing.T) {
 			q1, y1 := quantizeWeights(t, wt, x)
 			q2, y2 := quantizeWeights(t, wt, y1)
 			if wt == WeightQ8_0 || wt == WeightQ4_0 {
-				assert.Equal(t, q1, q2, "%v %s: requantized bytes", wt, kind)
+				require.Equal(t, q1, q2, "%v %s: requantized bytes", wt, kind)
 				continue
 			}
 			moves := wt == WeightQ2_K || wt == WeightQ3_K || wt == WeightQ5_K
 			if kind != "outliers" && !moves {
 				// The same values; the bytes may differ (q6_k can flip the signs of d and
 				// of all the scales).
-				assert.Equal(t, y1, y2, "%v %s: requantized values", wt, kind)
+				require.Equal(t, y1, y2, "%v %s: requantized values", wt, kind)
 				continue
 			}
 			for i := range y1 {
 				require.LessOrEqual(t, math.Abs(float64(y2[i]-y1[i])), weightErrorBound(wt, y1, q2, i), "%v %s: element %d", wt, kind, i)
 			}
 			first, second := relativeRMSError(x, y1), relativeRMSError(x, y2)
-			assert.LessOrEqual(t, second, max(1.05, growth[wt])*first, "%v %s: rms error after requantizing", wt, kind)
+			require.LessOrEqual(t, second, max(1.05, growth[wt])*first, "%v %s: rms error after requantizing", wt, kind)
 			t.Logf("%v %s: rms error %.4f after one round trip, %.4f after two", wt, kind, first, second)
 		}
 	}
@@ -509,7 +510,7 @@ func TestDequantizeRandomBlocksMatchesGGML(t *testing.T) {
 		row := goldenRandomBlocks(wt, 64)
 		y := make([]float32, 64*wt.BlockSize())
 		wt.DequantizeRow(y, row)
-		assert.Equal(t, want[wt], shortHash(float32Bytes(y)), "%v", wt)
+		require.Equal(t, want[wt], shortHash(float32Bytes(y)), "%v", wt)
 	}
 }
 
