@@ -62,9 +62,12 @@ func New(m *model.Model, cfg Config) (*Engine, error) {
 		return nil, fmt.Errorf("engine: block size must be ≥ 1, got %d", bs)
 	}
 	nseq := max(cfg.Sequences, 1)
+	groups := CacheGroups(c)
 	blocks := cfg.CacheBlocks
 	if blocks == 0 {
-		blocks = nseq * ((ctx + bs - 1) / bs)
+		// Every group's table covers the whole context (a prompt computed in one step holds
+		// all its blocks until the step ends): the same bytes as one table of every layer.
+		blocks = nseq * max(1, len(groups)) * ((ctx + bs - 1) / bs)
 	}
 	if blocks < 1 {
 		return nil, fmt.Errorf("engine: the cache needs at least one block, got %d", blocks)
@@ -74,6 +77,7 @@ func New(m *model.Model, cfg Config) (*Engine, error) {
 		BlockSize: bs, NumBlocks: blocks,
 		KType: cfg.KType, VType: cfg.VType,
 		ModelID: m.Identity(),
+		Groups:  groups,
 	})
 	if err != nil {
 		return nil, err
@@ -81,13 +85,49 @@ func New(m *model.Model, cfg Config) (*Engine, error) {
 	return &Engine{model: m, runner: model.NewRunner(m, cfg.Threads), pool: pool, context: ctx}, nil
 }
 
+// CacheGroups is the cache groups of a model (kvcache.GroupLayers over its layers'
+// windows): nil for a model whose layers all attend alike, which has one group; for Gemma
+// 2 and 3, the groups of sliding layers and of global ones.
+func CacheGroups(c model.Config) []kvcache.Group {
+	windows := make([]int, c.Layers)
+	for l := range windows {
+		windows[l] = c.Window(l)
+	}
+	return kvcache.GroupLayers(windows)
+}
+
 // reclaim releases the blocks of s that no later token attends over: with a sliding window
 // W in every layer, the next token (at position Computed()) reads positions from
-// Computed()-W+1 on (kvcache.Pool.Reclaim). Without one it does nothing.
+// Computed()-W+1 on (kvcache.Pool.Reclaim); with cache groups, each sliding group by its own
+// window (kvcache.Pool.Slide). Without a window it does nothing.
 func (e *Engine) reclaim(s *kvcache.Sequence) {
+	if e.pool.Config().Groups != nil {
+		e.pool.Slide(s)
+		return
+	}
 	if w := e.model.Config.ReclaimWindow(); w > 0 {
 		e.pool.Reclaim(s, s.Computed()-w+1)
 	}
+}
+
+// groupWindow is the window by which cache group g releases blocks: the group's own, or,
+// for a uniform model (one group), the window every layer shares (0: none).
+func (e *Engine) groupWindow(g int) int {
+	if e.pool.Config().Groups != nil {
+		return e.pool.Config().GroupWindow(g)
+	}
+	return e.model.Config.ReclaimWindow()
+}
+
+// slideWindow is the smallest window by which any cache group releases blocks (0: none).
+func (e *Engine) slideWindow() int {
+	w := 0
+	for g := range e.pool.Groups() {
+		if gw := e.groupWindow(g); gw > 0 && (w == 0 || gw < w) {
+			w = gw
+		}
+	}
+	return w
 }
 
 // Close stops the engine's threads. The model stays open.

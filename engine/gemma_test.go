@@ -16,8 +16,10 @@ import (
 // gemmaModels are the Gemma variants: Gemma 2 (alternating sliding and global layers,
 // soft-caps), Gemma 3 (five sliding layers at RoPE base 10000, a global one at 1e6 with
 // linear scaling, q/k norms) and a Gemma 3 layout only a Hugging Face config can give
-// (every third layer global, query scalar ≠ head dim). Every layer's blocks stay in the
-// cache (a global layer reads every position), and each layer attends over its own window.
+// (every third layer global, query scalar ≠ head dim). No window is shared by every layer
+// (ReclaimWindow is 0): the cache groups of the sliding layers release blocks by their
+// window, those of the global layers keep every block, and each layer attends over its own
+// window.
 func gemmaModels(t testing.TB) map[string]*model.Model {
 	out := map[string]*model.Model{}
 	for _, name := range []string{"gemma2", "gemma3", "gemma3-hf-layout"} {
@@ -35,7 +37,8 @@ func gemmaModels(t testing.TB) map[string]*model.Model {
 // a prompt three windows long and its greedy continuation; the same prompt again (a prefix
 // hit longer than the window, reused by the sliding and the global layers alike) with two
 // forked continuations; and three requests whose continuations a pool that holds two
-// cannot all grow, so that one is preempted and recomputed. The outputs agree across block sizes.
+// cannot all grow, so that one is preempted and recomputed. The outputs agree across block
+// sizes. The pool has cache groups: the sliding ones release blocks, the global ones do not.
 func TestGemmaChecksBitwiseWithHitsForksAndPreemption(t *testing.T) {
 	for name, m := range gemmaModels(t) {
 		t.Run(name, func(t *testing.T) {
@@ -50,6 +53,17 @@ func TestGemmaChecksBitwiseWithHitsForksAndPreemption(t *testing.T) {
 				toks, res := collect(t, e, greedy(prompt, 2*w))
 				require.Len(t, toks, 2*w)
 				require.Zero(t, res.PrefixHitTokens)
+				// The sliding groups released what the sequence slid past; the global
+				// layers' groups kept every block.
+				st := e.Pool().Stats()
+				require.NotEmpty(t, st.Groups, "a Gemma pool has cache groups")
+				for _, g := range st.Groups {
+					if g.Window > 0 {
+						require.Positive(t, g.BlocksReclaimed, "block size %d group %d", bs, g.Group)
+					} else {
+						require.Zero(t, g.BlocksReclaimed, "block size %d group %d", bs, g.Group)
+					}
+				}
 
 				forked := greedy(prompt, w)
 				forked.N = 2
@@ -64,8 +78,18 @@ func TestGemmaChecksBitwiseWithHitsForksAndPreemption(t *testing.T) {
 				// pool that holds two of them whole: all three are admitted, then decoding
 				// runs out of blocks.
 				short, gen := prompt[:w+2], 4*w
-				per := (len(short) + gen + bs - 1) / bs
-				small := newEngine(t, m, Config{BlockSize: bs, CacheBlocks: 2*per + 1, KType: quant.F32, VType: quant.F32, Threads: 2})
+				// What one of them holds at its end, group by group: every block in a
+				// full group, the window's in a sliding one (kvcache.Config.GroupBlocksAt).
+				per := 0
+				pc := e.Pool().Config()
+				for g := range pc.NumGroups() {
+					per += pc.GroupBlocksAt(g, len(short)+gen)
+				}
+				// Room for all three prompts and first tokens in every group (so all are
+				// admitted), not for three whole sequences.
+				blocks := max(2*per+1, 3*pc.NumGroups()*pc.BlocksFor(len(short)+1))
+				require.Less(t, blocks, 3*per, "block size %d: the pool must be too small for all three", bs)
+				small := newEngine(t, m, Config{BlockSize: bs, CacheBlocks: blocks, KType: quant.F32, VType: quant.F32, Threads: 2})
 				s := small.NewScheduler(SchedulerConfig{WatermarkBlocks: -1})
 				for i := range 3 {
 					p := append([]int{1, 40 + i}, short[2:]...)

@@ -84,11 +84,15 @@ func (e *Engine) Validate(req Request) error {
 		}
 	}
 	cfg := e.pool.Config()
-	need := cfg.BlocksFor(p + 1)
-	if w := e.model.Config.ReclaimWindow(); w > 0 {
-		// Computed window by window (Scheduler.chunkSize), a sliding-window sequence never
-		// holds more than the blocks of two windows.
-		need = min(need, cfg.BlocksFor(2*w)+1)
+	need := 0
+	for g := range e.pool.Groups() {
+		n := cfg.BlocksFor(p + 1)
+		if w := e.groupWindow(g); w > 0 {
+			// Computed window by window (Scheduler.chunkSize), a sliding-window sequence
+			// (or a sliding cache group of one) never holds more than two windows' blocks.
+			n = min(n, cfg.BlocksFor(2*w)+1)
+		}
+		need += n // every cache group holds its own blocks of the one pool
 	}
 	if need > cfg.NumBlocks {
 		return &CacheTooSmallError{Need: need, BlockSize: cfg.BlockSize, Blocks: cfg.NumBlocks}

@@ -77,7 +77,10 @@ type Stats struct {
 	PrefillTokens  int64   `json:"prefill_tokens"` // prompt (and recomputed) tokens run
 	DecodeTokens   int64   `json:"decode_tokens"`  // single-token decode rows run
 	PeakBlocksUsed int     `json:"peak_blocks_used"`
-	rows, seqs     int64
+	// PeakGroupBlocksUsed is, per cache group, the most blocks in use at the end of a step
+	// (a pool with cache groups only).
+	PeakGroupBlocksUsed []int `json:"peak_group_blocks_used,omitempty"`
+	rows, seqs          int64
 }
 
 // request is the scheduler's state of one Request.
@@ -306,8 +309,13 @@ func (s *Scheduler) Step() ([]Token, error) {
 			done = append(done, p.q)
 		}
 	}
-	if st := s.e.pool.Stats(); st.BlocksUsed > s.stats.PeakBlocksUsed {
-		s.stats.PeakBlocksUsed = st.BlocksUsed
+	st := s.e.pool.Stats()
+	s.stats.PeakBlocksUsed = max(s.stats.PeakBlocksUsed, st.BlocksUsed)
+	if st.Groups != nil && s.stats.PeakGroupBlocksUsed == nil {
+		s.stats.PeakGroupBlocksUsed = make([]int, len(st.Groups))
+	}
+	for g, gs := range st.Groups {
+		s.stats.PeakGroupBlocksUsed[g] = max(s.stats.PeakGroupBlocksUsed[g], gs.BlocksUsed)
 	}
 	for i, q := range done {
 		if q.state == Finished { // its request failed earlier in this step
@@ -372,18 +380,18 @@ func (s *Scheduler) schedule() []scheduled {
 	// them out again.
 	promised := 0
 	for _, q := range s.running {
-		promised += s.promised(q, q.kv.Table())
+		promised += s.promised(q, len(q.kv.Table()))
 	}
 	for s.waiting.Len() > 0 && budget > 0 && len(s.running) < s.cfg.MaxSequences {
 		q := s.waiting.Front()
 		hit, pinned := pool.PrefixHit(q.tokens, q.r.req.CacheSalt)
 		// The hit's blocks are reused, not allocated; those of them that are cached and
 		// evictable leave the Available() count when the sequence pins them.
-		need := s.promised(q, make([]int, hit/cfg.BlockSize))
+		need := s.promised(q, hit/cfg.BlockSize)
 		if len(s.running) == 0 {
 			// Alone, a request needs only its prompt to start: forks and growth that do
 			// not fit are served by preempting its own continuations.
-			need = min(need, cfg.BlocksFor(len(q.tokens))-hit/cfg.BlockSize)
+			need = min(need, s.prompt(q, hit/cfg.BlockSize))
 		}
 		if pool.Available()-pinned-promised < need+watermark {
 			break
@@ -406,17 +414,18 @@ func (s *Scheduler) schedule() []scheduled {
 		s.observe(SeqAdmitted, q)
 		plan = append(plan, scheduled{q, n})
 		budget -= n
-		promised += s.promised(q, kv.Table())
+		promised += s.promised(q, len(kv.Table()))
 	}
 	return plan
 }
 
 // chunkSize is the most prompt tokens of one sequence a step computes: the configured chunk,
-// and with sliding-window attention at most the window, so that a long prompt (or a
-// preempted sequence being recomputed) is computed window by window, releasing the blocks
-// it slides past in between, and never needs more than about two windows of blocks at once.
+// and with sliding-window attention at most the (smallest) window, so that a long prompt (or
+// a preempted sequence being recomputed) is computed window by window, releasing the blocks
+// it slides past in between, and a sliding group never needs more than about two windows of
+// blocks at once.
 func (s *Scheduler) chunkSize() int {
-	if w := s.e.model.Config.ReclaimWindow(); w > 0 {
+	if w := s.e.slideWindow(); w > 0 {
 		return min(s.cfg.ChunkSize, w)
 	}
 	return s.cfg.ChunkSize
@@ -429,22 +438,40 @@ func (s *Scheduler) chunkSize() int {
 // when that block is full). Decode growth after the first token is not promised: the
 // watermark (SchedulerConfig.WatermarkBlocks, 1% of the pool by default) absorbs it, and
 // when that is not enough the most recently admitted sequence is preempted.
-func (s *Scheduler) promised(q *sequence, table []int) int {
+func (s *Scheduler) promised(q *sequence, held int) int {
 	end := len(q.tokens)
 	if len(q.output) == 0 {
 		end++
 	}
-	cfg := s.e.pool.Config()
-	need := cfg.BlocksFor(end) - len(table)
-	if w := s.e.model.Config.ReclaimWindow(); w > 0 {
-		// Sliding-window attention releases the blocks that fall out of the window after
-		// every chunk: a sequence never holds more than the window and one chunk.
-		need = min(need, cfg.BlocksFor(w+s.chunkSize())+1)
-	}
+	need := s.groupsNeed(held, end)
 	if q.idx == 0 && len(q.r.seqs) == 1 && len(q.output) == 0 {
-		need += max(q.r.req.N, 1) - 1
+		// Each fork's first write copies (or adds) one block in every cache group.
+		need += (max(q.r.req.N, 1) - 1) * s.e.pool.Groups()
 	}
-	return max(need, 0)
+	return need
+}
+
+// prompt is how many more blocks q's whole prompt spans in all its tables, beyond the held
+// entries of each (no window counted: it only bounds promised from above).
+func (s *Scheduler) prompt(q *sequence, held int) int {
+	return s.e.pool.Groups() * max(0, s.e.pool.Config().BlocksFor(len(q.tokens))-held)
+}
+
+// groupsNeed sums over the cache groups the blocks a sequence whose tables have held
+// entries needs to compute up to end tokens: the whole span in a full group; in a sliding
+// group, whose blocks outside the window are released after every chunk, at most the window
+// and one chunk.
+func (s *Scheduler) groupsNeed(held, end int) int {
+	cfg := s.e.pool.Config()
+	total := 0
+	for g := range s.e.pool.Groups() {
+		need := cfg.BlocksFor(end) - held
+		if w := s.e.groupWindow(g); w > 0 {
+			need = min(need, cfg.BlocksFor(w+s.chunkSize())+1)
+		}
+		total += max(need, 0)
+	}
+	return total
 }
 
 // preempt frees a running sequence's blocks and puts it at the front of the waiting queue

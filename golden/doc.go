@@ -10,7 +10,8 @@
 //   - The built-in library (library.go) holds one scenario per class of cache bug that
 //     shipped engines have had, parameterised by block size and pool size; Suite returns
 //     the "default" or "full" suite, or, for a model with sliding-window attention, the
-//     "sliding" one (sliding.go).
+//     "sliding" one (sliding.go), or, for a model with cache groups (sliding layers beside
+//     full ones, Gemma 2 and 3), the "hybrid" one (hybrid.go).
 //   - Record (record.go) runs a scenario through kvref's own scheduler and paged cache and
 //     returns a Golden: per request the prompt ids, the output ids and per step the top-k
 //     log-probabilities, the margin between the first two and, optionally, the full

@@ -26,6 +26,11 @@ type Params struct {
 	// blocks a sequence has slid past; a model whose first layers attend over every
 	// position (Qwen2's max_window_layers) masks but releases nothing.
 	Reclaims bool `json:"reclaims,omitempty"`
+	// FullGroups and SlidingGroups count kvref's cache groups of a model whose sliding
+	// layers sit beside full ones (Gemma 2 and 3; engine.CacheGroups): the hybrid suite
+	// needs both. 0 and 0 for a uniform model.
+	FullGroups    int `json:"full_groups,omitempty"`
+	SlidingGroups int `json:"sliding_groups,omitempty"`
 	// Supports reports whether a cache type applies to the model (q8_0 needs
 	// kv_heads·head_dim to be a multiple of 32); nil: every type applies.
 	Supports func(quant.CacheType) bool `json:"-"`
@@ -40,10 +45,18 @@ func DefaultParams() Params { return Params{BlockSize: 16, Blocks: 128, Context:
 // context, the model's attention window, and the cache types its K/V rows can be stored as.
 func ParamsFor(m *model.Model, blockSize, blocks, context int) Params {
 	c := m.Config
-	return Params{
+	p := Params{
 		BlockSize: blockSize, Blocks: blocks, Context: context, Window: c.SlidingWindow, Reclaims: c.ReclaimWindow() > 0,
 		Supports: func(t quant.CacheType) bool { return t.Validate(c.KVHeads, c.HeadDim) == nil },
 	}
+	for _, g := range engine.CacheGroups(c) {
+		if g.Window > 0 {
+			p.SlidingGroups++
+		} else {
+			p.FullGroups++
+		}
+	}
+	return p
 }
 
 func (p Params) tokens() int { return p.BlockSize * p.Blocks }
@@ -58,7 +71,10 @@ type Class struct {
 	// Sliding marks a class about sliding-window attention: it is in the sliding suite (and
 	// in full, for a model with a window), never in default.
 	Sliding bool
-	build   func(p Params) (*Scenario, error)
+	// Hybrid marks a class about cache groups (sliding layers beside full ones): it is in
+	// the hybrid suite (and in full, for a model with groups), never in default.
+	Hybrid bool
+	build  func(p Params) (*Scenario, error)
 }
 
 // errSkip marks a class that does not fit the parameters (a context too short for long
@@ -67,10 +83,13 @@ var errSkip = errors.New("skipped")
 
 // Classes returns the built-in classes in library order: the general ones, then the
 // sliding-window ones.
-func Classes() []Class { return slices.Concat(classes, slidingClasses) }
+func Classes() []Class { return slices.Concat(classes, slidingClasses, hybridClasses) }
 
 // Suites names the built-in suites.
-var Suites = []string{"default", "full", "sliding"}
+var Suites = []string{"default", "full", "sliding", "hybrid"}
+
+// ErrNoGroups is returned (wrapped) for the hybrid suite on a model without cache groups.
+var ErrNoGroups = errors.New("golden: the hybrid suite needs a model with cache groups (sliding layers beside full ones, as Gemma 2 and 3)")
 
 // ErrNoWindow is returned (wrapped) for the sliding suite on a model without a sliding
 // attention window.
@@ -86,7 +105,9 @@ type Skipped struct {
 // general class with an f32 reference cache, and the hit-path classes at every quantized
 // cache type), "full" (every class at every cache type, the sliding-window classes
 // included when the model has a window) or "sliding" (the sliding-window classes with an
-// f32 reference cache; an error wrapping ErrNoWindow for a model without a window).
+// f32 reference cache; an error wrapping ErrNoWindow for a model without a window) or
+// "hybrid" (the cache-group classes with an f32 reference cache; an error wrapping
+// ErrNoGroups for a model without cache groups).
 // Classes that do not fit the parameters are returned as skipped, with the reason.
 func Suite(name string, p Params) ([]*Scenario, []Skipped, error) {
 	return suite(name, p, nil)
@@ -120,7 +141,10 @@ func suite(name string, p Params, types []quant.CacheType) ([]*Scenario, []Skipp
 	case "full":
 		members = classes
 		if p.Window > 0 {
-			members = Classes()
+			members = slices.Concat(classes, slidingClasses)
+		}
+		if p.FullGroups > 0 && p.SlidingGroups > 0 {
+			members = append(members, hybridClasses...)
 		}
 		if types == nil {
 			at = func(Class, quant.CacheType) bool { return true }
@@ -133,6 +157,17 @@ func suite(name string, p Params, types []quant.CacheType) ([]*Scenario, []Skipp
 			return nil, nil, &WindowTooShortError{Window: p.Window, BlockSize: p.BlockSize}
 		}
 		members = slidingClasses
+		if types == nil {
+			at = func(c Class, t quant.CacheType) bool { return t == quant.F32 }
+		}
+	case "hybrid":
+		if p.FullGroups == 0 || p.SlidingGroups == 0 {
+			return nil, nil, fmt.Errorf("%w; this model's layers all attend alike. A synthetic one: kvref synth --arch gemma3 --sliding-window 32 (every sixth layer global)", ErrNoGroups)
+		}
+		if p.Window < 2*p.BlockSize {
+			return nil, nil, &WindowTooShortError{Window: p.Window, BlockSize: p.BlockSize}
+		}
+		members = hybridClasses
 		if types == nil {
 			at = func(c Class, t quant.CacheType) bool { return t == quant.F32 }
 		}

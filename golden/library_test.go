@@ -57,10 +57,12 @@ func TestLibraryCoversTheIssueClasses(t *testing.T) {
 		"identical-requests", "evict-then-rerequest", "cancel-mid-prefill", "cancel-mid-decode",
 		"chunked-prefill-shared", "fork-partial-block", "long-prompt", "stop-mid-block", "preempt-recompute",
 		"window-crossing-block-boundary", "window-crossing-mid-block", "shared-prefix-slid-past", "preempt-after-reclaim",
+		"hybrid-hit-longer-than-window", "hybrid-hit-shortened", "hybrid-eviction-in-one-group", "hybrid-preempt-across-window",
+		"hybrid-fork-across-window", "hybrid-chunked-prefill-across-window",
 	}, names)
 	general := 0
 	for _, c := range Classes() {
-		if !c.Sliding {
+		if !c.Sliding && !c.Hybrid {
 			general++
 		}
 	}
@@ -75,7 +77,7 @@ func TestLibraryCoversTheIssueClasses(t *testing.T) {
 	require.Len(t, types, len(quant.CacheTypes()), "the default suite has every cache type")
 	full, _, err := Suite("full", DefaultParams())
 	require.NoError(t, err)
-	require.Len(t, full, general*len(quant.CacheTypes()), "no sliding class without a window")
+	require.Len(t, full, general*len(quant.CacheTypes()), "no sliding class without a window, no hybrid class without cache groups")
 }
 
 // TestSuiteSkipsWhatDoesNotFit: a short context drops the long prompts, an unsupported

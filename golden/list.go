@@ -21,8 +21,11 @@ func WriteList(w io.Writer, p Params, hint func(skipped []Skipped) string) error
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	for _, c := range Classes() {
 		suite := ""
-		if c.Sliding {
+		switch {
+		case c.Sliding:
 			suite = " [sliding]"
+		case c.Hybrid:
+			suite = " [hybrid]"
 		}
 		fmt.Fprintf(tw, "  %s%s\t%s\n", c.Name, suite, c.Summary)
 	}
@@ -31,6 +34,15 @@ func WriteList(w io.Writer, p Params, hint func(skipped []Skipped) string) error
 		scs, skipped, err := Suite(name, p)
 		if errors.Is(err, ErrNoWindow) {
 			fmt.Fprintf(w, "\nSuite %s: only for models with sliding-window attention (kvref golden --list --model MODEL lists it for one)\n", name)
+			continue
+		}
+		if errors.Is(err, ErrNoGroups) {
+			fmt.Fprintf(w, "\nSuite %s: only for models with cache groups, sliding layers beside full ones as in Gemma 2 and 3 (kvref golden --list --model MODEL lists it for one)\n", name)
+			continue
+		}
+		var short *WindowTooShortError
+		if errors.As(err, &short) && name == "hybrid" {
+			fmt.Fprintf(w, "\nSuite %s: %v\n", name, err)
 			continue
 		}
 		if err != nil {

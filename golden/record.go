@@ -133,7 +133,7 @@ func checkExpectations(g *Golden, run *engineRun) error {
 		return fmt.Errorf("golden: scenario %s expects a preemption but kvref's own run had none with %d blocks of %d tokens", sc.Name, sc.Cache.Blocks, sc.Cache.BlockSize)
 	case e.Eviction && g.Stats.Evictions == 0:
 		return fmt.Errorf("golden: scenario %s expects an eviction but kvref's own run had none with %d blocks of %d tokens", sc.Name, sc.Cache.Blocks, sc.Cache.BlockSize)
-	case (e.Reclaim || e.PreemptionAfterReclaim) && run.eng.Model().Config.ReclaimWindow() == 0:
+	case (e.Reclaim || e.PreemptionAfterReclaim) && slideWindow(run.eng) == 0:
 		return fmt.Errorf("golden: scenario %s expects blocks released by a sliding window, but the model %s: record it on a model whose every layer has a sliding window (a model/synth Shape with SlidingWindow set)",
 			sc.Name, noReclaimReason(run.eng.Model().Config.SlidingWindow))
 	case e.Reclaim && g.Stats.BlocksReclaimed == 0:
@@ -141,6 +141,20 @@ func checkExpectations(g *Golden, run *engineRun) error {
 	case e.PreemptionAfterReclaim && !run.preemptedAfterReclaim:
 		return fmt.Errorf("golden: scenario %s expects a sequence preempted after it released blocks it slid past, but kvref's own run had %d preemptions, none of them after a release (%d blocks of %d tokens, window %d)",
 			sc.Name, g.Stats.Preemptions, sc.Cache.Blocks, sc.Cache.BlockSize, g.Model.SlidingWindow)
+	case e.EvictionsIn == "sliding" && (run.hits.evictionsSliding == 0 || run.hits.evictionsFull > 0):
+		return fmt.Errorf("golden: scenario %s expects evictions only in the sliding cache groups, but kvref's own run evicted %d blocks of sliding groups and %d of full ones (%d blocks of %d tokens)",
+			sc.Name, run.hits.evictionsSliding, run.hits.evictionsFull, sc.Cache.Blocks, sc.Cache.BlockSize)
+	}
+	if sh := sc.Expect.ShortHit; sh != nil {
+		r := g.Request(sh.Request)
+		if r == nil || r.CachedTokens == 0 || r.CachedTokens >= sh.Below {
+			got := -1
+			if r != nil {
+				got = r.CachedTokens
+			}
+			return fmt.Errorf("golden: scenario %s expects request %s to hit fewer than the %d tokens its full cache groups hold (its sliding groups' blocks for them were evicted), and more than 0; kvref's own run reused %d (%d blocks of %d tokens)",
+				sc.Name, sh.Request, sh.Below, got, sc.Cache.Blocks, sc.Cache.BlockSize)
+		}
 	}
 	return nil
 }

@@ -63,6 +63,7 @@ func newEngineRun(m *model.Model, sc *Scenario, cfg runConfig) (*engineRun, erro
 		return nil, fmt.Errorf("golden: scenario %s: %w", sc.Name, err)
 	}
 	hits := newHitTracker()
+	hits.setGroups(eng.Pool().Config())
 	eng.Pool().SetObserver(hits.observe)
 	return &engineRun{
 		sc: sc, eng: eng, cfg: cfg,

@@ -81,6 +81,20 @@ type Expect struct {
 	// PreemptionAfterReclaim: at least one sequence is preempted after it released blocks
 	// it had slid past, so its recomputation starts from a table with holes freed.
 	PreemptionAfterReclaim bool `json:"preemption_after_reclaim,omitempty"`
+	// EvictionsIn "sliding": the model has cache groups, at least one block is evicted and
+	// every evicted block is a sliding group's (eviction pressure falls on one kind of
+	// group).
+	EvictionsIn string `json:"evictions_in,omitempty"`
+	// ShortHit: a request whose hit is shorter than the prefix its full cache groups hold,
+	// because the sliding groups' blocks for the longer hit were evicted (and longer than 0).
+	ShortHit *ShortHit `json:"short_hit,omitempty"`
+}
+
+// ShortHit names a request and the prefix (tokens) its full cache groups hold: kvref's hit
+// must be shorter, and not 0.
+type ShortHit struct {
+	Request string `json:"request"`
+	Below   int    `json:"below"`
 }
 
 // Event is one step of a scenario. Exactly one field is set.

@@ -163,7 +163,7 @@ func slidingFit(p Params, reclaim bool, longest, blocks int) error {
 	case p.Window < 2*p.BlockSize:
 		return skipf("the window (%d tokens) spans less than two blocks of %d", p.Window, p.BlockSize)
 	case reclaim && !p.Reclaims:
-		return skipf("some layers attend over every position (Qwen2's max_window_layers), so no block ever falls out of every window and kvref releases none")
+		return skipf("some layers attend over every position (Qwen2's max_window_layers, Gemma's global layers), so no block ever falls out of every layer's window; with cache groups the sliding groups release theirs, which the hybrid suite checks")
 	case longest > p.Context:
 		return skipf("needs a context of %d tokens, the model has %d", longest, p.Context)
 	case blocks > p.Blocks:

@@ -12,7 +12,8 @@ import (
 //   - the prefix index maps only to hashed full blocks under their own hash;
 //   - every sequence's full blocks that are hashed hold exactly the sequence's tokens, and
 //     the sequence's chain of hashes matches its tokens;
-//   - every sequence's table covers its computed tokens and points at no free block;
+//   - every sequence's table covers its computed tokens and points at no free block, in
+//     every cache group, and only at blocks of that group;
 //   - a reclaimed entry (Hole) only stands for a full, hashed block.
 func (p *Pool) Check() error {
 	var errs []error
@@ -21,8 +22,14 @@ func (p *Pool) Check() error {
 
 	refs := make([]int, len(p.blocks))
 	for _, s := range p.seqs {
-		if need := p.cfg.BlocksFor(s.computed); len(s.table) < need {
-			bad("sequence %d has %d computed tokens but only %d blocks", s.id, s.computed, len(s.table))
+		if len(s.tables) != p.groups {
+			bad("sequence %d has %d block tables for %d cache groups", s.id, len(s.tables), p.groups)
+			continue
+		}
+		for g, table := range s.tables {
+			if need := p.cfg.BlocksFor(s.computed); len(table) < need {
+				bad("sequence %d has %d computed tokens but only %d blocks in group %d", s.id, s.computed, len(table), g)
+			}
 		}
 		if s.computed > len(s.tokens) {
 			bad("sequence %d has %d computed tokens but only %d tokens", s.id, s.computed, len(s.tokens))
@@ -32,32 +39,31 @@ func (p *Pool) Check() error {
 			bad("sequence %d has %d block hashes for %d full blocks", s.id, len(s.hashes), s.computed/bs)
 		}
 		parent := s.root
-		for i, id := range s.table {
-			if id == Hole {
-				if i >= len(s.hashes) {
-					bad("sequence %d block %d was reclaimed before it was full and hashed", s.id, i)
+		for i := range min(len(s.hashes), len(s.tokens)/bs) {
+			if h := chainHash(parent, s.tokens[i*bs:(i+1)*bs]); h != s.hashes[i] {
+				bad("sequence %d block %d: hash %s does not match its tokens (%s)", s.id, i, s.hashes[i], h)
+			}
+			parent = s.hashes[i]
+		}
+		for g, table := range s.tables {
+			for i, id := range table {
+				if id == Hole {
+					if i >= len(s.hashes) {
+						bad("sequence %d group %d block %d was reclaimed before it was full and hashed", s.id, g, i)
+					}
 					continue
 				}
-				if h := chainHash(parent, s.tokens[i*bs:(i+1)*bs]); h != s.hashes[i] {
-					bad("sequence %d reclaimed block %d: hash %s does not match its tokens (%s)", s.id, i, s.hashes[i], h)
+				if id < 0 || id >= len(p.blocks) {
+					bad("sequence %d group %d block %d: id %d out of range", s.id, g, i, id)
+					continue
 				}
-				parent = s.hashes[i]
-				continue
-			}
-			if id < 0 || id >= len(p.blocks) {
-				bad("sequence %d block %d: id %d out of range", s.id, i, id)
-				continue
-			}
-			refs[id]++
-			if i < len(s.hashes) {
-				h := chainHash(parent, s.tokens[i*bs:(i+1)*bs])
-				if h != s.hashes[i] {
-					bad("sequence %d block %d: hash %s does not match its tokens (%s)", s.id, i, s.hashes[i], h)
-				}
-				parent = h
+				refs[id]++
 				b := &p.blocks[id]
-				if b.hashed && (b.hash != h || !sameTokens(b.tokens, s.tokens[i*bs:(i+1)*bs])) {
-					bad("sequence %d block %d (id %d) is indexed with other tokens", s.id, i, id)
+				if b.group != g {
+					bad("sequence %d group %d block %d (id %d) holds the layers of group %d", s.id, g, i, id, b.group)
+				}
+				if i < len(s.hashes) && b.hashed && (b.hash != s.hashes[i] || !sameTokens(b.tokens, s.tokens[i*bs:(i+1)*bs])) {
+					bad("sequence %d group %d block %d (id %d) is indexed with other tokens", s.id, g, i, id)
 				}
 			}
 		}
@@ -117,14 +123,14 @@ func (p *Pool) Check() error {
 			if b.filled != bs || len(b.tokens) != bs {
 				bad("block %d is hashed but holds %d slots and %d tokens of %d", id, b.filled, len(b.tokens), bs)
 			}
-			if got, ok := p.index[b.hash]; !ok || got != id {
+			if got, ok := p.index[indexKey{b.group, b.hash}]; !ok || got != id {
 				bad("block %d is hashed but the index maps its hash to %d (present %v)", id, got, ok)
 			}
 		}
 	}
-	for h, id := range p.index {
-		if id < 0 || id >= len(p.blocks) || !p.blocks[id].hashed || p.blocks[id].hash != h {
-			bad("index entry %s points at block %d which does not hold it", h, id)
+	for k, id := range p.index {
+		if id < 0 || id >= len(p.blocks) || !p.blocks[id].hashed || p.blocks[id].hash != k.hash || p.blocks[id].group != k.group {
+			bad("index entry %s (group %d) points at block %d which does not hold it", k.hash, k.group, id)
 		}
 	}
 	return errors.Join(errs...)

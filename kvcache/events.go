@@ -29,6 +29,7 @@ func (k EventKind) MarshalText() ([]byte, error) { return []byte(k.String()), ni
 type Event struct {
 	Kind  EventKind `json:"kind"`
 	Seq   int       `json:"seq"`   // the sequence concerned (-1: none, as in a flush)
+	Group int       `json:"group"` // the cache group whose layers the block holds (always 0 for a uniform model)
 	Block int       `json:"block"` // the block
 	Index int       `json:"index"` // the block's place in the sequence's table (-1: none)
 	From  int       `json:"from"`  // CopiedOnWrite: the shared block copied from (else -1)
@@ -37,12 +38,14 @@ type Event struct {
 	Hash  Hash      `json:"-"`     // PrefixHit, Indexed, Evicted: the block's chain hash
 }
 
-// Reservation is what one Reserve did: the blocks it appended to the table, the
-// copy-on-write copies it made and the cached blocks it evicted to do so, in order.
+// Reservation is what one Reserve did: the blocks it appended to the tables, the
+// copy-on-write copies it made and the cached blocks it evicted to do so, in order (group by
+// group). The events carry their group (Event.Group).
 type Reservation struct {
-	New       []int   // blocks appended to the sequence's table
-	Copies    []Event // CopiedOnWrite events: From, Block (the copy), Slots, Index
-	Evictions []Event // Evicted events: Block, Hash
+	New       []int   // blocks appended to the sequence's tables
+	NewGroups []int   // the cache group of each block of New
+	Copies    []Event // CopiedOnWrite events: From, Block (the copy), Slots, Index, Group
+	Evictions []Event // Evicted events: Block, Hash, Group (the group that held it)
 }
 
 // Empty reports whether the reservation changed nothing.
@@ -59,7 +62,7 @@ func (p *Pool) SetObserver(fn func(Event)) { p.observer = fn }
 // event returns an event of kind about block id of sequence seq, with no index and no source,
 // and the block's current reference count.
 func (p *Pool) event(kind EventKind, seq, id int) Event {
-	return Event{Kind: kind, Seq: seq, Block: id, Index: -1, From: -1, Ref: p.blocks[id].ref}
+	return Event{Kind: kind, Seq: seq, Group: p.blocks[id].group, Block: id, Index: -1, From: -1, Ref: p.blocks[id].ref}
 }
 
 // emit passes an event to the observer.

@@ -2,24 +2,27 @@ package kvcache
 
 // Free ends a sequence. Its blocks lose one reference each; full blocks nobody uses any
 // more stay cached (evictable, least recently used first), the rest return to the free
-// list. Blocks are released from the last to the first, so a prefix's later blocks are
-// evicted before its first ones. Freeing a sequence twice does nothing.
+// list. Blocks are released from the last to the first (at each place, group by group), so
+// a prefix's later blocks are evicted before its first ones. Freeing a sequence twice does
+// nothing.
 func (p *Pool) Free(s *Sequence) {
 	if _, ok := p.seqs[s.id]; !ok {
 		return
 	}
 	delete(p.seqs, s.id)
-	for i := len(s.table) - 1; i >= 0; i-- {
-		id := s.table[i]
-		if id == Hole {
-			continue
+	for i := len(s.tables[0]) - 1; i >= 0; i-- {
+		for _, table := range s.tables {
+			if i >= len(table) || table[i] == Hole {
+				continue
+			}
+			id := table[i]
+			p.release(id)
+			e := p.event(Released, s.id, id)
+			e.Index = i
+			p.emit(e)
 		}
-		p.release(id)
-		e := p.event(Released, s.id, id)
-		e.Index = i
-		p.emit(e)
 	}
-	s.table = nil
+	s.tables = make([][]int, p.groups)
 	s.computed = 0
 	s.hashes = nil
 }

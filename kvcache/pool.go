@@ -19,6 +19,7 @@ type block struct {
 	hash   Hash    // chain hash when hashed
 	tokens []int32 // the token ids the block holds, stored when hashed, compared on every hit
 	inLRU  bool    // ref == 0 and hashed: cached and evictable
+	group  int     // the cache group whose layers the block holds (while in use or cached)
 	prev   int     // LRU neighbours (-1 for none)
 	next   int
 }
@@ -39,8 +40,11 @@ type Pool struct {
 	lruHead  int   // least recently used evictable block, -1 when none
 	lruTail  int
 	lruLen   int
-	index    map[Hash]int
-	root     Hash // parent hash of every sequence's first block
+	index    map[indexKey]int
+	groups   int   // cache groups (Config.NumGroups)
+	layerAt  []int // per model layer: its place among the layers a block holds (storage row set)
+	layerGrp []int // per model layer: its group
+	root     Hash  // parent hash of every sequence's first block
 	seqs     map[int]*Sequence
 	nextSeq  int
 	stats    counters
@@ -60,9 +64,18 @@ func NewPool(cfg Config) (*Pool, error) {
 		free:    make([]int, 0, cfg.NumBlocks),
 		lruHead: -1,
 		lruTail: -1,
-		index:   make(map[Hash]int),
+		index:   make(map[indexKey]int),
+		groups:  cfg.NumGroups(),
+		stats:   counters{groupReclaimed: make([]int64, cfg.NumGroups())},
 		seqs:    make(map[int]*Sequence),
 		root:    rootHash(cfg),
+	}
+	p.layerAt = make([]int, cfg.Layers)
+	p.layerGrp = make([]int, cfg.Layers)
+	for g := range p.groups {
+		for j, l := range cfg.GroupLayerList(g) {
+			p.layerAt[l], p.layerGrp[l] = j, g
+		}
 	}
 	p.allocateStorage()
 	for id := cfg.NumBlocks - 1; id >= 0; id-- {
@@ -75,13 +88,26 @@ func NewPool(cfg Config) (*Pool, error) {
 // Config returns the pool's configuration.
 func (p *Pool) Config() Config { return p.cfg }
 
+// indexKey is a prefix-index entry: a chain hash within one cache group (the blocks of
+// different groups for the same tokens hold different layers).
+type indexKey struct {
+	group int
+	hash  Hash
+}
+
+// Groups is the number of cache groups (1 for a uniform model).
+func (p *Pool) Groups() int { return p.groups }
+
+// LayerGroup is the cache group holding layer l's K/V.
+func (p *Pool) LayerGroup(l int) int { return p.layerGrp[l] }
+
 // Available is the number of blocks an allocation can obtain: free plus cached-evictable.
 func (p *Pool) Available() int { return len(p.free) + p.lruLen }
 
 // allocate takes a free block for sequence seq, evicting the least recently used cached block
 // when the free list is empty (recorded in r when not nil). Callers check Available() first
 // so that multi-block operations are atomic.
-func (p *Pool) allocate(seq int, r *Reservation) (int, error) {
+func (p *Pool) allocate(seq, group int, r *Reservation) (int, error) {
 	var id int
 	switch {
 	case len(p.free) > 0:
@@ -94,7 +120,7 @@ func (p *Pool) allocate(seq int, r *Reservation) (int, error) {
 		p.unindex(id)
 		p.stats.evictions++
 		e := p.event(Evicted, seq, id)
-		e.Hash = h
+		e.Hash, e.Group = h, p.blocks[id].group
 		if r != nil {
 			r.Evictions = append(r.Evictions, e)
 		}
@@ -105,6 +131,7 @@ func (p *Pool) allocate(seq int, r *Reservation) (int, error) {
 	b := &p.blocks[id]
 	b.ref = 1
 	b.filled = 0
+	b.group = group
 	return id, nil
 }
 
@@ -127,8 +154,8 @@ func (p *Pool) release(id int) {
 // unindex removes a block from the prefix index.
 func (p *Pool) unindex(id int) {
 	b := &p.blocks[id]
-	if b.hashed && p.index[b.hash] == id {
-		delete(p.index, b.hash)
+	if k := (indexKey{b.group, b.hash}); b.hashed && p.index[k] == id {
+		delete(p.index, k)
 	}
 	b.hashed = false
 	b.hash = Hash{}

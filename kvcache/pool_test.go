@@ -173,14 +173,14 @@ func TestCheckFindsCorruption(t *testing.T) {
 	p := newTestPool(t, 2, 8)
 	a := p.AddSequence(seqTokens(5, 0), "")
 	compute(t, p, a)
-	p.blocks[a.table[0]].ref++
+	p.blocks[a.tables[0][0]].ref++
 	require.ErrorContains(t, p.Check(), "ref")
-	p.blocks[a.table[0]].ref--
+	p.blocks[a.tables[0][0]].ref--
 	require.NoError(t, p.Check())
-	p.blocks[a.table[0]].tokens[1] = 77
+	p.blocks[a.tables[0][0]].tokens[1] = 77
 	require.ErrorContains(t, p.Check(), "indexed with other tokens")
-	p.blocks[a.table[0]].tokens[1] = 1
-	p.free = append(p.free, a.table[2])
+	p.blocks[a.tables[0][0]].tokens[1] = 1
+	p.free = append(p.free, a.tables[0][2])
 	require.ErrorContains(t, p.Check(), "free")
 }
 
@@ -191,10 +191,10 @@ func TestHashCollisionNeverSharesWrongBlock(t *testing.T) {
 	// Simulate a collision: make the index claim that block 0 holds other tokens' hash.
 	other := []int{9, 9}
 	h := chainHash(p.root, other)
-	p.index[h] = a.table[0]
+	p.index[indexKey{0, h}] = a.tables[0][0]
 	b := p.AddSequence([]int{9, 9, 1}, "")
 	require.Zero(t, b.Computed(), "the stored tokens differ, so the hit must be refused")
-	delete(p.index, h)
+	delete(p.index, indexKey{0, h})
 }
 
 func TestSaltSeparatesModels(t *testing.T) {

@@ -18,8 +18,9 @@ type BlockView struct {
 	ID     int    `json:"id"`
 	State  State  `json:"state"`
 	Ref    int    `json:"ref"`
-	Filled int    `json:"filled"`         // slots holding committed K/V
-	Hash   string `json:"hash,omitempty"` // chain hash prefix, when the block is in the prefix index
+	Group  int    `json:"group,omitempty"` // the cache group whose layers it holds (in use or cached)
+	Filled int    `json:"filled"`          // slots holding committed K/V
+	Hash   string `json:"hash,omitempty"`  // chain hash prefix, when the block is in the prefix index
 	// Tokens are the token ids of the filled slots, slot 0 first: the stored ids of an
 	// indexed block, else those of its owners at the block's positions.
 	Tokens []int `json:"tokens"`
@@ -29,10 +30,13 @@ type BlockView struct {
 
 // SequenceView is one live sequence of a Snapshot.
 type SequenceView struct {
-	ID       int   `json:"id"`
-	Table    []int `json:"table"` // block ids; Hole (-1) for a block reclaimed by a sliding window
-	Len      int   `json:"len"`   // tokens
-	Computed int   `json:"computed"`
+	ID    int   `json:"id"`
+	Table []int `json:"table"` // block ids; Hole (-1) for a block reclaimed by a sliding window
+	// Tables are the block tables of every cache group, for a pool with groups (Table is
+	// group 0's).
+	Tables   [][]int `json:"tables,omitempty"`
+	Len      int     `json:"len"` // tokens
+	Computed int     `json:"computed"`
 }
 
 // Snapshot is the whole pool at one moment, for a viewer: statistics, every block, every live
@@ -59,6 +63,9 @@ func (p *Pool) Snapshot() Snapshot {
 	for i := range p.blocks {
 		b := &p.blocks[i]
 		v := BlockView{ID: i, Ref: b.ref, Filled: b.filled, Tokens: []int{}, Seqs: []int{}}
+		if b.ref > 0 || b.inLRU {
+			v.Group = b.group
+		}
 		switch {
 		case b.ref > 1:
 			v.State = StateShared
@@ -79,20 +86,28 @@ func (p *Pool) Snapshot() Snapshot {
 	}
 	for _, id := range ids {
 		s := p.seqs[id]
-		snap.Sequences = append(snap.Sequences, SequenceView{ID: id, Table: slices.Clone(s.table), Len: len(s.tokens), Computed: s.computed})
-		for idx, bid := range s.table {
-			if bid == Hole {
-				continue
+		sv := SequenceView{ID: id, Table: slices.Clone(s.tables[0]), Len: len(s.tokens), Computed: s.computed}
+		if len(p.cfg.Groups) > 0 {
+			for _, t := range s.tables {
+				sv.Tables = append(sv.Tables, slices.Clone(t))
 			}
-			v := &snap.Blocks[bid]
-			v.Seqs = append(v.Seqs, id)
-			if len(v.Tokens) > 0 || v.Filled == 0 {
-				continue
-			}
-			start := idx * bs
-			end := min(start+v.Filled, len(s.tokens))
-			if start < end {
-				v.Tokens = slices.Clone(s.tokens[start:end])
+		}
+		snap.Sequences = append(snap.Sequences, sv)
+		for _, table := range s.tables {
+			for idx, bid := range table {
+				if bid == Hole {
+					continue
+				}
+				v := &snap.Blocks[bid]
+				v.Seqs = append(v.Seqs, id)
+				if len(v.Tokens) > 0 || v.Filled == 0 {
+					continue
+				}
+				start := idx * bs
+				end := min(start+v.Filled, len(s.tokens))
+				if start < end {
+					v.Tokens = slices.Clone(s.tokens[start:end])
+				}
 			}
 		}
 	}

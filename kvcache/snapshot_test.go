@@ -89,22 +89,45 @@ func requireSnapshotAgrees(t *testing.T, p *Pool) {
 	for _, sv := range snap.Sequences {
 		s := p.seqs[sv.ID]
 		require.Equal(t, s.Table(), sv.Table)
-		for idx, id := range sv.Table {
-			if id == Hole {
-				continue
+		tables := [][]int{sv.Table}
+		if p.Config().Groups != nil {
+			require.Len(t, sv.Tables, p.Groups())
+			tables = sv.Tables
+		}
+		for g, table := range tables {
+			require.Equal(t, s.GroupTable(g), table)
+			for idx, id := range table {
+				if id == Hole {
+					continue
+				}
+				v := snap.Blocks[id]
+				require.Contains(t, v.Seqs, sv.ID)
+				require.Equal(t, g, v.Group, "block %d is group %d's", id, g)
+				n := min(v.Filled, s.Computed()-idx*bs)
+				require.Equal(t, s.Tokens()[idx*bs:idx*bs+n], v.Tokens[:n], "seq %d group %d block %d", sv.ID, g, idx)
 			}
-			v := snap.Blocks[id]
-			require.Contains(t, v.Seqs, sv.ID)
-			n := min(v.Filled, s.Computed()-idx*bs)
-			require.Equal(t, s.Tokens()[idx*bs:idx*bs+n], v.Tokens[:n], "seq %d block %d", sv.ID, idx)
 		}
 	}
 }
 
 // TestSnapshotAgreesUnderRandomTraces runs random verbs and compares every snapshot with the
 // pool's own accounts.
+// The same with cache groups: a full group and a sliding one (window 4), Slide after every
+// commit as the engine does.
 func TestSnapshotAgreesUnderRandomTraces(t *testing.T) {
-	p := newTestPool(t, 3, 12)
+	t.Run("uniform", func(t *testing.T) { randomTrace(t, newTestPool(t, 3, 12), false) })
+	t.Run("groups", func(t *testing.T) { randomTrace(t, newGroupPool(t, 3, 24, 4), true) })
+}
+
+// randomTrace runs 400 random verbs on p, checking the invariants and the snapshot after
+// each; slide calls Pool.Slide after every commit.
+func randomTrace(t *testing.T, p *Pool, slide bool) {
+	commit := func(s *Sequence, n int) {
+		require.NoError(t, p.Commit(s, n))
+		if slide {
+			p.Slide(s)
+		}
+	}
 	var live []*Sequence
 	for step := range 400 {
 		switch {
@@ -115,14 +138,16 @@ func TestSnapshotAgreesUnderRandomTraces(t *testing.T) {
 			live = append(live, p.Fork(live[len(live)-1]))
 		case step%11 == 6 && len(live) > 0:
 			s := live[step%len(live)]
-			p.Reclaim(s, s.Computed()-4)
+			if !slide {
+				p.Reclaim(s, s.Computed()-4)
+			}
 		case step%3 == 0:
 			s := p.AddSequence(seqTokens(2+step%9, step%4), "")
 			if err := reserve(p, s, s.Len()-s.Computed()); err != nil {
 				p.Free(s)
 				continue
 			}
-			require.NoError(t, p.Commit(s, s.Len()-s.Computed()))
+			commit(s, s.Len()-s.Computed())
 			live = append(live, s)
 		case len(live) > 0:
 			s := live[step%len(live)]
@@ -132,9 +157,16 @@ func TestSnapshotAgreesUnderRandomTraces(t *testing.T) {
 				live = append(live[:step%len(live)], live[step%len(live)+1:]...)
 				continue
 			}
-			require.NoError(t, p.Commit(s, 1))
+			commit(s, 1)
 		}
 		require.NoError(t, p.Check())
 		requireSnapshotAgrees(t, p)
+	}
+	st := p.Stats()
+	require.Positive(t, st.PrefixHitTokens, "the trace had prefix hits")
+	require.Positive(t, st.CowCopies, "and copies on write")
+	if slide {
+		require.Positive(t, st.Groups[1].BlocksReclaimed, "and the sliding group released blocks")
+		require.Zero(t, st.Groups[0].BlocksReclaimed)
 	}
 }

@@ -2,16 +2,19 @@ package kvcache
 
 import "fmt"
 
-// The pool's K/V storage: per layer, one byte array of NumBlocks·BlockSize K rows and one of
-// V rows, each row one token's kv_heads·head_dim values in the cache type's format. Slot s of
-// block b is row b·BlockSize + s.
+// The pool's K/V storage: per layer a block holds (Config.BlockLayers: every layer for a
+// uniform model, one group's layers with groups), one byte array of NumBlocks·BlockSize K
+// rows and one of V rows, each row one token's kv_heads·head_dim values in the cache type's
+// format. Slot s of block b is row b·BlockSize + s; model layer l is array layerAt[l] (its
+// place in its group), so the block a group's table names holds that group's layers.
 
-// allocateStorage allocates every layer's K and V rows.
+// allocateStorage allocates the K and V rows of every layer a block holds.
 func (p *Pool) allocateStorage() {
 	slots := p.cfg.NumBlocks * p.cfg.BlockSize
-	p.k = make([][]byte, p.cfg.Layers)
-	p.v = make([][]byte, p.cfg.Layers)
-	for l := range p.cfg.Layers {
+	n := p.cfg.BlockLayers()
+	p.k = make([][]byte, n)
+	p.v = make([][]byte, n)
+	for l := range n {
 		p.k[l] = make([]byte, slots*p.kRow)
 		p.v[l] = make([]byte, slots*p.vRow)
 	}
@@ -26,16 +29,17 @@ func (p *Pool) AllocatedBytes() int64 {
 	return n
 }
 
-// KRow returns the stored key row of one slot of one block in one layer.
+// KRow returns the stored key row of one slot of one block in one layer (the block must be
+// one of the layer's group).
 func (p *Pool) KRow(layer, blockID, slot int) []byte {
 	i := (blockID*p.cfg.BlockSize + slot) * p.kRow
-	return p.k[layer][i : i+p.kRow : i+p.kRow]
+	return p.k[p.layerAt[layer]][i : i+p.kRow : i+p.kRow]
 }
 
 // VRow returns the stored value row of one slot of one block in one layer.
 func (p *Pool) VRow(layer, blockID, slot int) []byte {
 	i := (blockID*p.cfg.BlockSize + slot) * p.vRow
-	return p.v[layer][i : i+p.vRow : i+p.vRow]
+	return p.v[p.layerAt[layer]][i : i+p.vRow : i+p.vRow]
 }
 
 // KRows returns the stored key rows of count consecutive slots of one block in one layer,
@@ -43,14 +47,14 @@ func (p *Pool) VRow(layer, blockID, slot int) []byte {
 func (p *Pool) KRows(layer, blockID, slot, count int) []byte {
 	p.checkSlots("KRows", slot, count)
 	i := (blockID*p.cfg.BlockSize + slot) * p.kRow
-	return p.k[layer][i : i+count*p.kRow : i+count*p.kRow]
+	return p.k[p.layerAt[layer]][i : i+count*p.kRow : i+count*p.kRow]
 }
 
 // VRows is KRows for the value rows.
 func (p *Pool) VRows(layer, blockID, slot, count int) []byte {
 	p.checkSlots("VRows", slot, count)
 	i := (blockID*p.cfg.BlockSize + slot) * p.vRow
-	return p.v[layer][i : i+count*p.vRow : i+count*p.vRow]
+	return p.v[p.layerAt[layer]][i : i+count*p.vRow : i+count*p.vRow]
 }
 
 // checkSlots panics unless slots [slot, slot+count) lie in one block: the rows of the next

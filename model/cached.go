@@ -43,10 +43,14 @@ func (r *Runner) Forward(pool *kvcache.Pool, rows []Row) ([][]float32, error) {
 			return nil, fmt.Errorf("model: batch row %d: sequence %d position %d, want %d (the next uncomputed one)", b, s.ID(), row.Pos, expect)
 		case row.Pos >= s.Len():
 			return nil, fmt.Errorf("model: batch row %d: sequence %d has no token at position %d (length %d)", b, s.ID(), row.Pos, s.Len())
-		case row.Pos/pc.BlockSize >= len(s.Table()):
-			return nil, fmt.Errorf("model: batch row %d: sequence %d has no cache slot for position %d; call Reserve first", b, s.ID(), row.Pos)
-		case holeBefore(s.Table(), pc.BlockSize, row.Pos, c):
-			return nil, fmt.Errorf("model: batch row %d: sequence %d released a block that position %d still attends over", b, s.ID(), row.Pos)
+		}
+		for l := range c.Layers {
+			switch table := s.LayerTable(l); {
+			case row.Pos/pc.BlockSize >= len(table):
+				return nil, fmt.Errorf("model: batch row %d: sequence %d has no cache slot for position %d in layer %d; call Reserve first", b, s.ID(), row.Pos, l)
+			case holeBefore(table, pc.BlockSize, row.Pos, c.AttentionShape(l)):
+				return nil, fmt.Errorf("model: batch row %d: sequence %d released a block that position %d still attends over in layer %d", b, s.ID(), row.Pos, l)
+			}
 		}
 		next[s] = row.Pos + 1
 		tokens[b], positions[b], want[b] = s.Tokens()[row.Pos], row.Pos, row.Logits
@@ -54,38 +58,39 @@ func (r *Runner) Forward(pool *kvcache.Pool, rows []Row) ([][]float32, error) {
 	store := &pagedStore{
 		pool:    pool,
 		rows:    rows,
-		queries: make([]attention.Query, len(rows)),
+		queries: make([][]attention.Query, pool.Groups()),
 		layer:   c.AttentionShape,
 		probe:   r.probe,
 	}
-	for b, row := range rows {
-		store.queries[b] = attention.Query{Seq: row.Seq.ID(), Pos: row.Pos, Table: row.Seq.Table()}
+	for g := range store.queries {
+		store.queries[g] = make([]attention.Query, len(rows))
+		for b, row := range rows {
+			store.queries[g][b] = attention.Query{Seq: row.Seq.ID(), Pos: row.Pos, Table: row.Seq.GroupTable(g)}
+		}
 	}
 	return r.forward(tokens, positions, want, store)
 }
 
-// holeBefore reports whether a block that the row at pos attends over was reclaimed
-// (kvcache.Hole). Reclaim releases a prefix of the table, so it is enough to look at the
-// block of the first position the row attends over.
-func holeBefore(table []int, blockSize, pos int, c Config) bool {
-	first := 0
-	if w := c.ReclaimWindow(); w > 0 {
-		first = max(0, pos-w+1)
-	}
-	return table[first/blockSize] == kvcache.Hole
+// holeBefore reports whether a block that the row at pos attends over, in a layer of shape
+// s whose block table is table, was reclaimed (kvcache.Hole). Holes form a prefix of the
+// table (Reclaim releases from the start, a sliding group's prefix hit leaves the blocks
+// before its window out), so it is enough to look at the block of the first position the
+// row attends over.
+func holeBefore(table []int, blockSize, pos int, s attention.Shape) bool {
+	return table[s.First(pos)/blockSize] == kvcache.Hole
 }
 
 // pagedStore keeps K/V in the paged cache and attends through block tables.
 type pagedStore struct {
 	pool    *kvcache.Pool
 	rows    []Row
-	queries []attention.Query           // the rows as attention sees them
+	queries [][]attention.Query         // the rows as attention sees them, per cache group (its block tables)
 	layer   func(l int) attention.Shape // each layer's attention (Config.AttentionShape)
 	probe   AttentionProbe
 }
 
 func (p *pagedStore) store(l, b int, k, v []float32) {
-	blockID, slot := p.rows[b].Seq.Slot(p.rows[b].Pos)
+	blockID, slot := p.rows[b].Seq.LayerSlot(l, p.rows[b].Pos)
 	p.pool.WriteKV(l, blockID, slot, k, v)
 }
 
@@ -94,7 +99,7 @@ func (p *pagedStore) attend(l int, att, q []float32, threads *parallel.Pool) {
 	if p.probe != nil {
 		probe = func(row, head int, weights []float32) { p.probe(l, row, head, weights) }
 	}
-	attention.PagedBatch(att, q, p.pool, l, p.queries, p.layer(l), threads, probe)
+	attention.PagedBatch(att, q, p.pool, l, p.queries[p.pool.LayerGroup(l)], p.layer(l), threads, probe)
 }
 
 // AttentionProbe receives the attention weights of one head of one batch row in one layer,

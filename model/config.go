@@ -129,10 +129,17 @@ func (c Config) KVDim() int { return c.KVHeads * c.HeadDim }
 
 // PlanShape is the configuration's shape for the cache arithmetic of internal/plan.
 func (c Config) PlanShape() plan.Shape {
-	return plan.Shape{
+	s := plan.Shape{
 		Layers: c.Layers, Heads: c.Heads, KVHeads: c.KVHeads, HeadDim: c.HeadDim,
 		Dim: c.Dim, Hidden: c.Hidden, Vocab: c.Vocab, Context: c.Context, Tied: c.Tied, Window: c.ReclaimWindow(),
 	}
+	if n := c.SlidingCount(); n > 0 && n < c.Layers { // sliding layers beside full ones: cache groups
+		s.Window, s.SlidingLayers = c.SlidingWindow, n
+	}
+	if c.Arch == "gemma2" || c.Arch == "gemma3" {
+		s.Family = c.Arch
+	}
+	return s
 }
 
 // validate checks the scaling's parameters.

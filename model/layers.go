@@ -48,9 +48,11 @@ func (c Config) Window(l int) int {
 	return 0
 }
 
-// ReclaimWindow is the window beyond which no layer reads a position, so the cache can
-// release a sequence's blocks that fell out of it: SlidingWindow when every layer slides,
-// else 0 (a layer with full attention reads every position, and a block holds all layers).
+// ReclaimWindow is the window beyond which no layer reads a position, so a cache whose
+// blocks hold every layer can release a sequence's blocks that fell out of it:
+// SlidingWindow when every layer slides, else 0 (a layer with full attention reads every
+// position). A model with both kinds gets cache groups instead (engine.CacheGroups), whose
+// sliding groups release blocks by their own window.
 func (c Config) ReclaimWindow() int {
 	for l := range c.Layers {
 		if !c.Sliding(l) {

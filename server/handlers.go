@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/kvref/kvref/kvcache"
 )
 
 // handleModels serves GET /v1/models: the one model.
@@ -118,6 +120,25 @@ func formatMetrics(st Stats) string {
 	metric("cache_evictions_total", "counter", "Cached blocks evicted to make room.", c.Evictions)
 	metric("cache_cow_copies_total", "counter", "Shared blocks copied before a write (copy-on-write).", c.CowCopies)
 	metric("cache_sequences", "gauge", "Sequences in the pool.", c.Sequences)
+	if len(c.Groups) > 0 {
+		// A model with sliding layers beside full ones: one sample per cache group.
+		group := func(name, kind, help string, v func(kvcache.GroupStats, int) any) {
+			fmt.Fprintf(&b, "# HELP kvref_%s %s\n# TYPE kvref_%s %s\n", name, help, name, kind)
+			for g, gs := range c.Groups {
+				fmt.Fprintf(&b, "kvref_%s{group=\"%d\",window=\"%d\"} %v\n", name, g, gs.Window, v(gs, g))
+			}
+		}
+		group("cache_group_layers", "gauge", "Layers of the cache group (blocks hold that many layers).", func(gs kvcache.GroupStats, _ int) any { return len(gs.Layers) })
+		group("cache_group_blocks_used", "gauge", "Blocks the cache group's tables reference.", func(gs kvcache.GroupStats, _ int) any { return gs.BlocksUsed })
+		group("cache_group_blocks_cached", "gauge", "Unreferenced blocks of the group kept for prefix hits.", func(gs kvcache.GroupStats, _ int) any { return gs.BlocksCached })
+		group("cache_group_blocks_reclaimed_total", "counter", "Blocks the group's window released.", func(gs kvcache.GroupStats, _ int) any { return gs.BlocksReclaimed })
+		group("cache_group_peak_blocks_used", "gauge", "Most blocks of the group in use at the end of a step.", func(_ kvcache.GroupStats, g int) any {
+			if g < len(e.PeakGroupBlocksUsed) {
+				return e.PeakGroupBlocksUsed[g]
+			}
+			return 0
+		})
+	}
 	return b.String()
 }
 

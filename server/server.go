@@ -437,14 +437,15 @@ func (s *Server) snapshot() Stats {
 // combineStats adds the totals of two schedulers that ran one after the other.
 func combineStats(a, b engine.Stats) engine.Stats {
 	out := engine.Stats{
-		Steps:          a.Steps + b.Steps,
-		RowsMax:        max(a.RowsMax, b.RowsMax),
-		SequencesMax:   max(a.SequencesMax, b.SequencesMax),
-		Preemptions:    a.Preemptions + b.Preemptions,
-		CheckedTokens:  a.CheckedTokens + b.CheckedTokens,
-		PrefillTokens:  a.PrefillTokens + b.PrefillTokens,
-		DecodeTokens:   a.DecodeTokens + b.DecodeTokens,
-		PeakBlocksUsed: max(a.PeakBlocksUsed, b.PeakBlocksUsed),
+		Steps:               a.Steps + b.Steps,
+		RowsMax:             max(a.RowsMax, b.RowsMax),
+		SequencesMax:        max(a.SequencesMax, b.SequencesMax),
+		Preemptions:         a.Preemptions + b.Preemptions,
+		CheckedTokens:       a.CheckedTokens + b.CheckedTokens,
+		PrefillTokens:       a.PrefillTokens + b.PrefillTokens,
+		DecodeTokens:        a.DecodeTokens + b.DecodeTokens,
+		PeakBlocksUsed:      max(a.PeakBlocksUsed, b.PeakBlocksUsed),
+		PeakGroupBlocksUsed: maxEach(a.PeakGroupBlocksUsed, b.PeakGroupBlocksUsed),
 	}
 	if out.Steps > 0 {
 		w := func(x, y float64) float64 {
@@ -460,4 +461,19 @@ func (s *Server) logf(format string, args ...any) {
 	if s.opts.Logf != nil {
 		s.opts.Logf(format, args...)
 	}
+}
+
+// maxEach is the larger of a[i] and b[i] at every i (the longer slice's length).
+func maxEach(a, b []int) []int {
+	if len(a) < len(b) {
+		a, b = b, a
+	}
+	if a == nil {
+		return nil
+	}
+	out := append([]int(nil), a...)
+	for i, v := range b {
+		out[i] = max(out[i], v)
+	}
+	return out
 }

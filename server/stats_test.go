@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/kvref/kvref/engine"
+	"github.com/kvref/kvref/kvcache"
 	"github.com/kvref/kvref/model/synth"
 )
 
@@ -40,6 +41,9 @@ func TestCombineStatsKeepsEveryTotal(t *testing.T) {
 		case reflect.Float64:
 			va.Field(i).SetFloat(2)
 			vb.Field(i).SetFloat(3)
+		case reflect.Slice: // per cache group: the larger of each
+			va.Field(i).Set(reflect.ValueOf([]int{2, 5}))
+			vb.Field(i).Set(reflect.ValueOf([]int{3, 4}))
 		default:
 			t.Fatalf("engine.Stats.%s has kind %s: teach this test how to combine it", va.Type().Field(i).Name, va.Field(i).Kind())
 		}
@@ -54,5 +58,20 @@ func TestCombineStatsKeepsEveryTotal(t *testing.T) {
 	require.EqualValues(t, 5, c.CheckedTokens)
 	require.EqualValues(t, 5, c.Steps)
 	require.EqualValues(t, 3, c.PeakBlocksUsed)
+	require.Equal(t, []int{3, 5}, c.PeakGroupBlocksUsed)
 	require.InDelta(t, 2.6, c.RowsMean, 1e-12) // (2·2 + 3·3) / 5 steps
+}
+
+// TestMetricsPerCacheGroup: a pool with cache groups gets one labelled sample per group.
+func TestMetricsPerCacheGroup(t *testing.T) {
+	st := Stats{Engine: engine.Stats{PeakGroupBlocksUsed: []int{9, 4}}, Cache: kvcache.Stats{Groups: []kvcache.GroupStats{
+		{Group: 0, Layers: []int{5, 11}, BlocksUsed: 8},
+		{Group: 1, Layers: []int{0, 1}, Window: 32, BlocksUsed: 3, BlocksReclaimed: 7},
+	}}}
+	m := formatMetrics(st)
+	require.Contains(t, m, `kvref_cache_group_blocks_used{group="0",window="0"} 8`)
+	require.Contains(t, m, `kvref_cache_group_blocks_used{group="1",window="32"} 3`)
+	require.Contains(t, m, `kvref_cache_group_blocks_reclaimed_total{group="1",window="32"} 7`)
+	require.Contains(t, m, `kvref_cache_group_peak_blocks_used{group="0",window="0"} 9`)
+	require.NotContains(t, formatMetrics(Stats{}), "cache_group", "a uniform model has no group samples")
 }

@@ -343,18 +343,25 @@ func (s *Session) Fork(q *Seq) Forked {
 // Freed is what Free did.
 type Freed struct {
 	ID     int             // the sequence's id
-	Table  []int           // the table the sequence had
+	Table  []int           // the table the sequence had (group 0's)
+	Tables [][]int         // every cache group's table, for a pool with groups
 	Events []kvcache.Event // one Released event per block, last block first
 }
 
 // Free ends sequence q: its blocks lose a reference; full blocks nobody holds stay cached.
 func (s *Session) Free(q *Seq) Freed {
 	s.events = nil
-	table := slices.Clone(q.KV.Table())
+	f := Freed{ID: q.ID(), Table: slices.Clone(q.KV.Table())}
+	if s.e.Pool().Config().Groups != nil {
+		for g := range s.e.Pool().Groups() {
+			f.Tables = append(f.Tables, slices.Clone(q.KV.GroupTable(g)))
+		}
+	}
 	s.e.Pool().Free(q.KV)
 	delete(s.seqs, q.ID())
 	s.record(op{kind: opFree, seq: q.ID()})
-	return Freed{ID: q.ID(), Table: table, Events: s.takeEvents()}
+	f.Events = s.takeEvents()
+	return f
 }
 
 // SetTemperature changes the temperature of every sequence and of those to come. Each
@@ -407,8 +414,12 @@ func (s *Session) Reset(cfg engine.Config) error {
 func (s *Session) Owners() map[int][][2]int {
 	out := map[int][][2]int{}
 	for _, q := range s.Live() {
-		for i, id := range q.KV.Table() {
-			out[id] = append(out[id], [2]int{q.ID(), i})
+		for g := range s.e.Pool().Groups() {
+			for i, id := range q.KV.GroupTable(g) {
+				if id != kvcache.Hole {
+					out[id] = append(out[id], [2]int{q.ID(), i})
+				}
+			}
 		}
 	}
 	for _, o := range out {

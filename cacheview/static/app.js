@@ -94,15 +94,25 @@ function render() {
   document.body.dataset.rendered = String(Number(document.body.dataset.rendered || 0) + 1);
 }
 
-// owners maps a block id to the [seq id, table index] pairs that hold it.
+// owners maps a block id to the [seq id, table index] pairs that hold it (every cache
+// group's table, for a model with groups).
 function owners(v) {
   const m = new Map();
-  for (const s of v.sequences) s.table.forEach((id, i) => {
+  for (const s of v.sequences) for (const t of (s.tables || [s.table])) t.forEach((id, i) => {
     if (id < 0) return;
     if (!m.has(id)) m.set(id, []);
     m.get(id).push([s.id, i]);
   });
   return m;
+}
+
+// groups are the pool's cache groups (a model with sliding layers beside full ones), or
+// an empty list: [{group, layers, window, blocks_used, blocks_cached, blocks_reclaimed}].
+function groups(v) { return v.stats.groups || []; }
+
+// groupName says which layers a cache group holds and over what they attend.
+function groupName(g) {
+  return `group ${g.group}: layers ${g.layers.join(",")} · ` + (g.window > 0 ? `window ${g.window}` : "global");
 }
 
 // excerpt is what a block cell shows of its tokens: the first token's text (spaces shown
@@ -138,10 +148,13 @@ function reqBlocks(v) {
 
 function blockCell(b, v, extra) {
   const own = (state.owners && state.owners.get(b.id)) || [];
+  const gs = groups(v);
+  const g = gs.length && b.state !== "free" ? gs[b.group || 0] : null;
   const cell = el("div", {
-    class: "blk" + (state.flash.has(b.id) ? " flash" : "") + (b.id === state.selected ? " sel" : "") + (state.reqSet && state.reqSet.has(b.id) ? " req" : ""),
+    class: "blk" + (state.flash.has(b.id) ? " flash" : "") + (b.id === state.selected ? " sel" : "") + (state.reqSet && state.reqSet.has(b.id) ? " req" : "") +
+      (g ? (g.window > 0 ? " g-sliding" : " g-full") : ""),
     "data-block-id": b.id, "data-state": b.state, role: "listitem", tabindex: 0,
-    title: blockTitle(b, v, own),
+    title: blockTitle(b, v, own) + (g ? `\n${groupName(g)}` : ""),
     onmouseenter: () => { state.hover = b.id; renderDetail(); highlight(b.id); },
     onmouseleave: () => { state.hover = -1; renderDetail(); highlight(-1); },
     onclick: () => { state.selected = state.selected === b.id ? -1 : b.id; render(); },
@@ -161,6 +174,30 @@ function renderGrid(v) {
   const s = v.stats;
   $("#pool-summary").textContent = `${s.blocks_total} blocks of ${s.block_size} slots: ${s.blocks_used} in use` +
     (s.blocks_shared ? ` (${s.blocks_shared} shared)` : "") + ` · ${s.blocks_cached} cached · ${s.blocks_free} free`;
+  renderGroups(v);
+}
+
+// renderGroups lists the cache groups of a model with sliding layers beside full ones:
+// their layers and window, the blocks each holds, and the blocks the window released
+// against those the global layers still hold.
+function renderGroups(v) {
+  const box = $("#groups");
+  const gs = groups(v);
+  box.hidden = gs.length === 0;
+  if (!gs.length) return;
+  let full = 0, sliding = 0, released = 0;
+  for (const g of gs) {
+    if (g.window > 0) { sliding += g.blocks_used; released += g.blocks_reclaimed; } else full += g.blocks_used;
+  }
+  box.replaceChildren(
+    el("p", {}, el("b", { text: `${gs.length} cache groups` }), ` of ${gs[0].layers.length} layers, each with its own block table per sequence, all drawn from this pool: `,
+      el("span", { class: "g-full-text", text: `${full} blocks held by the global layers (every position kept)` }), " · ",
+      el("span", { class: "g-sliding-text", text: `${sliding} by the sliding layers` }), ` · ${released} released by the window so far`),
+    el("table", { class: "groups" },
+      el("tr", {}, ...["group", "layers", "attends over", "in use", "cached", "released by the window"].map((h) => el("th", { text: h }))),
+      ...gs.map((g) => el("tr", { class: g.window > 0 ? "g-sliding" : "g-full" },
+        el("td", { text: g.group }), el("td", { text: g.layers.join(", ") }), el("td", { text: g.window > 0 ? `the last ${g.window} positions` : "every position" }),
+        el("td", { text: g.blocks_used }), el("td", { text: g.blocks_cached }), el("td", { text: g.window > 0 ? g.blocks_reclaimed : "—" })))));
 }
 
 // highlight marks every cell of block id (grid and tables).
@@ -184,17 +221,22 @@ function renderTables(v) {
     // (A decoding sequence always has its sampled token waiting: only a prompt still being
     // computed is worth a word.)
     if (s.len - s.computed > 1) who.append(el("br"), el("span", { class: "muted", text: `${s.len - s.computed} prompt tokens to compute` }));
-    const cells = el("div", { class: "cells" }, ...s.table.map((id, i) => {
+    const row = (table, g) => el("div", { class: "cells", "data-group": g ? g.group : undefined }, ...table.map((id, i) => {
       if (id < 0) {
         return el("div", { class: "blk", "data-block-id": -1, "data-state": "hole", "data-index": i,
-          title: `table[${i}]: reclaimed, positions ${i * v.block_size}–${(i + 1) * v.block_size - 1} slid out of the attention window` }, "—");
+          title: `table[${i}]: reclaimed, positions ${i * v.block_size}–${(i + 1) * v.block_size - 1} slid out of the attention window` + (g ? ` of ${groupName(g)}` : "") }, "—");
       }
       const cell = blockCell(byId.get(id), v, (c) => {
         c.dataset.index = i;
-        c.title = `table[${i}] = block ${id}: positions ${i * v.block_size}–${(i + 1) * v.block_size - 1}\n` + blockTitle(byId.get(id), v, state.owners.get(id) || []);
+        c.title = `table[${i}] = block ${id}: positions ${i * v.block_size}–${(i + 1) * v.block_size - 1}\n` + blockTitle(byId.get(id), v, state.owners.get(id) || []) + (g ? `\n${groupName(g)}` : "");
       });
       return cell;
     }));
+    const gs = groups(v);
+    const cells = s.tables && gs.length
+      ? el("div", { class: "grouptables" }, ...s.tables.map((t, g) => el("div", { class: "grouprow " + (gs[g].window > 0 ? "g-sliding" : "g-full") },
+        el("span", { class: "glabel", text: `g${g} ` + (gs[g].window > 0 ? `window ${gs[g].window}` : "global") + ` (layers ${gs[g].layers.join(",")})` }), row(t, gs[g]))))
+      : row(s.table, null);
     const mine = v.requests && v.requests.some((q) => q.id === state.request && q.sequences.some((x) => x.seq === s.id && x.state !== "finished"));
     return el("div", { class: "seqrow" + (s.id === state.current ? " current" : "") + (mine ? " req" : ""), "data-seq-id": s.id,
       onclick: () => { if (v.mode === "step") { state.current = s.id; render(); } } }, who, cells);
@@ -260,7 +302,10 @@ function renderFormula(v) {
   $("#formula").replaceChildren(
     el("div", { class: "eq" }, head, el("br"),
       `          = ${per}`, el("br"), "          = ", el("span", { class: "big", text: `${fmtInt(v.bytes_per_token)} B` })),
-    el("div", {}, "bytes per block = ", el("b", { text: `${v.block_size} slots × ${fmtInt(v.bytes_per_token)} B = ${fmtBytes(v.bytes_per_block)}` })),
+    groups(v).length
+      ? el("div", {}, "bytes per block = ", el("b", { text: `${v.block_size} slots × ${groups(v)[0].layers.length} layers of one cache group × ${fmtInt(v.k_row_bytes + v.v_row_bytes)} B = ${fmtBytes(v.bytes_per_block)}` }),
+        el("br"), el("span", { class: "muted small", text: "a block holds one group's layers; the sliding groups keep only the window's blocks, so a token costs less than the line above once the window is full" }))
+      : el("div", {}, "bytes per block = ", el("b", { text: `${v.block_size} slots × ${fmtInt(v.bytes_per_token)} B = ${fmtBytes(v.bytes_per_block)}` })),
     el("div", {}, "in use: ", el("b", { text: `${used} blocks × ${fmtBytes(v.bytes_per_block)} = ${fmtBytes(v.bytes_in_use)}` }),
       ` of ${fmtBytes(v.bytes_total)} (${total} blocks)`),
     el("div", { class: "bar", title: `${used} in use, ${cached} cached, ${total - used - cached} free` },
@@ -344,6 +389,7 @@ function renderDetail() {
       el("dt", { text: "refcount" }), el("dd", { text: b.ref }),
       el("dt", { text: "slots" }), el("dd", { text: `${b.filled} of ${v.block_size} filled` }),
       el("dt", { text: "hash" }), el("dd", { class: "mono", text: b.hash ? b.hash + "…" : "none (not full, or not indexed)" }),
+      ...(groups(v).length && b.state !== "free" ? [el("dt", { text: "group" }), el("dd", { text: groupName(groups(v)[b.group || 0]) + " (the block holds these layers' K and V)" })] : []),
       el("dt", { text: "owners" }), el("dd", { text: own.length ? own.map(([s, i]) => `seq ${s} (table[${i}], positions ${i * v.block_size}–${(i + 1) * v.block_size - 1})`).join(", ") : "none" }),
       v.requests ? el("dt", { text: "requests" }) : null,
       v.requests ? el("dd", { "data-requests": "", text: requestsOf(v, id) || "none of the requests listed" }) : null,
@@ -762,13 +808,19 @@ function renderPlan(a) {
     el("p", {}, el("span", { class: "headline", id: "plan-max", text: fmtInt(p.max_sequences) }), ` full ${fmtInt(p.context)}-token sequences fit (${m.name}, ${p.cache_type_k === p.cache_type_v ? p.cache_type_k : p.cache_type_k + "/" + p.cache_type_v} cache)`),
     el("table", {},
       row("per token", fmtBytes(p.bytes_per_token), `${tokenArith} = ${fmtInt(p.bytes_per_token)} B`),
-      row("per sequence", fmtBytes(p.bytes_per_sequence), `${fmtInt(p.context)} tokens × ${fmtInt(p.bytes_per_token)} B`),
+      row("per sequence", fmtBytes(p.bytes_per_sequence), p.groups ? "the sum over the cache groups below: full layers hold every token, sliding ones their window" : `${fmtInt(p.context)} tokens × ${fmtInt(p.bytes_per_token)} B`),
       row("in blocks", fmtBytes(p.block_bytes_per_sequence), `${fmtInt(p.blocks_per_sequence)} blocks of ${p.block_size} tokens, ${fmtBytes(p.bytes_per_block)} each`),
       row("memory", fmtBytes(p.memory_bytes), p.memory_from),
       row("weights", fmtBytes(p.weights_bytes), p.weights_from),
       row("left for the cache", fmtBytes(p.left_bytes), `${fmtInt(p.cache_blocks)} blocks`),
     ),
   ];
+  if (p.groups) {
+    // Sliding layers beside full ones (Gemma 2 and 3, gpt-oss): the formula per group.
+    parts.push(el("table", { id: "plan-groups" }, head("layers", "window", "groups", "per token", `tokens at ${fmtInt(p.context)}`, "with the window", "without"),
+      ...p.groups.map((g) => el("tr", {}, el("td", { text: `${g.layers} ${g.window ? "sliding" : "full"}` }), el("td", { text: g.window || "—" }), el("td", { text: g.groups }),
+        el("td", { text: fmtBytes(g.bytes_per_token) }), el("td", { text: fmtInt(g.tokens) }), el("td", { text: fmtBytes(g.bytes_per_sequence) }), el("td", { text: fmtBytes(g.bytes_without_window) })))));
+  }
   if (p.without_gqa) {
     const g = p.without_gqa;
     parts.push(el("table", { id: "plan-gqa" }, head("", "KV heads", "per token", "per sequence", "sequences"),

@@ -102,16 +102,29 @@ func (v *View) Blocks() {
 	w.more("1  in use by one block-table entry")
 	w.more("2  shared: the number of block-table entries pointing at it (+: 10 or more)")
 	w.more("c  cached: full, no owner, kept for prefix hits; evicted least recently used first")
+	grouped := pool.Config().Groups != nil
 	rows := [][]string{{"block", "slots", "ref", "held by seq[table index]", "prefix hash"}}
+	if grouped {
+		rows[0] = append(rows[0], "group")
+		w.field("groups", "%s", GroupsLine(pool.Config()))
+	}
 	for _, b := range blocks {
 		if b.Ref == 0 && !b.Cached {
 			continue
 		}
-		rows = append(rows, []string{strconv.Itoa(b.ID), fmt.Sprintf("%d/%d", b.Filled, st.BlockSize), strconv.Itoa(b.Ref),
-			strings.Join(owners[b.ID], " "), b.Hash})
+		row := []string{strconv.Itoa(b.ID), fmt.Sprintf("%d/%d", b.Filled, st.BlockSize), strconv.Itoa(b.Ref),
+			strings.Join(owners[b.ID], " "), b.Hash}
+		if grouped {
+			kind := "full"
+			if win := pool.Config().GroupWindow(b.Group); win > 0 {
+				kind = fmt.Sprintf("sliding %d", win)
+			}
+			row = append(row, fmt.Sprintf("%d (%s)", b.Group, kind))
+		}
+		rows = append(rows, row)
 	}
 	if len(rows) > 1 {
-		texttable.Write(&w, "  ", "rrrll", rows)
+		texttable.Write(&w, "  ", "rrrlll", rows)
 	}
 	v.flush(&w)
 }

@@ -44,7 +44,9 @@ func (v *View) Added(a stepper.Added, text string) {
 		rows = append(rows, []string{strconv.Itoa(pos), strconv.Itoa(id), v.TokenLabel(id), strconv.Itoa(block), strconv.Itoa(slot), from})
 	}
 	texttable.Write(&w, "    ", "rrlrrl", rows)
-	w.field("table", "%v   (position p's K/V: block table[p/%d], slot p%%%d)", kv.Table(), bs, bs)
+	if !v.groupLines(&w, kv) {
+		w.field("table", "%v   (position p's K/V: block table[p/%d], slot p%%%d)", kv.Table(), bs, bs)
+	}
 	checkLine(&w, a.Check)
 	v.cacheLines(&w)
 	v.flush(&w)
@@ -89,7 +91,9 @@ func (v *View) Decoded(d stepper.Decoded) {
 	default:
 		w.field("K/V", "%s", where)
 	}
-	w.field("table", "%v", kv.Table())
+	if !v.groupLines(&w, kv) {
+		w.field("table", "%v", kv.Table())
+	}
 	checkLine(&w, d.Check)
 	v.cacheLines(&w)
 	w.field("text", "%q", v.model().Tokenizer.Decode(kv.Tokens()))
@@ -187,6 +191,7 @@ func (v *View) Forked(parent, q *stepper.Seq, back string) {
 func (v *View) Switched(q *stepper.Seq) {
 	var w screen
 	w.field("now", "on seq %d: %d tokens, table %v", q.ID(), q.KV.Len(), q.KV.Table())
+	v.groupLines(&w, q.KV)
 	w.field("text", "%q", v.model().Tokenizer.Decode(q.KV.Tokens()))
 	v.flush(&w)
 }
@@ -196,7 +201,17 @@ func (v *View) Freed(f stepper.Freed) {
 	blocks := v.engine().Pool().Blocks()
 	var w screen
 	w.field("free", "seq %d ended; its blocks lost a reference:", f.ID)
-	for _, id := range f.Table {
+	table := f.Table
+	if f.Tables != nil {
+		table = nil
+		for _, t := range f.Tables {
+			table = append(table, t...)
+		}
+	}
+	for _, id := range table {
+		if id == kvcache.Hole {
+			continue // released by the window before
+		}
 		switch b := blocks[id]; {
 		case b.Ref > 0:
 			w.more("block %d still used (refcount %d)", id, b.Ref)
@@ -208,6 +223,41 @@ func (v *View) Freed(f stepper.Freed) {
 	}
 	v.cacheLines(&w)
 	v.flush(&w)
+}
+
+// groupLines prints, for a pool with cache groups (sliding layers beside full ones), one
+// row per group: its layers, its window, kv's block table in it (- for a block the window
+// released), how many blocks kv holds there and how many the window released. It reports
+// whether it printed anything (nothing for a uniform model).
+func (v *View) groupLines(w *screen, kv *kvcache.Sequence) bool {
+	pc := v.engine().Pool().Config()
+	if pc.Groups == nil {
+		return false
+	}
+	w.field("groups", "seq %d's block tables, one per cache group of %d layers (- : released by the window; position p: table[p/%d], slot p%%%d)",
+		kv.ID(), pc.BlockLayers(), pc.BlockSize, pc.BlockSize)
+	rows := [][]string{{"group", "layers", "attends over", "table", "held", "released"}}
+	for g := range pc.NumGroups() {
+		attends := "every position"
+		if win := pc.GroupWindow(g); win > 0 {
+			attends = fmt.Sprintf("the last %d", win)
+		}
+		var cells []string
+		held, released := 0, 0
+		for _, id := range kv.GroupTable(g) {
+			if id == kvcache.Hole {
+				cells = append(cells, "-")
+				released++
+				continue
+			}
+			cells = append(cells, strconv.Itoa(id))
+			held++
+		}
+		layers := strings.Trim(strings.ReplaceAll(fmt.Sprint(pc.GroupLayerList(g)), " ", ","), "[]")
+		rows = append(rows, []string{strconv.Itoa(g), layers, attends, "[" + strings.Join(cells, " ") + "]", strconv.Itoa(held), strconv.Itoa(released)})
+	}
+	texttable.Write(w, "    ", "rllllr", rows)
+	return true
 }
 
 // checkLine marks a checked step (--check): its logits, recomputed without the cache,

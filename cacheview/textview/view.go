@@ -122,8 +122,14 @@ func (v *View) Header() {
 		}
 	}
 	fmt.Fprintf(&w, "          %d B per token = %s\n", pc.BytesPerToken(), TokenFormula(pc))
-	fmt.Fprintf(&w, "          %d B per block = %d slots × %d B; the pool: %d × %d B = %d B\n",
-		pc.BytesPerBlock(), pc.BlockSize, pc.BytesPerToken(), pc.NumBlocks, pc.BytesPerBlock(), eng.Pool().AllocatedBytes())
+	if pc.Groups != nil {
+		fmt.Fprintf(&w, "groups    %s\n", GroupsLine(pc))
+		fmt.Fprintf(&w, "          %d B per block = %d slots × %d layers × %d B (K and V rows of a token in one layer); the pool: %d × %d B = %d B\n",
+			pc.BytesPerBlock(), pc.BlockSize, pc.BlockLayers(), pc.KRowBytes()+pc.VRowBytes(), pc.NumBlocks, pc.BytesPerBlock(), eng.Pool().AllocatedBytes())
+	} else {
+		fmt.Fprintf(&w, "          %d B per block = %d slots × %d B; the pool: %d × %d B = %d B\n",
+			pc.BytesPerBlock(), pc.BlockSize, pc.BytesPerToken(), pc.NumBlocks, pc.BytesPerBlock(), eng.Pool().AllocatedBytes())
+	}
 	p := v.Session.Sampling()
 	fmt.Fprintf(&w, "sampling  temp %g, top-k %d, top-p %g, min-p %g, seed %d (sequence N samples with a seed derived from it and N)\n",
 		p.Temperature, p.TopK, p.TopP, p.MinP, p.Seed)
@@ -140,6 +146,41 @@ func (v *View) cacheLines(w *screen) {
 	}
 	w.field("cache", "%d used%s · %d cached · %d free of %d blocks · %d tokens in %d slots",
 		st.BlocksUsed, shared, st.BlocksCached, st.BlocksFree, st.BlocksTotal, st.TokensStored, int64(st.BlocksUsed*st.BlockSize))
+	if pc := pool.Config(); pc.Groups != nil {
+		w.field("bytes", "%d in use = %s × %d B (%d slots × %d layers of a group × %d B)",
+			st.BytesInUse, plural(st.BlocksUsed, "block", "blocks"), st.BytesPerBlock, st.BlockSize, pc.BlockLayers(), pc.KRowBytes()+pc.VRowBytes())
+		var full, sliding, released int64
+		var fullUsed, slidingUsed int
+		for _, g := range st.Groups {
+			if g.Window > 0 {
+				slidingUsed += g.BlocksUsed
+				released += g.BlocksReclaimed
+				sliding++
+			} else {
+				fullUsed += g.BlocksUsed
+				full++
+			}
+		}
+		w.field("groups", "%d blocks held by the %s (global layers: every block kept) · %d by the %s · %d released by the window so far",
+			fullUsed, plural(int(full), "full group", "full groups"), slidingUsed, plural(int(sliding), "sliding group", "sliding groups"), released)
+		return
+	}
 	w.field("bytes", "%d in use = %s × %d slots × %d B per token (%s)",
 		st.BytesInUse, plural(st.BlocksUsed, "block", "blocks"), st.BlockSize, st.BytesPerToken, TokenFormula(pool.Config()))
+}
+
+// GroupsLine describes a pool's cache groups in a line: how many, of how many layers, the
+// full ones and the sliding ones with their window and layers.
+func GroupsLine(pc kvcache.Config) string {
+	var full, sliding []string
+	for g := range pc.NumGroups() {
+		layers := strings.Trim(strings.ReplaceAll(fmt.Sprint(pc.GroupLayerList(g)), " ", ","), "[]")
+		if pc.GroupWindow(g) > 0 {
+			sliding = append(sliding, fmt.Sprintf("%d: %s", g, layers))
+		} else {
+			full = append(full, fmt.Sprintf("%d: %s", g, layers))
+		}
+	}
+	return fmt.Sprintf("%d cache groups of %d layers, one block table each: full (global layers) %s; sliding over %d positions %s",
+		pc.NumGroups(), pc.BlockLayers(), strings.Join(full, " · "), pc.GroupWindow(pc.NumGroups()-1), strings.Join(sliding, " · "))
 }

@@ -34,16 +34,15 @@ type nodeSuite struct {
 	check  func(t *testing.T, rep *golden.Report)
 }
 
-// nodeSuites are the suites run against node-llama-cpp. The hybrid suite (Gemma's per-layer
-// cache groups) joins with one line once golden.Suites has it (256 blocks let all six of
-// its scenarios record on this model; with the groups branch at 9a5644b all six pass):
-//
-//	{name: "hybrid-gemma3", suite: "hybrid", record: []string{"--cache-blocks", "256"}, model: nodeSynth("--arch", "gemma3", "--layers", "6"), check: nodeGemmaSlidingOutcome},
+// nodeSuites are the suites run against node-llama-cpp: the default suite, the sliding suite
+// on both Gemmas and on a llama-architecture window, and the hybrid suite (Gemma's per-layer
+// cache groups; 256 blocks let all six of its scenarios record on this model).
 var nodeSuites = []nodeSuite{
 	{name: "default", suite: "default", model: func(t *testing.T) string { return testutil.Shared(t, "models/stories260K.gguf") }, check: nodeDefaultOutcome},
 	{name: "sliding-gemma2", suite: "sliding", model: nodeSynth("--arch", "gemma2"), check: nodeGemmaSlidingOutcome},
 	{name: "sliding-gemma3", suite: "sliding", model: nodeSynth("--arch", "gemma3", "--layers", "6"), check: nodeGemmaSlidingOutcome},
 	{name: "sliding-llama", suite: "sliding", model: nodeSynth("--arch", "llama"), check: nodeLlamaWindowIgnored},
+	{name: "hybrid-gemma3", suite: "hybrid", record: []string{"--cache-blocks", "256"}, model: nodeSynth("--arch", "gemma3", "--layers", "6"), check: nodeGemmaSlidingOutcome},
 }
 
 // nodeWindow is the sliding window of the synthetic models of the sliding suites.

@@ -185,6 +185,18 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	if w := m.Config.ReclaimWindow(); w > 0 {
 		fmt.Fprintf(stderr, "kvref: sliding window %d: %d blocks reclaimed as sequences slid past them\n", w, sum.BlocksReclaimed)
 	}
+	if len(sum.Groups) > 0 {
+		var full, sliding []string
+		for _, g := range sum.Groups {
+			if g.Window > 0 {
+				sliding = append(sliding, fmt.Sprintf("%d", g.PeakBlocksUsed))
+			} else {
+				full = append(full, fmt.Sprintf("%d", g.PeakBlocksUsed))
+			}
+		}
+		fmt.Fprintf(stderr, "kvref: %d cache groups of %d layers: peak blocks per full group %s, per sliding group (window %d) %s; %d blocks released by the window\n",
+			len(sum.Groups), len(sum.Groups[0].Layers), strings.Join(full, " "), sum.Groups[len(sum.Groups)-1].Window, strings.Join(sliding, " "), sum.BlocksReclaimed)
+	}
 	if f.check {
 		fmt.Fprintf(stderr, "kvref: --check: %d of the %d generated tokens were printed only after their logits were recomputed without the cache: bit-identical\n",
 			es.CheckedTokens, sum.GeneratedTokens)

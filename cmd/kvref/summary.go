@@ -11,25 +11,38 @@ import (
 // --json prints it in its last line: tokens, cache hits, timings and, once the run is over
 // (Finish), the pool's and the scheduler's counters.
 type runSummary struct {
-	PromptTokens    int              `json:"prompt_tokens"`
-	PrefixHitTokens int              `json:"prefix_hit_tokens"`
-	GeneratedTokens int              `json:"generated_tokens"`
-	BytesPerToken   int64            `json:"bytes_per_token"`
-	BlockSize       int              `json:"block_size"`
-	BlocksUsed      int              `json:"blocks_used"`      // peak during the run
-	BlocksReclaimed int64            `json:"blocks_reclaimed"` // released as sequences slid past them (sliding-window attention)
-	CacheTypeK      string           `json:"cache_type_k"`
-	CacheTypeV      string           `json:"cache_type_v"`
-	Context         int              `json:"context"`
-	Threads         int              `json:"threads"`
-	PrefillMS       float64          `json:"prefill_ms"`
-	DecodeMS        float64          `json:"decode_ms"`
-	TokensPerSecond float64          `json:"tokens_per_second"` // decoded tokens (each continuation's first comes from prefill) per second of decode
-	Check           bool             `json:"check"`
-	Requests        []requestSummary `json:"requests"`
-	Cache           *kvcache.Stats   `json:"cache"`
-	Engine          *engine.Stats    `json:"engine"`
-	decodeTokens    int
+	PromptTokens    int     `json:"prompt_tokens"`
+	PrefixHitTokens int     `json:"prefix_hit_tokens"`
+	GeneratedTokens int     `json:"generated_tokens"`
+	BytesPerToken   int64   `json:"bytes_per_token"`
+	BlockSize       int     `json:"block_size"`
+	BlocksUsed      int     `json:"blocks_used"`      // peak during the run
+	BlocksReclaimed int64   `json:"blocks_reclaimed"` // released as sequences slid past them (sliding-window attention)
+	CacheTypeK      string  `json:"cache_type_k"`
+	CacheTypeV      string  `json:"cache_type_v"`
+	Context         int     `json:"context"`
+	Threads         int     `json:"threads"`
+	PrefillMS       float64 `json:"prefill_ms"`
+	DecodeMS        float64 `json:"decode_ms"`
+	TokensPerSecond float64 `json:"tokens_per_second"` // decoded tokens (each continuation's first comes from prefill) per second of decode
+	Check           bool    `json:"check"`
+	// Groups are the cache groups of a model with sliding layers beside full ones: each
+	// group's layers, window, peak blocks and blocks its window released.
+	Groups       []groupSummary   `json:"groups,omitempty"`
+	Requests     []requestSummary `json:"requests"`
+	Cache        *kvcache.Stats   `json:"cache"`
+	Engine       *engine.Stats    `json:"engine"`
+	decodeTokens int
+}
+
+// groupSummary is one cache group's line of a runSummary.
+type groupSummary struct {
+	Group           int   `json:"group"`
+	Layers          []int `json:"layers"`
+	Window          int   `json:"window"`           // 0: full attention
+	PeakBlocksUsed  int   `json:"peak_blocks_used"` // most blocks in use at the end of a step
+	BlocksReclaimed int64 `json:"blocks_reclaimed"` // released by the window
+	BlocksCached    int   `json:"blocks_cached"`    // kept for prefix hits at the end
 }
 
 // requestSummary is one request's line of a runSummary.
@@ -71,6 +84,14 @@ func (s *runSummary) Add(r engine.Result) {
 func (s *runSummary) Finish(pool kvcache.Stats, sched engine.Stats) {
 	s.Cache, s.Engine = &pool, &sched
 	s.BlocksUsed, s.BlocksReclaimed = sched.PeakBlocksUsed, pool.BlocksReclaimed
+	s.Groups = nil
+	for g, gs := range pool.Groups {
+		gsum := groupSummary{Group: g, Layers: gs.Layers, Window: gs.Window, BlocksReclaimed: gs.BlocksReclaimed, BlocksCached: gs.BlocksCached}
+		if g < len(sched.PeakGroupBlocksUsed) {
+			gsum.PeakBlocksUsed = sched.PeakGroupBlocksUsed[g]
+		}
+		s.Groups = append(s.Groups, gsum)
+	}
 }
 
 // milliseconds is d in milliseconds, to the microsecond.

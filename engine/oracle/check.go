@@ -57,10 +57,11 @@ func (e *Error) Error() string {
 		e.Layer, e.Pos, e.Head, e.Elem, e.Got, e.Want, math.Abs(e.Got-e.Want), e.Type, e.Bound)
 }
 
-// holeBefore reports whether any position in [first, last] of s lies in a released block.
-func holeBefore(s *kvcache.Sequence, first, last, blockSize int) bool {
+// holeBefore reports whether any position in [first, last] lies in a released block of
+// table.
+func holeBefore(table []int, first, last, blockSize int) bool {
 	for b := first / blockSize; b <= last/blockSize; b++ {
-		if s.Table()[b] == kvcache.Hole {
+		if table[b] == kvcache.Hole {
 			return true
 		}
 	}
@@ -127,7 +128,7 @@ func Check(r *model.Runner, pool *kvcache.Pool, s *kvcache.Sequence) (Report, er
 		// 1. Storage: every stored element against the exact value (positions a sliding
 		// window has released are gone: their blocks are holes).
 		for t := range n {
-			blk, slot := s.Slot(t)
+			blk, slot := s.LayerSlot(l, t)
 			if blk == kvcache.Hole {
 				continue
 			}
@@ -166,7 +167,7 @@ func Check(r *model.Runner, pool *kvcache.Pool, s *kvcache.Sequence) (Report, er
 		// attention over the same positions.
 		shape = mc.AttentionShape(l)
 		t0 := 0
-		for t0 < n && holeBefore(s, shape.First(t0), t0, cfg.BlockSize) {
+		for t0 < n && holeBefore(s.LayerTable(l), shape.First(t0), t0, cfg.BlockSize) {
 			t0++
 		}
 		m := n - t0
@@ -175,7 +176,7 @@ func Check(r *model.Runner, pool *kvcache.Pool, s *kvcache.Sequence) (Report, er
 		qBack := make([]float32, m*qDim)
 		for i := range m {
 			t := t0 + i
-			rows[i] = attention.Query{Seq: s.ID(), Pos: t, Table: s.Table()}
+			rows[i] = attention.Query{Seq: s.ID(), Pos: t, Table: s.LayerTable(l)}
 			back[m-1-i] = rows[i]
 			copy(qBack[(m-1-i)*qDim:(m-i)*qDim], trace.Q[l][t*qDim:(t+1)*qDim])
 		}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/kvref/kvref/engine"
 	"github.com/kvref/kvref/internal/rng"
+	"github.com/kvref/kvref/kvcache"
 	"github.com/kvref/kvref/model"
 	"github.com/kvref/kvref/quant"
 )
@@ -48,6 +49,9 @@ type BatchResult struct {
 	SpeedupOverBatch1         float64 `json:"speedup_over_batch_1"`
 	MillisecondsPerStep       float64 `json:"ms_per_step"`
 	CacheBytesPerTokenFormula int64   `json:"bytes_per_token"`
+	// Groups, for a model with cache groups (sliding layers beside full ones), are the
+	// pool's per-group counts after the timed steps: blocks each group's tables hold.
+	Groups []kvcache.GroupStats `json:"groups,omitempty"`
 	// Rounds is how many interleaved rounds measured this size (Batches); the row is the
 	// median round, and SpeedupsOverBatch1 holds each round's ratio to its batch-1 run.
 	Rounds             int       `json:"rounds,omitempty"`
@@ -98,8 +102,9 @@ func Batch(m *model.Model, s Setup, batch, prompt, steps int) (BatchResult, erro
 	var cacheBytes int64
 	start := time.Now()
 	for i := range steps {
-		// Each sequence attends over all its positions: their K and V in every layer.
-		stepCache := int64(batch) * int64(prompt+1+i) * bpt
+		// Each sequence attends over all its positions in every full layer, over its window
+		// in a sliding one: their K and V.
+		stepCache := int64(batch) * readBytes(e.Pool().Config(), prompt+1+i)
 		cacheBytes += stepCache
 		t := time.Now()
 		toks, err := sc.Step()
@@ -113,6 +118,7 @@ func Batch(m *model.Model, s Setup, batch, prompt, steps int) (BatchResult, erro
 		}
 	}
 	secs := time.Since(start).Seconds()
+	res.Groups = e.Pool().Stats().Groups
 	res.Seconds = secs
 	res.TokensPerSecond = float64(batch*steps) / secs
 	res.TokensPerSecondPerSeq = float64(steps) / secs
@@ -170,14 +176,17 @@ func medianRun(runs []BatchResult) BatchResult {
 
 // MemoryBoundBatch is the largest batch of full-context sequences the cache holds.
 type MemoryBoundBatch struct {
-	Context         int   `json:"context"`
-	BlockSize       int   `json:"block_size"`
-	CacheBlocks     int   `json:"cache_blocks"`
-	CacheBytes      int64 `json:"cache_bytes"`
-	BytesPerToken   int64 `json:"bytes_per_token"`
-	BlocksPerSeq    int   `json:"blocks_per_sequence"`
-	FromFormula     int   `json:"from_formula"`
-	ObservedRunning int   `json:"observed_admitted"`
+	Context       int   `json:"context"`
+	BlockSize     int   `json:"block_size"`
+	CacheBlocks   int   `json:"cache_blocks"`
+	CacheBytes    int64 `json:"cache_bytes"`
+	BytesPerToken int64 `json:"bytes_per_token"`
+	BlocksPerSeq  int   `json:"blocks_per_sequence"`
+	// GroupBlocksPerSeq, with cache groups, is BlocksPerSeq group by group
+	// (kvcache.Config.GroupBlocksAt: a sliding group holds its window's blocks).
+	GroupBlocksPerSeq []int `json:"group_blocks_per_sequence,omitempty"`
+	FromFormula       int   `json:"from_formula"`
+	ObservedRunning   int   `json:"observed_admitted"`
 }
 
 // MemoryBound computes how many ctx-long sequences fit in a cache of blocks blocks (or,
@@ -198,8 +207,16 @@ func MemoryBound(m *model.Model, s Setup, ctx, blocks int, cacheBytes int64) (Me
 		blocks = int(cacheBytes / cfg.BytesPerBlock())
 	}
 	perSeq := cfg.BlocksFor(ctx)
+	var groups []int
+	if cfg.Groups != nil {
+		perSeq = 0
+		for g := range cfg.NumGroups() {
+			groups = append(groups, cfg.GroupBlocksAt(g, ctx))
+			perSeq += groups[g]
+		}
+	}
 	mb := MemoryBoundBatch{Context: ctx, BlockSize: cfg.BlockSize, CacheBlocks: blocks, CacheBytes: int64(blocks) * cfg.BytesPerBlock(),
-		BytesPerToken: cfg.BytesPerToken(), BlocksPerSeq: perSeq, FromFormula: blocks / perSeq}
+		BytesPerToken: cfg.BytesPerToken(), BlocksPerSeq: perSeq, GroupBlocksPerSeq: groups, FromFormula: blocks / perSeq}
 	if blocks < 1 {
 		return mb, fmt.Errorf("benchmark: a cache of %d bytes holds no block of %d bytes", cacheBytes, cfg.BytesPerBlock())
 	}
@@ -226,4 +243,18 @@ func MemoryBound(m *model.Model, s Setup, ctx, blocks int, cacheBytes int64) (Me
 		}
 	}
 	return mb, nil
+}
+
+// readBytes is what one decode step of a sequence of n tokens reads from the cache: every
+// layer's K and V rows of every position, but only the window's in a sliding cache group.
+func readBytes(cfg kvcache.Config, n int) int64 {
+	var b int64
+	for g := range cfg.NumGroups() {
+		t := n
+		if w := cfg.GroupWindow(g); w > 0 {
+			t = min(n, w)
+		}
+		b += int64(t) * cfg.GroupBytesPerToken()
+	}
+	return b
 }

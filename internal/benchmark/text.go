@@ -29,6 +29,16 @@ func WriteBatches(w io.Writer, results []BatchResult, mb MemoryBoundBatch) {
 	}
 	fmt.Fprintf(w, "\nmemory-bound batch: a %s cache (%d blocks of %d tokens, %d B/token) holds %d sequences of %d tokens (%d blocks each) by the formula; the scheduler admitted %d\n",
 		plan.FormatSize(mb.CacheBytes), mb.CacheBlocks, mb.BlockSize, mb.BytesPerToken, mb.FromFormula, mb.Context, mb.BlocksPerSeq, mb.ObservedRunning)
+	if len(mb.GroupBlocksPerSeq) > 0 {
+		fmt.Fprintf(w, "cache groups: a sequence's blocks group by group %v (sliding groups hold their window's)\n", mb.GroupBlocksPerSeq)
+	}
+	if n := len(results); n > 0 && len(results[n-1].Groups) > 0 {
+		fmt.Fprintf(w, "batch %d after its steps, blocks per cache group (window: used/reclaimed):", results[n-1].Batch)
+		for _, g := range results[n-1].Groups {
+			fmt.Fprintf(w, " %d:%d/%d", g.Window, g.BlocksUsed, g.BlocksReclaimed)
+		}
+		fmt.Fprintln(w)
+	}
 }
 
 // WriteRoofline writes the measured limits (bandwidth, arithmetic peak), the fast run

@@ -24,6 +24,22 @@ type JSON struct {
 	WithoutGQA            *VariantJSON  `json:"without_gqa"`
 	CacheTypes            []VariantJSON `json:"cache_types"`
 	SharedPrefix          []PrefixJSON  `json:"shared_prefix"`
+	// Groups are the kinds of layer of a model with cache groups (sliding layers beside
+	// full ones), full first; absent for a uniform model.
+	Groups []GroupJSON `json:"groups,omitempty"`
+}
+
+// GroupJSON is one kind of layer of a plan with cache groups (GroupPlan).
+type GroupJSON struct {
+	Window             int   `json:"window"` // 0: full attention
+	Layers             int   `json:"layers"`
+	Groups             int   `json:"groups"`
+	LayersPerGroup     int   `json:"layers_per_group"`
+	BytesPerToken      int64 `json:"bytes_per_token"`
+	Tokens             int   `json:"tokens"`               // held at the context: it, or the window
+	BytesPerSequence   int64 `json:"bytes_per_sequence"`   // with the window
+	BytesWithoutWindow int64 `json:"bytes_without_window"` // as if every layer attended over everything
+	BlocksPerSequence  int   `json:"blocks_per_sequence"`  // all groups of the kind
 }
 
 // ModelJSON is the planned model's shape in JSON.
@@ -96,6 +112,10 @@ func (r Report) JSON(m ModelInfo, memoryFrom, weightsFrom string) JSON {
 	}
 	for _, v := range r.CacheTypes {
 		out.CacheTypes = append(out.CacheTypes, toVariantJSON(v))
+	}
+	for _, g := range r.Groups {
+		out.Groups = append(out.Groups, GroupJSON{Window: g.Window, Layers: g.Layers, Groups: g.Groups, LayersPerGroup: g.LayersPerGroup,
+			BytesPerToken: g.BytesPerToken, Tokens: g.Tokens, BytesPerSequence: g.Bytes, BytesWithoutWindow: g.BytesNoWindow, BlocksPerSequence: g.Blocks})
 	}
 	for _, p := range r.SharedPrefixes {
 		out.SharedPrefix = append(out.SharedPrefix, PrefixJSON(p))

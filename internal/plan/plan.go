@@ -65,6 +65,11 @@ type Report struct {
 	CacheTypes []Variant
 	// SharedPrefixes has one entry per Input.SharedPrefixes, in the same order.
 	SharedPrefixes []SharedPrefix
+	// Groups, for a shape with sliding layers beside full ones (Shape.Hybrid), are its
+	// kinds of layer, full first (groups.go). BytesPerSequence is then their sum with the
+	// window, BytesPerBlock a block of one group's layers, and BlocksPerSequence every
+	// group's blocks at the context.
+	Groups []GroupPlan
 }
 
 // Variant is the same plan with another KV head count or cache type.
@@ -150,6 +155,14 @@ func Compute(in Input) (Report, error) {
 		r.BytesPerSequence = int64(w) * bpt
 		r.BlocksPerSequence = min(r.BlocksPerSequence, blocksFor(w, in.BlockSize)+1)
 	}
+	if r.Groups = groupPlans(s, in.Context, in.BlockSize, r.KRowBytes+r.VRowBytes); r.Groups != nil {
+		r.BytesPerSequence, r.BlocksPerSequence = 0, 0
+		for _, g := range r.Groups {
+			r.BytesPerSequence += g.Bytes
+			r.BlocksPerSequence += g.Blocks
+		}
+		r.BytesPerBlock = int64(in.BlockSize) * int64(s.blockLayers()) * (r.KRowBytes + r.VRowBytes)
+	}
 	r.BlockBytesPerSequence = int64(r.BlocksPerSequence) * r.BytesPerBlock
 
 	var noRoom error
@@ -171,7 +184,16 @@ func Compute(in Input) (Report, error) {
 	sliding := s.Window > 0 && s.Window < in.Context
 	for _, n := range in.SharedPrefixes {
 		p := SharedPrefix{Tokens: n, SharedBlocks: n / in.BlockSize}
-		if sliding {
+		if r.Groups != nil {
+			// The full groups share the prefix's blocks; the sliding ones have slid
+			// past it at full length (unless the window covers the whole context).
+			p.SharedBlocks = 0
+			for _, g := range r.Groups {
+				if g.Window == 0 || !sliding {
+					p.SharedBlocks += g.Groups * (n / in.BlockSize)
+				}
+			}
+		} else if sliding {
 			// Every sequence slides past the prefix and releases its blocks: at full
 			// length nothing is shared any more.
 			p.SharedBlocks = 0
@@ -194,8 +216,10 @@ func (r *Report) variant(kvHeads int, k, v quant.CacheType) Variant {
 		return out
 	}
 	out.BytesPerToken = bpt
-	out.BlockBytesPerSequence = int64(r.BlocksPerSequence) * int64(r.BlockSize) * bpt
-	out.MaxSequences = r.Left / (int64(r.BlockSize) * bpt) / int64(r.BlocksPerSequence)
+	// A block holds blockLayers of the Layers layers (all of them without cache groups).
+	block := int64(r.BlockSize) * bpt / int64(r.Shape.Layers) * int64(r.Shape.blockLayers())
+	out.BlockBytesPerSequence = int64(r.BlocksPerSequence) * block
+	out.MaxSequences = r.Left / block / int64(r.BlocksPerSequence)
 	return out
 }
 

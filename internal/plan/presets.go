@@ -24,6 +24,19 @@ const llama2cFields = "llama2.c ModelArgs as exported in the .bin header: dim, n
 	"n_kv_heads, vocab_size, max_seq_len; hidden_dim = multiple_of(32, 2/3·4·dim); the classifier " +
 	"shares the embedding"
 
+// gemmaFields names the config.json fields the Gemma presets are read from (the text_config
+// of Gemma 3's multimodal checkpoints).
+const gemmaFields = "config.json (text_config for Gemma 3 4B/12B/27B): num_hidden_layers, num_attention_heads, " +
+	"num_key_value_heads, head_dim, hidden_size, intermediate_size, vocab_size, max_position_embeddings, " +
+	"sliding_window, layer_types (or sliding_window_pattern); embeddings tied"
+
+// gptOSSFields names the config.json fields the gpt-oss presets are read from.
+const gptOSSFields = "config.json: num_hidden_layers, num_attention_heads, num_key_value_heads, head_dim, " +
+	"hidden_size, vocab_size, max_position_embeddings, sliding_window, layer_types (alternating sliding and full)"
+
+// gptOSSNote is the gpt-oss presets' note.
+const gptOSSNote = "arithmetic only: kvref does not run gpt-oss (a mixture of experts in MXFP4); alternate layers attend over 128-token windows, the others over everything; parameters not counted (give --weights)"
+
 // presets is the table behind --preset. Every parameter count the shapes give is checked in
 // presets_test.go against the count the model's publisher states.
 var presets = []Preset{
@@ -65,6 +78,54 @@ var presets = []Preset{
 	{
 		Name: "smollm2-1.7b", Repo: "HuggingFaceTB/SmolLM2-1.7B", Source: hfFields,
 		Shape: Shape{Layers: 24, Heads: 32, KVHeads: 32, HeadDim: 64, Dim: 2048, Hidden: 8192, Vocab: 49152, Context: 8192, Tied: true},
+	},
+	{
+		Name: "gemma-2-2b", Repo: "google/gemma-2-2b", Source: gemmaFields,
+		Note:  "13 of 26 layers (alternating) attend over a 4096-token window, the others over everything",
+		Shape: Shape{Layers: 26, Heads: 8, KVHeads: 4, HeadDim: 256, Dim: 2304, Hidden: 9216, Vocab: 256000, Context: 8192, Tied: true, Window: 4096, SlidingLayers: 13, Family: "gemma2"},
+	},
+	{
+		Name: "gemma-2-9b", Repo: "google/gemma-2-9b", Source: gemmaFields,
+		Note:  "21 of 42 layers (alternating) attend over a 4096-token window",
+		Shape: Shape{Layers: 42, Heads: 16, KVHeads: 8, HeadDim: 256, Dim: 3584, Hidden: 14336, Vocab: 256000, Context: 8192, Tied: true, Window: 4096, SlidingLayers: 21, Family: "gemma2"},
+	},
+	{
+		Name: "gemma-2-27b", Repo: "google/gemma-2-27b", Source: gemmaFields,
+		Note:  "23 of 46 layers (alternating) attend over a 4096-token window",
+		Shape: Shape{Layers: 46, Heads: 32, KVHeads: 16, HeadDim: 128, Dim: 4608, Hidden: 36864, Vocab: 256000, Context: 8192, Tied: true, Window: 4096, SlidingLayers: 23, Family: "gemma2"},
+	},
+	{
+		Name: "gemma-3-270m", Repo: "google/gemma-3-270m", Source: gemmaFields,
+		Note:  "15 of 18 layers (five in every six) attend over a 512-token window",
+		Shape: Shape{Layers: 18, Heads: 4, KVHeads: 1, HeadDim: 256, Dim: 640, Hidden: 2048, Vocab: 262144, Context: 32768, Tied: true, Window: 512, SlidingLayers: 15, Family: "gemma3"},
+	},
+	{
+		Name: "gemma-3-1b", Repo: "google/gemma-3-1b-it", Source: gemmaFields,
+		Note:  "22 of 26 layers (five in every six) attend over a 512-token window",
+		Shape: Shape{Layers: 26, Heads: 4, KVHeads: 1, HeadDim: 256, Dim: 1152, Hidden: 6912, Vocab: 262144, Context: 32768, Tied: true, Window: 512, SlidingLayers: 22, Family: "gemma3"},
+	},
+	{
+		Name: "gemma-3-4b", Repo: "google/gemma-3-4b-it", Source: gemmaFields,
+		Note:  "29 of 34 layers attend over a 1024-token window; the text model of a multimodal checkpoint (the vision tower is not counted)",
+		Shape: Shape{Layers: 34, Heads: 8, KVHeads: 4, HeadDim: 256, Dim: 2560, Hidden: 10240, Vocab: 262208, Context: 131072, Tied: true, Window: 1024, SlidingLayers: 29, Family: "gemma3"},
+	},
+	{
+		Name: "gemma-3-12b", Repo: "google/gemma-3-12b-it", Source: gemmaFields,
+		Note:  "40 of 48 layers attend over a 1024-token window; the text model of a multimodal checkpoint (the vision tower is not counted)",
+		Shape: Shape{Layers: 48, Heads: 16, KVHeads: 8, HeadDim: 256, Dim: 3840, Hidden: 15360, Vocab: 262208, Context: 131072, Tied: true, Window: 1024, SlidingLayers: 40, Family: "gemma3"},
+	},
+	{
+		Name: "gemma-3-27b", Repo: "google/gemma-3-27b-it", Source: gemmaFields,
+		Note:  "52 of 62 layers attend over a 1024-token window; the text model of a multimodal checkpoint (the vision tower is not counted)",
+		Shape: Shape{Layers: 62, Heads: 32, KVHeads: 16, HeadDim: 128, Dim: 5376, Hidden: 21504, Vocab: 262208, Context: 131072, Tied: true, Window: 1024, SlidingLayers: 52, Family: "gemma3"},
+	},
+	{
+		Name: "gpt-oss-20b", Repo: "openai/gpt-oss-20b", Source: gptOSSFields, Note: gptOSSNote,
+		Shape: Shape{Layers: 24, Heads: 64, KVHeads: 8, HeadDim: 64, Dim: 2880, Vocab: 201088, Context: 131072, Window: 128, SlidingLayers: 12},
+	},
+	{
+		Name: "gpt-oss-120b", Repo: "openai/gpt-oss-120b", Source: gptOSSFields, Note: gptOSSNote,
+		Shape: Shape{Layers: 36, Heads: 64, KVHeads: 8, HeadDim: 64, Dim: 2880, Vocab: 201088, Context: 131072, Window: 128, SlidingLayers: 18},
 	},
 	{
 		Name: "stories15m", Repo: "karpathy/tinyllamas (stories15M.bin)", Source: llama2cFields,

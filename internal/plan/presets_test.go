@@ -24,18 +24,31 @@ func TestPresetParameterCounts(t *testing.T) {
 		"smollm2-135m":   134_515_008,
 		"smollm2-360m":   361_821_120,
 		"smollm2-1.7b":   1_711_376_384,
+		// Gemma: the counts model/hf's hub-size tests load from the checkpoints (270M, 1B,
+		// 2 2B) and Google's model cards (Gemma 2 9B and 27B).
+		"gemma-3-270m": 268_098_176,
+		"gemma-3-1b":   999_885_952,
+		"gemma-2-2b":   2_614_341_888,
+		"gemma-2-9b":   9_241_705_984,
+		"gemma-2-27b":  27_227_128_320,
 	}
+	// The text models of Gemma 3's multimodal checkpoints have no published count of their
+	// own, and gpt-oss is arithmetic only (a mixture of experts: no count at all).
+	unchecked := map[string]bool{"gemma-3-4b": true, "gemma-3-12b": true, "gemma-3-27b": true, "gpt-oss-20b": true, "gpt-oss-120b": true}
 	rounded := map[string]float64{ // llama2.c's README gives millions
 		"stories15m":  15e6,
 		"stories110m": 110e6,
 	}
-	require.Len(t, Presets(), len(exact)+len(rounded), "every preset is checked")
+	require.Len(t, Presets(), len(exact)+len(rounded)+len(unchecked), "every preset is checked or said not to be")
 	for _, p := range Presets() {
 		t.Run(p.Name, func(t *testing.T) {
 			require.NoError(t, p.Shape.Validate())
 			require.NotEmpty(t, p.Repo)
 			require.Contains(t, p.Source, "vocab", "the source names the fields")
 			n, ok := p.Shape.Params()
+			if unchecked[p.Name] {
+				return
+			}
 			require.True(t, ok)
 			if want, ok := exact[p.Name]; ok {
 				require.Equal(t, want, n)
@@ -121,4 +134,44 @@ func TestShapeParams(t *testing.T) {
 	require.Equal(t, 2, s.GQAGroup())
 	s.Heads = 0
 	require.Equal(t, 0, s.GQAGroup())
+}
+
+// TestGemma31BGroupsByHand: gemma-3-1b at 32768 tokens, f16, blocks of 16, against the
+// arithmetic done by hand. One layer's K and V rows of one token: 2 · 1 KV head · 256 · 2 B
+// = 1024 B. 4 global layers hold every token: 4 · 1024 · 32768 = 128 MiB; 22 sliding layers
+// hold their 512-token window: 22 · 1024 · 512 = 11 MiB (704 MiB without it). gcd(4, 22) = 2
+// layers per group: 2 full groups of 2048 blocks, 11 sliding groups of 32 blocks
+// (2048 − (32768 − 512)/16), blocks of 16 · 2 · 1024 = 32 KiB.
+func TestGemma31BGroupsByHand(t *testing.T) {
+	p, err := LookupPreset("gemma-3-1b")
+	require.NoError(t, err)
+	r, err := Compute(Input{Shape: p.Shape, KType: quant.F16, VType: quant.F16, Context: 32768, BlockSize: 16, Memory: 16 << 30, Weights: 2 << 30})
+	require.NoError(t, err)
+	require.Equal(t, []GroupPlan{
+		{Window: 0, Layers: 4, Groups: 2, LayersPerGroup: 2, BytesPerToken: 4096, Tokens: 32768, Bytes: 128 << 20, BytesNoWindow: 128 << 20, Blocks: 2 * 2048},
+		{Window: 512, Layers: 22, Groups: 11, LayersPerGroup: 2, BytesPerToken: 22528, Tokens: 512, Bytes: 11 << 20, BytesNoWindow: 704 << 20, Blocks: 11 * 32},
+	}, r.Groups)
+	require.Equal(t, int64(139<<20), r.BytesPerSequence)
+	require.Equal(t, int64(32<<10), r.BytesPerBlock)
+	require.Equal(t, 4448, r.BlocksPerSequence)
+	require.Equal(t, r.BytesPerSequence, r.BlockBytesPerSequence, "512 and 32768 are whole blocks")
+	require.Equal(t, int64(14<<30)/(32<<10)/4448, r.MaxSequences)
+	// Gemma 2 2B alternates: 13 and 13, one group each; at its 8192-token context the
+	// 4096-token window halves the sliding layers' share.
+	p, err = LookupPreset("gemma-2-2b")
+	require.NoError(t, err)
+	r, err = Compute(Input{Shape: p.Shape, KType: quant.F16, VType: quant.F16, Context: 8192, BlockSize: 16, Memory: 16 << 30})
+	require.NoError(t, err)
+	require.Equal(t, 2, len(r.Groups))
+	require.Equal(t, 13, r.Groups[0].LayersPerGroup)
+	require.Equal(t, int64(13*2*4*256*2)*8192, r.Groups[0].Bytes)
+	require.Equal(t, int64(13*2*4*256*2)*4096, r.Groups[1].Bytes)
+	// gpt-oss alternates 128-token windows: at 131072 tokens the sliding half holds 128.
+	p, err = LookupPreset("gpt-oss-20b")
+	require.NoError(t, err)
+	r, err = Compute(Input{Shape: p.Shape, KType: quant.BF16, VType: quant.BF16, Context: 131072, BlockSize: 16, Memory: 80 << 30})
+	require.NoError(t, err)
+	require.Equal(t, int64(12*2*8*64*2)*(131072+128), r.BytesPerSequence)
+	_, ok := p.Shape.Params()
+	require.False(t, ok, "gpt-oss is arithmetic only")
 }

@@ -18,10 +18,18 @@ type Shape struct {
 	Context int  // trained context length (max_position_embeddings); 0: unknown
 	Tied    bool // the output projection is the embedding (tie_word_embeddings)
 	QKVBias bool // the q, k and v projections have biases (Qwen2)
-	// Window is the sliding attention window of every layer (Mistral's sliding_window): a
-	// sequence then holds at most the blocks of its last Window positions, since kvref
-	// releases the blocks every layer's window has left. 0: full attention.
+	// Window is the sliding attention window of every layer (Mistral's sliding_window), or,
+	// with SlidingLayers, of those layers: a sequence then holds at most the blocks of its
+	// last Window positions in them, since kvref releases the blocks the window has left.
+	// 0: full attention.
 	Window int
+	// SlidingLayers, when between 0 and Layers, is how many layers attend over Window while
+	// the others attend over everything (Gemma 2 and 3, gpt-oss): the cache then has groups
+	// (groups.go). 0: every layer slides when Window is set.
+	SlidingLayers int
+	// Family names a block layout the parameter count must know: "gemma2" and "gemma3" add
+	// norms after attention and after the MLP (and Gemma 3 per-head q/k norms). "": Llama's.
+	Family string
 }
 
 // Limits on a shape, far above any published model, that keep every byte count the
@@ -39,6 +47,10 @@ const (
 func (s Shape) Validate() error {
 	if s.Window < 0 || s.Window > maxContext {
 		return fmt.Errorf("plan: sliding window must be in [0, %d], got %d", maxContext, s.Window)
+	}
+	if s.SlidingLayers < 0 || s.SlidingLayers > 0 && (s.Window == 0 || s.SlidingLayers >= s.Layers) {
+		return fmt.Errorf("plan: sliding layers must be 0 (every layer slides when there is a window) or in [1, layers) with a window, got %d of %d layers with window %d",
+			s.SlidingLayers, s.Layers, s.Window)
 	}
 	switch {
 	case s.Layers < 1 || s.KVHeads < 1 || s.HeadDim < 1:
@@ -69,7 +81,8 @@ func (s Shape) Validate() error {
 //	           + k, v projections  2·dim·kv_heads·head_dim
 //	           + q, k, v biases    (heads + 2·kv_heads)·head_dim   (QKVBias only)
 //	           + SwiGLU FFN        3·dim·hidden
-//	           + two RMSNorms      2·dim )
+//	           + two RMSNorms      2·dim
+//	           + Gemma's post-norms 2·dim, Gemma 3's q/k norms 2·head_dim )
 //	+ final RMSNorm                dim
 //	+ output projection            vocab·dim                       (unless Tied)
 //
@@ -82,6 +95,12 @@ func (s Shape) Params() (int64, bool) {
 	layer := 2*dim*q + 2*dim*kv + 3*dim*int64(s.Hidden) + 2*dim
 	if s.QKVBias {
 		layer += q + 2*kv
+	}
+	switch s.Family {
+	case "gemma2":
+		layer += 2 * dim // post-attention and post-MLP norms
+	case "gemma3":
+		layer += 2*dim + 2*int64(s.HeadDim) // and the per-head q and k norms
 	}
 	n := int64(s.Vocab)*dim + int64(s.Layers)*layer + dim
 	if !s.Tied {

@@ -26,7 +26,10 @@ func WriteText(w io.Writer, r Report, info TextInfo) {
 	if info.Params > 0 {
 		desc += ", " + FormatCount(info.Params) + " parameters"
 	}
-	if s.Window > 0 {
+	switch {
+	case s.Hybrid():
+		desc += fmt.Sprintf(", %d of them over a sliding window of %d", s.SlidingLayers, s.Window)
+	case s.Window > 0:
 		desc += fmt.Sprintf(", sliding window %d", s.Window)
 	}
 	fmt.Fprintf(w, "model   %s: %s\n", info.Model, desc)
@@ -46,6 +49,7 @@ func WriteText(w io.Writer, r Report, info TextInfo) {
 		{"max sequences", fmt.Sprint(r.MaxSequences), fmt.Sprintf("full %d-token sequences at once", r.Context)},
 	})
 	fmt.Fprintln(w)
+	writeGroups(w, r)
 	writeGQA(w, r)
 	writeCacheTypes(w, r)
 	writeSharedPrefixes(w, r)
@@ -121,6 +125,9 @@ func tokenArithmetic(r Report) string {
 // sequenceArithmetic spells out the bytes of one full sequence: its tokens, or with a sliding
 // window the window's.
 func sequenceArithmetic(r Report) string {
+	if r.Groups != nil {
+		return "the sum over the cache groups below: full layers hold every token, sliding ones their window"
+	}
 	if w := r.Shape.Window; w > 0 && w < r.Context {
 		return fmt.Sprintf("%d tokens of the sliding window (of %d) × %d B", w, r.Context, r.BytesPerToken)
 	}
@@ -130,6 +137,9 @@ func sequenceArithmetic(r Report) string {
 // blockArithmetic spells out the block rounding of one sequence.
 func blockArithmetic(r Report) string {
 	s := fmt.Sprintf("%d blocks of %d tokens, %s each", r.BlocksPerSequence, r.BlockSize, FormatSize(r.BytesPerBlock))
+	if r.Groups != nil {
+		return s + fmt.Sprintf(" (%d layers each; every group's blocks, below)", r.Groups[0].LayersPerGroup)
+	}
 	if w := r.Shape.Window; w > 0 && w < r.Context {
 		return s + " (the window spans at most this many; the blocks it has left are released)"
 	}
