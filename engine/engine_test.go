@@ -132,5 +132,5 @@ func TestStopsAtEOSUnlessIgnored(t *testing.T) {
 		require.Equal(t, toks, more[:len(toks)])
 		return
 	}
-	t.Fatal("no end-of-text token in 49 high-temperature samples of 200 tokens")
+	require.FailNow(t, "no end-of-text token in 49 high-temperature samples of 200 tokens")
 }

@@ -1,10 +1,11 @@
 package model_test
 
 import (
-	"github.com/kvref/kvref/internal/half"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/kvref/kvref/internal/half"
 
 	"github.com/stretchr/testify/require"
 

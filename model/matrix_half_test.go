@@ -3,9 +3,10 @@ package model_test
 import (
 	"encoding/binary"
 	"fmt"
-	"github.com/kvref/kvref/internal/half"
 	"math"
 	"testing"
+
+	"github.com/kvref/kvref/internal/half"
 
 	"github.com/stretchr/testify/require"
 

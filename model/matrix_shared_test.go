@@ -1,9 +1,10 @@
 package model
 
 import (
-	"github.com/kvref/kvref/internal/half"
 	"math"
 	"testing"
+
+	"github.com/kvref/kvref/internal/half"
 
 	"github.com/stretchr/testify/require"
 

@@ -1,9 +1,10 @@
 package model_test
 
 import (
-	"github.com/kvref/kvref/internal/half"
 	"math"
 	"testing"
+
+	"github.com/kvref/kvref/internal/half"
 
 	"github.com/stretchr/testify/require"
 

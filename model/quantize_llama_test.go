@@ -140,9 +140,7 @@ func TestQuantizeGGUFMatchesLlamaQuantize(t *testing.T) {
 					}
 					bb := wt.BlockBytes()
 					for b := 0; b < len(wb)/bb; b++ {
-						if !bytes.Equal(wb[b*bb:(b+1)*bb], gb[b*bb:(b+1)*bb]) {
-							t.Errorf("%s block %d: llama-quantize %x, kvref %x", wi.Name, b, wb[b*bb:(b+1)*bb], gb[b*bb:(b+1)*bb])
-						}
+						require.Truef(t, bytes.Equal(wb[b*bb:(b+1)*bb], gb[b*bb:(b+1)*bb]), "%s block %d: llama-quantize %x, kvref %x", wi.Name, b, wb[b*bb:(b+1)*bb], gb[b*bb:(b+1)*bb])
 					}
 					tensors++
 					blocks += len(wb) / bb
@@ -207,9 +205,7 @@ func TestDequantizeMatchesLlamaQuantize(t *testing.T) {
 				wt.DequantizeRow(got, q)
 				for i, v := range got {
 					want := binary.LittleEndian.Uint32(data[4*i:])
-					if math.Float32bits(v) != want {
-						t.Fatalf("%s value %d: llama-quantize %#08x (%g), kvref %#08x (%g)", name, i, want, math.Float32frombits(want), math.Float32bits(v), v)
-					}
+					require.Falsef(t, math.Float32bits(v) != want, "%s value %d: llama-quantize %#08x (%g), kvref %#08x (%g)", name, i, want, math.Float32frombits(want), math.Float32bits(v), v)
 				}
 				values += len(got)
 			}

@@ -193,8 +193,8 @@ func TestMutantVictim(t *testing.T) {
 	switch {
 	case errors.As(err, &ce):
 		got.Bitwise = err.Error()
-	case err != nil:
-		t.Fatal(err)
+	default:
+		require.NoError(t, err)
 	}
 	s := fill(t, e, prompt(m, 80), 30)
 	if _, err := oracle.Check(e.Runner(), e.Pool(), s); err != nil {

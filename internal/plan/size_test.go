@@ -89,11 +89,9 @@ func FuzzParseSize(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if n < 0 {
-			t.Fatalf("ParseSize(%q) = %d", s, n)
-		}
-		if want, perr := strconv.ParseInt(strings.TrimSpace(s), 10, 64); perr == nil && want != n {
-			t.Fatalf("ParseSize(%q) = %d, want the number itself", s, n)
+		require.Falsef(t, n < 0, "ParseSize(%q) = %d", s, n)
+		if want, perr := strconv.ParseInt(strings.TrimSpace(s), 10, 64); perr == nil {
+			require.Equalf(t, want, n, "ParseSize(%q): want the number itself", s)
 		}
 	})
 }
