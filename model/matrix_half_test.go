@@ -23,6 +23,8 @@ import (
 // the same bits as kernels.Dot on Row(), and the block formats' paths the bits of their
 // DotRow.
 func TestHalfMatrixIsBatchInvariant(t *testing.T) {
+	t.Parallel()
+
 	const rows = 37
 	r := rng.New(6)
 	threads := parallel.NewPool(2)

@@ -88,6 +88,8 @@ func hardRows(t *testing.T, src string) string {
 // synthetic model (rows from normally distributed weights) and an f32 one whose rows hold
 // the quantizers' corner cases (see hardRows).
 func TestQuantizeGGUFMatchesLlamaQuantize(t *testing.T) {
+	t.Parallel()
+
 	tool := testutil.Shared(t, "bin/llama-quantize")
 	dir := t.TempDir()
 	s := quantizeTestShape
@@ -156,6 +158,8 @@ func TestQuantizeGGUFMatchesLlamaQuantize(t *testing.T) {
 // --allow-requantize convert it to F32 (ggml's dequantize_row_* for each type) and
 // requires the same float32 bits from quant.WeightType.DequantizeRow.
 func TestDequantizeMatchesLlamaQuantize(t *testing.T) {
+	t.Parallel()
+
 	tool := testutil.Shared(t, "bin/llama-quantize")
 	w, err := quantizeTestShape.Writer()
 	require.NoError(t, err)

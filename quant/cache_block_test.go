@@ -46,6 +46,8 @@ func nibbleRow(c []uint8) string {
 // (j odd gives (j+1)/2), and 7.25 gives 7. With every value shifted by −3, m = fp16(−3) =
 // 0xC200 and the codes stay the same.
 func TestQ4_1HandDerived(t *testing.T) {
+	t.Parallel()
+
 	x := make([]float32, blockLen)
 	c := make([]uint8, blockLen)
 	for j := range x {
@@ -74,6 +76,8 @@ func TestQ4_1HandDerived(t *testing.T) {
 // qs[j] = j | j<<4, and qh has the fifth bits of codes 16..31, bits 16..31 (bytes 00 00 ff
 // ff). Every value decodes exactly.
 func TestQ5_0HandDerived(t *testing.T) {
+	t.Parallel()
+
 	x := make([]float32, blockLen)
 	c := make([]uint8, blockLen)
 	for j := range x {
@@ -89,6 +93,8 @@ func TestQ5_0HandDerived(t *testing.T) {
 // becomes c = 0 (−16·d = 16) but −16 would need c = 32 and is clamped to 31, i.e. −15; the
 // zeros are c = 16 (qh bit set).
 func TestQ5_0ClampsTheOppositeExtreme(t *testing.T) {
+	t.Parallel()
+
 	x := make([]float32, blockLen)
 	x[0], x[1] = 16, -16
 	c := make([]uint8, blockLen)
@@ -105,6 +111,8 @@ func TestQ5_0ClampsTheOppositeExtreme(t *testing.T) {
 // TestQ5_1HandDerived: x_j = j, so min = 0, max = 31, d = 31/31 = 1, m = 0 and every code
 // is j (qh bits 16..31 set); every value decodes exactly.
 func TestQ5_1HandDerived(t *testing.T) {
+	t.Parallel()
+
 	x := make([]float32, blockLen)
 	c := make([]uint8, blockLen)
 	for j := range x {
@@ -123,6 +131,8 @@ func TestQ5_1HandDerived(t *testing.T) {
 // 0x3800). With the signs flipped, max = 63.5 gives d₀ = −0.5, the same codes for −x and
 // a stored scale of −0.5 (0xB800).
 func TestIQ4NLHandDerived(t *testing.T) {
+	t.Parallel()
+
 	x := make([]float32, blockLen)
 	c := make([]uint8, blockLen)
 	for j := range x {
@@ -147,6 +157,8 @@ func TestIQ4NLHandDerived(t *testing.T) {
 // grid has no zero, so iq4_nl stores an exact zero as d·1. The least-squares scale is
 // (63.5²·127·63.5 − 2.25³)/(63.5²·127² + 2.25²) ≈ 0.49999992, whose fp16 is 0.5.
 func TestIQ4NLTiesAndZeros(t *testing.T) {
+	t.Parallel()
+
 	x := make([]float32, blockLen)
 	x[0], x[1] = -63.5, -2.25
 	c := make([]uint8, blockLen)
@@ -167,6 +179,8 @@ func TestIQ4NLTiesAndZeros(t *testing.T) {
 // q5_1 have min = max = 0, d = 0 and codes 0: all bytes zero, values +0; iq4_nl stores d = 0
 // and codes 0 (|max| < 1e-15), which decode to 0·(−127) = −0.
 func TestZeroBlocksAreLikeGGML(t *testing.T) {
+	t.Parallel()
+
 	for _, c := range []struct {
 		ct       CacheType
 		bytes    string
@@ -192,6 +206,8 @@ func TestZeroBlocksAreLikeGGML(t *testing.T) {
 // d = 0 and the value as m; q4_0 has d = −3/8 and codes 0, i.e. (0−8)·(−0.375) = 3, q5_0
 // d = −3/16 and codes 0. (iq4_nl's d = −3/127 is rounded to fp16, so it is not exact.)
 func TestConstantBlocksAreExact(t *testing.T) {
+	t.Parallel()
+
 	x := make([]float32, blockLen)
 	for j := range x {
 		x[j] = 3
@@ -208,6 +224,8 @@ func TestConstantBlocksAreExact(t *testing.T) {
 // heads of 8 (stories260K's width) start at elements 0, 8, 16 and 24 of a block, so head 2
 // reads bits 16..23 of qh and the high nibbles of qs[0..7].
 func TestQ5FifthBitsAcrossHeads(t *testing.T) {
+	t.Parallel()
+
 	x := make([]float32, blockLen)
 	for j := range x {
 		x[j] = float32(j - 16) // q5_0: codes j, exact (TestQ5_0HandDerived)

@@ -127,6 +127,8 @@ func encodeExact(t *testing.T, ct CacheType, x []float32, s shape) []byte {
 }
 
 func TestFusedKernelsMatchDecodeBitwise(t *testing.T) {
+	t.Parallel()
+
 	rng := rand.New(rand.NewPCG(7, 8))
 	for _, ct := range CacheTypes() {
 		for _, s := range testShapes {
@@ -177,6 +179,8 @@ func TestFusedKernelsMatchDecodeBitwise(t *testing.T) {
 // TestDotHeadNegativeZeroLanes: when every product is -0, kernels.Dot's tail adds +0 to
 // every lane and returns +0; DotHead must do the same.
 func TestDotHeadNegativeZeroLanes(t *testing.T) {
+	t.Parallel()
+
 	for _, ct := range CacheTypes() {
 		for _, s := range []shape{{4, 8}, {1, 32}, {1, 33}} {
 			if ct.Validate(s.kvHeads, s.headDim) != nil {
@@ -381,6 +385,8 @@ func wantNonFinite(got, scale float64) error {
 }
 
 func TestRoundTripWithinBounds(t *testing.T) {
+	t.Parallel()
+
 	rng := rand.New(rand.NewPCG(9, 10))
 	for _, ct := range CacheTypes() {
 		for _, s := range testShapes {
@@ -399,6 +405,8 @@ func TestRoundTripWithinBounds(t *testing.T) {
 // TestRoundTripIsEncodeDecode checks that RoundTrip is exactly Decode(Encode(x)) and that
 // a second round trip changes nothing (the decoded values are representable).
 func TestRoundTripIsEncodeDecode(t *testing.T) {
+	t.Parallel()
+
 	rng := rand.New(rand.NewPCG(11, 12))
 	for _, ct := range CacheTypes() {
 		s := shape{4, 64}
@@ -417,6 +425,8 @@ func TestRoundTripIsEncodeDecode(t *testing.T) {
 }
 
 func TestZeroHeadsDecodeToZero(t *testing.T) {
+	t.Parallel()
+
 	for _, ct := range []CacheType{Int8, FP8E4M3, Q8_0} {
 		x := normalRow(rand.New(rand.NewPCG(1, 1)), 64)
 		clear(x[:32]) // the first head (and the first q8_0 block) is all zero
@@ -436,6 +446,8 @@ func TestZeroHeadsDecodeToZero(t *testing.T) {
 }
 
 func TestInt8Layout(t *testing.T) {
+	t.Parallel()
+
 	x := []float32{-254, 1, 0.5, -0.5, 1.5, 2.5, -2.5, 0}
 	row := make([]byte, Int8.RowBytes(1, 8))
 	Int8.Encode(row, x, 1, 8)
@@ -445,6 +457,8 @@ func TestInt8Layout(t *testing.T) {
 }
 
 func TestFP8E4M3Layout(t *testing.T) {
+	t.Parallel()
+
 	x := []float32{896, -896, 2, 0}
 	row := make([]byte, FP8E4M3.RowBytes(1, 4))
 	FP8E4M3.Encode(row, x, 1, 4)
@@ -464,6 +478,8 @@ func asInt8(b []byte) []int8 {
 // quantize_row_q8_0_ref: d = amax/127, stored as fp16, q = roundf(x/d) (half away from
 // zero).
 func TestQ8_0MatchesGGML(t *testing.T) {
+	t.Parallel()
+
 	x := make([]float32, 64)
 	// Block 0: amax 127 -> d = 1 (fp16 0x3C00); ties at .5 round away from zero.
 	copy(x, []float32{127, -127, 0.5, -0.5, 1.5, -1.5, 2.5, -2.49, 3, 0.49999997})
@@ -490,6 +506,8 @@ func TestQ8_0MatchesGGML(t *testing.T) {
 }
 
 func TestQ8_0OverflowingScaleIsLikeGGML(t *testing.T) {
+	t.Parallel()
+
 	x := make([]float32, 32)
 	x[0], x[1] = 1e30, 1
 	row := make([]byte, 34)
@@ -502,6 +520,8 @@ func TestQ8_0OverflowingScaleIsLikeGGML(t *testing.T) {
 }
 
 func TestRoundTripPropertyRapid(t *testing.T) {
+	t.Parallel()
+
 	rapid.Check(t, func(rt *rapid.T) {
 		ct := rapid.SampledFrom(CacheTypes()).Draw(rt, "type")
 		s := shape{rapid.IntRange(1, 4).Draw(rt, "kvHeads"), rapid.IntRange(1, 70).Draw(rt, "headDim")}
@@ -542,6 +562,8 @@ func TestRoundTripPropertyRapid(t *testing.T) {
 // TestHeadBytesCoverWhatAHeadReads: a head's DotHead and AxpyHead depend only on the bytes
 // HeadBytes names: garbage everywhere else in the row changes nothing.
 func TestHeadBytesCoverWhatAHeadReads(t *testing.T) {
+	t.Parallel()
+
 	rng := rand.New(rand.NewPCG(17, 18))
 	for _, ct := range CacheTypes() {
 		for _, s := range testShapes {

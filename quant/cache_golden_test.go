@@ -63,6 +63,8 @@ var goldenCacheShape = shape{32, 128}
 // outliers and one-signed rows) as each of ggml's 4- and 5-bit cache types and requires
 // ggml's exact bytes and floats.
 func TestCacheEncodeMatchesGGMLCorpus(t *testing.T) {
+	t.Parallel()
+
 	rows := goldenCorpus()
 	s := goldenCacheShape
 	for ct, want := range cacheGoldenHashes {
@@ -82,6 +84,8 @@ func TestCacheEncodeMatchesGGMLCorpus(t *testing.T) {
 // quantizer (the same function as the cache's, plus the scale search and the final
 // requantization), and it writes ggml's bytes for every corpus row.
 func TestIQ4NLWeightSearchMatchesGGMLCorpus(t *testing.T) {
+	t.Parallel()
+
 	for k, row := range goldenCorpus() {
 		q := make([]byte, len(row)/blockLen*iq4nlBlockBytes)
 		encodeIQ4NL(q, row, iq4nlWeightTries)

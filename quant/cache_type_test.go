@@ -7,6 +7,8 @@ import (
 )
 
 func TestCacheTypeNames(t *testing.T) {
+	t.Parallel()
+
 	want := []string{"f32", "f16", "bf16", "int8", "fp8-e4m3", "fp8-e5m2", "q8_0", "q4_0", "q4_1", "iq4_nl", "q5_0", "q5_1"}
 	types := CacheTypes()
 	require.Len(t, types, len(want))
@@ -22,6 +24,8 @@ func TestCacheTypeNames(t *testing.T) {
 }
 
 func TestParseCacheType(t *testing.T) {
+	t.Parallel()
+
 	for _, c := range []struct {
 		in   string
 		want CacheType
@@ -52,6 +56,8 @@ func TestParseCacheType(t *testing.T) {
 }
 
 func TestValidate(t *testing.T) {
+	t.Parallel()
+
 	for _, ct := range CacheTypes() {
 		require.NoError(t, ct.Validate(4, 64), ct.String())
 		require.Error(t, ct.Validate(0, 64), ct.String())
@@ -79,6 +85,8 @@ func TestValidate(t *testing.T) {
 }
 
 func TestRowBytes(t *testing.T) {
+	t.Parallel()
+
 	for _, c := range []struct {
 		ct               CacheType
 		kvHeads, headDim int
@@ -111,6 +119,8 @@ func TestRowBytes(t *testing.T) {
 }
 
 func TestWrongSizesPanic(t *testing.T) {
+	t.Parallel()
+
 	x := make([]float32, 64)
 	row := make([]byte, F16.RowBytes(2, 32))
 	require.Panics(t, func() { F16.Encode(row[:len(row)-1], x, 2, 32) })
@@ -125,6 +135,8 @@ func TestWrongSizesPanic(t *testing.T) {
 // TestParseCacheTypes: the per-type names override the shared one, an empty one falls back
 // to it, and a bad name is an error naming the valid ones.
 func TestParseCacheTypes(t *testing.T) {
+	t.Parallel()
+
 	k, v, err := ParseCacheTypes("f16", "", "")
 	require.NoError(t, err)
 	require.Equal(t, [2]CacheType{F16, F16}, [2]CacheType{k, v})
@@ -142,6 +154,8 @@ func TestParseCacheTypes(t *testing.T) {
 // layout and the decoder that layout reads through, and an encoder; a fused read of a
 // head exists only for the per-head layout, which is the one that hands it a head's bytes.
 func TestCacheFormatsAreComplete(t *testing.T) {
+	t.Parallel()
+
 	names := map[string]CacheType{}
 	for _, ct := range CacheTypes() {
 		f := ct.format()

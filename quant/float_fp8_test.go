@@ -79,6 +79,8 @@ func (s fp8Spec) nearest(x float32) uint8 {
 }
 
 func TestFP8DecodeMatchesBitFields(t *testing.T) {
+	t.Parallel()
+
 	for _, s := range fp8Specs {
 		t.Run(s.name, func(t *testing.T) {
 			for b := range 256 {
@@ -96,6 +98,8 @@ func TestFP8DecodeMatchesBitFields(t *testing.T) {
 }
 
 func TestFP8KnownValues(t *testing.T) {
+	t.Parallel()
+
 	for _, c := range []struct {
 		name string
 		got  float32
@@ -133,6 +137,8 @@ func TestFP8KnownValues(t *testing.T) {
 }
 
 func TestFP8EncodeDecodeIdentity(t *testing.T) {
+	t.Parallel()
+
 	for _, s := range fp8Specs {
 		t.Run(s.name, func(t *testing.T) {
 			for b := range 256 {
@@ -155,6 +161,8 @@ func TestFP8EncodeDecodeIdentity(t *testing.T) {
 // TestFP8Ties checks the midpoint between every two neighbouring finite codes (and its
 // float32 neighbours): the tie goes to the even code.
 func TestFP8Ties(t *testing.T) {
+	t.Parallel()
+
 	for _, s := range fp8Specs {
 		t.Run(s.name, func(t *testing.T) {
 			for c := uint8(0); c < s.maxCode; c++ {
@@ -181,6 +189,8 @@ func TestFP8Ties(t *testing.T) {
 }
 
 func TestFP8Saturation(t *testing.T) {
+	t.Parallel()
+
 	for _, s := range fp8Specs {
 		t.Run(s.name, func(t *testing.T) {
 			halfStep := s.value(s.maxCode) - s.value(s.maxCode-1)
@@ -201,6 +211,8 @@ func TestFP8Saturation(t *testing.T) {
 }
 
 func TestFP8EncodeRandomAgainstBruteForce(t *testing.T) {
+	t.Parallel()
+
 	rng := rand.New(rand.NewPCG(5, 6))
 	for _, s := range fp8Specs {
 		t.Run(s.name, func(t *testing.T) {

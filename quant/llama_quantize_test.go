@@ -74,6 +74,8 @@ func corpusModel(t *testing.T) (string, map[string][]float32) {
 }
 
 func TestLlamaQuantizeWritesTheCacheBlocks(t *testing.T) {
+	t.Parallel()
+
 	bin := testutil.Shared(t, "bin/llama-quantize")
 	in, values := corpusModel(t)
 	for _, c := range []struct {

@@ -188,6 +188,8 @@ func float32Bytes(x []float32) []byte {
 // corpus (twelve distributions, from tiny to fp16-overflowing magnitudes, with ties,
 // constants, outliers and one-signed rows) and requires ggml's exact bytes and floats.
 func TestQuantizeRowMatchesGGMLCorpus(t *testing.T) {
+	t.Parallel()
+
 	rows := goldenCorpus()
 	for _, wt := range WeightTypes() {
 		want := goldenHashes[wt]

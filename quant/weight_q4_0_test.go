@@ -10,6 +10,8 @@ import (
 // TestQ4_0DequantizeHandBuilt: d = 2 (fp16 0x4000) and qs[j] = j | (15−j)<<4, so value j
 // (low nibble j) is (j−8)·2 and value 16+j (high nibble 15−j) is (7−j)·2.
 func TestQ4_0DequantizeHandBuilt(t *testing.T) {
+	t.Parallel()
+
 	row := []byte{0x00, 0x40}
 	for j := 0; j < 16; j++ {
 		row = append(row, byte(j)|byte(15-j)<<4)
@@ -26,6 +28,8 @@ func TestQ4_0DequantizeHandBuilt(t *testing.T) {
 // id = 0.5; value j becomes trunc(0.5·x_j + 8.5): (j+1)/2 for j = 0..15 (halves round up:
 // x = −15 gives 1, i.e. −14) and 8 + (j+1)/2 for value 16+j, clamped to 15 for j = 15.
 func TestQ4_0QuantizeHandDerived(t *testing.T) {
+	t.Parallel()
+
 	x := make([]float32, 32)
 	for j := range x {
 		x[j] = float32(j - 16)
@@ -42,6 +46,8 @@ func TestQ4_0QuantizeHandDerived(t *testing.T) {
 // becomes q = 0 (−8·d = 8) but −8 would need q = 16 and is clamped to 15, i.e. −7: the
 // one-step error the lopsided grid allows.
 func TestQ4_0ClampsTheOppositeExtreme(t *testing.T) {
+	t.Parallel()
+
 	x := make([]float32, 32)
 	x[0], x[1] = 8, -8
 	q, y := quantizeWeights(t, WeightQ4_0, x)
@@ -53,6 +59,8 @@ func TestQ4_0ClampsTheOppositeExtreme(t *testing.T) {
 // TestQ4_0ZeroBlock: for an all-zero block ggml computes d = 0/−8 = −0, stores fp16
 // 0x8000, and every nibble is trunc(0 + 8.5) = 8; the values decode to 0·(−0) = −0.
 func TestQ4_0ZeroBlock(t *testing.T) {
+	t.Parallel()
+
 	q, y := quantizeWeights(t, WeightQ4_0, make([]float32, 32))
 	require.Equal(t, mustHex(t, "008088888888888888888888888888888888"), q)
 	for _, v := range y {
@@ -63,6 +71,8 @@ func TestQ4_0ZeroBlock(t *testing.T) {
 // TestQ4_0TinyBlockIsX86: when 1/d overflows, x·id is ±Inf or NaN and ggml's
 // (int8_t)(x·id + 8.5f) is undefined; x86-64 (and kvref) store nibble 0.
 func TestQ4_0TinyBlockIsX86(t *testing.T) {
+	t.Parallel()
+
 	x := make([]float32, 32)
 	for j := range x {
 		x[j] = 1e-38 * float32(j%5-2)
@@ -72,6 +82,8 @@ func TestQ4_0TinyBlockIsX86(t *testing.T) {
 }
 
 func TestQ4_0FormulaGolden(t *testing.T) {
+	t.Parallel()
+
 	q, _ := quantizeWeights(t, WeightQ4_0, formulaRow(64))
 	// quantize_row_q4_0_ref of formulaRow(64).
 	require.Equal(t, mustHex(t, "e2354092f59c543e3b6aab1ea45c35224081c4b5e1294e3101c05db7ff2428f9b855cf08"), q)

@@ -20,6 +20,8 @@ var (
 )
 
 func TestQ4_KScaleMinPacking(t *testing.T) {
+	t.Parallel()
+
 	for j := 0; j < 8; j++ {
 		sc, m := q4KScaleMin(j, q4KHandScales)
 		require.Equal(t, q4KHandSc[j], sc, "sc[%d]", j)
@@ -34,6 +36,8 @@ func TestQ4_KScaleMinPacking(t *testing.T) {
 // sub-block j = e/32 and uses byte qs[32·(e/64) + e%32], its low nibble when j is even
 // and its high nibble when j is odd; it decodes to sc[j]·q − 0.5·m[j], exact in float32.
 func TestQ4_KDequantizeHandBuilt(t *testing.T) {
+	t.Parallel()
+
 	row := append([]byte{0x00, 0x3c, 0x00, 0x38}, q4KHandScales...)
 	for b := 0; b < 128; b++ {
 		row = append(row, byte(7*b+3))
@@ -66,6 +70,8 @@ func TestQ4_KDequantizeHandBuilt(t *testing.T) {
 // 63 and every scale 0, and all nibbles stay 0. The values decode to
 // 0·0 − 0.0238037109375·63 = −1.4996337890625.
 func TestQ4_KNegativeConstant(t *testing.T) {
+	t.Parallel()
+
 	x := make([]float32, 256)
 	for i := range x {
 		x[i] = -1.5
@@ -79,12 +85,16 @@ func TestQ4_KNegativeConstant(t *testing.T) {
 }
 
 func TestQ4_KFormulaGolden(t *testing.T) {
+	t.Parallel()
+
 	q, _ := quantizeWeights(t, WeightQ4_K, formulaRow(256))
 	// quantize_row_q4_K_ref of formulaRow(256).
 	require.Equal(t, mustHex(t, "611eed29fefbfcfffefdffffdedbffdbf07125fbe3fd3a991abd837b85b1008013e8cfc9f543b3450ae1e90542b244f89cfc8e3218001b58b738dba199a3df3ebf52170f183482f3955a313a55a313950542b244f8cec7e21e8d0fb389718bb716973af0e7f12d7bfc8e442b2450ad1d3a55a313a5592f284381f07125fbe3fd3a991abd837b85b1008113e8cfc9f543"), q)
 }
 
 func TestQ4_KZeroBlock(t *testing.T) {
+	t.Parallel()
+
 	q, y := quantizeWeights(t, WeightQ4_K, make([]float32, 256))
 	require.Equal(t, make([]byte, 144), q)
 	require.Equal(t, make([]float32, 256), y)

@@ -29,6 +29,8 @@ func formulaRow(n int) []float32 {
 }
 
 func TestQ8_0WeightsDequantizeHandBuilt(t *testing.T) {
+	t.Parallel()
+
 	row := make([]byte, 3*34)
 	// Block 0: d = 0.5 (fp16 0x3800); q = -128, -127, -1, 0, 1, 2, 127, then 7..31.
 	row[0], row[1] = 0x00, 0x38
@@ -60,6 +62,8 @@ func TestQ8_0WeightsDequantizeHandBuilt(t *testing.T) {
 // of 8 up to |x| = 8, where 7.9375·8 = 63.5 rounds away from zero to 64, and one less in
 // magnitude beyond (−127 for −16, 71 for 9, 119 for 15).
 func TestQ8_0WeightsQuantizeHandDerived(t *testing.T) {
+	t.Parallel()
+
 	x := make([]float32, 32)
 	for j := range x {
 		x[j] = float32(j - 16)
@@ -77,6 +81,8 @@ func TestQ8_0WeightsQuantizeHandDerived(t *testing.T) {
 }
 
 func TestQ8_0WeightsFormulaGolden(t *testing.T) {
+	t.Parallel()
+
 	q, _ := quantizeWeights(t, WeightQ8_0, formulaRow(64))
 	// quantize_row_q8_0_ref of formulaRow(64).
 	require.Equal(t, mustHex(t, "ee25819ad738bb632e1c2e63bb38d79a818bb90a7f17d2b1b4da249021d5aca7c608cf256ff6a075687fb515933c03eefd3184009b60434b77c236ca81626281ca36c277"), q)
@@ -85,6 +91,8 @@ func TestQ8_0WeightsFormulaGolden(t *testing.T) {
 // TestQ8_0WeightsMatchCacheCodec: the q8_0 weight type and the q8_0 cache type store the
 // same format, and for every block whose 1/d is finite they produce the same bytes.
 func TestQ8_0WeightsMatchCacheCodec(t *testing.T) {
+	t.Parallel()
+
 	rng := rand.New(rand.NewPCG(2, 3))
 	for _, kind := range []string{"normal", "outliers", "heavy"} {
 		x := weightTestRow(rng, kind, 1024, 0.7)
@@ -102,6 +110,8 @@ func TestQ8_0WeightsMatchCacheCodec(t *testing.T) {
 // (int8_t)roundf(±Inf or NaN) is undefined in C; x86-64 stores 0, and so does kvref. The
 // fp16 d is 0, so the block decodes to zeros either way.
 func TestQ8_0WeightsTinyBlockIsX86(t *testing.T) {
+	t.Parallel()
+
 	x := make([]float32, 32)
 	for j := range x {
 		x[j] = 1e-38 * float32(j%5-2)
@@ -120,6 +130,8 @@ func TestQ8_0WeightsTinyBlockIsX86(t *testing.T) {
 // dequantized row: per block, half a step of max|x|/127 per value (plus the fp16 rounding
 // of that step) times Σ|v|, plus float32 rounding.
 func TestQ8_0DotRowQuantizesTheInput(t *testing.T) {
+	t.Parallel()
+
 	rng := rand.New(rand.NewPCG(2, 8))
 	for _, n := range []int{32, 64, 96, 2048, 11008} {
 		for rep := range 4 {

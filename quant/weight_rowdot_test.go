@@ -39,6 +39,8 @@ func onlyDefaultNaNs(vs ...[]float32) bool {
 // TestDotRowsMatchesDotRow: DotRows gives DotRow for every row, for every type (q8_0 and
 // q4_0 several rows at a time), and leaves the rest of out alone.
 func TestDotRowsMatchesDotRow(t *testing.T) {
+	t.Parallel()
+
 	rng := rand.New(rand.NewPCG(32, 32))
 	for _, wt := range WeightTypes() {
 		for _, n := range []int{wt.BlockSize(), 2 * wt.BlockSize(), 4096} {
@@ -65,6 +67,8 @@ func TestDotRowsMatchesDotRow(t *testing.T) {
 
 // TestDotRowsPanics: DotRows checks the lengths as DotRow does.
 func TestDotRowsPanics(t *testing.T) {
+	t.Parallel()
+
 	for _, wt := range WeightTypes() {
 		n := wt.BlockSize()
 		rb, _ := wt.RowBytes(n)
@@ -80,6 +84,8 @@ func TestDotRowsPanics(t *testing.T) {
 // decoded by F16ToF32 and BF16ToF32, for any bit patterns (Inf, NaN, subnormal halves),
 // any length, and misaligned rows.
 func TestKernelHalfRowDots(t *testing.T) {
+	t.Parallel()
+
 	rng := rand.New(rand.NewPCG(33, 33))
 	for _, n := range []int{1, 7, 8, 31, 32, 33, 64, 100, 4097} {
 		for rep := range 8 {

@@ -14,6 +14,8 @@ import (
 )
 
 func TestMedian(t *testing.T) {
+	t.Parallel()
+
 	require.Equal(t, 0.0, Median(nil))
 	require.Equal(t, 3.0, Median([]float64{3}))
 	require.Equal(t, 2.0, Median([]float64{3, 1, 2}))
@@ -34,6 +36,8 @@ func tinySetup(t *testing.T) Setup {
 // kvref's figure over llama-bench's, the medians are the rounds' medians, and llama-bench
 // ran each test once per round with the same threads and cache type.
 func TestCompare(t *testing.T) {
+	t.Parallel()
+
 	shape, err := synth.ShapeByName("tiny")
 	require.NoError(t, err)
 	m, err := shape.Model()
@@ -89,6 +93,8 @@ func TestCompare(t *testing.T) {
 // TestMeter: a generation test produces exactly n tokens from a one-token prompt, a
 // prompt test reuses nothing from the previous one, and both report a rate.
 func TestMeter(t *testing.T) {
+	t.Parallel()
+
 	shape, err := synth.ShapeByName("tiny")
 	require.NoError(t, err)
 	m, err := shape.Model()

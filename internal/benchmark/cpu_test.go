@@ -12,6 +12,8 @@ import (
 
 // TestCPUInfo reads the first processor of a /proc/cpuinfo listing.
 func TestCPUInfo(t *testing.T) {
+	t.Parallel()
+
 	p := filepath.Join(t.TempDir(), "cpuinfo")
 	require.NoError(t, os.WriteFile(p, []byte("processor\t: 0\nvendor_id\t: AuthenticAMD\ncpu family\t: 25\nmodel\t\t: 17\nmodel name\t: AMD EPYC 9R14\nflags\t\t: fpu avx2\n\nprocessor\t: 1\nmodel name\t: Other\n"), 0o644))
 	name, family, model := cpuInfo(p)

@@ -13,6 +13,8 @@ import (
 // TestParseLlamaBench reads a real llama-bench -o json output (llama.cpp c392e50 on
 // stories260K.gguf, -p 16 -n 8 -t 1 -r 2): two tests, pp16 and tg8.
 func TestParseLlamaBench(t *testing.T) {
+	t.Parallel()
+
 	data, err := os.ReadFile("testdata/llama-bench-stories260K.json")
 	require.NoError(t, err)
 	rs, err := ParseLlamaBench(data)
@@ -59,6 +61,8 @@ ts=100; [ "$p" -gt 0 ] && ts=1000
 
 // TestLlamaBenchRun: the arguments llama-bench gets, its result, and its failures.
 func TestLlamaBenchRun(t *testing.T) {
+	t.Parallel()
+
 	script, argsFile := fakeLlamaBench(t, false)
 	lb := LlamaBench{Path: script, Threads: 2, Reps: 3, CacheType: "f16"}
 	r, err := lb.Run(context.Background(), "model.gguf", 0, 64)
@@ -85,6 +89,8 @@ func TestLlamaBenchRun(t *testing.T) {
 }
 
 func TestLlamaCacheType(t *testing.T) {
+	t.Parallel()
+
 	for _, ct := range []string{"f32", "f16", "bf16"} {
 		got, err := LlamaCacheType(ct)
 		require.NoError(t, err)

@@ -9,6 +9,8 @@ import (
 // TestDefaultSharedPrefixes: none, then ¼, ½ and ¾ of the context, without repeats for a
 // context too short to split.
 func TestDefaultSharedPrefixes(t *testing.T) {
+	t.Parallel()
+
 	for ctx, want := range map[int][]int{4096: {0, 1024, 2048, 3072}, 2: {0, 1}, 1: {0}} {
 		got := DefaultSharedPrefixes(ctx)
 		require.Falsef(t, len(got) != len(want), "DefaultSharedPrefixes(%d) = %v, want %v", ctx, got, want)
@@ -22,6 +24,8 @@ func TestDefaultSharedPrefixes(t *testing.T) {
 // model's bytes, then the f16 estimate; a size and a type together, or a type without a
 // parameter count, are refused.
 func TestChooseWeights(t *testing.T) {
+	t.Parallel()
+
 	full := Shape{Layers: 2, Heads: 4, KVHeads: 2, HeadDim: 8, Dim: 32, Hidden: 64, Vocab: 100}
 	params, known := full.Params()
 	require.True(t, known, "the full shape has no parameter count")

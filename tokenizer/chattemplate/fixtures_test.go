@@ -77,6 +77,8 @@ func (fx *fixture) context(t *testing.T) Context {
 // with its family's tokenizer_config.json and requires the same bytes, or an error carrying
 // the template's own message where Hugging Face's renderer raised one.
 func TestFixtureRenders(t *testing.T) {
+	t.Parallel()
+
 	dir, fixtures := loadFixtures(t)
 	templates := map[string]*Template{}
 	passed, errorsExpected := 0, 0
