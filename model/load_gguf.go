@@ -10,13 +10,22 @@ import (
 	"github.com/kvref/kvref/tokenizer/chattemplate"
 )
 
+// Prefault says whether LoadGGUF maps every page of the file before it builds the model
+// (gguf.File.Prefault, as llama.cpp's loader does with MAP_POPULATE): the first forward
+// pass then takes no page faults on the weights, at the price of reading the whole file
+// at load. On by default.
+var Prefault = true
+
 // LoadGGUF opens a GGUF file (memory-mapped) and loads the model and its tokenizer. Its
 // Digest is the file's SHA-256 (internal/digest: a large file is read for it once per
-// version).
+// version). With Prefault, the whole mapping is made resident first.
 func LoadGGUF(path string) (*Model, error) {
 	f, err := gguf.Open(path)
 	if err != nil {
 		return nil, err
+	}
+	if Prefault {
+		f.Prefault()
 	}
 	m, err := FromGGUF(f, path)
 	if err != nil {

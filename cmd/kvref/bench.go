@@ -33,6 +33,7 @@ type benchFlags struct {
 	prefill, gen, rounds, reps int
 	cacheMem, bandwidthBuffer  sizeFlag
 	asJSON, roofline, portable bool
+	batched                    batchedFlags // --vs-llama-batched-bench (bench_batched.go)
 }
 
 func benchCmd(args []string, stdout, stderr io.Writer) error {
@@ -56,6 +57,7 @@ func benchCmd(args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&f.gen, "tg", 64, "--vs-llama-bench: tokens of the generation test (llama-bench -p 0 -n N; 0: none)")
 	fs.IntVar(&f.rounds, "rounds", 0, "interleaved rounds: of llama-bench and kvref with --vs-llama-bench (default 3), of the batch sizes otherwise (default 1; the median round is shown and ×batch1 is the median of the rounds' ratios)")
 	fs.IntVar(&f.reps, "reps", 3, "--vs-llama-bench: repetitions per round on each engine (llama-bench -r)")
+	f.batched.register(fs)
 	fs.StringVar(&f.kernelLevel, "kernels", "", "kernel level: "+strings.Join(kernels.Levels(), ", ")+" (default: everything the CPU has; avx2 on an AVX-512 machine runs what an AVX2-only one runs)")
 	if err := parse(fs, args); err != nil {
 		return err
@@ -67,7 +69,7 @@ func benchCmd(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("--batches: %w", err)
 	}
-	if f.llamaBench != "" && !flagSet(fs, "cache-dtype") && f.k == "" && f.v == "" {
+	if (f.llamaBench != "" || f.batched.path != "") && !flagSet(fs, "cache-dtype") && f.k == "" && f.v == "" {
 		f.dtype = "f16" // llama-bench's default cache, and the only float one this version takes besides bf16
 	}
 	kType, vType, err := cacheTypes(f.dtype, f.k, f.v)
@@ -114,6 +116,8 @@ func benchCmd(args []string, stdout, stderr io.Writer) error {
 		return benchVsNode(m, fs, f, *vsNode, setup, steal, stdout, stderr)
 	case f.llamaBench != "":
 		return benchVsLlama(m, f, setup, steal, stdout, stderr)
+	case f.batched.path != "":
+		return benchBatched(m, f, setup, steal, stdout, stderr)
 	case f.roofline:
 		return benchRoofline(m, f, setup, steal, stdout, stderr)
 	}

@@ -112,7 +112,10 @@ func TestBenchRoofline(t *testing.T) {
 		require.Greater(t, r.BatchCeiling, 0.0)
 		require.LessOrEqual(t, r.BatchCeiling, float64(benchmark.CeilingBatch))
 		require.Contains(t, out, `"batch16_ceiling"`)
+		require.InDelta(t, r.BatchSpeedup/r.BatchCeiling, r.BatchCeilingFraction, 1e-9, "the fraction of the ceiling batch-16 decode reaches")
 	}
+	require.Greater(t, r.BatchTokensPerSecond, 0.0, "batch-16 decode is measured")
+	require.InDelta(t, r.BatchTokensPerSecond/r.DecodeTokensPerSecond, r.BatchSpeedup, 1e-9)
 }
 
 func TestBenchRooflineRejectsTinyBuffer(t *testing.T) {

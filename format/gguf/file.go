@@ -56,6 +56,11 @@ func (f *File) Close() error {
 	return m.Close()
 }
 
+// Prefault makes the whole mapped file resident and mapped now (mmapfile.Mapping.Prefault),
+// so that the first reads of its tensors take no page faults. A File parsed from bytes in
+// memory has nothing to do.
+func (f *File) Prefault() { f.mapping.Prefault() }
+
 // Lookup returns the value of a metadata key.
 func (f *File) Lookup(key string) (Value, bool) {
 	i, ok := f.kvIndex[key]

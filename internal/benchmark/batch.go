@@ -49,6 +49,9 @@ type BatchResult struct {
 	SpeedupOverBatch1         float64 `json:"speedup_over_batch_1"`
 	MillisecondsPerStep       float64 `json:"ms_per_step"`
 	CacheBytesPerTokenFormula int64   `json:"bytes_per_token"`
+	// PrefillSeconds is how long the untimed prefill took: every sequence's prompt, until
+	// each had its first token.
+	PrefillSeconds float64 `json:"prefill_seconds"`
 	// Groups, for a model with cache groups (sliding layers beside full ones), are the
 	// pool's per-group counts after the timed steps: blocks each group's tables hold.
 	Groups []kvcache.GroupStats `json:"groups,omitempty"`
@@ -74,31 +77,52 @@ func randomPrompt(r *rng.SplitMix64, vocab, n int) []int {
 // Batch prefills batch sequences of prompt random tokens (untimed), then times steps
 // decode steps in which all of them advance together.
 func Batch(m *model.Model, s Setup, batch, prompt, steps int) (BatchResult, error) {
+	return batchRun(m, s, batch, prompt, steps, batch*prompt)
+}
+
+// batchRun is Batch with a prefill budget of at most budget tokens a step; it also
+// records how long the prefill took (PrefillSeconds). When batch · prompt exceeds the
+// budget, the prefill takes several steps, and sequences whose prompt is done decode in
+// the later ones: the prefill ends when every sequence has its first token.
+func batchRun(m *model.Model, s Setup, batch, prompt, steps, budget int) (BatchResult, error) {
 	if batch < 1 || prompt < 1 || steps < 1 {
 		return BatchResult{}, fmt.Errorf("benchmark: batch %d, prompt %d and steps %d must all be at least 1", batch, prompt, steps)
 	}
-	ctx := min(m.Config.Context, prompt+steps+8)
+	budget = max(1, min(budget, batch*prompt))
+	extra := (batch*prompt + budget - 1) / budget // decode steps some sequences may take during a chunked prefill
+	ctx := min(m.Config.Context, prompt+steps+8+extra)
 	e, err := engine.New(m, engine.Config{Context: ctx, BlockSize: s.BlockSize, Sequences: batch, Threads: s.Threads, KType: s.KType, VType: s.VType})
 	if err != nil {
 		return BatchResult{}, err
 	}
 	defer e.Close()
-	sc := e.NewScheduler(engine.SchedulerConfig{MaxBatchTokens: batch * prompt, MaxSequences: batch, WatermarkBlocks: -1})
+	sc := e.NewScheduler(engine.SchedulerConfig{MaxBatchTokens: budget, MaxSequences: batch, WatermarkBlocks: -1})
 	r := rng.New(uint64(batch))
 	for range batch {
-		req := engine.Request{Prompt: randomPrompt(r, m.Config.Vocab, prompt), MaxTokens: steps + 4, IgnoreEOS: true}
+		req := engine.Request{Prompt: randomPrompt(r, m.Config.Vocab, prompt), MaxTokens: steps + 4 + extra, IgnoreEOS: true}
 		if _, err := sc.Add(req); err != nil {
 			return BatchResult{}, err
 		}
 	}
-	// Prefill (untimed): every sequence has its first token.
-	for sc.Stats().DecodeTokens == 0 {
-		if _, err := sc.Step(); err != nil {
+	// Prefill: every sequence has its first token.
+	started := make([]bool, batch)
+	waiting := batch
+	prefillStart := time.Now()
+	for waiting > 0 {
+		toks, err := sc.Step()
+		if err != nil {
 			return BatchResult{}, err
+		}
+		for _, t := range toks {
+			if t.Request >= 0 && t.Request < batch && !started[t.Request] {
+				started[t.Request] = true
+				waiting--
+			}
 		}
 	}
 	bpt := e.Pool().Config().BytesPerToken()
-	res := BatchResult{Batch: batch, Steps: steps, WeightBytesPerStep: m.Weights.StepBytes(batch), CacheBytesPerTokenFormula: bpt}
+	res := BatchResult{Batch: batch, Steps: steps, WeightBytesPerStep: m.Weights.StepBytes(batch), CacheBytesPerTokenFormula: bpt,
+		PrefillSeconds: time.Since(prefillStart).Seconds()}
 	var cacheBytes int64
 	start := time.Now()
 	for i := range steps {

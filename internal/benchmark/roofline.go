@@ -66,6 +66,14 @@ type RooflineRun struct {
 	// window); both 0 when no peak was measured, and for the portable run.
 	BatchArithmeticSeconds float64 `json:"batch16_arithmetic_seconds"`
 	BatchCeiling           float64 `json:"batch16_ceiling"`
+	// BatchTokensPerSecond is the measured decode of CeilingBatch sequences together (its
+	// best window of DecodeWindow steps, as batch 1's), BatchSpeedup its rate over batch
+	// 1's, and BatchCeilingFraction that speedup over BatchCeiling: how close batched
+	// decode comes to its ceiling in the same run (0 without a ceiling; all three absent
+	// for the portable run).
+	BatchTokensPerSecond float64 `json:"batch16_tokens_per_second,omitempty"`
+	BatchSpeedup         float64 `json:"batch16_speedup,omitempty"`
+	BatchCeilingFraction float64 `json:"batch16_ceiling_fraction,omitempty"`
 }
 
 // RooflineConfig says what MeasureRoofline runs.
@@ -245,6 +253,17 @@ func MeasureRoofline(m *model.Model, c RooflineConfig) (Roofline, error) {
 	peak, _ := r.weightsPeak()
 	run.BatchArithmeticSeconds = BatchArithmetic(m, CeilingBatch, peak)
 	run.BatchCeiling = BatchCeiling(CeilingBatch, 1/run.DecodeTokensPerSecond, run.BatchArithmeticSeconds)
+	say(c.Progress, "batch-%d decode...", CeilingBatch)
+	b, err := Batch(m, c.Setup, CeilingBatch, c.Prompt, max(c.Steps, DecodeWindow))
+	if err != nil {
+		return r, err
+	}
+	secs, _ := bestWindow(b)
+	run.BatchTokensPerSecond = CeilingBatch * DecodeWindow / secs
+	run.BatchSpeedup = run.BatchTokensPerSecond / run.DecodeTokensPerSecond
+	if run.BatchCeiling > 0 {
+		run.BatchCeilingFraction = run.BatchSpeedup / run.BatchCeiling
+	}
 	buf = nil
 	r.RooflineRun = run
 	if c.Portable {
@@ -271,19 +290,7 @@ func decodePrefill(m *model.Model, c RooflineConfig, limits Roofline, steps, pre
 	}
 	r.DecodeSteps = dec.Steps
 	r.DecodeBytesPerToken = dec.WeightBytesPerStep + dec.CacheBytesPerStep
-	bestSecs, bestBytes := 0.0, int64(0)
-	for i := 0; i+DecodeWindow <= len(dec.stepSeconds); i++ {
-		secs, bytes := 0.0, int64(0)
-		for _, k := range dec.stepSeconds[i : i+DecodeWindow] {
-			secs += k
-		}
-		for _, b := range dec.stepBytes[i : i+DecodeWindow] {
-			bytes += b
-		}
-		if bestSecs == 0 || secs < bestSecs {
-			bestSecs, bestBytes = secs, bytes
-		}
-	}
+	bestSecs, bestBytes := bestWindow(dec)
 	r.DecodeTokensPerSecond = DecodeWindow / bestSecs
 	r.DecodeGBs = float64(bestBytes) / bestSecs / 1e9
 	r.BandwidthFraction = r.DecodeGBs / limits.BandwidthGBs
@@ -316,6 +323,24 @@ func decodePrefill(m *model.Model, c RooflineConfig, limits Roofline, steps, pre
 		r.Int8Fraction = r.PrefillGFLOPs / limits.Int8PeakGops
 	}
 	return r, nil
+}
+
+// bestWindow returns the fastest DecodeWindow consecutive steps of dec: their seconds and
+// the bytes they read.
+func bestWindow(dec BatchResult) (bestSecs float64, bestBytes int64) {
+	for i := 0; i+DecodeWindow <= len(dec.stepSeconds); i++ {
+		secs, bytes := 0.0, int64(0)
+		for _, k := range dec.stepSeconds[i : i+DecodeWindow] {
+			secs += k
+		}
+		for _, b := range dec.stepBytes[i : i+DecodeWindow] {
+			bytes += b
+		}
+		if bestSecs == 0 || secs < bestSecs {
+			bestSecs, bestBytes = secs, bytes
+		}
+	}
+	return bestSecs, bestBytes
 }
 
 // pairedWindows times windows windows of DecodeWindow batch-1 decode steps, each after

@@ -88,3 +88,35 @@ func TestBatchCeilingIsTheArithmeticOverTheStep(t *testing.T) {
 	WriteRoofline(&b, r)
 	require.Contains(t, b.String(), "batch 16 ceiling     ×3.2 batch 1 at most: 16 sequences' products take 100.0 ms at the multiply+add peak, against 320.0 ms for 16 batch-1 steps")
 }
+
+// TestBatchCeilingFractionLine: the roofline says how fast batch-16 decode ran and what
+// fraction of its ceiling that speedup is.
+func TestBatchCeilingFractionLine(t *testing.T) {
+	r := Roofline{Kernels: "avx2", Threads: 2, BandwidthGBs: 50, MulAddPeakGFLOPs: 100}
+	r.DecodeTokensPerSecond, r.BatchArithmeticSeconds, r.BatchCeiling = 50, 0.1, 8
+	r.BatchTokensPerSecond, r.BatchSpeedup, r.BatchCeilingFraction = 300, 6, 0.75
+	var b strings.Builder
+	WriteRoofline(&b, r)
+	require.Contains(t, b.String(), "decode, batch 16        300.0 tokens/s = ×6.00 batch 1 (best 8-step windows of each) = 75.0% of the batch 16 ceiling\n")
+}
+
+// TestBestWindowIsTheFastestRun: the best window is the fastest DecodeWindow consecutive
+// steps, with the bytes those steps read.
+func TestBestWindowIsTheFastestRun(t *testing.T) {
+	var dec BatchResult
+	for i := range DecodeWindow + 2 {
+		secs := 1.0
+		if i >= 2 {
+			secs = 0.5 // steps 2..DecodeWindow+1 are the fast ones
+		}
+		dec.stepSeconds = append(dec.stepSeconds, secs)
+		dec.stepBytes = append(dec.stepBytes, int64(i))
+	}
+	secs, bytes := bestWindow(dec)
+	require.Equal(t, 0.5*DecodeWindow, secs)
+	want := int64(0)
+	for i := 2; i < DecodeWindow+2; i++ {
+		want += int64(i)
+	}
+	require.Equal(t, want, bytes)
+}

@@ -83,6 +83,13 @@ func writeRooflineRun(w io.Writer, limits Roofline, r RooflineRun) {
 		fmt.Fprintf(w, "  batch %d ceiling     ×%.1f batch 1 at most: %d sequences' products take %.1f ms at the %s peak, against %.1f ms for %d batch-1 steps\n",
 			CeilingBatch, r.BatchCeiling, CeilingBatch, 1000*r.BatchArithmeticSeconds, what, 1000*CeilingBatch/r.DecodeTokensPerSecond, CeilingBatch)
 	}
+	if r.BatchTokensPerSecond > 0 {
+		fmt.Fprintf(w, "  decode, batch %d     %8.1f tokens/s = ×%.2f batch 1 (best %d-step windows of each)", CeilingBatch, r.BatchTokensPerSecond, r.BatchSpeedup, DecodeWindow)
+		if r.BatchCeilingFraction > 0 {
+			fmt.Fprintf(w, " = %.1f%% of the batch %d ceiling", 100*r.BatchCeilingFraction, CeilingBatch)
+		}
+		fmt.Fprintln(w)
+	}
 	switch {
 	case limits.QuantizedWeights && limits.Int8PeakGops > 0:
 		fmt.Fprintf(w, "  prefill, %d tokens  %8.2f GFLOP/s in %.3f s = %.1f%% of the int8 peak (quantized weights: integer products)\n",
