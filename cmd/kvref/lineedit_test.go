@@ -47,7 +47,7 @@ func TestScriptsDoNotGetTheEditor(t *testing.T) {
 	var got []string
 	var out bytes.Buffer
 	ed := newEditor(&fakeTTY{keys: strings.NewReader("")}, func() (func(), error) {
-		t.Fatal("a script must not touch the terminal")
+		require.FailNow(t, "a script must not touch the terminal")
 		return nil, nil
 	}, nil)
 	r := repl{out: &out, prompt: func() string { return ">" }, editor: ed,

@@ -68,6 +68,9 @@ type clientCheck struct {
 // conversation whose second request reports the history's blocks as cached tokens. The
 // answers are checked against the same requests sent without the client.
 func TestOpenAINodeClient(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the openai npm client check is a long suite: it runs in the full go test (.ci/run), not with -short")
+	}
 	node, err := exec.LookPath("node")
 	if err != nil {
 		t.Skip("node is not installed: the openai npm client check needs Node.js and npm (apt-get install nodejs npm)")
