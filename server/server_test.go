@@ -7,13 +7,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/kvref/kvref/internal/logit"
 	"math"
 	"net"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kvref/kvref/internal/logit"
 
 	"github.com/stretchr/testify/require"
 
@@ -253,7 +254,7 @@ func TestServeShutsDownGracefully(t *testing.T) {
 		case err := <-served:
 			require.NoError(t, err)
 		case <-time.After(30 * time.Second):
-			t.Fatal("Serve did not return after its context ended")
+			require.FailNow(t, "Serve did not return after its context ended")
 		}
 		_, err = http.Get(url + "/health")
 		require.Error(t, err, "the listener must be closed")
