@@ -3,9 +3,10 @@ package server
 import (
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/kvref/kvref/engine"
 	"github.com/kvref/kvref/model/synth"
-	"github.com/stretchr/testify/require"
 )
 
 // FuzzParseRequest: any body given to the completion and chat parsers is either refused

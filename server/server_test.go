@@ -14,11 +14,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kvref/kvref/internal/logit"
-
 	"github.com/stretchr/testify/require"
 
 	"github.com/kvref/kvref/engine"
+	"github.com/kvref/kvref/internal/logit"
 	"github.com/kvref/kvref/kvcache"
 	"github.com/kvref/kvref/model/synth"
 )

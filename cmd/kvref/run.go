@@ -8,10 +8,9 @@ import (
 	"os"
 	"strings"
 
+	"github.com/kvref/kvref/engine"
 	"github.com/kvref/kvref/internal/logit"
 	"github.com/kvref/kvref/tokenizer"
-
-	"github.com/kvref/kvref/engine"
 )
 
 // runFlags are the flags of `kvref run`.
