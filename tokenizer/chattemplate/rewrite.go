@@ -20,6 +20,13 @@ func rewriteToJSON(src string) (string, error) {
 	if !strings.Contains(src, "tojson") {
 		return src, nil
 	}
+	return rewriteTags(src, rewriteTag)
+}
+
+// rewriteTags returns src with every {{ }} and {% %} tag replaced by what rewrite makes of
+// it. Text outside tags, {# #} comments and {% raw %} blocks are copied through unchanged.
+// An error of rewrite is returned naming the line of the tag.
+func rewriteTags(src string, rewrite func(tag string) (string, error)) (string, error) {
 	var out strings.Builder
 	i := 0
 	for {
@@ -52,7 +59,7 @@ func rewriteToJSON(src string) (string, error) {
 			continue
 		}
 		if kind != '#' {
-			if tag, err = rewriteTag(tag); err != nil {
+			if tag, err = rewrite(tag); err != nil {
 				return "", fmt.Errorf("line %d: %w", lineOf(src, open), err)
 			}
 		}

@@ -26,41 +26,12 @@ func rewriteIn(src string) (string, error) {
 	if !strings.Contains(src, " in ") {
 		return src, nil
 	}
-	var out strings.Builder
-	for i := 0; ; {
-		open := strings.Index(src[i:], "{")
-		if open < 0 || i+open+1 >= len(src) {
-			out.WriteString(src[i:])
-			return out.String(), nil
+	return rewriteTags(src, func(tag string) (string, error) {
+		if isForTag(tag) {
+			return tag, nil
 		}
-		open += i
-		kind := src[open+1]
-		if kind != '{' && kind != '%' && kind != '#' {
-			out.WriteString(src[i : open+1])
-			i = open + 1
-			continue
-		}
-		out.WriteString(src[i:open])
-		end, err := tagEnd(src, open)
-		if err != nil {
-			return "", err
-		}
-		tag := src[open:end]
-		if kind == '%' && isRawTag(tag) {
-			stop := indexEndRaw(src, end)
-			if stop < 0 {
-				return "", fmt.Errorf("line %d: {%% raw %%} without {%% endraw %%}", lineOf(src, open))
-			}
-			out.WriteString(src[open:stop])
-			i = stop
-			continue
-		}
-		if kind != '#' && !isForTag(tag) {
-			tag = rewriteInTag(tag)
-		}
-		out.WriteString(tag)
-		i = end
-	}
+		return rewriteInTag(tag), nil
+	})
 }
 
 // isForTag reports whether a {% %} tag is a for loop.
