@@ -85,30 +85,9 @@ func (s *Server) parseChat(body []byte) (*params, *APIError) {
 			p.logprobs = *req.TopLogprobs
 		}
 	}
-	msgs, err := chat.ParseMessages(req.Messages)
-	if err != nil {
-		var me *chat.MessageError
-		if errors.As(err, &me) {
-			return nil, badRequest(me.Field, "%s", me.Error())
-		}
-		return nil, badRequest("messages", "%v", err)
-	}
-	vars, aerr := s.templateKwargs(req.ChatTemplateKwargs)
+	f, text, aerr := s.renderChat(req.Messages, req.ChatTemplateKwargs, req.AddGenerationPrompt == nil || *req.AddGenerationPrompt)
 	if aerr != nil {
 		return nil, aerr
-	}
-	f, aerr := s.chatFormatter(vars)
-	if aerr != nil {
-		return nil, aerr
-	}
-	agp := req.AddGenerationPrompt == nil || *req.AddGenerationPrompt
-	text, err := f.Render(msgs, agp)
-	if err != nil {
-		var raised *chattemplate.RaiseError
-		if errors.As(err, &raised) {
-			return nil, badRequest("messages", "the model's chat template refused the conversation: %s", raised.Message).withCode("chat_template_error")
-		}
-		return nil, badRequest("messages", "%v", err).withCode("chat_template_unsupported")
 	}
 	if limit := s.maxPromptBytes(); len(text) > limit { // refused before it is tokenized
 		return nil, badRequest("messages", "the rendered conversation is %d bytes of text, but no prompt that fits the context of %d tokens is longer than %d bytes (4 × %d bytes, the longest token, per token); shorten the conversation",
@@ -123,6 +102,38 @@ func (s *Server) parseChat(body []byte) (*params, *APIError) {
 		p.maxTokens = max(1, min(s.eng.Context()-len(ids), cfg.NumBlocks*cfg.BlockSize-len(ids)+1))
 	}
 	return p, nil
+}
+
+// renderChat parses a request's messages and renders them with the chat template under
+// its chat_template_kwargs (agp: end with the generation prompt): the formatter, to
+// tokenize the text, and the text. A message the parser or the template refuses is a 400
+// naming messages (or the message's field).
+func (s *Server) renderChat(messages, kwargs json.RawMessage, agp bool) (*chat.Formatter, string, *APIError) {
+	msgs, err := chat.ParseMessages(messages)
+	if err != nil {
+		var me *chat.MessageError
+		if errors.As(err, &me) {
+			return nil, "", badRequest(me.Field, "%s", me.Error())
+		}
+		return nil, "", badRequest("messages", "%v", err)
+	}
+	vars, aerr := s.templateKwargs(kwargs)
+	if aerr != nil {
+		return nil, "", aerr
+	}
+	f, aerr := s.chatFormatter(vars)
+	if aerr != nil {
+		return nil, "", aerr
+	}
+	text, err := f.Render(msgs, agp)
+	if err != nil {
+		var raised *chattemplate.RaiseError
+		if errors.As(err, &raised) {
+			return nil, "", badRequest("messages", "the model's chat template refused the conversation: %s", raised.Message).withCode("chat_template_error")
+		}
+		return nil, "", badRequest("messages", "%v", err).withCode("chat_template_unsupported")
+	}
+	return f, text, nil
 }
 
 // chatFormatter is the server's formatter with a request's chat_template_kwargs.

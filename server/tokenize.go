@@ -2,12 +2,9 @@ package server
 
 import (
 	"encoding/json"
-	"errors"
 	"net/http"
 
-	"github.com/kvref/kvref/chat"
 	"github.com/kvref/kvref/tokenizer"
-	"github.com/kvref/kvref/tokenizer/chattemplate"
 )
 
 // POST /tokenize and /detokenize (also under /v1), in both shapes clients use:
@@ -52,17 +49,8 @@ type TokenPiece struct {
 
 // handleTokenize serves POST /tokenize.
 func (s *Server) handleTokenize(w http.ResponseWriter, r *http.Request) {
-	body, ok := s.readRequest(w, r)
-	if !ok {
-		return
-	}
 	var req tokenizeRequest
-	if aerr := decodeStrict(body, &req); aerr != nil {
-		writeError(w, aerr)
-		return
-	}
-	if req.Model != "" && req.Model != s.model {
-		writeError(w, newError(404, invalidRequest, "model", "model_not_found", "the model %q does not exist: this server serves %q", req.Model, s.model))
+	if !s.readTokenizeBody(w, r, &req, &req.Model) {
 		return
 	}
 	tok := s.eng.Model().Tokenizer
@@ -123,29 +111,9 @@ func (s *Server) tokenizeChat(req *tokenizeRequest) ([]int, *APIError) {
 	if aerr := s.boundChat(&creq); aerr != nil {
 		return nil, aerr
 	}
-	msgs, err := chat.ParseMessages(req.Messages)
-	if err != nil {
-		var me *chat.MessageError
-		if errors.As(err, &me) {
-			return nil, badRequest(me.Field, "%s", me.Error())
-		}
-		return nil, badRequest("messages", "%v", err)
-	}
-	vars, aerr := s.templateKwargs(req.ChatTemplateKwargs)
+	f, text, aerr := s.renderChat(req.Messages, req.ChatTemplateKwargs, req.AddGenerationPrompt == nil || *req.AddGenerationPrompt)
 	if aerr != nil {
 		return nil, aerr
-	}
-	f, aerr := s.chatFormatter(vars)
-	if aerr != nil {
-		return nil, aerr
-	}
-	text, err := f.Render(msgs, req.AddGenerationPrompt == nil || *req.AddGenerationPrompt)
-	if err != nil {
-		var raised *chattemplate.RaiseError
-		if errors.As(err, &raised) {
-			return nil, badRequest("messages", "the model's chat template refused the conversation: %s", raised.Message).withCode("chat_template_error")
-		}
-		return nil, badRequest("messages", "%v", err).withCode("chat_template_unsupported")
 	}
 	if limit := s.maxPromptBytes(); len(text) > limit {
 		return nil, badRequest("messages", "the rendered conversation is %d bytes, more than any text the context of %d tokens holds", len(text), s.eng.Context())
@@ -161,17 +129,8 @@ type detokenizeRequest struct {
 
 // handleDetokenize serves POST /detokenize.
 func (s *Server) handleDetokenize(w http.ResponseWriter, r *http.Request) {
-	body, ok := s.readRequest(w, r)
-	if !ok {
-		return
-	}
 	var req detokenizeRequest
-	if aerr := decodeStrict(body, &req); aerr != nil {
-		writeError(w, aerr)
-		return
-	}
-	if req.Model != "" && req.Model != s.model {
-		writeError(w, newError(404, invalidRequest, "model", "model_not_found", "the model %q does not exist: this server serves %q", req.Model, s.model))
+	if !s.readTokenizeBody(w, r, &req, &req.Model) {
 		return
 	}
 	if len(req.Tokens) == 0 || string(req.Tokens) == "null" {
@@ -197,6 +156,25 @@ func (s *Server) handleDetokenize(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]string{"content": text})
+}
+
+// readTokenizeBody reads a /tokenize or /detokenize body strictly into req, whose model
+// field is *model, and refuses (writing the error) a model other than the served one.
+// It reports whether the request may go on.
+func (s *Server) readTokenizeBody(w http.ResponseWriter, r *http.Request, req any, model *string) bool {
+	body, ok := s.readRequest(w, r)
+	if !ok {
+		return false
+	}
+	if aerr := decodeStrict(body, req); aerr != nil {
+		writeError(w, aerr)
+		return false
+	}
+	if *model != "" && *model != s.model {
+		writeError(w, newError(404, invalidRequest, "model", "model_not_found", "the model %q does not exist: this server serves %q", *model, s.model))
+		return false
+	}
+	return true
 }
 
 // orEmpty is ids, or an empty (not null) list.
