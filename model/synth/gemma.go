@@ -5,7 +5,6 @@ import (
 	"math"
 
 	"github.com/kvref/kvref/format/gguf"
-	"github.com/kvref/kvref/internal/rng"
 	"github.com/kvref/kvref/model"
 )
 
@@ -173,20 +172,7 @@ func (s Shape) gemmaWriter() (*gguf.Writer, error) {
 	if s.SlidingWindow > 0 {
 		w.AddUint32(a+"attention.sliding_window", uint32(s.SlidingWindow))
 	}
-	if s.RopeScaling.Type == "linear" {
-		w.AddString(a+"rope.scaling.type", "linear")
-		w.AddFloat32(a+"rope.scaling.factor", float32(s.RopeScaling.Factor))
-	}
-	addGemmaVocab(w, vocab, s.SpecialTokens)
-	if s.ChatTemplate != "" {
-		w.AddString("tokenizer.chat_template", s.ChatTemplate)
-	}
-
-	r := rng.New(s.Seed)
-	matrix := func(name string, rows, cols int) error {
-		bound := float32(math.Sqrt(3 / float64(cols))) // unit-variance outputs for unit-variance inputs
-		return addF32(w, name, []uint64{uint64(cols), uint64(rows)}, rows*cols, func() float32 { return bound * r.Symmetric() })
-	}
+	r, matrix := s.addTail(w, a, vocab, addGemmaVocab)
 	// norm writes 1 + w with w near 0, as the converter writes Hugging Face's (1 + w).
 	norm := func(name string, n int) error {
 		return addF32(w, name, []uint64{uint64(n)}, n, func() float32 { return 1 + 0.1*r.Symmetric() })

@@ -143,20 +143,7 @@ func (s Shape) Writer() (*gguf.Writer, error) {
 		w.AddUint32(a+"attention.key_length", uint32(headDim))
 		w.AddUint32(a+"attention.value_length", uint32(headDim))
 	}
-	if s.RopeScaling.Type == "linear" {
-		w.AddString(a+"rope.scaling.type", "linear")
-		w.AddFloat32(a+"rope.scaling.factor", float32(s.RopeScaling.Factor))
-	}
-	addByteVocab(w, vocab, s.SpecialTokens)
-	if s.ChatTemplate != "" {
-		w.AddString("tokenizer.chat_template", s.ChatTemplate)
-	}
-
-	r := rng.New(s.Seed)
-	matrix := func(name string, rows, cols int) error {
-		bound := float32(math.Sqrt(3 / float64(cols))) // unit-variance outputs for unit-variance inputs
-		return addF32(w, name, []uint64{uint64(cols), uint64(rows)}, rows*cols, func() float32 { return bound * r.Symmetric() })
-	}
+	r, matrix := s.addTail(w, a, vocab, addByteVocab)
 	norm := func(name string) error {
 		return addF32(w, name, []uint64{uint64(s.Dim)}, s.Dim, func() float32 { return 1 + 0.1*r.Symmetric() })
 	}
@@ -217,6 +204,27 @@ func (s Shape) Writer() (*gguf.Writer, error) {
 		}
 	}
 	return w, nil
+}
+
+// addTail writes the keys every synthetic model ends its metadata with (the linear rope
+// scaling, the vocabulary of the given size by addVocab, the chat template) and returns the
+// random source of s.Seed with matrix, which writes a rows × cols weight of unit-variance
+// outputs for unit-variance inputs drawn from it.
+func (s Shape) addTail(w *gguf.Writer, a string, vocab int, addVocab func(*gguf.Writer, int, []string)) (*rng.SplitMix64, func(name string, rows, cols int) error) {
+	if s.RopeScaling.Type == "linear" {
+		w.AddString(a+"rope.scaling.type", "linear")
+		w.AddFloat32(a+"rope.scaling.factor", float32(s.RopeScaling.Factor))
+	}
+	addVocab(w, vocab, s.SpecialTokens)
+	if s.ChatTemplate != "" {
+		w.AddString("tokenizer.chat_template", s.ChatTemplate)
+	}
+	r := rng.New(s.Seed)
+	matrix := func(name string, rows, cols int) error {
+		bound := float32(math.Sqrt(3 / float64(cols))) // unit-variance outputs for unit-variance inputs
+		return addF32(w, name, []uint64{uint64(cols), uint64(rows)}, rows*cols, func() float32 { return bound * r.Symmetric() })
+	}
+	return r, matrix
 }
 
 // addF32 adds an F32 tensor whose n values come from gen, in order.
