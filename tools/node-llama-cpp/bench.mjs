@@ -13,27 +13,18 @@
 // (/proc/self/task/*/stat, in 10 ms ticks: meaningful for tests of a second or more), so
 // that the threads llama.cpp really used can be counted.
 import fs from "node:fs";
-import {getLlama} from "node-llama-cpp";
+import {loadModel, parseFlags, text} from "./load.mjs";
 
 function parseArgs(argv) {
-    const a = {prompt: 512, gen: 64, threads: 2, cache: "f16", reps: 1, batch: 512};
-    for (let i = 0; i < argv.length; i++) {
-        const k = argv[i];
-        const v = () => {
-            if (i + 1 >= argv.length) throw new Error(`${k} needs a value`);
-            return argv[++i];
-        };
-        switch (k) {
-            case "--model": a.model = v(); break;
-            case "--prompt": a.prompt = Number(v()); break;
-            case "--gen": a.gen = Number(v()); break;
-            case "--threads": a.threads = Number(v()); break;
-            case "--cache": a.cache = v(); break;
-            case "--reps": a.reps = Number(v()); break;
-            case "--batch": a.batch = Number(v()); break;
-            default: throw new Error(`unknown argument ${k}`);
-        }
-    }
+    const a = parseFlags(argv, {prompt: 512, gen: 64, threads: 2, cache: "f16", reps: 1, batch: 512}, {
+        "--model": ["model", text],
+        "--prompt": ["prompt", Number],
+        "--gen": ["gen", Number],
+        "--threads": ["threads", Number],
+        "--cache": ["cache", text],
+        "--reps": ["reps", Number],
+        "--batch": ["batch", Number],
+    });
     if (!a.model) throw new Error("--model is required");
     return a;
 }
@@ -74,16 +65,11 @@ function usage(before, after, wall) {
 
 const args = parseArgs(process.argv.slice(2));
 const t0 = performance.now();
-const llama = await getLlama({build: "never", gpu: false, logLevel: "error"});
-const model = await llama.loadModel({modelPath: args.model, gpuLayers: 0});
-const ctype = args.cache.toUpperCase();
-const context = await model.createContext({
+const {llama, model, context, vocab} = await loadModel(args.model, args.cache, {
     contextSize: Math.max(args.prompt, args.gen + 1) + 16, sequences: 1, batchSize: args.batch, threads: args.threads,
-    flashAttention: false, experimentalKvCacheKeyType: ctype, experimentalKvCacheValueType: ctype,
 });
 const seq = context.getSequence();
 const loadSeconds = (performance.now() - t0) / 1000;
-const vocab = model.fileInfo.metadata.tokenizer.ggml.tokens.length;
 const bos = model.tokens.bos ?? 1;
 const prompt = [bos];
 for (let i = 1; i < args.prompt; i++) prompt.push(3 + ((i * 7919) % (vocab - 3)));

@@ -10,41 +10,27 @@
 // step 0 is the logits after the prompt and logits holds the whole vocabulary by id; the
 // token fed at step i+1 is step i's "next". A last line {"done": true, "tokens": [...]}
 // lists the generated ids. Used by internal/nodellama's tests.
-import {getLlama} from "node-llama-cpp";
+import {loadModel, parseFlags, text} from "./load.mjs";
 
 function parseArgs(argv) {
-    const a = {steps: 64, threads: 1, cache: "f32", ctx: 512, swaFull: false};
-    for (let i = 0; i < argv.length; i++) {
-        const k = argv[i];
-        const v = () => {
-            if (i + 1 >= argv.length) throw new Error(`${k} needs a value`);
-            return argv[++i];
-        };
-        switch (k) {
-            case "--model": a.model = v(); break;
-            case "--prompt": a.prompt = v().split(",").filter((s) => s !== "").map(Number); break;
-            case "--steps": a.steps = Number(v()); break;
-            case "--threads": a.threads = Number(v()); break;
-            case "--cache": a.cache = v(); break;
-            case "--ctx": a.ctx = Number(v()); break;
-            case "--swa-full": a.swaFull = true; break;
-            default: throw new Error(`unknown argument ${k}`);
-        }
-    }
+    const a = parseFlags(argv, {steps: 64, threads: 1, cache: "f32", ctx: 512, swaFull: false}, {
+        "--model": ["model", text],
+        "--prompt": ["prompt", (v) => v.split(",").filter((s) => s !== "").map(Number)],
+        "--steps": ["steps", Number],
+        "--threads": ["threads", Number],
+        "--cache": ["cache", text],
+        "--ctx": ["ctx", Number],
+        "--swa-full": ["swaFull", null],
+    });
     if (!a.model || !a.prompt || a.prompt.length === 0) throw new Error("--model and --prompt are required");
     if (a.prompt.some((t) => !Number.isInteger(t) || t < 0)) throw new Error(`--prompt: not a list of token ids: ${a.prompt}`);
     return a;
 }
 
 const args = parseArgs(process.argv.slice(2));
-const llama = await getLlama({build: "never", gpu: false, logLevel: "error"});
-const model = await llama.loadModel({modelPath: args.model, gpuLayers: 0});
-const vocab = model.fileInfo.metadata.tokenizer.ggml.tokens.length; // the GGUF vocabulary
-const ctype = args.cache.toUpperCase();
-const context = await model.createContext({
+const {llama, model, context, vocab} = await loadModel(args.model, args.cache, {
     contextSize: args.ctx, batchSize: args.ctx, sequences: 1, threads: args.threads,
-    flashAttention: false, swaFullCache: args.swaFull,
-    experimentalKvCacheKeyType: ctype, experimentalKvCacheValueType: ctype,
+    swaFullCache: args.swaFull,
 });
 const seq = context.getSequence();
 

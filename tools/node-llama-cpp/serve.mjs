@@ -29,44 +29,30 @@
 // Also: GET /health, GET /v1/models, POST /flush (erase every sequence, when idle).
 import http from "node:http";
 import path from "node:path";
-import {getLlama} from "node-llama-cpp";
+import {loadModel, parseFlags, text} from "./load.mjs";
 
 function parseArgs(argv) {
-    const a = {port: 8090, host: "127.0.0.1", sequences: 4, ctx: 1152, threads: 1, cache: "f32", swaFull: false, batch: 512};
-    for (let i = 0; i < argv.length; i++) {
-        const k = argv[i];
-        const v = () => {
-            if (i + 1 >= argv.length) throw new Error(`${k} needs a value`);
-            return argv[++i];
-        };
-        switch (k) {
-            case "--model": a.model = v(); break;
-            case "--port": a.port = Number(v()); break;
-            case "--host": a.host = v(); break;
-            case "--sequences": a.sequences = Number(v()); break;
-            case "--ctx": a.ctx = Number(v()); break;
-            case "--threads": a.threads = Number(v()); break;
-            case "--cache": a.cache = v(); break;
-            case "--batch": a.batch = Number(v()); break;
-            case "--swa-full": a.swaFull = true; break;
-            default: throw new Error(`unknown argument ${k}`);
-        }
-    }
+    const a = parseFlags(argv, {port: 8090, host: "127.0.0.1", sequences: 4, ctx: 1152, threads: 1, cache: "f32", swaFull: false, batch: 512}, {
+        "--model": ["model", text],
+        "--port": ["port", Number],
+        "--host": ["host", text],
+        "--sequences": ["sequences", Number],
+        "--ctx": ["ctx", Number],
+        "--threads": ["threads", Number],
+        "--cache": ["cache", text],
+        "--batch": ["batch", Number],
+        "--swa-full": ["swaFull", null],
+    });
     if (!a.model) throw new Error("--model is required");
     return a;
 }
 
 const args = parseArgs(process.argv.slice(2));
-const llama = await getLlama({build: "never", gpu: false, logLevel: "error"});
-const model = await llama.loadModel({modelPath: args.model, gpuLayers: 0});
-const ctype = args.cache.toUpperCase();
-const context = await model.createContext({
+const {llama, model, context, vocab} = await loadModel(args.model, args.cache, {
     contextSize: args.ctx, sequences: args.sequences, batchSize: args.batch, threads: args.threads,
-    flashAttention: false, swaFullCache: args.swaFull,
-    experimentalKvCacheKeyType: ctype, experimentalKvCacheValueType: ctype,
+    swaFullCache: args.swaFull,
 });
 const modelName = path.basename(args.model);
-const vocab = model.fileInfo.metadata.tokenizer.ggml.tokens.length; // the GGUF vocabulary
 
 // slots: every sequence, whether a request holds it, and when it was last released.
 const slots = [];
@@ -299,6 +285,6 @@ const server = http.createServer((req, res) => {
     });
 });
 server.listen(args.port, args.host, () => {
-    process.stderr.write(`serve.mjs: ${modelName} on http://${args.host}:${args.port}/v1 (${args.sequences} sequences of ${args.ctx} tokens, ${ctype} cache, ${args.threads} threads)\n`);
+    process.stderr.write(`serve.mjs: ${modelName} on http://${args.host}:${args.port}/v1 (${args.sequences} sequences of ${args.ctx} tokens, ${args.cache.toUpperCase()} cache, ${args.threads} threads)\n`);
 });
 for (const sig of ["SIGTERM", "SIGINT"]) process.on(sig, () => process.exit(0));
