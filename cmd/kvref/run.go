@@ -8,10 +8,10 @@ import (
 	"os"
 	"strings"
 
-	"github.com/kvref/kvref/internal/logit"
-	"github.com/kvref/kvref/tokenizer"
-
 	"github.com/kvref/kvref/engine"
+	"github.com/kvref/kvref/internal/logit"
+	"github.com/kvref/kvref/internal/runsummary"
+	"github.com/kvref/kvref/tokenizer"
 )
 
 // runFlags are the flags of `kvref run`.
@@ -73,7 +73,7 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	defer out.Flush()
 	multi := len(prompts) > 1 || f.np > 1
 	sched := eng.NewScheduler(engine.SchedulerConfig{MaxBatchTokens: f.batchTokens, ChunkSize: f.chunk})
-	sum := newRunSummary(eng, f.check)
+	sum := runsummary.New(eng, f.check)
 	stream := !f.asJSON && !f.parallel && f.np == 1 // plain text, one sequence at a time: print as it comes
 	promptOf := map[int]int{}                       // request id → prompt index
 	emit := func(t engine.Token) error {

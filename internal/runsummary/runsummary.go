@@ -1,4 +1,7 @@
-package main
+// Package runsummary adds up a run of requests through one engine, as kvref run --json
+// prints it in its last line: tokens, cache hits, timings, and the pool's and the
+// scheduler's counters.
+package runsummary
 
 import (
 	"time"
@@ -7,10 +10,10 @@ import (
 	"github.com/kvref/kvref/kvcache"
 )
 
-// runSummary adds up the results of a run of requests through one engine, as kvref run
+// Summary adds up the results of a run of requests through one engine, as kvref run
 // --json prints it in its last line: tokens, cache hits, timings and, once the run is over
 // (Finish), the pool's and the scheduler's counters.
-type runSummary struct {
+type Summary struct {
 	PromptTokens    int     `json:"prompt_tokens"`
 	PrefixHitTokens int     `json:"prefix_hit_tokens"`
 	GeneratedTokens int     `json:"generated_tokens"`
@@ -28,15 +31,15 @@ type runSummary struct {
 	Check           bool    `json:"check"`
 	// Groups are the cache groups of a model with sliding layers beside full ones: each
 	// group's layers, window, peak blocks and blocks its window released.
-	Groups       []groupSummary   `json:"groups,omitempty"`
-	Requests     []requestSummary `json:"requests"`
+	Groups       []Group   `json:"groups,omitempty"`
+	Requests     []Request `json:"requests"`
 	Cache        *kvcache.Stats   `json:"cache"`
 	Engine       *engine.Stats    `json:"engine"`
 	decodeTokens int
 }
 
-// groupSummary is one cache group's line of a runSummary.
-type groupSummary struct {
+// Group is one cache group's line of a Summary.
+type Group struct {
 	Group           int   `json:"group"`
 	Layers          []int `json:"layers"`
 	Window          int   `json:"window"`           // 0: full attention
@@ -45,8 +48,8 @@ type groupSummary struct {
 	BlocksCached    int   `json:"blocks_cached"`    // kept for prefix hits at the end
 }
 
-// requestSummary is one request's line of a runSummary.
-type requestSummary struct {
+// Request is one request's line of a Summary.
+type Request struct {
 	PromptTokens    int      `json:"prompt_tokens"`
 	PrefixHitTokens int      `json:"prefix_hit_tokens"`
 	Generated       []int    `json:"generated_tokens"` // per continuation
@@ -54,18 +57,19 @@ type requestSummary struct {
 	Preemptions     int      `json:"preemptions"`
 }
 
-// newRunSummary starts the summary of a run on e: its cache shape, context and threads.
-func newRunSummary(e *engine.Engine, check bool) *runSummary {
+// New starts the summary of a run on e: its cache shape, context and threads; check says
+// whether the run is checked against the cache-free reference.
+func New(e *engine.Engine, check bool) *Summary {
 	pc := e.Pool().Config()
-	return &runSummary{BlockSize: pc.BlockSize, BytesPerToken: pc.BytesPerToken(), CacheTypeK: pc.KType.String(),
+	return &Summary{BlockSize: pc.BlockSize, BytesPerToken: pc.BytesPerToken(), CacheTypeK: pc.KType.String(),
 		CacheTypeV: pc.VType.String(), Context: e.Context(), Threads: e.Runner().Threads(), Check: check}
 }
 
 // Add counts one finished request.
-func (s *runSummary) Add(r engine.Result) {
+func (s *Summary) Add(r engine.Result) {
 	s.PromptTokens += r.PromptTokens
 	s.PrefixHitTokens += r.PrefixHitTokens
-	rs := requestSummary{PromptTokens: r.PromptTokens, PrefixHitTokens: r.PrefixHitTokens, StopReasons: r.StopReasons, Preemptions: r.Preemptions}
+	rs := Request{PromptTokens: r.PromptTokens, PrefixHitTokens: r.PrefixHitTokens, StopReasons: r.StopReasons, Preemptions: r.Preemptions}
 	for _, o := range r.Outputs {
 		s.GeneratedTokens += len(o)
 		s.decodeTokens += max(len(o)-1, 0)
@@ -81,12 +85,12 @@ func (s *runSummary) Add(r engine.Result) {
 
 // Finish records the pool's counters and the scheduler's at the end of the run: the peak
 // blocks used and the blocks a sliding window reclaimed.
-func (s *runSummary) Finish(pool kvcache.Stats, sched engine.Stats) {
+func (s *Summary) Finish(pool kvcache.Stats, sched engine.Stats) {
 	s.Cache, s.Engine = &pool, &sched
 	s.BlocksUsed, s.BlocksReclaimed = sched.PeakBlocksUsed, pool.BlocksReclaimed
 	s.Groups = nil
 	for g, gs := range pool.Groups {
-		gsum := groupSummary{Group: g, Layers: gs.Layers, Window: gs.Window, BlocksReclaimed: gs.BlocksReclaimed, BlocksCached: gs.BlocksCached}
+		gsum := Group{Group: g, Layers: gs.Layers, Window: gs.Window, BlocksReclaimed: gs.BlocksReclaimed, BlocksCached: gs.BlocksCached}
 		if g < len(sched.PeakGroupBlocksUsed) {
 			gsum.PeakBlocksUsed = sched.PeakGroupBlocksUsed[g]
 		}
