@@ -8,6 +8,7 @@ import (
 
 	"github.com/kvref/kvref/chat"
 	"github.com/kvref/kvref/engine"
+	"github.com/kvref/kvref/internal/repl"
 )
 
 func init() {
@@ -68,12 +69,12 @@ func chatCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	r := &chatREPL{s: s, out: bufio.NewWriter(stdout), stderr: stderr}
 	defer r.out.Flush()
-	in, name, interactive, err := openInput(*script)
+	in, name, interactive, err := repl.OpenInput(*script)
 	if err != nil {
 		return err
 	}
 	defer in.Close()
-	return repl{out: r.out, prompt: func() string { return ">" }, exec: r.exec, flush: func() { r.out.Flush() }}.run(in, name, interactive)
+	return repl.REPL{Out: r.out, Prompt: func() string { return ">" }, Exec: r.exec, Flush: func() { r.out.Flush() }}.Run(in, name, interactive)
 }
 
 // chatREPL runs the chat's lines and prints the replies.
@@ -90,7 +91,7 @@ func (r *chatREPL) exec(line string) error {
 	case line == "":
 		return nil
 	case cmd == "/quit" || cmd == "/exit":
-		return errQuit
+		return repl.ErrQuit
 	case cmd == "/help":
 		fmt.Fprintln(r.out, chatCommands)
 		return nil

@@ -7,6 +7,7 @@ import (
 
 	"github.com/kvref/kvref/cacheview/textview"
 	"github.com/kvref/kvref/engine"
+	"github.com/kvref/kvref/internal/repl"
 	"github.com/kvref/kvref/kvcache"
 	"github.com/kvref/kvref/model"
 	"github.com/kvref/kvref/stepper"
@@ -81,7 +82,7 @@ func sessionError(err error) error {
 	case errors.Is(err, kvcache.ErrOutOfBlocks):
 		return fmt.Errorf("%w (free a sequence with free N, or start again with more --cache-blocks)", err)
 	case errors.Is(err, stepper.ErrBroken):
-		return fatalError{err}
+		return repl.FatalError{Err: err}
 	}
 	return err
 }
