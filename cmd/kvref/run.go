@@ -79,7 +79,7 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	emit := func(t engine.Token) error {
 		piece := m.Tokenizer.Piece(t.ID)
 		if f.asJSON {
-			line := tokenLine{Step: t.Step, Pos: t.Pos, ID: t.ID, Piece: string(piece), Top: logit.TopPairs(t.Logits, 5)}
+			line := runsummary.TokenLine{Step: t.Step, Pos: t.Pos, ID: t.ID, Piece: string(piece), Top: logit.TopPairs(t.Logits, 5)}
 			if multi {
 				seq := promptOf[t.Request]*f.np + t.Seq
 				line.Seq = &seq
@@ -179,28 +179,7 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 		return nil
 	}
 	out.Flush()
-	fmt.Fprintf(stderr, "kvref: %d prompt tokens (%d from cache), %d generated in %d steps (mean batch %.1f tokens, %d preemptions); prefill %.1f ms, decode %.1f ms (%.1f tokens/s); cache %s, %d B/token, %d blocks of %d used at peak\n",
-		sum.PromptTokens, sum.PrefixHitTokens, sum.GeneratedTokens, es.Steps, es.RowsMean, es.Preemptions, sum.PrefillMS, sum.DecodeMS, sum.TokensPerSecond,
-		eng.Pool().Config().KType, sum.BytesPerToken, sum.BlocksUsed, sum.BlockSize)
-	if w := m.Config.ReclaimWindow(); w > 0 {
-		fmt.Fprintf(stderr, "kvref: sliding window %d: %d blocks reclaimed as sequences slid past them\n", w, sum.BlocksReclaimed)
-	}
-	if len(sum.Groups) > 0 {
-		var full, sliding []string
-		for _, g := range sum.Groups {
-			if g.Window > 0 {
-				sliding = append(sliding, fmt.Sprintf("%d", g.PeakBlocksUsed))
-			} else {
-				full = append(full, fmt.Sprintf("%d", g.PeakBlocksUsed))
-			}
-		}
-		fmt.Fprintf(stderr, "kvref: %d cache groups of %d layers: peak blocks per full group %s, per sliding group (window %d) %s; %d blocks released by the window\n",
-			len(sum.Groups), len(sum.Groups[0].Layers), strings.Join(full, " "), sum.Groups[len(sum.Groups)-1].Window, strings.Join(sliding, " "), sum.BlocksReclaimed)
-	}
-	if f.check {
-		fmt.Fprintf(stderr, "kvref: --check: %d of the %d generated tokens were printed only after their logits were recomputed without the cache: bit-identical\n",
-			es.CheckedTokens, sum.GeneratedTokens)
-	}
+	sum.WriteText(stderr, m.Config.ReclaimWindow())
 	return nil
 }
 
@@ -219,16 +198,6 @@ func runAll(eng *engine.Engine, sched *engine.Scheduler, emit func(engine.Token)
 		}
 	}
 	return nil
-}
-
-// tokenLine is one --json line per generated token.
-type tokenLine struct {
-	Seq   *int         `json:"seq,omitempty"`
-	Step  int          `json:"step"`
-	Pos   int          `json:"pos"`
-	ID    int          `json:"id"`
-	Piece string       `json:"piece"`
-	Top   [][2]float64 `json:"top"`
 }
 
 // readPrompts reads one prompt per line; blank lines are skipped.

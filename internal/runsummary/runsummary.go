@@ -1,9 +1,12 @@
-// Package runsummary adds up a run of requests through one engine, as kvref run --json
-// prints it in its last line: tokens, cache hits, timings, and the pool's and the
-// scheduler's counters.
+// Package runsummary is what kvref run reports: the --json line of each token (TokenLine),
+// and the sum of a run of requests through one engine (Summary: tokens, cache hits,
+// timings, and the pool's and the scheduler's counters), as JSON or as text.
 package runsummary
 
 import (
+	"fmt"
+	"io"
+	"strings"
 	"time"
 
 	"github.com/kvref/kvref/engine"
@@ -31,10 +34,10 @@ type Summary struct {
 	Check           bool    `json:"check"`
 	// Groups are the cache groups of a model with sliding layers beside full ones: each
 	// group's layers, window, peak blocks and blocks its window released.
-	Groups       []Group   `json:"groups,omitempty"`
-	Requests     []Request `json:"requests"`
-	Cache        *kvcache.Stats   `json:"cache"`
-	Engine       *engine.Stats    `json:"engine"`
+	Groups       []Group        `json:"groups,omitempty"`
+	Requests     []Request      `json:"requests"`
+	Cache        *kvcache.Stats `json:"cache"`
+	Engine       *engine.Stats  `json:"engine"`
 	decodeTokens int
 }
 
@@ -96,6 +99,46 @@ func (s *Summary) Finish(pool kvcache.Stats, sched engine.Stats) {
 		}
 		s.Groups = append(s.Groups, gsum)
 	}
+}
+
+// WriteText writes the summary as kvref run prints it on its standard error: the tokens,
+// steps and timings, the cache's peak, and, when they apply, the blocks a sliding window of
+// window tokens reclaimed (window 0: none), the cache groups, and the checked tokens. It
+// needs Finish to have run.
+func (s *Summary) WriteText(w io.Writer, window int) {
+	fmt.Fprintf(w, "kvref: %d prompt tokens (%d from cache), %d generated in %d steps (mean batch %.1f tokens, %d preemptions); prefill %.1f ms, decode %.1f ms (%.1f tokens/s); cache %s, %d B/token, %d blocks of %d used at peak\n",
+		s.PromptTokens, s.PrefixHitTokens, s.GeneratedTokens, s.Engine.Steps, s.Engine.RowsMean, s.Engine.Preemptions, s.PrefillMS, s.DecodeMS, s.TokensPerSecond,
+		s.CacheTypeK, s.BytesPerToken, s.BlocksUsed, s.BlockSize)
+	if window > 0 {
+		fmt.Fprintf(w, "kvref: sliding window %d: %d blocks reclaimed as sequences slid past them\n", window, s.BlocksReclaimed)
+	}
+	if len(s.Groups) > 0 {
+		var full, sliding []string
+		for _, g := range s.Groups {
+			if g.Window > 0 {
+				sliding = append(sliding, fmt.Sprintf("%d", g.PeakBlocksUsed))
+			} else {
+				full = append(full, fmt.Sprintf("%d", g.PeakBlocksUsed))
+			}
+		}
+		fmt.Fprintf(w, "kvref: %d cache groups of %d layers: peak blocks per full group %s, per sliding group (window %d) %s; %d blocks released by the window\n",
+			len(s.Groups), len(s.Groups[0].Layers), strings.Join(full, " "), s.Groups[len(s.Groups)-1].Window, strings.Join(sliding, " "), s.BlocksReclaimed)
+	}
+	if s.Check {
+		fmt.Fprintf(w, "kvref: --check: %d of the %d generated tokens were printed only after their logits were recomputed without the cache: bit-identical\n",
+			s.Engine.CheckedTokens, s.GeneratedTokens)
+	}
+}
+
+// TokenLine is kvref run's --json line for one generated token: its sequence (when the
+// run has several), step, position, id, text piece and the top log-probabilities.
+type TokenLine struct {
+	Seq   *int         `json:"seq,omitempty"`
+	Step  int          `json:"step"`
+	Pos   int          `json:"pos"`
+	ID    int          `json:"id"`
+	Piece string       `json:"piece"`
+	Top   [][2]float64 `json:"top"`
 }
 
 // milliseconds is d in milliseconds, to the microsecond.

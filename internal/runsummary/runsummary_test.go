@@ -1,6 +1,8 @@
 package runsummary
 
 import (
+	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -68,4 +70,38 @@ func TestFinish(t *testing.T) {
 	}, s.Groups)
 	require.Equal(t, 20, s.Engine.PeakBlocksUsed)
 	require.Equal(t, int64(7), s.Cache.BlocksReclaimed)
+}
+
+// TestWriteText prints the totals line, then the window, group and check lines only when
+// they apply.
+func TestWriteText(t *testing.T) {
+	s := Summary{CacheTypeK: "q8_0", BytesPerToken: 340, BlockSize: 16}
+	s.Add(engine.Result{PromptTokens: 10, PrefixHitTokens: 4, Outputs: [][]int{{1, 2, 3}}, Prefill: time.Millisecond, Decode: time.Second})
+	s.Finish(kvcache.Stats{}, engine.Stats{Steps: 3, RowsMean: 4.5, PeakBlocksUsed: 2})
+	var b strings.Builder
+	s.WriteText(&b, 0)
+	require.Equal(t, "kvref: 10 prompt tokens (4 from cache), 3 generated in 3 steps (mean batch 4.5 tokens, 0 preemptions); "+
+		"prefill 1.0 ms, decode 1000.0 ms (2.0 tokens/s); cache q8_0, 340 B/token, 2 blocks of 16 used at peak\n", b.String())
+
+	s.Check = true
+	s.Finish(kvcache.Stats{BlocksReclaimed: 5, Groups: []kvcache.GroupStats{{Layers: []int{0}}, {Layers: []int{1}, Window: 32, BlocksReclaimed: 5}}},
+		engine.Stats{Steps: 3, PeakGroupBlocksUsed: []int{6, 2}, CheckedTokens: 3})
+	b.Reset()
+	s.WriteText(&b, 32)
+	lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
+	require.Len(t, lines, 4)
+	require.Equal(t, "kvref: sliding window 32: 5 blocks reclaimed as sequences slid past them", lines[1])
+	require.Equal(t, "kvref: 2 cache groups of 1 layers: peak blocks per full group 6, per sliding group (window 32) 2; 5 blocks released by the window", lines[2])
+	require.Contains(t, lines[3], "--check: 3 of the 3 generated tokens")
+}
+
+// TestTokenLineJSON: the field names kvref run --json documents, seq only when set.
+func TestTokenLineJSON(t *testing.T) {
+	b, err := json.Marshal(TokenLine{Step: 1, Pos: 5, ID: 42, Piece: " the", Top: [][2]float64{{42, -0.5}}})
+	require.NoError(t, err)
+	require.JSONEq(t, `{"step":1,"pos":5,"id":42,"piece":" the","top":[[42,-0.5]]}`, string(b))
+	seq := 3
+	b, err = json.Marshal(TokenLine{Seq: &seq})
+	require.NoError(t, err)
+	require.Contains(t, string(b), `"seq":3`)
 }
