@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/kvref/kvref/internal/benchmark"
 	"github.com/kvref/kvref/internal/nodellama"
@@ -54,22 +53,12 @@ func benchVsNode(m *model.Model, fs *flag.FlagSet, f benchFlags, dir string, set
 	if err != nil {
 		return err
 	}
-	usage, loads, rounds, threads := c.Usage, c.Loads, c.Rounds, c.Threads
 	if f.asJSON {
-		return printJSON(stdout, map[string]any{"model": m.Source, "comparison": c.Comparison, "node_llama_cpp_threads": usage,
-			"node_llama_cpp_load_seconds": loads, "host_steal_fraction": stealFraction(steal)})
+		return printJSON(stdout, map[string]any{"model": m.Source, "comparison": c.Comparison, "node_llama_cpp_threads": c.Usage,
+			"node_llama_cpp_load_seconds": c.Loads, "host_steal_fraction": stealFraction(steal)})
 	}
-	fmt.Fprintf(stdout, "model %s, cache %s, %d threads asked of both, %d interleaved rounds of %d repetitions\n", m.Source, ct, threads, rounds, reps)
-	benchmark.WriteComparison(stdout, c.Comparison)
-	fmt.Fprintf(stdout, "\nnode-llama-cpp's threads per round: how many reached 5%% of the wall time in CPU time, the shares of those above 1%%, and the process's CPU time over wall time (compare with the threads asked):\n")
-	for _, t := range c.Tests {
-		var parts []string
-		for _, u := range usage[t.Name] {
-			parts = append(parts, fmt.Sprintf("%d busy %v, process %.2f", u.BusyThreads, u.ThreadShares, u.CPUOverWall))
-		}
-		fmt.Fprintf(stdout, "  %-7s %s\n", t.Name, strings.Join(parts, "; "))
-	}
-	fmt.Fprintf(stdout, "node-llama-cpp load (process start excluded): median %.2f s\n", benchmark.Median(loads))
+	fmt.Fprintf(stdout, "model %s, cache %s, %d threads asked of both, %d interleaved rounds of %d repetitions\n", m.Source, ct, c.Threads, c.Rounds, reps)
+	c.WriteText(stdout)
 	benchmark.WriteSteal(stdout, steal)
 	return nil
 }

@@ -200,3 +200,18 @@ func (c *NodeComparison) addRound(run *NodeBenchRun, kv []float64) error {
 	}
 	return nil
 }
+
+// WriteText writes the comparison's table (WriteComparison), then node-llama-cpp's thread
+// accounting per test and round, and its median model load time.
+func (c NodeComparison) WriteText(w io.Writer) {
+	WriteComparison(w, c.Comparison)
+	fmt.Fprintf(w, "\nnode-llama-cpp's threads per round: how many reached 5%% of the wall time in CPU time, the shares of those above 1%%, and the process's CPU time over wall time (compare with the threads asked):\n")
+	for _, t := range c.Tests {
+		var parts []string
+		for _, u := range c.Usage[t.Name] {
+			parts = append(parts, fmt.Sprintf("%d busy %v, process %.2f", u.BusyThreads, u.ThreadShares, u.CPUOverWall))
+		}
+		fmt.Fprintf(w, "  %-7s %s\n", t.Name, strings.Join(parts, "; "))
+	}
+	fmt.Fprintf(w, "node-llama-cpp load (process start excluded): median %.2f s\n", Median(c.Loads))
+}

@@ -2,6 +2,7 @@ package benchmark
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -59,4 +60,16 @@ func TestNodeComparisonAddRound(t *testing.T) {
 func TestCompareNodeNothing(t *testing.T) {
 	_, err := CompareNode(context.Background(), nil, NodeCompareConfig{Rounds: 1, Reps: 1})
 	require.ErrorContains(t, err, "nothing to compare")
+}
+
+// TestNodeComparisonWriteText prints the table, then each test's thread accounting per
+// round and the median load.
+func TestNodeComparisonWriteText(t *testing.T) {
+	c := NodeComparison{Comparison: Comparison{Tests: []TestResult{{Name: "tg8"}}}, Usage: map[string][]NodeBenchTest{}}
+	require.NoError(t, c.addRound(&NodeBenchRun{Tests: []NodeBenchTest{{Test: "tg8", TokensPerSec: 50, BusyThreads: 2, ThreadShares: []float64{0.9, 0.5}, CPUOverWall: 1.4}}}, []float64{100}))
+	c.Loads = []float64{1, 3}
+	var b strings.Builder
+	c.WriteText(&b)
+	require.Contains(t, b.String(), "\n  tg8     2 busy [0.9 0.5], process 1.40\n")
+	require.True(t, strings.HasSuffix(b.String(), "node-llama-cpp load (process start excluded): median 2.00 s\n"), b.String())
 }
