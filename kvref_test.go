@@ -23,6 +23,8 @@ func open(t *testing.T, opt kvref.Options) *kvref.Model {
 // TestGenerateAllMatchesGenerate: prompts run together through one scheduler generate what
 // each generates alone, sampled continuations included (every request's seeds are its own).
 func TestGenerateAllMatchesGenerate(t *testing.T) {
+	t.Parallel()
+
 	prompts := []string{"Once upon a time", "The cat sat", "Tom had a big red ball", "Once upon a time, there"}
 	p := kvref.Params{MaxTokens: 20, Temperature: 0.9, TopK: 40, Seed: 3, N: 2}
 	together, err := open(t, kvref.Options{BlockSize: 4}).GenerateAll(prompts, p)
@@ -42,6 +44,8 @@ func TestGenerateAllMatchesGenerate(t *testing.T) {
 // without a stop string; the loop's body can look at the pool; breaking out of the loop
 // stops generation and frees the request's blocks.
 func TestStreamAddsUpToGenerate(t *testing.T) {
+	t.Parallel()
+
 	m := open(t, kvref.Options{})
 	for _, p := range []kvref.Params{{MaxTokens: 60}, {MaxTokens: 60, Stop: []string{"Lily"}}, {MaxTokens: 30, Temperature: 1, Seed: 9}} {
 		r, err := m.Generate("Once upon a time", p)
@@ -70,6 +74,8 @@ func TestStreamAddsUpToGenerate(t *testing.T) {
 // TestWatchAndErrors: Watch sees the pool's events until stopped; a bad cache type, a
 // prompt longer than the context and a bad model reference are errors that say so.
 func TestWatchAndErrors(t *testing.T) {
+	t.Parallel()
+
 	m := open(t, kvref.Options{CacheType: "q8_0", Context: 32})
 	var kinds []kvcache.EventKind
 	stop := m.Watch(func(e kvcache.Event) { kinds = append(kinds, e.Kind) })

@@ -8,6 +8,7 @@ import (
 	"github.com/kvref/kvref/internal/rng"
 	"github.com/kvref/kvref/kvcache"
 	"github.com/kvref/kvref/quant"
+	"github.com/stretchr/testify/require"
 )
 
 // BenchmarkDecodeAttention times one decode step's attention (one query row over ctx
@@ -30,9 +31,7 @@ func BenchmarkDecodeAttention(b *testing.B) {
 			row := make([]float32, s.KVHeads*s.HeadDim)
 			for i, ct := range types {
 				p, err := kvcache.NewPool(kvcache.Config{Layers: 1, KVHeads: s.KVHeads, HeadDim: s.HeadDim, BlockSize: bs, NumBlocks: ctx / bs, KType: ct, VType: ct})
-				if err != nil {
-					b.Fatal(err)
-				}
+				require.NoError(b, err)
 				for pos := 0; pos < ctx; pos++ {
 					for j := range row {
 						row[j] = r.Symmetric()

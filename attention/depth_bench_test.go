@@ -9,6 +9,7 @@ import (
 	"github.com/kvref/kvref/internal/rng"
 	"github.com/kvref/kvref/kvcache"
 	"github.com/kvref/kvref/quant"
+	"github.com/stretchr/testify/require"
 )
 
 // Decode attention at depth: one step's attention over every layer of a model's shape, with
@@ -45,9 +46,7 @@ func newDepthFixture(tb testing.TB, bs benchShape, ct quant.CacheType, seqs, dep
 	ownBlocks := (depth - sharedBlocks*blockSize + blockSize - 1) / blockSize
 	total := sharedBlocks + seqs*ownBlocks
 	pool, err := kvcache.NewPool(kvcache.Config{Layers: bs.layers, KVHeads: s.KVHeads, HeadDim: s.HeadDim, BlockSize: blockSize, NumBlocks: total, KType: ct, VType: ct})
-	if err != nil {
-		tb.Fatal(err)
-	}
+	require.NoError(tb, err)
 	r := rng.New(uint64(depth))
 	// A scrambled order of block ids: i·stride mod total with stride coprime to total.
 	stride := 7919

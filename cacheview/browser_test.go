@@ -43,6 +43,9 @@ var stories = sync.OnceValues(builtin.Model)
 // chromium finds the browser: $KVREF_CHROMIUM, /usr/bin/chromium, or chromium on PATH.
 func chromium(t *testing.T) string {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("the browser tests are a long suite: they run in the full go test (.ci/run), not with -short")
+	}
 	for _, p := range []string{os.Getenv("KVREF_CHROMIUM"), "/usr/bin/chromium"} {
 		if p != "" {
 			if _, err := os.Stat(p); err == nil {
@@ -203,7 +206,7 @@ func waitJS(t *testing.T, ctx context.Context, expr string) {
 			log := eval[string](t, ctx, `JSON.stringify({seen: state.seen, dropped: state.dropped, status: document.querySelector("#status").className,
 				sequences: window.kvrefView && window.kvrefView.sequences.map(s => [s.id, s.len]), narration: document.querySelector("#narration").innerText}) +
 				"\n" + document.querySelector("#log").innerText.slice(0, 2000)`)
-			t.Fatalf("timed out waiting for %s; the page's event log:\n%s", expr, log)
+			require.FailNow(t, fmt.Sprintf("timed out waiting for %s; the page's event log:\n%s", expr, log))
 		}
 		time.Sleep(50 * time.Millisecond)
 	}

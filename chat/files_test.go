@@ -13,6 +13,8 @@ import (
 // TestReadMessagesAndVarsFiles: messages keep their keys' order, variables become a map,
 // and a file of the wrong shape or not JSON is refused with its name.
 func TestReadMessagesAndVarsFiles(t *testing.T) {
+	t.Parallel()
+
 	dir := t.TempDir()
 	write := func(name, text string) string {
 		p := filepath.Join(dir, name)

@@ -77,6 +77,8 @@ func withTemplates(tok tokenizer.Tokenizer, set chattemplate.Set) *model.Model {
 // as a token (stories260K's, whose only such token is its EOS </s>), it becomes a stop
 // string.
 func TestEndOfTurnOfEveryFamily(t *testing.T) {
+	t.Parallel()
+
 	want := renderedEndOfTurn(t)
 	stories, err := builtin.Model()
 	require.NoError(t, err)
@@ -97,6 +99,8 @@ func TestEndOfTurnOfEveryFamily(t *testing.T) {
 // With the families' own kind of vocabulary, the end-of-turn marker is one token that ends
 // generation: no stop string is needed (the vocabulary's EOG list does it).
 func TestEndOfTurnIsAnEOGTokenOfRealVocabularies(t *testing.T) {
+	t.Parallel()
+
 	configs := familyTemplates(t)
 	vocab := func(rel string) tokenizer.Tokenizer {
 		f, err := gguf.Open(testutil.Shared(t, rel))
@@ -137,6 +141,8 @@ func TestEndOfTurnIsAnEOGTokenOfRealVocabularies(t *testing.T) {
 }
 
 func TestFallbackAndTemplateChoice(t *testing.T) {
+	t.Parallel()
+
 	stories, err := builtin.Model()
 	require.NoError(t, err)
 	f, err := NewFormatter(stories, TemplateOptions{})

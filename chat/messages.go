@@ -83,10 +83,10 @@ func parseMessage(v any, field string) (chattemplate.Object, error) {
 	}
 	switch role {
 	case "system", "user", "assistant":
+	case "developer": // OpenAI's current name for system instructions; llama-server's and vLLM's templates see "system"
+		obj = obj.Set("role", "system")
 	case "tool", "function":
 		return nil, &MessageError{field + ".role", fmt.Sprintf("%q is not supported: kvref serve executes no tools and has no tool results to show the model", role)}
-	case "developer":
-		return nil, &MessageError{field + ".role", "\"developer\" is not supported: chat templates know system, user and assistant; send the instructions as a \"system\" message"}
 	default:
 		return nil, &MessageError{field + ".role", fmt.Sprintf("%q is not a role; use one of %s", role, strings.Join(Roles, ", "))}
 	}

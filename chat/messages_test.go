@@ -26,7 +26,6 @@ func TestParseMessages(t *testing.T) {
 		{`[{"role": 1, "content": "hi"}]`, "messages[0].role", "must be a string, got a number"},
 		{`[{"role": "user", "content": "a"}, {"role": "robot", "content": "hi"}]`, "messages[1].role", `"robot" is not a role; use one of system, user, assistant`},
 		{`[{"role": "tool", "content": "42", "tool_call_id": "x"}]`, "messages[0].role", "executes no tools"},
-		{`[{"role": "developer", "content": "x"}]`, "messages[0].role", `send the instructions as a "system" message`},
 		{`[{"role": "assistant", "content": null, "tool_calls": [{"id": "1"}]}]`, "messages[0].tool_calls", "executes no tools"},
 		{`[{"role": "user"}]`, "messages[0].content", "is missing"},
 		{`[{"role": "user", "content": null}]`, "messages[0].content", "is missing"},

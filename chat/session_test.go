@@ -56,6 +56,8 @@ func idOf(t *testing.T, m *model.Model, text string) int {
 // Each turn's prompt is the whole conversation; the full blocks of the previous turns are
 // prefix hits, checked bit for bit against the cache-free reference (Check).
 func TestSessionReusesTheHistory(t *testing.T) {
+	t.Parallel()
+
 	m := chatModel(t, ChatML, 1024)
 	const bs = 4
 	s := newSession(t, m, bs)
@@ -109,6 +111,8 @@ func clean(t *testing.T, s *Session, turn Turn) bool {
 // <|im_end|> it is the reply's last token and the stop is "eos". At a high temperature over
 // 40 seeds some replies do sample it.
 func TestSessionStopsAtTheEndOfTurnToken(t *testing.T) {
+	t.Parallel()
+
 	m := chatModel(t, ChatML, 512)
 	s := newSession(t, m, 16)
 	s.Check = false
@@ -137,6 +141,8 @@ func TestSessionStopsAtTheEndOfTurnToken(t *testing.T) {
 // A real template from the fixtures (Qwen2.5's, in the synthetic model's GGUF) drives the
 // same loop.
 func TestSessionWithAFixtureTemplate(t *testing.T) {
+	t.Parallel()
+
 	tc, err := chattemplate.ReadTokenizerConfig(filepath.Join(fixtureDir(t), "qwen2.5-0.5b-instruct", "tokenizer_config.json"))
 	require.NoError(t, err)
 	m := chatModel(t, tc.Templates[chattemplate.DefaultName], 1024)
@@ -155,6 +161,8 @@ func TestSessionWithAFixtureTemplate(t *testing.T) {
 }
 
 func TestSessionRefusesWithoutChangingTheConversation(t *testing.T) {
+	t.Parallel()
+
 	one := `{% if messages | length > 2 %}{{ raise_exception('this template takes one exchange') }}{% endif %}` + ChatML
 	m := chatModel(t, one, 1024)
 	s := newSession(t, m, 16)
@@ -191,6 +199,8 @@ func TestSessionRefusesWithoutChangingTheConversation(t *testing.T) {
 
 // The text a session streams adds up to the reply.
 func TestSessionStreamsTheReply(t *testing.T) {
+	t.Parallel()
+
 	s := newSession(t, chatModel(t, ChatML, 512), 16)
 	s.MaxTokens = 30
 	var got strings.Builder

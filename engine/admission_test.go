@@ -14,6 +14,8 @@ import (
 // would pin, and the request needs 3 more: it must wait for the running request instead of
 // being admitted on a first chunk that fits and preempted at its second.
 func TestAdmissionCountsPinnedBlocksOnce(t *testing.T) {
+	t.Parallel()
+
 	m := tinyModel(t)
 	e := newEngine(t, m, Config{BlockSize: 4, CacheBlocks: 9})
 	prefix := ramp(7, 24) // six full blocks
@@ -52,6 +54,8 @@ func TestAdmissionCountsPinnedBlocksOnce(t *testing.T) {
 // tokens), counted from the pool's own block tables, fit in what the pool can hand out.
 // Decode growth is not promised (the watermark absorbs it, preemption the rest).
 func TestAdmissionNeverPromisesMoreBlocksThanExist(t *testing.T) {
+	t.Parallel()
+
 	m, err := microShape.Model()
 	require.NoError(t, err)
 	e := newEngine(t, m, Config{BlockSize: 4, CacheBlocks: 40, Threads: 1})

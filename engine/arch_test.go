@@ -13,6 +13,8 @@ import (
 // through the cache with --check at two block sizes: bit-identical to the reference and to
 // each other.
 func TestEveryArchitectureChecksBitwise(t *testing.T) {
+	t.Parallel()
+
 	for name, shape := range synth.Variants {
 		t.Run(name, func(t *testing.T) {
 			m, err := shape.Model()

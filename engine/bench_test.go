@@ -70,6 +70,8 @@ func forkBlocks(t testing.TB, bs int) int {
 }
 
 func TestForksHoldFewBlocks(t *testing.T) {
+	t.Parallel()
+
 	for _, bs := range []int{1, 3, 16, 64} {
 		used := forkBlocks(t, bs)
 		t.Logf("block size %d: 8 forks × 32 tokens of a 256-token prompt hold %d blocks (bound %d, unshared would be %d)",

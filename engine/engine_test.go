@@ -47,6 +47,8 @@ func collect(t *testing.T, e *Engine, req Request) ([]Token, Result) {
 // through the cache are bit-identical to the cache-free reference and to each other for
 // every block size, for every cache type.
 func TestCachedEqualsReferenceAcrossBlockSizes(t *testing.T) {
+	t.Parallel()
+
 	tiny := tinyModel(t)
 	blocks, err := smallShape.Model() // 32-value rows: the block types, which tiny's 16-value rows do not fit
 	require.NoError(t, err)
@@ -73,6 +75,8 @@ func TestCachedEqualsReferenceAcrossBlockSizes(t *testing.T) {
 }
 
 func TestValidateRejectsBadRequests(t *testing.T) {
+	t.Parallel()
+
 	m := tinyModel(t)
 	e := newEngine(t, m, Config{Context: 32, BlockSize: 4, CacheBlocks: 2})
 	cases := map[string]Request{
@@ -95,6 +99,8 @@ func TestValidateRejectsBadRequests(t *testing.T) {
 }
 
 func TestOutOfBlocksMidDecodeLeavesPoolConsistent(t *testing.T) {
+	t.Parallel()
+
 	m := tinyModel(t)
 	e := newEngine(t, m, Config{BlockSize: 4, CacheBlocks: 2})
 	_, err := e.Generate(greedy([]int{1, 2, 3}, 20), func(Token) error { return nil })
@@ -108,6 +114,8 @@ func TestOutOfBlocksMidDecodeLeavesPoolConsistent(t *testing.T) {
 // appears: generation must stop right there, and with IgnoreEOS the same seed must produce
 // the same tokens and carry on past it.
 func TestStopsAtEOSUnlessIgnored(t *testing.T) {
+	t.Parallel()
+
 	m := tinyModel(t)
 	e := newEngine(t, m, Config{})
 	req := Request{Prompt: []int{1, 50}, MaxTokens: 200, Sampling: Sampling{Temperature: 20, Seed: 1}}
@@ -132,5 +140,5 @@ func TestStopsAtEOSUnlessIgnored(t *testing.T) {
 		require.Equal(t, toks, more[:len(toks)])
 		return
 	}
-	t.Fatal("no end-of-text token in 49 high-temperature samples of 200 tokens")
+	require.FailNow(t, "no end-of-text token in 49 high-temperature samples of 200 tokens")
 }

@@ -20,6 +20,8 @@ var flagLike = regexp.MustCompile(`(^|\s|\()--?[a-z]`)
 // found by errors.As, wrapping ErrRejected, carrying the request's and the engine's numbers,
 // and saying so in a message that names no flag.
 func TestValidateReturnsTypedErrors(t *testing.T) {
+	t.Parallel()
+
 	m := tinyModel(t)
 	e := newEngine(t, m, Config{Context: 32, BlockSize: 4, CacheBlocks: 2})
 	vocab := m.Config.Vocab
@@ -62,6 +64,8 @@ func TestValidateReturnsTypedErrors(t *testing.T) {
 // decode growth does not fit ends with a *CacheFullError that still wraps the pool's
 // ErrOutOfBlocks, with the sequence's length at the step that did not fit.
 func TestCacheFullErrorWhenASequenceOutgrowsThePool(t *testing.T) {
+	t.Parallel()
+
 	e := newEngine(t, tinyModel(t), Config{BlockSize: 4, CacheBlocks: 2})
 	_, err := e.Generate(greedy([]int{1, 2, 3}, 20), func(Token) error { return nil })
 	require.ErrorIs(t, err, kvcache.ErrOutOfBlocks)

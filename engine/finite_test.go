@@ -28,6 +28,8 @@ func nanModel(t *testing.T) *model.Model {
 // TestNonFiniteLogitsEndTheRequest: logits with a NaN end their request with ErrNonFinite
 // naming the position, before anything is sampled or emitted, with and without --check.
 func TestNonFiniteLogitsEndTheRequest(t *testing.T) {
+	t.Parallel()
+
 	e := newEngine(t, nanModel(t), Config{BlockSize: 4})
 	for _, check := range []bool{false, true} {
 		var toks []Token

@@ -40,6 +40,8 @@ func gemmaModels(t testing.TB) map[string]*model.Model {
 // cannot all grow, so that one is preempted and recomputed. The outputs agree across block
 // sizes. The pool has cache groups: the sliding ones release blocks, the global ones do not.
 func TestGemmaChecksBitwiseWithHitsForksAndPreemption(t *testing.T) {
+	t.Parallel()
+
 	for name, m := range gemmaModels(t) {
 		t.Run(name, func(t *testing.T) {
 			w := m.Config.SlidingWindow
@@ -133,6 +135,8 @@ var microGemma = []synth.Shape{
 // at the end the oracle checks the stored keys and values and the attention (scale and
 // soft-cap included) with its own float64 arithmetic.
 func TestGemmaCacheTracesProperty(t *testing.T) {
+	t.Parallel()
+
 	for _, shape := range microGemma {
 		m, err := shape.Model()
 		require.NoError(t, err)
@@ -156,6 +160,8 @@ func TestGemmaCacheTracesProperty(t *testing.T) {
 // and a position past the window gets other logits when the first token changes (the
 // global layers still read it).
 func TestGemmaLayersAttendOverTheirOwnWindow(t *testing.T) {
+	t.Parallel()
+
 	m := gemmaModels(t)["gemma3"]
 	w := m.Config.SlidingWindow
 	tokens := make([]int, 3*w)

@@ -42,7 +42,7 @@ func (e *Engine) Step(seqs []*kvcache.Sequence) ([][]float32, error) {
 		if n <= 0 {
 			return nil, fmt.Errorf("engine: sequence %d has no uncomputed token to run", s.ID())
 		}
-		spans[i] = span{s, n}
+		spans[i] = span{kv: s, n: n}
 	}
 	if _, err := e.reserve(spans); err != nil {
 		return nil, fmt.Errorf("engine: %w", err)

@@ -37,13 +37,13 @@ func TestPoolHoldsWhatThePlanSaysAt32k(t *testing.T) {
 			}
 			kv := e.Pool().AddSequence(tokens, "")
 			for kv.Computed() < ctx-1 {
-				sp := []span{{kv, min(1000, ctx-1-kv.Computed())}}
+				sp := []span{{kv: kv, n: min(1000, ctx-1-kv.Computed())}}
 				_, err := e.reserve(sp)
 				require.NoError(t, err)
 				require.NoError(t, e.Pool().Commit(kv, sp[0].n))
 				e.reclaim(kv)
 			}
-			_, err := e.reserve([]span{{kv, 1}}) // the step computing position ctx-1
+			_, err := e.reserve([]span{{kv: kv, n: 1}}) // the step computing position ctx-1
 			require.NoError(t, err)
 			require.NoError(t, e.Pool().Check())
 

@@ -20,7 +20,7 @@ func (e *Engine) AllLogits(tokens []int, chunk int, fn func(pos int, logits []fl
 	defer pool.Free(s)
 	for s.Computed() < s.Len() {
 		from := s.Computed()
-		_, logits, err := e.step([]span{{s, min(chunk, s.Len()-from)}}, true)
+		_, logits, err := e.step([]span{{kv: s, n: min(chunk, s.Len()-from)}}, true)
 		if err != nil {
 			return err
 		}

@@ -14,6 +14,8 @@ import (
 // quantized ones: every generated token's logits are bit-identical to the cache-free
 // reference, which attends row by row.
 func TestLongPrefillChunkChecksBitwise(t *testing.T) {
+	t.Parallel()
+
 	m, err := microShape.Model()
 	require.NoError(t, err)
 	long := ramp(5, 300)

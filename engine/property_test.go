@@ -137,6 +137,8 @@ func (r *traceRunner) free(s *kvcache.Sequence) {
 // the newest live sequence stored, with decoders independent of the codecs. Afterwards it requires that every cache type was drawn and that
 // batched prefill ran at every block size, so that the traces cover what they claim.
 func TestCacheTracesProperty(t *testing.T) {
+	t.Parallel()
+
 	if f := flag.Lookup("rapid.checks"); f != nil && f.Value.String() == "100" {
 		require.NoError(t, flag.Set("rapid.checks", "300"))
 	}

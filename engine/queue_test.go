@@ -15,6 +15,8 @@ import (
 // the queue equal to the plain slice the scheduler used to keep (slices.Insert at the
 // front, DeleteFunc to remove), and its memory proportional to its length.
 func TestQueueMatchesASlice(t *testing.T) {
+	t.Parallel()
+
 	rapid.Check(t, func(rt *rapid.T) {
 		var w queue
 		var want []*sequence
@@ -99,6 +101,8 @@ func TestCancelTakesConstantTimePerRequest(t *testing.T) {
 // TestCancelManyAndEnded: Cancel takes several requests at once, running and waiting alike,
 // and Ended reports every request once, in the order it ended, whatever ended it.
 func TestCancelManyAndEnded(t *testing.T) {
+	t.Parallel()
+
 	m, err := microShape.Model()
 	require.NoError(t, err)
 	e := newEngine(t, m, Config{BlockSize: 4, CacheBlocks: 64})

@@ -20,6 +20,8 @@ func ramp(start, n int) []int {
 // TestCacheRegressionTraces are named traces for the classic prefix-cache bugs, run at
 // several block sizes; every step is checked bitwise against the reference by traceRunner.
 func TestCacheRegressionTraces(t *testing.T) {
+	t.Parallel()
+
 	m, err := microShape.Model()
 	require.NoError(t, err)
 	for _, bs := range []int{1, 2, 4, 16} {

@@ -16,6 +16,16 @@ type Request struct {
 	StopTokens  []int    // further token ids that end generation (included in the output)
 	StopStrings []string // generation ends when the output text contains one of these
 	CacheSalt   string   // requests share cached blocks only with requests of the same salt (vLLM's cache_salt)
+	// PromptLogits asks for the logits of every prompt position but the last (the row that
+	// predicts the prompt's next token), delivered by Scheduler.PromptRows once each, in
+	// position order, before the first generated token: the rows a prefix hit took from
+	// the cache are recomputed from the cached K/V without writing them (prompt_logits.go).
+	// With Check, they are held until the prompt's last row and released only once the
+	// cache-free reference has recomputed them bit for bit.
+	PromptLogits bool
+	// ScoreOnly generates nothing: the request ends, with stop reason "length" and no
+	// tokens, once its prompt is computed (and, with PromptLogits, its rows delivered).
+	ScoreOnly bool
 }
 
 // State is where a sequence is in its life.

@@ -62,7 +62,8 @@ type Scheduler struct {
 	ended    []int       // requests that have ended since the last call of Ended
 	clock    int64
 	stats    Stats
-	out      []Token // tokens released during the current Step, in order
+	out      []Token     // tokens released during the current Step, in order
+	prompts  []PromptRow // prompt rows delivered during the current Step, in order
 }
 
 // Stats are the scheduler's running totals.
@@ -76,6 +77,7 @@ type Stats struct {
 	CheckedTokens  int64   `json:"checked_tokens"` // tokens released after Request.Check found their logits bit-identical
 	PrefillTokens  int64   `json:"prefill_tokens"` // prompt (and recomputed) tokens run
 	DecodeTokens   int64   `json:"decode_tokens"`  // single-token decode rows run
+	ReplayTokens   int64   `json:"replay_tokens"`  // cached prompt positions recomputed for their logits (Request.PromptLogits)
 	PeakBlocksUsed int     `json:"peak_blocks_used"`
 	// PeakGroupBlocksUsed is, per cache group, the most blocks in use at the end of a step
 	// (a pool with cache groups only).
@@ -95,6 +97,8 @@ type request struct {
 	admitted    bool
 	preemptions int
 	err         error
+	promptNext  int         // with PromptLogits: the next prompt position whose row to deliver
+	heldRows    []PromptRow // with PromptLogits and Check: rows waiting for their check
 }
 
 // sequence is one continuation of a request.
@@ -114,6 +118,9 @@ type sequence struct {
 	shownAt int                  // bytes of text those outputs end at
 	stamp   int64                // admission order
 	queued  bool                 // in the waiting line
+	// replay..replayEnd are the cached prompt positions still to recompute for their logits
+	// (Request.PromptLogits), set at each admission.
+	replay, replayEnd int
 }
 
 // shownToken is a generated token and where its text ends in its sequence's text.
@@ -262,8 +269,9 @@ func (s *Scheduler) Release(id int) bool {
 
 // scheduled is one sequence's share of a step: n tokens starting at its next position.
 type scheduled struct {
-	q *sequence
-	n int
+	q      *sequence
+	n      int
+	replay int // cached prompt positions recomputed first, from q.replay
 }
 
 // Step runs one scheduling step and one batched forward pass, and returns the tokens
@@ -274,7 +282,7 @@ type scheduled struct {
 // model (or a reference pass that fails); requests that cannot continue, and requests
 // whose check fails, are finished with an error instead (see Err).
 func (s *Scheduler) Step() ([]Token, error) {
-	s.out = nil
+	s.out, s.prompts = nil, nil
 	if s.Done() {
 		return nil, nil
 	}
@@ -289,8 +297,9 @@ func (s *Scheduler) Step() ([]Token, error) {
 	spans := make([]span, len(plan))
 	rows := 0
 	for i, p := range plan {
-		spans[i] = span{p.q.kv, p.n}
-		rows += p.n
+		spans[i] = span{kv: p.q.kv, n: p.n, replay: p.q.replay, replayN: p.replay, rows: wantsRows(p.q)}
+		rows += p.n + p.replay
+		s.stats.ReplayTokens += int64(p.replay)
 		if start := p.q.kv.Computed(); p.n == 1 && len(p.q.output) > 0 && start == p.q.kv.Len()-1 {
 			s.stats.DecodeTokens++
 		} else {
@@ -303,12 +312,7 @@ func (s *Scheduler) Step() ([]Token, error) {
 		return s.takeOut(), err
 	}
 	s.recordBatch(rows, len(plan))
-	var done []*sequence
-	for _, p := range plan {
-		if p.q.kv.Computed() == p.q.kv.Len() {
-			done = append(done, p.q)
-		}
-	}
+	last := s.deliverRows(plan, spans, logits)
 	st := s.e.pool.Stats()
 	s.stats.PeakBlocksUsed = max(s.stats.PeakBlocksUsed, st.BlocksUsed)
 	if st.Groups != nil && s.stats.PeakGroupBlocksUsed == nil {
@@ -317,15 +321,20 @@ func (s *Scheduler) Step() ([]Token, error) {
 	for g, gs := range st.Groups {
 		s.stats.PeakGroupBlocksUsed[g] = max(s.stats.PeakGroupBlocksUsed[g], gs.BlocksUsed)
 	}
-	for i, q := range done {
-		if q.state == Finished { // its request failed earlier in this step
+	for i, p := range plan {
+		q := p.q
+		if last[i] == nil || q.state == Finished { // not at its last token, or its request failed earlier in this step
+			continue
+		}
+		if q.r.req.ScoreOnly && len(q.output) == 0 {
+			s.scored(q)
 			continue
 		}
 		for _, c := range s.forkIfFirst(q) {
 			if c.state == Finished {
 				continue
 			}
-			if err := s.advance(c, logits[i]); err != nil {
+			if err := s.advance(c, last[i]); err != nil {
 				return s.takeOut(), err
 			}
 		}
@@ -348,12 +357,12 @@ func (s *Scheduler) schedule() []scheduled {
 	var plan []scheduled
 	for i := 0; i < len(s.running) && budget > 0; i++ {
 		q := s.running[i]
-		n := min(q.kv.Len()-q.kv.Computed(), s.chunkSize(), budget)
+		rp, n := s.share(q, budget)
 		for {
-			_, err := s.e.reserve([]span{{q.kv, n}})
+			_, err := s.e.reserve([]span{{kv: q.kv, n: n}})
 			if err == nil {
-				plan = append(plan, scheduled{q, n})
-				budget -= n
+				plan = append(plan, scheduled{q, n, rp})
+				budget -= n + rp
 				break
 			}
 			victim := s.running[len(s.running)-1]
@@ -397,13 +406,16 @@ func (s *Scheduler) schedule() []scheduled {
 			break
 		}
 		kv := pool.AddSequence(q.tokens, q.r.req.CacheSalt)
-		n := min(kv.Len()-kv.Computed(), s.chunkSize(), budget)
-		if _, err := s.e.reserve([]span{{kv, n}}); err != nil {
+		q.kv = kv
+		s.startReplay(q)
+		rp, n := s.share(q, budget)
+		if _, err := s.e.reserve([]span{{kv: kv, n: n}}); err != nil {
 			pool.Free(kv) // the prefix hit took cached blocks out of the evictable set
+			q.kv = nil
 			break
 		}
 		s.waiting.PopFront()
-		q.kv, q.state = kv, Running
+		q.state = Running
 		s.clock++
 		q.stamp = s.clock
 		s.running = append(s.running, q)
@@ -412,8 +424,8 @@ func (s *Scheduler) schedule() []scheduled {
 			q.r.prefixHit = kv.Computed()
 		}
 		s.observe(SeqAdmitted, q)
-		plan = append(plan, scheduled{q, n})
-		budget -= n
+		plan = append(plan, scheduled{q, n, rp})
+		budget -= n + rp
 		promised += s.promised(q, len(kv.Table()))
 	}
 	return plan

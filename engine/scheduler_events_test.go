@@ -13,6 +13,8 @@ import (
 // with the scheduler's own statistics; a preemption comes before the Released events of the
 // victim's blocks.
 func TestSchedulerReportsAdmissionsAndPreemptions(t *testing.T) {
+	t.Parallel()
+
 	m, err := microShape.Model()
 	require.NoError(t, err)
 	e := newEngine(t, m, Config{BlockSize: 4, CacheBlocks: 12})

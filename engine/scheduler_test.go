@@ -40,6 +40,8 @@ func mixedRequests(n int) []Request {
 // Check on, every step of every sequence is compared bit for bit with the cache-free
 // reference of its tokens; and every request's output equals running it alone.
 func TestContinuousBatchingIsBatchInvariant(t *testing.T) {
+	t.Parallel()
+
 	m, err := microShape.Model()
 	require.NoError(t, err)
 	reqs := mixedRequests(64)
@@ -84,6 +86,8 @@ func TestContinuousBatchingIsBatchInvariant(t *testing.T) {
 }
 
 func TestSchedulerRejectsWhatCanNeverFit(t *testing.T) {
+	t.Parallel()
+
 	m, err := microShape.Model()
 	require.NoError(t, err)
 	e := newEngine(t, m, Config{BlockSize: 4, CacheBlocks: 4})
@@ -95,6 +99,8 @@ func TestSchedulerRejectsWhatCanNeverFit(t *testing.T) {
 }
 
 func TestCancelFreesBlocksAtOnce(t *testing.T) {
+	t.Parallel()
+
 	m, err := microShape.Model()
 	require.NoError(t, err)
 	e := newEngine(t, m, Config{BlockSize: 4, CacheBlocks: 64})
@@ -124,6 +130,8 @@ func TestCancelFreesBlocksAtOnce(t *testing.T) {
 }
 
 func TestStopTokensAndStrings(t *testing.T) {
+	t.Parallel()
+
 	m, err := microShape.Model()
 	require.NoError(t, err)
 	e := newEngine(t, m, Config{})
@@ -159,6 +167,8 @@ func TestStopTokensAndStrings(t *testing.T) {
 }
 
 func TestReleaseForgetsFinishedRequests(t *testing.T) {
+	t.Parallel()
+
 	m, err := microShape.Model()
 	require.NoError(t, err)
 	e := newEngine(t, m, Config{})
@@ -180,6 +190,8 @@ func TestReleaseForgetsFinishedRequests(t *testing.T) {
 // TestCheckFailureEndsOnlyItsRequest: a corrupted cache row fails the request that reads
 // it; a request with its own blocks carries on.
 func TestCheckFailureEndsOnlyItsRequest(t *testing.T) {
+	t.Parallel()
+
 	m, err := microShape.Model()
 	require.NoError(t, err)
 	e := newEngine(t, m, Config{BlockSize: 4})

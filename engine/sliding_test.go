@@ -26,6 +26,8 @@ func swaModel(t testing.TB, w int) *model.Model {
 // 4 is bitwise equal to the cache-free reference at every step (Check), never holds more than
 // ceil(16/4)+1 blocks, and releases the rest as it goes.
 func TestSlidingWindowReclaimsBlocks(t *testing.T) {
+	t.Parallel()
+
 	const w, bs = 16, 4
 	m := swaModel(t, w)
 	for _, ct := range []quant.CacheType{quant.F32, quant.Q8_0} {
@@ -50,6 +52,8 @@ func TestSlidingWindowReclaimsBlocks(t *testing.T) {
 // get exactly the full-attention model's logits; later positions differ (the oldest ones are
 // masked), in the cached path as in the reference.
 func TestSlidingWindowMasksOnlyBeyondTheWindow(t *testing.T) {
+	t.Parallel()
+
 	const w = 8
 	swa := swaModel(t, w)
 	full := *swa
@@ -80,6 +84,8 @@ func TestSlidingWindowMasksOnlyBeyondTheWindow(t *testing.T) {
 // small for everything preempts and recomputes a sequence after it reclaimed blocks, all
 // bitwise equal to the reference.
 func TestSlidingWindowSharedPrefixAndPreemption(t *testing.T) {
+	t.Parallel()
+
 	const w, bs = 12, 4
 	m := swaModel(t, w)
 	prompt := make([]int, 30)
@@ -133,6 +139,8 @@ func TestSlidingWindowSharedPrefixAndPreemption(t *testing.T) {
 // preemption) much longer than the pool is computed window by window, releasing what it slid
 // past, so it runs in a pool that could never hold it whole.
 func TestSlidingWindowLongPromptInAPoolSmallerThanIt(t *testing.T) {
+	t.Parallel()
+
 	const w, bs = 16, 4
 	m := swaModel(t, w)
 	e := newEngine(t, m, Config{BlockSize: bs, CacheBlocks: 12, KType: quant.F32, VType: quant.F32})

@@ -16,6 +16,11 @@ import (
 type span struct {
 	kv *kvcache.Sequence
 	n  int
+	// replayN committed positions from replay on are recomputed first, for their logits
+	// (model.Row.Replay: they read the cache and write nothing): a prompt's log-probabilities
+	// at the positions a prefix hit took from the cache.
+	replay, replayN int
+	rows            bool // logits for every one of the n rows (a prompt's log-probabilities)
 }
 
 // reserve reserves the slots of every span, in order, and returns what each reservation
@@ -37,14 +42,18 @@ func (e *Engine) reserve(spans []span) ([]kvcache.Reservation, error) {
 // compute runs the spans, whose slots are reserved, through one batched forward pass,
 // commits their tokens and reclaims what a sliding window left behind. It returns logits in
 // row order: with every, one per row (span by span, position by position); without, one per
-// span that reaches its sequence's last token, for that token. On an error from the forward
+// replayed row and per row of a span with rows set, and one per other span that reaches its
+// sequence's last token, for that token. On an error from the forward
 // pass nothing is committed.
 func (e *Engine) compute(spans []span, every bool) ([][]float32, error) {
 	var rows []model.Row
 	for _, sp := range spans {
+		for pos := sp.replay; pos < sp.replay+sp.replayN; pos++ {
+			rows = append(rows, model.Row{Seq: sp.kv, Pos: pos, Logits: true, Replay: true})
+		}
 		start := sp.kv.Computed()
 		for pos := start; pos < start+sp.n; pos++ {
-			rows = append(rows, model.Row{Seq: sp.kv, Pos: pos, Logits: every || pos == sp.kv.Len()-1})
+			rows = append(rows, model.Row{Seq: sp.kv, Pos: pos, Logits: every || sp.rows || pos == sp.kv.Len()-1})
 		}
 	}
 	out, err := e.runner.Forward(e.pool, rows)
@@ -58,6 +67,9 @@ func (e *Engine) compute(spans []span, every bool) ([][]float32, error) {
 		}
 	}
 	for _, sp := range spans {
+		if sp.n == 0 {
+			continue // replayed rows only: nothing to commit, and no window may slide past rows still to replay
+		}
 		if err := e.pool.Commit(sp.kv, sp.n); err != nil {
 			return nil, err
 		}

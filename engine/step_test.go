@@ -18,7 +18,7 @@ func TestReserveTwiceThenCompute(t *testing.T) {
 	run := func(early bool) ([][]float32, []int) {
 		e := newEngine(t, m, Config{BlockSize: 4, CacheBlocks: 8})
 		kv := e.pool.AddSequence(prompt, "")
-		spans := []span{{kv, kv.Len()}}
+		spans := []span{{kv: kv, n: kv.Len()}}
 		if early {
 			res, err := e.reserve(spans)
 			require.NoError(t, err)

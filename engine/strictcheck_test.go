@@ -38,6 +38,8 @@ func checkedRun(t *testing.T, e *Engine, req Request, corruptAfter int) (release
 // corruption falls against the check window (inside the first window, at its end, in the
 // second, at the last step).
 func TestCheckNeverReleasesAnUnverifiedToken(t *testing.T) {
+	t.Parallel()
+
 	m := tinyModel(t)
 	prompt := []int{1, 10, 20, 30, 40, 50}
 	const n = 70
@@ -68,6 +70,8 @@ func TestCheckNeverReleasesAnUnverifiedToken(t *testing.T) {
 // releases nothing until CheckWindow tokens are held, then all of them at once; the rest
 // come with the last token; every token is counted as checked.
 func TestCheckHoldsTokensUntilTheirWindowIsVerified(t *testing.T) {
+	t.Parallel()
+
 	m := tinyModel(t)
 	e := newEngine(t, m, Config{BlockSize: 4})
 	s := e.NewScheduler(SchedulerConfig{})
@@ -100,6 +104,8 @@ func TestCheckHoldsTokensUntilTheirWindowIsVerified(t *testing.T) {
 // TestCancelDiscardsHeldTokens: cancelling a checked request drops its held tokens
 // unverified; none is released, afterwards or ever, and Result does not count them.
 func TestCancelDiscardsHeldTokens(t *testing.T) {
+	t.Parallel()
+
 	m := tinyModel(t)
 	e := newEngine(t, m, Config{BlockSize: 4})
 	s := e.NewScheduler(SchedulerConfig{})
@@ -128,6 +134,8 @@ func TestCancelDiscardsHeldTokens(t *testing.T) {
 // runs out mid-decode) first verifies its held tokens and releases them, so it delivers
 // exactly what an unchecked run delivers before the same failure.
 func TestFailureFlushesHeldTokens(t *testing.T) {
+	t.Parallel()
+
 	m := tinyModel(t)
 	run := func(check bool) ([]Token, error) {
 		e := newEngine(t, m, Config{BlockSize: 4, CacheBlocks: 3})
@@ -155,6 +163,8 @@ func TestFailureFlushesHeldTokens(t *testing.T) {
 // tokens are verified and released first, and the failing one releases only its own
 // verified tokens.
 func TestCheckFailureFlushesSiblings(t *testing.T) {
+	t.Parallel()
+
 	m := tinyModel(t)
 	e := newEngine(t, m, Config{BlockSize: 4})
 	s := e.NewScheduler(SchedulerConfig{})

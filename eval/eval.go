@@ -12,6 +12,7 @@ import (
 	"github.com/kvref/kvref/internal/logit"
 	"github.com/kvref/kvref/model"
 	"github.com/kvref/kvref/quant"
+	"github.com/kvref/kvref/tokenizer"
 )
 
 // Result is what one cache type costs against the f32 cache: one row of `kvref eval`.
@@ -181,4 +182,42 @@ func Caches(m *model.Model, text string, types []Cache, window, threads int, pro
 	rep.Predicted = res[0].n
 	rep.Results = res
 	return rep, nil
+}
+
+// TokenLogprob is one token of a text as `kvref eval --per-token` prints it: its position,
+// id and text, and its log-probability given the tokens before it (the float64
+// log-softmax of the raw logits, as kvref serve's logprobs).
+type TokenLogprob struct {
+	Pos     int     `json:"pos"`
+	ID      int     `json:"id"`
+	Token   string  `json:"token"`
+	Logprob float64 `json:"logprob"`
+}
+
+// PerToken is the log-probability of every token of text after the first, in one window:
+// the text tokenized as kvref serve tokenizes a text prompt (BOS when the model adds one,
+// special tokens parsed), run through an engine with a cache of c's types, its logits
+// taken position by position (Engine.AllLogits). These are the values kvref serve returns
+// for the same text with echo and logprobs, or prompt_logprobs, bit for bit.
+func PerToken(m *model.Model, text string, c Cache, threads int) ([]TokenLogprob, error) {
+	ids := m.Tokenizer.EncodeSpecial(text, tokenizer.Prompt)
+	if len(ids) < 2 {
+		return nil, fmt.Errorf("the text has %d tokens; need at least 2 to predict one", len(ids))
+	}
+	if len(ids) > m.Config.Context {
+		return nil, fmt.Errorf("the text has %d tokens, more than the model's context of %d: --per-token scores one window", len(ids), m.Config.Context)
+	}
+	e, err := engine.New(m, engine.Config{Context: len(ids), Threads: threads, KType: c.K, VType: c.V})
+	if err != nil {
+		return nil, err
+	}
+	defer e.Close()
+	out := make([]TokenLogprob, 0, len(ids)-1)
+	err = e.AllLogits(ids, 64, func(pos int, logits []float32) {
+		if pos+1 < len(ids) {
+			next := ids[pos+1]
+			out = append(out, TokenLogprob{Pos: pos + 1, ID: next, Token: string(m.Tokenizer.Piece(next)), Logprob: logit.LogSoftmax(logits)[next]})
+		}
+	})
+	return out, err
 }

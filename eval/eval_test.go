@@ -13,6 +13,8 @@ import (
 // perplexity deltas are differences of the rows' own perplexities, bytes follow the formula,
 // and a coarser cache type diverges more than a finer one.
 func TestCacheTypesAgainstF32(t *testing.T) {
+	t.Parallel()
+
 	m, err := synth.Tiny.Model()
 	require.NoError(t, err)
 	defer m.Close()
@@ -44,6 +46,8 @@ func TestCacheTypesAgainstF32(t *testing.T) {
 // bytes are the layers' K rows plus V rows; quantizing only the values of the tiny model costs
 // less than quantizing both.
 func TestCachesOfKeyValuePairs(t *testing.T) {
+	t.Parallel()
+
 	m, err := synth.Tiny.Model()
 	require.NoError(t, err)
 	defer m.Close()

@@ -37,6 +37,12 @@ type CandidateRequest struct {
 	Cancelled     bool              // the driver cancelled the request
 	Error         string            // the candidate failed the request (with Unsupported: why it refused)
 	Unsupported   string            // the feature (Feature*) the candidate refused before producing tokens; "": none
+	// PromptSteps are the candidate's log-probabilities of the prompt's tokens, for a
+	// request with prompt_logprobs: Step is the prompt position (1 to n−1); nil: none reported.
+	PromptSteps []CandidateStep
+	// Transport is the transport error that ended the request (connection refused or
+	// reset, a timeout): the request says nothing about the candidate. "": none.
+	Transport string
 }
 
 // evidence returns where the request's cached tokens were read from.
@@ -128,6 +134,7 @@ type dumpLine struct {
 	ID       *int      `json:"id,omitempty"`
 	Logprob  *Float    `json:"logprob,omitempty"`
 	Top      []Logprob `json:"top,omitempty"`
+	Prompt   bool      `json:"prompt,omitempty"` // a prompt token's line: step is its position
 
 	CachedTokens  *int     `json:"cached_tokens,omitempty"`
 	CacheEvidence string   `json:"cache_evidence,omitempty"`
@@ -136,6 +143,7 @@ type dumpLine struct {
 	Cancelled     bool     `json:"cancelled,omitempty"`
 	Error         string   `json:"error,omitempty"`
 	Unsupported   string   `json:"unsupported,omitempty"`
+	Transport     string   `json:"transport_error,omitempty"`
 }
 
 // ReadDump reads a candidate dump: JSON Lines as documented in docs/golden.md. Blank lines
@@ -178,6 +186,7 @@ func ReadDump(r io.Reader) (*Candidate, error) {
 			}
 			req.CachedTokens, req.CacheEvidence, req.PromptTokens = l.CachedTokens, l.CacheEvidence, l.PromptTokens
 			req.FinishReasons, req.Cancelled, req.Error, req.Unsupported = l.FinishReasons, l.Cancelled, l.Error, l.Unsupported
+			req.Transport = l.Transport
 			continue
 		}
 		if l.ID == nil {
@@ -189,6 +198,10 @@ func ReadDump(r io.Reader) (*Candidate, error) {
 			st.Logprob = &v
 		}
 		slices.SortStableFunc(st.Top, compareLogprobs)
+		if l.Prompt {
+			req.PromptSteps = append(req.PromptSteps, st)
+			continue
+		}
 		steps := req.choice(l.Choice)
 		*steps = append(*steps, st)
 	}
@@ -226,6 +239,16 @@ func WriteDump(w io.Writer, c *Candidate) error {
 		s := c.Scenarios[name]
 		for _, id := range sortedKeys(s.Requests) {
 			r := s.Requests[id]
+			for _, st := range r.PromptSteps {
+				l := dumpLine{Scenario: name, Request: id, Step: &st.Step, ID: &st.ID, Top: st.Top, Prompt: true}
+				if st.Logprob != nil {
+					f := Float(*st.Logprob)
+					l.Logprob = &f
+				}
+				if err := enc.Encode(l); err != nil {
+					return err
+				}
+			}
 			for ci, steps := range r.Choices {
 				for _, st := range steps {
 					l := dumpLine{Scenario: name, Request: id, Choice: ci, Step: &st.Step, ID: &st.ID, Top: st.Top}
@@ -239,7 +262,7 @@ func WriteDump(w io.Writer, c *Candidate) error {
 				}
 			}
 			l := dumpLine{Scenario: name, Request: id, CachedTokens: r.CachedTokens, CacheEvidence: r.CacheEvidence, PromptTokens: r.PromptTokens,
-				FinishReasons: r.FinishReasons, Cancelled: r.Cancelled, Error: r.Error, Unsupported: r.Unsupported}
+				FinishReasons: r.FinishReasons, Cancelled: r.Cancelled, Error: r.Error, Unsupported: r.Unsupported, Transport: r.Transport}
 			if err := enc.Encode(l); err != nil {
 				return err
 			}

@@ -15,6 +15,9 @@ const (
 	FeatureTokenIDs    = "token-ids"    // a prompt given as token ids
 	FeatureLogprobs    = "logprobs"     // top-k log-probabilities per token
 	FeatureCacheReport = "cache-report" // reporting cached prompt tokens (any evidence but EvidenceNone)
+	// FeaturePromptLogprobs is the log-probabilities of a prompt's tokens (echo with
+	// logprobs, max_tokens 0).
+	FeaturePromptLogprobs = "prompt-logprobs"
 	// FeatureAll, given to --require, requires every feature.
 	FeatureAll = "all"
 )
@@ -30,6 +33,8 @@ func describeFeature(f string) string {
 		return "per-token log-probabilities"
 	case FeatureCacheReport:
 		return "a report of cached prompt tokens"
+	case FeaturePromptLogprobs:
+		return "the prompt's log-probabilities (echo with logprobs and max_tokens 0)"
 	}
 	return "the parameter " + f
 }
@@ -51,11 +56,11 @@ func ParseRequirements(list string) (Requirements, error) {
 		switch {
 		case f == "":
 			continue
-		case f == FeatureAll, f == FeatureN, f == FeatureTokenIDs, f == FeatureLogprobs, f == FeatureCacheReport, slices.Contains(requestParameters, f):
+		case f == FeatureAll, f == FeatureN, f == FeatureTokenIDs, f == FeatureLogprobs, f == FeatureCacheReport, f == FeaturePromptLogprobs, slices.Contains(requestParameters, f):
 			out = append(out, f)
 		default:
-			return nil, fmt.Errorf("golden: unknown feature %q; the features are %s, %s, %s, %s, the request parameters %s, and %s",
-				f, FeatureN, FeatureTokenIDs, FeatureLogprobs, FeatureCacheReport, strings.Join(requestParameters, ", "), FeatureAll)
+			return nil, fmt.Errorf("golden: unknown feature %q; the features are %s, %s, %s, %s, %s, the request parameters %s, and %s",
+				f, FeatureN, FeatureTokenIDs, FeatureLogprobs, FeatureCacheReport, FeaturePromptLogprobs, strings.Join(requestParameters, ", "), FeatureAll)
 		}
 	}
 	return out, nil
@@ -71,6 +76,9 @@ func (b completionRequest) used() []string {
 	var out []string
 	if b.N > 1 {
 		out = append(out, FeatureN)
+	}
+	if b.Echo {
+		out = append(out, FeaturePromptLogprobs)
 	}
 	set := map[string]bool{
 		"temperature": b.Temperature != 0, "top_k": b.TopK != nil, "top_p": b.TopP != nil, "min_p": b.MinP != nil,
@@ -103,6 +111,8 @@ var refusalPatterns = map[string]*regexp.Regexp{
 	FeatureTokenIDs: regexp.MustCompile(`(?i)((prompt|input)\b[^.]*\b(must|should) be (a )?(string|text)|expected (a )?string|token[ _-]?ids?\b[^.]*` +
 		refusalWords + `|` + refusalWords + `[^.]*token[ _-]?ids?\b)`),
 	FeatureLogprobs: regexp.MustCompile(`(?i)logprobs`),
+	// A server that cannot score a prompt refuses echo, or max_tokens 0.
+	FeaturePromptLogprobs: regexp.MustCompile(`(?i)(\becho\b|prompt_logprobs|max_tokens)`),
 }
 
 // refusedFeature returns the feature a server refused with this error message, given the

@@ -123,6 +123,10 @@ type GoldenRequest struct {
 	Preemptions     int            `json:"preemptions"`
 	Cancelled       bool           `json:"cancelled"`
 	Choices         []GoldenChoice `json:"choices"`
+	// PromptSteps are, for a request with prompt_logprobs, the log-probabilities of prompt
+	// tokens 1 to n−1: PromptSteps[i] is prompt token i+1 (its id, log-probability, and the
+	// top-k and margin of the distribution it was drawn from).
+	PromptSteps []Step `json:"prompt_steps,omitempty"`
 }
 
 // Greedy reports whether the request samples greedily.

@@ -80,7 +80,7 @@ func recordOnce(t testing.TB, m *model.Model, scs []*Scenario, name string) *Gol
 			return g
 		}
 	}
-	t.Fatalf("no scenario %s among the %d given", name, len(scs))
+	require.FailNowf(t, "no such scenario", "no scenario %s among the %d given", name, len(scs))
 	return nil
 }
 

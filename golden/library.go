@@ -83,10 +83,10 @@ var errSkip = errors.New("skipped")
 
 // Classes returns the built-in classes in library order: the general ones, then the
 // sliding-window ones.
-func Classes() []Class { return slices.Concat(classes, slidingClasses, hybridClasses) }
+func Classes() []Class { return slices.Concat(classes, promptClasses, slidingClasses, hybridClasses) }
 
 // Suites names the built-in suites.
-var Suites = []string{"default", "full", "sliding", "hybrid"}
+var Suites = []string{"default", "full", "sliding", "hybrid", "prompt-logprobs"}
 
 // ErrNoGroups is returned (wrapped) for the hybrid suite on a model without cache groups.
 var ErrNoGroups = errors.New("golden: the hybrid suite needs a model with cache groups (sliding layers beside full ones, as Gemma 2 and 3)")
@@ -139,15 +139,20 @@ func suite(name string, p Params, types []quant.CacheType) ([]*Scenario, []Skipp
 			at = func(c Class, t quant.CacheType) bool { return t == quant.F32 || c.QuantizedInDefault }
 		}
 	case "full":
-		members = classes
+		members = slices.Concat(classes, promptClasses)
 		if p.Window > 0 {
-			members = slices.Concat(classes, slidingClasses)
+			members = slices.Concat(classes, promptClasses, slidingClasses)
 		}
 		if p.FullGroups > 0 && p.SlidingGroups > 0 {
 			members = append(members, hybridClasses...)
 		}
 		if types == nil {
 			at = func(Class, quant.CacheType) bool { return true }
+		}
+	case "prompt-logprobs":
+		members = promptClasses
+		if types == nil {
+			at = func(c Class, t quant.CacheType) bool { return t == quant.F32 || t == quant.F16 }
 		}
 	case "sliding":
 		if p.Window == 0 {

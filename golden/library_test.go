@@ -56,6 +56,7 @@ func TestLibraryCoversTheIssueClasses(t *testing.T) {
 		"mixed-hits-misses", "block-boundary-lengths", "prefix-diverges-mid-block", "same-step-shared-prefix",
 		"identical-requests", "evict-then-rerequest", "cancel-mid-prefill", "cancel-mid-decode",
 		"chunked-prefill-shared", "fork-partial-block", "long-prompt", "stop-mid-block", "preempt-recompute",
+		"prompt-logprobs-full-hit", "prompt-logprobs-partial-hit", "prompt-logprobs-two-orders", "prompt-logprobs-block-aligned",
 		"window-crossing-block-boundary", "window-crossing-mid-block", "shared-prefix-slid-past", "preempt-after-reclaim",
 		"hybrid-hit-longer-than-window", "hybrid-hit-shortened", "hybrid-eviction-in-one-group", "hybrid-preempt-across-window",
 		"hybrid-fork-across-window", "hybrid-chunked-prefill-across-window",

@@ -34,6 +34,7 @@ type completionRequest struct {
 	CacheSalt              string         `json:"cache_salt,omitempty"`
 	CachePrompt            *bool          `json:"cache_prompt,omitempty"`
 	User                   string         `json:"user,omitempty"` // "kvref-golden:SCENARIO/REQUEST", for the server's logs
+	Echo                   bool           `json:"echo,omitempty"` // the prompt's tokens and log-probabilities first (prompt_logprobs requests)
 }
 
 // completionResponse is a /v1/completions response or stream chunk, with every field the

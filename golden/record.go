@@ -217,6 +217,18 @@ func chooseStop(m *model.Model, run *engineRun, prompt []int, r Request) (string
 // written.
 func checkAgainstReference(runner *model.Runner, g *Golden, kType, vType quant.CacheType) error {
 	for _, r := range g.Requests {
+		if len(r.PromptSteps) > 0 {
+			ref, err := runner.Reference(r.PromptIDs[:len(r.PromptIDs)-1], kType, vType, 0)
+			if err != nil {
+				return err
+			}
+			for i, s := range r.PromptSteps {
+				if want := newStep(ref[i], r.PromptIDs[i+1], g.TopK); !reflect.DeepEqual(s, want) {
+					return fmt.Errorf("golden: scenario %s request %s prompt token %d: the cached run's prompt log-probabilities differ from the cache-free reference (%+v vs %+v): a kvref bug, no golden written",
+						g.Scenario.Name, r.ID, i+1, s, want)
+				}
+			}
+		}
 		for _, c := range r.Choices {
 			if len(c.Steps) == 0 {
 				continue
@@ -339,6 +351,13 @@ func Replay(m *model.Model, g *Golden, opt ReplayOptions) (*CandidateScenario, e
 			}
 			cr.Choices = append(cr.Choices, steps)
 			cr.FinishReasons = append(cr.FinishReasons, c.FinishReason)
+		}
+		if r.PromptSteps != nil {
+			cr.PromptSteps = make([]CandidateStep, len(r.PromptSteps))
+			for i, s := range r.PromptSteps {
+				lp := s.Logprob
+				cr.PromptSteps[i] = CandidateStep{Step: i + 1, ID: s.ID, Logprob: &lp, Top: s.Top}
+			}
 		}
 		cs.Requests[r.ID] = cr
 	}

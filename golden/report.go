@@ -21,6 +21,10 @@ const (
 	// StatusUnsupported: the candidate refused a feature the scenario needs (n > 1, a
 	// parameter, token-id prompts), recognisably and before producing tokens.
 	StatusUnsupported Status = "unsupported"
+	// StatusError: a request of the scenario failed on transport (connection refused or
+	// reset, a timeout): nothing is known about the candidate's cache from it. Not a pass,
+	// and not a failure of the cache.
+	StatusError Status = "error"
 )
 
 // The kinds of failure.
@@ -42,6 +46,7 @@ const (
 	KindError       = "error"       // the candidate failed the request
 	KindUnsupported = "unsupported" // the candidate refused a feature that VerifyOptions.Require demands
 	KindCache       = "cache"       // an impossible count of cached prompt tokens
+	KindTransport   = "transport"   // a request failed on transport (refused, reset, timed out): an error outcome
 )
 
 // Report is the outcome of verifying a candidate against goldens.
@@ -81,6 +86,7 @@ type ScenarioReport struct {
 	Failures              []Failure   `json:"failures,omitempty"`
 	Unsupported           []Refusal   `json:"unsupported,omitempty"`
 	Vacuous               []string    `json:"vacuous,omitempty"`
+	Errors                []string    `json:"errors,omitempty"` // requests that failed on transport (StatusError)
 	Notes                 []string    `json:"notes,omitempty"`
 	Tolerance             Tolerance   `json:"tolerance"`
 }
@@ -248,11 +254,16 @@ func (s *ScenarioReport) hitsCell() string {
 	return strings.Join(parts, ", ")
 }
 
-// CountsLine is "N scenarios, P passed, U unsupported, F failed, V vacuous, M missing".
+// CountsLine is "N scenarios, P passed, U unsupported, F failed, V vacuous, M missing", and
+// ", E error" when transport errors kept scenarios from running.
 func (r *Report) CountsLine() string {
 	c := r.Counts()
-	return fmt.Sprintf("%d scenarios, %d passed, %d unsupported, %d failed, %d vacuous, %d missing",
+	line := fmt.Sprintf("%d scenarios, %d passed, %d unsupported, %d failed, %d vacuous, %d missing",
 		len(r.Scenarios), c[StatusPass], c[StatusUnsupported], c[StatusFail], c[StatusVacuous], c[StatusMissing])
+	if c[StatusError] > 0 {
+		line += fmt.Sprintf(", %d error", c[StatusError])
+	}
+	return line
 }
 
 // passed reports whether a report is a pass: no scenario failed, was vacuous or missing,
@@ -346,7 +357,7 @@ func (r *Report) WriteJUnit(w io.Writer) error {
 		fmt.Fprintf(&out, "tolerance: %s\n", s.Tolerance.Policy)
 		c.SystemOut = out.String()
 		switch s.Status {
-		case StatusFail, StatusMissing:
+		case StatusFail, StatusMissing, StatusError:
 			msg := fmt.Sprintf("%d failures", len(s.Failures))
 			if len(s.Failures) > 0 {
 				msg = s.Failures[0].Message
@@ -387,9 +398,21 @@ func (r *Report) Err() error {
 		return nil
 	}
 	c := r.Counts()
+	if c[StatusError] > 0 && c[StatusFail]+c[StatusVacuous]+c[StatusMissing] == 0 {
+		return &TransportError{Scenarios: c[StatusError], Of: len(r.Scenarios)}
+	}
 	if c[StatusPass] == 0 && c[StatusUnsupported] == len(r.Scenarios) {
 		return fmt.Errorf("the candidate supports none of the %d scenarios (all unsupported): nothing was verified", len(r.Scenarios))
 	}
 	return fmt.Errorf("%d of %d scenarios did not pass (%d failed, %d vacuous, %d missing; %d unsupported)",
 		c[StatusFail]+c[StatusVacuous]+c[StatusMissing], len(r.Scenarios), c[StatusFail], c[StatusVacuous], c[StatusMissing], c[StatusUnsupported])
+}
+
+// TransportError is Report.Err for a run whose only problems were transport errors: the
+// candidate could not be reached for some scenarios, and none failed. kvref verify exits
+// with status 2 for it, as for a target that does not answer at all.
+type TransportError struct{ Scenarios, Of int }
+
+func (e *TransportError) Error() string {
+	return fmt.Sprintf("%d of %d scenarios could not be run: requests failed on transport (connection refused or reset, timeouts); nothing is known about the candidate's cache from them", e.Scenarios, e.Of)
 }

@@ -37,17 +37,18 @@ type runConfig struct {
 
 // runRequest is one submitted request and what it produced so far.
 type runRequest struct {
-	spec      Request
-	event     int
-	prompt    []int
-	stop      []string
-	sched     int
-	steps     [][]Step
-	logits    [][][]float32
-	cancelled bool
-	admitted  bool   // admitted for the first time (or cancelled while waiting)
-	reclaimed int    // of its prefix hit, the tokens a candidate need not reuse (hitTracker)
-	preempted []bool // per continuation: preempted after the last step
+	spec        Request
+	event       int
+	prompt      []int
+	stop        []string
+	sched       int
+	steps       [][]Step
+	logits      [][][]float32
+	cancelled   bool
+	admitted    bool   // admitted for the first time (or cancelled while waiting)
+	reclaimed   int    // of its prefix hit, the tokens a candidate need not reuse (hitTracker)
+	preempted   []bool // per continuation: preempted after the last step
+	promptSteps []Step // with PromptLogprobs: prompt tokens 1 to n−1, as delivered
 }
 
 func newEngineRun(m *model.Model, sc *Scenario, cfg runConfig) (*engineRun, error) {
@@ -135,7 +136,7 @@ func (r *engineRun) submit(event int, wave []Request) error {
 		}
 		id, err := r.sched.Add(engine.Request{
 			Prompt: prompt, MaxTokens: req.MaxTokens, IgnoreEOS: req.IgnoreEOS, Sampling: req.sampling(),
-			N: req.Choices(), StopStrings: stop,
+			N: req.Choices(), StopStrings: stop, PromptLogits: req.PromptLogprobs, ScoreOnly: req.MaxTokens == 0,
 		})
 		if err != nil {
 			return fmt.Errorf("request %s: %w", req.ID, err)
@@ -184,6 +185,13 @@ func (r *engineRun) step() error {
 		err = r.noteAdmissions()
 	}
 	r.notePreemptions()
+	for _, pr := range r.sched.PromptRows() {
+		rr := r.bySched[pr.Request]
+		if pr.Pos != len(rr.promptSteps) {
+			return fmt.Errorf("request %s: the scheduler delivered prompt position %d after %d", rr.spec.ID, pr.Pos, len(rr.promptSteps))
+		}
+		rr.promptSteps = append(rr.promptSteps, newStep(pr.Logits, pr.Next, r.cfg.topK))
+	}
 	for _, t := range toks {
 		rr := r.bySched[t.Request]
 		for len(rr.steps) <= t.Seq {
@@ -226,6 +234,12 @@ func (r *engineRun) results() ([]GoldenRequest, error) {
 				}
 			}
 			gr.Choices = append(gr.Choices, GoldenChoice{Index: c, FinishReason: res.StopReasons[c], OutputIDs: slices.Clone(outIDs), Text: res.Texts[c], Steps: steps})
+		}
+		if rr.spec.PromptLogprobs {
+			if !rr.cancelled && len(rr.promptSteps) != len(rr.prompt)-1 {
+				return nil, fmt.Errorf("golden: scenario %s request %s: %d prompt log-probabilities recorded for %d prompt tokens", r.sc.Name, rr.spec.ID, len(rr.promptSteps), len(rr.prompt))
+			}
+			gr.PromptSteps = rr.promptSteps
 		}
 		// A request cancelled before its first token has only its root continuation.
 		for c := len(gr.Choices); c < gr.N; c++ {

@@ -125,6 +125,11 @@ type Request struct {
 	Stop        []string         `json:"stop,omitempty"`         // stop strings
 	StopAfter   int              `json:"stop_after,omitempty"`   // Record picks a stop string that ends the greedy output after this many tokens
 	ExpectCache string           `json:"expect_cache,omitempty"` // "hit", "miss" or "" (no expectation)
+	// PromptLogprobs asks for the log-probabilities of every prompt token after the first
+	// (OpenAI's echo with logprobs; vLLM's prompt_logprobs), recorded as the golden
+	// request's prompt_steps. With it, max_tokens may be 0: the prompt is scored, nothing
+	// generated.
+	PromptLogprobs bool `json:"prompt_logprobs,omitempty"`
 }
 
 // Choices is the number of continuations the request asks for.
@@ -225,8 +230,12 @@ func (r Request) validate(submitted map[string]bool) error {
 	if submitted[r.ID] {
 		return fmt.Errorf("request id %q is used twice (give a re-request its own id)", r.ID)
 	}
-	if r.MaxTokens < 1 {
-		return fmt.Errorf("request %s: max_tokens must be ≥ 1, got %d", r.ID, r.MaxTokens)
+	switch {
+	case r.MaxTokens == 0 && r.PromptLogprobs && r.Choices() == 1 && r.StopAfter == 0:
+	case r.MaxTokens == 0 && r.PromptLogprobs:
+		return fmt.Errorf("request %s: max_tokens 0 (score the prompt) needs n 1 and no stop_after", r.ID)
+	case r.MaxTokens < 1:
+		return fmt.Errorf("request %s: max_tokens must be ≥ 1 (0 only with prompt_logprobs), got %d", r.ID, r.MaxTokens)
 	}
 	if r.N < 0 {
 		return fmt.Errorf("request %s: n must be ≥ 0, got %d", r.ID, r.N)

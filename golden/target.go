@@ -273,6 +273,10 @@ func (t *Target) start(ctx context.Context, base string, g *Golden, gr *GoldenRe
 		f.mu.Lock()
 		defer f.mu.Unlock()
 		if err != nil && !(f.result.Cancelled && errors.Is(err, context.Canceled)) {
+			if isTransport(err) {
+				f.result.Transport = err.Error()
+				return
+			}
 			f.result.Error = err.Error()
 			var se *serverError
 			if errors.As(err, &se) && f.result.tokens() == 0 {
@@ -309,6 +313,9 @@ func (t *Target) body(g *Golden, gr *GoldenRequest, stream bool) completionReque
 	}
 	if stream {
 		b.StreamOptions = map[string]any{"include_usage": true}
+	}
+	if gr.PromptSteps != nil {
+		b.Echo, b.Logprobs = true, max(k, 1)
 	}
 	if t.Control {
 		b.CacheSalt = fmt.Sprintf("kvref-control-%s-%s-%d", g.Scenario.Name, gr.ID, time.Now().UnixNano())
@@ -394,6 +401,9 @@ func (f *inflight) add(r *completionResponse) error {
 		steps, err := c.steps()
 		if err != nil {
 			return err
+		}
+		if f.req.PromptSteps != nil && c.Index == 0 && f.result.PromptSteps == nil {
+			steps = f.echoed(steps)
 		}
 		cur := f.result.choice(c.Index)
 		for _, st := range steps {

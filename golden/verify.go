@@ -123,6 +123,10 @@ func verifyScenario(g *Golden, cs *CandidateScenario, control bool, opt VerifyOp
 			continue
 		}
 		rep.Requests++
+		if cr.Transport != "" {
+			rep.Errors = append(rep.Errors, fmt.Sprintf("request %s: %s", gr.ID, cr.Transport))
+			continue
+		}
 		if cr.Unsupported != "" {
 			v.refused(gr, cr)
 			continue
@@ -138,7 +142,14 @@ func verifyScenario(g *Golden, cs *CandidateScenario, control bool, opt VerifyOp
 				gr.ID, *cr.PromptTokens, len(gr.PromptIDs))
 		}
 		cancelled := gr.Cancelled || cr.Cancelled
-		if !cancelled && len(cr.Choices) != gr.N {
+		if gr.PromptSteps != nil && !cancelled {
+			if unsupported, err := v.comparePrompt(gr, cr); err != nil {
+				return nil, err
+			} else if unsupported {
+				continue
+			}
+		}
+		if !cancelled && len(cr.Choices) != gr.N && !(gr.MaxTokens == 0 && len(cr.Choices) == 0) {
 			v.fail(gr.ID, -1, -1, KindChoices, "request %s: the candidate returned %d continuations, the request asked for %d", gr.ID, len(cr.Choices), gr.N)
 		}
 		for ci, steps := range cr.Choices {
@@ -176,6 +187,10 @@ func verifyScenario(g *Golden, cs *CandidateScenario, control bool, opt VerifyOp
 		rep.Notes = append(rep.Notes, "the candidate does not report cached prompt tokens: cache expectations are unchecked")
 	}
 	switch {
+	case len(rep.Errors) > 0 && !control:
+		// A request that never reached the server leaves the scenario's cache behaviour
+		// unknown: its failures (a hit its sibling did not get, say) are not the cache's.
+		rep.Status = StatusError
 	case len(rep.Failures) > 0:
 		rep.Status = StatusFail
 	case len(rep.Unsupported) > 0:
@@ -237,8 +252,9 @@ func ids(steps []CandidateStep) []int {
 // reference is the reference distribution at one step: the full log-probabilities (with an
 // oracle), or the golden's top-k.
 type reference struct {
-	full []float64
-	top  []Logprob
+	full  []float64
+	top   []Logprob
+	given *Logprob // a token whose log-probability is known outside top (a prompt token's)
 }
 
 func (r *reference) argmax() Logprob { return r.top[0] }
@@ -248,6 +264,9 @@ func (r *reference) argmax() Logprob { return r.top[0] }
 func (r *reference) lookup(id int) (lp float64, exact bool) {
 	if r.full != nil {
 		return r.full[id], true
+	}
+	if r.given != nil && r.given.ID == id {
+		return r.given.Logprob, true
 	}
 	for _, t := range r.top {
 		if t.ID == id {
@@ -386,7 +405,13 @@ func appendOnce(list []string, s string) []string {
 // reference at the step when the golden's cache is quantized and an oracle is available.
 func (v *verifier) checkStep(gr *GoldenRequest, ci, i int, s CandidateStep, ref *reference, lp32 []float64) {
 	pos := len(gr.PromptIDs) + i
-	where := fmt.Sprintf("request %s continuation %d step %d (position %d)", gr.ID, ci, i, pos)
+	v.checkLogprobs(gr, ci, i, fmt.Sprintf("request %s continuation %d step %d (position %d)", gr.ID, ci, i, pos), s, ref, lp32, true)
+}
+
+// checkLogprobs compares one step's log-probabilities with the reference's under the
+// tolerance rules; with chosen, also the token the candidate chose (a generated step; a
+// prompt token is given, not chosen).
+func (v *verifier) checkLogprobs(gr *GoldenRequest, ci, i int, where string, s CandidateStep, ref *reference, lp32 []float64, choose bool) {
 	chosen, haveChosen := s.chosenLogprob()
 	for _, t := range append([]Logprob{{s.ID, chosen}}, s.Top...) {
 		if t.ID == s.ID && !haveChosen {
@@ -424,7 +449,8 @@ func (v *verifier) checkStep(gr *GoldenRequest, ci, i int, s CandidateStep, ref 
 
 	best := ref.argmax()
 	refChosen, exact := ref.lookup(s.ID)
-	if gr.Greedy() {
+	if !choose {
+	} else if gr.Greedy() {
 		if s.ID != best.ID {
 			gap := best.Logprob - refChosen
 			bound := ""

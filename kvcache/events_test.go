@@ -27,6 +27,8 @@ func (r *recorder) take() []Event {
 // in the Reservation and as events, with the numbers a viewer needs, and agree with the
 // pool's own state and counters afterwards.
 func TestReserveReportsWhatItDid(t *testing.T) {
+	t.Parallel()
+
 	p := newTestPool(t, 4, 4)
 	var rec recorder
 	p.SetObserver(func(e Event) { rec.events = append(rec.events, e) })
@@ -105,6 +107,8 @@ func TestReserveReportsWhatItDid(t *testing.T) {
 // with its place in the table and its reference count after the hit (1: it was cached with
 // no owner; more: now shared).
 func TestPrefixHitEventsSayWhatWasShared(t *testing.T) {
+	t.Parallel()
+
 	p := newTestPool(t, 2, 8)
 	var rec recorder
 	p.SetObserver(func(e Event) { rec.events = append(rec.events, e) })
@@ -135,6 +139,8 @@ func TestPrefixHitEventsSayWhatWasShared(t *testing.T) {
 // still held by a sequence that shares them; a prefix hit may reuse a reclaimed block while
 // it is cached; the invariants hold throughout.
 func TestReclaimReleasesBlocksOutsideTheWindow(t *testing.T) {
+	t.Parallel()
+
 	p := newTestPool(t, 2, 16)
 	var rec recorder
 	p.SetObserver(func(e Event) { rec.events = append(rec.events, e) })

@@ -21,6 +21,8 @@ func gemma3Windows(n, w int) []int {
 }
 
 func TestGroupLayersSplitsKindsIntoEqualGroups(t *testing.T) {
+	t.Parallel()
+
 	// Gemma 3 1B: 26 layers, 4 global (5, 11, 17, 23) and 22 sliding: gcd 2, so 2 full
 	// groups and 11 sliding ones of 2 layers each, full first.
 	gs := GroupLayers(gemma3Windows(26, 512))
@@ -85,6 +87,8 @@ func evict(t *testing.T, p *Pool, id int) {
 }
 
 func TestGroupsSlideHitAndShortenPerGroup(t *testing.T) {
+	t.Parallel()
+
 	const bs, w = 2, 4
 	p := newGroupPool(t, bs, 40, w)
 	require.Equal(t, int64(bs*1*2*4*4), p.Config().BytesPerBlock(), "a block holds one layer's K and V")
@@ -153,6 +157,8 @@ func TestGroupsSlideHitAndShortenPerGroup(t *testing.T) {
 }
 
 func TestGroupsReserveCountsEveryGroupAtomically(t *testing.T) {
+	t.Parallel()
+
 	p := newGroupPool(t, 2, 5, 2)
 	a := p.AddSequence(seqTokens(5, 0), "")
 	_, err := p.Reserve(a, 5) // 3 blocks in each group: 6 > 5
@@ -180,6 +186,8 @@ func TestGroupsReserveCountsEveryGroupAtomically(t *testing.T) {
 }
 
 func TestGroupBlocksAtIsWhatThePoolHolds(t *testing.T) {
+	t.Parallel()
+
 	for _, bs := range []int{1, 3, 4, 16} {
 		const w, ctx = 7, 200
 		cfg := Config{Layers: 6, KVHeads: 1, HeadDim: 4, BlockSize: bs, NumBlocks: 600, KType: quant.F16, VType: quant.F16,

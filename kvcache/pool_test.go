@@ -39,6 +39,8 @@ func seqTokens(n, offset int) []int {
 }
 
 func TestBytesPerTokenFollowsTheFormula(t *testing.T) {
+	t.Parallel()
+
 	for _, ct := range []quant.CacheType{quant.F32, quant.F16, quant.BF16} {
 		cfg := Config{Layers: 32, KVHeads: 8, HeadDim: 128, BlockSize: 16, NumBlocks: 2, KType: ct, VType: ct}
 		elem := map[quant.CacheType]int64{quant.F32: 4, quant.F16: 2, quant.BF16: 2}[ct]
@@ -53,6 +55,8 @@ func TestBytesPerTokenFollowsTheFormula(t *testing.T) {
 }
 
 func TestValidateRejectsBadConfigs(t *testing.T) {
+	t.Parallel()
+
 	for name, cfg := range map[string]Config{
 		"zero block size": {Layers: 1, KVHeads: 1, HeadDim: 4, BlockSize: 0, NumBlocks: 1},
 		"no blocks":       {Layers: 1, KVHeads: 1, HeadDim: 4, BlockSize: 4, NumBlocks: 0},
@@ -65,6 +69,8 @@ func TestValidateRejectsBadConfigs(t *testing.T) {
 }
 
 func TestPrefixSharingReusesFullBlocksOnly(t *testing.T) {
+	t.Parallel()
+
 	p := newTestPool(t, 4, 16)
 	a := p.AddSequence(seqTokens(10, 100), "")
 	require.Zero(t, a.Computed())
@@ -89,6 +95,8 @@ func TestPrefixSharingReusesFullBlocksOnly(t *testing.T) {
 }
 
 func TestWholePromptCachedStillComputesLastToken(t *testing.T) {
+	t.Parallel()
+
 	for _, tc := range []struct{ blockSize, prompt, wantHit int }{
 		{4, 8, 4},  // exactly two blocks: the last block is recomputed so the last token has logits
 		{4, 9, 8},  // one token past two blocks
@@ -108,6 +116,8 @@ func TestWholePromptCachedStillComputesLastToken(t *testing.T) {
 }
 
 func TestForkCopiesOnWriteMidBlock(t *testing.T) {
+	t.Parallel()
+
 	p := newTestPool(t, 4, 16)
 	a := p.AddSequence(seqTokens(6, 0), "")
 	compute(t, p, a)
@@ -133,6 +143,8 @@ func TestForkCopiesOnWriteMidBlock(t *testing.T) {
 }
 
 func TestFreeKeepsFullBlocksCachedAndEvictsLRU(t *testing.T) {
+	t.Parallel()
+
 	p := newTestPool(t, 2, 4)
 	a := p.AddSequence(seqTokens(5, 0), "") // blocks: [0 1] [2 3] [4]
 	compute(t, p, a)
@@ -170,6 +182,8 @@ func TestFreeKeepsFullBlocksCachedAndEvictsLRU(t *testing.T) {
 }
 
 func TestCheckFindsCorruption(t *testing.T) {
+	t.Parallel()
+
 	p := newTestPool(t, 2, 8)
 	a := p.AddSequence(seqTokens(5, 0), "")
 	compute(t, p, a)
@@ -185,6 +199,8 @@ func TestCheckFindsCorruption(t *testing.T) {
 }
 
 func TestHashCollisionNeverSharesWrongBlock(t *testing.T) {
+	t.Parallel()
+
 	p := newTestPool(t, 2, 8)
 	a := p.AddSequence(seqTokens(5, 0), "")
 	compute(t, p, a)
@@ -198,6 +214,8 @@ func TestHashCollisionNeverSharesWrongBlock(t *testing.T) {
 }
 
 func TestSaltSeparatesModels(t *testing.T) {
+	t.Parallel()
+
 	cfg := Config{Layers: 1, KVHeads: 1, HeadDim: 4, BlockSize: 4, NumBlocks: 4}
 	a, b := cfg, cfg
 	a.ModelID, b.ModelID = "model-a", "model-b"
@@ -208,6 +226,8 @@ func TestSaltSeparatesModels(t *testing.T) {
 }
 
 func TestFlushDropsCachedBlocksOnly(t *testing.T) {
+	t.Parallel()
+
 	p := newTestPool(t, 2, 8)
 	a := p.AddSequence(seqTokens(5, 0), "")
 	compute(t, p, a)
@@ -225,6 +245,8 @@ func TestFlushDropsCachedBlocksOnly(t *testing.T) {
 }
 
 func TestCacheSaltSeparatesSequences(t *testing.T) {
+	t.Parallel()
+
 	p := newTestPool(t, 2, 16)
 	a := p.AddSequence(seqTokens(7, 0), "tenant-a")
 	compute(t, p, a)
@@ -243,6 +265,8 @@ func TestCacheSaltSeparatesSequences(t *testing.T) {
 // of the run back to back, and a run that leaves its block panics instead of reading the
 // next block's rows.
 func TestRowsAreConsecutiveRowsOfOneBlock(t *testing.T) {
+	t.Parallel()
+
 	p := newTestPool(t, 4, 3)
 	for b := range 3 {
 		for slot := range 4 {

@@ -10,6 +10,8 @@ import (
 // a copy-on-write, a free and a reclamation, and holds the snapshot to the state worked out by
 // hand from the block-table rules (free blocks are taken from id 0 up).
 func TestSnapshotWorkedExample(t *testing.T) {
+	t.Parallel()
+
 	p := newTestPool(t, 2, 8)
 	a := p.AddSequence([]int{10, 11, 12, 13, 14}, "") // blocks 0 [10 11], 1 [12 13], 2 [14]
 	compute(t, p, a)
@@ -115,6 +117,8 @@ func requireSnapshotAgrees(t *testing.T, p *Pool) {
 // The same with cache groups: a full group and a sliding one (window 4), Slide after every
 // commit as the engine does.
 func TestSnapshotAgreesUnderRandomTraces(t *testing.T) {
+	t.Parallel()
+
 	t.Run("uniform", func(t *testing.T) { randomTrace(t, newTestPool(t, 3, 12), false) })
 	t.Run("groups", func(t *testing.T) { randomTrace(t, newGroupPool(t, 3, 24, 4), true) })
 }

@@ -15,11 +15,18 @@ type Row struct {
 	Seq    *kvcache.Sequence
 	Pos    int
 	Logits bool // compute this row's logits
+	// Replay recomputes a position whose K/V the cache holds already (Pos < Seq.Computed()),
+	// for its logits: the row reads the stored K/V, its own included, and writes nothing, so
+	// that shared and cached blocks stay as they are. The K/V a row computes depend only on
+	// the tokens up to it, so the stored ones are the bits the row would write, and its
+	// logits are the ones its first computation had (the prompt log-probabilities of a
+	// prefix hit).
+	Replay bool
 }
 
 // Forward runs one batched step through the cache: prefill chunks and decode tokens of any
 // number of sequences together. The rows of one sequence must be its next uncomputed
-// positions, in order. Forward writes K/V but does not commit them: call Pool.Commit for
+// positions, in order, after any Replay rows of it (committed positions, in order). Forward writes K/V but does not commit them: call Pool.Commit for
 // each sequence afterwards. It returns the logits of the rows that asked for them.
 func (r *Runner) Forward(pool *kvcache.Pool, rows []Row) ([][]float32, error) {
 	c := r.m.Config
@@ -34,6 +41,21 @@ func (r *Runner) Forward(pool *kvcache.Pool, rows []Row) ([][]float32, error) {
 	next := map[*kvcache.Sequence]int{}
 	for b, row := range rows {
 		s := row.Seq
+		if row.Replay {
+			switch {
+			case row.Pos < 0 || row.Pos >= s.Computed():
+				return nil, fmt.Errorf("model: batch row %d: sequence %d replays position %d, but only positions 0 to %d are computed", b, s.ID(), row.Pos, s.Computed()-1)
+			case next[s] != 0:
+				return nil, fmt.Errorf("model: batch row %d: sequence %d replays position %d after its uncomputed rows", b, s.ID(), row.Pos)
+			}
+			for l := range c.Layers {
+				if holeBefore(s.LayerTable(l), pc.BlockSize, row.Pos, c.AttentionShape(l)) {
+					return nil, fmt.Errorf("model: batch row %d: sequence %d released a block that replayed position %d attends over in layer %d", b, s.ID(), row.Pos, l)
+				}
+			}
+			tokens[b], positions[b], want[b] = s.Tokens()[row.Pos], row.Pos, row.Logits
+			continue
+		}
 		expect, seen := next[s]
 		if !seen {
 			expect = s.Computed()
@@ -90,6 +112,9 @@ type pagedStore struct {
 }
 
 func (p *pagedStore) store(l, b int, k, v []float32) {
+	if p.rows[b].Replay {
+		return // the cache holds this position's K/V already (the same bits)
+	}
 	blockID, slot := p.rows[b].Seq.LayerSlot(l, p.rows[b].Pos)
 	p.pool.WriteKV(l, blockID, slot, k, v)
 }

@@ -8,6 +8,8 @@ import (
 
 // TestFeatures: each departure from the plain Llama block is named, in a fixed order.
 func TestFeatures(t *testing.T) {
+	t.Parallel()
+
 	require.Empty(t, Config{}.Features())
 	require.Equal(t, []string{"tied output", "q/k/v biases", "q/k norm", "sliding window 64"},
 		Config{Tied: true, QKVBias: true, QKNorm: true, SlidingWindow: 64}.Features())

@@ -25,6 +25,8 @@ func gemmaFile(t *testing.T, variant string) *gguf.File {
 
 // TestLoadGemmaGGUF: what a gemma2 and a gemma3 file mean, read as llama.cpp reads them.
 func TestLoadGemmaGGUF(t *testing.T) {
+	t.Parallel()
+
 	g2, err := model.FromGGUF(gemmaFile(t, "gemma2"), "gemma2")
 	require.NoError(t, err)
 	c := g2.Config
@@ -61,6 +63,8 @@ func TestLoadGemmaGGUF(t *testing.T) {
 // context, a missing norm, a soft-cap of 0 or NaN, and what llama.cpp would read otherwise
 // are refused with the key or tensor named; architectures kvref cannot run say so.
 func TestLoadGemmaGGUFRejectsBadFiles(t *testing.T) {
+	t.Parallel()
+
 	setKey := func(f *gguf.File, key string, v gguf.Value) string {
 		return rewrite(t, f, func(k string, old gguf.Value) (gguf.Value, bool) {
 			if k == key {

@@ -120,6 +120,8 @@ func writeHubGGUF(t *testing.T, h hubGGUF) string {
 // converter, load and mean what llama.cpp makes of them; the 270M decodes a token through
 // its 262144-row tied classifier.
 func TestHubGemmaGGUFLoad(t *testing.T) {
+	t.Parallel()
+
 	for _, h := range []hubGGUF{
 		{"gemma3", 32768, 640, 18, 4, 1, 256, 2048, 262144, 512, 1e6, 105},
 		{"gemma3", 32768, 1152, 26, 4, 1, 256, 6912, 262144, 512, 1e6, 105},

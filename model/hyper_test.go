@@ -15,6 +15,8 @@ import (
 // give NaN logits (or, for the BOS id, silently become token 1); each must now be refused at
 // load with an error naming the key or tensor and what is wrong.
 func TestLoadGGUFRejectsHyperParametersThatGiveNaN(t *testing.T) {
+	t.Parallel()
+
 	_, f := tinyFile(t)
 	setKey := func(key string, value gguf.Value) func() string {
 		return func() string {
@@ -74,6 +76,8 @@ func TestLoadGGUFRejectsHyperParametersThatGiveNaN(t *testing.T) {
 // TestConfigValidateRejectsNonFiniteHyperParameters: the same checks guard models built in
 // memory (synthetic shapes, converters), naming Config's fields.
 func TestConfigValidateRejectsNonFiniteHyperParameters(t *testing.T) {
+	t.Parallel()
+
 	good := model.Config{Arch: "llama", Dim: 8, Layers: 1, Heads: 2, KVHeads: 2, HeadDim: 4, Hidden: 8, Vocab: 8, Context: 8,
 		RopeBase: 10000, RopeDims: 4, NormEps: 1e-5}
 	require.NoError(t, good.Validate())

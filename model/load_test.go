@@ -1,10 +1,11 @@
 package model_test
 
 import (
-	"github.com/kvref/kvref/internal/half"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/kvref/kvref/internal/half"
 
 	"github.com/stretchr/testify/require"
 
@@ -57,6 +58,8 @@ func tinyFile(t *testing.T) (string, *gguf.File) {
 }
 
 func TestLoadGGUFRejectsBadModels(t *testing.T) {
+	t.Parallel()
+
 	path, f := tinyFile(t)
 	data, err := os.ReadFile(path)
 	require.NoError(t, err)
@@ -135,6 +138,8 @@ func TestLoadGGUFRejectsBadModels(t *testing.T) {
 }
 
 func TestF16AndBF16WeightsLoadAndRun(t *testing.T) {
+	t.Parallel()
+
 	_, f := tinyFile(t)
 	ref, err := model.FromGGUF(f, "f32")
 	require.NoError(t, err)

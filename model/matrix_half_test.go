@@ -3,9 +3,10 @@ package model_test
 import (
 	"encoding/binary"
 	"fmt"
-	"github.com/kvref/kvref/internal/half"
 	"math"
 	"testing"
+
+	"github.com/kvref/kvref/internal/half"
 
 	"github.com/stretchr/testify/require"
 
@@ -22,6 +23,8 @@ import (
 // the same bits as kernels.Dot on Row(), and the block formats' paths the bits of their
 // DotRow.
 func TestHalfMatrixIsBatchInvariant(t *testing.T) {
+	t.Parallel()
+
 	const rows = 37
 	r := rng.New(6)
 	threads := parallel.NewPool(2)

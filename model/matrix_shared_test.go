@@ -1,9 +1,10 @@
 package model
 
 import (
-	"github.com/kvref/kvref/internal/half"
 	"math"
 	"testing"
+
+	"github.com/kvref/kvref/internal/half"
 
 	"github.com/stretchr/testify/require"
 
@@ -17,6 +18,8 @@ import (
 // shared input in one pass give each matrix's own MulBatch, bit for bit, at batch 1 and in
 // a batch, however the pieces of rows straddle the matrices.
 func TestMulSharedIsMulBatch(t *testing.T) {
+	t.Parallel()
+
 	const cols = 256
 	r := rng.New(12)
 	threads := parallel.NewPool(2)

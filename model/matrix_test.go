@@ -18,6 +18,8 @@ import (
 // and the batch path give the same bits as the type's DotRow on the stored row (the input
 // quantized, as in ggml).
 func TestQuantizedMatrixIsBatchInvariant(t *testing.T) {
+	t.Parallel()
+
 	// 7 rows: one panel of decoded rows; 300 rows of 512: several panels per thread.
 	for _, rows := range []int{7, 300} {
 		checkQuantizedBatchInvariant(t, rows, 512, 9)

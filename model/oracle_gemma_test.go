@@ -363,6 +363,8 @@ func worstRelative(got [][]float32, want [][]float64) float64 {
 // shape every score and logit; the oracles of the two formats of one model agree too, which
 // checks the directory writer's mapping of norms and names against llama.cpp's.
 func TestGemmaReferenceMatchesFloat64Oracle(t *testing.T) {
+	t.Parallel()
+
 	gemma2 := synth.Variants["gemma2"]
 	gemma2.Name, gemma2.AttnSoftCap, gemma2.FinalSoftCap = "oracle-gemma2", 2, 1.5
 	for _, s := range []synth.Shape{gemma2, synth.Variants["gemma3"], synth.Variants["gemma3-hf-layout"]} {

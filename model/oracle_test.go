@@ -1,9 +1,10 @@
 package model_test
 
 import (
-	"github.com/kvref/kvref/internal/half"
 	"math"
 	"testing"
+
+	"github.com/kvref/kvref/internal/half"
 
 	"github.com/stretchr/testify/require"
 
@@ -127,6 +128,8 @@ func oracle(m *model.Model, tokens []int, roundF16 bool) [][]float64 {
 // checks, of the cached path) is within 1e-5 · max(1, |logit|) of an independent float64
 // computation (the largest absolute difference is about 1.01e-5, on a logit of -7).
 func TestReferenceMatchesFloat64Oracle(t *testing.T) {
+	t.Parallel()
+
 	m, err := model.LoadGGUF(testutil.Shared(t, "models/stories260K.gguf"))
 	require.NoError(t, err)
 	defer m.Close()
@@ -156,6 +159,8 @@ func TestReferenceMatchesFloat64Oracle(t *testing.T) {
 // weights rounded to f16, as llama.cpp's f16 path does) lands more than ten times further away.
 // (Until 2026-12-01 the shared goldens held f16-cache numbers; this test would have failed.)
 func TestGoldenWasMadeWithF32Cache(t *testing.T) {
+	t.Parallel()
+
 	m, err := model.LoadGGUF(testutil.Shared(t, "models/stories260K.gguf"))
 	require.NoError(t, err)
 	defer m.Close()

@@ -88,6 +88,8 @@ func hardRows(t *testing.T, src string) string {
 // synthetic model (rows from normally distributed weights) and an f32 one whose rows hold
 // the quantizers' corner cases (see hardRows).
 func TestQuantizeGGUFMatchesLlamaQuantize(t *testing.T) {
+	t.Parallel()
+
 	tool := testutil.Shared(t, "bin/llama-quantize")
 	dir := t.TempDir()
 	s := quantizeTestShape
@@ -140,9 +142,7 @@ func TestQuantizeGGUFMatchesLlamaQuantize(t *testing.T) {
 					}
 					bb := wt.BlockBytes()
 					for b := 0; b < len(wb)/bb; b++ {
-						if !bytes.Equal(wb[b*bb:(b+1)*bb], gb[b*bb:(b+1)*bb]) {
-							t.Errorf("%s block %d: llama-quantize %x, kvref %x", wi.Name, b, wb[b*bb:(b+1)*bb], gb[b*bb:(b+1)*bb])
-						}
+						require.Truef(t, bytes.Equal(wb[b*bb:(b+1)*bb], gb[b*bb:(b+1)*bb]), "%s block %d: llama-quantize %x, kvref %x", wi.Name, b, wb[b*bb:(b+1)*bb], gb[b*bb:(b+1)*bb])
 					}
 					tensors++
 					blocks += len(wb) / bb
@@ -158,6 +158,8 @@ func TestQuantizeGGUFMatchesLlamaQuantize(t *testing.T) {
 // --allow-requantize convert it to F32 (ggml's dequantize_row_* for each type) and
 // requires the same float32 bits from quant.WeightType.DequantizeRow.
 func TestDequantizeMatchesLlamaQuantize(t *testing.T) {
+	t.Parallel()
+
 	tool := testutil.Shared(t, "bin/llama-quantize")
 	w, err := quantizeTestShape.Writer()
 	require.NoError(t, err)
@@ -207,9 +209,7 @@ func TestDequantizeMatchesLlamaQuantize(t *testing.T) {
 				wt.DequantizeRow(got, q)
 				for i, v := range got {
 					want := binary.LittleEndian.Uint32(data[4*i:])
-					if math.Float32bits(v) != want {
-						t.Fatalf("%s value %d: llama-quantize %#08x (%g), kvref %#08x (%g)", name, i, want, math.Float32frombits(want), math.Float32bits(v), v)
-					}
+					require.Falsef(t, math.Float32bits(v) != want, "%s value %d: llama-quantize %#08x (%g), kvref %#08x (%g)", name, i, want, math.Float32frombits(want), math.Float32bits(v), v)
 				}
 				values += len(got)
 			}

@@ -13,6 +13,8 @@ import (
 // TestParseQuantizeTarget: the float names and every weight type's name give their GGUF
 // tensor type (ggml's numbers: Q8_0 is 8, Q4_K 12); anything else is refused with the list.
 func TestParseQuantizeTarget(t *testing.T) {
+	t.Parallel()
+
 	for name, want := range map[string]gguf.TensorType{"f32": gguf.F32, "F16": gguf.F16, "bf16": gguf.BF16, "q8_0": 8, "q4_k": 12} {
 		got, err := ParseQuantizeTarget(name)
 		require.NoError(t, err, name)

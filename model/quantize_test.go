@@ -18,6 +18,8 @@ import (
 // are products of two stored scales, hold what the 32-value types cannot; a target that
 // is no block type is refused too.
 func TestQuantizeGGUFRefusesOverflow(t *testing.T) {
+	t.Parallel()
+
 	for _, c := range []struct {
 		value  float32
 		refuse []gguf.TensorType

@@ -1,9 +1,10 @@
 package quant
 
 import (
-	"github.com/kvref/kvref/internal/half"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/kvref/kvref/internal/half"
 
 	"github.com/kvref/kvref/internal/kernels"
 )

@@ -2,11 +2,11 @@ package quant
 
 import (
 	"encoding/hex"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
 
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -46,6 +46,8 @@ func nibbleRow(c []uint8) string {
 // (j odd gives (j+1)/2), and 7.25 gives 7. With every value shifted by −3, m = fp16(−3) =
 // 0xC200 and the codes stay the same.
 func TestQ4_1HandDerived(t *testing.T) {
+	t.Parallel()
+
 	x := make([]float32, blockLen)
 	c := make([]uint8, blockLen)
 	for j := range x {
@@ -54,18 +56,18 @@ func TestQ4_1HandDerived(t *testing.T) {
 	}
 	x[31], c[31] = 7.25, 7
 	row, y := encodeBlock(t, Q4_1, x)
-	assert.Equal(t, hexBytes(t, "003c 0000 "+nibbleRow(c)), row)
+	require.Equal(t, hexBytes(t, "003c 0000 "+nibbleRow(c)), row)
 	for j := range y {
-		assert.Equal(t, float32(c[j]), y[j], "element %d", j)
+		require.Equal(t, float32(c[j]), y[j], "element %d", j)
 	}
 
 	for j := range x {
 		x[j] -= 3
 	}
 	row, y = encodeBlock(t, Q4_1, x)
-	assert.Equal(t, hexBytes(t, "003c 00c2 "+nibbleRow(c)), row)
+	require.Equal(t, hexBytes(t, "003c 00c2 "+nibbleRow(c)), row)
 	for j := range y {
-		assert.Equal(t, float32(c[j])-3, y[j], "element %d", j)
+		require.Equal(t, float32(c[j])-3, y[j], "element %d", j)
 	}
 }
 
@@ -74,6 +76,8 @@ func TestQ4_1HandDerived(t *testing.T) {
 // qs[j] = j | j<<4, and qh has the fifth bits of codes 16..31, bits 16..31 (bytes 00 00 ff
 // ff). Every value decodes exactly.
 func TestQ5_0HandDerived(t *testing.T) {
+	t.Parallel()
+
 	x := make([]float32, blockLen)
 	c := make([]uint8, blockLen)
 	for j := range x {
@@ -81,14 +85,16 @@ func TestQ5_0HandDerived(t *testing.T) {
 		c[j] = uint8(j)
 	}
 	row, y := encodeBlock(t, Q5_0, x)
-	assert.Equal(t, hexBytes(t, "003c 0000ffff "+nibbleRow(c)), row)
-	assert.Equal(t, x, y)
+	require.Equal(t, hexBytes(t, "003c 0000ffff "+nibbleRow(c)), row)
+	require.Equal(t, x, y)
 }
 
 // TestQ5_0ClampsTheOppositeExtreme: with x = (16, −16, 0, ...), max = 16 gives d = −1, so 16
 // becomes c = 0 (−16·d = 16) but −16 would need c = 32 and is clamped to 31, i.e. −15; the
 // zeros are c = 16 (qh bit set).
 func TestQ5_0ClampsTheOppositeExtreme(t *testing.T) {
+	t.Parallel()
+
 	x := make([]float32, blockLen)
 	x[0], x[1] = 16, -16
 	c := make([]uint8, blockLen)
@@ -97,14 +103,16 @@ func TestQ5_0ClampsTheOppositeExtreme(t *testing.T) {
 	}
 	c[0], c[1] = 0, 31
 	row, y := encodeBlock(t, Q5_0, x)
-	assert.Equal(t, hexBytes(t, "00bc feffffff "+nibbleRow(c)), row)
-	assert.Equal(t, float32(16), y[0])
-	assert.Equal(t, float32(-15), y[1])
+	require.Equal(t, hexBytes(t, "00bc feffffff "+nibbleRow(c)), row)
+	require.Equal(t, float32(16), y[0])
+	require.Equal(t, float32(-15), y[1])
 }
 
 // TestQ5_1HandDerived: x_j = j, so min = 0, max = 31, d = 31/31 = 1, m = 0 and every code
 // is j (qh bits 16..31 set); every value decodes exactly.
 func TestQ5_1HandDerived(t *testing.T) {
+	t.Parallel()
+
 	x := make([]float32, blockLen)
 	c := make([]uint8, blockLen)
 	for j := range x {
@@ -112,8 +120,8 @@ func TestQ5_1HandDerived(t *testing.T) {
 		c[j] = uint8(j)
 	}
 	row, y := encodeBlock(t, Q5_1, x)
-	assert.Equal(t, hexBytes(t, "003c 0000 0000ffff "+nibbleRow(c)), row)
-	assert.Equal(t, x, y)
+	require.Equal(t, hexBytes(t, "003c 0000 0000ffff "+nibbleRow(c)), row)
+	require.Equal(t, x, y)
 }
 
 // TestIQ4NLHandDerived: x_j = kvalues[j%16]/2. The value of largest magnitude is −127/2,
@@ -123,6 +131,8 @@ func TestQ5_1HandDerived(t *testing.T) {
 // 0x3800). With the signs flipped, max = 63.5 gives d₀ = −0.5, the same codes for −x and
 // a stored scale of −0.5 (0xB800).
 func TestIQ4NLHandDerived(t *testing.T) {
+	t.Parallel()
+
 	x := make([]float32, blockLen)
 	c := make([]uint8, blockLen)
 	for j := range x {
@@ -130,15 +140,15 @@ func TestIQ4NLHandDerived(t *testing.T) {
 		x[j] = float32(iq4nlValues[c[j]]) / 2
 	}
 	row, y := encodeBlock(t, IQ4_NL, x)
-	assert.Equal(t, hexBytes(t, "0038 "+nibbleRow(c)), row)
-	assert.Equal(t, x, y)
+	require.Equal(t, hexBytes(t, "0038 "+nibbleRow(c)), row)
+	require.Equal(t, x, y)
 
 	for j := range x {
 		x[j] = -x[j]
 	}
 	row, y = encodeBlock(t, IQ4_NL, x)
-	assert.Equal(t, hexBytes(t, "00b8 "+nibbleRow(c)), row)
-	assert.Equal(t, x, y)
+	require.Equal(t, hexBytes(t, "00b8 "+nibbleRow(c)), row)
+	require.Equal(t, x, y)
 }
 
 // TestIQ4NLTiesAndZeros: with x_0 = −63.5 (d₀ = 0.5, id = 2) and x_1 = −2.25, id·x_1 = −4.5
@@ -147,6 +157,8 @@ func TestIQ4NLHandDerived(t *testing.T) {
 // grid has no zero, so iq4_nl stores an exact zero as d·1. The least-squares scale is
 // (63.5²·127·63.5 − 2.25³)/(63.5²·127² + 2.25²) ≈ 0.49999992, whose fp16 is 0.5.
 func TestIQ4NLTiesAndZeros(t *testing.T) {
+	t.Parallel()
+
 	x := make([]float32, blockLen)
 	x[0], x[1] = -63.5, -2.25
 	c := make([]uint8, blockLen)
@@ -155,10 +167,10 @@ func TestIQ4NLTiesAndZeros(t *testing.T) {
 	}
 	c[0] = 0
 	row, y := encodeBlock(t, IQ4_NL, x)
-	assert.Equal(t, hexBytes(t, "0038 "+nibbleRow(c)), row)
-	assert.Equal(t, float32(-63.5), y[0])
+	require.Equal(t, hexBytes(t, "0038 "+nibbleRow(c)), row)
+	require.Equal(t, float32(-63.5), y[0])
 	for j := 1; j < blockLen; j++ {
-		assert.Equal(t, float32(0.5), y[j], "element %d", j)
+		require.Equal(t, float32(0.5), y[j], "element %d", j)
 	}
 }
 
@@ -167,6 +179,8 @@ func TestIQ4NLTiesAndZeros(t *testing.T) {
 // q5_1 have min = max = 0, d = 0 and codes 0: all bytes zero, values +0; iq4_nl stores d = 0
 // and codes 0 (|max| < 1e-15), which decode to 0·(−127) = −0.
 func TestZeroBlocksAreLikeGGML(t *testing.T) {
+	t.Parallel()
+
 	for _, c := range []struct {
 		ct       CacheType
 		bytes    string
@@ -179,9 +193,11 @@ func TestZeroBlocksAreLikeGGML(t *testing.T) {
 		{IQ4_NL, "0000 " + strings.Repeat("00", 16), true},
 	} {
 		row, y := encodeBlock(t, c.ct, make([]float32, blockLen))
-		assert.Equal(t, hexBytes(t, c.bytes), row, c.ct.String())
+		require.Equal(t, hexBytes(t, c.bytes), row, c.ct.String())
 		for j, v := range y {
-			assert.Truef(t, v == 0 && math.Signbit(float64(v)) == c.negative, "%v element %d = %v", c.ct, j, v)
+			if !(v == 0 && math.Signbit(float64(v)) == c.negative) { // tested before require: this runs in a hot loop
+				require.FailNow(t, fmt.Sprintf("%v element %d = %v", c.ct, j, v))
+			}
 		}
 	}
 }
@@ -190,22 +206,26 @@ func TestZeroBlocksAreLikeGGML(t *testing.T) {
 // d = 0 and the value as m; q4_0 has d = −3/8 and codes 0, i.e. (0−8)·(−0.375) = 3, q5_0
 // d = −3/16 and codes 0. (iq4_nl's d = −3/127 is rounded to fp16, so it is not exact.)
 func TestConstantBlocksAreExact(t *testing.T) {
+	t.Parallel()
+
 	x := make([]float32, blockLen)
 	for j := range x {
 		x[j] = 3
 	}
 	for _, ct := range []CacheType{Q4_0, Q4_1, Q5_0, Q5_1} {
 		_, y := encodeBlock(t, ct, x)
-		assert.Equal(t, x, y, ct.String())
+		require.Equal(t, x, y, ct.String())
 	}
 	row, _ := encodeBlock(t, Q4_1, x)
-	assert.Equal(t, hexBytes(t, "0000 0042 "+strings.Repeat("00", 16)), row, "d = 0, m = fp16(3)")
+	require.Equal(t, hexBytes(t, "0000 0042 "+strings.Repeat("00", 16)), row, "d = 0, m = fp16(3)")
 }
 
 // TestQ5FifthBitsAcrossHeads: the fifth bits are read per element wherever a head starts:
 // heads of 8 (stories260K's width) start at elements 0, 8, 16 and 24 of a block, so head 2
 // reads bits 16..23 of qh and the high nibbles of qs[0..7].
 func TestQ5FifthBitsAcrossHeads(t *testing.T) {
+	t.Parallel()
+
 	x := make([]float32, blockLen)
 	for j := range x {
 		x[j] = float32(j - 16) // q5_0: codes j, exact (TestQ5_0HandDerived)
@@ -217,11 +237,11 @@ func TestQ5FifthBitsAcrossHeads(t *testing.T) {
 			q[i] = 1
 		}
 		// Σ (8h+i−16) over i = 64h + 28 − 128, exact in float32.
-		assert.Equal(t, float32(64*h+28-128), Q5_0.DotHead(q, row, h, 4, 8), "head %d", h)
+		require.Equal(t, float32(64*h+28-128), Q5_0.DotHead(q, row, h, 4, 8), "head %d", h)
 		dst := make([]float32, 8)
 		Q5_0.AxpyHead(dst, 2, row, h, 4, 8)
 		for i, v := range dst {
-			assert.Equal(t, float32(2*(8*h+i-16)), v, "head %d element %d", h, i)
+			require.Equal(t, float32(2*(8*h+i-16)), v, "head %d element %d", h, i)
 		}
 	}
 }

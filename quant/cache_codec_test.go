@@ -3,14 +3,14 @@ package quant
 import (
 	"bytes"
 	"fmt"
-	"github.com/kvref/kvref/internal/half"
 	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
 
+	"github.com/kvref/kvref/internal/half"
+
 	"github.com/kvref/kvref/internal/kernels"
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"pgregory.net/rapid"
 )
@@ -127,6 +127,8 @@ func encodeExact(t *testing.T, ct CacheType, x []float32, s shape) []byte {
 }
 
 func TestFusedKernelsMatchDecodeBitwise(t *testing.T) {
+	t.Parallel()
+
 	rng := rand.New(rand.NewPCG(7, 8))
 	for _, ct := range CacheTypes() {
 		for _, s := range testShapes {
@@ -177,6 +179,8 @@ func TestFusedKernelsMatchDecodeBitwise(t *testing.T) {
 // TestDotHeadNegativeZeroLanes: when every product is -0, kernels.Dot's tail adds +0 to
 // every lane and returns +0; DotHead must do the same.
 func TestDotHeadNegativeZeroLanes(t *testing.T) {
+	t.Parallel()
+
 	for _, ct := range CacheTypes() {
 		for _, s := range []shape{{4, 8}, {1, 32}, {1, 33}} {
 			if ct.Validate(s.kvHeads, s.headDim) != nil {
@@ -197,7 +201,9 @@ func TestDotHeadNegativeZeroLanes(t *testing.T) {
 			ct.Decode(decoded, row, s.kvHeads, s.headDim)
 			want := kernels.Dot(q, decoded[:s.headDim])
 			got := ct.DotHead(q, row, 0, s.kvHeads, s.headDim)
-			assert.Truef(t, sameBits(want, got), "%v %v: got %v want %v", ct, s, got, want)
+			if !sameBits(want, got) { // tested before require: this runs in a hot loop
+				require.FailNow(t, fmt.Sprintf("%v %v: got %v want %v", ct, s, got, want))
+			}
 		}
 	}
 }
@@ -379,6 +385,8 @@ func wantNonFinite(got, scale float64) error {
 }
 
 func TestRoundTripWithinBounds(t *testing.T) {
+	t.Parallel()
+
 	rng := rand.New(rand.NewPCG(9, 10))
 	for _, ct := range CacheTypes() {
 		for _, s := range testShapes {
@@ -397,6 +405,8 @@ func TestRoundTripWithinBounds(t *testing.T) {
 // TestRoundTripIsEncodeDecode checks that RoundTrip is exactly Decode(Encode(x)) and that
 // a second round trip changes nothing (the decoded values are representable).
 func TestRoundTripIsEncodeDecode(t *testing.T) {
+	t.Parallel()
+
 	rng := rand.New(rand.NewPCG(11, 12))
 	for _, ct := range CacheTypes() {
 		s := shape{4, 64}
@@ -407,14 +417,16 @@ func TestRoundTripIsEncodeDecode(t *testing.T) {
 		ct.Decode(want, row, s.kvHeads, s.headDim)
 		got := slices.Clone(x)
 		ct.RoundTrip(got, s.kvHeads, s.headDim)
-		assert.Equal(t, want, got, ct.String())
+		require.Equal(t, want, got, ct.String())
 		again := slices.Clone(got)
 		ct.RoundTrip(again, s.kvHeads, s.headDim)
-		assert.Equal(t, got, again, "%v: a second round trip must be the identity", ct)
+		require.Equal(t, got, again, "%v: a second round trip must be the identity", ct)
 	}
 }
 
 func TestZeroHeadsDecodeToZero(t *testing.T) {
+	t.Parallel()
+
 	for _, ct := range []CacheType{Int8, FP8E4M3, Q8_0} {
 		x := normalRow(rand.New(rand.NewPCG(1, 1)), 64)
 		clear(x[:32]) // the first head (and the first q8_0 block) is all zero
@@ -423,29 +435,35 @@ func TestZeroHeadsDecodeToZero(t *testing.T) {
 		got := make([]float32, 64)
 		ct.Decode(got, row, 2, 32)
 		for i := range 32 {
-			assert.Truef(t, sameBits(0, got[i]), "%v element %d = %v", ct, i, got[i])
+			if !sameBits(0, got[i]) { // tested before require: this runs in a hot loop
+				require.FailNow(t, fmt.Sprintf("%v element %d = %v", ct, i, got[i]))
+			}
 		}
 		if ct != Q8_0 {
-			assert.Equal(t, []byte{0, 0, 0, 0}, row[:4], "%v: an all-zero head has scale 0", ct)
+			require.Equal(t, []byte{0, 0, 0, 0}, row[:4], "%v: an all-zero head has scale 0", ct)
 		}
 	}
 }
 
 func TestInt8Layout(t *testing.T) {
+	t.Parallel()
+
 	x := []float32{-254, 1, 0.5, -0.5, 1.5, 2.5, -2.5, 0}
 	row := make([]byte, Int8.RowBytes(1, 8))
 	Int8.Encode(row, x, 1, 8)
-	assert.Equal(t, float32(2), getScale(row))
+	require.Equal(t, float32(2), getScale(row))
 	// x/2 = -127, 0.5, 0.25, -0.25, 0.75, 1.25, -1.25, 0 -> half away from zero
-	assert.Equal(t, []int8{-127, 1, 0, 0, 1, 1, -1, 0}, asInt8(row[4:]))
+	require.Equal(t, []int8{-127, 1, 0, 0, 1, 1, -1, 0}, asInt8(row[4:]))
 }
 
 func TestFP8E4M3Layout(t *testing.T) {
+	t.Parallel()
+
 	x := []float32{896, -896, 2, 0}
 	row := make([]byte, FP8E4M3.RowBytes(1, 4))
 	FP8E4M3.Encode(row, x, 1, 4)
-	assert.Equal(t, float32(2), getScale(row))
-	assert.Equal(t, []byte{0x7e, 0xfe, 0x38, 0x00}, row[4:]) // 448, -448, 1, 0
+	require.Equal(t, float32(2), getScale(row))
+	require.Equal(t, []byte{0x7e, 0xfe, 0x38, 0x00}, row[4:]) // 448, -448, 1, 0
 }
 
 func asInt8(b []byte) []int8 {
@@ -460,6 +478,8 @@ func asInt8(b []byte) []int8 {
 // quantize_row_q8_0_ref: d = amax/127, stored as fp16, q = roundf(x/d) (half away from
 // zero).
 func TestQ8_0MatchesGGML(t *testing.T) {
+	t.Parallel()
+
 	x := make([]float32, 64)
 	// Block 0: amax 127 -> d = 1 (fp16 0x3C00); ties at .5 round away from zero.
 	copy(x, []float32{127, -127, 0.5, -0.5, 1.5, -1.5, 2.5, -2.49, 3, 0.49999997})
@@ -468,10 +488,10 @@ func TestQ8_0MatchesGGML(t *testing.T) {
 	row := make([]byte, Q8_0.RowBytes(2, 32))
 	Q8_0.Encode(row, x, 2, 32)
 	require.Len(t, row, 68)
-	assert.Equal(t, []byte{0x00, 0x3c}, row[0:2])
-	assert.Equal(t, []int8{127, -127, 1, -1, 2, -2, 3, -2, 3, 0, 0}, asInt8(row[2:13]))
-	assert.Equal(t, []byte{0x00, 0x40}, row[34:36])
-	assert.Equal(t, []int8{127, 2, -2, 3, 0, 0}, asInt8(row[36:42]))
+	require.Equal(t, []byte{0x00, 0x3c}, row[0:2])
+	require.Equal(t, []int8{127, -127, 1, -1, 2, -2, 3, -2, 3, 0, 0}, asInt8(row[2:13]))
+	require.Equal(t, []byte{0x00, 0x40}, row[34:36])
+	require.Equal(t, []int8{127, 2, -2, 3, 0, 0}, asInt8(row[36:42]))
 
 	// amax 1: d = 1/127 in float32, stored as fp16 0x2008 (0.0078735...), and the
 	// decoded value uses the stored scale: 127 * half.F16ToF32(0x2008).
@@ -479,25 +499,29 @@ func TestQ8_0MatchesGGML(t *testing.T) {
 	y[0] = 1
 	blk := make([]byte, 34)
 	Q8_0.Encode(blk, y, 1, 32)
-	assert.Equal(t, half.F32ToF16(float32(1)/127), uint16(blk[0])|uint16(blk[1])<<8)
+	require.Equal(t, half.F32ToF16(float32(1)/127), uint16(blk[0])|uint16(blk[1])<<8)
 	out := make([]float32, 32)
 	Q8_0.Decode(out, blk, 1, 32)
-	assert.Equal(t, float32(127)*half.F16ToF32(half.F32ToF16(float32(1)/127)), out[0])
+	require.Equal(t, float32(127)*half.F16ToF32(half.F32ToF16(float32(1)/127)), out[0])
 }
 
 func TestQ8_0OverflowingScaleIsLikeGGML(t *testing.T) {
+	t.Parallel()
+
 	x := make([]float32, 32)
 	x[0], x[1] = 1e30, 1
 	row := make([]byte, 34)
 	Q8_0.Encode(row, x, 1, 32)
-	assert.Equal(t, []byte{0x00, 0x7c}, row[:2], "fp16(1e30/127) is +Inf")
+	require.Equal(t, []byte{0x00, 0x7c}, row[:2], "fp16(1e30/127) is +Inf")
 	out := make([]float32, 32)
 	Q8_0.Decode(out, row, 1, 32)
-	assert.True(t, math.IsInf(float64(out[0]), 1))
-	assert.True(t, math.IsNaN(float64(out[1])), "q = 0 times Inf")
+	require.True(t, math.IsInf(float64(out[0]), 1))
+	require.True(t, math.IsNaN(float64(out[1])), "q = 0 times Inf")
 }
 
 func TestRoundTripPropertyRapid(t *testing.T) {
+	t.Parallel()
+
 	rapid.Check(t, func(rt *rapid.T) {
 		ct := rapid.SampledFrom(CacheTypes()).Draw(rt, "type")
 		s := shape{rapid.IntRange(1, 4).Draw(rt, "kvHeads"), rapid.IntRange(1, 70).Draw(rt, "headDim")}
@@ -516,9 +540,7 @@ func TestRoundTripPropertyRapid(t *testing.T) {
 				x[i] = float32(math.Ldexp(rapid.Float64Range(-2, 2).Draw(rt, "mant"), exp))
 			}
 		}
-		if err := roundTripError(ct, x, s); err != nil {
-			rt.Fatal(err)
-		}
+		require.NoError(rt, roundTripError(ct, x, s))
 		// The fused kernels agree with Decode on the same rows.
 		row := make([]byte, ct.RowBytes(s.kvHeads, s.headDim))
 		ct.Encode(row, x, s.kvHeads, s.headDim)
@@ -530,8 +552,9 @@ func TestRoundTripPropertyRapid(t *testing.T) {
 			q[i] = rapid.Float32Range(-4, 4).Draw(rt, "q")
 		}
 		head := decoded[h*s.headDim : (h+1)*s.headDim]
-		if want, got := kernels.Dot(q, head), ct.DotHead(q, row, h, s.kvHeads, s.headDim); !sameBits(want, got) {
-			rt.Fatalf("DotHead = %v, Decode+kernels.Dot = %v", got, want)
+		want, got := kernels.Dot(q, head), ct.DotHead(q, row, h, s.kvHeads, s.headDim)
+		if !sameBits(want, got) { // tested before require: this runs in a hot loop
+			require.FailNow(rt, fmt.Sprintf("DotHead = %v, Decode+kernels.Dot = %v", got, want))
 		}
 	})
 }
@@ -539,6 +562,8 @@ func TestRoundTripPropertyRapid(t *testing.T) {
 // TestHeadBytesCoverWhatAHeadReads: a head's DotHead and AxpyHead depend only on the bytes
 // HeadBytes names: garbage everywhere else in the row changes nothing.
 func TestHeadBytesCoverWhatAHeadReads(t *testing.T) {
+	t.Parallel()
+
 	rng := rand.New(rand.NewPCG(17, 18))
 	for _, ct := range CacheTypes() {
 		for _, s := range testShapes {

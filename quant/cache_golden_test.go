@@ -3,7 +3,6 @@ package quant
 import (
 	"testing"
 
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -64,6 +63,8 @@ var goldenCacheShape = shape{32, 128}
 // outliers and one-signed rows) as each of ggml's 4- and 5-bit cache types and requires
 // ggml's exact bytes and floats.
 func TestCacheEncodeMatchesGGMLCorpus(t *testing.T) {
+	t.Parallel()
+
 	rows := goldenCorpus()
 	s := goldenCacheShape
 	for ct, want := range cacheGoldenHashes {
@@ -71,10 +72,10 @@ func TestCacheEncodeMatchesGGMLCorpus(t *testing.T) {
 		require.Len(t, want.dequant, len(rows))
 		for k, row := range rows {
 			q := encodeExact(t, ct, row, s)
-			assert.Equal(t, want.quant[k], shortHash(q), "%v row %q: bytes differ from ggml's", ct, goldenRowKinds[k].name)
+			require.Equal(t, want.quant[k], shortHash(q), "%v row %q: bytes differ from ggml's", ct, goldenRowKinds[k].name)
 			y := make([]float32, len(row))
 			ct.Decode(y, q, s.kvHeads, s.headDim)
-			assert.Equal(t, want.dequant[k], shortHash(float32Bytes(y)), "%v row %q: decoded values differ from ggml's", ct, goldenRowKinds[k].name)
+			require.Equal(t, want.dequant[k], shortHash(float32Bytes(y)), "%v row %q: decoded values differ from ggml's", ct, goldenRowKinds[k].name)
 		}
 	}
 }
@@ -83,12 +84,14 @@ func TestCacheEncodeMatchesGGMLCorpus(t *testing.T) {
 // quantizer (the same function as the cache's, plus the scale search and the final
 // requantization), and it writes ggml's bytes for every corpus row.
 func TestIQ4NLWeightSearchMatchesGGMLCorpus(t *testing.T) {
+	t.Parallel()
+
 	for k, row := range goldenCorpus() {
 		q := make([]byte, len(row)/blockLen*iq4nlBlockBytes)
 		encodeIQ4NL(q, row, iq4nlWeightTries)
-		assert.Equal(t, iq4nlWeightGoldenHashes.quant[k], shortHash(q), "row %q", goldenRowKinds[k].name)
+		require.Equal(t, iq4nlWeightGoldenHashes.quant[k], shortHash(q), "row %q", goldenRowKinds[k].name)
 		y := make([]float32, len(row))
 		decodeBlocks(IQ4_NL, y, q)
-		assert.Equal(t, iq4nlWeightGoldenHashes.dequant[k], shortHash(float32Bytes(y)), "row %q", goldenRowKinds[k].name)
+		require.Equal(t, iq4nlWeightGoldenHashes.dequant[k], shortHash(float32Bytes(y)), "row %q", goldenRowKinds[k].name)
 	}
 }

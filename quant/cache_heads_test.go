@@ -14,6 +14,8 @@ import (
 // and AxpyHead called row by row in order, whether the rows are 4-byte aligned (the f32
 // cache's strided kernels) or not (its row-by-row path); too few rows panic.
 func TestHeadsAreHeadPerRow(t *testing.T) {
+	t.Parallel()
+
 	rng := rand.New(rand.NewPCG(5, 5))
 	for _, ct := range CacheTypes() {
 		for _, s := range []shape{{4, 64}, {2, 32}, {1, 40}, {3, 8}} {

@@ -3,26 +3,29 @@ package quant
 import (
 	"testing"
 
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
 func TestCacheTypeNames(t *testing.T) {
+	t.Parallel()
+
 	want := []string{"f32", "f16", "bf16", "int8", "fp8-e4m3", "fp8-e5m2", "q8_0", "q4_0", "q4_1", "iq4_nl", "q5_0", "q5_1"}
 	types := CacheTypes()
 	require.Len(t, types, len(want))
 	for i, ct := range types {
-		assert.Equal(t, CacheType(i), ct)
-		assert.Equal(t, want[i], ct.String())
+		require.Equal(t, CacheType(i), ct)
+		require.Equal(t, want[i], ct.String())
 		parsed, err := ParseCacheType(ct.String())
 		require.NoError(t, err)
-		assert.Equal(t, ct, parsed)
+		require.Equal(t, ct, parsed)
 	}
-	assert.Equal(t, []CacheType{F32, F16, BF16, Int8, FP8E4M3, FP8E5M2, Q8_0, Q4_0, Q4_1, IQ4_NL, Q5_0, Q5_1}, types)
-	assert.Equal(t, "CacheType(200)", CacheType(200).String())
+	require.Equal(t, []CacheType{F32, F16, BF16, Int8, FP8E4M3, FP8E5M2, Q8_0, Q4_0, Q4_1, IQ4_NL, Q5_0, Q5_1}, types)
+	require.Equal(t, "CacheType(200)", CacheType(200).String())
 }
 
 func TestParseCacheType(t *testing.T) {
+	t.Parallel()
+
 	for _, c := range []struct {
 		in   string
 		want CacheType
@@ -40,46 +43,50 @@ func TestParseCacheType(t *testing.T) {
 	} {
 		got, err := ParseCacheType(c.in)
 		require.NoErrorf(t, err, "ParseCacheType(%q)", c.in)
-		assert.Equalf(t, c.want, got, "ParseCacheType(%q)", c.in)
+		require.Equalf(t, c.want, got, "ParseCacheType(%q)", c.in)
 	}
 	for _, bad := range []string{"", "f8", "q4_k", "iq4_xs", "q4", "fp8_e4m3", "int4", "float16"} {
 		_, err := ParseCacheType(bad)
 		require.Errorf(t, err, "ParseCacheType(%q)", bad)
-		assert.Contains(t, err.Error(), "unknown cache type")
+		require.Contains(t, err.Error(), "unknown cache type")
 		for _, name := range []string{"f32", "f16", "bf16", "int8", "fp8-e4m3", "fp8-e5m2", "q8_0", "q4_0", "q4_1", "iq4_nl", "q5_0", "q5_1"} {
-			assert.Containsf(t, err.Error(), name, "the error for %q should list the valid names", bad)
+			require.Containsf(t, err.Error(), name, "the error for %q should list the valid names", bad)
 		}
 	}
 }
 
 func TestValidate(t *testing.T) {
+	t.Parallel()
+
 	for _, ct := range CacheTypes() {
-		assert.NoError(t, ct.Validate(4, 64), ct.String())
-		assert.Error(t, ct.Validate(0, 64), ct.String())
-		assert.Error(t, ct.Validate(4, 0), ct.String())
-		assert.Error(t, ct.Validate(-1, 8), ct.String())
+		require.NoError(t, ct.Validate(4, 64), ct.String())
+		require.Error(t, ct.Validate(0, 64), ct.String())
+		require.Error(t, ct.Validate(4, 0), ct.String())
+		require.Error(t, ct.Validate(-1, 8), ct.String())
 	}
 	for _, ct := range []CacheType{F32, F16, BF16, Int8, FP8E4M3, FP8E5M2} {
-		assert.NoError(t, ct.Validate(3, 8), ct.String())
-		assert.NoError(t, ct.Validate(1, 7), ct.String())
+		require.NoError(t, ct.Validate(3, 8), ct.String())
+		require.NoError(t, ct.Validate(1, 7), ct.String())
 	}
 
 	for _, ct := range []CacheType{Q8_0, Q4_0, Q4_1, IQ4_NL, Q5_0, Q5_1} {
 		err := ct.Validate(3, 8)
 		require.Error(t, err, ct.String())
-		assert.Contains(t, err.Error(), ct.String())
-		assert.Contains(t, err.Error(), "multiple of 32")
-		assert.Contains(t, err.Error(), "3*8 = 24")
-		assert.NoError(t, ct.Validate(4, 8), ct.String()) // stories260K: one block spans 4 heads
-		assert.NoError(t, ct.Validate(8, 12), ct.String())
-		assert.NoError(t, ct.Validate(1, 128), ct.String())
-		assert.Error(t, ct.Validate(1, 48), ct.String())
+		require.Contains(t, err.Error(), ct.String())
+		require.Contains(t, err.Error(), "multiple of 32")
+		require.Contains(t, err.Error(), "3*8 = 24")
+		require.NoError(t, ct.Validate(4, 8), ct.String()) // stories260K: one block spans 4 heads
+		require.NoError(t, ct.Validate(8, 12), ct.String())
+		require.NoError(t, ct.Validate(1, 128), ct.String())
+		require.Error(t, ct.Validate(1, 48), ct.String())
 	}
 
-	assert.Error(t, CacheType(99).Validate(1, 32))
+	require.Error(t, CacheType(99).Validate(1, 32))
 }
 
 func TestRowBytes(t *testing.T) {
+	t.Parallel()
+
 	for _, c := range []struct {
 		ct               CacheType
 		kvHeads, headDim int
@@ -104,28 +111,32 @@ func TestRowBytes(t *testing.T) {
 		{Q4_0, 4, 8, 18},
 		{Q5_1, 2, 64, 4 * 24},
 	} {
-		assert.Equalf(t, c.want, c.ct.RowBytes(c.kvHeads, c.headDim), "%v %dx%d", c.ct, c.kvHeads, c.headDim)
+		require.Equalf(t, c.want, c.ct.RowBytes(c.kvHeads, c.headDim), "%v %dx%d", c.ct, c.kvHeads, c.headDim)
 	}
 	// The design's worked example: 32 layers, 8 KV heads of 128, fp16: 128 KiB per token.
-	assert.Equal(t, 128<<10, 2*32*F16.RowBytes(8, 128))
-	assert.PanicsWithError(t, Q8_0.Validate(3, 8).Error(), func() { Q8_0.RowBytes(3, 8) })
+	require.Equal(t, 128<<10, 2*32*F16.RowBytes(8, 128))
+	require.PanicsWithError(t, Q8_0.Validate(3, 8).Error(), func() { Q8_0.RowBytes(3, 8) })
 }
 
 func TestWrongSizesPanic(t *testing.T) {
+	t.Parallel()
+
 	x := make([]float32, 64)
 	row := make([]byte, F16.RowBytes(2, 32))
-	assert.Panics(t, func() { F16.Encode(row[:len(row)-1], x, 2, 32) })
-	assert.Panics(t, func() { F16.Encode(append(row, 0), x, 2, 32) })
-	assert.Panics(t, func() { F16.Decode(x[:63], row, 2, 32) })
-	assert.Panics(t, func() { F16.DotHead(x[:32], row, 2, 2, 32) })
-	assert.Panics(t, func() { F16.DotHead(x[:31], row, 0, 2, 32) })
-	assert.Panics(t, func() { F16.AxpyHead(x[:32], 1, row[:10], 0, 2, 32) })
-	assert.NotPanics(t, func() { F16.DotHead(x[:32], row, 1, 2, 32) })
+	require.Panics(t, func() { F16.Encode(row[:len(row)-1], x, 2, 32) })
+	require.Panics(t, func() { F16.Encode(append(row, 0), x, 2, 32) })
+	require.Panics(t, func() { F16.Decode(x[:63], row, 2, 32) })
+	require.Panics(t, func() { F16.DotHead(x[:32], row, 2, 2, 32) })
+	require.Panics(t, func() { F16.DotHead(x[:31], row, 0, 2, 32) })
+	require.Panics(t, func() { F16.AxpyHead(x[:32], 1, row[:10], 0, 2, 32) })
+	require.NotPanics(t, func() { F16.DotHead(x[:32], row, 1, 2, 32) })
 }
 
 // TestParseCacheTypes: the per-type names override the shared one, an empty one falls back
 // to it, and a bad name is an error naming the valid ones.
 func TestParseCacheTypes(t *testing.T) {
+	t.Parallel()
+
 	k, v, err := ParseCacheTypes("f16", "", "")
 	require.NoError(t, err)
 	require.Equal(t, [2]CacheType{F16, F16}, [2]CacheType{k, v})
@@ -143,6 +154,8 @@ func TestParseCacheTypes(t *testing.T) {
 // layout and the decoder that layout reads through, and an encoder; a fused read of a
 // head exists only for the per-head layout, which is the one that hands it a head's bytes.
 func TestCacheFormatsAreComplete(t *testing.T) {
+	t.Parallel()
+
 	names := map[string]CacheType{}
 	for _, ct := range CacheTypes() {
 		f := ct.format()

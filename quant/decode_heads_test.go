@@ -12,6 +12,8 @@ import (
 
 // TestDecodeHeadsEqualsDecode: DecodeHeads of a block's rows is Decode of each row, cut to the head.
 func TestDecodeHeadsEqualsDecode(t *testing.T) {
+	t.Parallel()
+
 	r := rng.New(3)
 	for _, ct := range CacheTypes() {
 		const kvHeads, headDim, n = 3, 64, 5
@@ -43,6 +45,8 @@ func TestDecodeHeadsEqualsDecode(t *testing.T) {
 // TestF32HeadsViewsRows: an f32 cache's head of consecutive rows is viewed in place, row i
 // at i·stride, the values Decode gives; other types, short rows and bad heads are refused.
 func TestF32HeadsViewsRows(t *testing.T) {
+	t.Parallel()
+
 	const kvHeads, headDim, n = 3, 8, 4
 	rb := F32.RowBytes(kvHeads, headDim)
 	rows := make([]byte, n*rb)

@@ -1,12 +1,12 @@
 package quant
 
 import (
-	"github.com/kvref/kvref/internal/half"
 	"math"
 	"math/rand/v2"
 	"testing"
 
-	"github.com/stretchr/testify/assert"
+	"github.com/kvref/kvref/internal/half"
+
 	"github.com/stretchr/testify/require"
 )
 
@@ -79,6 +79,8 @@ func (s fp8Spec) nearest(x float32) uint8 {
 }
 
 func TestFP8DecodeMatchesBitFields(t *testing.T) {
+	t.Parallel()
+
 	for _, s := range fp8Specs {
 		t.Run(s.name, func(t *testing.T) {
 			for b := range 256 {
@@ -96,6 +98,8 @@ func TestFP8DecodeMatchesBitFields(t *testing.T) {
 }
 
 func TestFP8KnownValues(t *testing.T) {
+	t.Parallel()
+
 	for _, c := range []struct {
 		name string
 		got  float32
@@ -114,13 +118,13 @@ func TestFP8KnownValues(t *testing.T) {
 		{"e5m2 inf", FP8E5M2ToF32(0x7c), math.Inf(1)},
 		{"e5m2 -inf", FP8E5M2ToF32(0xfc), math.Inf(-1)},
 	} {
-		assert.Equal(t, c.want, float64(c.got), c.name)
+		require.Equal(t, c.want, float64(c.got), c.name)
 	}
 	for _, b := range []uint8{0x7f, 0xff} {
-		assert.True(t, math.IsNaN(float64(FP8E4M3ToF32(b))))
+		require.True(t, math.IsNaN(float64(FP8E4M3ToF32(b))))
 	}
 	for _, b := range []uint8{0x7d, 0x7e, 0x7f, 0xfd, 0xfe, 0xff} {
-		assert.True(t, math.IsNaN(float64(FP8E5M2ToF32(b))))
+		require.True(t, math.IsNaN(float64(FP8E5M2ToF32(b))))
 	}
 	// E5M2 is the top byte of an IEEE half.
 	for b := range 256 {
@@ -133,20 +137,22 @@ func TestFP8KnownValues(t *testing.T) {
 }
 
 func TestFP8EncodeDecodeIdentity(t *testing.T) {
+	t.Parallel()
+
 	for _, s := range fp8Specs {
 		t.Run(s.name, func(t *testing.T) {
 			for b := range 256 {
 				c := uint8(b)
 				if s.isNaN(c) {
 					got := s.encode(s.decode(c))
-					assert.Equalf(t, c&0x80|0x7f, got, "NaN code %#02x encodes to the NaN 0x7F with its sign", c)
+					require.Equalf(t, c&0x80|0x7f, got, "NaN code %#02x encodes to the NaN 0x7F with its sign", c)
 					continue
 				}
 				if !s.fn && c&0x7f == 0x7c { // ±Inf saturates to ±57344
-					assert.Equalf(t, c&0x80|0x7b, s.encode(s.decode(c)), "Inf code %#02x", c)
+					require.Equalf(t, c&0x80|0x7b, s.encode(s.decode(c)), "Inf code %#02x", c)
 					continue
 				}
-				assert.Equalf(t, c, s.encode(s.decode(c)), "code %#02x (value %v)", c, s.decode(c)) // ±0 included
+				require.Equalf(t, c, s.encode(s.decode(c)), "code %#02x (value %v)", c, s.decode(c)) // ±0 included
 			}
 		})
 	}
@@ -155,6 +161,8 @@ func TestFP8EncodeDecodeIdentity(t *testing.T) {
 // TestFP8Ties checks the midpoint between every two neighbouring finite codes (and its
 // float32 neighbours): the tie goes to the even code.
 func TestFP8Ties(t *testing.T) {
+	t.Parallel()
+
 	for _, s := range fp8Specs {
 		t.Run(s.name, func(t *testing.T) {
 			for c := uint8(0); c < s.maxCode; c++ {
@@ -171,9 +179,9 @@ func TestFP8Ties(t *testing.T) {
 						}
 						return f
 					}
-					assert.Equalf(t, sign|even, s.encode(sg(mid)), "tie %v between %#02x and %#02x", sg(mid), c, c+1)
-					assert.Equal(t, sign|c, s.encode(sg(math.Nextafter32(mid, 0))))
-					assert.Equal(t, sign|(c+1), s.encode(sg(math.Nextafter32(mid, float32(math.Inf(1))))))
+					require.Equalf(t, sign|even, s.encode(sg(mid)), "tie %v between %#02x and %#02x", sg(mid), c, c+1)
+					require.Equal(t, sign|c, s.encode(sg(math.Nextafter32(mid, 0))))
+					require.Equal(t, sign|(c+1), s.encode(sg(math.Nextafter32(mid, float32(math.Inf(1))))))
 				}
 			}
 		})
@@ -181,6 +189,8 @@ func TestFP8Ties(t *testing.T) {
 }
 
 func TestFP8Saturation(t *testing.T) {
+	t.Parallel()
+
 	for _, s := range fp8Specs {
 		t.Run(s.name, func(t *testing.T) {
 			halfStep := s.value(s.maxCode) - s.value(s.maxCode-1)
@@ -188,19 +198,21 @@ func TestFP8Saturation(t *testing.T) {
 				s.max, s.max + halfStep/2, s.max + halfStep, s.max + 1.5*halfStep, 2 * s.max,
 				1e10, math.MaxFloat32, math.Inf(1),
 			} {
-				assert.Equalf(t, s.maxCode, s.encode(float32(x)), "encode(%v)", x)
-				assert.Equalf(t, 0x80|s.maxCode, s.encode(float32(-x)), "encode(%v)", -x)
+				require.Equalf(t, s.maxCode, s.encode(float32(x)), "encode(%v)", x)
+				require.Equalf(t, 0x80|s.maxCode, s.encode(float32(-x)), "encode(%v)", -x)
 			}
-			assert.Equal(t, uint8(0x7f), s.encode(float32(math.NaN())))
-			assert.Equal(t, uint8(0xff), s.encode(float32(math.Copysign(math.NaN(), -1))))
-			assert.Equal(t, uint8(0x00), s.encode(0))
-			assert.Equal(t, uint8(0x80), s.encode(float32(math.Copysign(0, -1))))
-			assert.Equal(t, uint8(0x00), s.encode(math.Float32frombits(1))) // far below the smallest subnormal
+			require.Equal(t, uint8(0x7f), s.encode(float32(math.NaN())))
+			require.Equal(t, uint8(0xff), s.encode(float32(math.Copysign(math.NaN(), -1))))
+			require.Equal(t, uint8(0x00), s.encode(0))
+			require.Equal(t, uint8(0x80), s.encode(float32(math.Copysign(0, -1))))
+			require.Equal(t, uint8(0x00), s.encode(math.Float32frombits(1))) // far below the smallest subnormal
 		})
 	}
 }
 
 func TestFP8EncodeRandomAgainstBruteForce(t *testing.T) {
+	t.Parallel()
+
 	rng := rand.New(rand.NewPCG(5, 6))
 	for _, s := range fp8Specs {
 		t.Run(s.name, func(t *testing.T) {

@@ -74,6 +74,8 @@ func corpusModel(t *testing.T) (string, map[string][]float32) {
 }
 
 func TestLlamaQuantizeWritesTheCacheBlocks(t *testing.T) {
+	t.Parallel()
+
 	bin := testutil.Shared(t, "bin/llama-quantize")
 	in, values := corpusModel(t)
 	for _, c := range []struct {
@@ -111,9 +113,7 @@ func TestLlamaQuantizeWritesTheCacheBlocks(t *testing.T) {
 				for r := 0; r*n < len(x); r++ {
 					c.encode(want[r*n/32*c.bytes:(r+1)*n/32*c.bytes], x[r*n:(r+1)*n])
 				}
-				if err := firstBlockDiff(got, want, c.bytes, n); err != nil {
-					t.Fatalf("%s %s: %v", c.ftype, ti.Name, err)
-				}
+				require.NoErrorf(t, firstBlockDiff(got, want, c.bytes, n), "%s %s", c.ftype, ti.Name)
 				compared += len(x)
 			}
 			require.Greater(t, compared, 0, "no tensor was compared")

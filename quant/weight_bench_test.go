@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/kvref/kvref/internal/kernels"
+	"github.com/stretchr/testify/require"
 )
 
 // weightBenchLen is the length of the benchmark rows: a Llama-7B-sized model dimension.
@@ -67,9 +68,7 @@ func BenchmarkQuantizeRow(b *testing.B) {
 			rng := rand.New(rand.NewPCG(1, 2))
 			x := weightTestRow(rng, "normal", weightBenchLen, 0.02)
 			rb, err := wt.RowBytes(len(x))
-			if err != nil {
-				b.Fatal(err)
-			}
+			require.NoError(b, err)
 			row := make([]byte, rb)
 			b.SetBytes(4 * weightBenchLen)
 			for b.Loop() {

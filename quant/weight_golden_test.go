@@ -7,7 +7,6 @@ import (
 	"math"
 	"testing"
 
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -189,6 +188,8 @@ func float32Bytes(x []float32) []byte {
 // corpus (twelve distributions, from tiny to fp16-overflowing magnitudes, with ties,
 // constants, outliers and one-signed rows) and requires ggml's exact bytes and floats.
 func TestQuantizeRowMatchesGGMLCorpus(t *testing.T) {
+	t.Parallel()
+
 	rows := goldenCorpus()
 	for _, wt := range WeightTypes() {
 		want := goldenHashes[wt]
@@ -203,10 +204,10 @@ func TestQuantizeRowMatchesGGMLCorpus(t *testing.T) {
 		for k, row := range rows[:n] {
 			q := make([]byte, rb)
 			wt.QuantizeRow(q, row)
-			assert.Equal(t, want.quant[k], shortHash(q), "%v row %q: bytes differ from ggml's", wt, goldenRowKinds[k].name)
+			require.Equal(t, want.quant[k], shortHash(q), "%v row %q: bytes differ from ggml's", wt, goldenRowKinds[k].name)
 			y := make([]float32, goldenRowLen)
 			wt.DequantizeRow(y, q)
-			assert.Equal(t, want.dequant[k], shortHash(float32Bytes(y)), "%v row %q: dequantized values differ from ggml's", wt, goldenRowKinds[k].name)
+			require.Equal(t, want.dequant[k], shortHash(float32Bytes(y)), "%v row %q: dequantized values differ from ggml's", wt, goldenRowKinds[k].name)
 		}
 	}
 }

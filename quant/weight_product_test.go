@@ -90,6 +90,8 @@ func minTerm(wt WeightType, row []byte, e int) float64 {
 // count in full. Rows are quantized weights and random blocks; lengths of one to four
 // blocks and model-sized rows.
 func TestDotRowIsTheQuantizedProduct(t *testing.T) {
+	t.Parallel()
+
 	rng := rand.New(rand.NewPCG(1, 4))
 	for _, wt := range WeightTypes() {
 		bs := wt.BlockSize()

@@ -4,7 +4,6 @@ import (
 	"math"
 	"testing"
 
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -41,12 +40,14 @@ func q6KHandBlock() []byte {
 //	e = 192: ql[64] high 15, qh[32] bits 4-5 = 1 → q = 31: 0.25·0·(−1)  = −0
 //	e = 224: ql[96] high 0, qh[32] bits 6-7 = 0 → q = 0:  0.25·−10·−32  = 80
 func TestQ6_KDequantizeHandBuilt(t *testing.T) {
+	t.Parallel()
+
 	y := make([]float32, 256)
 	WeightQ6_K.DequantizeRow(y, q6KHandBlock())
 	for e, want := range map[int]float32{0: -7.75, 1: -8, 32: -3, 64: 1.5, 96: 21, 128: 23.75, 160: 0, 176: 1024, 192: 0, 224: 80} {
-		assert.Equal(t, want, y[e], "value %d", e)
+		require.Equal(t, want, y[e], "value %d", e)
 	}
-	assert.True(t, math.Signbit(float64(y[192])), "(0.25·0)·(−1) is −0, as in ggml")
+	require.True(t, math.Signbit(float64(y[192])), "(0.25·0)·(−1) is −0, as in ggml")
 
 	// Every other value has q = 0 unless it shares a byte with the ones above.
 	b := q6KHandBlock()
@@ -62,17 +63,21 @@ func TestQ6_KDequantizeHandBuilt(t *testing.T) {
 // TestQ6_KZeroBlock: ggml stores an all-zero super-block as zero bytes; it decodes to
 // (0·0)·(0 − 32) = −0.
 func TestQ6_KZeroBlock(t *testing.T) {
+	t.Parallel()
+
 	q, y := quantizeWeights(t, WeightQ6_K, make([]float32, 256))
-	assert.Equal(t, make([]byte, 210), q)
+	require.Equal(t, make([]byte, 210), q)
 	for _, v := range y {
 		require.True(t, v == 0 && math.Signbit(float64(v)))
 	}
 }
 
 func TestQ6_KFormulaGolden(t *testing.T) {
+	t.Parallel()
+
 	q, _ := quantizeWeights(t, WeightQ6_K, formulaRow(256))
 	// quantize_row_q6_K_ref of formulaRow(256).
-	assert.Equal(t, mustHex(t, "d1f7869e0ff84b175bf81fbeb637016302ad302aeb04937ac77cf86bb5566fdea413d823d6f093ab2b118f5591548f10e66871133ef02ef26059d9d0729e508e7b95373fbea413d823d6f093ab2b118fbb7fbc81f0e76871133ef02ef26059d940a27ed08eb36178f7e0413c8f3b610fdb5b53f016b3f8c3140e7f87163be80d40084df2e0f3dea66ed7147a59740cc8837d2c0d1e37bbf6a15f3d1267bb36add2a77bf66d9ccedfb07830bbe51739092da52eb082605f8b038709eefde8d74f807d7b877b717f807b86867a7f807a850f92"), q)
+	require.Equal(t, mustHex(t, "d1f7869e0ff84b175bf81fbeb637016302ad302aeb04937ac77cf86bb5566fdea413d823d6f093ab2b118f5591548f10e66871133ef02ef26059d9d0729e508e7b95373fbea413d823d6f093ab2b118fbb7fbc81f0e76871133ef02ef26059d940a27ed08eb36178f7e0413c8f3b610fdb5b53f016b3f8c3140e7f87163be80d40084df2e0f3dea66ed7147a59740cc8837d2c0d1e37bbf6a15f3d1267bb36add2a77bf66d9ccedfb07830bbe51739092da52eb082605f8b038709eefde8d74f807d7b877b717f807b86867a7f807a850f92"), q)
 }
 
 // TestQ6_KLargestScaleIsMinus128: make_qx_quants maps a sub-block's extreme value to
@@ -80,6 +85,8 @@ func TestQ6_KFormulaGolden(t *testing.T) {
 // largest magnitude is stored as −128 and d = −scale/128, so d has the sign of the row's
 // extreme value.
 func TestQ6_KLargestScaleIsMinus128(t *testing.T) {
+	t.Parallel()
+
 	for _, sign := range []float32{1, -1} {
 		x := formulaRow(256)
 		for i := range x {
@@ -87,8 +94,8 @@ func TestQ6_KLargestScaleIsMinus128(t *testing.T) {
 		}
 		x[100] = 9 * sign // sub-block 6 holds the largest value
 		q, _ := quantizeWeights(t, WeightQ6_K, x)
-		assert.Equal(t, int8(-128), int8(q[192+6]), "sign %v", sign)
+		require.Equal(t, int8(-128), int8(q[192+6]), "sign %v", sign)
 		d := loadF16(q[208:])
-		assert.Equal(t, sign > 0, d > 0, "sign %v: d = %g", sign, d)
+		require.Equal(t, sign > 0, d > 0, "sign %v: d = %g", sign, d)
 	}
 }

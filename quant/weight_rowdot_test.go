@@ -3,13 +3,13 @@ package quant
 import (
 	"encoding/binary"
 
-	"github.com/kvref/kvref/internal/half"
 	"math"
 	"math/rand/v2"
 	"testing"
 
+	"github.com/kvref/kvref/internal/half"
+
 	"github.com/kvref/kvref/internal/kernels"
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -39,6 +39,8 @@ func onlyDefaultNaNs(vs ...[]float32) bool {
 // TestDotRowsMatchesDotRow: DotRows gives DotRow for every row, for every type (q8_0 and
 // q4_0 several rows at a time), and leaves the rest of out alone.
 func TestDotRowsMatchesDotRow(t *testing.T) {
+	t.Parallel()
+
 	rng := rand.New(rand.NewPCG(32, 32))
 	for _, wt := range WeightTypes() {
 		for _, n := range []int{wt.BlockSize(), 2 * wt.BlockSize(), 4096} {
@@ -52,8 +54,8 @@ func TestDotRowsMatchesDotRow(t *testing.T) {
 					out[i] = -7
 				}
 				wt.DotRows(out[1:rows+1], x, w)
-				assert.Equal(t, float32(-7), out[0], "%v", wt)
-				assert.Equal(t, float32(-7), out[rows+1], "%v", wt)
+				require.Equal(t, float32(-7), out[0], "%v", wt)
+				require.Equal(t, float32(-7), out[rows+1], "%v", wt)
 				for r := range rows {
 					want := wt.DotRow(x, w[r*rb:(r+1)*rb])
 					require.Equal(t, math.Float32bits(want), math.Float32bits(out[1+r]), "%v n=%d rows=%d row %d", wt, n, rows, r)
@@ -65,21 +67,25 @@ func TestDotRowsMatchesDotRow(t *testing.T) {
 
 // TestDotRowsPanics: DotRows checks the lengths as DotRow does.
 func TestDotRowsPanics(t *testing.T) {
+	t.Parallel()
+
 	for _, wt := range WeightTypes() {
 		n := wt.BlockSize()
 		rb, _ := wt.RowBytes(n)
 		x := make([]float32, n)
-		assert.Panics(t, func() { wt.DotRows(make([]float32, 3), x, make([]byte, 3*rb-1)) }, "%v: short rows", wt)
-		assert.Panics(t, func() { wt.DotRows(make([]float32, 3), x[:8], make([]byte, 3*rb)) }, "%v: partial block", wt)
-		assert.NotPanics(t, func() { wt.DotRows(make([]float32, 3), x, make([]byte, 3*rb+5)) }, "%v: longer rows", wt)
+		require.Panics(t, func() { wt.DotRows(make([]float32, 3), x, make([]byte, 3*rb-1)) }, "%v: short rows", wt)
+		require.Panics(t, func() { wt.DotRows(make([]float32, 3), x[:8], make([]byte, 3*rb)) }, "%v: partial block", wt)
+		require.NotPanics(t, func() { wt.DotRows(make([]float32, 3), x, make([]byte, 3*rb+5)) }, "%v: longer rows", wt)
 	}
-	assert.Panics(t, func() { WeightType(200).DotRows(nil, nil, nil) })
+	require.Panics(t, func() { WeightType(200).DotRows(nil, nil, nil) })
 }
 
 // TestKernelHalfRowDots: kernels.DotF16 and kernels.DotBF16 are kernels.Dot of the row
 // decoded by F16ToF32 and BF16ToF32, for any bit patterns (Inf, NaN, subnormal halves),
 // any length, and misaligned rows.
 func TestKernelHalfRowDots(t *testing.T) {
+	t.Parallel()
+
 	rng := rand.New(rand.NewPCG(33, 33))
 	for _, n := range []int{1, 7, 8, 31, 32, 33, 64, 100, 4097} {
 		for rep := range 8 {

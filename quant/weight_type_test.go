@@ -3,16 +3,18 @@ package quant
 import (
 	"encoding/binary"
 	"fmt"
-	"github.com/kvref/kvref/internal/half"
 	"math"
 	"math/rand/v2"
 	"testing"
 
-	"github.com/stretchr/testify/assert"
+	"github.com/kvref/kvref/internal/half"
+
 	"github.com/stretchr/testify/require"
 )
 
 func TestWeightTypeNamesAndSizes(t *testing.T) {
+	t.Parallel()
+
 	tests := []struct {
 		wt         WeightType
 		name       string
@@ -35,26 +37,28 @@ func TestWeightTypeNamesAndSizes(t *testing.T) {
 	require.Equal(t, len(tests), len(WeightTypes()))
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			assert.Equal(t, tt.wt, WeightTypes()[i])
-			assert.Equal(t, tt.name, tt.wt.String())
-			assert.Equal(t, tt.ggml, tt.wt.GGMLType())
-			assert.Equal(t, tt.blockSize, tt.wt.BlockSize())
-			assert.Equal(t, tt.blockBytes, tt.wt.BlockBytes())
+			require.Equal(t, tt.wt, WeightTypes()[i])
+			require.Equal(t, tt.name, tt.wt.String())
+			require.Equal(t, tt.ggml, tt.wt.GGMLType())
+			require.Equal(t, tt.blockSize, tt.wt.BlockSize())
+			require.Equal(t, tt.blockBytes, tt.wt.BlockBytes())
 			n, err := tt.wt.RowBytes(4096)
 			require.NoError(t, err)
-			assert.Equal(t, tt.row4096, n)
+			require.Equal(t, tt.row4096, n)
 			n, err = tt.wt.RowBytes(0)
 			require.NoError(t, err)
-			assert.Zero(t, n)
+			require.Zero(t, n)
 			got, ok := WeightTypeForGGML(tt.ggml)
-			assert.True(t, ok)
-			assert.Equal(t, tt.wt, got)
+			require.True(t, ok)
+			require.Equal(t, tt.wt, got)
 		})
 	}
-	assert.Equal(t, "WeightType(19)", WeightType(19).String())
+	require.Equal(t, "WeightType(19)", WeightType(19).String())
 }
 
 func TestParseWeightType(t *testing.T) {
+	t.Parallel()
+
 	for s, want := range map[string]WeightType{
 		"q8_0": WeightQ8_0, "Q8_0": WeightQ8_0, "q4_0": WeightQ4_0, " Q4_0 ": WeightQ4_0,
 		"q4_k": WeightQ4_K, "q4_K": WeightQ4_K, "Q4_K": WeightQ4_K,
@@ -63,51 +67,57 @@ func TestParseWeightType(t *testing.T) {
 	} {
 		got, err := ParseWeightType(s)
 		require.NoError(t, err, s)
-		assert.Equal(t, want, got, s)
+		require.Equal(t, want, got, s)
 	}
 	for _, s := range []string{"", "q8_k", "q4_k_m", "f16", "q8", "iq4_nl"} {
 		_, err := ParseWeightType(s)
 		require.Error(t, err, s)
-		assert.Contains(t, err.Error(), fmt.Sprintf("%q", s))
-		assert.Contains(t, err.Error(), "q8_0, q4_0, q4_k, q6_k, q4_1, q5_0, q5_1, q2_k, q3_k, q5_k")
+		require.Contains(t, err.Error(), fmt.Sprintf("%q", s))
+		require.Contains(t, err.Error(), "q8_0, q4_0, q4_k, q6_k, q4_1, q5_0, q5_1, q2_k, q3_k, q5_k")
 	}
 }
 
 func TestWeightTypeForGGMLRejectsOtherTypes(t *testing.T) {
+	t.Parallel()
+
 	for _, id := range []uint32{0, 1, 4, 5, 9, 15, 16, 20, 30, 1 << 31} {
 		_, ok := WeightTypeForGGML(id)
-		assert.False(t, ok, "ggml type %d", id)
+		require.False(t, ok, "ggml type %d", id)
 	}
 }
 
 func TestRowBytesErrors(t *testing.T) {
+	t.Parallel()
+
 	for _, wt := range WeightTypes() {
 		for _, n := range []int{-wt.BlockSize(), 1, wt.BlockSize() - 1, wt.BlockSize() + 16} {
 			_, err := wt.RowBytes(n)
 			require.Error(t, err, "%v n=%d", wt, n)
-			assert.Contains(t, err.Error(), fmt.Sprintf("multiple of %d; got %d", wt.BlockSize(), n))
+			require.Contains(t, err.Error(), fmt.Sprintf("multiple of %d; got %d", wt.BlockSize(), n))
 		}
 	}
 	_, err := WeightType(10).RowBytes(256)
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "WeightType(10) is not a weight type")
-	assert.PanicsWithValue(t, "quant: WeightType(17) is not a weight type; valid types are q8_0, q4_0, q4_k, q6_k, q4_1, q5_0, q5_1, q2_k, q3_k, q5_k",
+	require.Contains(t, err.Error(), "WeightType(10) is not a weight type")
+	require.PanicsWithValue(t, "quant: WeightType(17) is not a weight type; valid types are q8_0, q4_0, q4_k, q6_k, q4_1, q5_0, q5_1, q2_k, q3_k, q5_k",
 		func() { WeightType(17).BlockSize() })
 }
 
 func TestWeightRowLengthsAreChecked(t *testing.T) {
+	t.Parallel()
+
 	for _, wt := range WeightTypes() {
 		n := 2 * wt.BlockSize()
 		rb, err := wt.RowBytes(n)
 		require.NoError(t, err)
 		x := make([]float32, n)
 		row := make([]byte, rb)
-		assert.Panics(t, func() { wt.DequantizeRow(make([]float32, n+8), row) }, "%v: partial block", wt)
-		assert.Panics(t, func() { wt.DequantizeRow(x, row[:rb-1]) }, "%v: short src", wt)
-		assert.Panics(t, func() { wt.QuantizeRow(row[:rb-1], x) }, "%v: short dst", wt)
-		assert.Panics(t, func() { wt.QuantizeRow(row, x[:n-1]) }, "%v: partial block", wt)
-		assert.Panics(t, func() { wt.DotRow(x, row[:rb-1]) }, "%v: short row", wt)
-		assert.Panics(t, func() { wt.DotRow(x[:8], row) }, "%v: partial block", wt)
+		require.Panics(t, func() { wt.DequantizeRow(make([]float32, n+8), row) }, "%v: partial block", wt)
+		require.Panics(t, func() { wt.DequantizeRow(x, row[:rb-1]) }, "%v: short src", wt)
+		require.Panics(t, func() { wt.QuantizeRow(row[:rb-1], x) }, "%v: short dst", wt)
+		require.Panics(t, func() { wt.QuantizeRow(row, x[:n-1]) }, "%v: partial block", wt)
+		require.Panics(t, func() { wt.DotRow(x, row[:rb-1]) }, "%v: short row", wt)
+		require.Panics(t, func() { wt.DotRow(x[:8], row) }, "%v: partial block", wt)
 
 		// Extra bytes are neither read nor written.
 		long := make([]byte, rb+5)
@@ -115,13 +125,15 @@ func TestWeightRowLengthsAreChecked(t *testing.T) {
 			long[i] = 0xa5
 		}
 		wt.QuantizeRow(long, x)
-		assert.Equal(t, []byte{0xa5, 0xa5, 0xa5, 0xa5, 0xa5}, long[rb:])
-		assert.NotPanics(t, func() { wt.DequantizeRow(x, long) })
-		assert.NotPanics(t, func() { wt.DotRow(x, long) })
+		require.Equal(t, []byte{0xa5, 0xa5, 0xa5, 0xa5, 0xa5}, long[rb:])
+		require.NotPanics(t, func() { wt.DequantizeRow(x, long) })
+		require.NotPanics(t, func() { wt.DotRow(x, long) })
 	}
 }
 
 func TestNearestIntIsGGMLs(t *testing.T) {
+	t.Parallel()
+
 	for _, tt := range []struct {
 		in   float32
 		want int32
@@ -133,11 +145,13 @@ func TestNearestIntIsGGMLs(t *testing.T) {
 		// 2^23 + 1.5·2^23 = 1.25·2^24 has mantissa 0x200000.
 		{0x1p23, 0x200000 - 0x400000},
 	} {
-		assert.Equal(t, tt.want, nearestInt(tt.in), "nearestInt(%v)", tt.in)
+		require.Equal(t, tt.want, nearestInt(tt.in), "nearestInt(%v)", tt.in)
 	}
 }
 
 func TestTruncToInt32IsX86(t *testing.T) {
+	t.Parallel()
+
 	for _, tt := range []struct {
 		in   float32
 		want int32
@@ -147,11 +161,11 @@ func TestTruncToInt32IsX86(t *testing.T) {
 		{2147483648, math.MinInt32}, {-2147483904, math.MinInt32},
 		{float32(math.Inf(1)), math.MinInt32}, {float32(math.Inf(-1)), math.MinInt32}, {float32(math.NaN()), math.MinInt32},
 	} {
-		assert.Equal(t, tt.want, truncToInt32(tt.in), "truncToInt32(%v)", tt.in)
+		require.Equal(t, tt.want, truncToInt32(tt.in), "truncToInt32(%v)", tt.in)
 	}
-	assert.Equal(t, float32(3), roundAway(2.5))
-	assert.Equal(t, float32(-3), roundAway(-2.5))
-	assert.Equal(t, float32(2), roundAway(2.4999998))
+	require.Equal(t, float32(3), roundAway(2.5))
+	require.Equal(t, float32(-3), roundAway(-2.5))
+	require.Equal(t, float32(2), roundAway(2.4999998))
 }
 
 // ggmlFP32ToFP16 is ggml_compute_fp32_to_fp16 (ggml/src/ggml-impl.h), the conversion
@@ -180,13 +194,16 @@ func ggmlFP32ToFP16(f float32) uint16 {
 // non-NaN float32 on a stride through all bit patterns, and every value within a few ulps
 // of each half-way point between two fp16 values.
 func TestF32ToF16MatchesGGML(t *testing.T) {
+	t.Parallel()
+
 	check := func(b uint32) {
 		f := math.Float32frombits(b)
 		if f != f {
 			return
 		}
 		if got, want := half.F32ToF16(f), ggmlFP32ToFP16(f); got != want {
-			t.Fatalf("half.F32ToF16(%g = %#08x) = %#04x, ggml gives %#04x", f, b, got, want)
+			// Tested before require is called: this runs for a million values.
+			require.FailNowf(t, "half.F32ToF16 differs from ggml", "half.F32ToF16(%g = %#08x) = %#04x, ggml gives %#04x", f, b, got, want)
 		}
 	}
 	for b := uint64(0); b < 1<<32; b += 4093 {
@@ -349,6 +366,8 @@ var rmsErrorLimits = map[WeightType]float64{WeightQ8_0: 0.007, WeightQ4_0: 0.1, 
 	WeightQ4_1: 0.09, WeightQ5_0: 0.05, WeightQ5_1: 0.045, WeightQ2_K: 0.33, WeightQ3_K: 0.17, WeightQ5_K: 0.042}
 
 func TestWeightRoundTripWithinBounds(t *testing.T) {
+	t.Parallel()
+
 	rng := rand.New(rand.NewPCG(7, 11))
 	kinds := []string{"normal", "uniform", "outliers", "positive", "heavy"}
 	scales := []float64{1, 0.02, 300, 1e-3}
@@ -361,12 +380,12 @@ func TestWeightRoundTripWithinBounds(t *testing.T) {
 					for i := range x {
 						bound := weightErrorBound(wt, x, q, i)
 						if err := math.Abs(float64(y[i]) - float64(x[i])); !(err <= bound) {
-							t.Fatalf("%v %s×%g: element %d: x=%g x̂=%g, error %g > bound %g", wt, kind, scale, i, x[i], y[i], err, bound)
+							require.FailNowf(t, "error above its bound", "%v %s×%g: element %d: x=%g x̂=%g, error %g > bound %g", wt, kind, scale, i, x[i], y[i], err, bound)
 						}
 					}
 					if kind == "normal" {
 						rel := relativeRMSError(x, y)
-						assert.LessOrEqual(t, rel, rmsErrorLimits[wt], "%v normal×%g: relative rms error", wt, scale)
+						require.LessOrEqual(t, rel, rmsErrorLimits[wt], "%v normal×%g: relative rms error", wt, scale)
 						if rep == 0 {
 							t.Logf("%v normal×%g: rms error %.4f·rms(x)", wt, scale, rel)
 						}
@@ -381,6 +400,8 @@ func TestWeightRoundTripWithinBounds(t *testing.T) {
 // decodes to zeros, a constant row to (almost) the constant, and a row with one huge
 // outlier stays within the bounds, the other blocks unaffected.
 func TestQuantizeRowEdgeCases(t *testing.T) {
+	t.Parallel()
+
 	for _, wt := range WeightTypes() {
 		n := 2 * qkK
 		t.Run(wt.String()+"/zeros", func(t *testing.T) {
@@ -414,8 +435,8 @@ func TestQuantizeRowEdgeCases(t *testing.T) {
 			for i := range x {
 				require.LessOrEqual(t, math.Abs(float64(y[i]-x[i])), weightErrorBound(wt, x, q, i), "element %d", i)
 			}
-			assert.InDelta(t, 100, y[37], 100*0x1p-10)
-			assert.Equal(t, rest, q[len(q)/2:], "the second super-block does not see the outlier")
+			require.InDelta(t, 100, y[37], 100*0x1p-10)
+			require.Equal(t, rest, q[len(q)/2:], "the second super-block does not see the outlier")
 		})
 	}
 }
@@ -423,6 +444,8 @@ func TestQuantizeRowEdgeCases(t *testing.T) {
 // TestQuantizeRowBlocksAreIndependent: a row is quantized block by block, so quantizing
 // it whole equals quantizing its blocks one at a time.
 func TestQuantizeRowBlocksAreIndependent(t *testing.T) {
+	t.Parallel()
+
 	rng := rand.New(rand.NewPCG(5, 8))
 	for _, wt := range WeightTypes() {
 		x := weightTestRow(rng, "heavy", 3*qkK, 0.5)
@@ -444,6 +467,8 @@ func TestQuantizeRowBlocksAreIndependent(t *testing.T) {
 // move on every kind of row (measured: q2_k's rms error grows by up to 19%, q3_k's and
 // q5_k's by 4% at most), so they are held to the bound and to 25% and 5%.
 func TestRequantizationIsStable(t *testing.T) {
+	t.Parallel()
+
 	rng := rand.New(rand.NewPCG(9, 9))
 	growth := map[WeightType]float64{WeightQ2_K: 1.25}
 	for _, wt := range WeightTypes() {
@@ -452,21 +477,21 @@ func TestRequantizationIsStable(t *testing.T) {
 			q1, y1 := quantizeWeights(t, wt, x)
 			q2, y2 := quantizeWeights(t, wt, y1)
 			if wt == WeightQ8_0 || wt == WeightQ4_0 {
-				assert.Equal(t, q1, q2, "%v %s: requantized bytes", wt, kind)
+				require.Equal(t, q1, q2, "%v %s: requantized bytes", wt, kind)
 				continue
 			}
 			moves := wt == WeightQ2_K || wt == WeightQ3_K || wt == WeightQ5_K
 			if kind != "outliers" && !moves {
 				// The same values; the bytes may differ (q6_k can flip the signs of d and
 				// of all the scales).
-				assert.Equal(t, y1, y2, "%v %s: requantized values", wt, kind)
+				require.Equal(t, y1, y2, "%v %s: requantized values", wt, kind)
 				continue
 			}
 			for i := range y1 {
 				require.LessOrEqual(t, math.Abs(float64(y2[i]-y1[i])), weightErrorBound(wt, y1, q2, i), "%v %s: element %d", wt, kind, i)
 			}
 			first, second := relativeRMSError(x, y1), relativeRMSError(x, y2)
-			assert.LessOrEqual(t, second, max(1.05, growth[wt])*first, "%v %s: rms error after requantizing", wt, kind)
+			require.LessOrEqual(t, second, max(1.05, growth[wt])*first, "%v %s: rms error after requantizing", wt, kind)
 			t.Logf("%v %s: rms error %.4f after one round trip, %.4f after two", wt, kind, first, second)
 		}
 	}
@@ -498,6 +523,8 @@ func randomWeightBlocks(wt WeightType, nblocks int, randomByte func() byte) []by
 // the blocks are generated by goldenRNG there; the later types' hashes come from
 // llama-quantize, as goldenHashes' do).
 func TestDequantizeRandomBlocksMatchesGGML(t *testing.T) {
+	t.Parallel()
+
 	want := map[WeightType]string{
 		WeightQ8_0: "901b3a4288f2fa0c", WeightQ4_0: "2d469f85d3be98df",
 		WeightQ4_K: "9edf2dd16a7d86c7", WeightQ6_K: "7781c72e7dad8e2a",
@@ -509,7 +536,7 @@ func TestDequantizeRandomBlocksMatchesGGML(t *testing.T) {
 		row := goldenRandomBlocks(wt, 64)
 		y := make([]float32, 64*wt.BlockSize())
 		wt.DequantizeRow(y, row)
-		assert.Equal(t, want[wt], shortHash(float32Bytes(y)), "%v", wt)
+		require.Equal(t, want[wt], shortHash(float32Bytes(y)), "%v", wt)
 	}
 }
 

@@ -32,6 +32,8 @@ type CompletionChoice struct {
 	Text         string    `json:"text"`
 	Logprobs     *Logprobs `json:"logprobs"`      // null unless the request asked for logprobs
 	FinishReason *string   `json:"finish_reason"` // "stop" or "length"; null in a stream until the choice ends
+	// PromptLogprobs is vLLM's prompt_logprobs of the choice's prompt, when asked for.
+	PromptLogprobs []PromptPosition `json:"prompt_logprobs,omitempty"`
 
 	tokenID int // in a stream chunk: the token the chunk is for
 }
@@ -40,7 +42,7 @@ type CompletionChoice struct {
 // kvref's exact ids. All lists have one entry per generated token.
 type Logprobs struct {
 	Tokens         []string      `json:"tokens"`           // each token's text ("token_id:ID" with return_tokens_as_token_ids)
-	TokenLogprobs  []float64     `json:"token_logprobs"`   // the log-probability of each chosen token
+	TokenLogprobs  LogprobList   `json:"token_logprobs"`   // the log-probability of each chosen token (null: an echoed prompt's first token)
 	TopLogprobs    []TopLogprobs `json:"top_logprobs"`     // the top-k tokens and the chosen one, {token: logprob}, best first
 	TextOffset     []int         `json:"text_offset"`      // index of the character of the choice's text where each token begins
 	TokenIDs       []int         `json:"token_ids"`        // the chosen token ids
@@ -59,8 +61,12 @@ type TokenLogprob struct {
 	Logprob float64
 }
 
-// MarshalJSON writes the object in order, skipping repeated keys.
+// MarshalJSON writes the object in order, skipping repeated keys; nil is null (an echoed
+// prompt's first token, which nothing predicts).
 func (t TopLogprobs) MarshalJSON() ([]byte, error) {
+	if t == nil {
+		return []byte("null"), nil
+	}
 	var b bytes.Buffer
 	b.WriteByte('{')
 	seen := make(map[string]bool, len(t))

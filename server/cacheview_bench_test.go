@@ -18,6 +18,7 @@ import (
 	"github.com/kvref/kvref/engine"
 	"github.com/kvref/kvref/kvcache"
 	"github.com/kvref/kvref/model/builtin"
+	"github.com/stretchr/testify/require"
 )
 
 // BenchmarkCacheViewers measures what watching costs the engine: kvref serve's throughput
@@ -29,22 +30,16 @@ import (
 //	go test ./server -run '^$' -bench CacheViewers -benchtime 1x
 func BenchmarkCacheViewers(b *testing.B) {
 	m, err := builtin.Model()
-	if err != nil {
-		b.Fatal(err)
-	}
+	require.NoError(b, err)
 	eng, err := engine.New(m, engine.Config{BlockSize: 16, Sequences: 16})
-	if err != nil {
-		b.Fatal(err)
-	}
+	require.NoError(b, err)
 	defer eng.Close()
 	srv := New(eng, Options{})
 	loop := make(chan error, 1)
 	go func() { loop <- srv.Run(context.Background()) }()
 	hs := &http.Server{Handler: srv.Handler()}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
+	require.NoError(b, err)
 	go hs.Serve(ln)
 	defer func() { hs.Close(); srv.Close(); <-loop }()
 	url := "http://" + ln.Addr().String()

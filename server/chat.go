@@ -12,13 +12,13 @@ import (
 // chatRequest is the JSON body of POST /v1/chat/completions.
 type chatRequest struct {
 	generationFields
-	Messages            json.RawMessage            `json:"messages"`
-	MaxCompletionTokens *int                       `json:"max_completion_tokens"`
-	Logprobs            bool                       `json:"logprobs"`
-	TopLogprobs         *int                       `json:"top_logprobs"`
-	ReturnTokenIDs      bool                       `json:"return_token_ids"`      // vLLM: the prompt's and the reply's token ids
-	AddGenerationPrompt *bool                      `json:"add_generation_prompt"` // vLLM; default true
-	ChatTemplateKwargs  map[string]json.RawMessage `json:"chat_template_kwargs"`  // vLLM: extra template variables
+	Messages            json.RawMessage `json:"messages"`
+	MaxCompletionTokens *int            `json:"max_completion_tokens"`
+	Logprobs            bool            `json:"logprobs"`
+	TopLogprobs         *int            `json:"top_logprobs"`
+	ReturnTokenIDs      bool            `json:"return_token_ids"`      // vLLM: the prompt's and the reply's token ids
+	AddGenerationPrompt *bool           `json:"add_generation_prompt"` // vLLM; default true
+	ChatTemplateKwargs  json.RawMessage `json:"chat_template_kwargs"`  // vLLM: extra template variables (chat_bounds.go)
 
 	// Not supported: refused unless absent or neutral.
 	Tools                json.RawMessage        `json:"tools"`
@@ -49,10 +49,16 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 // context, as far as the cache can hold it.
 func (s *Server) parseChat(body []byte) (*params, *APIError) {
 	var req chatRequest
-	if err := json.Unmarshal(body, &req); err != nil {
-		return nil, jsonError(err)
+	if aerr := decodeStrict(body, &req); aerr != nil {
+		return nil, aerr
 	}
-	p := &params{promptName: "the rendered conversation", logprobs: -1, chat: &chatParams{returnTokenIDs: req.ReturnTokenIDs}}
+	if aerr := s.boundChat(&req); aerr != nil {
+		return nil, aerr
+	}
+	if req.Echo {
+		return nil, unsupportedParam("echo", "vLLM's chat echo (the reply repeating the last message) is not implemented; leave it out or false")
+	}
+	p := &params{promptName: "the rendered conversation", logprobs: -1, promptLogprobs: -1, chat: &chatParams{returnTokenIDs: req.ReturnTokenIDs}}
 	if aerr := s.parseGeneration(&req.generationFields, p); aerr != nil {
 		return nil, aerr
 	}
@@ -66,7 +72,7 @@ func (s *Server) parseChat(body []byte) (*params, *APIError) {
 		case req.MaxTokens != nil && *req.MaxTokens != *m:
 			return nil, badRequest("max_completion_tokens", "max_tokens (%d) and max_completion_tokens (%d) disagree; give one of them", *req.MaxTokens, *m)
 		}
-		p.maxTokens = *m
+		p.maxTokens, p.scoreOnly = *m, false
 	}
 	switch {
 	case req.TopLogprobs != nil && !req.Logprobs:
@@ -87,7 +93,11 @@ func (s *Server) parseChat(body []byte) (*params, *APIError) {
 		}
 		return nil, badRequest("messages", "%v", err)
 	}
-	f, aerr := s.chatFormatter(req.ChatTemplateKwargs)
+	vars, aerr := s.templateKwargs(req.ChatTemplateKwargs)
+	if aerr != nil {
+		return nil, aerr
+	}
+	f, aerr := s.chatFormatter(vars)
 	if aerr != nil {
 		return nil, aerr
 	}
@@ -108,7 +118,7 @@ func (s *Server) parseChat(body []byte) (*params, *APIError) {
 	p.prompts = [][]int{ids}
 	p.stopIDs = append(append([]int(nil), p.stopIDs...), f.StopTokens...)
 	p.stops = append(append([]string(nil), p.stops...), f.StopStrings...)
-	if p.maxTokens == 0 {
+	if p.maxTokens == 0 && !p.scoreOnly {
 		cfg := s.eng.Pool().Config()
 		p.maxTokens = max(1, min(s.eng.Context()-len(ids), cfg.NumBlocks*cfg.BlockSize-len(ids)+1))
 	}
@@ -116,20 +126,9 @@ func (s *Server) parseChat(body []byte) (*params, *APIError) {
 }
 
 // chatFormatter is the server's formatter with a request's chat_template_kwargs.
-func (s *Server) chatFormatter(kwargs map[string]json.RawMessage) (*chat.Formatter, *APIError) {
+func (s *Server) chatFormatter(vars map[string]any) (*chat.Formatter, *APIError) {
 	if s.chatErr != nil {
 		return nil, newError(500, serverError, "", "chat_template_error", "the model's chat template cannot be used: %v", s.chatErr)
-	}
-	if len(kwargs) == 0 {
-		return s.chat, nil
-	}
-	vars := make(map[string]any, len(kwargs))
-	for k, raw := range kwargs {
-		v, err := chattemplate.DecodeJSON(raw)
-		if err != nil {
-			return nil, badRequest("chat_template_kwargs", "chat_template_kwargs.%s: %v", k, err)
-		}
-		vars[k] = v
 	}
 	return s.chat.With(vars), nil
 }
@@ -187,6 +186,9 @@ func (chatShape) response(c *completion) any {
 	}
 	if c.p.chat.returnTokenIDs {
 		resp.PromptTokenIDs = c.p.prompts[0]
+	}
+	if c.p.promptLogprobs >= 0 {
+		resp.PromptLogprobs = c.vllmPromptLogprobs(0)
 	}
 	u := c.usage()
 	resp.Usage = &u

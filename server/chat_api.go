@@ -9,6 +9,8 @@ type ChatCompletionResponse struct {
 	// PromptTokenIDs are the rendered conversation's token ids, when the request sets
 	// return_token_ids (vLLM's field): what the model was given, to verify a template.
 	PromptTokenIDs []int `json:"prompt_token_ids,omitempty"`
+	// PromptLogprobs is vLLM's prompt_logprobs of the rendered conversation, when asked for.
+	PromptLogprobs []PromptPosition `json:"prompt_logprobs,omitempty"`
 }
 
 // ChatChoice is one reply. With n choices, index i is the i-th.

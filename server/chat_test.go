@@ -70,7 +70,7 @@ func TestChatIsACompletionOfTheRenderedConversation(t *testing.T) {
 	require.Equal(t, comp.Usage.CompletionTokens, resp.Usage.CompletionTokens)
 	require.Equal(t, comp.Choices[0].Logprobs.TokenIDs, c.TokenIDs)
 	require.Equal(t, comp.Choices[0].Logprobs.TokenIDs, c.Logprobs.TokenIDs)
-	require.Equal(t, comp.Choices[0].Logprobs.TokenLogprobs, logprobValues(c.Logprobs))
+	require.Equal(t, []float64(comp.Choices[0].Logprobs.TokenLogprobs), logprobValues(c.Logprobs))
 	require.Len(t, c.Logprobs.Content, len(c.TokenIDs))
 	for i, e := range c.Logprobs.Content {
 		require.Len(t, e.TopLogprobs, 3)

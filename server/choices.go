@@ -10,17 +10,19 @@ import (
 
 // completion gathers the events of one HTTP request into its choices.
 type completion struct {
-	s        *Server
-	p        *params
-	shape    responseShape
-	id       string
-	created  int64
-	stops    *textstream.StopMatcher
-	choices  []choiceState   // prompt j's continuation q is choice j·n + q
-	results  []engine.Result // per prompt, once it has ended
-	pending  int             // prompts still running
-	received int             // tokens the engine delivered, all choices together
-	streamed int             // token chunks sent to a streaming client
+	s          *Server
+	p          *params
+	shape      responseShape
+	id         string
+	created    int64
+	stops      *textstream.StopMatcher
+	choices    []choiceState   // prompt j's continuation q is choice j·n + q
+	results    []engine.Result // per prompt, once it has ended
+	promptRows [][]promptEntry // per prompt: its positions' log-probabilities, when asked for
+	pending    int             // prompts still running
+	received   int             // tokens the engine delivered, all choices together
+	streamed   int             // token chunks sent to a streaming client
+	first      time.Time       // when the first token arrived (zero: none yet)
 }
 
 // choiceState is one choice being generated.
@@ -45,10 +47,11 @@ type pendingToken struct {
 func newCompletion(s *Server, p *params, shape responseShape) *completion {
 	c := &completion{
 		s: s, p: p, shape: shape, id: shape.idPrefix() + rand.Text(), created: time.Now().Unix(),
-		stops:   textstream.NewStopMatcher(p.stops),
-		choices: make([]choiceState, len(p.prompts)*p.n),
-		results: make([]engine.Result, len(p.prompts)),
-		pending: len(p.prompts),
+		stops:      textstream.NewStopMatcher(p.stops),
+		choices:    make([]choiceState, len(p.prompts)*p.n),
+		results:    make([]engine.Result, len(p.prompts)),
+		promptRows: make([][]promptEntry, len(p.prompts)),
+		pending:    len(p.prompts),
 	}
 	for i := range c.choices {
 		c.choices[i].stops = c.stops.Start()
@@ -65,15 +68,31 @@ func newCompletion(s *Server, p *params, shape responseShape) *completion {
 // text nor their offsets are known yet; the start of a possible stop string is held back
 // too, as its bytes must not be sent if it completes.
 func (c *completion) apply(ev event) ([]CompletionChoice, *APIError) {
+	if ev.prompt != nil {
+		c.promptRows[ev.job] = append(c.promptRows[ev.job], *ev.prompt)
+		return nil, nil
+	}
 	if ev.end != nil {
 		c.pending--
 		c.results[ev.job] = ev.end.res
 		if ev.end.err != nil {
 			return nil, engineError(ev.end.err)
 		}
+		if _, want := c.p.promptRowsK(); want && len(c.promptRows[ev.job]) != len(c.p.prompts[ev.job])-1 {
+			return nil, newError(500, serverError, "", "", "the engine delivered %d prompt log-probabilities of prompt %d, want %d", len(c.promptRows[ev.job]), ev.job, len(c.p.prompts[ev.job])-1)
+		}
+		for q := range c.p.n { // a continuation that ended without a token (max_tokens 0)
+			ch := &c.choices[ev.job*c.p.n+q]
+			if ch.finish == "" && q < len(ev.end.res.StopReasons) {
+				ch.finish = finishReason(ev.end.res.StopReasons[q])
+			}
+		}
 		return nil, nil
 	}
 	c.received++
+	if c.first.IsZero() {
+		c.first = time.Now()
+	}
 	index := ev.job*c.p.n + ev.seq
 	ch := &c.choices[index]
 	pt := pendingToken{id: ev.id, start: len(ch.full)}

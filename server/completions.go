@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"strconv"
@@ -29,6 +28,7 @@ func (s *Server) serveGeneration(w http.ResponseWriter, r *http.Request, parse f
 	if !ok {
 		return
 	}
+	defer s.releaseLarge(len(body))
 	p, aerr := parse(body)
 	if aerr != nil {
 		writeError(w, aerr)
@@ -51,7 +51,7 @@ func (s *Server) readRequest(w http.ResponseWriter, r *http.Request) ([]byte, bo
 	}
 	rc := http.NewResponseController(w)
 	_ = rc.SetReadDeadline(time.Now().Add(s.opts.ReadTimeout)) // unsupported: no deadline
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.opts.MaxBodyBytes))
+	body, err := readBody(http.MaxBytesReader(w, r.Body, s.opts.MaxBodyBytes), r.ContentLength, s.opts.MaxBodyBytes)
 	s.armWrite(w)
 	var tooBig *http.MaxBytesError
 	switch {
@@ -86,6 +86,7 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, p *params, sha
 	ctx, cancel := context.WithDeadline(r.Context(), start.Add(s.opts.RequestTimeout))
 	defer cancel()
 	reqs := make([]engine.Request, len(p.prompts))
+	promptK, wantRows := p.promptRowsK()
 	for j, prompt := range p.prompts {
 		if aerr := s.fit(j, p); aerr != nil {
 			writeError(w, aerr)
@@ -94,6 +95,7 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, p *params, sha
 		reqs[j] = engine.Request{
 			Prompt: prompt, MaxTokens: p.maxTokens, IgnoreEOS: p.ignoreEOS, Sampling: p.sampling, N: p.n,
 			Check: s.opts.Check, StopTokens: p.stopIDs, StopStrings: p.stops, CacheSalt: p.cacheSalt,
+			PromptLogits: wantRows, ScoreOnly: p.scoreOnly,
 		}
 	}
 	limit := 0 // a response's events are its own size; a stream's wait for its client
@@ -101,7 +103,7 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, p *params, sha
 		limit = s.opts.StreamBacklog * len(p.prompts) * p.n
 	}
 	mb := newMailbox(limit)
-	ids, err := s.submit(ctx, reqs, mb, p.logprobs)
+	ids, err := s.submit(ctx, reqs, mb, p.logprobs, promptK)
 	if err != nil {
 		if aerr := s.failure(ctx, r, err); aerr != nil {
 			s.armWrite(w)
@@ -120,17 +122,17 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, p *params, sha
 		o = s.respond(ctx, w, r, c, mb, ids)
 	}
 	s.armWrite(w) // for the server's last write of the response
-	if !s.opts.LogRequests {
-		return
-	}
 	u := c.usage()
+	s.metrics.observe(start, c.first, time.Now(), u, len(p.prompts)*p.n)
 	sent := ""
 	if p.stream {
 		sent = fmt.Sprintf(", %d streamed", c.streamed)
 	}
-	s.logf("%s %s %s: %d prompt(s) × n=%d, %d prompt tokens (%d cached), %d generated%s, %.1f ms",
-		r.Method, r.URL.Path, o, len(p.prompts), p.n, u.PromptTokens, u.PromptTokensDetails.CachedTokens, u.CompletionTokens, sent,
-		float64(time.Since(start).Microseconds())/1000)
+	if info := infoOf(r); info != nil {
+		info.outcome = o.String()
+		info.detail = fmt.Sprintf("%d prompt(s) × n=%d, %d prompt tokens (%d cached), %d generated%s", len(p.prompts), p.n, u.PromptTokens, u.PromptTokensDetails.CachedTokens, u.CompletionTokens, sent)
+		info.usage = &u
+	}
 }
 
 // outcome is how a completion request ended, for the log: the status sent, or why nothing
@@ -344,7 +346,18 @@ func (legacyShape) response(c *completion) any {
 	for i := range c.choices {
 		ch := &c.choices[i]
 		reason := ch.finish
-		resp.Choices[i] = CompletionChoice{Index: i, Text: ch.text, Logprobs: ch.logprobs, FinishReason: &reason}
+		j := i / c.p.n
+		text, lps := ch.text, ch.logprobs
+		if c.p.echo {
+			text = c.echoText(j) + text
+			if lps != nil {
+				lps = c.echoLogprobs(j, lps)
+			}
+		}
+		resp.Choices[i] = CompletionChoice{Index: i, Text: text, Logprobs: lps, FinishReason: &reason}
+		if c.p.promptLogprobs >= 0 {
+			resp.Choices[i].PromptLogprobs = c.vllmPromptLogprobs(j)
+		}
 	}
 	u := c.usage()
 	resp.Usage = &u

@@ -79,9 +79,7 @@ func TestHostileClientsDoNotStallOthers(t *testing.T) {
 		}
 		out, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
-		if resp.StatusCode != want {
-			t.Errorf("hostile request: status %d, want %d: %.300s", resp.StatusCode, want, out)
-		}
+		require.Falsef(t, resp.StatusCode != want, "hostile request: status %d, want %d: %.300s", resp.StatusCode, want, out)
 	}
 	manyPrompts := hostileBody(t, map[string]any{"prompt": make([]string, 100000), "max_tokens": 1})
 	prompts14M, prompts21M := idPrompts(1400000, 1), idPrompts(2100000, 128)

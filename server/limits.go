@@ -23,6 +23,13 @@ type Limits struct {
 	MaxStopIDs   int   // stop_token_ids in one request (--max-stop-ids; default 64)
 	MaxSaltBytes int   // bytes of cache_salt (--max-salt-bytes; default 256)
 
+	// Chat requests (chat_bounds.go), checked right after the body is decoded, before the
+	// conversation is parsed or anything is rendered.
+	MaxMessages     int // messages in one chat request (--max-messages; default 512)
+	MaxContentParts int // content parts in one message (--max-content-parts; default 32)
+	MaxKwargs       int // chat_template_kwargs keys (--max-template-kwargs; default 32)
+	MaxKwargsBytes  int // bytes of chat_template_kwargs as sent (--max-template-kwargs-bytes; default 16 KiB)
+
 	// MaxQueue is the most choices (sequences) in the engine at once, waiting or running,
 	// over all requests (--max-queue; default 1024; at least MaxChoices). A request that
 	// would go over it gets 429 with Retry-After, at once, instead of waiting behind
@@ -63,6 +70,10 @@ const (
 	DefaultMaxStopBytes   = 256
 	DefaultMaxStopIDs     = 64
 	DefaultMaxSaltBytes   = 256
+	DefaultMaxMessages    = 512
+	DefaultMaxParts       = 32
+	DefaultMaxKwargs      = 32
+	DefaultMaxKwargsBytes = 16 << 10
 	DefaultMaxQueue       = 1024
 	DefaultStreamBacklog  = 256
 	DefaultReadTimeout    = 30 * time.Second
@@ -94,6 +105,10 @@ func (l Limits) withDefaults() Limits {
 	def(&l.MaxStopBytes, DefaultMaxStopBytes)
 	def(&l.MaxStopIDs, DefaultMaxStopIDs)
 	def(&l.MaxSaltBytes, DefaultMaxSaltBytes)
+	def(&l.MaxMessages, DefaultMaxMessages)
+	def(&l.MaxContentParts, DefaultMaxParts)
+	def(&l.MaxKwargs, DefaultMaxKwargs)
+	def(&l.MaxKwargsBytes, DefaultMaxKwargsBytes)
 	def(&l.MaxQueue, DefaultMaxQueue)
 	def(&l.StreamBacklog, DefaultStreamBacklog)
 	dur(&l.ReadTimeout, DefaultReadTimeout)

@@ -18,6 +18,8 @@ func (l Limits) Check() error {
 		{"--max-logprobs", l.MaxLogprobs}, {"--max-prompts", l.MaxPrompts}, {"--max-choices", l.MaxChoices},
 		{"--max-queue", l.MaxQueue}, {"--max-stops", l.MaxStops}, {"--max-stop-bytes", l.MaxStopBytes},
 		{"--max-stop-ids", l.MaxStopIDs}, {"--max-salt-bytes", l.MaxSaltBytes}, {"--stream-backlog", l.StreamBacklog},
+		{"--max-messages", l.MaxMessages}, {"--max-content-parts", l.MaxContentParts},
+		{"--max-template-kwargs", l.MaxKwargs}, {"--max-template-kwargs-bytes", l.MaxKwargsBytes},
 	} {
 		if c.v < 1 {
 			return fmt.Errorf("%s must be ≥ 1, got %d", c.flag, c.v)

@@ -73,7 +73,7 @@ func (lp *Logprobs) add(id int, r tokenLogprobs) {
 
 // newLogprobs returns empty (not null) lists.
 func newLogprobs() *Logprobs {
-	return &Logprobs{Tokens: []string{}, TokenLogprobs: []float64{}, TopLogprobs: []TopLogprobs{},
+	return &Logprobs{Tokens: []string{}, TokenLogprobs: LogprobList{}, TopLogprobs: []TopLogprobs{},
 		TextOffset: []int{}, TokenIDs: []int{}, TopLogprobsIDs: [][]IDLogprob{}}
 }
 

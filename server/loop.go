@@ -16,6 +16,7 @@ type route struct {
 	job      int // index of the prompt within its HTTP request
 	n        int // its choices (continuations)
 	logprobs int // top log-probabilities per token; -1: none
+	promptK  int // top log-probabilities per prompt position (prompt rows); -1: none
 }
 
 // event is what the engine loop tells a handler: one generated token, or the end of one of
@@ -33,6 +34,8 @@ type event struct {
 	text   string     // the continuation's final text (cut before a stop string), when last
 
 	end *ending // the end of the prompt's engine request
+
+	prompt *promptEntry // a prompt position's log-probabilities (the next in order)
 }
 
 // ending is the end of one engine request.
@@ -134,7 +137,7 @@ func (s *Server) do(ctx context.Context, f func()) error {
 // submit adds one engine request per prompt, all or none, with their tokens going to mb
 // (with the top logprobs log-probabilities of each, unless logprobs is -1). A request that
 // would take the engine past MaxQueue choices is refused with 429.
-func (s *Server) submit(ctx context.Context, reqs []engine.Request, mb *mailbox, logprobs int) ([]int, error) {
+func (s *Server) submit(ctx context.Context, reqs []engine.Request, mb *mailbox, logprobs, promptK int) ([]int, error) {
 	var ids []int
 	var err error
 	derr := s.do(ctx, func() {
@@ -162,7 +165,7 @@ func (s *Server) submit(ctx context.Context, reqs []engine.Request, mb *mailbox,
 				return
 			}
 			s.added++
-			s.routes[id] = &route{mb: mb, job: j, n: max(req.N, 1), logprobs: logprobs}
+			s.routes[id] = &route{mb: mb, job: j, n: max(req.N, 1), logprobs: logprobs, promptK: promptK}
 			s.viewSubmitted(id, req)
 			s.choices += max(req.N, 1)
 			ids = append(ids, id)
@@ -218,6 +221,14 @@ func (s *Server) unroute(id int) {
 // the engine, since the scheduler's state after it is not to be trusted.
 func (s *Server) step() {
 	toks, err := s.sched.Step()
+	for _, pr := range s.sched.PromptRows() { // before the tokens: a request's rows precede its first
+		r := s.routes[pr.Request]
+		if r == nil || r.promptK < 0 {
+			continue
+		}
+		e := promptEntryOf(pr.Logits, pr.Next, r.promptK)
+		s.pending[r.mb] = append(s.pending[r.mb], event{job: r.job, prompt: &e})
+	}
 	for _, t := range toks {
 		r := s.routes[t.Request]
 		if r == nil {

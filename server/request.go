@@ -16,7 +16,7 @@ import (
 // generationFields are the request fields /v1/completions and /v1/chat/completions share.
 // Pointer fields tell "absent" from zero. Fields kvref cannot honour are read so that a
 // request using them is refused with a clear message instead of being silently answered
-// differently. Other unknown fields are ignored, as OpenAI-compatible servers do.
+// differently; a field that is not here at all is refused as unknown (strict.go).
 type generationFields struct {
 	Model         string          `json:"model"`
 	MaxTokens     *int            `json:"max_tokens"`
@@ -34,6 +34,14 @@ type generationFields struct {
 	} `json:"stream_options"`
 	IgnoreEOS bool   `json:"ignore_eos"`
 	CacheSalt string `json:"cache_salt"` // vLLM: share cached blocks only with requests of the same salt
+	User      string `json:"user"`       // OpenAI: an end-user id; kvref ignores it (it changes no output)
+	// CachePrompt is llama.cpp's cache_prompt: true is what kvref always does (reuse cached
+	// prefixes); false is accepted only with a cache_salt, which keeps the request's blocks
+	// apart from every request of another salt.
+	CachePrompt *bool `json:"cache_prompt"`
+	// PromptLogprobs is vLLM's prompt_logprobs: the top k log-probabilities at every
+	// prompt position (null or absent: none).
+	PromptLogprobs *int `json:"prompt_logprobs"`
 
 	// Not supported: refused unless absent or at their neutral value.
 	PresencePenalty        *float64           `json:"presence_penalty"`
@@ -60,20 +68,24 @@ type completionRequest struct {
 
 // params is a validated completion or chat request.
 type params struct {
-	prompts      [][]int // one engine request each
-	promptName   string  // what the prompts are, in messages: "prompt" or "the rendered conversation"
-	maxTokens    int
-	sampling     engine.Sampling
-	n            int
-	stops        []string
-	stopIDs      []int
-	logprobs     int // top log-probabilities per token; -1: no logprobs
-	stream       bool
-	includeUsage bool
-	ignoreEOS    bool
-	tokenIDs     bool        // return_tokens_as_token_ids
-	cacheSalt    string      // cache_salt
-	chat         *chatParams // a /v1/chat/completions request; nil for /v1/completions
+	prompts        [][]int // one engine request each
+	promptName     string  // what the prompts are, in messages: "prompt" or "the rendered conversation"
+	maxTokens      int
+	sampling       engine.Sampling
+	n              int
+	stops          []string
+	stopIDs        []int
+	logprobs       int // top log-probabilities per token; -1: no logprobs
+	stream         bool
+	includeUsage   bool
+	ignoreEOS      bool
+	tokenIDs       bool        // return_tokens_as_token_ids
+	scoreOnly      bool        // max_tokens 0: generate nothing (with echo or prompt_logprobs)
+	echo           bool        // echo: the prompt's text (and, with logprobs, tokens) before the generated ones
+	promptTexts    []*string   // with echo, each prompt as sent when it was text (nil: token ids)
+	promptLogprobs int         // vLLM's prompt_logprobs: top k at each prompt position; -1: none
+	cacheSalt      string      // cache_salt
+	chat           *chatParams // a /v1/chat/completions request; nil for /v1/completions
 }
 
 // parseCompletion decodes and validates a completion request body. Everything cheap is
@@ -82,10 +94,10 @@ type params struct {
 // the context and the cache are checked by fit.
 func (s *Server) parseCompletion(body []byte) (*params, *APIError) {
 	var req completionRequest
-	if err := json.Unmarshal(body, &req); err != nil {
-		return nil, jsonError(err)
+	if aerr := decodeStrict(body, &req); aerr != nil {
+		return nil, aerr
 	}
-	p := &params{promptName: "prompt", maxTokens: DefaultMaxTokens, logprobs: -1, tokenIDs: req.ReturnTokensAsTokenIDs}
+	p := &params{promptName: "prompt", maxTokens: DefaultMaxTokens, logprobs: -1, promptLogprobs: -1, tokenIDs: req.ReturnTokensAsTokenIDs, echo: req.Echo}
 	if aerr := s.parseGeneration(&req.generationFields, p); aerr != nil {
 		return nil, aerr
 	}
@@ -101,9 +113,15 @@ func (s *Server) parseCompletion(body []byte) (*params, *APIError) {
 		}
 		p.logprobs = *req.Logprobs
 	}
+	if p.echo && p.stream {
+		return nil, unsupportedParam("echo", "echo is not supported with stream: true; send stream false")
+	}
 	var aerr *APIError
 	if p.prompts, aerr = s.parsePrompt(req.Prompt, p.n); aerr != nil {
 		return nil, aerr
+	}
+	if p.echo {
+		p.promptTexts = promptTexts(req.Prompt)
 	}
 	return p, nil
 }
@@ -119,11 +137,18 @@ func (s *Server) parseGeneration(req *generationFields, p *params) *APIError {
 	if aerr := unsupported(req); aerr != nil {
 		return aerr
 	}
+	if aerr := s.parsePromptLogprobs(req, p); aerr != nil {
+		return aerr
+	}
 	if req.MaxTokens != nil {
-		if *req.MaxTokens < 1 {
-			return badRequest("max_tokens", "max_tokens must be at least 1, got %d", *req.MaxTokens)
+		scoring := p.echo || p.promptLogprobs >= 0
+		switch {
+		case *req.MaxTokens < 0 || (*req.MaxTokens == 0 && !scoring):
+			return badRequest("max_tokens", "max_tokens must be at least 1 (0 only with echo or prompt_logprobs, to score the prompt), got %d", *req.MaxTokens)
+		case *req.MaxTokens == 0 && req.N != nil && *req.N > 1:
+			return badRequest("n", "n must be 1 with max_tokens 0: nothing is sampled, got %d", *req.N)
 		}
-		p.maxTokens = *req.MaxTokens
+		p.maxTokens, p.scoreOnly = *req.MaxTokens, *req.MaxTokens == 0
 	}
 	if req.N != nil {
 		if *req.N < 1 || *req.N > MaxN {
@@ -170,8 +195,6 @@ func unsupportedParam(param, why string) *APIError {
 func unsupported(req *generationFields) *APIError {
 	no := unsupportedParam
 	switch {
-	case req.Echo:
-		return no("echo", "the response cannot repeat the prompt; leave echo out or false (the prompt's token ids are yours already)")
 	case req.PresencePenalty != nil && *req.PresencePenalty != 0:
 		return no("presence_penalty", "the sampler has no penalties; leave it out or 0")
 	case req.FrequencyPenalty != nil && *req.FrequencyPenalty != 0:
@@ -186,6 +209,8 @@ func unsupported(req *generationFields) *APIError {
 		return no("include_stop_str_in_output", "the text is always cut before a matched stop string")
 	case req.UseBeamSearch:
 		return no("use_beam_search", "kvref samples; it does not search beams")
+	case req.CachePrompt != nil && !*req.CachePrompt && req.CacheSalt == "":
+		return no("cache_prompt", "kvref always reuses cached prefixes; false is accepted with a cache_salt no other request uses, which has the same effect")
 	}
 	return nil
 }
@@ -198,6 +223,9 @@ func parseSampling(req *generationFields) (engine.Sampling, *APIError) {
 	if req.Temperature != nil {
 		if *req.Temperature < 0 {
 			return sp, badRequest("temperature", "temperature must be ≥ 0 (0: greedy), got %g", *req.Temperature)
+		}
+		if aerr := finiteAtMost("temperature", *req.Temperature, MaxTemperature); aerr != nil {
+			return sp, aerr
 		}
 		sp.Temperature = *req.Temperature
 	}

@@ -3,8 +3,8 @@
 //
 // # Endpoints
 //
-// POST /v1/completions, POST /v1/chat/completions, GET /v1/models, POST
-// /reset_prefix_cache, GET /health, GET /metrics and the cache view (GET /, /v1/cache,
+// POST /v1/completions, POST /v1/chat/completions, GET /v1/models, POST /tokenize and
+// /detokenize, POST /reset_prefix_cache, GET /health, GET /metrics and the cache view (GET /, /v1/cache,
 // /v1/cache/events, /v1/plan). docs/serve.md in the repository is the one list of their
 // fields, what each refuses, and the limits.
 //
@@ -63,6 +63,8 @@ package server
 import (
 	"context"
 	"errors"
+	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"path/filepath"
@@ -110,6 +112,13 @@ type Options struct {
 	// per completion request when LogRequests is set.
 	Logf        func(format string, args ...any)
 	LogRequests bool
+	// Logger, when set, takes the server's events and the access log (one line per
+	// response, accesslog.go) instead of Logf, as slog records with their time.
+	Logger *slog.Logger
+	// TokenizeLiteral makes /tokenize take special-token text ("<s>") in a text as plain
+	// text unless the request sets parse_special (kvref serve --tokenize-parse-special=false);
+	// by default it is parsed, as a completion prompt's is.
+	TokenizeLiteral bool
 	// Chat renders /v1/chat/completions conversations. nil: the model's chat template
 	// (ChatML when it has none, as llama.cpp gives it).
 	Chat *chat.Formatter
@@ -161,6 +170,8 @@ type Server struct {
 	counter counters             // requests and tokens served
 	pending map[*mailbox][]event // events of the current step, per mailbox
 	view    *cacheView           // the cache's events and snapshots for the web view (cacheview.go)
+
+	metrics *metrics // the Prometheus registry and histograms (metrics.go)
 }
 
 // counters are the engine loop's totals, for /metrics.
@@ -188,7 +199,7 @@ func New(e *engine.Engine, opts Options) *Server {
 		f, ferr = chat.NewFormatter(e.Model(), chat.TemplateOptions{})
 	}
 	view := newCacheView(e, &opts)
-	return &Server{
+	s := &Server{
 		chat:         f,
 		chatErr:      ferr,
 		eng:          e,
@@ -204,6 +215,8 @@ func New(e *engine.Engine, opts Options) *Server {
 		pending:      map[*mailbox][]event{},
 		view:         view,
 	}
+	s.metrics = newMetrics(s)
+	return s
 }
 
 // ModelName is the id a model is served under by default: the base name of its file, the
@@ -235,11 +248,16 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("/health", s.handleHealth)
 	mux.HandleFunc("/reset_prefix_cache", s.handleResetPrefixCache)
 	mux.HandleFunc("/metrics", s.handleMetrics)
+	for _, prefix := range []string{"", "/v1"} {
+		mux.HandleFunc(prefix+"/tokenize", s.handleTokenize)
+		mux.HandleFunc(prefix+"/detokenize", s.handleDetokenize)
+	}
 	s.mountCacheView(mux)
 	mux.HandleFunc("/", s.handleNotFound)
+	logged := s.accessLog(mux)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.armWrite(w) // every response gets WriteTimeout; handlers that wait re-arm before writing
-		mux.ServeHTTP(w, r)
+		logged.ServeHTTP(w, r)
 	})
 }
 
@@ -334,9 +352,9 @@ func (s *Server) Close() error {
 }
 
 // Serve answers HTTP requests on ln and runs the engine loop until ctx is done (or the
-// listener fails), then shuts down gracefully: it stops accepting connections, answers new
-// completion requests on open connections with 503, and lets running requests finish for
-// up to Options.ShutdownTimeout. The requests still running then are ended with a 503
+// listener fails), then shuts down gracefully: while running requests finish, for up to
+// Options.ShutdownTimeout, it keeps accepting connections and answers /health and new
+// completion requests with 503; then it stops accepting connections. The requests still running then are ended with a 503
 // error (a stream gets an error event and [DONE]); connections whose clients do not take
 // even that within shutdownGrace are closed. It closes ln. Do not call Run as well: Serve
 // runs the loop itself. Its HTTP server applies ReadTimeout to request headers and
@@ -358,7 +376,15 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	if st, serr := s.Stats(context.Background()); serr == nil && st.Running > 0 {
 		s.logf("shutting down: letting %d running requests finish (at most %s)", st.Running, s.opts.ShutdownTimeout)
 	}
-	sctx, cancel := context.WithTimeout(context.Background(), s.opts.ShutdownTimeout)
+	// Keep listening while the running requests finish: /health answers 503 ("shutting
+	// down") and new generation requests get 503, instead of connections being refused.
+	deadline := time.Now().Add(s.opts.ShutdownTimeout)
+	if err == nil {
+		for s.inflight.Load() > 0 && time.Now().Before(deadline) {
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	sctx, cancel := context.WithDeadline(context.Background(), deadline)
 	defer cancel()
 	if serr := hs.Shutdown(sctx); serr != nil {
 		st, _ := s.Stats(context.Background())
@@ -444,6 +470,7 @@ func combineStats(a, b engine.Stats) engine.Stats {
 		CheckedTokens:       a.CheckedTokens + b.CheckedTokens,
 		PrefillTokens:       a.PrefillTokens + b.PrefillTokens,
 		DecodeTokens:        a.DecodeTokens + b.DecodeTokens,
+		ReplayTokens:        a.ReplayTokens + b.ReplayTokens,
 		PeakBlocksUsed:      max(a.PeakBlocksUsed, b.PeakBlocksUsed),
 		PeakGroupBlocksUsed: maxEach(a.PeakGroupBlocksUsed, b.PeakGroupBlocksUsed),
 	}
@@ -458,6 +485,10 @@ func combineStats(a, b engine.Stats) engine.Stats {
 }
 
 func (s *Server) logf(format string, args ...any) {
+	if s.opts.Logger != nil {
+		s.opts.Logger.Info(fmt.Sprintf(format, args...))
+		return
+	}
 	if s.opts.Logf != nil {
 		s.opts.Logf(format, args...)
 	}

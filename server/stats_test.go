@@ -1,6 +1,7 @@
 package server
 
 import (
+	"fmt"
 	"reflect"
 	"testing"
 
@@ -45,7 +46,7 @@ func TestCombineStatsKeepsEveryTotal(t *testing.T) {
 			va.Field(i).Set(reflect.ValueOf([]int{2, 5}))
 			vb.Field(i).Set(reflect.ValueOf([]int{3, 4}))
 		default:
-			t.Fatalf("engine.Stats.%s has kind %s: teach this test how to combine it", va.Type().Field(i).Name, va.Field(i).Kind())
+			require.FailNow(t, fmt.Sprintf("engine.Stats.%s has kind %s: teach this test how to combine it", va.Type().Field(i).Name, va.Field(i).Kind()))
 		}
 	}
 	c := combineStats(a, b)

@@ -34,6 +34,8 @@ func newSession(t testing.TB, m *model.Model, cfg engine.Config, sampling engine
 // across a block boundary, a fork whose first write copies on write, a second prompt with
 // a prefix hit, and an eviction under a small pool. Every record agrees with the pool.
 func TestSessionWalk(t *testing.T) {
+	t.Parallel()
+
 	m := tinyModel(t)
 	s := newSession(t, m, engine.Config{Threads: 1, BlockSize: 4, CacheBlocks: 6, KType: quant.F32, VType: quant.F32},
 		engine.Sampling{Temperature: 0}, true) // greedy, every step checked bitwise
@@ -108,6 +110,8 @@ func TestSessionWalk(t *testing.T) {
 // head, each a distribution over positions 0..pos; changing the temperature reseeds every
 // sampler the same way on replay.
 func TestSessionAttentionAndTemperature(t *testing.T) {
+	t.Parallel()
+
 	m := tinyModel(t)
 	run := func() []int {
 		s := newSession(t, m, engine.Config{Threads: 1, BlockSize: 4, KType: quant.F32, VType: quant.F32}, engine.Sampling{Temperature: 0.9, Seed: 3}, false)
@@ -142,6 +146,8 @@ func TestSessionAttentionAndTemperature(t *testing.T) {
 // with seed S samples, for sequences that were live at the change and for later ones; and a
 // different seed gives a different stream.
 func TestSessionSetSeed(t *testing.T) {
+	t.Parallel()
+
 	m := tinyModel(t)
 	sample := func(start uint64, change bool) []int {
 		s := newSession(t, m, engine.Config{Threads: 1, BlockSize: 4, KType: quant.F32, VType: quant.F32}, engine.Sampling{Temperature: 1.5, Seed: start}, false)

@@ -55,6 +55,8 @@ func tokens(r Result) []int {
 // the command again gives the same result as the first time (the same sampled tokens, the
 // same events); that redo is undone too. Checked steps still pass after every undo.
 func TestUndoRestoresEverything(t *testing.T) {
+	t.Parallel()
+
 	m := tinyModel(t)
 	s := newSession(t, m, engine.Config{Threads: 1, BlockSize: 4, CacheBlocks: 12, KType: quant.F16, VType: quant.F16},
 		engine.Sampling{Temperature: 0.9, TopK: 20, Seed: 7}, true)
@@ -146,6 +148,8 @@ func TestUndoRestoresEverything(t *testing.T) {
 
 // TestDoRefusesAndChangesNothing: a command Do refuses leaves no history entry.
 func TestDoRefusesAndChangesNothing(t *testing.T) {
+	t.Parallel()
+
 	s := newSession(t, tinyModel(t), engine.Config{Threads: 1, BlockSize: 4, CacheBlocks: 4, KType: quant.F32, VType: quant.F32}, engine.Sampling{}, false)
 	for _, c := range []struct {
 		cmd  Command

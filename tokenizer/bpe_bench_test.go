@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/kvref/kvref/internal/testutil"
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -32,8 +31,8 @@ func TestEncode100KB(t *testing.T) {
 		ids := tok.Encode(benchText, true)
 		d := time.Since(start)
 		t.Logf("%s: %d bytes -> %d tokens in %v", name, len(benchText), len(ids), d)
-		assert.Less(t, d, time.Second, name)
-		assert.Equal(t, benchText, tok.Decode(ids), name)
+		require.Less(t, d, time.Second, name)
+		require.Equal(t, benchText, tok.Decode(ids), name)
 	}
 }
 

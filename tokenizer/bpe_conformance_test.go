@@ -11,7 +11,6 @@ import (
 
 	"github.com/kvref/kvref/format/gguf"
 	"github.com/kvref/kvref/internal/testutil"
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -32,17 +31,19 @@ func loadBPEGGUF(t testing.TB, path string) *BPE {
 // test vectors for the GPT-2 vocabulary (no BOS, parse_special=false), and
 // that Decode gives each input back.
 func TestLlamaCppVectorsGPT2(t *testing.T) {
+	t.Parallel()
+
 	path, vs := testutil.VocabVectors(t, "gpt-2")
 	tok := loadBPEGGUF(t, path)
-	assert.Equal(t, "gpt-2", tok.Pre())
-	assert.False(t, tok.AddBOS(), "GPT-2 has no add_bos_token: llama.cpp's default for BPE is false")
+	require.Equal(t, "gpt-2", tok.Pre())
+	require.False(t, tok.AddBOS(), "GPT-2 has no add_bos_token: llama.cpp's default for BPE is false")
 	require.NotEmpty(t, vs)
 	pass := 0
 	for _, v := range vs {
 		ok := t.Run(strconv.Quote(v.Input), func(t *testing.T) {
 			got := tok.Encode(v.Input, false)
 			require.Equal(t, v.Want, got, "Encode(%q)", v.Input)
-			assert.Equal(t, v.Input, tok.Decode(got), "Decode(Encode(x))")
+			require.Equal(t, v.Input, tok.Decode(got), "Decode(Encode(x))")
 		})
 		if ok {
 			pass++
@@ -126,14 +127,14 @@ func checkHFVectors(t *testing.T, vs []hfVector, load func(t testing.TB, name st
 		total[v.Tokenizer]++
 		name := v.Tokenizer + "/" + strconv.Itoa(i) + "/" + strconv.Quote(shorten(v.Input, 40))
 		ok = t.Run(name, func(t *testing.T) {
-			assert.Equal(t, v.IDs, orEmpty(tok.Encode(v.Input, false)), "Encode(%q, false)", v.Input)
-			assert.Equal(t, v.IDsWithSpecial, orEmpty(tok.Encode(v.Input, true)), "Encode(%q, true)", v.Input)
-			assert.Equal(t, v.Decoded, tok.DecodeSpecial(v.IDs, true), "Decode(ids)")
+			require.Equal(t, v.IDs, orEmpty(tok.Encode(v.Input, false)), "Encode(%q, false)", v.Input)
+			require.Equal(t, v.IDsWithSpecial, orEmpty(tok.Encode(v.Input, true)), "Encode(%q, true)", v.Input)
+			require.Equal(t, v.Decoded, tok.DecodeSpecial(v.IDs, true), "Decode(ids)")
 			if !containsSpecial(tok, v.IDs) {
-				assert.Equal(t, v.Decoded, tok.Decode(v.IDs), "Decode(ids)")
+				require.Equal(t, v.Decoded, tok.Decode(v.IDs), "Decode(ids)")
 			}
 			if v.DecodedSpecial != nil {
-				assert.Equal(t, *v.DecodedSpecial, tok.Decode(v.IDsWithSpecial), "Decode(ids_with_special) skipping special tokens")
+				require.Equal(t, *v.DecodedSpecial, tok.Decode(v.IDsWithSpecial), "Decode(ids_with_special) skipping special tokens")
 			}
 		})
 		if ok {
@@ -166,6 +167,8 @@ func orEmpty(ids []int) []int {
 // TestHFVectorsPublic checks Encode and Decode against Hugging Face's own
 // output for the shared tokenizer.json files.
 func TestHFVectorsPublic(t *testing.T) {
+	t.Parallel()
+
 	path := testutil.Shared(t, "tokenizer/hf/vectors-public.jsonl")
 	vs := readHFVectors(t, path)
 	require.NotEmpty(t, vs)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/kvref/kvref/format/gguf"
 	"github.com/kvref/kvref/internal/testutil"
+	"github.com/stretchr/testify/require"
 )
 
 // sharedFile reads a file under ../shared, or returns nil when it is
@@ -48,9 +49,7 @@ func FuzzFromTokenizerJSON(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data, config []byte) {
 		tok, err := FromTokenizerJSON(data, config)
 		if err != nil {
-			if tok != nil {
-				t.Fatalf("error %v with a non-nil tokenizer", err)
-			}
+			require.Falsef(t, tok != nil, "error %v with a non-nil tokenizer", err)
 			return
 		}
 		b := tok.(*BPE)
@@ -59,9 +58,7 @@ func FuzzFromTokenizerJSON(f *testing.F) {
 			for _, special := range []bool{false, true} {
 				ids := b.EncodeSpecial(s, EncodeOptions{AddSpecial: special, ParseSpecial: special})
 				for _, id := range ids {
-					if id < 0 || id >= n {
-						t.Fatalf("Encode(%q) gave id %d outside [0, %d)", s, id, n)
-					}
+					require.Falsef(t, id < 0 || id >= n, "Encode(%q) gave id %d outside [0, %d)", s, id, n)
 				}
 				_ = b.Decode(ids)
 				_ = b.DecodeSpecial(ids, true)
@@ -107,26 +104,18 @@ func FuzzBPERoundTrip(f *testing.F) {
 	valid := func(s string) string { return validUTF8(s) }
 	toks := []roundTripper{}
 	tiny, err := NewBPE(tinyVocab([]string{"Ġ a", "a b", "Ġa b"}, "Ġa", "ab", "Ġab"))
-	if err != nil {
-		f.Fatal(err)
-	}
+	require.NoError(f, err)
 	toks = append(toks, roundTripper{tiny, valid})
 	if data := sharedFile(f, "tokenizer/ggml-vocab-gpt-2.gguf"); data != nil {
 		g, err := gguf.Parse("gpt-2.gguf", data)
-		if err != nil {
-			f.Fatal(err)
-		}
+		require.NoError(f, err)
 		tok, err := FromGGUF(g)
-		if err != nil {
-			f.Fatal(err)
-		}
+		require.NoError(f, err)
 		toks = append(toks, roundTripper{tok.(*BPE), valid})
 	}
 	if sharedFile(f, "tokenizer/ggml-vocab-llama-spm.gguf") != nil {
 		tok, err := FromTokenizerJSON(synthTokenizer(f, "llama2-style"), nil)
-		if err != nil {
-			f.Fatal(err)
-		}
+		require.NoError(f, err)
 		toks = append(toks, roundTripper{tok.(*BPE), func(s string) string {
 			return strings.ReplaceAll(validUTF8(s), "▁", " ")
 		}})
@@ -134,23 +123,17 @@ func FuzzBPERoundTrip(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string) {
 		for i, rt := range toks {
 			ids := rt.tok.Encode(s, false)
-			if got, want := rt.tok.Decode(ids), rt.want(s); got != want {
-				t.Fatalf("tokenizer %d: Decode(Encode(%q)) = %q, want %q (ids %v)", i, s, got, want, ids)
-			}
+			require.Equalf(t, rt.want(s), rt.tok.Decode(ids), "tokenizer %d: Decode(Encode(%q)) (ids %v)", i, s, ids)
 			if !rt.tok.hf {
 				var b []byte
 				for _, id := range ids {
 					b = append(b, rt.tok.Piece(id)...)
 				}
-				if string(b) != validUTF8(s) {
-					t.Fatalf("tokenizer %d: pieces of %q concatenate to %q", i, s, b)
-				}
+				require.Falsef(t, string(b) != validUTF8(s), "tokenizer %d: pieces of %q concatenate to %q", i, s, b)
 			}
 			if utf8.ValidString(s) && !strings.Contains(s, "▁") {
 				withSpecial := rt.tok.Encode(s, true)
-				if rt.tok.Decode(withSpecial) != rt.want(s) {
-					t.Fatalf("tokenizer %d: Decode(Encode(%q, true)) = %q", i, s, rt.tok.Decode(withSpecial))
-				}
+				require.Falsef(t, rt.tok.Decode(withSpecial) != rt.want(s), "tokenizer %d: Decode(Encode(%q, true)) = %q", i, s, rt.tok.Decode(withSpecial))
 			}
 		}
 	})

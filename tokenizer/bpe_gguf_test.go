@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/kvref/kvref/internal/testutil"
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/text/unicode/norm"
 )
@@ -59,6 +58,8 @@ func ggufFromHF(t *testing.T, data []byte, pre string, controls []string, bos st
 // Face's output for the tokenizer.json with the same regexes, on every
 // extra-vector input whose result has no special tokens.
 func TestGGUFPreTypesMatchHF(t *testing.T) {
+	t.Parallel()
+
 	data, err := os.ReadFile(filepath.Join("testdata", "hf-synth.jsonl"))
 	require.NoError(t, err)
 	gpt2JSON, err := os.ReadFile(testutil.Shared(t, "tokenizer/hf/gpt2/tokenizer.json"))
@@ -78,8 +79,8 @@ func TestGGUFPreTypesMatchHF(t *testing.T) {
 		"smollm":       {tok: ggufFromHF(t, smolJSON, "smollm", []string{"<|endoftext|>", "<|im_start|>", "<|im_end|>"}, ""), special: func(id int) bool { return id < 17 }},
 		"gpt2":         {tok: loadBPEGGUF(t, testutil.Shared(t, "tokenizer/ggml-vocab-gpt-2.gguf")), special: gpt2Special},
 	}
-	assert.True(t, cases["llama3-style"].tok.AddBOS(), "llama-bpe adds BOS by default")
-	assert.True(t, cases["llama3-style"].tok.IsEOG(50258), "<|eot_id|> ends generation")
+	require.True(t, cases["llama3-style"].tok.AddBOS(), "llama-bpe adds BOS by default")
+	require.True(t, cases["llama3-style"].tok.IsEOG(50258), "<|eot_id|> ends generation")
 	compared := map[string]int{}
 	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
 		var v synthLine
@@ -95,14 +96,14 @@ func TestGGUFPreTypesMatchHF(t *testing.T) {
 			continue
 		}
 		compared[v.Tokenizer]++
-		assert.Equal(t, orEmpty(v.IDs), orEmpty(c.tok.Encode(v.Input, false)), "%s: Encode(%q)", v.Tokenizer, v.Input)
+		require.Equal(t, orEmpty(v.IDs), orEmpty(c.tok.Encode(v.Input, false)), "%s: Encode(%q)", v.Tokenizer, v.Input)
 		if c.bosFirst {
-			assert.Equal(t, orEmpty(v.IDsWithSpecial), c.tok.Encode(v.Input, true), "%s: Encode(%q, true)", v.Tokenizer, v.Input)
+			require.Equal(t, orEmpty(v.IDsWithSpecial), c.tok.Encode(v.Input, true), "%s: Encode(%q, true)", v.Tokenizer, v.Input)
 		}
-		assert.Equal(t, v.Input, c.tok.Decode(c.tok.Encode(v.Input, true)), "%s: round trip of %q", v.Tokenizer, v.Input)
+		require.Equal(t, v.Input, c.tok.Decode(c.tok.Encode(v.Input, true)), "%s: round trip of %q", v.Tokenizer, v.Input)
 	}
 	for name := range cases {
-		assert.Greater(t, compared[name], 40, name)
+		require.Greater(t, compared[name], 40, name)
 		t.Logf("%s: %d inputs agree with Hugging Face", name, compared[name])
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -46,69 +45,75 @@ func toTexts(tok *BPE, ids []int) []string {
 }
 
 func TestBPEMergeOrderByRank(t *testing.T) {
+	t.Parallel()
+
 	// The lower-ranked (earlier) merge wins, whatever its position.
 	tok := newTiny(t, []string{"a b", "b c"}, "ab", "bc")
-	assert.Equal(t, []string{"ab", "c"}, toTexts(tok, tok.Encode("abc", false)))
+	require.Equal(t, []string{"ab", "c"}, toTexts(tok, tok.Encode("abc", false)))
 	tok = newTiny(t, []string{"b c", "a b"}, "ab", "bc")
-	assert.Equal(t, []string{"a", "bc"}, toTexts(tok, tok.Encode("abc", false)))
+	require.Equal(t, []string{"a", "bc"}, toTexts(tok, tok.Encode("abc", false)))
 
 	// Merges build on merges; later ranks apply once their parts exist.
 	tok = newTiny(t, []string{"b c", "a b", "a bc", "abc abc"}, "ab", "bc", "abc", "abcabc")
-	assert.Equal(t, []string{"abcabc"}, toTexts(tok, tok.Encode("abcabc", false)))
-	assert.Equal(t, []string{"abc", "ab"}, toTexts(tok, tok.Encode("abcab", false)))
+	require.Equal(t, []string{"abcabc"}, toTexts(tok, tok.Encode("abcabc", false)))
+	require.Equal(t, []string{"abc", "ab"}, toTexts(tok, tok.Encode("abcab", false)))
 
 	// Equal ranks: the leftmost pair merges first.
 	tok = newTiny(t, []string{"a a"}, "aa")
-	assert.Equal(t, []string{"aa", "a"}, toTexts(tok, tok.Encode("aaa", false)))
-	assert.Equal(t, []string{"aa", "aa"}, toTexts(tok, tok.Encode("aaaa", false)))
+	require.Equal(t, []string{"aa", "a"}, toTexts(tok, tok.Encode("aaa", false)))
+	require.Equal(t, []string{"aa", "aa"}, toTexts(tok, tok.Encode("aaaa", false)))
 
 	// A merge whose result is not a token, or a malformed line, is ignored.
 	tok = newTiny(t, []string{"x y", "nospace", "a b"}, "ab")
-	assert.Equal(t, []string{"x", "y", "ab"}, toTexts(tok, tok.Encode("xyab", false)))
+	require.Equal(t, []string{"x", "y", "ab"}, toTexts(tok, tok.Encode("xyab", false)))
 
 	// The first of duplicate merges counts (llama.cpp's bpe_ranks.emplace).
 	tok = newTiny(t, []string{"b c", "a b", "b c"}, "ab", "bc")
-	assert.Equal(t, []string{"a", "bc"}, toTexts(tok, tok.Encode("abc", false)))
+	require.Equal(t, []string{"a", "bc"}, toTexts(tok, tok.Encode("abc", false)))
 
 	// Merges never cross pre-tokenizer word boundaries: "a b" is two words.
 	tok = newTiny(t, []string{"Ġ b", "a Ġ"}, "Ġb", "aĠ")
-	assert.Equal(t, []string{"a", "Ġb"}, toTexts(tok, tok.Encode("a b", false)))
+	require.Equal(t, []string{"a", "Ġb"}, toTexts(tok, tok.Encode("a b", false)))
 }
 
 func TestBPEIgnoreMerges(t *testing.T) {
+	t.Parallel()
+
 	// Llama 3's ignore_merges: a word that is a token is taken whole, even
 	// if the merges could not build it.
 	v := tinyVocab([]string{"a b"}, "ab", "abc")
 	v.Pre = "llama-bpe"
 	tok, err := NewBPE(v)
 	require.NoError(t, err)
-	assert.Equal(t, []string{"abc"}, toTexts(tok, tok.Encode("abc", false)))
+	require.Equal(t, []string{"abc"}, toTexts(tok, tok.Encode("abc", false)))
 	v.Pre = "gpt-2"
 	tok, err = NewBPE(v)
 	require.NoError(t, err)
-	assert.Equal(t, []string{"ab", "c"}, toTexts(tok, tok.Encode("abc", false)))
+	require.Equal(t, []string{"ab", "c"}, toTexts(tok, tok.Encode("abc", false)))
 }
 
 func TestBPESpecialTokens(t *testing.T) {
+	t.Parallel()
+
 	tok := newTiny(t, []string{"Ġ x"}, "Ġx")
 	end, sep := tok.EOS(), tok.EOS()+1
 
 	// Control tokens are text unless special tokens are parsed.
 	plain := tok.Encode("a<|end|>", false)
-	assert.NotContains(t, plain, end)
-	assert.Equal(t, "a<|end|>", tok.Decode(plain))
-	assert.Equal(t, []int{'a', end}, tok.EncodeSpecial("a<|end|>", EncodeOptions{ParseSpecial: true}))
+	require.NotContains(t, plain, end)
+	require.Equal(t, "a<|end|>", tok.Decode(plain))
+	require.Equal(t, []int{'a', end}, tok.EncodeSpecial("a<|end|>", EncodeOptions{ParseSpecial: true}))
 
 	// User-defined tokens are always split out, and render as their text.
-	assert.Equal(t, []int{'a', sep, int(tok.model.vocab["Ġx"])}, tok.Encode("a<sep> x", false))
-	assert.Equal(t, "a<sep> x", tok.Decode(tok.Encode("a<sep> x", false)))
+	require.Equal(t, []int{'a', sep, int(tok.model.vocab["Ġx"])}, tok.Encode("a<sep> x", false))
+	require.Equal(t, "a<sep> x", tok.Decode(tok.Encode("a<sep> x", false)))
 
 	// Control tokens render as nothing, or as their text with DecodeSpecial.
 	ids := tok.EncodeSpecial("<|end|>a", EncodeOptions{ParseSpecial: true})
-	assert.Equal(t, "a", tok.Decode(ids))
-	assert.Equal(t, "<|end|>a", tok.DecodeSpecial(ids, true))
-	assert.Nil(t, tok.Piece(end))
-	assert.Equal(t, []byte("<sep>"), tok.Piece(sep))
+	require.Equal(t, "a", tok.Decode(ids))
+	require.Equal(t, "<|end|>a", tok.DecodeSpecial(ids, true))
+	require.Nil(t, tok.Piece(end))
+	require.Equal(t, []byte("<sep>"), tok.Piece(sep))
 
 	// Longest special token first.
 	v := tinyVocab(nil)
@@ -118,7 +123,7 @@ func TestBPESpecialTokens(t *testing.T) {
 	long := len(v.Tokens) - 1
 	tok2, err := NewBPE(v)
 	require.NoError(t, err)
-	assert.Equal(t, []int{long, sep}, tok2.Encode("<sep><sep><sep>", false))
+	require.Equal(t, []int{long, sep}, tok2.Encode("<sep><sep><sep>", false))
 
 	// LSTRIP / RSTRIP swallow the spaces beside the token.
 	v = tinyVocab(nil)
@@ -127,44 +132,46 @@ func TestBPESpecialTokens(t *testing.T) {
 	v.LStrip[sep], v.RStrip[sep] = true, true
 	tok3, err := NewBPE(v)
 	require.NoError(t, err)
-	assert.Equal(t, []int{'a', sep, 'b'}, tok3.Encode("a  <sep> \tb", false))
+	require.Equal(t, []int{'a', sep, 'b'}, tok3.Encode("a  <sep> \tb", false))
 
 	// EOS ends generation; add flags add BOS / EOS.
-	assert.True(t, tok3.IsEOG(end))
-	assert.False(t, tok3.IsEOG('a'))
+	require.True(t, tok3.IsEOG(end))
+	require.False(t, tok3.IsEOG('a'))
 	v = tinyVocab(nil)
 	v.BOS, v.AddBOS, v.AddEOS = sep, true, true
 	tok4, err := NewBPE(v)
 	require.NoError(t, err)
-	assert.Equal(t, []int{sep, 'h', 'i', end}, tok4.Encode("hi", true))
-	assert.True(t, tok4.AddBOS())
-	assert.True(t, tok4.AddEOS())
-	assert.Equal(t, []int{'h', 'i'}, tok4.Encode("hi", false))
+	require.Equal(t, []int{sep, 'h', 'i', end}, tok4.Encode("hi", true))
+	require.True(t, tok4.AddBOS())
+	require.True(t, tok4.AddEOS())
+	require.Equal(t, []int{'h', 'i'}, tok4.Encode("hi", false))
 }
 
 func TestByteLevelAlphabet(t *testing.T) {
+	t.Parallel()
+
 	seen := map[rune]bool{}
 	for b := range 256 {
 		r := byteChar[b]
-		assert.False(t, seen[r], "byte %#x maps to %U twice", b, r)
+		require.False(t, seen[r], "byte %#x maps to %U twice", b, r)
 		seen[r] = true
-		assert.True(t, unicode.IsPrint(r) && !unicode.IsSpace(r), "byte %#x maps to %U, which is not printable", b, r)
+		require.True(t, unicode.IsPrint(r) && !unicode.IsSpace(r), "byte %#x maps to %U, which is not printable", b, r)
 		got, ok := byteDecode(string(r), nil)
-		assert.True(t, ok)
-		assert.Equal(t, []byte{byte(b)}, got)
+		require.True(t, ok)
+		require.Equal(t, []byte{byte(b)}, got)
 	}
 	// Anchors from GPT-2's encoder.py.
-	assert.Equal(t, 'Ġ', byteChar[' '])
-	assert.Equal(t, 'Ċ', byteChar['\n'])
-	assert.Equal(t, rune(0x100), byteChar[0])
-	assert.Equal(t, rune(0x121), byteChar[0x7F])
-	assert.Equal(t, rune(0x143), byteChar[0xAD])
-	assert.Equal(t, 'A', byteChar['A'])
-	assert.Equal(t, 'ÿ', byteChar[0xFF])
+	require.Equal(t, 'Ġ', byteChar[' '])
+	require.Equal(t, 'Ċ', byteChar['\n'])
+	require.Equal(t, rune(0x100), byteChar[0])
+	require.Equal(t, rune(0x121), byteChar[0x7F])
+	require.Equal(t, rune(0x143), byteChar[0xAD])
+	require.Equal(t, 'A', byteChar['A'])
+	require.Equal(t, 'ÿ', byteChar[0xFF])
 
 	tok := newTiny(t, nil)
 	for b := range 256 {
-		assert.Equal(t, []byte{byte(b)}, tok.Piece(b), "Piece(%d)", b)
+		require.Equal(t, []byte{byte(b)}, tok.Piece(b), "Piece(%d)", b)
 	}
 	// Every ASCII character is its own byte token, and every character
 	// comes out as the tokens of its UTF-8 bytes.
@@ -172,7 +179,7 @@ func TestByteLevelAlphabet(t *testing.T) {
 		if b == ' ' || b == '\'' {
 			continue // the GPT-2 regex attaches spaces and contractions
 		}
-		assert.Equal(t, []int{b}, tok.Encode(string(rune(b)), false), "byte %#x", b)
+		require.Equal(t, []int{b}, tok.Encode(string(rune(b)), false), "byte %#x", b)
 	}
 	for _, r := range []rune{'é', 'Ġ', '€', '中', '😀', 0x10FFFF, utf8.RuneError} {
 		s := string(r)
@@ -180,40 +187,42 @@ func TestByteLevelAlphabet(t *testing.T) {
 		for i := 0; i < len(s); i++ {
 			want = append(want, int(s[i]))
 		}
-		assert.Equal(t, want, tok.Encode(s, false), "%U", r)
-		assert.Equal(t, s, tok.Decode(want))
+		require.Equal(t, want, tok.Encode(s, false), "%U", r)
+		require.Equal(t, s, tok.Decode(want))
 	}
 	// Invalid UTF-8 input reads as U+FFFD, one per byte.
-	assert.Equal(t, []int{0xEF, 0xBF, 0xBD, 0xEF, 0xBF, 0xBD, 'a'}, tok.Encode("\xff\xfea", false))
+	require.Equal(t, []int{0xEF, 0xBF, 0xBD, 0xEF, 0xBF, 0xBD, 'a'}, tok.Encode("\xff\xfea", false))
 }
 
 func TestBPEDecodeInvalidUTF8(t *testing.T) {
+	t.Parallel()
+
 	// GGUF vocabularies decode as llama.cpp does: the bytes, as they are.
 	tok := newTiny(t, nil)
 	euro := []int{0xE2, 0x82, 0xAC} // "€"
-	assert.Equal(t, "€", tok.Decode(euro))
-	assert.Equal(t, "\xe2\x82", tok.Decode(euro[:2]))
-	assert.Equal(t, "\xe2\x82A\xac", tok.Decode([]int{0xE2, 0x82, 'A', 0xAC}))
-	assert.Equal(t, []byte{0xE2}, tok.Piece(0xE2))
+	require.Equal(t, "€", tok.Decode(euro))
+	require.Equal(t, "\xe2\x82", tok.Decode(euro[:2]))
+	require.Equal(t, "\xe2\x82A\xac", tok.Decode([]int{0xE2, 0x82, 'A', 0xAC}))
+	require.Equal(t, []byte{0xE2}, tok.Piece(0xE2))
 	// Ids out of range decode to nothing.
-	assert.Equal(t, "ab", tok.Decode([]int{-1, 'a', 1 << 20, 'b'}))
+	require.Equal(t, "ab", tok.Decode([]int{-1, 'a', 1 << 20, 'b'}))
 
 	// tokenizer.json vocabularies decode as Hugging Face does: Rust's
 	// from_utf8_lossy, one U+FFFD per maximal invalid subpart.
 	js := tinyJSON(t, `"decoder": {"type": "ByteLevel"}`)
-	assert.Equal(t, "€", js.Decode(euro))
-	assert.Equal(t, "\uFFFD", js.Decode(euro[:2]))
-	assert.Equal(t, "\uFFFDA\uFFFD", js.Decode([]int{0xE2, 0x82, 'A', 0xAC}))
-	assert.Equal(t, "\uFFFD\uFFFD", js.Decode([]int{0xFF, 0xC0}))
-	assert.Equal(t, "\uFFFD\uFFFD\uFFFD", js.Decode([]int{0xED, 0xA0, 0x80}), "a surrogate is three maximal subparts")
-	assert.Equal(t, "\uFFFD", js.Decode([]int{0xF0, 0x9F, 0x98}))
-	assert.Equal(t, []byte{0xE2}, js.Piece(0xE2), "Piece keeps partial sequences for streaming")
+	require.Equal(t, "€", js.Decode(euro))
+	require.Equal(t, "\uFFFD", js.Decode(euro[:2]))
+	require.Equal(t, "\uFFFDA\uFFFD", js.Decode([]int{0xE2, 0x82, 'A', 0xAC}))
+	require.Equal(t, "\uFFFD\uFFFD", js.Decode([]int{0xFF, 0xC0}))
+	require.Equal(t, "\uFFFD\uFFFD\uFFFD", js.Decode([]int{0xED, 0xA0, 0x80}), "a surrogate is three maximal subparts")
+	require.Equal(t, "\uFFFD", js.Decode([]int{0xF0, 0x9F, 0x98}))
+	require.Equal(t, []byte{0xE2}, js.Piece(0xE2), "Piece keeps partial sequences for streaming")
 
 	// ByteFallback turns an invalid run of <0xNN> tokens into one U+FFFD per byte.
 	js = tinyJSON(t, `"decoder": {"type": "Sequence", "decoders": [{"type": "ByteFallback"}, {"type": "Fuse"}]}`)
 	b := func(x byte) int { id, ok := js.TokenID(byteTokenText(x)); require.True(t, ok); return id }
-	assert.Equal(t, "€", js.Decode([]int{b(0xE2), b(0x82), b(0xAC)}))
-	assert.Equal(t, "\uFFFD\uFFFDa", js.Decode([]int{b(0xE2), b(0x82), 'a'}))
+	require.Equal(t, "€", js.Decode([]int{b(0xE2), b(0x82), b(0xAC)}))
+	require.Equal(t, "\uFFFD\uFFFDa", js.Decode([]int{b(0xE2), b(0x82), 'a'}))
 }
 
 // tinyJSON builds a tokenizer.json with the byte alphabet, the <0xNN>
@@ -226,6 +235,8 @@ func tinyJSON(t testing.TB, fields string) *BPE {
 }
 
 func TestLossyUTF8(t *testing.T) {
+	t.Parallel()
+
 	for _, tc := range []struct{ in, want string }{
 		{"", ""},
 		{"abc", "abc"},
@@ -238,11 +249,13 @@ func TestLossyUTF8(t *testing.T) {
 		{"a\xffb", "a\uFFFDb"},
 		{"\xf0\x9f\x98\x80\xf0\x9f", "😀\uFFFD"},
 	} {
-		assert.Equal(t, tc.want, lossyUTF8([]byte(tc.in)), "%q", tc.in)
+		require.Equal(t, tc.want, lossyUTF8([]byte(tc.in)), "%q", tc.in)
 	}
 }
 
 func TestLlamaPreTokenizers(t *testing.T) {
+	t.Parallel()
+
 	words := func(pre, s string) []string {
 		v := tinyVocab(nil)
 		v.Pre = pre
@@ -256,16 +269,16 @@ func TestLlamaPreTokenizers(t *testing.T) {
 		}
 		return out
 	}
-	assert.Equal(t, []string{"Hello", ",", " world", "'s", " 1234", "  ", " x", "\n"}, words("gpt-2", "Hello, world's 1234   x\n"))
-	assert.Equal(t, []string{"Hello", ",", " world", "'S", " ", "123", "4", "  ", " x", "\n"}, words("llama-bpe", "Hello, world'S 1234   x\n"))
-	assert.Equal(t, []string{"Hello", ",", " world", " ", "1", "2", "3", "4"}, words("qwen2", "Hello, world 1234"))
-	assert.Equal(t, []string{"abc", " ", "1", "2", "3", " x"}, words("starcoder", "abc 123 x"))
-	assert.Equal(t, words("starcoder", "abc 123 x"), words("smollm", "abc 123 x"))
-	assert.Equal(t, words("starcoder", "abc 123 x"), words("refact", "abc 123 x"))
-	assert.Equal(t, []string{"Hello", ",", " world", "!", " ", "123", "4"}, words("default", "Hello, world! 1234"))
-	assert.Equal(t, words("default", "Hello, world! 1234"), words("", "Hello, world! 1234"))
-	assert.Equal(t, []string{"a", "+=`", "b", " ", "123", "45"}, words("falcon", "a+=`b 12345"))
-	assert.Equal(t, []string{"Hello", " world", ",", " ", "你好", " ", "123", "\n"}, words("deepseek-llm", "Hello world, 你好 123\n"))
+	require.Equal(t, []string{"Hello", ",", " world", "'s", " 1234", "  ", " x", "\n"}, words("gpt-2", "Hello, world's 1234   x\n"))
+	require.Equal(t, []string{"Hello", ",", " world", "'S", " ", "123", "4", "  ", " x", "\n"}, words("llama-bpe", "Hello, world'S 1234   x\n"))
+	require.Equal(t, []string{"Hello", ",", " world", " ", "1", "2", "3", "4"}, words("qwen2", "Hello, world 1234"))
+	require.Equal(t, []string{"abc", " ", "1", "2", "3", " x"}, words("starcoder", "abc 123 x"))
+	require.Equal(t, words("starcoder", "abc 123 x"), words("smollm", "abc 123 x"))
+	require.Equal(t, words("starcoder", "abc 123 x"), words("refact", "abc 123 x"))
+	require.Equal(t, []string{"Hello", ",", " world", "!", " ", "123", "4"}, words("default", "Hello, world! 1234"))
+	require.Equal(t, words("default", "Hello, world! 1234"), words("", "Hello, world! 1234"))
+	require.Equal(t, []string{"a", "+=`", "b", " ", "123", "45"}, words("falcon", "a+=`b 12345"))
+	require.Equal(t, []string{"Hello", " world", ",", " ", "你好", " ", "123", "\n"}, words("deepseek-llm", "Hello world, 你好 123\n"))
 
 	// Every supported name builds and round-trips text.
 	for _, name := range preTypeNames() {
@@ -274,15 +287,17 @@ func TestLlamaPreTokenizers(t *testing.T) {
 		tok, err := NewBPE(v)
 		require.NoError(t, err, name)
 		s := "Hello, World! It's 2024…\n\t你好 🙂 ١٢٣ x  "
-		assert.Equal(t, s, tok.Decode(tok.Encode(s, false)), name)
+		require.Equal(t, s, tok.Decode(tok.Encode(s, false)), name)
 	}
 	_, err := NewBPE(BPEVocab{Tokens: []string{"a"}, Pre: "nonesuch", BOS: -1, EOS: -1, UNK: -1, PAD: -1, EOT: -1})
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), `"nonesuch"`)
-	assert.Contains(t, err.Error(), "llama-bpe")
+	require.Contains(t, err.Error(), `"nonesuch"`)
+	require.Contains(t, err.Error(), "llama-bpe")
 }
 
 func TestNewBPEErrors(t *testing.T) {
+	t.Parallel()
+
 	ok := tinyVocab(nil)
 	for _, tc := range []struct {
 		name string
@@ -307,7 +322,7 @@ func TestNewBPEErrors(t *testing.T) {
 			tc.edit(&v)
 			_, err := NewBPE(v)
 			require.Error(t, err)
-			assert.Contains(t, err.Error(), tc.want)
+			require.Contains(t, err.Error(), tc.want)
 		})
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/kvref/kvref/internal/testutil"
@@ -15,6 +14,8 @@ import (
 // TestLlamaCppVectors checks Encode against every case of llama.cpp's own
 // tokenizer test vectors, and that Decode gives each input back.
 func TestLlamaCppVectors(t *testing.T) {
+	t.Parallel()
+
 	for _, name := range []string{"llama-spm", "phi-3"} {
 		t.Run(name, func(t *testing.T) {
 			path, vs := testutil.VocabVectors(t, name)
@@ -29,10 +30,10 @@ func TestLlamaCppVectors(t *testing.T) {
 					}
 					require.Equal(t, v.Want, got, "Encode(%q)", v.Input)
 
-					assert.Equal(t, v.Input, tok.Decode(got), "Decode(Encode(x, false))")
+					require.Equal(t, v.Input, tok.Decode(got), "Decode(Encode(x, false))")
 					withBOS := tok.Encode(v.Input, true)
 					require.Equal(t, append([]int{tok.BOS()}, v.Want...), withBOS, "Encode(x, true)")
-					assert.Equal(t, v.Input, tok.Decode(withBOS), "Decode(Encode(x, true))")
+					require.Equal(t, v.Input, tok.Decode(withBOS), "Decode(Encode(x, true))")
 				})
 				if ok {
 					pass++
@@ -61,17 +62,19 @@ func BenchmarkEncodeLlamaSPM(b *testing.B) {
 // swallows the spaces after it; control tokens such as "<|end|>" are only
 // recognised with parse_special, and are end-of-generation tokens.
 func TestPhi3SpecialTokens(t *testing.T) {
+	t.Parallel()
+
 	tok := loadGGUF(t, filepath.Join(sharedPath(t, "tokenizer"), "ggml-vocab-phi-3.gguf"))
 	end, user, eot := tok.ids["<|end|>"], tok.ids["<|user|>"], tok.ids["<|endoftext|>"]
 	hello, world := tok.ids["▁Hello"], tok.ids["▁world"]
 
-	assert.Equal(t, []int{hello, 2, world}, tok.Encode("Hello</s>  world", false))
-	assert.Equal(t, []int{user, hello, end, world}, tok.EncodeSpecial("<|user|>Hello<|end|> world", EncodeOptions{ParseSpecial: true}))
-	assert.NotContains(t, tok.Encode("<|end|>", false), end)
+	require.Equal(t, []int{hello, 2, world}, tok.Encode("Hello</s>  world", false))
+	require.Equal(t, []int{user, hello, end, world}, tok.EncodeSpecial("<|user|>Hello<|end|> world", EncodeOptions{ParseSpecial: true}))
+	require.NotContains(t, tok.Encode("<|end|>", false), end)
 
 	for _, id := range []int{end, eot} {
-		assert.True(t, tok.IsEOG(id), "%q is EOG", tok.TokenText(id))
+		require.True(t, tok.IsEOG(id), "%q is EOG", tok.TokenText(id))
 	}
-	assert.False(t, tok.IsEOG(user))
-	assert.Equal(t, "Hello world", tok.Decode([]int{1, hello, end, world}))
+	require.False(t, tok.IsEOG(user))
+	require.Equal(t, "Hello world", tok.Decode([]int{1, hello, end, world}))
 }

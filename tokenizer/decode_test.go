@@ -3,10 +3,12 @@ package tokenizer
 import (
 	"testing"
 
-	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestPiece(t *testing.T) {
+	t.Parallel()
+
 	s := newTestSPM(t, vocabOpts{})
 	tests := []struct {
 		token string
@@ -27,28 +29,32 @@ func TestPiece(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.token, func(t *testing.T) {
 			id := ids(t, s, tt.token)[0]
-			assert.Equal(t, tt.want, s.Piece(id))
-			assert.Equal(t, tt.token, s.TokenText(id))
+			require.Equal(t, tt.want, s.Piece(id))
+			require.Equal(t, tt.token, s.TokenText(id))
 		})
 	}
-	assert.Nil(t, s.Piece(-1))
-	assert.Nil(t, s.Piece(s.VocabSize()))
-	assert.Equal(t, "", s.TokenText(-1))
-	assert.Equal(t, "", s.TokenText(s.VocabSize()))
+	require.Nil(t, s.Piece(-1))
+	require.Nil(t, s.Piece(s.VocabSize()))
+	require.Equal(t, "", s.TokenText(-1))
+	require.Equal(t, "", s.TokenText(s.VocabSize()))
 }
 
 func TestPieceUnusedAndUndefined(t *testing.T) {
+	t.Parallel()
+
 	v := testVocab(vocabOpts{})
 	v.Tokens = append(v.Tokens, "▁unused", "▁undefined")
 	v.Scores = append(v.Scores, 0, 0)
 	v.Types = append(v.Types, TypeUnused, TypeUndefined)
 	s, err := NewSPM(v)
-	assert.NoError(t, err)
-	assert.Nil(t, s.Piece(len(v.Tokens)-2))
-	assert.Nil(t, s.Piece(len(v.Tokens)-1))
+	require.NoError(t, err)
+	require.Nil(t, s.Piece(len(v.Tokens)-2))
+	require.Nil(t, s.Piece(len(v.Tokens)-1))
 }
 
 func TestDecode(t *testing.T) {
+	t.Parallel()
+
 	tests := []struct {
 		name   string
 		opts   vocabOpts
@@ -69,42 +75,46 @@ func TestDecode(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s := newTestSPM(t, tt.opts)
-			assert.Equal(t, tt.want, s.Decode(ids(t, s, tt.tokens...)))
+			require.Equal(t, tt.want, s.Decode(ids(t, s, tt.tokens...)))
 		})
 	}
 	s := newTestSPM(t, vocabOpts{})
-	assert.Equal(t, "a", s.Decode([]int{-5, ids(t, s, "a")[0], s.VocabSize()}), "ids out of range are ignored")
+	require.Equal(t, "a", s.Decode([]int{-5, ids(t, s, "a")[0], s.VocabSize()}), "ids out of range are ignored")
 }
 
 func TestRoundTrip(t *testing.T) {
+	t.Parallel()
+
 	s := newTestSPM(t, vocabOpts{})
 	for _, in := range []string{"", "hello", " hello", "  hello world ", "\n\nhello\tworld", "é🦙 ab", "<|end|>"} {
 		t.Run(in, func(t *testing.T) {
-			assert.Equal(t, in, s.Decode(s.Encode(in, false)))
-			assert.Equal(t, in, s.Decode(s.Encode(in, true)))
+			require.Equal(t, in, s.Decode(s.Encode(in, false)))
+			require.Equal(t, in, s.Decode(s.Encode(in, true)))
 		})
 	}
 }
 
 func TestIsEOG(t *testing.T) {
+	t.Parallel()
+
 	v := testVocab(vocabOpts{})
 	v.EOG = []int{tUNK} // any declared id counts
 	s, err := NewSPM(v)
-	assert.NoError(t, err)
+	require.NoError(t, err)
 	end := ids(t, s, "<|end|>")[0]
-	assert.True(t, s.IsEOG(tEOS), "EOS")
-	assert.True(t, s.IsEOG(end), "EOT")
-	assert.True(t, s.IsEOG(tUNK), "listed in EOG")
-	assert.False(t, s.IsEOG(tBOS))
-	assert.False(t, s.IsEOG(ids(t, s, "▁hello")[0]))
-	assert.False(t, s.IsEOG(-1))
+	require.True(t, s.IsEOG(tEOS), "EOS")
+	require.True(t, s.IsEOG(end), "EOT")
+	require.True(t, s.IsEOG(tUNK), "listed in EOG")
+	require.False(t, s.IsEOG(tBOS))
+	require.False(t, s.IsEOG(ids(t, s, "▁hello")[0]))
+	require.False(t, s.IsEOG(-1))
 
 	v = testVocab(vocabOpts{})
 	v.EOS, v.EOT = -1, -1
 	s, err = NewSPM(v)
-	assert.NoError(t, err)
-	assert.False(t, s.IsEOG(-1))
-	assert.False(t, s.IsEOG(tEOS))
+	require.NoError(t, err)
+	require.False(t, s.IsEOG(-1))
+	require.False(t, s.IsEOG(tEOS))
 }
 
 // TestDecodeSpecial checks that keepSpecial renders control and unknown
@@ -113,6 +123,8 @@ func TestIsEOG(t *testing.T) {
 // keeps the space of the token after it ("<s> hello", also what Hugging
 // Face's Llama 2 decoder gives with skip_special_tokens=false).
 func TestDecodeSpecial(t *testing.T) {
+	t.Parallel()
+
 	s := newTestSPM(t, vocabOpts{})
 	tests := []struct {
 		tokens     []string
@@ -126,12 +138,12 @@ func TestDecodeSpecial(t *testing.T) {
 	}
 	for _, tt := range tests {
 		ids := ids(t, s, tt.tokens...)
-		assert.Equal(t, tt.keep, s.DecodeSpecial(ids, true), "DecodeSpecial(%v, true)", tt.tokens)
-		assert.Equal(t, tt.skip, s.DecodeSpecial(ids, false), "DecodeSpecial(%v, false)", tt.tokens)
-		assert.Equal(t, tt.skip, s.Decode(ids), "Decode(%v)", tt.tokens)
+		require.Equal(t, tt.keep, s.DecodeSpecial(ids, true), "DecodeSpecial(%v, true)", tt.tokens)
+		require.Equal(t, tt.skip, s.DecodeSpecial(ids, false), "DecodeSpecial(%v, false)", tt.tokens)
+		require.Equal(t, tt.skip, s.Decode(ids), "Decode(%v)", tt.tokens)
 	}
 	// Text after a control token gets a space prefix, so only these round-trip.
 	for _, in := range []string{"hello</s>", "a b<|end|><unk>", "<s>"} {
-		assert.Equal(t, in, s.DecodeSpecial(s.EncodeSpecial(in, EncodeOptions{ParseSpecial: true}), true), "round trip of %q", in)
+		require.Equal(t, in, s.DecodeSpecial(s.EncodeSpecial(in, EncodeOptions{ParseSpecial: true}), true), "round trip of %q", in)
 	}
 }

@@ -8,11 +8,12 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
 func TestEncode(t *testing.T) {
+	t.Parallel()
+
 	tests := []struct {
 		name       string
 		opts       vocabOpts
@@ -53,7 +54,7 @@ func TestEncode(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			s := newTestSPM(t, tt.opts)
 			got := s.Encode(tt.text, tt.addSpecial)
-			assert.Equal(t, tt.want, texts(s, got))
+			require.Equal(t, tt.want, texts(s, got))
 		})
 	}
 }
@@ -61,6 +62,8 @@ func TestEncode(t *testing.T) {
 // TestEncodeScoreOrder checks that merges happen highest score first and,
 // on equal scores, leftmost first.
 func TestEncodeScoreOrder(t *testing.T) {
+	t.Parallel()
+
 	tests := []struct {
 		name         string
 		abScore      float32
@@ -89,12 +92,14 @@ func TestEncodeScoreOrder(t *testing.T) {
 			}
 			s, err := NewSPM(v)
 			require.NoError(t, err)
-			assert.Equal(t, tt.want, texts(s, s.Encode("abc", true)))
+			require.Equal(t, tt.want, texts(s, s.Encode("abc", true)))
 		})
 	}
 }
 
 func TestEncodeSpecial(t *testing.T) {
+	t.Parallel()
+
 	s := newTestSPM(t, vocabOpts{})
 	tests := []struct {
 		name         string
@@ -110,12 +115,14 @@ func TestEncodeSpecial(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			assert.Equal(t, tt.want, texts(s, s.EncodeSpecial(tt.text, EncodeOptions{AddSpecial: false, ParseSpecial: tt.parseSpecial})))
+			require.Equal(t, tt.want, texts(s, s.EncodeSpecial(tt.text, EncodeOptions{AddSpecial: false, ParseSpecial: tt.parseSpecial})))
 		})
 	}
 }
 
 func TestEncodeStripAttributes(t *testing.T) {
+	t.Parallel()
+
 	v := testVocab(vocabOpts{})
 	sep := -1
 	for id, x := range v.Tokens {
@@ -141,7 +148,7 @@ func TestEncodeStripAttributes(t *testing.T) {
 			v.LStrip[sep], v.RStrip[sep] = tt.lstrip, tt.rstrip
 			s, err := NewSPM(v)
 			require.NoError(t, err)
-			assert.Equal(t, tt.want, texts(s, s.Encode("a <sep> b", false)))
+			require.Equal(t, tt.want, texts(s, s.Encode("a <sep> b", false)))
 		})
 	}
 }
@@ -167,8 +174,8 @@ func TestEncodeLargeInput(t *testing.T) {
 		start := time.Now()
 		ids := s.Encode(in, true)
 		elapsed := time.Since(start)
-		assert.Less(t, elapsed, 2*time.Second, "Encode of %d bytes took %v", len(in), elapsed)
-		assert.Equal(t, in, s.Decode(ids))
+		require.Less(t, elapsed, 2*time.Second, "Encode of %d bytes took %v", len(in), elapsed)
+		require.Equal(t, in, s.Decode(ids))
 	}
 }
 
@@ -191,39 +198,32 @@ func FuzzEncodeDecode(f *testing.F) {
 		f.Add(seed)
 	}
 	s, err := NewSPM(testVocab(vocabOpts{}))
-	if err != nil {
-		f.Fatal(err)
-	}
+	require.NoError(f, err)
 	f.Fuzz(func(t *testing.T, in string) {
 		withBOS := s.Encode(in, true)
 		plain := s.Encode(in, false)
 		special := s.EncodeSpecial(in, Prompt)
 		for _, id := range slices.Concat(withBOS, plain, special) {
-			if id < 0 || id >= s.VocabSize() {
-				t.Fatalf("Encode(%q) produced id %d", in, id)
-			}
+			require.Falsef(t, id < 0 || id >= s.VocabSize(), "Encode(%q) produced id %d", in, id)
 		}
 		if in != "" && len(in) < 300 && !strings.Contains(in, "<sep>") {
-			if want := referenceEncode(s, in); !slices.Equal(plain, want) {
-				t.Fatalf("Encode(%q) = %v, reference merge gives %v", in, plain, want)
-			}
+			want := referenceEncode(s, in)
+			require.Truef(t, slices.Equal(plain, want), "Encode(%q) = %v, reference merge gives %v", in, plain, want)
 		}
 		if !utf8.ValidString(in) || strings.Contains(in, spaceSymbol) ||
 			strings.Contains(in, "<sep>") || strings.Contains(in, "<s>") {
 			return // see TestRoundTripExceptions
 		}
-		if got := s.Decode(plain); got != in {
-			t.Fatalf("Decode(Encode(%q, false)) = %q", in, got)
-		}
-		if got := s.Decode(withBOS); got != in {
-			t.Fatalf("Decode(Encode(%q, true)) = %q", in, got)
-		}
+		require.Equalf(t, in, s.Decode(plain), "Decode(Encode(%q, false))", in)
+		require.Equalf(t, in, s.Decode(withBOS), "Decode(Encode(%q, true))", in)
 	})
 }
 
 // TestRoundTripExceptions documents the inputs for which Decode(Encode(x))
 // is not x, in llama.cpp as here.
 func TestRoundTripExceptions(t *testing.T) {
+	t.Parallel()
+
 	s := newTestSPM(t, vocabOpts{})
 	tests := []struct {
 		name, in, decoded string
@@ -235,7 +235,7 @@ func TestRoundTripExceptions(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			assert.Equal(t, tt.decoded, s.Decode(s.Encode(tt.in, false)))
+			require.Equal(t, tt.decoded, s.Decode(s.Encode(tt.in, false)))
 		})
 	}
 }

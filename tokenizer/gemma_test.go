@@ -113,6 +113,8 @@ func gemmaHFDir(t *testing.T, v Vocab) Tokenizer {
 // asked, "\n" split out always; <eos> and <end_of_turn> end generation (llama.cpp by the
 // token's text, transformers by generation_config.json), <start_of_turn> does not.
 func TestGemmaVocabulary(t *testing.T) {
+	t.Parallel()
+
 	v := gemmaVocab()
 	byText := map[string]int{}
 	for id, s := range v.Tokens {

@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/kvref/kvref/format/gguf"
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -63,7 +62,7 @@ func makeGGUF(t *testing.T, kvs []kv) *gguf.File {
 			w(uint64(len(x)))
 			w(x)
 		default:
-			t.Fatalf("makeGGUF: unsupported value %T", x)
+			require.FailNowf(t, "makeGGUF: unsupported value", "%T", x)
 		}
 	}
 	for b.Len()%32 != 0 {
@@ -118,20 +117,24 @@ func fromKVs(t *testing.T, kvs []kv) (*SPM, error) {
 }
 
 func TestFromGGUFDefaults(t *testing.T) {
+	t.Parallel()
+
 	s, err := fromKVs(t, vocabKVs())
 	require.NoError(t, err)
-	assert.Equal(t, 1, s.BOS())
-	assert.Equal(t, 2, s.EOS())
-	assert.Equal(t, 0, s.UNK())
-	assert.Equal(t, -1, s.PAD())
-	assert.True(t, s.AddBOS(), "add_bos_token defaults to true")
-	assert.False(t, s.AddEOS(), "add_eos_token defaults to false")
-	assert.True(t, s.addSpacePrefix, "add_space_prefix defaults to true")
-	assert.Equal(t, []string{"<s>", "▁hello"}, texts(s, s.Encode("hello", true)))
-	assert.True(t, s.IsEOG(2))
+	require.Equal(t, 1, s.BOS())
+	require.Equal(t, 2, s.EOS())
+	require.Equal(t, 0, s.UNK())
+	require.Equal(t, -1, s.PAD())
+	require.True(t, s.AddBOS(), "add_bos_token defaults to true")
+	require.False(t, s.AddEOS(), "add_eos_token defaults to false")
+	require.True(t, s.addSpacePrefix, "add_space_prefix defaults to true")
+	require.Equal(t, []string{"<s>", "▁hello"}, texts(s, s.Encode("hello", true)))
+	require.True(t, s.IsEOG(2))
 }
 
 func TestFromGGUFKeys(t *testing.T) {
+	t.Parallel()
+
 	kvs := vocabKVs()
 	kvs = with(kvs, keyBOS, uint32(2))
 	kvs = with(kvs, keyEOS, uint32(1))
@@ -142,16 +145,18 @@ func TestFromGGUFKeys(t *testing.T) {
 	kvs = with(kvs, keyAddSpacePrefix, false)
 	s, err := fromKVs(t, kvs)
 	require.NoError(t, err)
-	assert.Equal(t, 2, s.BOS())
-	assert.Equal(t, 1, s.EOS())
-	assert.Equal(t, 0, s.UNK())
-	assert.Equal(t, -1, s.PAD())
-	assert.False(t, s.AddBOS())
-	assert.True(t, s.AddEOS())
-	assert.Equal(t, []string{"hello", "<s>"}, texts(s, s.Encode("hello", true)))
+	require.Equal(t, 2, s.BOS())
+	require.Equal(t, 1, s.EOS())
+	require.Equal(t, 0, s.UNK())
+	require.Equal(t, -1, s.PAD())
+	require.False(t, s.AddBOS())
+	require.True(t, s.AddEOS())
+	require.Equal(t, []string{"hello", "<s>"}, texts(s, s.Encode("hello", true)))
 }
 
 func TestFromGGUFEOG(t *testing.T) {
+	t.Parallel()
+
 	kvs := vocabKVs()
 	toks := kvs[1].val.([]string)
 	toks = append(toks, "<|endoftext|>", "<|eom_id|>", "<|fim_pad|>")
@@ -163,29 +168,33 @@ func TestFromGGUFEOG(t *testing.T) {
 	require.NoError(t, err)
 	end := ids(t, s, "<|end|>")[0]
 	for _, id := range []int{2, end, n - 3, n - 2, n - 1} {
-		assert.True(t, s.IsEOG(id), "%d %q", id, s.TokenText(id))
+		require.True(t, s.IsEOG(id), "%d %q", id, s.TokenText(id))
 	}
-	assert.Equal(t, end, s.eot, "the lowest matching id becomes EOT")
+	require.Equal(t, end, s.eot, "the lowest matching id becomes EOT")
 	// Tokens recognised by their text become control tokens, as in llama.cpp.
-	assert.Equal(t, TypeControl, s.TokenType(n-3))
-	assert.Nil(t, s.Piece(n-3))
+	require.Equal(t, TypeControl, s.TokenType(n-3))
+	require.Nil(t, s.Piece(n-3))
 
 	kvs = with(kvs, keyEOT, uint32(n-3))
 	s, err = fromKVs(t, kvs)
 	require.NoError(t, err)
-	assert.Equal(t, n-3, s.eot, "an explicit eot_token_id wins")
+	require.Equal(t, n-3, s.eot, "an explicit eot_token_id wins")
 }
 
 func TestFromGGUFPhi3RStrip(t *testing.T) {
+	t.Parallel()
+
 	kvs := with(vocabKVs(), keyName, "Phi3")
 	s, err := fromKVs(t, kvs)
 	require.NoError(t, err)
-	assert.Equal(t, []string{"▁a", "<sep>", "▁", "b"}, texts(s, s.Encode("a<sep> b", false)))
-	assert.False(t, s.rstrip[tBOS])
-	assert.True(t, s.rstrip[tEOS])
+	require.Equal(t, []string{"▁a", "<sep>", "▁", "b"}, texts(s, s.Encode("a<sep> b", false)))
+	require.False(t, s.rstrip[tBOS])
+	require.True(t, s.rstrip[tEOS])
 }
 
 func TestFromGGUFErrors(t *testing.T) {
+	t.Parallel()
+
 	base := vocabKVs()
 	n := len(base[1].val.([]string))
 	tests := []struct {
@@ -210,7 +219,7 @@ func TestFromGGUFErrors(t *testing.T) {
 			_, err := fromKVs(t, tt.kvs)
 			require.Error(t, err)
 			for _, w := range tt.want {
-				assert.Contains(t, err.Error(), w)
+				require.Contains(t, err.Error(), w)
 			}
 		})
 	}

@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/kvref/kvref/internal/testutil"
@@ -65,56 +64,60 @@ func withField(t testing.TB, key, raw string) []byte {
 }
 
 func TestFromTokenizerJSONMini(t *testing.T) {
+	t.Parallel()
+
 	tok := mustJSON(t, []byte(miniJSON))
 	// "ab ab" -> "ab", " ", "ab": the Split regex leaves the space alone,
 	// as a word of its own.
-	assert.Equal(t, []int{0, 4, 5, 4}, tok.Encode("ab ab", true))
-	assert.Equal(t, []int{4, 5, 4}, tok.Encode("ab ab", false))
-	assert.Equal(t, "ab ab", tok.Decode(tok.Encode("ab ab", true)))
+	require.Equal(t, []int{0, 4, 5, 4}, tok.Encode("ab ab", true))
+	require.Equal(t, []int{4, 5, 4}, tok.Encode("ab ab", false))
+	require.Equal(t, "ab ab", tok.Decode(tok.Encode("ab ab", true)))
 	// Unknown characters become one fused UNK.
-	assert.Equal(t, []int{4, 1, 4}, tok.Encode("abxyab", false))
+	require.Equal(t, []int{4, 1, 4}, tok.Encode("abxyab", false))
 	// Digits are split one by one.
-	assert.Equal(t, []int{7, 8}, tok.Encode("12", false))
+	require.Equal(t, []int{7, 8}, tok.Encode("12", false))
 	// The special token is parsed only on request; the added (user) token always.
-	assert.Equal(t, []int{0}, tok.EncodeSpecial("<s>", EncodeOptions{ParseSpecial: true}))
-	assert.NotContains(t, tok.Encode("<s>", false), 0)
-	assert.Equal(t, []int{4, 9, 4}, tok.Encode("ab  <tool>  ab", false), "lstrip/rstrip swallow the spaces")
-	assert.Equal(t, []int{4, 1, 1, 1, 4}, tok.Encode("ab<tool>ab", false), "single_word: not inside a word")
-	assert.True(t, tok.AddBOS())
-	assert.Equal(t, 0, tok.BOS())
-	assert.Equal(t, 1, tok.UNK())
-	assert.Equal(t, 10, tok.VocabSize())
-	assert.Equal(t, TypeControl, tok.TokenType(0))
-	assert.Equal(t, TypeUserDefined, tok.TokenType(9))
-	assert.Equal(t, TypeUnknown, tok.TokenType(1))
-	assert.Equal(t, "", tok.Pre())
+	require.Equal(t, []int{0}, tok.EncodeSpecial("<s>", EncodeOptions{ParseSpecial: true}))
+	require.NotContains(t, tok.Encode("<s>", false), 0)
+	require.Equal(t, []int{4, 9, 4}, tok.Encode("ab  <tool>  ab", false), "lstrip/rstrip swallow the spaces")
+	require.Equal(t, []int{4, 1, 1, 1, 4}, tok.Encode("ab<tool>ab", false), "single_word: not inside a word")
+	require.True(t, tok.AddBOS())
+	require.Equal(t, 0, tok.BOS())
+	require.Equal(t, 1, tok.UNK())
+	require.Equal(t, 10, tok.VocabSize())
+	require.Equal(t, TypeControl, tok.TokenType(0))
+	require.Equal(t, TypeUserDefined, tok.TokenType(9))
+	require.Equal(t, TypeUnknown, tok.TokenType(1))
+	require.Equal(t, "", tok.Pre())
 }
 
 func TestFromTokenizerJSONConfig(t *testing.T) {
+	t.Parallel()
+
 	data, err := os.ReadFile(testutil.Shared(t, "tokenizer/hf/gpt2/tokenizer.json"))
 	require.NoError(t, err)
 	tok, err := FromTokenizerJSON(data, nil)
 	require.NoError(t, err)
-	assert.Equal(t, -1, tok.BOS())
-	assert.Equal(t, 50256, tok.EOS(), "<|endoftext|> is GPT-2's EOS by default")
-	assert.True(t, tok.IsEOG(50256))
-	assert.False(t, tok.AddBOS())
+	require.Equal(t, -1, tok.BOS())
+	require.Equal(t, 50256, tok.EOS(), "<|endoftext|> is GPT-2's EOS by default")
+	require.True(t, tok.IsEOG(50256))
+	require.False(t, tok.AddBOS())
 
 	cfg := `{"bos_token": {"__type": "AddedToken", "content": "<|endoftext|>", "lstrip": false},
 	         "eos_token": "<|endoftext|>", "add_bos_token": true, "add_eos_token": true}`
 	tok, err = FromTokenizerJSON(data, []byte(cfg))
 	require.NoError(t, err)
-	assert.Equal(t, 50256, tok.BOS())
-	assert.True(t, tok.AddBOS())
-	assert.Equal(t, []int{50256, 15496, 50256}, tok.Encode("Hello", true))
+	require.Equal(t, 50256, tok.BOS())
+	require.True(t, tok.AddBOS())
+	require.Equal(t, []int{50256, 15496, 50256}, tok.Encode("Hello", true))
 
 	// add_bos_token false removes the post-processor's BOS.
 	mini := []byte(miniJSON)
 	tok, err = FromTokenizerJSON(mini, []byte(`{"add_bos_token": false, "bos_token": "<s>"}`))
 	require.NoError(t, err)
-	assert.False(t, tok.AddBOS())
-	assert.Equal(t, 0, tok.BOS())
-	assert.Equal(t, []int{4}, tok.Encode("ab", true))
+	require.False(t, tok.AddBOS())
+	require.Equal(t, 0, tok.BOS())
+	require.Equal(t, []int{4}, tok.Encode("ab", true))
 
 	for _, tc := range []struct{ cfg, want string }{
 		{`{`, "tokenizer_config.json"},
@@ -124,11 +127,13 @@ func TestFromTokenizerJSONConfig(t *testing.T) {
 	} {
 		_, err := FromTokenizerJSON(mini, []byte(tc.cfg))
 		require.Error(t, err, tc.cfg)
-		assert.Contains(t, err.Error(), tc.want, tc.cfg)
+		require.Contains(t, err.Error(), tc.want, tc.cfg)
 	}
 }
 
 func TestFromTokenizerJSONErrors(t *testing.T) {
+	t.Parallel()
+
 	for _, tc := range []struct {
 		name      string
 		key, raw  string
@@ -175,10 +180,10 @@ func TestFromTokenizerJSONErrors(t *testing.T) {
 				return
 			}
 			require.Error(t, err)
-			assert.Nil(t, tok)
-			assert.Contains(t, err.Error(), "tokenizer.json")
+			require.Nil(t, tok)
+			require.Contains(t, err.Error(), "tokenizer.json")
 			for _, w := range tc.wantParts {
-				assert.Contains(t, err.Error(), w)
+				require.Contains(t, err.Error(), w)
 			}
 		})
 	}

@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/kvref/kvref/internal/testutil"
@@ -52,34 +51,36 @@ func spmOf(t *testing.T, tok Tokenizer) *SPM {
 // metadata gives: same pieces, scores, types, special ids and flags, and the
 // same ids for the golden prompts.
 func TestLlama2cMatchesGGUF(t *testing.T) {
+	t.Parallel()
+
 	binPath := testutil.Shared(t, "models/tok512.bin")
 	fromGGUF := loadGGUF(t, testutil.Shared(t, "models/stories260K.gguf"))
 	tok, err := FromLlama2cFile(binPath, 512)
 	require.NoError(t, err)
 	fromBin := spmOf(t, tok)
 
-	assert.Equal(t, fromGGUF.text, fromBin.text)
-	assert.Equal(t, fromGGUF.scores, fromBin.scores)
-	assert.Equal(t, fromGGUF.types, fromBin.types)
-	assert.Equal(t, []int{fromGGUF.bos, fromGGUF.eos, fromGGUF.unk, fromGGUF.pad, fromGGUF.eot},
+	require.Equal(t, fromGGUF.text, fromBin.text)
+	require.Equal(t, fromGGUF.scores, fromBin.scores)
+	require.Equal(t, fromGGUF.types, fromBin.types)
+	require.Equal(t, []int{fromGGUF.bos, fromGGUF.eos, fromGGUF.unk, fromGGUF.pad, fromGGUF.eot},
 		[]int{fromBin.bos, fromBin.eos, fromBin.unk, fromBin.pad, fromBin.eot})
-	assert.Equal(t, fromGGUF.eog, fromBin.eog)
-	assert.Equal(t, []bool{fromGGUF.addBOS, fromGGUF.addEOS, fromGGUF.addSpacePrefix},
+	require.Equal(t, fromGGUF.eog, fromBin.eog)
+	require.Equal(t, []bool{fromGGUF.addBOS, fromGGUF.addEOS, fromGGUF.addSpacePrefix},
 		[]bool{fromBin.addBOS, fromBin.addEOS, fromBin.addSpacePrefix})
 
 	// Reading every token to the end of the file gives the same vocabulary.
 	all, err := FromLlama2cFile(binPath, 0)
 	require.NoError(t, err)
-	assert.Equal(t, 512, all.VocabSize())
+	require.Equal(t, 512, all.VocabSize())
 
 	for _, g := range testutil.Goldens(t, "stories260K") {
-		assert.Equal(t, g.PromptIDs, fromBin.Encode(g.Prompt, true), "%s: %q", g.Name, g.Prompt)
-		assert.Equal(t, fromGGUF.Encode(g.Prompt, true), fromBin.Encode(g.Prompt, true), "%s", g.Name)
+		require.Equal(t, g.PromptIDs, fromBin.Encode(g.Prompt, true), "%s: %q", g.Name, g.Prompt)
+		require.Equal(t, fromGGUF.Encode(g.Prompt, true), fromBin.Encode(g.Prompt, true), "%s", g.Name)
 	}
 	for _, s := range []string{"", " ", "Once upon a time", "Lily's ball\n\n  went  é 🦙 \x00 <s> </s>", "ТЕКСТ 123"} {
-		assert.Equal(t, fromGGUF.Encode(s, true), fromBin.Encode(s, true), "%q", s)
+		require.Equal(t, fromGGUF.Encode(s, true), fromBin.Encode(s, true), "%q", s)
 		ids := fromBin.Encode(s, false)
-		assert.Equal(t, fromGGUF.Decode(ids), fromBin.Decode(ids), "%q", s)
+		require.Equal(t, fromGGUF.Decode(ids), fromBin.Decode(ids), "%q", s)
 	}
 }
 
@@ -87,6 +88,8 @@ func TestLlama2cMatchesGGUF(t *testing.T) {
 // tokenizer.bin, reads it back and requires llama.cpp's expected ids for every
 // test vector.
 func TestLlama2cLlamaVocabRoundTrip(t *testing.T) {
+	t.Parallel()
+
 	dir := testutil.Shared(t, "tokenizer")
 	orig := loadGGUF(t, filepath.Join(dir, "ggml-vocab-llama-spm.gguf"))
 	var buf bytes.Buffer
@@ -94,9 +97,9 @@ func TestLlama2cLlamaVocabRoundTrip(t *testing.T) {
 	tok, err := FromLlama2c(buf.Bytes(), orig.VocabSize())
 	require.NoError(t, err)
 	s := spmOf(t, tok)
-	assert.Equal(t, orig.text, s.text)
-	assert.Equal(t, orig.scores, s.scores)
-	assert.Equal(t, orig.types, s.types)
+	require.Equal(t, orig.text, s.text)
+	require.Equal(t, orig.scores, s.scores)
+	require.Equal(t, orig.types, s.types)
 
 	_, vs := testutil.VocabVectors(t, "llama-spm")
 	for _, v := range vs {
@@ -110,20 +113,22 @@ func TestLlama2cLlamaVocabRoundTrip(t *testing.T) {
 
 // TestLlama2cRoundTrip writes the hand-made test vocabulary and reads it back.
 func TestLlama2cRoundTrip(t *testing.T) {
+	t.Parallel()
+
 	v := testVocab(vocabOpts{withE: true})
 	var buf bytes.Buffer
 	require.NoError(t, WriteLlama2c(&buf, v))
 
 	// "▁" is stored as a space, as llama2.c's exporter does.
-	assert.Contains(t, buf.String(), " hello")
-	assert.NotContains(t, buf.String(), "▁")
-	assert.Equal(t, uint32(len("<|end|>")), binary.LittleEndian.Uint32(buf.Bytes()), "max_token_length")
+	require.Contains(t, buf.String(), " hello")
+	require.NotContains(t, buf.String(), "▁")
+	require.Equal(t, uint32(len("<|end|>")), binary.LittleEndian.Uint32(buf.Bytes()), "max_token_length")
 
 	tok, err := FromLlama2c(buf.Bytes(), len(v.Tokens))
 	require.NoError(t, err)
 	s := spmOf(t, tok)
-	assert.Equal(t, v.Tokens, s.text)
-	assert.Equal(t, v.Scores, s.scores)
+	require.Equal(t, v.Tokens, s.text)
+	require.Equal(t, v.Scores, s.scores)
 	for id, typ := range s.types {
 		want := TypeNormal
 		switch {
@@ -134,17 +139,19 @@ func TestLlama2cRoundTrip(t *testing.T) {
 		case v.Types[id] == TypeByte:
 			want = TypeByte
 		}
-		assert.Equal(t, want, typ, "type of %q", v.Tokens[id])
+		require.Equal(t, want, typ, "type of %q", v.Tokens[id])
 	}
-	assert.Equal(t, []int{tBOS, tEOS, tUNK}, []int{s.BOS(), s.EOS(), s.UNK()})
-	assert.True(t, s.AddBOS())
-	assert.True(t, s.IsEOG(tEOS))
-	assert.Equal(t, ids(t, s, "▁hello", "▁world"), s.Encode("hello world", false))
+	require.Equal(t, []int{tBOS, tEOS, tUNK}, []int{s.BOS(), s.EOS(), s.UNK()})
+	require.True(t, s.AddBOS())
+	require.True(t, s.IsEOG(tEOS))
+	require.Equal(t, ids(t, s, "▁hello", "▁world"), s.Encode("hello world", false))
 }
 
 // TestLlama2cNewerExporter reads the texts later versions of llama2.c's
 // exporter write: "\n<s>\n", "\n</s>\n" and raw bytes for the byte tokens.
 func TestLlama2cNewerExporter(t *testing.T) {
+	t.Parallel()
+
 	b := newBinTok(8).token(0, "<unk>").token(0, "\n<s>\n").token(0, "\n</s>\n")
 	for c := range 256 {
 		b = b.token(0, string(rune(c)))
@@ -153,27 +160,31 @@ func TestLlama2cNewerExporter(t *testing.T) {
 	tok, err := FromLlama2c(b, 0)
 	require.NoError(t, err)
 	s := spmOf(t, tok)
-	assert.Equal(t, "<s>", s.TokenText(1))
-	assert.Equal(t, "</s>", s.TokenText(2))
-	assert.Equal(t, "<0x20>", s.TokenText(3+0x20))
-	assert.Equal(t, TypeByte, s.TokenType(3+0xC3))
-	assert.Equal(t, "▁a", s.TokenText(259))
-	assert.Equal(t, []int{1, 259, 3 + 'b'}, s.Encode("ab", true))
-	assert.Equal(t, "aé", s.Decode(s.Encode("aé", true)))
+	require.Equal(t, "<s>", s.TokenText(1))
+	require.Equal(t, "</s>", s.TokenText(2))
+	require.Equal(t, "<0x20>", s.TokenText(3+0x20))
+	require.Equal(t, TypeByte, s.TokenType(3+0xC3))
+	require.Equal(t, "▁a", s.TokenText(259))
+	require.Equal(t, []int{1, 259, 3 + 'b'}, s.Encode("ab", true))
+	require.Equal(t, "aé", s.Decode(s.Encode("aé", true)))
 }
 
 // TestLlama2cSmallVocab: vocabularies without the usual special tokens work,
 // and the ids that do not exist are -1.
 func TestLlama2cSmallVocab(t *testing.T) {
+	t.Parallel()
+
 	tok, err := FromLlama2c(newBinTok(1).token(0, "x"), 1)
 	require.NoError(t, err)
 	s := spmOf(t, tok)
-	assert.Equal(t, []int{0, -1, -1}, []int{s.UNK(), s.BOS(), s.EOS()})
-	assert.False(t, s.AddBOS())
-	assert.Equal(t, TypeUnknown, s.TokenType(0))
+	require.Equal(t, []int{0, -1, -1}, []int{s.UNK(), s.BOS(), s.EOS()})
+	require.False(t, s.AddBOS())
+	require.Equal(t, TypeUnknown, s.TokenType(0))
 }
 
 func TestLlama2cRejectsBadFiles(t *testing.T) {
+	t.Parallel()
+
 	good := newBinTok(5).specials()
 	cases := []struct {
 		name  string
@@ -211,22 +222,24 @@ func TestLlama2cRejectsBadFiles(t *testing.T) {
 				return
 			}
 			require.Error(t, err)
-			assert.Contains(t, err.Error(), "tokenizer.bin")
+			require.Contains(t, err.Error(), "tokenizer.bin")
 			for _, w := range c.want {
-				assert.Contains(t, err.Error(), w)
+				require.Contains(t, err.Error(), w)
 			}
 		})
 	}
 	_, err := FromLlama2cFile(filepath.Join(t.TempDir(), "missing.bin"), 3)
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "missing.bin")
+	require.Contains(t, err.Error(), "missing.bin")
 }
 
 func TestWriteLlama2cRejects(t *testing.T) {
+	t.Parallel()
+
 	var buf bytes.Buffer
-	assert.ErrorContains(t, WriteLlama2c(&buf, Vocab{}), "no tokens")
-	assert.ErrorContains(t, WriteLlama2c(&buf, Vocab{Tokens: []string{"a"}}), "1 tokens but 0 scores")
-	assert.ErrorContains(t, WriteLlama2c(&buf, Vocab{Tokens: []string{"a b"}, Scores: []float32{0}}), `token 0 ("a b") contains a space`)
+	require.ErrorContains(t, WriteLlama2c(&buf, Vocab{}), "no tokens")
+	require.ErrorContains(t, WriteLlama2c(&buf, Vocab{Tokens: []string{"a"}}), "1 tokens but 0 scores")
+	require.ErrorContains(t, WriteLlama2c(&buf, Vocab{Tokens: []string{"a b"}, Scores: []float32{0}}), `token 0 ("a b") contains a space`)
 }
 
 // FuzzFromLlama2c feeds arbitrary bytes to FromLlama2c. It must not panic;
@@ -238,28 +251,20 @@ func FuzzFromLlama2c(f *testing.F) {
 	f.Add([]byte(newBinTok(5).specials().token(-1, " a").token(-2, "<0x41>").token(-3, "a")), 0)
 	f.Add([]byte(newBinTok(math.MaxInt32).raw(0, math.MaxInt32, "x")), 1)
 	var buf bytes.Buffer
-	if err := WriteLlama2c(&buf, testVocab(vocabOpts{})); err != nil {
-		f.Fatal(err)
-	}
+	require.NoError(f, WriteLlama2c(&buf, testVocab(vocabOpts{})))
 	f.Add(buf.Bytes(), 0)
 
 	f.Fuzz(func(t *testing.T, data []byte, vocab int) {
 		tok, err := FromLlama2c(data, vocab)
 		if err != nil {
-			if tok != nil {
-				t.Fatal("non-nil tokenizer with an error")
-			}
+			require.False(t, tok != nil, "non-nil tokenizer with an error")
 			return
 		}
-		if vocab > 0 && tok.VocabSize() != vocab {
-			t.Fatalf("asked for %d tokens, got %d", vocab, tok.VocabSize())
-		}
+		require.Falsef(t, vocab > 0 && tok.VocabSize() != vocab, "asked for %d tokens, got %d", vocab, tok.VocabSize())
 		s := tok.(*SPM)
 		ids := s.Encode("Hello, world! "+strconv.Itoa(len(data))+" é\n", true)
 		for _, id := range ids {
-			if id < 0 || id >= s.VocabSize() {
-				t.Fatalf("Encode produced id %d outside [0, %d)", id, s.VocabSize())
-			}
+			require.Falsef(t, id < 0 || id >= s.VocabSize(), "Encode produced id %d outside [0, %d)", id, s.VocabSize())
 		}
 		s.Decode(ids)
 
@@ -270,17 +275,12 @@ func FuzzFromLlama2c(f *testing.F) {
 				v.Tokens[id] = ""
 			}
 		}
-		if err := WriteLlama2c(&out, v); err != nil {
-			t.Fatalf("cannot write back an accepted vocabulary: %v", err)
-		}
+		require.NoError(t, WriteLlama2c(&out, v), "cannot write back an accepted vocabulary")
 		again, err := FromLlama2c(out.Bytes(), s.VocabSize())
-		if err != nil {
-			t.Fatalf("rewritten tokenizer.bin does not load: %v", err)
-		}
+		require.NoError(t, err, "rewritten tokenizer.bin does not load")
 		a := again.(*SPM)
-		if !slices.Equal(a.text, s.text) || !slices.Equal(a.types, s.types) ||
-			!slices.EqualFunc(a.scores, s.scores, func(x, y float32) bool { return math.Float32bits(x) == math.Float32bits(y) }) {
-			t.Fatalf("rewritten vocabulary differs:\n%q\n%q", a.text, s.text)
-		}
+		same := slices.Equal(a.text, s.text) && slices.Equal(a.types, s.types) &&
+			slices.EqualFunc(a.scores, s.scores, func(x, y float32) bool { return math.Float32bits(x) == math.Float32bits(y) })
+		require.Truef(t, same, "rewritten vocabulary differs:\n%q\n%q", a.text, s.text)
 	})
 }

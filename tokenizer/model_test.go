@@ -7,24 +7,25 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
 // TestStories260K checks the tokenizer of a real model file.
 func TestStories260K(t *testing.T) {
+	t.Parallel()
+
 	s := loadGGUF(t, sharedPath(t, "models/stories260K.gguf"))
-	assert.Equal(t, 512, s.VocabSize())
-	assert.Equal(t, 1, s.BOS())
-	assert.Equal(t, 2, s.EOS())
-	assert.True(t, s.AddBOS())
-	assert.True(t, s.IsEOG(2))
-	assert.False(t, s.IsEOG(1))
+	require.Equal(t, 512, s.VocabSize())
+	require.Equal(t, 1, s.BOS())
+	require.Equal(t, 2, s.EOS())
+	require.True(t, s.AddBOS())
+	require.True(t, s.IsEOG(2))
+	require.False(t, s.IsEOG(1))
 
 	ids := s.Encode("Once upon a time", true)
 	require.NotEmpty(t, ids)
-	assert.Equal(t, 1, ids[0], "Encode must begin with BOS")
-	assert.Equal(t, "Once upon a time", s.Decode(ids))
+	require.Equal(t, 1, ids[0], "Encode must begin with BOS")
+	require.Equal(t, "Once upon a time", s.Decode(ids))
 }
 
 // golden is the part of a llama.cpp golden-output file the tokenizer checks.
@@ -40,6 +41,8 @@ type golden struct {
 // llama.cpp used for every golden file, and that decoding prompt and
 // continuation gives back the prompt followed by readable text.
 func TestStories260KGolden(t *testing.T) {
+	t.Parallel()
+
 	s := loadGGUF(t, sharedPath(t, "models/stories260K.gguf"))
 	files, err := filepath.Glob(filepath.Join(sharedPath(t, "golden/stories260K"), "*.json"))
 	require.NoError(t, err)
@@ -52,15 +55,15 @@ func TestStories260KGolden(t *testing.T) {
 			require.NoError(t, json.Unmarshal(data, &g))
 			require.NotEmpty(t, g.PromptIDs)
 
-			assert.Equal(t, g.PromptIDs, s.Encode(g.Prompt, true), "Encode(%q, true)", g.Prompt)
-			assert.Equal(t, g.Prompt, s.Decode(g.PromptIDs))
+			require.Equal(t, g.PromptIDs, s.Encode(g.Prompt, true), "Encode(%q, true)", g.Prompt)
+			require.Equal(t, g.Prompt, s.Decode(g.PromptIDs))
 
 			all := append([]int{}, g.PromptIDs...)
 			for _, st := range g.Steps {
 				all = append(all, st.ID)
 			}
 			text := s.Decode(all)
-			assert.True(t, strings.HasPrefix(text, g.Prompt), "Decode(prompt+steps) = %q", text)
+			require.True(t, strings.HasPrefix(text, g.Prompt), "Decode(prompt+steps) = %q", text)
 		})
 	}
 }
@@ -68,6 +71,8 @@ func TestStories260KGolden(t *testing.T) {
 // TestStories260KContinuation decodes the greedy continuation recorded in
 // the golden file and compares it with the text in ../shared/README.md.
 func TestStories260KContinuation(t *testing.T) {
+	t.Parallel()
+
 	s := loadGGUF(t, sharedPath(t, "models/stories260K.gguf"))
 	data, err := os.ReadFile(sharedPath(t, "golden/stories260K/once-upon-a-time.json"))
 	require.NoError(t, err)
@@ -78,5 +83,5 @@ func TestStories260KContinuation(t *testing.T) {
 		ids = append(ids, st.ID)
 	}
 	const want = "Once upon a time, there was a little girl named Lily. She loved to play outside in the park. One day, she saw a big, red ball."
-	assert.True(t, strings.HasPrefix(s.Decode(ids), want), "got %q", s.Decode(ids))
+	require.True(t, strings.HasPrefix(s.Decode(ids), want), "got %q", s.Decode(ids))
 }

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"unicode"
+
+	"github.com/stretchr/testify/require"
 )
 
 // partitionTokens are the added tokens FuzzPartition splits out: overlapping
@@ -43,36 +45,24 @@ func FuzzPartition(f *testing.F) {
 				var glued strings.Builder
 				for i, fr := range frags {
 					if fr.id < 0 {
-						if fr.text == "" {
-							t.Fatalf("%s(%q, %v): empty text fragment %d", name, text, parse, i)
-						}
+						require.Falsef(t, fr.text == "", "%s(%q, %v): empty text fragment %d", name, text, parse, i)
 						glued.WriteString(fr.text)
 						if name == "llama" {
 							for _, tok := range byLength {
-								if (parse || !tok.special) && strings.Contains(fr.text, tok.content) {
-									t.Fatalf("llama(%q, %v): fragment %q still holds %q", text, parse, fr.text, tok.content)
-								}
+								require.Falsef(t, (parse || !tok.special) && strings.Contains(fr.text, tok.content), "llama(%q, %v): fragment %q still holds %q", text, parse, fr.text, tok.content)
 							}
 						}
 						continue
 					}
 					c, ok := content[fr.id]
-					if !ok {
-						t.Fatalf("%s(%q): unknown id %d", name, text, fr.id)
-					}
+					require.Truef(t, ok, "%s(%q): unknown id %d", name, text, fr.id)
 					for _, tok := range partitionTokens {
-						if tok.id == fr.id && tok.special && !parse {
-							t.Fatalf("%s(%q, false) split out special token %q", name, text, c)
-						}
+						require.Falsef(t, tok.id == fr.id && tok.special && !parse, "%s(%q, false) split out special token %q", name, text, c)
 					}
 					glued.WriteString(c)
 				}
-				if got, want := dropSpace(glued.String()), dropSpace(text); got != want {
-					t.Fatalf("%s(%q, %v): fragments glue to %q", name, text, parse, glued.String())
-				}
-				if len(glued.String()) > len(text) {
-					t.Fatalf("%s(%q, %v): fragments glue to %q, longer than the input", name, text, parse, glued.String())
-				}
+				require.Equalf(t, dropSpace(text), dropSpace(glued.String()), "%s(%q, %v): fragments glue to %q", name, text, parse, glued.String())
+				require.Falsef(t, len(glued.String()) > len(text), "%s(%q, %v): fragments glue to %q, longer than the input", name, text, parse, glued.String())
 			}
 		}
 	})

@@ -50,6 +50,8 @@ func referenceEncode(s *SPM, text string) []int {
 // reference on random text, with the test vocabulary and, when present,
 // the Llama 2 vocabulary.
 func TestHeapMatchesReference(t *testing.T) {
+	t.Parallel()
+
 	vocabs := map[string]*SPM{"hand-built": newTestSPM(t, vocabOpts{})}
 	if !testing.Short() {
 		if dir, ok := findShared("tokenizer"); ok {

@@ -84,7 +84,7 @@ func specialHFTokenizer(t testing.TB, name string) (data, config []byte) {
 		require.NotNil(t, data, "%s/tokenizer.json is missing", dir)
 		return data, read(filepath.Join(dir, "tokenizer_config.json"))
 	}
-	t.Fatalf("no special-token fixture %q", name)
+	require.FailNowf(t, "no special-token fixture", "%q", name)
 	return nil, nil
 }
 
@@ -159,6 +159,8 @@ const llama2260kConfig = `{
 // TestLlama2260kIsGenerated checks that the committed llama2-260k files are
 // what llama2260kJSON makes (KVREF_UPDATE_SPECIAL=1 rewrites them).
 func TestLlama2260kIsGenerated(t *testing.T) {
+	t.Parallel()
+
 	dir := filepath.Join(specialDir, "llama2-260k")
 	want := map[string][]byte{"tokenizer.json": llama2260kJSON(t), "tokenizer_config.json": []byte(llama2260kConfig)}
 	for name, data := range want {
@@ -303,6 +305,8 @@ func writeVocabModel(t testing.TB, src, dst string, edit *vocabEdit) {
 // for each of specialHFNames, and gguf/NAME.gguf, a model llama-server can
 // load, for each of specialGGUFNames.
 func TestWriteSpecialFixtures(t *testing.T) {
+	t.Parallel()
+
 	dir := os.Getenv("KVREF_WRITE_SPECIAL")
 	if dir == "" {
 		t.Skip("set KVREF_WRITE_SPECIAL=DIR to write the fixtures of the special-token vectors")

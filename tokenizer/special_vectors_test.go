@@ -9,7 +9,6 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/kvref/kvref/format/gguf"
@@ -87,14 +86,14 @@ func checkSpecialVectors(t *testing.T, vs []testutil.SpecialVector, load func(t 
 
 // checkSpecialVector checks one vector.
 func checkSpecialVector(t *testing.T, tok Tokenizer, v testutil.SpecialVector) {
-	assert.Equal(t, orEmpty(v.IDs), orEmpty(tok.EncodeSpecial(v.Input, EncodeOptions{ParseSpecial: true})), "EncodeSpecial(%q, {ParseSpecial})", v.Input)
-	assert.Equal(t, orEmpty(v.IDsWithSpecial), orEmpty(tok.EncodeSpecial(v.Input, Prompt)), "EncodeSpecial(%q, Prompt)", v.Input)
+	require.Equal(t, orEmpty(v.IDs), orEmpty(tok.EncodeSpecial(v.Input, EncodeOptions{ParseSpecial: true})), "EncodeSpecial(%q, {ParseSpecial})", v.Input)
+	require.Equal(t, orEmpty(v.IDsWithSpecial), orEmpty(tok.EncodeSpecial(v.Input, Prompt)), "EncodeSpecial(%q, Prompt)", v.Input)
 	if v.Keep != nil {
-		assert.Equal(t, *v.Keep, tok.DecodeSpecial(v.IDsWithSpecial, true), "DecodeSpecial(%v, true)", v.IDsWithSpecial)
+		require.Equal(t, *v.Keep, tok.DecodeSpecial(v.IDsWithSpecial, true), "DecodeSpecial(%v, true)", v.IDsWithSpecial)
 	}
 	if v.Skip != nil {
-		assert.Equal(t, *v.Skip, tok.DecodeSpecial(v.IDsWithSpecial, false), "DecodeSpecial(%v, false)", v.IDsWithSpecial)
-		assert.Equal(t, *v.Skip, tok.Decode(v.IDsWithSpecial), "Decode(%v)", v.IDsWithSpecial)
+		require.Equal(t, *v.Skip, tok.DecodeSpecial(v.IDsWithSpecial, false), "DecodeSpecial(%v, false)", v.IDsWithSpecial)
+		require.Equal(t, *v.Skip, tok.Decode(v.IDsWithSpecial), "Decode(%v)", v.IDsWithSpecial)
 	}
 }
 
@@ -104,6 +103,8 @@ func checkSpecialVector(t *testing.T, tok Tokenizer, v testutil.SpecialVector) {
 // with added tokens carrying each flag) and for a Llama 2 layout
 // tokenizer.json (testdata/special/llama2-260k).
 func TestSpecialVectorsHF(t *testing.T) {
+	t.Parallel()
+
 	vs := testutil.SpecialVectors(t, "hf-special.jsonl")
 	checkSpecialVectors(t, vs, func(t *testing.T, name string) Tokenizer {
 		data, config := specialHFTokenizer(t, name)
@@ -119,6 +120,8 @@ func TestSpecialVectorsHF(t *testing.T) {
 // token but <unk>, <s> and <|endoftext|> swallowing the spaces after it) and
 // GPT-2 vocabularies.
 func TestSpecialVectorsLlamaServer(t *testing.T) {
+	t.Parallel()
+
 	vs := testutil.SpecialVectors(t, "llama-server-special.jsonl")
 	checkSpecialVectors(t, vs, func(t *testing.T, name string) Tokenizer {
 		f, err := gguf.Open(specialGGUFPath(t, name))
@@ -137,6 +140,8 @@ func TestSpecialVectorsLlamaServer(t *testing.T) {
 // turn, llama.cpp's pick depends on hash order; then only membership in the
 // EOG set is checked.
 func TestEOGLlamaServer(t *testing.T) {
+	t.Parallel()
+
 	f, err := os.Open(filepath.Join(specialDir, "llama-server-eog.jsonl"))
 	require.NoError(t, err)
 	defer f.Close()
@@ -156,7 +161,7 @@ func TestEOGLlamaServer(t *testing.T) {
 			defer g.Close()
 			tok, err := FromGGUF(g)
 			require.NoError(t, err)
-			assert.Equal(t, want.EOG, eogIDs(tok), "end-of-generation ids")
+			require.Equal(t, want.EOG, eogIDs(tok), "end-of-generation ids")
 			eot, candidates := -1, 0
 			switch x := tok.(type) {
 			case *SPM:
@@ -170,9 +175,9 @@ func TestEOGLlamaServer(t *testing.T) {
 				}
 			}
 			if _, named := g.Lookup(keyEOT); named || candidates <= 1 {
-				assert.Equal(t, want.EOT, eot, "end-of-turn id")
+				require.Equal(t, want.EOT, eot, "end-of-turn id")
 			} else {
-				assert.Contains(t, want.EOG, eot, "end-of-turn id %d (llama.cpp chose %d of %d candidates)", eot, want.EOT, candidates)
+				require.Contains(t, want.EOG, eot, "end-of-turn id %d (llama.cpp chose %d of %d candidates)", eot, want.EOT, candidates)
 			}
 		})
 	}
@@ -195,6 +200,8 @@ func eogIDs(tok Tokenizer) []int {
 // through the same vocabulary read from llama2.c's tokenizer.bin (tok512.bin), whose
 // special tokens kvref types by llama2.c's convention (<unk>, <s>, </s> at ids 0, 1, 2).
 func TestSpecialVectorsLlama2c(t *testing.T) {
+	t.Parallel()
+
 	vs := testutil.SpecialVectors(t, "llama-server-special.jsonl", "stories260K")
 	checkSpecialVectors(t, vs, func(t *testing.T, name string) Tokenizer {
 		tok, err := FromLlama2cFile(testutil.Shared(t, "models/tok512.bin"), 512)

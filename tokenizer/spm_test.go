@@ -4,24 +4,27 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
 func TestNewSPMAccessors(t *testing.T) {
+	t.Parallel()
+
 	s := newTestSPM(t, vocabOpts{addEOS: true})
-	assert.Equal(t, len(testVocab(vocabOpts{}).Tokens), s.VocabSize())
-	assert.Equal(t, tBOS, s.BOS())
-	assert.Equal(t, tEOS, s.EOS())
-	assert.Equal(t, tUNK, s.UNK())
-	assert.Equal(t, -1, s.PAD())
-	assert.True(t, s.AddBOS())
-	assert.True(t, s.AddEOS())
-	assert.Equal(t, TypeControl, s.TokenType(tBOS))
-	assert.Equal(t, TypeUndefined, s.TokenType(-1))
+	require.Equal(t, len(testVocab(vocabOpts{}).Tokens), s.VocabSize())
+	require.Equal(t, tBOS, s.BOS())
+	require.Equal(t, tEOS, s.EOS())
+	require.Equal(t, tUNK, s.UNK())
+	require.Equal(t, -1, s.PAD())
+	require.True(t, s.AddBOS())
+	require.True(t, s.AddEOS())
+	require.Equal(t, TypeControl, s.TokenType(tBOS))
+	require.Equal(t, TypeUndefined, s.TokenType(-1))
 }
 
 func TestNewSPMCopiesVocab(t *testing.T) {
+	t.Parallel()
+
 	v := testVocab(vocabOpts{})
 	s, err := NewSPM(v)
 	require.NoError(t, err)
@@ -29,11 +32,13 @@ func TestNewSPMCopiesVocab(t *testing.T) {
 	v.Tokens[hello] = "changed"
 	v.Scores[hello] = 100
 	v.Types[hello] = TypeControl
-	assert.Equal(t, "▁hello", s.TokenText(hello))
-	assert.Equal(t, []byte(" hello"), s.Piece(hello))
+	require.Equal(t, "▁hello", s.TokenText(hello))
+	require.Equal(t, []byte(" hello"), s.Piece(hello))
 }
 
 func TestNewSPMEmptyToken(t *testing.T) {
+	t.Parallel()
+
 	v := testVocab(vocabOpts{})
 	v.Tokens = append(v.Tokens, "", "")
 	v.Scores = append(v.Scores, 0, 0)
@@ -41,10 +46,12 @@ func TestNewSPMEmptyToken(t *testing.T) {
 	s, err := NewSPM(v)
 	require.NoError(t, err, "empty tokens are renamed, as llama.cpp does, not duplicates")
 	n := s.VocabSize()
-	assert.Equal(t, fmt.Sprintf("[EMPTY_%d]", n-1), s.TokenText(n-1))
+	require.Equal(t, fmt.Sprintf("[EMPTY_%d]", n-1), s.TokenText(n-1))
 }
 
 func TestNewSPMErrors(t *testing.T) {
+	t.Parallel()
+
 	tests := []struct {
 		name   string
 		modify func(v *Vocab)
@@ -73,12 +80,14 @@ func TestNewSPMErrors(t *testing.T) {
 			tt.modify(&v)
 			_, err := NewSPM(v)
 			require.Error(t, err)
-			assert.Contains(t, err.Error(), tt.errMsg)
+			require.Contains(t, err.Error(), tt.errMsg)
 		})
 	}
 }
 
 func TestParseByteToken(t *testing.T) {
+	t.Parallel()
+
 	for b := range 256 {
 		got, ok := parseByteToken(byteTokenText(byte(b)))
 		require.True(t, ok)
@@ -86,9 +95,9 @@ func TestParseByteToken(t *testing.T) {
 	}
 	for _, bad := range []string{"<0x4>", "<0xZZ>", "0x41", "<0x41", "<0x411>", "<1x41>"} {
 		_, ok := parseByteToken(bad)
-		assert.False(t, ok, bad)
+		require.False(t, ok, bad)
 	}
 	b, ok := parseByteToken("<0xab>")
-	assert.True(t, ok, "lower-case hex is accepted")
-	assert.Equal(t, byte(0xAB), b)
+	require.True(t, ok, "lower-case hex is accepted")
+	require.Equal(t, byte(0xAB), b)
 }

@@ -12,7 +12,6 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/kvref/kvref/format/gguf"
@@ -142,7 +141,7 @@ func buildSynthTokenizer(t testing.TB, name string) []byte {
 	case "llama2-style", "metaspace-style":
 		doc = spmTokenizerJSON(t, name)
 	default:
-		t.Fatalf("no synthetic tokenizer %q", name)
+		require.FailNowf(t, "no synthetic tokenizer", "%q", name)
 	}
 	out, err := json.Marshal(doc)
 	require.NoError(t, err)
@@ -262,6 +261,8 @@ func spmDoc(v Vocab, layout string) map[string]any {
 // TestWriteSynthTokenizers writes the synthetic tokenizer.json files to the
 // directory named by KVREF_WRITE_SYNTH, for testdata/gen/gen_vectors.js.
 func TestWriteSynthTokenizers(t *testing.T) {
+	t.Parallel()
+
 	dir := os.Getenv("KVREF_WRITE_SYNTH")
 	if dir == "" {
 		t.Skip("set KVREF_WRITE_SYNTH=DIR to write the synthetic tokenizer.json files")
@@ -306,6 +307,8 @@ func vectorInputs(t testing.TB) []string {
 // TestWriteVectorInputs writes the inputs of the extra vectors as JSON to
 // the file named by KVREF_WRITE_INPUTS, for testdata/gen/gen_vectors.js.
 func TestWriteVectorInputs(t *testing.T) {
+	t.Parallel()
+
 	path := os.Getenv("KVREF_WRITE_INPUTS")
 	if path == "" {
 		t.Skip("set KVREF_WRITE_INPUTS=FILE to write the vector inputs")
@@ -329,6 +332,8 @@ type synthLine struct {
 // ones. Hugging Face parses special tokens in the input by default, so
 // these compare EncodeSpecial(x, {AddSpecial: add, ParseSpecial: true}).
 func TestHFVectorsSynth(t *testing.T) {
+	t.Parallel()
+
 	data, err := os.ReadFile(filepath.Join("testdata", "hf-synth.jsonl"))
 	require.NoError(t, err)
 	hfDir := testutil.Shared(t, "tokenizer/hf")
@@ -361,15 +366,15 @@ func TestHFVectorsSynth(t *testing.T) {
 		var ok bool
 		if v.Text != nil {
 			ok = t.Run(fmt.Sprintf("%s/%d/decode", v.Tokenizer, i), func(t *testing.T) {
-				assert.Equal(t, *v.Text, tok.DecodeSpecial(v.DecodeIDs, true), "DecodeSpecial(%v, true)", v.DecodeIDs)
-				assert.Equal(t, *v.TextSkip, tok.Decode(v.DecodeIDs), "Decode(%v)", v.DecodeIDs)
+				require.Equal(t, *v.Text, tok.DecodeSpecial(v.DecodeIDs, true), "DecodeSpecial(%v, true)", v.DecodeIDs)
+				require.Equal(t, *v.TextSkip, tok.Decode(v.DecodeIDs), "Decode(%v)", v.DecodeIDs)
 			})
 		} else {
 			ok = t.Run(fmt.Sprintf("%s/%d/%q", v.Tokenizer, i, shorten(v.Input, 30)), func(t *testing.T) {
-				assert.Equal(t, orEmpty(v.IDs), orEmpty(tok.EncodeSpecial(v.Input, EncodeOptions{ParseSpecial: true})), "EncodeSpecial(%q, {ParseSpecial})", v.Input)
-				assert.Equal(t, orEmpty(v.IDsWithSpecial), orEmpty(tok.EncodeSpecial(v.Input, Prompt)), "EncodeSpecial(%q, Prompt)", v.Input)
-				assert.Equal(t, v.Decoded, tok.DecodeSpecial(v.IDs, true), "DecodeSpecial(ids, true)")
-				assert.Equal(t, *v.DecodedSpecial, tok.Decode(v.IDsWithSpecial), "Decode(ids_with_special)")
+				require.Equal(t, orEmpty(v.IDs), orEmpty(tok.EncodeSpecial(v.Input, EncodeOptions{ParseSpecial: true})), "EncodeSpecial(%q, {ParseSpecial})", v.Input)
+				require.Equal(t, orEmpty(v.IDsWithSpecial), orEmpty(tok.EncodeSpecial(v.Input, Prompt)), "EncodeSpecial(%q, Prompt)", v.Input)
+				require.Equal(t, v.Decoded, tok.DecodeSpecial(v.IDs, true), "DecodeSpecial(ids, true)")
+				require.Equal(t, *v.DecodedSpecial, tok.Decode(v.IDsWithSpecial), "Decode(ids_with_special)")
 			})
 		}
 		if ok {

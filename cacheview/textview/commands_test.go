@@ -71,6 +71,8 @@ func TestExecRunsCommands(t *testing.T) {
 // what the command takes, and the session, the pool and the current sequence stay as
 // they were.
 func TestExecRefusesBadArguments(t *testing.T) {
+	t.Parallel()
+
 	c, _ := newConsole(t)
 	require.NoError(t, c.Exec("fork")) // seq 1, current; seq 0 lives
 	vocab := c.model().Tokenizer.VocabSize()
@@ -124,6 +126,8 @@ func TestExecRefusesBadArguments(t *testing.T) {
 // TestExecNoTokenError: pick's unknown text is a NoTokenError naming the text, so that a
 // front end can add its own hint.
 func TestExecNoTokenError(t *testing.T) {
+	t.Parallel()
+
 	c, _ := newConsole(t)
 	var nt NoTokenError
 	require.True(t, errors.As(c.Exec(`pick "zzzz qqqq"`), &nt))

@@ -13,6 +13,8 @@ import (
 // and a refused command (freeing the current sequence, a decode the pool has no block for)
 // changes nothing.
 func TestConsole(t *testing.T) {
+	t.Parallel()
+
 	var out strings.Builder
 	c := &Console{View: *newView(t, &out, 2, 3, false)}
 	require.NoError(t, c.Add("hi")) // BOS h i: blocks 0 and 1

@@ -33,6 +33,8 @@ func newView(t *testing.T, out *strings.Builder, blockSize, blocks int, color bo
 // TestColoursOnlyWhenAsked: a new block is green and a copy-on-write yellow with Color,
 // and no escape sequence is written without it; no line ends in a space either way.
 func TestColoursOnlyWhenAsked(t *testing.T) {
+	t.Parallel()
+
 	for _, color := range []bool{true, false} {
 		var out strings.Builder
 		v := newView(t, &out, 2, 16, color)
@@ -69,6 +71,8 @@ func TestColoursOnlyWhenAsked(t *testing.T) {
 // TestBlocksAgreeWithThePool: every grid row of Blocks draws the pool's blocks (shared,
 // cached and free ones among them), and the bytes line is the formula 2 · layers · KV heads · head_dim · 4 B with the model's numbers.
 func TestBlocksAgreeWithThePool(t *testing.T) {
+	t.Parallel()
+
 	var out strings.Builder
 	v := newView(t, &out, 4, 30, false)
 	s := v.Session

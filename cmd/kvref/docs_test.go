@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -52,7 +53,7 @@ func TestDocCommandsAreTrue(t *testing.T) {
 				if cmd == "help" || cmd == "version" {
 					continue
 				}
-				t.Errorf("%s: kvref %s: no such command", doc, cmd)
+				require.FailNow(t, fmt.Sprintf("%s: kvref %s: no such command", doc, cmd))
 				continue
 			}
 			rest, _, _ = strings.Cut(rest, " #") // a comment

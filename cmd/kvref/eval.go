@@ -2,7 +2,9 @@ package main
 
 import (
 	"fmt"
+	"github.com/kvref/kvref/model"
 	"io"
+	"math"
 	"os"
 
 	"github.com/kvref/kvref/eval"
@@ -26,6 +28,7 @@ func evalCmd(args []string, stdout, stderr io.Writer) error {
 	registerContext(fs, &ctx, 0, "window length in tokens (0: the model's context, at most 4096)")
 	registerThreads(fs, &threads, "")
 	asJSON := fs.Bool("json", false, "print one JSON object")
+	perToken := fs.Bool("per-token", false, "print the log-probability of every token of the text (one window, the cache of -ctk/-ctv, f32 by default), tokenized as kvref serve tokenizes a text prompt: what serve's echo or prompt_logprobs return for it, bit for bit")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -58,6 +61,9 @@ func evalCmd(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer m.Close()
+	if *perToken {
+		return printPerToken(stdout, m.Source, text, source, caches[len(caches)-1], pairK != "" || pairV != "", m, threads, *asJSON)
+	}
 	var usable []eval.Cache
 	for _, c := range types {
 		if err := c.Validate(m.Config.KVHeads, m.Config.HeadDim); err != nil {
@@ -77,5 +83,28 @@ func evalCmd(args []string, stdout, stderr io.Writer) error {
 		return printJSON(stdout, rep)
 	}
 	rep.WriteTable(stdout)
+	return nil
+}
+
+// printPerToken prints every token's log-probability (kvref eval --per-token): a table, or
+// with asJSON one object {"model", "text", "cache_type", "tokens": [...]}.
+func printPerToken(w io.Writer, modelName, text, source string, c eval.Cache, pair bool, m *model.Model, threads int, asJSON bool) error {
+	if !pair {
+		c = eval.Cache{K: quant.F32, V: quant.F32}
+	}
+	toks, err := eval.PerToken(m, text, c, threads)
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		return printJSON(w, map[string]any{"model": modelName, "text": source, "cache_type": c.String(), "tokens": toks})
+	}
+	sum := 0.0
+	fmt.Fprintf(w, "model %s, text %s, cache %s: %d predicted tokens\n\n%6s %7s %-20s %s\n", modelName, source, c, len(toks), "pos", "id", "token", "logprob")
+	for _, t := range toks {
+		fmt.Fprintf(w, "%6d %7d %-20q %.17g\n", t.Pos, t.ID, t.Token, t.Logprob)
+		sum += t.Logprob
+	}
+	fmt.Fprintf(w, "\nsum %.17g, perplexity %.6g\n", sum, math.Exp(-sum/float64(len(toks))))
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/kvref/kvref/internal/testutil"
+	"github.com/stretchr/testify/require"
 )
 
 // TestMain removes the directories the tests of this package share.
@@ -49,8 +50,6 @@ func stories260KGoldens(t *testing.T) (model, dir, out string) {
 		}
 		g.out = stdout.String()
 	})
-	if g.err != nil {
-		t.Fatal(g.err)
-	}
+	require.False(t, g.err != nil, g.err)
 	return model, g.dir, g.out
 }

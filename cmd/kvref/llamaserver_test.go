@@ -120,7 +120,7 @@ func startLlamaServer(t *testing.T, bin string, c docCommand, model string, repl
 		}
 		lastErr = err
 	}
-	t.Fatal(lastErr)
+	require.FailNow(t, fmt.Sprint(lastErr))
 	return nil
 }
 
@@ -214,6 +214,9 @@ func llamaServerSetup(t *testing.T) (bin, model, dir string, cmds map[string]doc
 // when ../shared/bin is absent.
 func llamaServerBin(t *testing.T) string {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("the llama-server comparisons are a long suite: they run in the full go test (.ci/run), not with -short")
+	}
 	bin := filepath.Join(testutil.ModuleRoot(t), "..", "shared", "bin", "llama-server")
 	if _, err := os.Stat(filepath.Dir(bin)); err != nil {
 		t.Skipf("llama.cpp's llama-server is not available: ../shared/bin is absent (%v); it exists in the kvref workspace and its CI", err)

@@ -107,6 +107,10 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	// ("plan: ...") do not repeat the name.
 	msg := strings.TrimPrefix(err.Error(), c.name+": ")
 	fmt.Fprintf(stderr, "kvref %s: %s\n", c.name, msg)
+	var ec *exitCodeError
+	if errors.As(err, &ec) {
+		return ec.code
+	}
 	return 1
 }
 
@@ -148,3 +152,12 @@ func printJSON(w io.Writer, v any) error {
 	_, err = fmt.Fprintln(w, string(b))
 	return err
 }
+
+// exitCodeError is an error whose command exits with its own status (printed as usual).
+type exitCodeError struct {
+	code int
+	err  error
+}
+
+func (e *exitCodeError) Error() string { return e.err.Error() }
+func (e *exitCodeError) Unwrap() error { return e.err }

@@ -76,7 +76,7 @@ func startNodeServe(t *testing.T, dir, model string, extra ...string) *llamaServ
 		}
 		lastErr = err
 	}
-	t.Fatal(lastErr)
+	require.FailNow(t, fmt.Sprint(lastErr))
 	return nil
 }
 

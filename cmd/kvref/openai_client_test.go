@@ -55,6 +55,10 @@ type clientCheck struct {
 	Status       int          `json:"status"`
 	Param        string       `json:"param"`
 	Message      string       `json:"message"`
+	EchoMiss     []*float64   `json:"echo_miss"`
+	EchoHit      []*float64   `json:"echo_hit"`
+	TextOffset   []int        `json:"text_offset"`
+	PromptLogp   []*float64   `json:"prompt_logprobs"`
 }
 
 // TestOpenAINodeClient starts `kvref serve` on a free port and drives it with the official
@@ -64,6 +68,9 @@ type clientCheck struct {
 // conversation whose second request reports the history's blocks as cached tokens. The
 // answers are checked against the same requests sent without the client.
 func TestOpenAINodeClient(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the openai npm client check is a long suite: it runs in the full go test (.ci/run), not with -short")
+	}
 	node, err := exec.LookPath("node")
 	if err != nil {
 		t.Skip("node is not installed: the openai npm client check needs Node.js and npm (apt-get install nodejs npm)")
@@ -149,6 +156,26 @@ func TestOpenAINodeClient(t *testing.T) {
 	cm := checks["completion"]
 	require.Equal(t, ", there was a little girl named Lily. She loved to play", cm.Text, "stories260K's greedy continuation (../shared/README.md)")
 	require.Equal(t, cm.Text, cm.Streamed)
+
+	// echo + logprobs + max_tokens 0: the prompt's tokens, null first, the same values
+	// before and after the prefix hit, and the same as vLLM's prompt_logprobs.
+	ec := checks["echo"]
+	require.Equal(t, "The cat sat on the mat and looked at the big red ball. Then it jumped over the fence.", ec.Text)
+	require.Len(t, ec.EchoMiss, len(ec.Tokens))
+	require.Nil(t, ec.EchoMiss[0])
+	require.Equal(t, -1, ec.TopCounts[0], "top_logprobs[0] is null")
+	require.Equal(t, ec.EchoMiss, ec.EchoHit, "the same values from the prefix cache")
+	require.Equal(t, ec.EchoMiss, ec.PromptLogp)
+	require.Zero(t, ec.First.PromptTokensDetails.CachedTokens)
+	require.Equal(t, (len(ec.Tokens)-1)/16*16, ec.Second.PromptTokensDetails.CachedTokens)
+	require.Positive(t, ec.Second.PromptTokensDetails.CachedTokens)
+	require.Zero(t, ec.Second.CompletionTokens)
+	for i := 1; i < len(ec.Tokens); i++ {
+		require.NotNil(t, ec.EchoMiss[i])
+		require.LessOrEqual(t, ec.TopCounts[i], 6, "the top 5 and the prompt's token")
+		require.GreaterOrEqual(t, ec.TopCounts[i], 5)
+		require.Equal(t, ec.TextOffset[i-1]+len([]rune(ec.Tokens[i-1])), ec.TextOffset[i], "offsets count the tokens' characters")
+	}
 
 	mt := checks["multi_turn"]
 	first, second := mt.First, mt.Second

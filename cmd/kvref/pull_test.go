@@ -14,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/kvref/kvref/model/synth"
@@ -90,25 +89,25 @@ func TestPullThenRun(t *testing.T) {
 	out, stderr, code := kvref(t, "pull", "--cache", dir, "hf://kvref/tiny/models/tiny.gguf")
 	require.Equal(t, 0, code, stderr)
 	want := filepath.Join(dir, "hf", "kvref", "tiny", "main", "models", "tiny.gguf")
-	assert.Equal(t, want+"\n", out)
-	assert.Contains(t, stderr, "downloaded hf://kvref/tiny/models/tiny.gguf: ")
-	assert.Contains(t, stderr, "sha256 verified")
+	require.Equal(t, want+"\n", out)
+	require.Contains(t, stderr, "downloaded hf://kvref/tiny/models/tiny.gguf: ")
+	require.Contains(t, stderr, "sha256 verified")
 	got, err := os.ReadFile(want)
 	require.NoError(t, err)
-	assert.Equal(t, model, got)
-	assert.Equal(t, 2, h.seen(), "one HEAD to the hub, one GET from the CDN")
+	require.Equal(t, model, got)
+	require.Equal(t, 2, h.seen(), "one HEAD to the hub, one GET from the CDN")
 
 	// Cached: the same path, no request, nothing on stderr.
 	out, stderr, code = kvref(t, "pull", "--cache", dir, "hf://kvref/tiny/models/tiny.gguf")
 	require.Equal(t, 0, code, stderr)
-	assert.Equal(t, want+"\n", out)
-	assert.Empty(t, stderr)
-	assert.Equal(t, 2, h.seen())
+	require.Equal(t, want+"\n", out)
+	require.Empty(t, stderr)
+	require.Equal(t, 2, h.seen())
 
 	// The pulled file is a model kvref runs.
 	text, stderr, code := kvref(t, "run", "-m", want, "-p", "hi", "-n", "4", "--temp", "0", "-t", "1")
 	require.Equal(t, 0, code, stderr)
-	assert.True(t, strings.HasPrefix(text, "hi"), text)
+	require.True(t, strings.HasPrefix(text, "hi"), text)
 }
 
 func TestPullFlagsAnywhereAndCacheFromEnvironment(t *testing.T) {
@@ -119,13 +118,13 @@ func TestPullFlagsAnywhereAndCacheFromEnvironment(t *testing.T) {
 
 	out, stderr, code := kvref(t, "pull", "hf://o/r/a.bin@v2", "hf://o/r/b.bin")
 	require.Equal(t, 0, code, stderr)
-	assert.Equal(t, filepath.Join(dir, "hf", "o", "r", "v2", "a.bin")+"\n"+filepath.Join(dir, "hf", "o", "r", "main", "b.bin")+"\n", out)
+	require.Equal(t, filepath.Join(dir, "hf", "o", "r", "v2", "a.bin")+"\n"+filepath.Join(dir, "hf", "o", "r", "main", "b.bin")+"\n", out)
 	n := h.seen()
 
 	out, stderr, code = kvref(t, "pull", "hf://o/r/a.bin@v2", "--force")
 	require.Equal(t, 0, code, stderr)
-	assert.Equal(t, filepath.Join(dir, "hf", "o", "r", "v2", "a.bin")+"\n", out)
-	assert.Equal(t, n+2, h.seen(), "--force downloads again")
+	require.Equal(t, filepath.Join(dir, "hf", "o", "r", "v2", "a.bin")+"\n", out)
+	require.Equal(t, n+2, h.seen(), "--force downloads again")
 }
 
 func TestPullErrors(t *testing.T) {
@@ -133,34 +132,34 @@ func TestPullErrors(t *testing.T) {
 	dir := t.TempDir()
 
 	out, stderr, code := kvref(t, "pull", "--cache", dir, "hf://o/r/missing.gguf")
-	assert.Equal(t, 1, code)
-	assert.Empty(t, out)
-	assert.Equal(t, "kvref pull: hf://o/r/missing.gguf: file missing.gguf in o/r at main not found on the hub (HTTP 404 EntryNotFound): check the repo and path\n", stderr)
+	require.Equal(t, 1, code)
+	require.Empty(t, out)
+	require.Equal(t, "kvref pull: hf://o/r/missing.gguf: file missing.gguf in o/r at main not found on the hub (HTTP 404 EntryNotFound): check the repo and path\n", stderr)
 
 	_, stderr, code = kvref(t, "pull", "--cache", dir, "stories260K.gguf")
-	assert.Equal(t, 1, code)
-	assert.Contains(t, stderr, `"stories260K.gguf" is not a model reference: want hf://OWNER/REPO/PATH[@REV] or an http(s):// URL`)
+	require.Equal(t, 1, code)
+	require.Contains(t, stderr, `"stories260K.gguf" is not a model reference: want hf://OWNER/REPO/PATH[@REV] or an http(s):// URL`)
 
 	_, stderr, code = kvref(t, "pull", "--cache", dir, "hf://o/r")
-	assert.Equal(t, 1, code)
-	assert.Contains(t, stderr, "it names no file inside the repository")
+	require.Equal(t, 1, code)
+	require.Contains(t, stderr, "it names no file inside the repository")
 
 	_, stderr, code = kvref(t, "pull")
-	assert.Equal(t, 2, code)
-	assert.Contains(t, stderr, "usage: kvref pull [--force] [--cache DIR] [--sha256 HEX] REF...")
+	require.Equal(t, 2, code)
+	require.Contains(t, stderr, "usage: kvref pull [--force] [--cache DIR] [--sha256 HEX] REF...")
 
 	_, stderr, code = kvref(t, "pull", "--nope", "hf://o/r/m.gguf")
-	assert.Equal(t, 2, code)
-	assert.Equal(t, "kvref pull: unknown flag --nope; kvref pull --help lists the flags\n", stderr)
+	require.Equal(t, 2, code)
+	require.Equal(t, "kvref pull: unknown flag --nope; kvref pull --help lists the flags\n", stderr)
 
 	_, stderr, code = kvref(t, "pull", "-h")
-	assert.Equal(t, 0, code)
-	assert.Contains(t, stderr, "HF_TOKEN")
-	assert.Contains(t, stderr, "-force")
+	require.Equal(t, 0, code)
+	require.Contains(t, stderr, "HF_TOKEN")
+	require.Contains(t, stderr, "-force")
 
 	help, _, code := kvref(t, "help")
-	assert.Equal(t, 0, code)
-	assert.Contains(t, help, "pull      download a model file")
+	require.Equal(t, 0, code)
+	require.Contains(t, help, "pull      download a model file")
 }
 
 // TestPullWithAGivenChecksum: --sha256 is checked against the download and against a file
@@ -174,19 +173,19 @@ func TestPullWithAGivenChecksum(t *testing.T) {
 	wrong := strings.Repeat("1", 64)
 
 	_, stderr, code := kvref(t, "pull", "--cache", dir, "--sha256", wrong, "hf://o/r/m.bin")
-	assert.Equal(t, 1, code)
-	assert.Contains(t, stderr, "sha256 mismatch: expected "+wrong+" (given)")
+	require.Equal(t, 1, code)
+	require.Contains(t, stderr, "sha256 mismatch: expected "+wrong+" (given)")
 
 	out, stderr, code := kvref(t, "pull", "--cache", dir, "--sha256", good, "hf://o/r/m.bin")
 	require.Equal(t, 0, code, stderr)
-	assert.Equal(t, filepath.Join(dir, "hf", "o", "r", "main", "m.bin")+"\n", out)
+	require.Equal(t, filepath.Join(dir, "hf", "o", "r", "main", "m.bin")+"\n", out)
 
 	_, stderr, code = kvref(t, "pull", "--cache", dir, "--sha256", wrong, "hf://o/r/m.bin")
-	assert.Equal(t, 1, code)
-	assert.Contains(t, stderr, "the cached file")
-	assert.Contains(t, stderr, "download it again with --force", "kvref pull names its flag")
+	require.Equal(t, 1, code)
+	require.Contains(t, stderr, "the cached file")
+	require.Contains(t, stderr, "download it again with --force", "kvref pull names its flag")
 
 	_, stderr, code = kvref(t, "pull", "--cache", dir, "--sha256", good, "hf://o/r/m.bin", "hf://o/r/n.bin")
-	assert.Equal(t, 1, code)
-	assert.Contains(t, stderr, "--sha256 names the checksum of one file")
+	require.Equal(t, 1, code)
+	require.Contains(t, stderr, "--sha256 names the checksum of one file")
 }

@@ -3,11 +3,12 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/kvref/kvref/eval"
-	"github.com/kvref/kvref/internal/logit"
 	"math"
 	"path/filepath"
 	"testing"
+
+	"github.com/kvref/kvref/eval"
+	"github.com/kvref/kvref/internal/logit"
 
 	"github.com/stretchr/testify/require"
 

@@ -1,10 +1,11 @@
 package main
 
 import (
-	"github.com/kvref/kvref/internal/logit"
 	"math"
 	"path/filepath"
 	"testing"
+
+	"github.com/kvref/kvref/internal/logit"
 
 	"github.com/stretchr/testify/require"
 

@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
-	stdlog "log"
+	"log/slog"
 	"net"
 	"os"
 	"os/signal"
@@ -27,6 +27,7 @@ type serveFlags struct {
 	sequences          int
 	batchTokens, chunk int
 	check, quiet       bool
+	tokenizeSpecial    bool
 	viewHistory        int // --view-history
 	viewRequests       int // --view-requests
 	shutdownTimeout    time.Duration
@@ -39,7 +40,8 @@ const serveUsage = `usage: kvref serve [-m MODEL] [--host H] [--port P] [flags]
 Serves the model over an OpenAI-compatible HTTP API, backed by the continuous-batching
 scheduler (every request shares one paged, prefix-caching KV cache):
 
-  POST /v1/completions, POST /v1/chat/completions, GET /v1/models, POST /reset_prefix_cache,
+  POST /v1/completions, POST /v1/chat/completions, GET /v1/models, POST /tokenize and
+  /detokenize, POST /reset_prefix_cache,
   GET /health, GET /metrics, and the cache you can watch at GET / (with GET /v1/cache,
   GET /v1/cache/events, GET /v1/plan; --view-history and --view-requests say what it shows
   of what happened before the page opened). docs/serve.md lists each endpoint's fields, what
@@ -88,6 +90,10 @@ func serve(ctx context.Context, restore func(), args []string, stdout, stderr io
 	fs.IntVar(&l.MaxStopBytes, "max-stop-bytes", server.DefaultMaxStopBytes, "longest stop string, in bytes")
 	fs.IntVar(&l.MaxStopIDs, "max-stop-ids", server.DefaultMaxStopIDs, "most stop_token_ids in one request")
 	fs.IntVar(&l.MaxSaltBytes, "max-salt-bytes", server.DefaultMaxSaltBytes, "longest cache_salt, in bytes")
+	fs.IntVar(&l.MaxMessages, "max-messages", server.DefaultMaxMessages, "most messages in one chat request")
+	fs.IntVar(&l.MaxContentParts, "max-content-parts", server.DefaultMaxParts, "most content parts in one chat message")
+	fs.IntVar(&l.MaxKwargs, "max-template-kwargs", server.DefaultMaxKwargs, "most chat_template_kwargs keys in one chat request")
+	fs.IntVar(&l.MaxKwargsBytes, "max-template-kwargs-bytes", server.DefaultMaxKwargsBytes, "most bytes of chat_template_kwargs in one chat request")
 	fs.IntVar(&l.StreamBacklog, "stream-backlog", server.DefaultStreamBacklog, "tokens per choice that may wait for a streaming client that does not read before its request is cancelled")
 	fs.DurationVar(&l.ReadTimeout, "read-timeout", server.DefaultReadTimeout, "most time to read a request's headers, and again its body (408 when the body stops arriving)")
 	fs.DurationVar(&l.WriteTimeout, "write-timeout", server.DefaultWriteTimeout, "most time one write to a client may block before the client is cut off")
@@ -96,6 +102,7 @@ func serve(ctx context.Context, restore func(), args []string, stdout, stderr io
 	fs.DurationVar(&l.StallTimeout, "stall-timeout", server.DefaultStallTimeout, "/health answers 503 when one engine step has run this long")
 	fs.DurationVar(&f.shutdownTimeout, "shutdown-timeout", server.DefaultShutdownTimeout, "on Ctrl-C or SIGTERM, how long running requests may finish")
 	fs.BoolVar(&f.quiet, "quiet", false, "do not log each request on stderr")
+	fs.BoolVar(&f.tokenizeSpecial, "tokenize-parse-special", true, "POST /tokenize parses special-token text (\"<s>\", \"<|im_start|>\") as those tokens unless a request sets parse_special; false: as plain text")
 	fs.IntVar(&f.viewHistory, "view-history", cacheview.DefaultHistory, "recent cache events kept for pages that open later (about 190 B each; 0: none)")
 	fs.IntVar(&f.viewRequests, "view-requests", cacheview.DefaultRequestHistory, "finished requests kept for the page's requests panel (0: none)")
 	if err := parseFlagsOnly(fs, args, ""); err != nil {
@@ -127,8 +134,8 @@ func serve(ctx context.Context, restore func(), args []string, stdout, stderr io
 	defer closeEngine()
 	m := eng.Model()
 
-	log := stdlog.New(stderr, "kvref serve: ", 0) // one write per line: the server logs from many goroutines
-	logf := log.Printf
+	logger := slog.New(newLineHandler(stderr, "kvref serve: ")) // timestamped lines, one write each
+	logf := func(format string, args ...any) { logger.Info(fmt.Sprintf(format, args...)) }
 	if format.Fallback {
 		logf("%s has no chat template: /v1/chat/completions renders conversations with ChatML, as llama.cpp does (--chat-template FILE for another)", m.Source)
 	}
@@ -138,8 +145,9 @@ func serve(ctx context.Context, restore func(), args []string, stdout, stderr io
 		Check:           f.check,
 		Limits:          f.limits,
 		ShutdownTimeout: f.shutdownTimeout,
-		Logf:            logf,
+		Logger:          logger,
 		LogRequests:     !f.quiet,
+		TokenizeLiteral: !f.tokenizeSpecial,
 		Chat:            format,
 		ViewHistory:     orNone(f.viewHistory),
 		ViewRequests:    orNone(f.viewRequests),

@@ -49,11 +49,11 @@ func waitListening(t *testing.T, stderr *syncBuffer, exited <-chan error) string
 		}
 		select {
 		case err := <-exited:
-			t.Fatalf("kvref serve exited before listening: %v\n%s", err, stderr.String())
+			require.FailNow(t, fmt.Sprintf("kvref serve exited before listening: %v\n%s", err, stderr.String()))
 		case <-time.After(5 * time.Millisecond):
 		}
 	}
-	t.Fatalf("kvref serve did not print its URL:\n%s", stderr.String())
+	require.FailNow(t, fmt.Sprintf("kvref serve did not print its URL:\n%s", stderr.String()))
 	return ""
 }
 
@@ -112,7 +112,7 @@ func TestServeMatchesRun(t *testing.T) {
 	case err := <-exited:
 		require.NoError(t, err)
 	case <-time.After(30 * time.Second):
-		t.Fatal("kvref serve did not stop")
+		require.FailNow(t, "kvref serve did not stop")
 	}
 	require.Contains(t, errb.String(), "kvref serve: stopped")
 	_, err = http.Get(url + "/models")
@@ -138,7 +138,7 @@ func TestServeStopsOnSIGINT(t *testing.T) {
 	case code := <-exited:
 		require.Equal(t, 0, code, errb.String())
 	case <-time.After(30 * time.Second):
-		t.Fatal("kvref serve did not stop on SIGINT")
+		require.FailNow(t, "kvref serve did not stop on SIGINT")
 	}
 	log := errb.String()
 	require.Contains(t, log, "stopping: no new requests")

@@ -61,9 +61,7 @@ func slidingGoldens(t *testing.T) (model, twin, dir, stdout, stderr string) {
 		}
 		f.stdout, f.stderr = out.String(), errb.String()
 	})
-	if f.err != "" {
-		t.Fatal(f.err)
-	}
+	require.False(t, f.err != "", f.err)
 	return f.model, f.twin, f.dir, f.stdout, f.stderr
 }
 

@@ -262,7 +262,7 @@ func (c *cacheChecker) checkFork(lines []string) {
 		c.forks++
 		return
 	}
-	t.Fatal("fork printed no refs line")
+	require.FailNow(t, "fork printed no refs line")
 }
 
 // checkBlocks: every grid cell and every row of the block table is the pool's.

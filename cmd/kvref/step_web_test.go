@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/url"
@@ -67,7 +68,7 @@ func TestStepWebServesTheSession(t *testing.T) {
 	select {
 	case base = <-urls:
 	case err := <-done:
-		t.Fatal(err)
+		require.FailNow(t, fmt.Sprint(err))
 	}
 	resp, err := http.Get(base + "v1/cache")
 	require.NoError(t, err)

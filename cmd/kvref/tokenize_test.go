@@ -10,7 +10,6 @@ import (
 	"testing"
 
 	"github.com/kvref/kvref/internal/testutil"
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -37,7 +36,7 @@ func TestTokenizeLlamaCppVectorsCLI(t *testing.T) {
 					require.Equal(t, 0, code, stderr)
 					var text string
 					require.NoError(t, json.Unmarshal([]byte(out), &text), out)
-					assert.Equal(t, v.Input, text, "tokenize --decode %v", got)
+					require.Equal(t, v.Input, text, "tokenize --decode %v", got)
 				})
 				if ok {
 					pass++
@@ -75,23 +74,23 @@ func decodeText(t *testing.T, args ...string) string {
 func TestTokenizeSpecialCLI(t *testing.T) {
 	t.Run("builtin", func(t *testing.T) {
 		for _, v := range testutil.SpecialVectors(t, "llama-server-special.jsonl", "stories260K") {
-			assert.Equal(t, v.IDsWithSpecial, tokenizeIDs(t, "--special", "--", v.Input), "tokenize --special %q", v.Input)
-			assert.Equal(t, v.IDs, tokenizeIDs(t, "--special", "--no-bos", "--", v.Input), "tokenize --special --no-bos %q", v.Input)
+			require.Equal(t, v.IDsWithSpecial, tokenizeIDs(t, "--special", "--", v.Input), "tokenize --special %q", v.Input)
+			require.Equal(t, v.IDs, tokenizeIDs(t, "--special", "--no-bos", "--", v.Input), "tokenize --special --no-bos %q", v.Input)
 		}
 	})
 	t.Run("tokenizer.json", func(t *testing.T) {
 		dir := filepath.Join(testutil.ModuleRoot(t), "tokenizer", "testdata", "special", "llama2-260k")
 		for _, v := range testutil.SpecialVectors(t, "hf-special.jsonl", "llama2-260k") {
-			assert.Equal(t, v.IDsWithSpecial, tokenizeIDs(t, "-m", dir, "--special", "--", v.Input), "tokenize --special %q", v.Input)
-			assert.Equal(t, v.IDs, tokenizeIDs(t, "-m", dir, "--special", "--no-bos", "--", v.Input), "tokenize --special --no-bos %q", v.Input)
+			require.Equal(t, v.IDsWithSpecial, tokenizeIDs(t, "-m", dir, "--special", "--", v.Input), "tokenize --special %q", v.Input)
+			require.Equal(t, v.IDs, tokenizeIDs(t, "-m", dir, "--special", "--no-bos", "--", v.Input), "tokenize --special --no-bos %q", v.Input)
 			ids := strings.Trim(fmt.Sprint(v.IDsWithSpecial), "[]")
-			assert.Equal(t, *v.Keep, decodeText(t, "-m", dir, "--keep-special", "--", ids), "tokenize --decode --keep-special %s", ids)
-			assert.Equal(t, *v.Skip, decodeText(t, "-m", dir, "--", ids), "tokenize --decode %s", ids)
+			require.Equal(t, *v.Keep, decodeText(t, "-m", dir, "--keep-special", "--", ids), "tokenize --decode --keep-special %s", ids)
+			require.Equal(t, *v.Skip, decodeText(t, "-m", dir, "--", ids), "tokenize --decode %s", ids)
 		}
 	})
 	// Without --special, special-token text is text.
-	assert.Equal(t, []int{1, 2}, tokenizeIDs(t, "--special", "</s>"))
-	assert.NotContains(t, tokenizeIDs(t, "</s>"), 2)
+	require.Equal(t, []int{1, 2}, tokenizeIDs(t, "--special", "</s>"))
+	require.NotContains(t, tokenizeIDs(t, "</s>"), 2)
 }
 
 // TestTokenizeVocabularyOnly checks that kvref tokenize opens what holds only a vocabulary,
@@ -99,11 +98,11 @@ func TestTokenizeSpecialCLI(t *testing.T) {
 func TestTokenizeVocabularyOnly(t *testing.T) {
 	gpt2 := testutil.Shared(t, "tokenizer/ggml-vocab-gpt-2.gguf")
 	// GPT-2's "Hello world" (llama.cpp's and tiktoken's ids); the file's architecture is gpt2.
-	assert.Equal(t, []int{15496, 995}, tokenizeIDs(t, "-m", gpt2, "--no-bos", "Hello world"))
+	require.Equal(t, []int{15496, 995}, tokenizeIDs(t, "-m", gpt2, "--no-bos", "Hello world"))
 
 	hf := testutil.Shared(t, "tokenizer/hf/smollm")
 	// SmolLM's published ids for "Hello, world!" (../shared/tokenizer/hf/PROVENANCE.md).
-	assert.Equal(t, []int{19556, 28, 905, 17}, tokenizeIDs(t, "-m", hf, "Hello, world!"))
+	require.Equal(t, []int{19556, 28, 905, 17}, tokenizeIDs(t, "-m", hf, "Hello, world!"))
 
 	empty := t.TempDir()
 	notes := filepath.Join(empty, "notes.txt")
@@ -121,8 +120,8 @@ func TestTokenizeVocabularyOnly(t *testing.T) {
 		{[]string{"--decode", "[1, 2"}, "not a JSON array"},
 	} {
 		_, stderr, code := kvref(t, append([]string{"tokenize"}, c.args...)...)
-		assert.Equal(t, 1, code, "%v: %s", c.args, stderr)
-		assert.Contains(t, stderr, c.want, "%v", c.args)
+		require.Equal(t, 1, code, "%v: %s", c.args, stderr)
+		require.Contains(t, stderr, c.want, "%v", c.args)
 	}
 }
 
@@ -131,11 +130,11 @@ func TestTokenizeVocabularyOnly(t *testing.T) {
 func TestTokenizeREADMEExamples(t *testing.T) {
 	out, _, code := kvref(t, "tokenize", "--special", "<s>Once</s>")
 	require.Equal(t, 0, code)
-	assert.Equal(t, "1 1 403 2\n", out)
+	require.Equal(t, "1 1 403 2\n", out)
 	out, _, code = kvref(t, "tokenize", "--decode", "--keep-special", "1 403 2")
 	require.Equal(t, 0, code)
-	assert.Equal(t, "<s> Once</s>\n", out)
+	require.Equal(t, "<s> Once</s>\n", out)
 	out, _, code = kvref(t, "tokenize", "--decode", "1 403 2")
 	require.Equal(t, 0, code)
-	assert.Equal(t, "Once\n", out)
+	require.Equal(t, "Once\n", out)
 }

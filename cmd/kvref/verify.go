@@ -34,6 +34,7 @@ type verifyFlags struct {
 	topK, threads                   int
 	modelName, flushURL             string
 	timeout, stepDelay, cancelDelay time.Duration
+	wait                            time.Duration
 	blockSize, blocks, chunk        int
 	over                            golden.Overrides
 }
@@ -54,7 +55,7 @@ func verifyCmd(args []string, stdout, stderr io.Writer) error {
 	var f verifyFlags
 	fs := newFlags("verify", stderr,
 		"usage: kvref verify --golden DIR (--candidate DUMP.jsonl | --target http://HOST:PORT/v1 | --self) [-m MODEL] [flags]",
-		"Exit status 0 only when every scenario passes.")
+		"Exit status 0 only when every scenario passes (or is unsupported); 1 when scenarios fail; 2 when the target does not answer GET /models, or requests failed on transport and nothing failed.")
 	fs.StringVar(&f.goldenDir, "golden", "", "directory of goldens written by kvref golden")
 	fs.StringVar(&f.candidate, "candidate", "", "candidate dump (JSON Lines, see docs/golden.md) to check")
 	fs.StringVar(&f.target, "target", "", "OpenAI-compatible server to drive and check, e.g. http://127.0.0.1:8000/v1")
@@ -82,6 +83,7 @@ func verifyCmd(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&f.modelName, "model-name", "", "with --target: the model name to send (default: the first of GET /models)")
 	fs.StringVar(&f.flushURL, "flush-url", "", "with --target: URL to POST to flush the candidate's prefix cache (before each scenario and for flush events), e.g. vLLM's http://HOST:PORT/reset_prefix_cache")
 	fs.DurationVar(&f.timeout, "timeout", 10*time.Minute, "with --target: time limit per request")
+	fs.DurationVar(&f.wait, "wait", 0, "with --target: wait up to this long for the target to answer GET /models before the scenarios (0: ask once); a target that does not answer exits with status 2")
 	fs.DurationVar(&f.stepDelay, "step-delay", 20*time.Millisecond, "with --target: how long a scenario's \"steps\" event pauses per step")
 	fs.DurationVar(&f.cancelDelay, "cancel-delay", 250*time.Millisecond, "with --target: pause after cancelling a request, so the server notices the closed connection and frees what the request held before the scenario goes on")
 	registerThreads(fs, &f.threads, "for teacher forcing and --self")
@@ -161,6 +163,9 @@ func verifyCmd(args []string, stdout, stderr io.Writer) error {
 		if f.cancelDelay == 0 {
 			t.CancelDelay = -1 // --cancel-delay 0: no pause
 		}
+		if err := t.Ready(ctx, f.wait); err != nil {
+			return &exitCodeError{code: 2, err: err}
+		}
 		if cand, err = t.Run(ctx, goldens); err != nil {
 			return err
 		}
@@ -194,7 +199,12 @@ func verifyCmd(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 	}
-	return rep.Err()
+	err = rep.Err()
+	var te *golden.TransportError
+	if errors.As(err, &te) {
+		return &exitCodeError{code: 2, err: err}
+	}
+	return err
 }
 
 // filterGoldens keeps the goldens whose name matches run and whose reference cache types are

@@ -88,7 +88,8 @@ func TestGoldenList(t *testing.T) {
 	}
 	require.Contains(t, out, "Suite default: 35 scenarios")
 	require.Contains(t, out, "mixed-hits-misses.{f32,f16,bf16,int8,fp8-e4m3,fp8-e5m2,q8_0,q4_0,q4_1,iq4_nl,q5_0,q5_1}")
-	require.Contains(t, out, "Suite full: 156 scenarios")
+	require.Contains(t, out, "Suite full: 204 scenarios")
+	require.Contains(t, out, "Suite prompt-logprobs: 8 scenarios")
 
 	out, _, code = kvref(t, "golden", "--list", "--block-size", "4", "--cache-blocks", "32")
 	require.Equal(t, 0, code)

@@ -47,6 +47,8 @@ func fill(t *testing.T, e *engine.Engine, tokens []int, chunk int) *kvcache.Sequ
 // attention matches float64 attention over the decoded rows, and stays within the format's
 // bound of attention over the exact ones.
 func TestOracleAcceptsEveryCacheType(t *testing.T) {
+	t.Parallel()
+
 	small := synth.Shape{Name: "oracle-small", Dim: 64, Layers: 2, Heads: 4, KVHeads: 2, Hidden: 96, Context: 512, RopeBase: 10000, Seed: 21}
 	sm, err := small.Model()
 	require.NoError(t, err)
@@ -87,6 +89,8 @@ func TestOracleAcceptsEveryCacheType(t *testing.T) {
 // TestEveryCacheTypeHasAFormat: adding a cache type to quant without its reference decoder
 // and bound in engine/oracle/formats.go fails here.
 func TestEveryCacheTypeHasAFormat(t *testing.T) {
+	t.Parallel()
+
 	for _, ct := range quant.CacheTypes() {
 		require.True(t, oracle.HasFormat(ct), "engine/oracle/formats.go has no entry for cache type %v", ct)
 	}
@@ -96,6 +100,8 @@ func TestEveryCacheTypeHasAFormat(t *testing.T) {
 // blocks that fall out of the window; the oracle checks what is still stored and the
 // queries whose window it still holds, attending over the window only.
 func TestOracleFollowsSlidingWindows(t *testing.T) {
+	t.Parallel()
+
 	swa := synth.Shape{Name: "oracle-swa", Dim: 64, Layers: 2, Heads: 4, KVHeads: 2, Hidden: 96, Context: 512, RopeBase: 10000, Seed: 22, SlidingWindow: 16}
 	m, err := swa.Model()
 	require.NoError(t, err)

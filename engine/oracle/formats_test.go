@@ -13,6 +13,8 @@ import (
 // size, written from the format's definition, agrees with the codec's for every shape the
 // type takes.
 func TestFormatsCoverEveryCacheType(t *testing.T) {
+	t.Parallel()
+
 	for _, ct := range quant.CacheTypes() {
 		f, ok := formats[ct]
 		require.True(t, ok, "engine/oracle/formats.go has no entry for cache type %v", ct)

@@ -90,6 +90,8 @@ const (
 //
 //	go test ./engine/oracle -run TestOracleCatchesInjectedCodecBugs -v
 func TestOracleCatchesInjectedCodecBugs(t *testing.T) {
+	t.Parallel()
+
 	if testing.Short() {
 		t.Skip("builds kvref once per mutant (about a minute): skipped with -short")
 	}
@@ -174,6 +176,8 @@ func writeOverlay(t *testing.T, root string, mu mutant) string {
 // KVREF_ORACLE_MUTANT): stories260K with an int8 cache (or the mutant's cache type), once
 // under the bitwise --check and once under the oracle, reporting both outcomes on one line.
 func TestMutantVictim(t *testing.T) {
+	t.Parallel()
+
 	if os.Getenv(mutantEnv) == "" {
 		t.Skip("runs only in the mutant builds of TestOracleCatchesInjectedCodecBugs")
 	}
@@ -193,8 +197,8 @@ func TestMutantVictim(t *testing.T) {
 	switch {
 	case errors.As(err, &ce):
 		got.Bitwise = err.Error()
-	case err != nil:
-		t.Fatal(err)
+	default:
+		require.NoError(t, err)
 	}
 	s := fill(t, e, prompt(m, 80), 30)
 	if _, err := oracle.Check(e.Runner(), e.Pool(), s); err != nil {

@@ -6,7 +6,6 @@ import (
 	"runtime"
 	"testing"
 
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -84,7 +83,7 @@ func TestParseMemoryIsBounded(t *testing.T) {
 			}
 			perByte := float64(got) / float64(len(data))
 			t.Logf("%d input bytes, %d allocated (%.1f per byte)", len(data), got, perByte)
-			assert.LessOrEqual(t, perByte, tt.limit)
+			require.LessOrEqual(t, perByte, tt.limit)
 		})
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"math"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 // FuzzParse feeds arbitrary bytes to Parse. Parse must not panic; when it
@@ -41,54 +43,36 @@ func FuzzParse(f *testing.F) {
 		for i := range file.Tensors {
 			ti := &file.Tensors[i]
 			d, err := file.TensorData(ti)
-			if err != nil {
-				t.Fatalf("TensorData(%q): %v", ti.Name, err)
-			}
-			if err := w.AddTensor(ti.Name, ti.Type, ti.Dims, d); err != nil {
-				t.Fatalf("writer refused a tensor the reader accepted: %v", err)
-			}
+			require.NoErrorf(t, err, "TensorData(%q)", ti.Name)
+			require.NoError(t, w.AddTensor(ti.Name, ti.Type, ti.Dims, d), "writer refused a tensor the reader accepted")
 		}
 		var out bytes.Buffer
-		if _, err := w.WriteTo(&out); err != nil {
-			t.Fatalf("writer refused metadata the reader accepted: %v", err)
-		}
+		_, err = w.WriteTo(&out)
+		require.NoError(t, err, "writer refused metadata the reader accepted")
 		again, err := Parse("rewritten.gguf", out.Bytes())
-		if err != nil {
-			t.Fatalf("rewritten file does not parse: %v", err)
-		}
-		if len(again.Metadata) != len(file.Metadata) || len(again.Tensors) != len(file.Tensors) {
-			t.Fatalf("rewritten file has %d keys and %d tensors, want %d and %d",
-				len(again.Metadata), len(again.Tensors), len(file.Metadata), len(file.Tensors))
-		}
+		require.NoError(t, err, "rewritten file does not parse")
+		require.Len(t, again.Metadata, len(file.Metadata), "rewritten file's keys")
+		require.Len(t, again.Tensors, len(file.Tensors), "rewritten file's tensors")
 		for i, kv := range file.Metadata {
-			if again.Metadata[i].Key != kv.Key || !again.Metadata[i].Value.Equal(kv.Value) {
-				t.Fatalf("metadata %d changed: %q=%v became %q=%v", i, kv.Key, kv.Value, again.Metadata[i].Key, again.Metadata[i].Value)
-			}
+			require.Falsef(t, again.Metadata[i].Key != kv.Key || !again.Metadata[i].Value.Equal(kv.Value), "metadata %d changed: %q=%v became %q=%v", i, kv.Key, kv.Value, again.Metadata[i].Key, again.Metadata[i].Value)
 		}
 		for i := range file.Tensors {
 			a, b := &file.Tensors[i], &again.Tensors[i]
 			da, _ := file.TensorData(a)
 			db, err := again.TensorData(b)
-			if err != nil || a.Name != b.Name || a.Type != b.Type || a.Size != b.Size || !bytes.Equal(da, db) {
-				t.Fatalf("tensor %q changed in the round trip", a.Name)
-			}
+			require.Falsef(t, err != nil || a.Name != b.Name || a.Type != b.Type || a.Size != b.Size || !bytes.Equal(da, db), "tensor %q changed in the round trip", a.Name)
 		}
 	})
 }
 
 // checkParsed checks the invariants of a File that Parse accepted.
 func checkParsed(t *testing.T, f *File) {
-	if f.Version != 2 && f.Version != 3 {
-		t.Fatalf("accepted version %d", f.Version)
-	}
-	if f.Alignment == 0 || f.Alignment&(f.Alignment-1) != 0 || f.DataOffset%f.Alignment != 0 {
-		t.Fatalf("alignment %d, data offset %d", f.Alignment, f.DataOffset)
-	}
+	require.Falsef(t, f.Version != 2 && f.Version != 3, "accepted version %d", f.Version)
+	require.Falsef(t, f.Alignment == 0 || f.Alignment&(f.Alignment-1) != 0 || f.DataOffset%f.Alignment != 0, "alignment %d, data offset %d", f.Alignment, f.DataOffset)
 	for _, kv := range f.Metadata {
 		_ = kv.Value.String()
-		if v, ok := f.Lookup(kv.Key); !ok || !v.Equal(kv.Value) {
-			t.Fatalf("Lookup(%q) disagrees with Metadata", kv.Key)
-		}
+		v, ok := f.Lookup(kv.Key)
+		require.Truef(t, ok && v.Equal(kv.Value), "Lookup(%q) disagrees with Metadata", kv.Key)
 		_, _ = f.Strings(kv.Key)
 		_, _ = f.Float32s(kv.Key)
 		_, _ = f.Int32s(kv.Key)
@@ -98,19 +82,12 @@ func checkParsed(t *testing.T, f *File) {
 	}
 	for i := range f.Tensors {
 		ti := &f.Tensors[i]
-		if len(ti.Dims) < 1 || len(ti.Dims) > MaxDims || !ti.Type.Known() {
-			t.Fatalf("accepted tensor %q with dims %v type %s", ti.Name, ti.Dims, ti.Type)
-		}
+		require.Falsef(t, len(ti.Dims) < 1 || len(ti.Dims) > MaxDims || !ti.Type.Known(), "accepted tensor %q with dims %v type %s", ti.Name, ti.Dims, ti.Type)
 		size, err := ti.Type.RowBytes(ti.Elements())
-		if err != nil || size != ti.Size {
-			t.Fatalf("tensor %q size %d, RowBytes gives %d, %v", ti.Name, ti.Size, size, err)
-		}
+		require.Falsef(t, err != nil || size != ti.Size, "tensor %q size %d, RowBytes gives %d, %v", ti.Name, ti.Size, size, err)
 		d, err := f.TensorData(ti)
-		if err != nil || uint64(len(d)) != ti.Size {
-			t.Fatalf("TensorData(%q) = %d bytes, %v; want %d", ti.Name, len(d), err, ti.Size)
-		}
-		if got, ok := f.Tensor(ti.Name); !ok || got != ti {
-			t.Fatalf("Tensor(%q) does not find it", ti.Name)
-		}
+		require.Falsef(t, err != nil || uint64(len(d)) != ti.Size, "TensorData(%q) = %d bytes, %v; want %d", ti.Name, len(d), err, ti.Size)
+		got, ok := f.Tensor(ti.Name)
+		require.Truef(t, ok && got == ti, "Tensor(%q) does not find it", ti.Name)
 	}
 }

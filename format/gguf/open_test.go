@@ -7,7 +7,6 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -15,6 +14,8 @@ import (
 var mmapPlatforms = []string{"linux", "darwin", "freebsd", "netbsd", "openbsd", "dragonfly"}
 
 func TestOpenMatchesParse(t *testing.T) {
+	t.Parallel()
+
 	path := filepath.Join(t.TempDir(), "small.gguf")
 	data := smallFile(t)
 	require.NoError(t, os.WriteFile(path, data, 0o644))
@@ -23,7 +24,7 @@ func TestOpenMatchesParse(t *testing.T) {
 	require.NoError(t, err)
 	defer opened.Close()
 	if slices.Contains(mmapPlatforms, runtime.GOOS) {
-		assert.True(t, opened.mapping != nil && opened.mapping.Mapped(), "Open maps the file on %s", runtime.GOOS)
+		require.True(t, opened.mapping != nil && opened.mapping.Mapped(), "Open maps the file on %s", runtime.GOOS)
 	}
 	parsed, err := Parse(path, data)
 	require.NoError(t, err)
@@ -35,14 +36,14 @@ func TestOpenMatchesParse(t *testing.T) {
 // tensor bytes.
 func assertSameFile(t *testing.T, want, got *File) {
 	t.Helper()
-	assert.Equal(t, want.Path, got.Path)
-	assert.Equal(t, want.Version, got.Version)
-	assert.Equal(t, want.Alignment, got.Alignment)
-	assert.Equal(t, want.DataOffset, got.DataOffset)
+	require.Equal(t, want.Path, got.Path)
+	require.Equal(t, want.Version, got.Version)
+	require.Equal(t, want.Alignment, got.Alignment)
+	require.Equal(t, want.DataOffset, got.DataOffset)
 	require.Equal(t, len(want.Metadata), len(got.Metadata))
 	for i := range want.Metadata {
-		assert.Equal(t, want.Metadata[i].Key, got.Metadata[i].Key)
-		assert.Truef(t, want.Metadata[i].Value.Equal(got.Metadata[i].Value), "metadata key %s differs", want.Metadata[i].Key)
+		require.Equal(t, want.Metadata[i].Key, got.Metadata[i].Key)
+		require.Truef(t, want.Metadata[i].Value.Equal(got.Metadata[i].Value), "metadata key %s differs", want.Metadata[i].Key)
 	}
 	require.Equal(t, want.Tensors, got.Tensors)
 	for i := range want.Tensors {
@@ -50,11 +51,13 @@ func assertSameFile(t *testing.T, want, got *File) {
 		require.NoError(t, err)
 		b, err := got.TensorData(&got.Tensors[i])
 		require.NoError(t, err)
-		assert.Equalf(t, a, b, "tensor %s data differs", want.Tensors[i].Name)
+		require.Equalf(t, a, b, "tensor %s data differs", want.Tensors[i].Name)
 	}
 }
 
 func TestOpenClose(t *testing.T) {
+	t.Parallel()
+
 	path := filepath.Join(t.TempDir(), "small.gguf")
 	require.NoError(t, os.WriteFile(path, smallFile(t), 0o644))
 	f, err := Open(path)
@@ -67,16 +70,18 @@ func TestOpenClose(t *testing.T) {
 	require.NoError(t, f.Close())
 	require.NoError(t, f.Close(), "Close is safe to call twice")
 	_, err = f.TensorData(w)
-	assert.ErrorContains(t, err, "file is closed")
+	require.ErrorContains(t, err, "file is closed")
 	s, err := f.String("general.architecture")
-	assert.NoError(t, err, "metadata outlives Close")
-	assert.Equal(t, "llama", s)
+	require.NoError(t, err, "metadata outlives Close")
+	require.Equal(t, "llama", s)
 	tokens, err := f.Strings("tokenizer.ggml.tokens")
-	assert.NoError(t, err)
-	assert.Equal(t, []string{"<unk>", "<s>", "</s>"}, tokens)
+	require.NoError(t, err)
+	require.Equal(t, []string{"<unk>", "<s>", "</s>"}, tokens)
 }
 
 func TestOpenErrors(t *testing.T) {
+	t.Parallel()
+
 	dir := t.TempDir()
 	empty := filepath.Join(dir, "empty.gguf")
 	require.NoError(t, os.WriteFile(empty, nil, 0o644))
@@ -100,8 +105,8 @@ func TestOpenErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f, err := Open(tt.path)
-			assert.Nil(t, f)
-			assert.ErrorContains(t, err, tt.wantErr)
+			require.Nil(t, f)
+			require.ErrorContains(t, err, tt.wantErr)
 		})
 	}
 }

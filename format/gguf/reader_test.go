@@ -6,63 +6,66 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/kvref/kvref/format/internal/fileerr"
 )
 
 func TestParseSmallFile(t *testing.T) {
+	t.Parallel()
+
 	f, err := Parse("small.gguf", smallFile(t))
 	require.NoError(t, err)
-	assert.Equal(t, "small.gguf", f.Path)
-	assert.Equal(t, uint32(3), f.Version)
-	assert.Equal(t, "llama", f.Architecture())
+	require.Equal(t, "small.gguf", f.Path)
+	require.Equal(t, uint32(3), f.Version)
+	require.Equal(t, "llama", f.Architecture())
 	require.Len(t, f.Tensors, 2)
 
 	q, ok := f.Tensor("q")
 	require.True(t, ok)
-	assert.Equal(t, TensorInfo{Name: "q", Dims: []uint64{32}, Type: Q8_0, Offset: 0, Size: 34}, *q)
+	require.Equal(t, TensorInfo{Name: "q", Dims: []uint64{32}, Type: Q8_0, Offset: 0, Size: 34}, *q)
 	w, ok := f.Tensor("blk.0.w")
 	require.True(t, ok)
-	assert.Equal(t, TensorInfo{Name: "blk.0.w", Dims: []uint64{8, 2}, Type: F32, Offset: 64, Size: 64}, *w)
-	assert.Equal(t, uint64(16), w.Elements())
+	require.Equal(t, TensorInfo{Name: "blk.0.w", Dims: []uint64{8, 2}, Type: F32, Offset: 64, Size: 64}, *w)
+	require.Equal(t, uint64(16), w.Elements())
 	_, ok = f.Tensor("missing")
-	assert.False(t, ok)
+	require.False(t, ok)
 
 	data, err := f.TensorData(w)
 	require.NoError(t, err)
-	assert.Len(t, data, 64)
-	assert.Equal(t, byte(255), data[0])
-	assert.Zero(t, f.DataOffset%32)
+	require.Len(t, data, 64)
+	require.Equal(t, byte(255), data[0])
+	require.Zero(t, f.DataOffset%32)
 
 	bogus := &TensorInfo{Name: "bogus", Offset: 1 << 62, Size: 10}
 	_, err = f.TensorData(bogus)
-	assert.ErrorContains(t, err, `tensor "bogus" needs 10 bytes`)
+	require.ErrorContains(t, err, `tensor "bogus" needs 10 bytes`)
 
-	assert.NoError(t, f.Close(), "closing a parsed (unmapped) file")
+	require.NoError(t, f.Close(), "closing a parsed (unmapped) file")
 	_, err = f.TensorData(w)
-	assert.ErrorContains(t, err, "file is closed")
+	require.ErrorContains(t, err, "file is closed")
 }
 
 // TestParseEveryPrefix cuts a valid file at every length: each prefix must
 // fail with an error, never panic or succeed.
 func TestParseEveryPrefix(t *testing.T) {
+	t.Parallel()
+
 	full := smallFile(t)
 	_, err := Parse("full.gguf", full)
 	require.NoError(t, err)
 	for n := 0; n < len(full); n++ {
 		f, err := Parse("cut.gguf", full[:n:n])
-		if !assert.Errorf(t, err, "prefix of %d bytes parsed", n) {
-			continue
-		}
-		assert.Nil(t, f)
-		assert.Truef(t, strings.HasPrefix(err.Error(), "gguf: cut.gguf: "), "error %q lacks the file name", err)
-		assert.Truef(t, errors.Is(err, ErrTruncated), "prefix %d: error %q does not wrap ErrTruncated", n, err)
+		require.Errorf(t, err, "prefix of %d bytes parsed", n)
+		require.Nil(t, f)
+		require.Truef(t, strings.HasPrefix(err.Error(), "gguf: cut.gguf: "), "error %q lacks the file name", err)
+		require.Truef(t, errors.Is(err, ErrTruncated), "prefix %d: error %q does not wrap ErrTruncated", n, err)
 	}
 }
 
 func TestParseMalformed(t *testing.T) {
+	t.Parallel()
+
 	f32x8 := make([]byte, 32)
 	tests := []struct {
 		name      string
@@ -157,44 +160,46 @@ func TestParseMalformed(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			f, err := Parse("bad.gguf", tt.data)
 			require.Error(t, err)
-			assert.Nil(t, f)
-			assert.ErrorContains(t, err, tt.wantErr)
-			assert.Truef(t, strings.HasPrefix(err.Error(), "gguf: bad.gguf: "), "error %q lacks the file name", err)
-			assert.Equal(t, tt.truncated, errors.Is(err, ErrTruncated), "wraps ErrTruncated")
-			assert.Less(t, len(err.Error()), 600, "error messages stay short")
+			require.Nil(t, f)
+			require.ErrorContains(t, err, tt.wantErr)
+			require.Truef(t, strings.HasPrefix(err.Error(), "gguf: bad.gguf: "), "error %q lacks the file name", err)
+			require.Equal(t, tt.truncated, errors.Is(err, ErrTruncated), "wraps ErrTruncated")
+			require.Less(t, len(err.Error()), 600, "error messages stay short")
 		})
 	}
 }
 
 func TestParseAcceptsEdgeCases(t *testing.T) {
+	t.Parallel()
+
 	tests := []struct {
 		name  string
 		data  raw
 		check func(t *testing.T, f *File)
 	}{
 		{"no tensors and no padding", header(3, 0, 1).str("general.architecture").u32(uint32(String)).str("llama"),
-			func(t *testing.T, f *File) { assert.Equal(t, "llama", f.Architecture()) }},
+			func(t *testing.T, f *File) { require.Equal(t, "llama", f.Architecture()) }},
 		{"version 2", header(2, 1, 0).tensorInfo("w", []uint64{1}, F32, 0).pad(32).zeros(4),
-			func(t *testing.T, f *File) { assert.Equal(t, uint32(2), f.Version) }},
+			func(t *testing.T, f *File) { require.Equal(t, uint32(2), f.Version) }},
 		{"alignment of 1 as uint8", header(3, 1, 1).str("general.alignment").u32(uint32(Uint8)).bytes(1).tensorInfo("w", []uint64{1}, I8, 0).bytes(9),
 			func(t *testing.T, f *File) {
-				assert.Equal(t, uint64(1), f.Alignment)
+				require.Equal(t, uint64(1), f.Alignment)
 				d, err := f.TensorData(&f.Tensors[0])
 				require.NoError(t, err)
-				assert.Equal(t, []byte{9}, d)
+				require.Equal(t, []byte{9}, d)
 			}},
 		{"quantized K type listed", header(3, 1, 0).tensorInfo("w", []uint64{256, 2}, Q4_K, 0).pad(32).zeros(288),
-			func(t *testing.T, f *File) { assert.Equal(t, uint64(288), f.Tensors[0].Size) }},
+			func(t *testing.T, f *File) { require.Equal(t, uint64(288), f.Tensors[0].Size) }},
 		{"four dims", header(3, 1, 0).tensorInfo("w", []uint64{2, 3, 4, 5}, F16, 0).pad(32).zeros(240),
-			func(t *testing.T, f *File) { assert.Equal(t, uint64(120), f.Tensors[0].Elements()) }},
+			func(t *testing.T, f *File) { require.Equal(t, uint64(120), f.Tensors[0].Elements()) }},
 		{"empty string key and tensor name", header(3, 1, 1).str("").u32(uint32(Int8)).bytes(0xff).tensorInfo("", []uint64{1}, F32, 0).pad(32).zeros(4),
 			func(t *testing.T, f *File) {
 				v, ok := f.Lookup("")
 				require.True(t, ok)
 				i, _ := v.Int()
-				assert.Equal(t, int64(-1), i)
+				require.Equal(t, int64(-1), i)
 				_, ok = f.Tensor("")
-				assert.True(t, ok)
+				require.True(t, ok)
 			}},
 	}
 	for _, tt := range tests {

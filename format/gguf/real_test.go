@@ -6,11 +6,12 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
 func TestRealStories260K(t *testing.T) {
+	t.Parallel()
+
 	path := filepath.Join(sharedDir(t), "models", "stories260K.gguf")
 	if _, err := os.Stat(path); err != nil {
 		t.Skipf("%s is absent", path)
@@ -19,31 +20,30 @@ func TestRealStories260K(t *testing.T) {
 	require.NoError(t, err)
 	defer f.Close()
 
-	assert.Equal(t, "llama", f.Architecture())
+	require.Equal(t, "llama", f.Architecture())
 	for key, want := range map[string]uint64{
 		"llama.embedding_length":        64,
 		"llama.block_count":             5,
 		"llama.attention.head_count_kv": 4,
 	} {
 		got, err := f.Uint(key)
-		if assert.NoError(t, err) {
-			assert.Equal(t, want, got, key)
-		}
+		require.NoError(t, err, key)
+		require.Equal(t, want, got, key)
 	}
 	tokens, err := f.Strings("tokenizer.ggml.tokens")
 	require.NoError(t, err)
-	assert.Len(t, tokens, 512)
+	require.Len(t, tokens, 512)
 
 	emb, ok := f.Tensor("token_embd.weight")
 	require.True(t, ok)
-	assert.Equal(t, []uint64{64, 512}, emb.Dims)
-	assert.Equal(t, F32, emb.Type)
-	assert.Equal(t, uint64(64*512*4), emb.Size)
+	require.Equal(t, []uint64{64, 512}, emb.Dims)
+	require.Equal(t, F32, emb.Type)
+	require.Equal(t, uint64(64*512*4), emb.Size)
 
 	for i := range f.Tensors {
 		d, err := f.TensorData(&f.Tensors[i])
 		require.NoError(t, err)
-		assert.Len(t, d, int(f.Tensors[i].Size))
+		require.Len(t, d, int(f.Tensors[i].Size))
 	}
 
 	// Open and Parse agree on a real file.
@@ -68,7 +68,7 @@ func TestRealStories260K(t *testing.T) {
 	var out bytes.Buffer
 	_, err = w.WriteTo(&out)
 	require.NoError(t, err)
-	assert.True(t, bytes.Equal(raw, out.Bytes()), "rewritten file differs from the original")
+	require.True(t, bytes.Equal(raw, out.Bytes()), "rewritten file differs from the original")
 	rewritten, err := Parse(path, out.Bytes())
 	require.NoError(t, err)
 	assertSameFile(t, f, rewritten)
@@ -77,6 +77,8 @@ func TestRealStories260K(t *testing.T) {
 // TestRealVocabFiles parses the vocabulary-only GGUF files (metadata, no
 // tensors) from llama.cpp's tokenizer tests.
 func TestRealVocabFiles(t *testing.T) {
+	t.Parallel()
+
 	paths, err := filepath.Glob(filepath.Join(sharedDir(t), "tokenizer", "*.gguf"))
 	require.NoError(t, err)
 	if len(paths) == 0 {
@@ -89,10 +91,10 @@ func TestRealVocabFiles(t *testing.T) {
 			defer f.Close()
 			tokens, err := f.Strings("tokenizer.ggml.tokens")
 			require.NoError(t, err)
-			assert.NotEmpty(t, tokens)
+			require.NotEmpty(t, tokens)
 			model, err := f.String("tokenizer.ggml.model")
 			require.NoError(t, err)
-			assert.NotEmpty(t, model)
+			require.NotEmpty(t, model)
 		})
 	}
 }

@@ -4,23 +4,23 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 // TestIsFile: a file starting with the magic is GGUF; another file, or one shorter than the
 // magic, is not; a missing file is an error.
 func TestIsFile(t *testing.T) {
+	t.Parallel()
+
 	dir := t.TempDir()
 	for name, content := range map[string]string{"yes": Magic + "rest", "no": "GGML....", "short": "GG"} {
 		path := filepath.Join(dir, name)
-		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, os.WriteFile(path, []byte(content), 0o644))
 		ok, err := IsFile(path)
-		if err != nil || ok != (name == "yes") {
-			t.Errorf("IsFile(%s) = %v, %v", name, ok, err)
-		}
+		require.NoError(t, err, "IsFile(%s)", name)
+		require.Equal(t, name == "yes", ok, "IsFile(%s)", name)
 	}
-	if _, err := IsFile(filepath.Join(dir, "missing")); err == nil {
-		t.Error("IsFile of a missing file: no error")
-	}
+	_, err := IsFile(filepath.Join(dir, "missing"))
+	require.Error(t, err, "IsFile of a missing file: no error")
 }

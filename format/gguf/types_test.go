@@ -3,11 +3,12 @@ package gguf
 import (
 	"testing"
 
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
 func TestTensorTypeTable(t *testing.T) {
+	t.Parallel()
+
 	tests := []struct {
 		typ       TensorType
 		id        uint32
@@ -64,16 +65,18 @@ func TestTensorTypeTable(t *testing.T) {
 	require.Len(t, tensorLayouts, 42, "the table test covers every id in the layout table")
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			assert.Equal(t, tt.id, uint32(tt.typ))
-			assert.Equal(t, tt.name, tt.typ.String())
-			assert.Equal(t, tt.blockSize, tt.typ.BlockSize())
-			assert.Equal(t, tt.typeSize, tt.typ.TypeSize())
-			assert.Equal(t, tt.blockSize > 0, tt.typ.Known())
+			require.Equal(t, tt.id, uint32(tt.typ))
+			require.Equal(t, tt.name, tt.typ.String())
+			require.Equal(t, tt.blockSize, tt.typ.BlockSize())
+			require.Equal(t, tt.typeSize, tt.typ.TypeSize())
+			require.Equal(t, tt.blockSize > 0, tt.typ.Known())
 		})
 	}
 }
 
 func TestRowBytes(t *testing.T) {
+	t.Parallel()
+
 	tests := []struct {
 		name    string
 		typ     TensorType
@@ -98,20 +101,22 @@ func TestRowBytes(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			got, err := tt.typ.RowBytes(tt.n)
 			if tt.wantErr != "" {
-				assert.ErrorContains(t, err, tt.wantErr)
+				require.ErrorContains(t, err, tt.wantErr)
 				return
 			}
 			require.NoError(t, err)
-			assert.Equal(t, tt.want, got)
+			require.Equal(t, tt.want, got)
 		})
 	}
 }
 
 func TestValueTypeString(t *testing.T) {
+	t.Parallel()
+
 	names := []string{"uint8", "int8", "uint16", "int16", "uint32", "int32", "float32",
 		"bool", "string", "array", "uint64", "int64", "float64"}
 	for id, name := range names {
-		assert.Equal(t, name, ValueType(id).String())
+		require.Equal(t, name, ValueType(id).String())
 	}
-	assert.Equal(t, "type(13)", ValueType(13).String())
+	require.Equal(t, "type(13)", ValueType(13).String())
 }

@@ -4,10 +4,12 @@ import (
 	"math"
 	"testing"
 
-	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestValueAccessors(t *testing.T) {
+	t.Parallel()
+
 	tests := []struct {
 		name    string
 		v       Value
@@ -34,79 +36,83 @@ func TestValueAccessors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			i, ok := tt.v.Int()
-			assert.Equal(t, tt.intV != nil, ok, "Int ok")
+			require.Equal(t, tt.intV != nil, ok, "Int ok")
 			if ok {
-				assert.Equal(t, tt.intV, i)
+				require.Equal(t, tt.intV, i)
 			}
 			u, ok := tt.v.Uint()
-			assert.Equal(t, tt.uintV != nil, ok, "Uint ok")
+			require.Equal(t, tt.uintV != nil, ok, "Uint ok")
 			if ok {
-				assert.Equal(t, tt.uintV, u)
+				require.Equal(t, tt.uintV, u)
 			}
 			f, ok := tt.v.Float()
-			assert.Equal(t, tt.floatV != nil, ok, "Float ok")
+			require.Equal(t, tt.floatV != nil, ok, "Float ok")
 			if ok {
-				assert.Equal(t, tt.floatV, f)
+				require.Equal(t, tt.floatV, f)
 			}
 			s, ok := tt.v.Str()
-			assert.Equal(t, tt.v.Type == String, ok, "Str ok")
-			assert.Equal(t, tt.str, s)
+			require.Equal(t, tt.v.Type == String, ok, "Str ok")
+			require.Equal(t, tt.str, s)
 			_, ok = tt.v.Bool()
-			assert.Equal(t, tt.v.Type == Bool, ok, "Bool ok")
-			assert.Equal(t, tt.display, tt.v.String())
-			assert.True(t, tt.v.Equal(tt.v))
+			require.Equal(t, tt.v.Type == Bool, ok, "Bool ok")
+			require.Equal(t, tt.display, tt.v.String())
+			require.True(t, tt.v.Equal(tt.v))
 		})
 	}
 }
 
 func TestValueArrays(t *testing.T) {
+	t.Parallel()
+
 	strs := StringsValue([]string{"a", "b"})
 	got, ok := strs.Strings()
-	assert.True(t, ok)
-	assert.Equal(t, []string{"a", "b"}, got)
+	require.True(t, ok)
+	require.Equal(t, []string{"a", "b"}, got)
 	got[0] = "changed"
 	again, _ := strs.Strings()
-	assert.Equal(t, "a", again[0], "Strings returns a copy")
+	require.Equal(t, "a", again[0], "Strings returns a copy")
 	_, ok = strs.Float32s()
-	assert.False(t, ok)
+	require.False(t, ok)
 
 	fl := Float32sValue([]float32{1, -2.5})
 	f, ok := fl.Float32s()
-	assert.True(t, ok)
-	assert.Equal(t, []float32{1, -2.5}, f)
+	require.True(t, ok)
+	require.Equal(t, []float32{1, -2.5}, f)
 
 	// Int32s converts any integer element type and refuses out-of-range ones.
 	u8 := ArrayValue(Uint8, []Value{Uint8Value(1), Uint8Value(255)})
 	i32, ok := u8.Int32s()
-	assert.True(t, ok)
-	assert.Equal(t, []int32{1, 255}, i32)
+	require.True(t, ok)
+	require.Equal(t, []int32{1, 255}, i32)
 	big := ArrayValue(Uint32, []Value{Uint32Value(1), Uint32Value(math.MaxUint32)})
 	_, ok = big.Int32s()
-	assert.False(t, ok)
+	require.False(t, ok)
 	_, ok = fl.Int32s()
-	assert.False(t, ok)
+	require.False(t, ok)
 
 	elems, ok := u8.Array()
-	assert.True(t, ok)
-	assert.Len(t, elems, 2)
-	assert.True(t, elems[1].Equal(Uint8Value(255)))
-	assert.Equal(t, 2, u8.Len())
-	assert.Equal(t, 0, Uint8Value(1).Len())
+	require.True(t, ok)
+	require.Len(t, elems, 2)
+	require.True(t, elems[1].Equal(Uint8Value(255)))
+	require.Equal(t, 2, u8.Len())
+	require.Equal(t, 0, Uint8Value(1).Len())
 	_, ok = Uint8Value(1).Array()
-	assert.False(t, ok)
+	require.False(t, ok)
 
 	nested := ArrayValue(Array, []Value{strs, StringsValue(nil)})
-	assert.Equal(t, `[2]array{[2]string{"a", "b"}, [0]string{}}`, nested.String())
-	assert.True(t, nested.Index(0).Equal(strs))
+	require.Equal(t, `[2]array{[2]string{"a", "b"}, [0]string{}}`, nested.String())
+	require.True(t, nested.Index(0).Equal(strs))
 
 	long := Int32sValue([]int32{1, 2, 3, 4, 5, 6, 7, 8, 9})
-	assert.Equal(t, "[9]int32{1, 2, 3, 4, 5, 6, 7, 8, ...}", long.String())
+	require.Equal(t, "[9]int32{1, 2, 3, 4, 5, 6, 7, 8, ...}", long.String())
 
-	assert.Panics(t, func() { u8.Index(2) })
-	assert.Panics(t, func() { ArrayValue(Uint8, []Value{Int8Value(1)}) }, "mismatched element type")
+	require.Panics(t, func() { u8.Index(2) })
+	require.Panics(t, func() { ArrayValue(Uint8, []Value{Int8Value(1)}) }, "mismatched element type")
 }
 
 func TestValueEqual(t *testing.T) {
+	t.Parallel()
+
 	nan := Float32Value(float32(math.NaN()))
 	tests := []struct {
 		name string
@@ -130,8 +136,8 @@ func TestValueEqual(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			assert.Equal(t, tt.want, tt.a.Equal(tt.b))
-			assert.Equal(t, tt.want, tt.b.Equal(tt.a))
+			require.Equal(t, tt.want, tt.a.Equal(tt.b))
+			require.Equal(t, tt.want, tt.b.Equal(tt.a))
 		})
 	}
 }

@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -58,6 +57,8 @@ func everyValue() []KV {
 }
 
 func TestRoundTripEveryValueType(t *testing.T) {
+	t.Parallel()
+
 	kvs := everyValue()
 	w := NewWriter()
 	for _, kv := range kvs {
@@ -76,22 +77,24 @@ func TestRoundTripEveryValueType(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			f, err := Parse("roundtrip.gguf", tc.data)
 			require.NoError(t, err)
-			assert.Equal(t, tc.version, f.Version)
-			assert.Equal(t, uint64(DefaultAlignment), f.Alignment)
-			assert.Empty(t, f.Tensors)
+			require.Equal(t, tc.version, f.Version)
+			require.Equal(t, uint64(DefaultAlignment), f.Alignment)
+			require.Empty(t, f.Tensors)
 			require.Len(t, f.Metadata, len(kvs))
 			for i, kv := range kvs {
-				assert.Equal(t, kv.Key, f.Metadata[i].Key, "metadata order")
-				assert.Truef(t, kv.Value.Equal(f.Metadata[i].Value), "key %s: wrote %v, read %v", kv.Key, kv.Value, f.Metadata[i].Value)
+				require.Equal(t, kv.Key, f.Metadata[i].Key, "metadata order")
+				require.Truef(t, kv.Value.Equal(f.Metadata[i].Value), "key %s: wrote %v, read %v", kv.Key, kv.Value, f.Metadata[i].Value)
 				got, ok := f.Lookup(kv.Key)
-				assert.True(t, ok)
-				assert.True(t, kv.Value.Equal(got))
+				require.True(t, ok)
+				require.True(t, kv.Value.Equal(got))
 			}
 		})
 	}
 }
 
 func TestTypedGetters(t *testing.T) {
+	t.Parallel()
+
 	w := NewWriter()
 	for _, kv := range everyValue() {
 		w.Add(kv.Key, kv.Value)
@@ -100,44 +103,44 @@ func TestTypedGetters(t *testing.T) {
 	require.NoError(t, err)
 
 	s, err := f.String("string")
-	assert.NoError(t, err)
-	assert.Equal(t, "héllo, wörld", s)
+	require.NoError(t, err)
+	require.Equal(t, "héllo, wörld", s)
 
 	u, err := f.Uint("u8")
-	assert.NoError(t, err)
-	assert.Equal(t, uint64(250), u)
+	require.NoError(t, err)
+	require.Equal(t, uint64(250), u)
 	u, err = f.Uint("u64")
-	assert.NoError(t, err)
-	assert.Equal(t, uint64(math.MaxUint64), u)
+	require.NoError(t, err)
+	require.Equal(t, uint64(math.MaxUint64), u)
 
 	x, err := f.Float("f32")
-	assert.NoError(t, err)
-	assert.Equal(t, -0.25, x)
+	require.NoError(t, err)
+	require.Equal(t, -0.25, x)
 	x, err = f.Float("u32")
-	assert.NoError(t, err, "Float accepts integers")
-	assert.Equal(t, 4e9, x)
+	require.NoError(t, err, "Float accepts integers")
+	require.Equal(t, 4e9, x)
 	x, err = f.Float("i8")
-	assert.NoError(t, err)
-	assert.Equal(t, -128.0, x)
+	require.NoError(t, err)
+	require.Equal(t, -128.0, x)
 
 	b, err := f.Bool("bool.true")
-	assert.NoError(t, err)
-	assert.True(t, b)
+	require.NoError(t, err)
+	require.True(t, b)
 
 	ss, err := f.Strings("arr.string")
-	assert.NoError(t, err)
-	assert.Equal(t, []string{"a", "", "ccc"}, ss)
+	require.NoError(t, err)
+	require.Equal(t, []string{"a", "", "ccc"}, ss)
 
 	fs, err := f.Float32s("arr.f32")
-	assert.NoError(t, err)
-	assert.Equal(t, []float32{0.5, -1e30}, fs)
+	require.NoError(t, err)
+	require.Equal(t, []float32{0.5, -1e30}, fs)
 
 	is, err := f.Int32s("arr.u16")
-	assert.NoError(t, err)
-	assert.Equal(t, []int32{1, 65535}, is)
+	require.NoError(t, err)
+	require.Equal(t, []int32{1, 65535}, is)
 	is, err = f.Int32s("arr.i32")
-	assert.NoError(t, err)
-	assert.Equal(t, []int32{-1, 0, 1}, is)
+	require.NoError(t, err)
+	require.Equal(t, []int32{-1, 0, 1}, is)
 
 	errTests := []struct {
 		name    string
@@ -158,18 +161,20 @@ func TestTypedGetters(t *testing.T) {
 	}
 	for _, tt := range errTests {
 		t.Run(tt.name, func(t *testing.T) {
-			assert.ErrorContains(t, tt.get(), tt.wantErr)
+			require.ErrorContains(t, tt.get(), tt.wantErr)
 		})
 	}
 	_, err = f.Uint("missing.key")
-	assert.True(t, errors.Is(err, ErrKeyNotFound))
+	require.True(t, errors.Is(err, ErrKeyNotFound))
 
-	assert.Equal(t, "", f.Architecture())
+	require.Equal(t, "", f.Architecture())
 }
 
 // TestWriterExactBytes checks the writer against a file assembled by hand
 // from the format description, so reader and writer cannot share a mistake.
 func TestWriterExactBytes(t *testing.T) {
+	t.Parallel()
+
 	w := NewWriter()
 	w.AddString("general.architecture", "llama")
 	w.AddInt32s("ids", []int32{-1, 2})
@@ -189,22 +194,24 @@ func TestWriterExactBytes(t *testing.T) {
 		bytes(data...).zeros(24).
 		bytes(7, 8, 9).zeros(29)
 	got := writeBytes(t, w)
-	assert.Equal(t, []byte(want), got)
-	assert.Equal(t, got, writeBytes(t, w), "writing twice gives the same bytes")
+	require.Equal(t, []byte(want), got)
+	require.Equal(t, got, writeBytes(t, w), "writing twice gives the same bytes")
 
 	f, err := Parse("exact.gguf", got)
 	require.NoError(t, err)
-	assert.Equal(t, "llama", f.Architecture())
-	assert.Equal(t, uint64(len(want)-64-32), f.DataOffset)
+	require.Equal(t, "llama", f.Architecture())
+	require.Equal(t, uint64(len(want)-64-32), f.DataOffset)
 	tu, ok := f.Tensor("u")
 	require.True(t, ok)
 	b, err := f.TensorData(tu)
 	require.NoError(t, err)
-	assert.Equal(t, []byte{7, 8, 9}, b)
-	assert.Equal(t, len(b), cap(b), "tensor data is capped so appends cannot overwrite the file")
+	require.Equal(t, []byte{7, 8, 9}, b)
+	require.Equal(t, len(b), cap(b), "tensor data is capped so appends cannot overwrite the file")
 }
 
 func TestWriterAlignment(t *testing.T) {
+	t.Parallel()
+
 	w := NewWriter()
 	w.AddUint32("general.alignment", 64)
 	require.NoError(t, w.AddTensor("a", F16, []uint64{3}, make([]byte, 6)))
@@ -212,17 +219,19 @@ func TestWriterAlignment(t *testing.T) {
 	require.NoError(t, w.AddTensor("c", BF16, []uint64{1}, []byte{1, 2}))
 	f, err := Parse("aligned.gguf", writeBytes(t, w))
 	require.NoError(t, err)
-	assert.Equal(t, uint64(64), f.Alignment)
-	assert.Zero(t, f.DataOffset%64)
-	assert.Equal(t, []uint64{0, 64, 192}, []uint64{f.Tensors[0].Offset, f.Tensors[1].Offset, f.Tensors[2].Offset})
-	assert.Equal(t, uint64(68), f.Tensors[1].Size)
-	assert.Equal(t, uint64(64), f.Tensors[1].Elements())
+	require.Equal(t, uint64(64), f.Alignment)
+	require.Zero(t, f.DataOffset%64)
+	require.Equal(t, []uint64{0, 64, 192}, []uint64{f.Tensors[0].Offset, f.Tensors[1].Offset, f.Tensors[2].Offset})
+	require.Equal(t, uint64(68), f.Tensors[1].Size)
+	require.Equal(t, uint64(64), f.Tensors[1].Elements())
 	c, err := f.TensorData(&f.Tensors[2])
 	require.NoError(t, err)
-	assert.Equal(t, []byte{1, 2}, c)
+	require.Equal(t, []byte{1, 2}, c)
 }
 
 func TestWriterErrors(t *testing.T) {
+	t.Parallel()
+
 	tensorTests := []struct {
 		name    string
 		tname   string
@@ -244,7 +253,7 @@ func TestWriterErrors(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			w := NewWriter()
 			require.NoError(t, w.AddTensor("dup", F32, []uint64{1}, make([]byte, 4)))
-			assert.ErrorContains(t, w.AddTensor(tt.tname, tt.typ, tt.dims, tt.data), tt.wantErr)
+			require.ErrorContains(t, w.AddTensor(tt.tname, tt.typ, tt.dims, tt.data), tt.wantErr)
 		})
 	}
 
@@ -271,13 +280,15 @@ func TestWriterErrors(t *testing.T) {
 			w := NewWriter()
 			tt.add(w)
 			_, err := w.WriteTo(&bytes.Buffer{})
-			assert.ErrorContains(t, err, tt.wantErr)
-			assert.ErrorContains(t, w.WriteFile(filepath.Join(t.TempDir(), "x.gguf")), tt.wantErr)
+			require.ErrorContains(t, err, tt.wantErr)
+			require.ErrorContains(t, w.WriteFile(filepath.Join(t.TempDir(), "x.gguf")), tt.wantErr)
 		})
 	}
 }
 
 func TestWriterDepthLimitMatchesReader(t *testing.T) {
+	t.Parallel()
+
 	v := StringsValue([]string{"x"})
 	for range maxArrayDepth - 1 {
 		v = ArrayValue(Array, []Value{v})
@@ -287,10 +298,12 @@ func TestWriterDepthLimitMatchesReader(t *testing.T) {
 	f, err := Parse("deep.gguf", writeBytes(t, w))
 	require.NoError(t, err, "the deepest nesting the writer accepts must parse")
 	got, _ := f.Lookup("deepest")
-	assert.True(t, v.Equal(got))
+	require.True(t, v.Equal(got))
 }
 
 func TestWriteFile(t *testing.T) {
+	t.Parallel()
+
 	dir := t.TempDir()
 	path := filepath.Join(dir, "model.gguf")
 	require.NoError(t, os.WriteFile(path, []byte("old contents"), 0o644))
@@ -302,10 +315,10 @@ func TestWriteFile(t *testing.T) {
 
 	got, err := os.ReadFile(path)
 	require.NoError(t, err)
-	assert.Equal(t, writeBytes(t, w), got)
+	require.Equal(t, writeBytes(t, w), got)
 	entries, err := os.ReadDir(dir)
 	require.NoError(t, err)
-	assert.Len(t, entries, 1, "no temporary file is left behind")
+	require.Len(t, entries, 1, "no temporary file is left behind")
 
-	assert.Error(t, w.WriteFile(filepath.Join(dir, "no-such-dir", "x.gguf")))
+	require.Error(t, w.WriteFile(filepath.Join(dir, "no-such-dir", "x.gguf")))
 }

@@ -5,6 +5,8 @@ import (
 	"maps"
 	"slices"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 // FuzzParse feeds arbitrary bytes to Parse. Parse must not panic; when it
@@ -24,48 +26,31 @@ func FuzzParse(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		file, err := Parse("fuzz.safetensors", data)
 		if err != nil {
-			if file != nil {
-				t.Fatal("non-nil file with an error")
-			}
+			require.False(t, file != nil, "non-nil file with an error")
 			return
 		}
 		var tensors []Tensor
 		for _, info := range file.Tensors {
 			d, err := file.TensorData(info.Name)
-			if err != nil {
-				t.Fatalf("TensorData(%q): %v", info.Name, err)
-			}
+			require.NoErrorf(t, err, "TensorData(%q)", info.Name)
 			n, ok := elements(info.Shape)
-			if !ok || n*uint64(info.DType.Size()) != uint64(len(d)) {
-				t.Fatalf("tensor %q: %d bytes for shape %v of %s", info.Name, len(d), info.Shape, info.DType)
-			}
+			require.Falsef(t, !ok || n*uint64(info.DType.Size()) != uint64(len(d)), "tensor %q: %d bytes for shape %v of %s", info.Name, len(d), info.Shape, info.DType)
 			tensors = append(tensors, Tensor{Name: info.Name, DType: info.DType, Shape: info.Shape, Data: d})
 		}
 		var out bytes.Buffer
-		if err := Write(&out, tensors, file.Metadata); err != nil {
-			t.Fatalf("writer refused what the reader accepted: %v", err)
-		}
+		require.NoError(t, Write(&out, tensors, file.Metadata), "writer refused what the reader accepted")
 		again, err := Parse("rewritten.safetensors", out.Bytes())
-		if err != nil {
-			t.Fatalf("rewritten file does not parse: %v", err)
-		}
-		if !maps.Equal(file.Metadata, again.Metadata) || (file.Metadata == nil) != (again.Metadata == nil) {
-			t.Fatalf("metadata %v, rewritten %v", file.Metadata, again.Metadata)
-		}
-		if len(again.Tensors) != len(file.Tensors) {
-			t.Fatalf("%d tensors, rewritten %d", len(file.Tensors), len(again.Tensors))
-		}
+		require.NoError(t, err, "rewritten file does not parse")
+		require.Falsef(t, !maps.Equal(file.Metadata, again.Metadata) || (file.Metadata == nil) != (again.Metadata == nil), "metadata %v, rewritten %v", file.Metadata, again.Metadata)
+		require.Falsef(t, len(again.Tensors) != len(file.Tensors), "%d tensors, rewritten %d", len(file.Tensors), len(again.Tensors))
 		for i, a := range again.Tensors {
 			b := file.Tensors[i]
 			da, _ := again.TensorData(a.Name)
 			db, _ := file.TensorData(b.Name)
-			if a.Name != b.Name || a.DType != b.DType || !slices.Equal(a.Shape, b.Shape) || !bytes.Equal(da, db) {
-				t.Fatalf("tensor %q changed in the rewrite", b.Name)
-			}
+			require.Falsef(t, a.Name != b.Name || a.DType != b.DType || !slices.Equal(a.Shape, b.Shape) || !bytes.Equal(da, db), "tensor %q changed in the rewrite", b.Name)
 		}
 		var twice bytes.Buffer
-		if err := Write(&twice, tensors, again.Metadata); err != nil || !bytes.Equal(twice.Bytes(), out.Bytes()) {
-			t.Fatalf("writing is not deterministic (err %v)", err)
-		}
+		require.NoError(t, Write(&twice, tensors, again.Metadata))
+		require.True(t, bytes.Equal(twice.Bytes(), out.Bytes()), "writing is not deterministic")
 	})
 }

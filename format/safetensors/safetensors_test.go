@@ -9,7 +9,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/kvref/kvref/format/internal/fileerr"
@@ -20,6 +19,8 @@ import (
 // safetensors/src/tensor.rs: test_serialization, test_empty,
 // test_serialization_forced_alignement).
 func TestWriteMatchesReference(t *testing.T) {
+	t.Parallel()
+
 	data := f32s(0, 1, 2, 3, 4, 5)
 	cases := []struct {
 		name     string
@@ -38,7 +39,7 @@ func TestWriteMatchesReference(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			got := encode(t, c.tensors, c.metadata)
-			assert.Equal(t, c.want, got)
+			require.Equal(t, c.want, got)
 			_, err := Parse(c.name, got)
 			require.NoError(t, err)
 		})
@@ -48,17 +49,19 @@ func TestWriteMatchesReference(t *testing.T) {
 // TestWriteOrder: tensors are ordered by dtype, most aligned first, then by
 // name, whatever the input order, so every tensor is aligned to its element size.
 func TestWriteOrder(t *testing.T) {
+	t.Parallel()
+
 	tensors := sampleTensors()
 	want := encode(t, tensors, map[string]string{"b": "2", "a": "1"})
 	slices.Reverse(tensors)
-	assert.Equal(t, want, encode(t, tensors, map[string]string{"a": "1", "b": "2"}), "output depends on the input order")
+	require.Equal(t, want, encode(t, tensors, map[string]string{"a": "1", "b": "2"}), "output depends on the input order")
 
 	f, err := Parse("order", want)
 	require.NoError(t, err)
-	assert.Zero(t, f.DataOffset%8)
+	require.Zero(t, f.DataOffset%8)
 	var byOffset []string
 	for _, ti := range f.Tensors {
-		assert.Zero(t, (uint64(f.DataOffset)+ti.Begin)%uint64(ti.DType.Size()), "%s is aligned", ti.Name)
+		require.Zero(t, (uint64(f.DataOffset)+ti.Begin)%uint64(ti.DType.Size()), "%s is aligned", ti.Name)
 		byOffset = append(byOffset, ti.Name)
 	}
 	slices.SortStableFunc(byOffset, func(a, b string) int {
@@ -66,14 +69,16 @@ func TestWriteOrder(t *testing.T) {
 		tb, _ := f.Tensor(b)
 		return int(ta.Begin) - int(tb.Begin)
 	})
-	assert.Equal(t, []string{"counter", "empty", "model.norm.weight", "model.embed_tokens.weight", "lm_head.weight",
+	require.Equal(t, []string{"counter", "empty", "model.norm.weight", "model.embed_tokens.weight", "lm_head.weight",
 		"odd \"name\"\n\t\\ é <&> \x01", "mask"}, byOffset)
-	assert.Contains(t, string(want), `{"__metadata__":{"a":"1","b":"2"},"counter":`)
-	assert.Contains(t, string(want), `"odd \"name\"\n\t\\ é <&> \u0001"`)
+	require.Contains(t, string(want), `{"__metadata__":{"a":"1","b":"2"},"counter":`)
+	require.Contains(t, string(want), `"odd \"name\"\n\t\\ é <&> \u0001"`)
 }
 
 // TestRoundTrip: what Write writes, Parse and Open read back.
 func TestRoundTrip(t *testing.T) {
+	t.Parallel()
+
 	tensors := sampleTensors()
 	meta := map[string]string{"format": "pt", "note": "ünïcode \"quoted\""}
 	data := encode(t, tensors, meta)
@@ -84,39 +89,39 @@ func TestRoundTrip(t *testing.T) {
 	opened, err := Open(path)
 	require.NoError(t, err)
 	defer opened.Close()
-	assert.True(t, opened.mapping != nil && opened.mapping.Mapped(), "Open maps the file")
+	require.True(t, opened.mapping != nil && opened.mapping.Mapped(), "Open maps the file")
 
 	for _, f := range []*File{parsed, opened} {
-		assert.Equal(t, meta, f.Metadata)
+		require.Equal(t, meta, f.Metadata)
 		require.Len(t, f.Tensors, len(tensors))
-		assert.True(t, slices.IsSortedFunc(f.Tensors, func(a, b TensorInfo) int { return strings.Compare(a.Name, b.Name) }))
+		require.True(t, slices.IsSortedFunc(f.Tensors, func(a, b TensorInfo) int { return strings.Compare(a.Name, b.Name) }))
 		for _, want := range tensors {
 			info, ok := f.Tensor(want.Name)
 			require.True(t, ok, want.Name)
-			assert.Equal(t, want.DType, info.DType)
-			assert.Equal(t, want.Shape, info.Shape)
-			assert.Equal(t, uint64(len(want.Data)), info.Size())
+			require.Equal(t, want.DType, info.DType)
+			require.Equal(t, want.Shape, info.Shape)
+			require.Equal(t, uint64(len(want.Data)), info.Size())
 			got, err := f.TensorData(want.Name)
 			require.NoError(t, err)
-			assert.Equal(t, len(want.Data), len(got))
-			assert.True(t, bytes.Equal(want.Data, got), want.Name)
+			require.Equal(t, len(want.Data), len(got))
+			require.True(t, bytes.Equal(want.Data, got), want.Name)
 		}
 	}
 	info, _ := parsed.Tensor("model.embed_tokens.weight")
-	assert.Equal(t, uint64(12), info.Elements())
+	require.Equal(t, uint64(12), info.Elements())
 	info, _ = parsed.Tensor("counter")
-	assert.Equal(t, uint64(1), info.Elements(), "a scalar has one element")
+	require.Equal(t, uint64(1), info.Elements(), "a scalar has one element")
 
 	// TensorData aliases the parsed bytes.
 	d, err := parsed.TensorData("mask")
 	require.NoError(t, err)
 	d0 := &d[0]
-	assert.Same(t, &data[parsed.DataOffset+int64(mustTensor(t, parsed, "mask").Begin)], d0)
+	require.Same(t, &data[parsed.DataOffset+int64(mustTensor(t, parsed, "mask").Begin)], d0)
 
 	// A file with no metadata has nil Metadata.
 	plain, err := Parse("plain", encode(t, tensors[:1], nil))
 	require.NoError(t, err)
-	assert.Nil(t, plain.Metadata)
+	require.Nil(t, plain.Metadata)
 }
 
 func mustTensor(t *testing.T, f *File, name string) *TensorInfo {
@@ -127,15 +132,17 @@ func mustTensor(t *testing.T, f *File, name string) *TensorInfo {
 }
 
 func TestTensorDataErrors(t *testing.T) {
+	t.Parallel()
+
 	f, err := Open(writeFile(t, t.TempDir(), "x.safetensors", encode(t, sampleTensors(), nil)))
 	require.NoError(t, err)
 	_, err = f.TensorData("nope")
-	assert.ErrorIs(t, err, ErrNotFound)
-	assert.ErrorContains(t, err, `x.safetensors: no tensor "nope"`)
+	require.ErrorIs(t, err, ErrNotFound)
+	require.ErrorContains(t, err, `x.safetensors: no tensor "nope"`)
 	require.NoError(t, f.Close())
 	require.NoError(t, f.Close(), "Close twice")
 	_, err = f.TensorData("mask")
-	assert.ErrorContains(t, err, `cannot read tensor "mask": file is closed`)
+	require.ErrorContains(t, err, `cannot read tensor "mask": file is closed`)
 }
 
 // info renders one tensor entry of a header.
@@ -144,6 +151,8 @@ func info(dtype, shape, offsets string) string {
 }
 
 func TestParseRejectsBadFiles(t *testing.T) {
+	t.Parallel()
+
 	good := encode(t, sampleTensors(), map[string]string{"a": "b"})
 	eight := seq(0, 8)
 	one := func(entry string, data []byte) []byte { return rawFile(`{"w":`+entry+`}`, data) }
@@ -210,18 +219,20 @@ func TestParseRejectsBadFiles(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			f, err := Parse("bad.safetensors", c.data)
 			require.Error(t, err)
-			assert.Nil(t, f)
-			assert.True(t, strings.HasPrefix(err.Error(), "safetensors: bad.safetensors: "), err.Error())
+			require.Nil(t, f)
+			require.True(t, strings.HasPrefix(err.Error(), "safetensors: bad.safetensors: "), err.Error())
 			for _, w := range c.want {
-				assert.Contains(t, err.Error(), w)
+				require.Contains(t, err.Error(), w)
 			}
-			assert.Less(t, len(err.Error()), 600, "error messages stay short")
+			require.Less(t, len(err.Error()), 600, "error messages stay short")
 		})
 	}
 }
 
 // TestParseAccepts: inputs the reference implementation accepts.
 func TestParseAccepts(t *testing.T) {
+	t.Parallel()
+
 	for _, c := range []struct {
 		name, header string
 		data         []byte
@@ -242,6 +253,8 @@ func TestParseAccepts(t *testing.T) {
 }
 
 func TestWriteRejects(t *testing.T) {
+	t.Parallel()
+
 	for _, c := range []struct {
 		name     string
 		tensors  []Tensor
@@ -262,12 +275,12 @@ func TestWriteRejects(t *testing.T) {
 			var buf bytes.Buffer
 			err := Write(&buf, c.tensors, c.metadata)
 			require.Error(t, err)
-			assert.Contains(t, err.Error(), c.want)
-			assert.Zero(t, buf.Len(), "nothing is written")
+			require.Contains(t, err.Error(), c.want)
+			require.Zero(t, buf.Len(), "nothing is written")
 		})
 	}
 	err := Write(failingWriter{}, sampleTensors(), nil)
-	assert.ErrorContains(t, err, "disk full")
+	require.ErrorContains(t, err, "disk full")
 }
 
 // failingWriter fails every write.
@@ -278,9 +291,9 @@ func (failingWriter) Write([]byte) (int, error) { return 0, errors.New("disk ful
 func TestOpenErrors(t *testing.T) {
 	dir := t.TempDir()
 	_, err := Open(filepath.Join(dir, "missing.safetensors"))
-	assert.ErrorContains(t, err, "missing.safetensors")
+	require.ErrorContains(t, err, "missing.safetensors")
 	_, err = Open(writeFile(t, dir, "empty.safetensors", nil))
-	assert.ErrorContains(t, err, "empty.safetensors: file is 0 bytes")
+	require.ErrorContains(t, err, "empty.safetensors: file is 0 bytes")
 	_, err = Open(writeFile(t, dir, "cut.safetensors", encode(t, sampleTensors(), nil)[:50]))
-	assert.ErrorIs(t, err, ErrTruncated)
+	require.ErrorIs(t, err, ErrTruncated)
 }

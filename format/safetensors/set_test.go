@@ -5,7 +5,6 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -36,13 +35,15 @@ func shardedDir(t *testing.T, index string) string {
 }
 
 func TestOpenDirSharded(t *testing.T) {
+	t.Parallel()
+
 	dir := shardedDir(t, "")
 	s, err := OpenDir(dir)
 	require.NoError(t, err)
 	defer s.Close()
 	require.Len(t, s.Files, 2)
-	assert.Equal(t, filepath.Join(dir, "model-00001-of-00002.safetensors"), s.Files[0].Path)
-	assert.Equal(t, dir, s.Dir)
+	require.Equal(t, filepath.Join(dir, "model-00001-of-00002.safetensors"), s.Files[0].Path)
+	require.Equal(t, dir, s.Dir)
 
 	all := sampleTensors()
 	var names []string
@@ -50,33 +51,35 @@ func TestOpenDirSharded(t *testing.T) {
 		names = append(names, want.Name)
 		info, f, ok := s.Tensor(want.Name)
 		require.True(t, ok, want.Name)
-		assert.Same(t, s.Files[min(i/3, 1)], f, "%s is in the right shard", want.Name)
-		assert.Equal(t, want.Shape, info.Shape)
+		require.Same(t, s.Files[min(i/3, 1)], f, "%s is in the right shard", want.Name)
+		require.Equal(t, want.Shape, info.Shape)
 		data, err := s.TensorData(want.Name)
 		require.NoError(t, err)
-		assert.Equal(t, len(want.Data), len(data))
-		assert.Equal(t, string(want.Data), string(data))
+		require.Equal(t, len(want.Data), len(data))
+		require.Equal(t, string(want.Data), string(data))
 	}
-	assert.ElementsMatch(t, names, s.Names())
-	assert.IsIncreasing(t, s.Names())
+	require.ElementsMatch(t, names, s.Names())
+	require.IsIncreasing(t, s.Names())
 
 	_, _, ok := s.Tensor("nope")
-	assert.False(t, ok)
+	require.False(t, ok)
 	_, err = s.TensorData("nope")
-	assert.ErrorIs(t, err, ErrNotFound)
+	require.ErrorIs(t, err, ErrNotFound)
 	require.NoError(t, s.Close())
 	_, err = s.TensorData(all[0].Name)
-	assert.ErrorContains(t, err, "file is closed")
+	require.ErrorContains(t, err, "file is closed")
 }
 
 func TestOpenDirSingle(t *testing.T) {
+	t.Parallel()
+
 	dir := t.TempDir()
 	writeFile(t, dir, SingleFile, encode(t, sampleTensors(), nil))
 	s, err := OpenDir(dir)
 	require.NoError(t, err)
 	defer s.Close()
 	require.Len(t, s.Files, 1)
-	assert.Len(t, s.Names(), len(sampleTensors()))
+	require.Len(t, s.Names(), len(sampleTensors()))
 
 	// model.safetensors wins over an index, as in transformers.
 	writeFile(t, dir, IndexFile, []byte(`not even JSON`))
@@ -86,6 +89,8 @@ func TestOpenDirSingle(t *testing.T) {
 }
 
 func TestOpenDirRejects(t *testing.T) {
+	t.Parallel()
+
 	shard1 := `"model-00001-of-00002.safetensors"`
 	shard2 := `"model-00002-of-00002.safetensors"`
 	all := sampleTensors()
@@ -139,7 +144,7 @@ func TestOpenDirRejects(t *testing.T) {
 			_, err := OpenDir(shardedDir(t, c.index))
 			require.Error(t, err)
 			for _, w := range c.want {
-				assert.Contains(t, err.Error(), w)
+				require.Contains(t, err.Error(), w)
 			}
 		})
 	}
@@ -148,26 +153,26 @@ func TestOpenDirRejects(t *testing.T) {
 		dir := shardedDir(t, "")
 		writeFile(t, dir, "model-00002-of-00002.safetensors", encode(t, append(all[3:], all[0]), nil))
 		_, err := OpenDir(dir)
-		assert.ErrorContains(t, err, `lists tensor "model.embed_tokens.weight" in model-00001-of-00002.safetensors, but model-00002-of-00002.safetensors holds it too`)
+		require.ErrorContains(t, err, `lists tensor "model.embed_tokens.weight" in model-00001-of-00002.safetensors, but model-00002-of-00002.safetensors holds it too`)
 	})
 	t.Run("corrupt shard", func(t *testing.T) {
 		dir := shardedDir(t, "")
 		writeFile(t, dir, "model-00002-of-00002.safetensors", []byte("junk"))
 		_, err := OpenDir(dir)
-		assert.ErrorContains(t, err, "model-00002-of-00002.safetensors: file is 4 bytes")
+		require.ErrorContains(t, err, "model-00002-of-00002.safetensors: file is 4 bytes")
 	})
 	t.Run("empty directory", func(t *testing.T) {
 		dir := t.TempDir()
 		_, err := OpenDir(dir)
-		assert.ErrorContains(t, err, "holds neither model.safetensors nor model.safetensors.index.json")
+		require.ErrorContains(t, err, "holds neither model.safetensors nor model.safetensors.index.json")
 	})
 	t.Run("not a directory", func(t *testing.T) {
 		p := writeFile(t, t.TempDir(), SingleFile, encode(t, all, nil))
 		_, err := OpenDir(p)
-		assert.ErrorContains(t, err, "is not a directory")
+		require.ErrorContains(t, err, "is not a directory")
 	})
 	t.Run("missing directory", func(t *testing.T) {
 		_, err := OpenDir(filepath.Join(t.TempDir(), "nope"))
-		assert.ErrorIs(t, err, os.ErrNotExist)
+		require.ErrorIs(t, err, os.ErrNotExist)
 	})
 }

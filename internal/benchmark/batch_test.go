@@ -12,6 +12,8 @@ import (
 // the order 1, 3, 1, 3, 1, 3; each row is a measured round and its speedup the median of
 // the rounds' own ratios, which the table prints with their range.
 func TestBatchesInterleavesRounds(t *testing.T) {
+	t.Parallel()
+
 	shape, err := synth.ShapeByName("tiny")
 	require.NoError(t, err)
 	m, err := shape.Model()
@@ -39,6 +41,8 @@ func TestBatchesInterleavesRounds(t *testing.T) {
 // TestMedianRunPicksAMeasuredRound: the row shown is one of the rounds (the slower middle
 // one of an even number), not an average of them.
 func TestMedianRunPicksAMeasuredRound(t *testing.T) {
+	t.Parallel()
+
 	runs := []BatchResult{{TokensPerSecond: 30, Steps: 1}, {TokensPerSecond: 10, Steps: 2}, {TokensPerSecond: 20, Steps: 3}}
 	require.Equal(t, 3, medianRun(runs).Steps)
 	require.Equal(t, 2, medianRun(runs[:2]).Steps, "of two rounds, the slower")

@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/kvref/kvref/model/synth"
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -22,13 +21,13 @@ func TestParseLlamaBatchedBench(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, rs, 1)
 	r := rs[0]
-	assert.Equal(t, 32, r.PP)
-	assert.Equal(t, 4, r.TG)
-	assert.Equal(t, 2, r.PL)
-	assert.Equal(t, 72, r.NKV)
-	assert.InDelta(t, 172.240250, r.SpeedPP, 1e-9)
-	assert.InDelta(t, 4.464249, r.SpeedTG, 1e-9)
-	assert.InDelta(t, float64(r.PL*r.TG)/r.TTG, r.SpeedTG, 1e-3, "S_TG is PL·TG over T_TG")
+	require.Equal(t, 32, r.PP)
+	require.Equal(t, 4, r.TG)
+	require.Equal(t, 2, r.PL)
+	require.Equal(t, 72, r.NKV)
+	require.InDelta(t, 172.240250, r.SpeedPP, 1e-9)
+	require.InDelta(t, 4.464249, r.SpeedTG, 1e-9)
+	require.InDelta(t, float64(r.PL*r.TG)/r.TTG, r.SpeedTG, 1e-3, "S_TG is PL·TG over T_TG")
 
 	_, err = ParseLlamaBatchedBench([]byte(`{"pp": 32, "tg": 4, "pl": 2, "speed_pp": 0, "speed_tg": 1}`))
 	require.ErrorContains(t, err, "speed_pp 0")
@@ -73,14 +72,14 @@ func TestCompareBatched(t *testing.T) {
 	require.NoError(t, err)
 	lines := strings.Split(strings.TrimSpace(string(args)), "\n")
 	require.Len(t, lines, 4, "two points, two rounds")
-	assert.Equal(t, "-m x.gguf -c 256 -npp 12 -ntg 3 -npl 4 -t 1 --output-format jsonl -ctk q8_0 -ctv q8_0 -fa", lines[1])
+	require.Equal(t, "-m x.gguf -c 256 -npp 12 -ntg 3 -npl 4 -t 1 --output-format jsonl -ctk q8_0 -ctv q8_0 -fa", lines[1])
 	// The engine that goes first alternates from point to point.
 	log := progress.String()
 	first := func(p string) bool {
 		return strings.Index(log, "llama-batched-bench "+p) < strings.Index(log, "kvref "+p)
 	}
-	assert.True(t, first("D=12 N=3 B=1"))
-	assert.False(t, first("D=12 N=3 B=4"))
+	require.True(t, first("D=12 N=3 B=1"))
+	require.False(t, first("D=12 N=3 B=4"))
 
 	require.Len(t, c.Rows, 2)
 	for i, r := range c.Rows {
@@ -88,22 +87,22 @@ func TestCompareBatched(t *testing.T) {
 		require.Len(t, r.Llama, 2)
 		for k := range 2 {
 			kv := r.Kvref[k]
-			assert.InDelta(t, kv.SpeedTG/float64(10*r.Batch), r.RatioTG[k], 1e-12)
-			assert.InDelta(t, kv.SpeedPP/1000, r.RatioPP[k], 1e-12)
-			assert.InDelta(t, float64(r.Batch*r.Depth)/kv.PrefillSeconds, kv.SpeedPP, 1e-6*kv.SpeedPP)
-			assert.InDelta(t, float64(r.Batch*r.Gen)/kv.DecodeSeconds, kv.SpeedTG, 1e-6*kv.SpeedTG)
-			assert.Positive(t, kv.BandwidthGBs)
-			assert.InDelta(t, kv.GBPerSecond/kv.BandwidthGBs, kv.BandwidthFraction, 1e-12)
+			require.InDelta(t, kv.SpeedTG/float64(10*r.Batch), r.RatioTG[k], 1e-12)
+			require.InDelta(t, kv.SpeedPP/1000, r.RatioPP[k], 1e-12)
+			require.InDelta(t, float64(r.Batch*r.Depth)/kv.PrefillSeconds, kv.SpeedPP, 1e-6*kv.SpeedPP)
+			require.InDelta(t, float64(r.Batch*r.Gen)/kv.DecodeSeconds, kv.SpeedTG, 1e-6*kv.SpeedTG)
+			require.Positive(t, kv.BandwidthGBs)
+			require.InDelta(t, kv.GBPerSecond/kv.BandwidthGBs, kv.BandwidthFraction, 1e-12)
 			// Each step reads every sequence's keys and values: B · (D+1 .. D+N) positions.
 			meanLen := int64(r.Depth) + 1 + int64(r.Gen-1)/2
-			assert.Equal(t, int64(r.Batch)*meanLen*kv.BytesPerToken, kv.CacheBytesPerStep, "point %d", i)
+			require.Equal(t, int64(r.Batch)*meanLen*kv.BytesPerToken, kv.CacheBytesPerStep, "point %d", i)
 		}
-		assert.Equal(t, Median(r.RatioTG), r.RatioTGMedian)
+		require.Equal(t, Median(r.RatioTG), r.RatioTGMedian)
 	}
 	var out strings.Builder
 	WriteBatchedComparison(&out, c)
-	assert.Contains(t, out.String(), "S_TG kvref/llama")
-	assert.Contains(t, out.String(), "   12    3   4   40.0 [40.0–40.0]")
+	require.Contains(t, out.String(), "S_TG kvref/llama")
+	require.Contains(t, out.String(), "   12    3   4   40.0 [40.0–40.0]")
 
 	_, err = CompareBatched(context.Background(), m, BatchedConfig{Model: "x.gguf", Llama: LlamaBatchedBench{Path: script},
 		Points: []BatchedPoint{{Depth: m.Config.Context, Gen: 3, Batch: 1}}, Rounds: 1})
@@ -114,11 +113,11 @@ func TestLlamaBatchedCacheType(t *testing.T) {
 	for ct, fa := range map[string]bool{"f32": false, "f16": false, "bf16": false, "q8_0": true, "q4_0": true} {
 		got, gotFA, err := LlamaBatchedCacheType(ct)
 		require.NoError(t, err)
-		assert.Equal(t, ct, got)
-		assert.Equal(t, fa, gotFA, ct)
+		require.Equal(t, ct, got)
+		require.Equal(t, fa, gotFA, ct)
 	}
 	_, _, err := LlamaBatchedCacheType("fp8-e4m3")
 	require.ErrorContains(t, err, "no llama.cpp equivalent")
-	assert.Equal(t, 256, LlamaBatchedContext(BatchedPoint{Depth: 12, Gen: 3, Batch: 4}))
-	assert.Equal(t, 15872, LlamaBatchedContext(BatchedPoint{Depth: 960, Gen: 32, Batch: 16}))
+	require.Equal(t, 256, LlamaBatchedContext(BatchedPoint{Depth: 12, Gen: 3, Batch: 4}))
+	require.Equal(t, 15872, LlamaBatchedContext(BatchedPoint{Depth: 960, Gen: 32, Batch: 16}))
 }

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/kvref/kvref/model/synth"
@@ -15,13 +14,15 @@ import (
 )
 
 func TestMedian(t *testing.T) {
-	assert.Equal(t, 0.0, Median(nil))
-	assert.Equal(t, 3.0, Median([]float64{3}))
-	assert.Equal(t, 2.0, Median([]float64{3, 1, 2}))
-	assert.Equal(t, 2.5, Median([]float64{4, 1, 3, 2}))
+	t.Parallel()
+
+	require.Equal(t, 0.0, Median(nil))
+	require.Equal(t, 3.0, Median([]float64{3}))
+	require.Equal(t, 2.0, Median([]float64{3, 1, 2}))
+	require.Equal(t, 2.5, Median([]float64{4, 1, 3, 2}))
 	v := []float64{3, 1, 2}
 	Median(v)
-	assert.Equal(t, []float64{3, 1, 2}, v, "the input is not reordered")
+	require.Equal(t, []float64{3, 1, 2}, v, "the input is not reordered")
 }
 
 // tinySetup runs on one thread with an f32 cache.
@@ -35,6 +36,8 @@ func tinySetup(t *testing.T) Setup {
 // kvref's figure over llama-bench's, the medians are the rounds' medians, and llama-bench
 // ran each test once per round with the same threads and cache type.
 func TestCompare(t *testing.T) {
+	t.Parallel()
+
 	shape, err := synth.ShapeByName("tiny")
 	require.NoError(t, err)
 	m, err := shape.Model()
@@ -46,31 +49,31 @@ func TestCompare(t *testing.T) {
 	})
 	require.NoError(t, err)
 	require.Len(t, c.Tests, 2)
-	assert.Equal(t, "tg8", c.Tests[0].Name)
-	assert.Equal(t, "pp16", c.Tests[1].Name)
+	require.Equal(t, "tg8", c.Tests[0].Name)
+	require.Equal(t, "pp16", c.Tests[1].Name)
 	for i, want := range []float64{100, 1000} {
 		tr := c.Tests[i]
 		require.Len(t, tr.Llama, 3)
 		require.Len(t, tr.Kvref, 3)
 		require.Len(t, tr.Ratios, 3)
 		for r := range 3 {
-			assert.Equal(t, want, tr.Llama[r])
-			assert.Greater(t, tr.Kvref[r], 0.0)
-			assert.InDelta(t, tr.Kvref[r]/want, tr.Ratios[r], 1e-12)
+			require.Equal(t, want, tr.Llama[r])
+			require.Greater(t, tr.Kvref[r], 0.0)
+			require.InDelta(t, tr.Kvref[r]/want, tr.Ratios[r], 1e-12)
 		}
-		assert.Equal(t, Median(tr.Kvref), tr.KvrefMedian)
-		assert.Equal(t, Median(tr.Ratios), tr.RatioMedian)
+		require.Equal(t, Median(tr.Kvref), tr.KvrefMedian)
+		require.Equal(t, Median(tr.Ratios), tr.RatioMedian)
 	}
-	assert.Equal(t, "Fake CPU", c.LlamaCPU)
-	assert.Equal(t, "llama fake", c.ModelType)
-	assert.Equal(t, 1, c.Threads)
-	assert.NotEmpty(t, c.CPU)
+	require.Equal(t, "Fake CPU", c.LlamaCPU)
+	require.Equal(t, "llama fake", c.ModelType)
+	require.Equal(t, 1, c.Threads)
+	require.NotEmpty(t, c.CPU)
 	args, err := os.ReadFile(argsFile)
 	require.NoError(t, err)
 	lines := strings.Split(strings.TrimSpace(string(args)), "\n")
 	require.Len(t, lines, 6, "2 tests × 3 rounds")
 	for _, l := range lines {
-		assert.Contains(t, l, "-t 1 -o json -r 2 -ctk f32 -ctv f32")
+		require.Contains(t, l, "-t 1 -o json -r 2 -ctk f32 -ctv f32")
 	}
 
 	_, err = Compare(context.Background(), m, CompareConfig{Setup: tinySetup(t), LlamaBench: LlamaBench{Path: script}, Rounds: 1, Reps: 1})
@@ -90,6 +93,8 @@ func TestCompare(t *testing.T) {
 // TestMeter: a generation test produces exactly n tokens from a one-token prompt, a
 // prompt test reuses nothing from the previous one, and both report a rate.
 func TestMeter(t *testing.T) {
+	t.Parallel()
+
 	shape, err := synth.ShapeByName("tiny")
 	require.NoError(t, err)
 	m, err := shape.Model()
@@ -100,10 +105,10 @@ func TestMeter(t *testing.T) {
 	for range 2 {
 		g, err := mt.Generation(32)
 		require.NoError(t, err)
-		assert.Greater(t, g, 0.0)
+		require.Greater(t, g, 0.0)
 		p, err := mt.Prompt(32)
 		require.NoError(t, err)
-		assert.Greater(t, p, 0.0)
+		require.Greater(t, p, 0.0)
 	}
 	_, err = mt.Generation(0)
 	require.Error(t, err)

@@ -7,25 +7,26 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
 // TestCPUInfo reads the first processor of a /proc/cpuinfo listing.
 func TestCPUInfo(t *testing.T) {
+	t.Parallel()
+
 	p := filepath.Join(t.TempDir(), "cpuinfo")
 	require.NoError(t, os.WriteFile(p, []byte("processor\t: 0\nvendor_id\t: AuthenticAMD\ncpu family\t: 25\nmodel\t\t: 17\nmodel name\t: AMD EPYC 9R14\nflags\t\t: fpu avx2\n\nprocessor\t: 1\nmodel name\t: Other\n"), 0o644))
 	name, family, model := cpuInfo(p)
-	assert.Equal(t, "AMD EPYC 9R14", name)
-	assert.Equal(t, "25", family)
-	assert.Equal(t, "17", model)
+	require.Equal(t, "AMD EPYC 9R14", name)
+	require.Equal(t, "25", family)
+	require.Equal(t, "17", model)
 	name, _, _ = cpuInfo(filepath.Join(t.TempDir(), "absent"))
-	assert.Empty(t, name)
+	require.Empty(t, name)
 
 	s := CPUName()
-	assert.True(t, strings.HasSuffix(s, " CPUs"), s)
-	assert.Contains(t, s, ", ")
+	require.True(t, strings.HasSuffix(s, " CPUs"), s)
+	require.Contains(t, s, ", ")
 	if runtime.GOARCH == "amd64" {
-		assert.Contains(t, s, "(")
+		require.Contains(t, s, "(")
 	}
 }

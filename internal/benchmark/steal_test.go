@@ -18,6 +18,8 @@ func writeStat(t *testing.T, path, cpuLine string) {
 // TestStealMeterMeasuresTheStolenShare: the share is the growth of the steal counter over
 // the growth of all eight counters, and the report says what a high share means.
 func TestStealMeterMeasuresTheStolenShare(t *testing.T) {
+	t.Parallel()
+
 	path := filepath.Join(t.TempDir(), "stat")
 	writeStat(t, path, "cpu  100 0 50 800 0 0 0 50 0 0")
 	m := startSteal(path)
@@ -45,6 +47,8 @@ func TestStealMeterMeasuresTheStolenShare(t *testing.T) {
 // TestStealMeterSaysNothingWithoutCounters: no /proc/stat, a short cpu line, or counters
 // that went backwards give no figure rather than a wrong one.
 func TestStealMeterSaysNothingWithoutCounters(t *testing.T) {
+	t.Parallel()
+
 	dir := t.TempDir()
 	_, ok := startSteal(filepath.Join(dir, "missing")).Fraction()
 	require.False(t, ok)
@@ -64,6 +68,8 @@ func TestStealMeterSaysNothingWithoutCounters(t *testing.T) {
 
 // TestReadCPUTimesOfThisMachine reads the real counters where there are some.
 func TestReadCPUTimesOfThisMachine(t *testing.T) {
+	t.Parallel()
+
 	if _, err := os.Stat(procStat); err != nil {
 		t.Skip("no /proc/stat on this system")
 	}

@@ -19,6 +19,8 @@ func sum(b []byte) string {
 // TestFileNamesContentNotPaths: the same bytes under two names (a copy, a symlink) have one
 // digest, any changed byte another.
 func TestFileNamesContentNotPaths(t *testing.T) {
+	t.Parallel()
+
 	dir := t.TempDir()
 	data := []byte("a model file")
 	a := filepath.Join(dir, "a.gguf")

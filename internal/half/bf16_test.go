@@ -30,6 +30,8 @@ func bf16FromFields(b uint16) float64 {
 }
 
 func TestBF16ToF32AllPatterns(t *testing.T) {
+	t.Parallel()
+
 	for b := range 1 << 16 {
 		got := BF16ToF32(uint16(b))
 		require.Equal(t, uint32(b)<<16, math.Float32bits(got))
@@ -45,6 +47,8 @@ func TestBF16ToF32AllPatterns(t *testing.T) {
 }
 
 func TestF32ToBF16RoundTripsEveryPattern(t *testing.T) {
+	t.Parallel()
+
 	for b := range 1 << 16 {
 		f := BF16ToF32(uint16(b))
 		got := F32ToBF16(f)
@@ -85,6 +89,8 @@ func bf16Nearest(f float32) uint16 {
 }
 
 func TestF32ToBF16RandomAgainstNearest(t *testing.T) {
+	t.Parallel()
+
 	rng := rand.New(rand.NewPCG(3, 4))
 	for range 1_000_000 {
 		f := math.Float32frombits(rng.Uint32())
@@ -101,6 +107,8 @@ func TestF32ToBF16RandomAgainstNearest(t *testing.T) {
 }
 
 func TestF32ToBF16SpecialValues(t *testing.T) {
+	t.Parallel()
+
 	for _, c := range []struct {
 		x    float32
 		want uint16

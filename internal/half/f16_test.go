@@ -32,6 +32,8 @@ func TestF16ToF32AllPatternsMatchX448(t *testing.T) {
 }
 
 func TestF16TableEqualsBitTwiddling(t *testing.T) {
+	t.Parallel()
+
 	for h := range 1 << 16 {
 		if math.Float32bits(F16Table[h]) != math.Float32bits(F16ToF32(uint16(h))) {
 			require.Failf(t, "mismatch", "F16Table[%#04x] = %v, F16ToF32 = %v", h, F16Table[h], F16ToF32(uint16(h)))
@@ -40,6 +42,8 @@ func TestF16TableEqualsBitTwiddling(t *testing.T) {
 }
 
 func TestF32ToF16RoundTripsEveryHalf(t *testing.T) {
+	t.Parallel()
+
 	for h := range 1 << 16 {
 		f := F16ToF32(uint16(h))
 		got := F32ToF16(f)
@@ -59,6 +63,8 @@ func TestF32ToF16RoundTripsEveryHalf(t *testing.T) {
 // float32 neighbours of each midpoint): ties go to the even half, everything else to the
 // nearer one, and x448 agrees.
 func TestF32ToF16Halfway(t *testing.T) {
+	t.Parallel()
+
 	for h := uint16(0); h < 0x7c00; h++ { // every finite non-negative half, with its successor
 		lo := float64(F16ToF32(h))
 		hi := math.Ldexp(1, 16) // the successor of 65504 on the binade grid
@@ -95,6 +101,8 @@ func TestF32ToF16Halfway(t *testing.T) {
 }
 
 func TestF32ToF16SpecialValues(t *testing.T) {
+	t.Parallel()
+
 	for _, c := range []struct {
 		x    float32
 		want uint16
@@ -124,6 +132,8 @@ func TestF32ToF16SpecialValues(t *testing.T) {
 }
 
 func TestF32ToF16RandomBitPatternsMatchX448(t *testing.T) {
+	t.Parallel()
+
 	rng := rand.New(rand.NewPCG(1, 2))
 	for range 1_000_000 {
 		f := math.Float32frombits(rng.Uint32())

@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -29,7 +28,7 @@ func TestFetchVerifiesAGivenChecksum(t *testing.T) {
 
 	p, prog, err := fetch(t, ref, dir, Options{SHA256: strings.ToUpper(good)})
 	require.NoError(t, err)
-	assert.Contains(t, prog, "sha256 verified against the checksum given")
+	require.Contains(t, prog, "sha256 verified against the checksum given")
 
 	// Cached: no request, but the given checksum is still checked.
 	_, _, err = fetch(t, ref, dir, Options{SHA256: good})

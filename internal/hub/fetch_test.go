@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -31,9 +30,7 @@ func fetch(t *testing.T, ref, dir string, opts Options) (string, string, error) 
 func noFiles(t *testing.T, dir string) {
 	t.Helper()
 	require.NoError(t, filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
-		if err == nil && !d.IsDir() {
-			t.Errorf("unexpected file %s", p)
-		}
+		require.Falsef(t, err == nil && !d.IsDir(), "unexpected file %s", p)
 		return err
 	}))
 }
@@ -46,20 +43,20 @@ func TestFetchLFSFileThroughTheCDN(t *testing.T) {
 
 	p, prog, err := fetch(t, "hf://owner/repo/dir/model.gguf", dir, Options{})
 	require.NoError(t, err)
-	assert.Equal(t, filepath.Join(dir, "hf", "owner", "repo", "main", "dir", "model.gguf"), p)
+	require.Equal(t, filepath.Join(dir, "hf", "owner", "repo", "main", "dir", "model.gguf"), p)
 	got, err := os.ReadFile(p)
 	require.NoError(t, err)
-	assert.True(t, bytes.Equal(data, got), "downloaded bytes differ")
-	assert.NoFileExists(t, p+".part")
-	assert.Contains(t, prog, "downloaded hf://owner/repo/dir/model.gguf: 293.0 KiB")
-	assert.Contains(t, prog, "sha256 verified")
-	assert.NotContains(t, prog, "\r", "no live bar when progress is not a terminal")
+	require.True(t, bytes.Equal(data, got), "downloaded bytes differ")
+	require.NoFileExists(t, p+".part")
+	require.Contains(t, prog, "downloaded hf://owner/repo/dir/model.gguf: 293.0 KiB")
+	require.Contains(t, prog, "sha256 verified")
+	require.NotContains(t, prog, "\r", "no live bar when progress is not a terminal")
 
 	// HEAD to the hub without following its redirect, then GET straight from the CDN.
 	reqs := h.requests()
 	require.Len(t, reqs, 2)
-	assert.Equal(t, request{server: "hub", method: "HEAD", path: "/owner/repo/resolve/main/dir/model.gguf", encoding: "identity"}, reqs[0])
-	assert.Equal(t, request{server: "cdn", method: "GET", path: "/blobs/" + sha256Hex(data), encoding: "identity"}, reqs[1])
+	require.Equal(t, request{server: "hub", method: "HEAD", path: "/owner/repo/resolve/main/dir/model.gguf", encoding: "identity"}, reqs[0])
+	require.Equal(t, request{server: "cdn", method: "GET", path: "/blobs/" + sha256Hex(data), encoding: "identity"}, reqs[1])
 }
 
 func TestFetchCachedFileMakesNoRequest(t *testing.T) {
@@ -73,19 +70,19 @@ func TestFetchCachedFileMakesNoRequest(t *testing.T) {
 
 	again, prog, err := fetch(t, "hf://owner/repo/m.gguf", dir, Options{})
 	require.NoError(t, err)
-	assert.Equal(t, first, again)
-	assert.Len(t, h.requests(), n, "a cached file needs no request")
-	assert.Empty(t, prog)
+	require.Equal(t, first, again)
+	require.Len(t, h.requests(), n, "a cached file needs no request")
+	require.Empty(t, prog)
 
 	// --force downloads again and replaces the file.
 	require.NoError(t, os.WriteFile(first, []byte("stale"), 0o644))
 	forced, _, err := fetch(t, "hf://owner/repo/m.gguf", dir, Options{Force: true})
 	require.NoError(t, err)
-	assert.Equal(t, first, forced)
-	assert.Len(t, h.requests(), n+2)
+	require.Equal(t, first, forced)
+	require.Len(t, h.requests(), n+2)
 	got, err := os.ReadFile(forced)
 	require.NoError(t, err)
-	assert.True(t, bytes.Equal(data, got))
+	require.True(t, bytes.Equal(data, got))
 }
 
 func TestFetchResumesATruncatedDownload(t *testing.T) {
@@ -98,26 +95,26 @@ func TestFetchResumesATruncatedDownload(t *testing.T) {
 
 	_, _, err := fetch(t, "hf://owner/repo/m.gguf", dir, Options{})
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "interrupted after 76.0 KiB of 195.3 KiB")
-	assert.Contains(t, err.Error(), "run again to resume")
-	assert.NoFileExists(t, final)
+	require.Contains(t, err.Error(), "interrupted after 76.0 KiB of 195.3 KiB")
+	require.Contains(t, err.Error(), "run again to resume")
+	require.NoFileExists(t, final)
 	part, err := os.ReadFile(final + ".part")
 	require.NoError(t, err)
-	assert.True(t, bytes.Equal(data[:77_777], part), "the .part holds the bytes received")
+	require.True(t, bytes.Equal(data[:77_777], part), "the .part holds the bytes received")
 
 	p, prog, err := fetch(t, "hf://owner/repo/m.gguf", dir, Options{})
 	require.NoError(t, err)
-	assert.Equal(t, final, p)
+	require.Equal(t, final, p)
 	got, err := os.ReadFile(p)
 	require.NoError(t, err)
-	assert.Equal(t, sha256Hex(data), sha256Hex(got))
-	assert.NoFileExists(t, final+".part")
-	assert.Contains(t, prog, "resumed at 76.0 KiB, sha256 verified")
+	require.Equal(t, sha256Hex(data), sha256Hex(got))
+	require.NoFileExists(t, final+".part")
+	require.Contains(t, prog, "resumed at 76.0 KiB, sha256 verified")
 
 	gets := h.cdnGets()
 	require.Len(t, gets, 2)
-	assert.Empty(t, gets[0].rng)
-	assert.Equal(t, "bytes=77777-", gets[1].rng)
+	require.Empty(t, gets[0].rng)
+	require.Equal(t, "bytes=77777-", gets[1].rng)
 }
 
 func TestFetchSHA256Mismatch(t *testing.T) {
@@ -129,8 +126,8 @@ func TestFetchSHA256Mismatch(t *testing.T) {
 
 	_, _, err := fetch(t, "hf://owner/repo/m.gguf", dir, Options{})
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "sha256 mismatch: expected "+claimed+", got "+sha256Hex(data))
-	assert.Contains(t, err.Error(), "the download was deleted")
+	require.Contains(t, err.Error(), "sha256 mismatch: expected "+claimed+", got "+sha256Hex(data))
+	require.Contains(t, err.Error(), "the download was deleted")
 	noFiles(t, dir)
 }
 
@@ -140,7 +137,7 @@ func TestFetchSizeMismatch(t *testing.T) {
 	dir := t.TempDir()
 	_, _, err := fetch(t, "hf://owner/repo/m.gguf", dir, Options{})
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "sends 5000 bytes but the hub announced 5001")
+	require.Contains(t, err.Error(), "sends 5000 bytes but the hub announced 5001")
 	noFiles(t, dir)
 }
 
@@ -149,7 +146,7 @@ func TestFetchNotFound(t *testing.T) {
 	dir := t.TempDir()
 	_, _, err := fetch(t, "hf://owner/repo/missing.gguf@v1", dir, Options{})
 	require.Error(t, err)
-	assert.EqualError(t, err, "hf://owner/repo/missing.gguf@v1: file missing.gguf in owner/repo at v1 not found on the hub (HTTP 404 EntryNotFound): check the repo and path")
+	require.EqualError(t, err, "hf://owner/repo/missing.gguf@v1: file missing.gguf in owner/repo at v1 not found on the hub (HTTP 404 EntryNotFound): check the repo and path")
 	noFiles(t, dir)
 }
 
@@ -160,28 +157,28 @@ func TestFetchGatedRepoNeedsHFToken(t *testing.T) {
 
 	_, _, err := fetch(t, "hf://gated/repo/m.gguf", t.TempDir(), Options{})
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "access denied (HTTP 403 GatedRepo: Access to model gated/repo is restricted.)")
-	assert.Contains(t, err.Error(), "gated/repo is a gated repo")
-	assert.Contains(t, err.Error(), "set HF_TOKEN")
+	require.Contains(t, err.Error(), "access denied (HTTP 403 GatedRepo: Access to model gated/repo is restricted.)")
+	require.Contains(t, err.Error(), "gated/repo is a gated repo")
+	require.Contains(t, err.Error(), "set HF_TOKEN")
 
 	t.Setenv("HF_TOKEN", "wrong")
 	_, _, err = fetch(t, "hf://gated/repo/m.gguf", t.TempDir(), Options{})
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "HTTP 403")
+	require.Contains(t, err.Error(), "HTTP 403")
 
 	t.Setenv("HF_TOKEN", "good")
 	p, _, err := fetch(t, "hf://gated/repo/m.gguf", t.TempDir(), Options{})
 	require.NoError(t, err)
 	got, err := os.ReadFile(p)
 	require.NoError(t, err)
-	assert.True(t, bytes.Equal(data, got))
+	require.True(t, bytes.Equal(data, got))
 	// The token goes to the hub only, never to the CDN.
 	reqs := h.requests()
 	last := reqs[len(reqs)-2:]
-	assert.Equal(t, "hub", last[0].server)
-	assert.Equal(t, "Bearer good", last[0].auth)
-	assert.Equal(t, "cdn", last[1].server)
-	assert.Empty(t, last[1].auth)
+	require.Equal(t, "hub", last[0].server)
+	require.Equal(t, "Bearer good", last[0].auth)
+	require.Equal(t, "cdn", last[1].server)
+	require.Empty(t, last[1].auth)
 }
 
 func TestFetchUnauthorizedWithoutToken(t *testing.T) {
@@ -194,8 +191,8 @@ func TestFetchUnauthorizedWithoutToken(t *testing.T) {
 	t.Setenv("HF_TOKEN", "")
 	_, _, err := fetch(t, "hf://private/repo/m.gguf", t.TempDir(), Options{})
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "HTTP 401 RepoNotFound")
-	assert.Contains(t, err.Error(), "private or gated, or does not exist: set HF_TOKEN")
+	require.Contains(t, err.Error(), "HTTP 401 RepoNotFound")
+	require.Contains(t, err.Error(), "private or gated, or does not exist: set HF_TOKEN")
 }
 
 func TestFetchSmallFileVerifiesGitBlobSHA1(t *testing.T) {
@@ -207,17 +204,17 @@ func TestFetchSmallFileVerifiesGitBlobSHA1(t *testing.T) {
 	require.NoError(t, err)
 	got, err := os.ReadFile(p)
 	require.NoError(t, err)
-	assert.Equal(t, data, got)
-	assert.Contains(t, prog, "git blob sha1 verified")
+	require.Equal(t, data, got)
+	require.Contains(t, prog, "git blob sha1 verified")
 	for _, r := range h.requests() {
-		assert.Equal(t, "hub", r.server, "a non-LFS file comes from the hub itself")
+		require.Equal(t, "hub", r.server, "a non-LFS file comes from the hub itself")
 	}
 
 	h.add("owner/repo/main/bad.json", hubFile{data: data, etag: strings.Repeat("ab", 20)})
 	_, _, err = fetch(t, "hf://owner/repo/bad.json", dir, Options{})
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "git blob sha1 mismatch: expected "+strings.Repeat("ab", 20)+", got "+gitSHA1Hex(data))
-	assert.NoFileExists(t, filepath.Join(dir, "hf", "owner", "repo", "main", "bad.json.part"))
+	require.Contains(t, err.Error(), "git blob sha1 mismatch: expected "+strings.Repeat("ab", 20)+", got "+gitSHA1Hex(data))
+	require.NoFileExists(t, filepath.Join(dir, "hf", "owner", "repo", "main", "bad.json.part"))
 }
 
 func TestFetchFollowsARenamedRepository(t *testing.T) {
@@ -227,12 +224,12 @@ func TestFetchFollowsARenamedRepository(t *testing.T) {
 	dir := t.TempDir()
 	p, _, err := fetch(t, "hf://old/name/m.gguf", dir, Options{})
 	require.NoError(t, err)
-	assert.Equal(t, filepath.Join(dir, "hf", "old", "name", "main", "m.gguf"), p)
+	require.Equal(t, filepath.Join(dir, "hf", "old", "name", "main", "m.gguf"), p)
 	var paths []string
 	for _, r := range h.requests() {
 		paths = append(paths, r.server+" "+r.method+" "+r.path)
 	}
-	assert.Equal(t, []string{
+	require.Equal(t, []string{
 		"hub HEAD /old/name/resolve/main/m.gguf",
 		"hub HEAD /owner/repo/resolve/main/m.gguf",
 		"cdn GET /blobs/" + sha256Hex(data),
@@ -247,14 +244,14 @@ func TestFetchRevision(t *testing.T) {
 
 	p, _, err := fetch(t, "hf://owner/repo/m.gguf@v2", dir, Options{})
 	require.NoError(t, err)
-	assert.Equal(t, filepath.Join(dir, "hf", "owner", "repo", "v2", "m.gguf"), p)
+	require.Equal(t, filepath.Join(dir, "hf", "owner", "repo", "v2", "m.gguf"), p)
 
 	p, _, err = fetch(t, "hf://owner/repo/m.gguf@refs/pr/1", dir, Options{})
 	require.NoError(t, err)
-	assert.Equal(t, filepath.Join(dir, "hf", "owner", "repo", "refs%2Fpr%2F1", "m.gguf"), p)
+	require.Equal(t, filepath.Join(dir, "hf", "owner", "repo", "refs%2Fpr%2F1", "m.gguf"), p)
 	got, err := os.ReadFile(p)
 	require.NoError(t, err)
-	assert.Equal(t, pattern(100, 9), got)
+	require.Equal(t, pattern(100, 9), got)
 }
 
 // plainServer serves one file at /files/model.bin and records the Range headers it sees. With
@@ -297,16 +294,16 @@ func TestFetchPlainHTTPSURL(t *testing.T) {
 	p, prog, err := fetch(t, ref, dir, Options{Client: srv.Client()})
 	require.NoError(t, err)
 	host := strings.ReplaceAll(strings.TrimPrefix(srv.URL, "https://"), ":", "_")
-	assert.Equal(t, filepath.Join(dir, "urls", host, "files", "model.bin"), p)
+	require.Equal(t, filepath.Join(dir, "urls", host, "files", "model.bin"), p)
 	got, err := os.ReadFile(p)
 	require.NoError(t, err)
-	assert.Equal(t, s.data, got)
-	assert.Contains(t, prog, "sha256 "+sha256Hex(s.data)+" (the server announced no checksum)")
-	assert.Equal(t, []string{"", ""}, s.auth, "HF_TOKEN is for the hub only")
+	require.Equal(t, s.data, got)
+	require.Contains(t, prog, "sha256 "+sha256Hex(s.data)+" (the server announced no checksum)")
+	require.Equal(t, []string{"", ""}, s.auth, "HF_TOKEN is for the hub only")
 
 	_, _, err = fetch(t, srv.URL+"/files/other.bin", dir, Options{Client: srv.Client()})
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "/files/other.bin: not found (HTTP 404 from 127.0.0.1:")
+	require.Contains(t, err.Error(), "/files/other.bin: not found (HTTP 404 from 127.0.0.1:")
 }
 
 func TestFetchStartsOverWhenRangeIsIgnored(t *testing.T) {
@@ -326,8 +323,8 @@ func TestFetchStartsOverWhenRangeIsIgnored(t *testing.T) {
 	require.NoError(t, err)
 	got, err := os.ReadFile(p)
 	require.NoError(t, err)
-	assert.Equal(t, s.data, got)
-	assert.Equal(t, []string{"HEAD ", "GET bytes=36-"}, s.ranges)
+	require.Equal(t, s.data, got)
+	require.Equal(t, []string{"HEAD ", "GET bytes=36-"}, s.ranges)
 }
 
 func TestFetchRange416MeansComplete(t *testing.T) {
@@ -345,12 +342,12 @@ func TestFetchRange416MeansComplete(t *testing.T) {
 
 	p, prog, err := fetch(t, ref, dir, Options{})
 	require.NoError(t, err)
-	assert.Equal(t, final, p)
+	require.Equal(t, final, p)
 	got, err := os.ReadFile(p)
 	require.NoError(t, err)
-	assert.Equal(t, s.data, got)
-	assert.Equal(t, []string{"HEAD ", "GET bytes=10000-"}, s.ranges)
-	assert.Contains(t, prog, "completed by an earlier run")
+	require.Equal(t, s.data, got)
+	require.Equal(t, []string{"HEAD ", "GET bytes=10000-"}, s.ranges)
+	require.Contains(t, prog, "completed by an earlier run")
 }
 
 func TestFetchCompletePartNeedsOnlyHEAD(t *testing.T) {
@@ -364,9 +361,9 @@ func TestFetchCompletePartNeedsOnlyHEAD(t *testing.T) {
 
 	p, prog, err := fetch(t, "hf://owner/repo/m.gguf", dir, Options{})
 	require.NoError(t, err)
-	assert.Equal(t, final, p)
-	assert.Contains(t, prog, "completed by an earlier run), sha256 verified")
-	assert.Empty(t, h.cdnGets())
+	require.Equal(t, final, p)
+	require.Contains(t, prog, "completed by an earlier run), sha256 verified")
+	require.Empty(t, h.cdnGets())
 }
 
 func TestFetchOversizedPartStartsOver(t *testing.T) {
@@ -382,10 +379,10 @@ func TestFetchOversizedPartStartsOver(t *testing.T) {
 	require.NoError(t, err)
 	got, err := os.ReadFile(p)
 	require.NoError(t, err)
-	assert.Equal(t, data, got)
+	require.Equal(t, data, got)
 	gets := h.cdnGets()
 	require.Len(t, gets, 1)
-	assert.Empty(t, gets[0].rng)
+	require.Empty(t, gets[0].rng)
 }
 
 func TestFetchStalledTransfer(t *testing.T) {
@@ -397,11 +394,11 @@ func TestFetchStalledTransfer(t *testing.T) {
 
 	_, _, err := fetch(t, "hf://owner/repo/m.gguf", dir, Options{Timeout: 250 * time.Millisecond})
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "interrupted after 1000 B of 48.8 KiB")
-	assert.Contains(t, err.Error(), "no data from the server for 250ms")
+	require.Contains(t, err.Error(), "interrupted after 1000 B of 48.8 KiB")
+	require.Contains(t, err.Error(), "no data from the server for 250ms")
 	part, err := os.ReadFile(filepath.Join(dir, "hf", "owner", "repo", "main", "m.gguf.part"))
 	require.NoError(t, err)
-	assert.Len(t, part, 1000)
+	require.Len(t, part, 1000)
 }
 
 func TestFetchCancelledContext(t *testing.T) {
@@ -420,5 +417,5 @@ func TestFetchDefaultCacheDir(t *testing.T) {
 	t.Setenv("KVREF_CACHE", dir)
 	p, err := Fetch(context.Background(), "hf://owner/repo/m.gguf", Options{})
 	require.NoError(t, err)
-	assert.Equal(t, filepath.Join(dir, "hf", "owner", "repo", "main", "m.gguf"), p)
+	require.Equal(t, filepath.Join(dir, "hf", "owner", "repo", "main", "m.gguf"), p)
 }

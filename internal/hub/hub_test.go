@@ -5,11 +5,12 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
 func TestIsRef(t *testing.T) {
+	t.Parallel()
+
 	for s, want := range map[string]bool{
 		"hf://ggml-org/models/tinyllamas/stories260K.gguf": true,
 		"HF://o/r/f":                        true,
@@ -23,7 +24,7 @@ func TestIsRef(t *testing.T) {
 		"models/https://not-a-url/m.gguf":   false,
 		"./hf://relative-dir/weird-name.gg": false,
 	} {
-		assert.Equal(t, want, IsRef(s), s)
+		require.Equal(t, want, IsRef(s), s)
 	}
 }
 
@@ -46,18 +47,20 @@ func TestResolveHub(t *testing.T) {
 	} {
 		s, err := Resolve(tc.ref)
 		require.NoError(t, err, tc.ref)
-		assert.Equal(t, Source{Ref: tc.ref, URL: tc.url, Key: tc.key, Owner: tc.owner, Repo: tc.repo, Path: tc.path, Revision: tc.rev}, s)
-		assert.True(t, s.IsHub())
+		require.Equal(t, Source{Ref: tc.ref, URL: tc.url, Key: tc.key, Owner: tc.owner, Repo: tc.repo, Path: tc.path, Revision: tc.rev}, s)
+		require.True(t, s.IsHub())
 	}
 
 	t.Setenv("HF_ENDPOINT", "http://mirror.example:8080/")
 	s, err := Resolve("hf://o/r/m.gguf")
 	require.NoError(t, err)
-	assert.Equal(t, "http://mirror.example:8080/o/r/resolve/main/m.gguf", s.URL)
-	assert.Equal(t, filepath.Join("cache", "hf", "o", "r", "main", "m.gguf"), s.Local("cache"))
+	require.Equal(t, "http://mirror.example:8080/o/r/resolve/main/m.gguf", s.URL)
+	require.Equal(t, filepath.Join("cache", "hf", "o", "r", "main", "m.gguf"), s.Local("cache"))
 }
 
 func TestResolveURL(t *testing.T) {
+	t.Parallel()
+
 	for _, tc := range []struct{ ref, url, key string }{
 		{"https://example.com/a/b/m.gguf", "https://example.com/a/b/m.gguf", "urls/example.com/a/b/m.gguf"},
 		{"http://127.0.0.1:8080/m.gguf#frag", "http://127.0.0.1:8080/m.gguf", "urls/127.0.0.1_8080/m.gguf"},
@@ -67,12 +70,14 @@ func TestResolveURL(t *testing.T) {
 	} {
 		s, err := Resolve(tc.ref)
 		require.NoError(t, err, tc.ref)
-		assert.Equal(t, Source{Ref: tc.ref, URL: tc.url, Key: tc.key}, s, tc.ref)
-		assert.False(t, s.IsHub())
+		require.Equal(t, Source{Ref: tc.ref, URL: tc.url, Key: tc.key}, s, tc.ref)
+		require.False(t, s.IsHub())
 	}
 }
 
 func TestResolveRejects(t *testing.T) {
+	t.Parallel()
+
 	for ref, msg := range map[string]string{
 		"model.gguf":                        "is not a model reference",
 		"hf://o":                            "names no file",
@@ -95,7 +100,7 @@ func TestResolveRejects(t *testing.T) {
 	} {
 		_, err := Resolve(ref)
 		require.Error(t, err, ref)
-		assert.Contains(t, err.Error(), msg, ref)
+		require.Contains(t, err.Error(), msg, ref)
 	}
 }
 
@@ -103,7 +108,7 @@ func TestDefaultCacheDir(t *testing.T) {
 	t.Setenv("KVREF_CACHE", "/somewhere/kv")
 	d, err := DefaultCacheDir()
 	require.NoError(t, err)
-	assert.Equal(t, "/somewhere/kv", d)
+	require.Equal(t, "/somewhere/kv", d)
 
 	t.Setenv("KVREF_CACHE", "")
 	t.Setenv("XDG_CACHE_HOME", "/xdg")
@@ -111,11 +116,13 @@ func TestDefaultCacheDir(t *testing.T) {
 	d, err = DefaultCacheDir()
 	require.NoError(t, err)
 	if base, err := os.UserCacheDir(); err == nil {
-		assert.Equal(t, filepath.Join(base, "kvref"), d)
+		require.Equal(t, filepath.Join(base, "kvref"), d)
 	}
 }
 
 func TestChecksum(t *testing.T) {
+	t.Parallel()
+
 	sha := "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
 	for etag, want := range map[string][2]string{
 		`"` + sha + `"`: {sha, ""},
@@ -128,11 +135,13 @@ func TestChecksum(t *testing.T) {
 		"":                                   {"", ""},
 	} {
 		s256, s1 := checksum(etag)
-		assert.Equal(t, want, [2]string{s256, s1}, etag)
+		require.Equal(t, want, [2]string{s256, s1}, etag)
 	}
 }
 
 func TestParseContentRange(t *testing.T) {
+	t.Parallel()
+
 	for s, want := range map[string]struct {
 		start, size int64
 		ok          bool
@@ -146,10 +155,10 @@ func TestParseContentRange(t *testing.T) {
 		"":                   {0, -1, false},
 	} {
 		start, size, ok := parseContentRange(s)
-		assert.Equal(t, want.ok, ok, s)
+		require.Equal(t, want.ok, ok, s)
 		if ok {
-			assert.Equal(t, want.start, start, s)
-			assert.Equal(t, want.size, size, s)
+			require.Equal(t, want.start, start, s)
+			require.Equal(t, want.size, size, s)
 		}
 	}
 }

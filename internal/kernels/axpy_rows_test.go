@@ -7,7 +7,6 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -62,8 +61,8 @@ func TestAxpyRowsAliasing(t *testing.T) {
 				requireSameResults(t, ref, buf, true, fmt.Sprintf("n=%d dst at %d", n, dstAt))
 			}
 		}
-		assert.Panics(t, func() { AxpyRows(make([]float32, 8), make([]float32, 3), make([]float32, 23)) })
-		assert.NotPanics(t, func() { AxpyRows(nil, make([]float32, 3), nil) })
+		require.Panics(t, func() { AxpyRows(make([]float32, 8), make([]float32, 3), make([]float32, 23)) })
+		require.NotPanics(t, func() { AxpyRows(nil, make([]float32, 3), nil) })
 	})
 }
 
@@ -145,9 +144,9 @@ func TestStridedRowsArePerRowCalls(t *testing.T) {
 				}
 			}
 		}
-		assert.Panics(t, func() { DotRowsStrided(make([]float32, 2), make([]float32, 8), make([]float32, 15), 8) })
-		assert.Panics(t, func() { DotRowsStrided(make([]float32, 1), make([]float32, 8), make([]float32, 8), 7) })
-		assert.Panics(t, func() { AxpyRowsStrided(make([]float32, 8), make([]float32, 3), make([]float32, 8*2+7), 8) })
+		require.Panics(t, func() { DotRowsStrided(make([]float32, 2), make([]float32, 8), make([]float32, 15), 8) })
+		require.Panics(t, func() { DotRowsStrided(make([]float32, 1), make([]float32, 8), make([]float32, 8), 7) })
+		require.Panics(t, func() { AxpyRowsStrided(make([]float32, 8), make([]float32, 3), make([]float32, 8*2+7), 8) })
 	})
 }
 
@@ -190,7 +189,7 @@ func TestDotF16RowsStridedIsDotF16PerRow(t *testing.T) {
 				}
 			}
 		}
-		assert.Panics(t, func() { DotF16RowsStrided(make([]float32, 1), make([]float32, 8), make([]byte, 16), 15) })
-		assert.Panics(t, func() { DotF16RowsStrided(make([]float32, 2), make([]float32, 8), make([]byte, 31), 16) })
+		require.Panics(t, func() { DotF16RowsStrided(make([]float32, 1), make([]float32, 8), make([]byte, 16), 15) })
+		require.Panics(t, func() { DotF16RowsStrided(make([]float32, 2), make([]float32, 8), make([]byte, 31), 16) })
 	})
 }

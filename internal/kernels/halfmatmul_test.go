@@ -7,9 +7,8 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/stretchr/testify/assert"
-
 	"github.com/kvref/kvref/internal/half"
+	"github.com/stretchr/testify/require"
 )
 
 // TestMatMulHalfIsMatMulRows: MatMulF16 and MatMulBF16 give MatMulRows's results on the
@@ -86,10 +85,10 @@ func matMulRowsWant(w, x []float32, rows, cols, batch, start, end int) (want, go
 // TestMatMulHalfPanics: short outputs, inputs or rows panic, as MatMulRows does.
 func TestMatMulHalfPanics(t *testing.T) {
 	w := make([]byte, 2*4*8)
-	assert.Panics(t, func() { MatMulF16(make([]float32, 7), make([]float32, 16), w, 4, 8, 2, 0, 4) })
-	assert.Panics(t, func() { MatMulF16(make([]float32, 8), make([]float32, 15), w, 4, 8, 2, 0, 4) })
-	assert.Panics(t, func() { MatMulBF16(make([]float32, 8), make([]float32, 16), w[:63], 4, 8, 2, 0, 4) })
-	assert.NotPanics(t, func() { MatMulBF16(make([]float32, 8), make([]float32, 16), w, 4, 8, 2, 0, 4) })
+	require.Panics(t, func() { MatMulF16(make([]float32, 7), make([]float32, 16), w, 4, 8, 2, 0, 4) })
+	require.Panics(t, func() { MatMulF16(make([]float32, 8), make([]float32, 15), w, 4, 8, 2, 0, 4) })
+	require.Panics(t, func() { MatMulBF16(make([]float32, 8), make([]float32, 16), w[:63], 4, 8, 2, 0, 4) })
+	require.NotPanics(t, func() { MatMulBF16(make([]float32, 8), make([]float32, 16), w, 4, 8, 2, 0, 4) })
 }
 
 // BenchmarkMatMulF16 multiplies a 2048×2048 F16 matrix by small batches (a decode step of

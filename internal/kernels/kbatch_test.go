@@ -5,7 +5,6 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -193,11 +192,11 @@ func TestDotKBatchPanics(t *testing.T) {
 	a.Quantize(make([]float32, KBlockLen))
 	c.Quantize(make([]float32, 2*KBlockLen))
 	var b Q8KBatch
-	assert.Panics(t, func() { b.Set([]*Q8KInput{&a, &c}) })
+	require.Panics(t, func() { b.Set([]*Q8KInput{&a, &c}) })
 	b.Set([]*Q8KInput{&a, &a})
-	assert.Panics(t, func() { DotQ4_KBatch(make([]float32, 8), 4, &b, make([]byte, 4*Q4_KBlockBytes-1), 4) })
-	assert.Panics(t, func() { DotQ4_KBatch(make([]float32, 7), 4, &b, make([]byte, 4*Q4_KBlockBytes), 4) })
-	assert.Panics(t, func() { DotQ4_KBatch(make([]float32, 8), 3, &b, make([]byte, 4*Q4_KBlockBytes), 4) })
+	require.Panics(t, func() { DotQ4_KBatch(make([]float32, 8), 4, &b, make([]byte, 4*Q4_KBlockBytes-1), 4) })
+	require.Panics(t, func() { DotQ4_KBatch(make([]float32, 7), 4, &b, make([]byte, 4*Q4_KBlockBytes), 4) })
+	require.Panics(t, func() { DotQ4_KBatch(make([]float32, 8), 3, &b, make([]byte, 4*Q4_KBlockBytes), 4) })
 }
 
 // BenchmarkDotKBatch multiplies 512 rows of 2048 columns (L2-resident) by 16 vectors

@@ -5,7 +5,7 @@ package kernels
 import (
 	"testing"
 
-	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/cpu"
 )
 
@@ -57,7 +57,7 @@ func TestCPUFeatures(t *testing.T) {
 		{cpu.X86.HasF16C, featF16C}, {cpu.X86.HasAVX512F, featAVX512F},
 		{cpu.X86.HasAVX512VNNI, featAVX512VNNI},
 	} {
-		assert.Equal(t, c.has, cpuFeatures&c.f != 0, c.f.String())
+		require.Equal(t, c.has, cpuFeatures&c.f != 0, c.f.String())
 	}
 }
 

@@ -7,7 +7,6 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -258,8 +257,8 @@ func TestDotEdgeCases(t *testing.T) {
 				{"lane order, not left to right", []float32{1e8, 1, 0, 0, -1e8, 0, 0, 0}, ones9, 1},
 			} {
 				got := set.dot(c.x, c.y)
-				assert.Equalf(t, math.Float32bits(c.want), math.Float32bits(got), "%s: got %v want %v", c.name, got, c.want)
-				assert.Equalf(t, math.Float32bits(dotGeneric(c.x, c.y)), math.Float32bits(got), "%s: fast vs portable", c.name)
+				require.Equalf(t, math.Float32bits(c.want), math.Float32bits(got), "%s: got %v want %v", c.name, got, c.want)
+				require.Equalf(t, math.Float32bits(dotGeneric(c.x, c.y)), math.Float32bits(got), "%s: fast vs portable", c.name)
 			}
 		})
 	}
@@ -432,7 +431,7 @@ func TestDotSelf(t *testing.T) {
 	for _, n := range testLengths {
 		x := make([]float32, n)
 		fill(rng, kindNormal, x)
-		assert.Equal(t, math.Float32bits(dotGeneric(x, x)), math.Float32bits(Dot(x, x)), "n=%d", n)
+		require.Equal(t, math.Float32bits(dotGeneric(x, x)), math.Float32bits(Dot(x, x)), "n=%d", n)
 	}
 }
 
@@ -441,16 +440,16 @@ func TestDotSelf(t *testing.T) {
 // does not panic, and gives the plain loop's result.
 func TestPanics(t *testing.T) {
 	x := make([]float32, 9)
-	assert.Panics(t, func() { Dot(x, x[:8:8]) }, "Dot with len(y) < len(x)")
-	assert.Panics(t, func() { Axpy(x, 1, x[:8:8]) }, "Axpy with len(x) < len(dst)")
+	require.Panics(t, func() { Dot(x, x[:8:8]) }, "Dot with len(y) < len(x)")
+	require.Panics(t, func() { Axpy(x, 1, x[:8:8]) }, "Axpy with len(x) < len(dst)")
 	w := make([]float32, 4*9)
 	out := make([]float32, 2*4)
 	in := make([]float32, 2*9)
-	assert.Panics(t, func() { MatMulRows(out, w[:30:30], in, 4, 9, 2, 0, 4) }, "MatMulRows with a short w")
-	assert.Panics(t, func() { MatMulRows(out, w, in[:17:17], 4, 9, 2, 0, 4) }, "MatMulRows with a short x")
-	assert.Panics(t, func() { MatMulRows(out[:7:7], w, in, 4, 9, 2, 0, 4) }, "MatMulRows with a short out")
-	assert.Panics(t, func() { MatMulRows(out, w, in, 4, 9, 2, -1, 4) }, "MatMulRows with start < 0")
-	assert.NotPanics(t, func() { MatMulRows(out, w, in, 4, 9, 2, 2, 2) }, "MatMulRows with an empty row range")
+	require.Panics(t, func() { MatMulRows(out, w[:30:30], in, 4, 9, 2, 0, 4) }, "MatMulRows with a short w")
+	require.Panics(t, func() { MatMulRows(out, w, in[:17:17], 4, 9, 2, 0, 4) }, "MatMulRows with a short x")
+	require.Panics(t, func() { MatMulRows(out[:7:7], w, in, 4, 9, 2, 0, 4) }, "MatMulRows with a short out")
+	require.Panics(t, func() { MatMulRows(out, w, in, 4, 9, 2, -1, 4) }, "MatMulRows with start < 0")
+	require.NotPanics(t, func() { MatMulRows(out, w, in, 4, 9, 2, 2, 2) }, "MatMulRows with an empty row range")
 
 	// Within capacity: the plain loop's result, in every path.
 	rng := rand.New(rand.NewPCG(7, 7))
@@ -461,5 +460,5 @@ func TestPanics(t *testing.T) {
 	MatMulRows(out, w[:30], in[:17], 4, 9, 2, 0, 4)
 	requireSameResults(t, want, out, true, "MatMulRows with short slices whose capacity covers the access")
 	fill(rng, kindNormal, x)
-	assert.Equal(t, math.Float32bits(dotGeneric(x[:9], x[:8])), math.Float32bits(Dot(x[:9], x[:8])))
+	require.Equal(t, math.Float32bits(dotGeneric(x[:9], x[:8])), math.Float32bits(Dot(x[:9], x[:8])))
 }

@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/kvref/kvref/internal/half"
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -60,11 +59,11 @@ func TestQ8KInputQuantize(t *testing.T) {
 	b0 := v.block(0)
 	want := []int8{-127, -2, -4, 2, 0, -2, 127, 127}
 	for j, w := range want {
-		assert.Equal(t, w, int8(b0[j]), "code %d", j)
+		require.Equal(t, w, int8(b0[j]), "code %d", j)
 	}
-	assert.Equal(t, int32(-127-2-4+2+0-2+127+127), q8KSum(b0, 0))
-	assert.Equal(t, int32(-10), q8KSum(b0, 1))
-	assert.Equal(t, float32(-1), q8KScale(b0))
+	require.Equal(t, int32(-127-2-4+2+0-2+127+127), q8KSum(b0, 0))
+	require.Equal(t, int32(-10), q8KSum(b0, 1))
+	require.Equal(t, float32(-1), q8KScale(b0))
 	b1 := v.block(1)
 	for j := range b1 {
 		require.Zero(t, b1[j], "zero super-block byte %d", j)
@@ -73,12 +72,12 @@ func TestQ8KInputQuantize(t *testing.T) {
 	for j := range KBlockLen {
 		require.Zero(t, b2[j], "infinite super-block code %d", j)
 	}
-	assert.True(t, math.IsInf(float64(q8KScale(b2)), -1), "d = 1/−0")
+	require.True(t, math.IsInf(float64(q8KScale(b2)), -1), "d = 1/−0")
 
 	v.Quantize(x[:KBlockLen])
-	assert.Equal(t, KBlockLen, v.Len())
-	assert.Len(t, v.blocks, q8KStride)
-	assert.PanicsWithValue(t, "kernels: Q8KInput.Quantize: a vector of 32 values is not a whole number of 256-value super-blocks", func() {
+	require.Equal(t, KBlockLen, v.Len())
+	require.Len(t, v.blocks, q8KStride)
+	require.PanicsWithValue(t, "kernels: Q8KInput.Quantize: a vector of 32 values is not a whole number of 256-value super-blocks", func() {
 		v.Quantize(make([]float32, 32))
 	})
 }
@@ -132,12 +131,12 @@ func checkDotKRows(t *testing.T) {
 func TestDotKRowsPanics(t *testing.T) {
 	var v Q8KInput
 	v.Quantize(make([]float32, 2*KBlockLen))
-	assert.Panics(t, func() { DotQ4_KRows(make([]float32, 4), &v, make([]byte, 8*Q4_KBlockBytes-1)) })
-	assert.Panics(t, func() { DotQ6_KRows(make([]float32, 1), &v, make([]byte, Q6_KBlockBytes)) })
+	require.Panics(t, func() { DotQ4_KRows(make([]float32, 4), &v, make([]byte, 8*Q4_KBlockBytes-1)) })
+	require.Panics(t, func() { DotQ6_KRows(make([]float32, 1), &v, make([]byte, Q6_KBlockBytes)) })
 	v.Quantize(nil)
 	out := []float32{1, 2}
 	DotQ2_KRows(out, &v, nil)
-	assert.Equal(t, []float32{0, 0}, out)
+	require.Equal(t, []float32{0, 0}, out)
 }
 
 // BenchmarkDotKRows multiplies a k-quant matrix by one quantized vector: "l2" is 2048
@@ -260,9 +259,9 @@ func TestKSumsMatchDecode(t *testing.T) {
 			require.Equal(t, wantI, gotI, "%s rep %d: I", f.name, rep)
 			require.Equal(t, wantM, gotM, "%s rep %d: M", f.name, rep)
 			require.Equal(t, k.offset, f.offset, f.name)
-			assert.Equal(t, math.Float32bits(k.d), math.Float32bits(half.F16ToF32(le16(blk[f.dOffset:]))), f.name)
+			require.Equal(t, math.Float32bits(k.d), math.Float32bits(half.F16ToF32(le16(blk[f.dOffset:]))), f.name)
 			if f.offset == 0 {
-				assert.Equal(t, math.Float32bits(k.dmin), math.Float32bits(half.F16ToF32(le16(blk[f.dOffset+2:]))), f.name)
+				require.Equal(t, math.Float32bits(k.dmin), math.Float32bits(half.F16ToF32(le16(blk[f.dOffset+2:]))), f.name)
 			}
 		}
 	}

@@ -5,7 +5,6 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -100,7 +99,7 @@ func TestDotLegacyBatchPanics(t *testing.T) {
 	a.Quantize(make([]float32, QBlockLen))
 	var q Q8Batch
 	q.Set([]*Q8Input{&a, &a})
-	assert.Panics(t, func() { DotQ4_0Batch(make([]float32, 8), 4, &q, make([]byte, 4*Q4_0BlockBytes-1), 4) })
-	assert.Panics(t, func() { DotQ5_0Batch(make([]float32, 7), 4, &q, make([]byte, 4*Q5_0BlockBytes), 4) })
-	assert.NotPanics(t, func() { DotQ5_0Batch(make([]float32, 8), 4, &q, make([]byte, 4*Q5_0BlockBytes), 4) })
+	require.Panics(t, func() { DotQ4_0Batch(make([]float32, 8), 4, &q, make([]byte, 4*Q4_0BlockBytes-1), 4) })
+	require.Panics(t, func() { DotQ5_0Batch(make([]float32, 7), 4, &q, make([]byte, 4*Q5_0BlockBytes), 4) })
+	require.NotPanics(t, func() { DotQ5_0Batch(make([]float32, 8), 4, &q, make([]byte, 4*Q5_0BlockBytes), 4) })
 }

@@ -5,7 +5,6 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -70,12 +69,12 @@ func checkDotLegacyRows(t *testing.T) {
 func TestDotLegacyRowsPanics(t *testing.T) {
 	var v Q8Input
 	v.Quantize(make([]float32, 2*QBlockLen))
-	assert.Panics(t, func() { DotQ4_0Q8Rows(make([]float32, 4), &v, make([]byte, 8*Q4_0BlockBytes-1)) })
-	assert.Panics(t, func() { DotQ5_1Q8Rows(make([]float32, 1), &v, make([]byte, Q5_1BlockBytes)) })
+	require.Panics(t, func() { DotQ4_0Q8Rows(make([]float32, 4), &v, make([]byte, 8*Q4_0BlockBytes-1)) })
+	require.Panics(t, func() { DotQ5_1Q8Rows(make([]float32, 1), &v, make([]byte, Q5_1BlockBytes)) })
 	v.Quantize(nil)
 	out := []float32{1, 2}
 	DotQ4_1Q8Rows(out, &v, nil)
-	assert.Equal(t, []float32{0, 0}, out)
+	require.Equal(t, []float32{0, 0}, out)
 }
 
 // BenchmarkDotLegacyRows is BenchmarkDotKRows for the legacy formats; cpu-ns/op is the

@@ -5,7 +5,6 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -55,9 +54,9 @@ func TestMatMulRowsDecodedIsMatMulRows(t *testing.T) {
 // TestMatMulRowsDecodedPanics: short outputs or inputs panic, as MatMulRows does.
 func TestMatMulRowsDecodedPanics(t *testing.T) {
 	decode := func(dst []float32, r int) { clear(dst) }
-	assert.Panics(t, func() { MatMulRowsDecoded(make([]float32, 7), make([]float32, 16), 4, 8, 2, 0, 4, decode) })
-	assert.Panics(t, func() { MatMulRowsDecoded(make([]float32, 8), make([]float32, 15), 4, 8, 2, 0, 4, decode) })
-	assert.NotPanics(t, func() { MatMulRowsDecoded(make([]float32, 8), make([]float32, 16), 4, 8, 2, 2, 2, decode) })
+	require.Panics(t, func() { MatMulRowsDecoded(make([]float32, 7), make([]float32, 16), 4, 8, 2, 0, 4, decode) })
+	require.Panics(t, func() { MatMulRowsDecoded(make([]float32, 8), make([]float32, 15), 4, 8, 2, 0, 4, decode) })
+	require.NotPanics(t, func() { MatMulRowsDecoded(make([]float32, 8), make([]float32, 16), 4, 8, 2, 2, 2, decode) })
 }
 
 // BenchmarkMatMulRowsDecoded multiplies an F16 matrix, decoded a block of rows at a time,

@@ -6,7 +6,6 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -84,13 +83,13 @@ func TestQ8BatchChecks(t *testing.T) {
 	}
 	var q Q8Batch
 	q.Set(pointers(in))
-	assert.Equal(t, 4, q.Len())
-	assert.Panics(t, func() { DotQ8_0Batch(make([]float32, 4*3), 3, &q, make([]byte, 3*68-1), 3) })
-	assert.Panics(t, func() { DotQ8_0Batch(make([]float32, 4*3-1), 3, &q, make([]byte, 3*68), 3) })
-	assert.Panics(t, func() { DotQ8_0Batch(make([]float32, 4*3), 2, &q, make([]byte, 3*68), 3) })
-	assert.NotPanics(t, func() { DotQ8_0Batch(make([]float32, 4*3), 3, &q, make([]byte, 3*68), 3) })
+	require.Equal(t, 4, q.Len())
+	require.Panics(t, func() { DotQ8_0Batch(make([]float32, 4*3), 3, &q, make([]byte, 3*68-1), 3) })
+	require.Panics(t, func() { DotQ8_0Batch(make([]float32, 4*3-1), 3, &q, make([]byte, 3*68), 3) })
+	require.Panics(t, func() { DotQ8_0Batch(make([]float32, 4*3), 2, &q, make([]byte, 3*68), 3) })
+	require.NotPanics(t, func() { DotQ8_0Batch(make([]float32, 4*3), 3, &q, make([]byte, 3*68), 3) })
 	in[2].Quantize(make([]float32, 32))
-	assert.Panics(t, func() { q.Set(pointers(in)) })
+	require.Panics(t, func() { q.Set(pointers(in)) })
 }
 
 // BenchmarkDotQ8_0Batch multiplies a Q8_0 matrix by 64 quantized vectors, as a prefill

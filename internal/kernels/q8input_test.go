@@ -8,7 +8,6 @@ import (
 
 	"github.com/kvref/kvref/internal/half"
 
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/x448/float16"
 )
@@ -32,27 +31,27 @@ func TestQ8InputQuantize(t *testing.T) {
 	var v Q8Input
 	v.Quantize(x)
 	require.Equal(t, 4*QBlockLen, v.Len())
-	assert.Equal(t, []int8{2, 4, -2, -4, 0, 2, 127, -126, -127, 0}, v.qs[:10])
-	assert.Equal(t, float32(1), v.d[0])
-	assert.Equal(t, make([]int8, QBlockLen), v.qs[QBlockLen:2*QBlockLen])
-	assert.Equal(t, float32(0), v.d[1])
-	assert.Equal(t, float16.Fromfloat32(float32(1)/127).Float32(), v.d[2])
-	assert.Equal(t, []int8{127, 42}, v.qs[2*QBlockLen:2*QBlockLen+2]) // 127/3 = 42.33
-	assert.True(t, math.IsNaN(float64(v.d[3])))
-	assert.Equal(t, make([]int8, QBlockLen), v.qs[3*QBlockLen:])
+	require.Equal(t, []int8{2, 4, -2, -4, 0, 2, 127, -126, -127, 0}, v.qs[:10])
+	require.Equal(t, float32(1), v.d[0])
+	require.Equal(t, make([]int8, QBlockLen), v.qs[QBlockLen:2*QBlockLen])
+	require.Equal(t, float32(0), v.d[1])
+	require.Equal(t, float16.Fromfloat32(float32(1)/127).Float32(), v.d[2])
+	require.Equal(t, []int8{127, 42}, v.qs[2*QBlockLen:2*QBlockLen+2]) // 127/3 = 42.33
+	require.True(t, math.IsNaN(float64(v.d[3])))
+	require.Equal(t, make([]int8, QBlockLen), v.qs[3*QBlockLen:])
 	for b := range 4 {
 		for l := range 8 {
 			q := v.qs[b*QBlockLen+4*l:]
-			assert.Equal(t, -128*(int32(q[0])+int32(q[1])+int32(q[2])+int32(q[3])), v.corr[8*b+l])
-			assert.Equal(t, math.Float32bits(v.d[b]), math.Float32bits(v.dLanes[8*b+l]))
+			require.Equal(t, -128*(int32(q[0])+int32(q[1])+int32(q[2])+int32(q[3])), v.corr[8*b+l])
+			require.Equal(t, math.Float32bits(v.d[b]), math.Float32bits(v.dLanes[8*b+l]))
 		}
 	}
 
 	// Reuse with a shorter vector resizes it.
 	v.Quantize(x[:QBlockLen])
-	assert.Equal(t, QBlockLen, v.Len())
-	assert.Len(t, v.d, 1)
-	assert.PanicsWithValue(t, "kernels: Q8Input.Quantize: a vector of 33 values is not a whole number of 32-value blocks", func() {
+	require.Equal(t, QBlockLen, v.Len())
+	require.Len(t, v.d, 1)
+	require.PanicsWithValue(t, "kernels: Q8Input.Quantize: a vector of 33 values is not a whole number of 32-value blocks", func() {
 		v.Quantize(make([]float32, 33))
 	})
 }
@@ -104,7 +103,7 @@ func TestDotQ8_0Q8IsTheQuantizedProduct(t *testing.T) {
 			mag += math.Abs(s) * 128 * 127 * QBlockLen
 		}
 		got := DotQ8_0Q8(&v, row)
-		assert.InDelta(t, want, float64(got), mag*1e-6, "nb=%d", nb)
+		require.InDelta(t, want, float64(got), mag*1e-6, "nb=%d", nb)
 	}
 }
 
@@ -215,7 +214,7 @@ func checkDotQ8_0Q8NonFinite(t *testing.T) {
 		out := make([]float32, 5)
 		DotQ8_0Q8Rows(out, &v, w)
 		for r, o := range out {
-			assert.True(t, math.IsNaN(float64(o)), "row %d with input %v: %v", r, bad, o)
+			require.True(t, math.IsNaN(float64(o)), "row %d with input %v: %v", r, bad, o)
 		}
 	}
 }
@@ -224,8 +223,8 @@ func checkDotQ8_0Q8NonFinite(t *testing.T) {
 func TestDotQ8_0Q8RowsPanics(t *testing.T) {
 	var v Q8Input
 	v.Quantize(make([]float32, 64))
-	assert.Panics(t, func() { DotQ8_0Q8Rows(make([]float32, 4), &v, make([]byte, 4*68-1)) })
-	assert.Panics(t, func() { DotQ8_0Q8(&v, make([]byte, 67)) })
+	require.Panics(t, func() { DotQ8_0Q8Rows(make([]float32, 4), &v, make([]byte, 4*68-1)) })
+	require.Panics(t, func() { DotQ8_0Q8(&v, make([]byte, 67)) })
 }
 
 // BenchmarkDotQ8_0Q8Rows multiplies a Q8_0 matrix by one quantized vector: "l2" is

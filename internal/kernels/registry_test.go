@@ -9,7 +9,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -186,17 +185,17 @@ func TestRestrictAndSetPortable(t *testing.T) {
 		require.NoError(t, err)
 		for _, k := range registry {
 			for _, i := range k.impls {
-				assert.Equal(t, i.supported() && i.needs&^f == 0, i.on, "level %s: %s", name, i.name)
+				require.Equal(t, i.supported() && i.needs&^f == 0, i.on, "level %s: %s", name, i.name)
 			}
 		}
 		SetPortable(true)
-		assert.Equal(t, "generic", Implementation())
+		require.Equal(t, "generic", Implementation())
 		for _, c := range Implementations() {
-			assert.Empty(t, c.Impl, c.Kernel)
-			assert.Len(t, c.Skipped, len(registryKernel(c.Kernel).impls), c.Kernel)
+			require.Empty(t, c.Impl, c.Kernel)
+			require.Len(t, c.Skipped, len(registryKernel(c.Kernel).impls), c.Kernel)
 		}
 		SetPortable(false)
-		assert.Equal(t, f, inEffect, "SetPortable(false) returns to the restricted level %s", name)
+		require.Equal(t, f, inEffect, "SetPortable(false) returns to the restricted level %s", name)
 	}
 	_, err := Restrict("sse9")
 	require.ErrorContains(t, err, `unknown kernel level "sse9" (want one of generic, avx, avx2, avx512)`)
@@ -207,15 +206,15 @@ func TestRestrictAndSetPortable(t *testing.T) {
 	for _, c := range Implementations() {
 		k := registryKernel(c.Kernel)
 		if a := k.active(); a != nil {
-			assert.Equal(t, a.name, c.Impl)
-			assert.Equal(t, a.needs.short(), c.Needs)
+			require.Equal(t, a.name, c.Impl)
+			require.Equal(t, a.needs.short(), c.Needs)
 		}
 		for _, s := range c.Skipped {
 			why := "this CPU lacks"
 			if !asmBuild {
 				why = "this build has no assembly"
 			}
-			assert.Contains(t, s, why, "with every level allowed, only the CPU or the build stops a kernel")
+			require.Contains(t, s, why, "with every level allowed, only the CPU or the build stops a kernel")
 		}
 	}
 }
@@ -248,12 +247,12 @@ func TestEveryLevelSameBits(t *testing.T) {
 
 // TestFeatureNames: the report's short form of the feature sets.
 func TestFeatureNames(t *testing.T) {
-	assert.Equal(t, "AVX", setAVX.short())
-	assert.Equal(t, "AVX2, F16C", setAVX2.short())
-	assert.Equal(t, "FMA, AVX-512 F", (setAVX | featAVX512F | featFMA).short())
-	assert.Equal(t, "AVX-512 F/BW/DQ/VL/VNNI", setVNNI.short())
-	assert.Equal(t, "AVX, AVX2, F16C, AVX-512F", setAVX512.String())
-	assert.Equal(t, "none", feature(0).String())
+	require.Equal(t, "AVX", setAVX.short())
+	require.Equal(t, "AVX2, F16C", setAVX2.short())
+	require.Equal(t, "FMA, AVX-512 F", (setAVX | featAVX512F | featFMA).short())
+	require.Equal(t, "AVX-512 F/BW/DQ/VL/VNNI", setVNNI.short())
+	require.Equal(t, "AVX, AVX2, F16C, AVX-512F", setAVX512.String())
+	require.Equal(t, "none", feature(0).String())
 }
 
 // TestReportLines: one line per kernel naming what runs, and one per faster

@@ -10,7 +10,6 @@ import (
 
 	"github.com/kvref/kvref/internal/half"
 
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/x448/float16"
 )
@@ -317,7 +316,7 @@ func TestRowDotEdgeCases(t *testing.T) {
 				{"bf16 subnormal", "bf16", []float32{1}, half(0x0001), math.Float32frombits(0x00010000)},
 			} {
 				got := set.dot[c.kind](c.x, c.row)
-				assert.Equalf(t, math.Float32bits(c.want), math.Float32bits(got), "%s: got %v want %v", c.name, got, c.want)
+				require.Equalf(t, math.Float32bits(c.want), math.Float32bits(got), "%s: got %v want %v", c.name, got, c.want)
 			}
 		})
 	}
@@ -326,11 +325,11 @@ func TestRowDotEdgeCases(t *testing.T) {
 // TestRowDotPanics: short rows and partial blocks panic, in every build.
 func TestRowDotPanics(t *testing.T) {
 	x := make([]float32, 33)
-	assert.Panics(t, func() { DotF16(x, make([]byte, 65)) }, "DotF16 with a short row")
-	assert.Panics(t, func() { DotBF16(x, make([]byte, 65)) }, "DotBF16 with a short row")
+	require.Panics(t, func() { DotF16(x, make([]byte, 65)) }, "DotF16 with a short row")
+	require.Panics(t, func() { DotBF16(x, make([]byte, 65)) }, "DotBF16 with a short row")
 	out := make([]float32, 5)
-	assert.Panics(t, func() { DotF16Rows(out, x, make([]byte, 5*66-1)) }, "DotF16Rows with short weights")
-	assert.NotPanics(t, func() { DotF16Rows(nil, x, nil) }, "no rows")
+	require.Panics(t, func() { DotF16Rows(out, x, make([]byte, 5*66-1)) }, "DotF16Rows with short weights")
+	require.NotPanics(t, func() { DotF16Rows(nil, x, nil) }, "no rows")
 }
 
 // TestRowDotsRowsAliasing: *Rows writing into its own input vector or weights gives the
@@ -417,12 +416,14 @@ func FuzzRowDotsMatchGeneric(f *testing.F) {
 		v := k.decode(row, n)
 		strict := onlyDefaultNaN(x, v)
 		want := k.generic(x, row)
-		if d := dotGeneric(x, v); !sameResult(d, want, strict) {
-			t.Fatalf("%s n=%d: portable row dot %#08x, Dot of the decoded row %#08x", k.name, n, math.Float32bits(want), math.Float32bits(d))
+		d := dotGeneric(x, v)
+		if !sameResult(d, want, strict) { // tested before require: this runs in a hot loop
+			require.FailNow(t, fmt.Sprintf("%s n=%d: portable row dot %#08x, Dot of the decoded row %#08x", k.name, n, math.Float32bits(want), math.Float32bits(d)))
 		}
 		for _, set := range allRowSets() {
-			if got := set.dot[k.name](x, row); !sameResult(want, got, strict) {
-				t.Fatalf("%s: %s n=%d: portable %#08x, fast %#08x", set.name, k.name, n, math.Float32bits(want), math.Float32bits(got))
+			got := set.dot[k.name](x, row)
+			if !sameResult(want, got, strict) { // tested before require: this runs in a hot loop
+				require.FailNow(t, fmt.Sprintf("%s: %s n=%d: portable %#08x, fast %#08x", set.name, k.name, n, math.Float32bits(want), math.Float32bits(got)))
 			}
 			if n == 0 {
 				continue
@@ -432,8 +433,8 @@ func FuzzRowDotsMatchGeneric(f *testing.F) {
 			out := make([]float32, 5)
 			set.rows[k.name](out, x, w)
 			for r, got := range out {
-				if !sameResult(want, got, strict) {
-					t.Fatalf("%s: %s rows n=%d row %d: portable %#08x, fast %#08x", set.name, k.name, n, r, math.Float32bits(want), math.Float32bits(got))
+				if !sameResult(want, got, strict) { // tested before require: this runs in a hot loop
+					require.FailNow(t, fmt.Sprintf("%s: %s rows n=%d row %d: portable %#08x, fast %#08x", set.name, k.name, n, r, math.Float32bits(want), math.Float32bits(got)))
 				}
 			}
 		}

@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -52,10 +51,10 @@ func TestMeasureColdStart(t *testing.T) {
 	c := Config{URL: url, SharedTokens: 32, Vocab: 100}
 	r, err := MeasureColdStart(context.Background(), c, []string{os.Args[0], "-test.run=^TestHelperServer$"})
 	require.NoError(t, err)
-	assert.GreaterOrEqual(t, r.Ready, 0.05)
-	assert.GreaterOrEqual(t, r.TTFT, 0.01)
-	assert.InDelta(t, r.Ready+r.TTFT, r.FirstToken, 1e-12)
-	assert.Equal(t, 32, r.PromptLen)
+	require.GreaterOrEqual(t, r.Ready, 0.05)
+	require.GreaterOrEqual(t, r.TTFT, 0.01)
+	require.InDelta(t, r.Ready+r.TTFT, r.FirstToken, 1e-12)
+	require.Equal(t, 32, r.PromptLen)
 	_, err = http.Get(url + "/health")
 	require.Error(t, err, "the server was stopped")
 

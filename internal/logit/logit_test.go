@@ -10,6 +10,8 @@ import (
 )
 
 func TestArgmaxTiesAndNaN(t *testing.T) {
+	t.Parallel()
+
 	require.Equal(t, 1, Argmax([]float32{1, 3, 3, 2}))
 	nan := float32(math.NaN())
 	require.Equal(t, 2, Argmax([]float32{nan, -5, 0, nan}))
@@ -19,6 +21,8 @@ func TestArgmaxTiesAndNaN(t *testing.T) {
 // TestSoftmaxAndLogSoftmaxAgree: exp(LogSoftmax) is Softmax up to float64 rounding, both sum
 // to 1, and the values match a direct computation on small logits.
 func TestSoftmaxAndLogSoftmaxAgree(t *testing.T) {
+	t.Parallel()
+
 	r := rand.New(rand.NewPCG(1, 2))
 	logits := make([]float32, 1000)
 	for i := range logits {
@@ -40,6 +44,8 @@ func TestSoftmaxAndLogSoftmaxAgree(t *testing.T) {
 // TestTopKIsSortOrder: TopK equals the first k of a full stable sort by (value desc, id asc,
 // NaN last), for every k, on data with many ties.
 func TestTopKIsSortOrder(t *testing.T) {
+	t.Parallel()
+
 	r := rand.New(rand.NewPCG(3, 4))
 	v := make([]float32, 300)
 	for i := range v {
@@ -62,11 +68,15 @@ func TestTopKIsSortOrder(t *testing.T) {
 }
 
 func TestRankCountsBetterTokens(t *testing.T) {
+	t.Parallel()
+
 	l := []float32{1, 5, 5, 3}
 	require.Equal(t, []int{4, 1, 2, 3}, []int{Rank(l, 0), Rank(l, 1), Rank(l, 2), Rank(l, 3)})
 }
 
 func TestContinuationSeed(t *testing.T) {
+	t.Parallel()
+
 	require.Equal(t, uint64(42), ContinuationSeed(42, 0))
 	require.NotEqual(t, ContinuationSeed(42, 1), ContinuationSeed(42, 2))
 	require.NotEqual(t, ContinuationSeed(42, 1), ContinuationSeed(43, 1))
@@ -75,6 +85,8 @@ func TestContinuationSeed(t *testing.T) {
 // TestTopPairs: the pairs are the ids and values of the largest logits, best first, ties
 // by lower id.
 func TestTopPairs(t *testing.T) {
+	t.Parallel()
+
 	got := TopPairs([]float32{0.5, 2, -1, 2, 1.25}, 3)
 	require.Equal(t, [][2]float64{{1, 2}, {3, 2}, {4, 1.25}}, got)
 	require.Empty(t, TopPairs([]float32{1}, 0))

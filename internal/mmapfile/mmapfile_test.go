@@ -10,6 +10,8 @@ import (
 )
 
 func TestOpenMapsAndCloses(t *testing.T) {
+	t.Parallel()
+
 	path := filepath.Join(t.TempDir(), "f.bin")
 	require.NoError(t, os.WriteFile(path, []byte("hello, mapping"), 0o644))
 	m, err := Open(path)
@@ -24,6 +26,8 @@ func TestOpenMapsAndCloses(t *testing.T) {
 }
 
 func TestEmptyFileIsReadNotMapped(t *testing.T) {
+	t.Parallel()
+
 	path := filepath.Join(t.TempDir(), "empty")
 	require.NoError(t, os.WriteFile(path, nil, 0o644))
 	m, err := Open(path)
@@ -33,6 +37,8 @@ func TestEmptyFileIsReadNotMapped(t *testing.T) {
 }
 
 func TestMissingFile(t *testing.T) {
+	t.Parallel()
+
 	_, err := Open(filepath.Join(t.TempDir(), "missing"))
 	require.ErrorIs(t, err, os.ErrNotExist)
 }

@@ -10,6 +10,8 @@ import (
 // of both engines' top ids (so a token only llama.cpp ranks high still counts), the
 // whole-vocabulary error covers every id, and the argmax and margin are kvref's.
 func TestCompare(t *testing.T) {
+	t.Parallel()
+
 	kvref := [][]float32{{0, 5, 4, 1, 0}}
 	run := &Run{Steps: []Step{{Step: 0, Next: 1, Logits: []float64{0.5, 5, 4, 1, 6}}}}
 	d, err := Compare(kvref, run, 2)

@@ -124,6 +124,8 @@ func worst(diffs []nodellama.Diff) (top float64, step int, all float64) {
 // engines' top-5 ids stays within the case's bound, and both pick the same token unless
 // kvref's own top two are closer than the bound (a tie either engine may break).
 func TestLogitsMatchLlamaCpp(t *testing.T) {
+	t.Parallel()
+
 	if testing.Short() {
 		t.Skip("runs node-llama-cpp on six models (about half a minute)")
 	}
@@ -192,6 +194,8 @@ func rewriteGGUF(t *testing.T, src, name string, drop map[string]bool, zero func
 // float64 rounded to float32, as transformers does in float32: a relative error of up to
 // 2^-11 per element on llama.cpp's side.
 func TestGemmaGapIsTheFeedForward(t *testing.T) {
+	t.Parallel()
+
 	if testing.Short() {
 		t.Skip("runs node-llama-cpp")
 	}
@@ -216,6 +220,8 @@ func TestGemmaGapIsTheFeedForward(t *testing.T) {
 // far from kvref's logits of the same weights without the key. The real Gemma 3
 // checkpoints have final_logit_softcapping null, so released models never carry the key.
 func TestLlamaCppGemma3AppliesFinalSoftCap(t *testing.T) {
+	t.Parallel()
+
 	if testing.Short() {
 		t.Skip("runs node-llama-cpp")
 	}

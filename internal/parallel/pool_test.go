@@ -11,6 +11,8 @@ import (
 )
 
 func TestForCoversEveryIndexOnce(t *testing.T) {
+	t.Parallel()
+
 	for _, threads := range []int{1, 2, 3, 8} {
 		p := NewPool(threads)
 		for _, n := range []int{0, 1, 2, 7, 16, 100, 1001} {
@@ -35,6 +37,8 @@ func TestForCoversEveryIndexOnce(t *testing.T) {
 }
 
 func TestForSpreadsWork(t *testing.T) {
+	t.Parallel()
+
 	p := NewPool(4)
 	defer p.Close()
 	var mu sync.Mutex
@@ -64,6 +68,8 @@ func TestForSpreadsWork(t *testing.T) {
 }
 
 func TestNilPoolRunsSerially(t *testing.T) {
+	t.Parallel()
+
 	var p *Pool
 	sum := 0
 	p.For(10, 1, func(start, end int) {
@@ -77,6 +83,8 @@ func TestNilPoolRunsSerially(t *testing.T) {
 // TestForAfterParking issues loops separated by pauses longer than the spin window, so the
 // workers and the caller take the park-and-wake path as well as the spinning one.
 func TestForAfterParking(t *testing.T) {
+	t.Parallel()
+
 	p := NewPool(3)
 	defer p.Close()
 	for round := 0; round < 6; round++ {
@@ -100,6 +108,8 @@ func TestForAfterParking(t *testing.T) {
 
 // TestManyShortLoops is the decode pattern: thousands of tiny loops back to back.
 func TestManyShortLoops(t *testing.T) {
+	t.Parallel()
+
 	p := NewPool(2)
 	defer p.Close()
 	out := make([]int, 64)
@@ -116,6 +126,8 @@ func TestManyShortLoops(t *testing.T) {
 }
 
 func TestForAfterCloseRunsOnCaller(t *testing.T) {
+	t.Parallel()
+
 	p := NewPool(4)
 	p.Close()
 	var calls atomic.Int32

@@ -1,22 +1,21 @@
 package plan
 
 import (
-	"errors"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 // TestDefaultSharedPrefixes: none, then ¼, ½ and ¾ of the context, without repeats for a
 // context too short to split.
 func TestDefaultSharedPrefixes(t *testing.T) {
+	t.Parallel()
+
 	for ctx, want := range map[int][]int{4096: {0, 1024, 2048, 3072}, 2: {0, 1}, 1: {0}} {
 		got := DefaultSharedPrefixes(ctx)
-		if len(got) != len(want) {
-			t.Fatalf("DefaultSharedPrefixes(%d) = %v, want %v", ctx, got, want)
-		}
+		require.Falsef(t, len(got) != len(want), "DefaultSharedPrefixes(%d) = %v, want %v", ctx, got, want)
 		for i := range got {
-			if got[i] != want[i] {
-				t.Fatalf("DefaultSharedPrefixes(%d) = %v, want %v", ctx, got, want)
-			}
+			require.Falsef(t, got[i] != want[i], "DefaultSharedPrefixes(%d) = %v, want %v", ctx, got, want)
 		}
 	}
 }
@@ -25,16 +24,14 @@ func TestDefaultSharedPrefixes(t *testing.T) {
 // model's bytes, then the f16 estimate; a size and a type together, or a type without a
 // parameter count, are refused.
 func TestChooseWeights(t *testing.T) {
+	t.Parallel()
+
 	full := Shape{Layers: 2, Heads: 4, KVHeads: 2, HeadDim: 8, Dim: 32, Hidden: 64, Vocab: 100}
 	params, known := full.Params()
-	if !known {
-		t.Fatal("the full shape has no parameter count")
-	}
+	require.True(t, known, "the full shape has no parameter count")
 	bare := Shape{Layers: 2, KVHeads: 2, HeadDim: 8}
 	q8, err := ParseWeightType("q8_0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	for _, c := range []struct {
 		s      Shape
 		choice WeightsChoice
@@ -48,14 +45,10 @@ func TestChooseWeights(t *testing.T) {
 		{bare, WeightsChoice{Model: -1}, 0, ""},
 	} {
 		w, err := ChooseWeights(c.s, c.choice)
-		if err != nil || w.Bytes != c.bytes || len(w.From) < len(c.from) || w.From[:len(c.from)] != c.from {
-			t.Errorf("ChooseWeights(%+v) = %+v, %v; want %d bytes from %q", c.choice, w, err, c.bytes, c.from)
-		}
+		require.Falsef(t, err != nil || w.Bytes != c.bytes || len(w.From) < len(c.from) || w.From[:len(c.from)] != c.from, "ChooseWeights(%+v) = %+v, %v; want %d bytes from %q", c.choice, w, err, c.bytes, c.from)
 	}
-	if _, err := ChooseWeights(full, WeightsChoice{Given: true, Dtype: "f16"}); !errors.Is(err, ErrWeightsTwice) {
-		t.Errorf("size and type: %v, want ErrWeightsTwice", err)
-	}
-	if _, err := ChooseWeights(bare, WeightsChoice{Dtype: "f16", Model: -1}); !errors.Is(err, ErrWeightsNeedParams) {
-		t.Errorf("type without parameters: %v, want ErrWeightsNeedParams", err)
-	}
+	_, err = ChooseWeights(full, WeightsChoice{Given: true, Dtype: "f16"})
+	require.ErrorIs(t, err, ErrWeightsTwice, "size and type")
+	_, err = ChooseWeights(bare, WeightsChoice{Dtype: "f16", Model: -1})
+	require.ErrorIs(t, err, ErrWeightsNeedParams, "type without parameters")
 }

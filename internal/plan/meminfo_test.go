@@ -12,6 +12,8 @@ import (
 // TestParseMemAvailable checks the MemAvailable line is read as KiB and that malformed files
 // give errors, not numbers.
 func TestParseMemAvailable(t *testing.T) {
+	t.Parallel()
+
 	n, err := parseMemAvailable(strings.NewReader("MemTotal:       24683620 kB\nMemFree:        23592728 kB\nMemAvailable:   24293040 kB\n"))
 	require.NoError(t, err)
 	require.Equal(t, int64(24293040)*1024, n)

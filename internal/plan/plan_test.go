@@ -28,6 +28,8 @@ func workedExample() Input {
 // 66 GB left after the weights: 66e9 B / 2 MiB per 16-token block = 31471 blocks, and
 // 31471 / 256 blocks per sequence = 122.
 func TestWorkedExample(t *testing.T) {
+	t.Parallel()
+
 	r, err := Compute(workedExample())
 	require.NoError(t, err)
 	require.Equal(t, int64(131072), r.BytesPerToken, "128 KiB per token")
@@ -45,6 +47,8 @@ func TestWorkedExample(t *testing.T) {
 // TestBytesPerTokenMatchesKVCache checks, for every pair of key and value types over several
 // shapes, that the planner's bytes per token is exactly what kvcache allocates.
 func TestBytesPerTokenMatchesKVCache(t *testing.T) {
+	t.Parallel()
+
 	shapes := []struct{ layers, kvHeads, headDim int }{
 		{32, 8, 128}, {32, 32, 128}, {80, 8, 128}, {30, 3, 64}, {6, 6, 48}, {5, 4, 8}, {1, 1, 32}, {2, 3, 5},
 	}
@@ -69,6 +73,8 @@ func TestBytesPerTokenMatchesKVCache(t *testing.T) {
 // TestCacheTypeTable checks each row of the cache-type comparison against kvcache and
 // against the per-element sizes the cache types document.
 func TestCacheTypeTable(t *testing.T) {
+	t.Parallel()
+
 	r, err := Compute(workedExample())
 	require.NoError(t, err)
 	require.Len(t, r.CacheTypes, len(quant.CacheTypes()))
@@ -100,6 +106,8 @@ func TestCacheTypeTable(t *testing.T) {
 // TestWithoutGQA checks that dropping GQA multiplies the bytes per token by exactly
 // heads/kv_heads, for every cache type, and divides the sequences accordingly.
 func TestWithoutGQA(t *testing.T) {
+	t.Parallel()
+
 	for _, s := range []Shape{
 		{Layers: 32, Heads: 32, KVHeads: 8, HeadDim: 128},
 		{Layers: 80, Heads: 64, KVHeads: 8, HeadDim: 128},
@@ -136,6 +144,8 @@ func TestWithoutGQA(t *testing.T) {
 // TestSharedPrefix checks the prefix-sharing table: full prefix blocks are stored once, so a
 // longer shared prefix fits more sequences, and the counts follow the block arithmetic.
 func TestSharedPrefix(t *testing.T) {
+	t.Parallel()
+
 	r, err := Compute(workedExample())
 	require.NoError(t, err)
 	require.Equal(t, []SharedPrefix{
@@ -171,6 +181,8 @@ func TestSharedPrefix(t *testing.T) {
 // TestBlockRounding checks that a context that is not a multiple of the block size costs
 // whole blocks.
 func TestBlockRounding(t *testing.T) {
+	t.Parallel()
+
 	in := workedExample()
 	in.Context, in.SharedPrefixes = 4000, nil
 	r, err := Compute(in)
@@ -195,6 +207,8 @@ func TestBlockRounding(t *testing.T) {
 // TestComputeErrors checks that bad input is refused with a message naming what was wrong,
 // and that weights larger than the memory say so instead of giving negative counts.
 func TestComputeErrors(t *testing.T) {
+	t.Parallel()
+
 	in := workedExample()
 	in.Memory, in.Weights = 8e9, 14e9
 	r, err := Compute(in)
@@ -248,6 +262,8 @@ func TestComputeErrors(t *testing.T) {
 // times more sequences fit than with full attention, and prefix sharing no longer helps at
 // full length.
 func TestSlidingWindowCapsTheSequence(t *testing.T) {
+	t.Parallel()
+
 	p, err := LookupPreset("mistral-7b")
 	require.NoError(t, err)
 	require.Equal(t, 4096, p.Shape.Window)
@@ -276,6 +292,8 @@ func TestSlidingWindowCapsTheSequence(t *testing.T) {
 // TestElementBytes: an unscaled type's element size times the values of a row is its row,
 // as the cache stores it; the scaled types say they have no one element size.
 func TestElementBytes(t *testing.T) {
+	t.Parallel()
+
 	for _, ct := range quant.CacheTypes() {
 		n, ok := ElementBytes(ct)
 		switch ct {

@@ -14,6 +14,8 @@ import (
 // to the publisher's rounding ("15M") otherwise. A wrong layer count, width or tie shows up
 // here.
 func TestPresetParameterCounts(t *testing.T) {
+	t.Parallel()
+
 	exact := map[string]int64{
 		"llama-2-7b":     6_738_415_616,
 		"llama-3-8b":     8_030_261_248,
@@ -65,6 +67,8 @@ func TestPresetParameterCounts(t *testing.T) {
 
 // TestPresetKVCache pins the cache figures of the presets the design and README quote.
 func TestPresetKVCache(t *testing.T) {
+	t.Parallel()
+
 	for _, tc := range []struct {
 		name          string
 		bytesPerToken int64
@@ -100,6 +104,8 @@ func TestPresetKVCache(t *testing.T) {
 // TestLookupPreset checks names are matched without regard to case and that an unknown
 // name is answered with the valid ones.
 func TestLookupPreset(t *testing.T) {
+	t.Parallel()
+
 	p, err := LookupPreset(" Llama-3-8B ")
 	require.NoError(t, err)
 	require.Equal(t, "llama-3-8b", p.Name)
@@ -114,6 +120,8 @@ func TestLookupPreset(t *testing.T) {
 
 // TestShapeParams checks the parameter formula on a hand-counted toy shape.
 func TestShapeParams(t *testing.T) {
+	t.Parallel()
+
 	s := Shape{Layers: 2, Heads: 4, KVHeads: 2, HeadDim: 8, Dim: 32, Hidden: 64, Vocab: 100}
 	// embedding 3200, per layer: q 1024 + o 1024 + k 512 + v 512 + ffn 6144 + norms 64 = 9280
 	n, ok := s.Params()
@@ -143,6 +151,8 @@ func TestShapeParams(t *testing.T) {
 // layers per group: 2 full groups of 2048 blocks, 11 sliding groups of 32 blocks
 // (2048 − (32768 − 512)/16), blocks of 16 · 2 · 1024 = 32 KiB.
 func TestGemma31BGroupsByHand(t *testing.T) {
+	t.Parallel()
+
 	p, err := LookupPreset("gemma-3-1b")
 	require.NoError(t, err)
 	r, err := Compute(Input{Shape: p.Shape, KType: quant.F16, VType: quant.F16, Context: 32768, BlockSize: 16, Memory: 16 << 30, Weights: 2 << 30})

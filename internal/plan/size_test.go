@@ -11,6 +11,8 @@ import (
 // TestParseSize checks the unit convention (G = 10^9, Gi = GiB = 2^30, case ignored),
 // fractions, and that junk is refused.
 func TestParseSize(t *testing.T) {
+	t.Parallel()
+
 	for _, tc := range []struct {
 		in   string
 		want int64
@@ -57,6 +59,8 @@ func TestParseSize(t *testing.T) {
 
 // TestFormatSize checks the human-readable sizes: binary units with two decimals.
 func TestFormatSize(t *testing.T) {
+	t.Parallel()
+
 	for _, tc := range []struct {
 		in   int64
 		want string
@@ -89,11 +93,9 @@ func FuzzParseSize(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if n < 0 {
-			t.Fatalf("ParseSize(%q) = %d", s, n)
-		}
-		if want, perr := strconv.ParseInt(strings.TrimSpace(s), 10, 64); perr == nil && want != n {
-			t.Fatalf("ParseSize(%q) = %d, want the number itself", s, n)
+		require.Falsef(t, n < 0, "ParseSize(%q) = %d", s, n)
+		if want, perr := strconv.ParseInt(strings.TrimSpace(s), 10, 64); perr == nil {
+			require.Equalf(t, want, n, "ParseSize(%q): want the number itself", s)
 		}
 	})
 }

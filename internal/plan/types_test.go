@@ -12,6 +12,8 @@ import (
 // 2 · layers · kv_heads · head_dim · bytes, the block types refuse a row that is not a
 // multiple of 32 values, and weights larger than the memory leave 0 sequences, not an error.
 func TestEveryCacheType(t *testing.T) {
+	t.Parallel()
+
 	shape := Shape{Layers: 4, Heads: 4, KVHeads: 2, HeadDim: 12}
 	in := Input{Shape: shape, Context: 100, BlockSize: 16, Memory: 1 << 20, Weights: 0}
 	rows := EveryCacheType(in)

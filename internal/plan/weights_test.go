@@ -8,6 +8,8 @@ import (
 
 // TestWeightTypes checks the bits per weight of every format and the rounding of Bytes.
 func TestWeightTypes(t *testing.T) {
+	t.Parallel()
+
 	bits := map[string]float64{"f32": 32, "f16": 16, "bf16": 16, "q8_0": 8.5, "q4_0": 4.5, "q4_k": 4.5, "q6_k": 6.5625}
 	require.Len(t, WeightTypes(), len(bits))
 	for _, wt := range WeightTypes() {

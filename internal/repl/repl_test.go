@@ -48,7 +48,7 @@ func TestScriptsDoNotGetTheEditor(t *testing.T) {
 	var got []string
 	var out bytes.Buffer
 	ed := NewEditor(&fakeTTY{keys: strings.NewReader("")}, func() (func(), error) {
-		t.Fatal("a script must not touch the terminal")
+		require.FailNow(t, "a script must not touch the terminal")
 		return nil, nil
 	}, nil)
 	r := REPL{Out: &out, Prompt: func() string { return ">" }, Editor: ed,

@@ -11,6 +11,8 @@ import (
 // filled share of 30 cells and the count, and Done ends the line; elsewhere nothing is
 // written.
 func TestBarDrawsOnATerminalOnly(t *testing.T) {
+	t.Parallel()
+
 	var out strings.Builder
 	b := &Bar{w: &out, tty: true}
 	b.Set(0, 0) // no total yet: nothing to draw

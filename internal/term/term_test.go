@@ -13,6 +13,8 @@ import (
 // character device, counts as one (as it does for isatty's callers that only look at the
 // mode).
 func TestIsTerminal(t *testing.T) {
+	t.Parallel()
+
 	f, err := os.Create(filepath.Join(t.TempDir(), "f"))
 	require.NoError(t, err)
 	defer f.Close()

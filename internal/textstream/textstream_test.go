@@ -8,6 +8,8 @@ import (
 )
 
 func TestReleasableHoldsBackStopPrefixesAndPartialCharacters(t *testing.T) {
+	t.Parallel()
+
 	cases := []struct {
 		text  string
 		stops []string
@@ -34,6 +36,8 @@ func TestReleasableHoldsBackStopPrefixesAndPartialCharacters(t *testing.T) {
 // definition computed directly says, for random texts over a small alphabet (so that
 // stop strings overlap themselves and each other, and match in the middle of the text).
 func TestStopMatcherMatchesTheDefinition(t *testing.T) {
+	t.Parallel()
+
 	rapid.Check(t, func(rt *rapid.T) {
 		word := rapid.StringOfN(rapid.RuneFrom([]rune("ab")), 0, 6, -1)
 		stops := rapid.SliceOfN(word, 0, 4).Draw(rt, "stops")

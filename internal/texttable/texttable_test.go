@@ -3,11 +3,15 @@ package texttable
 import (
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 // TestWrite: columns are as wide as their widest cell counted in runes, right-aligned columns
 // are padded on the left, and no line ends in spaces.
 func TestWrite(t *testing.T) {
+	t.Parallel()
+
 	var b strings.Builder
 	Write(&b, "> ", "lrl", [][]string{
 		{"name", "n", "note"},
@@ -17,7 +21,5 @@ func TestWrite(t *testing.T) {
 	want := "> name     n  note\n" +
 		"> ·ab   1234\n" +
 		"> x        5  last\n"
-	if b.String() != want {
-		t.Fatalf("got\n%q\nwant\n%q", b.String(), want)
-	}
+	require.Equal(t, want, b.String())
 }

@@ -14,6 +14,8 @@ import (
 )
 
 func TestEmbeddedFileIsStories260K(t *testing.T) {
+	t.Parallel()
+
 	sum := sha256.Sum256(GGUF())
 	require.Equal(t, SHA256, hex.EncodeToString(sum[:]))
 	shared, err := os.ReadFile(testutil.Shared(t, "models/stories260K.gguf"))
@@ -24,6 +26,8 @@ func TestEmbeddedFileIsStories260K(t *testing.T) {
 // TestEmbeddedModelTellsTheStory: greedy decoding from "Once upon a time" continues as
 // ../shared/README.md says stories260K does.
 func TestEmbeddedModelTellsTheStory(t *testing.T) {
+	t.Parallel()
+
 	m, err := Model()
 	require.NoError(t, err)
 	defer m.Close()

@@ -16,6 +16,8 @@ import (
 // A Hugging Face directory's chat templates come from tokenizer_config.json (a list of
 // named ones here), and chat_template.jinja beside it is the default, as transformers saves it.
 func TestLoadReadsChatTemplates(t *testing.T) {
+	t.Parallel()
+
 	m, err := synth.Tiny.Model()
 	require.NoError(t, err)
 	dir := t.TempDir()

@@ -23,6 +23,8 @@ func readConfigText(t *testing.T, text string) (model.Config, error) {
 // TestHubGemmaConfigs: the hub's config.json files mean what transformers makes of them.
 // Gemma 3 4B's text_config names five keys; the rest are Gemma3TextConfig's defaults.
 func TestHubGemmaConfigs(t *testing.T) {
+	t.Parallel()
+
 	g270, err := readConfigText(t, gemma3_270mConfig)
 	require.NoError(t, err)
 	require.Equal(t, model.Config{Arch: "gemma3", Dim: 640, Layers: 18, Heads: 4, KVHeads: 1, HeadDim: 256, Hidden: 2048, Vocab: 262144,
@@ -70,6 +72,8 @@ func TestHubGemmaConfigs(t *testing.T) {
 // TestGemmaConfigRopeParameters: transformers 5 saves the RoPE per layer type; it overrides
 // rope_theta and rope_local_base_freq.
 func TestGemmaConfigRopeParameters(t *testing.T) {
+	t.Parallel()
+
 	text := strings.Replace(gemma3_1bConfig, `"rope_scaling": null,`,
 		`"rope_parameters": {"full_attention": {"factor": 4.0, "rope_theta": 500000, "rope_type": "linear"}, "sliding_attention": {"rope_theta": 20000, "rope_type": "default"}},`, 1)
 	c, err := readConfigText(t, text)
@@ -81,6 +85,8 @@ func TestGemmaConfigRopeParameters(t *testing.T) {
 // TestGemmaConfigRejects: a layer pattern that contradicts itself, windows of 0 or past the
 // context, soft-caps of 0, and what transformers would compute otherwise, each with its key.
 func TestGemmaConfigRejects(t *testing.T) {
+	t.Parallel()
+
 	edit := func(base, old, new string) string {
 		require.Contains(t, base, old)
 		return strings.Replace(base, old, new, 1)

@@ -53,6 +53,8 @@ func rewriteTensors(t *testing.T, dir string, rename func(string) string, extra 
 // tower beside) loads as its text model, and computes what the Gemma3ForCausalLM directory
 // of the same weights computes, bit for bit.
 func TestGemma3ConditionalGenerationTextLoadsAlone(t *testing.T) {
+	t.Parallel()
+
 	tokens := []int{2, 40, 41, 42, 100, 200, 7, 7, 9, 250, 3, 77, 78, 79, 80, 81, 82, 83, 84, 85}
 	causal := writeVariant(t, "gemma3")
 	cm, err := hf.Load(causal)
@@ -90,6 +92,8 @@ func TestGemma3ConditionalGenerationTextLoadsAlone(t *testing.T) {
 // TestGemmaDirectoryMissingNorm: a Gemma directory without one of its four per-layer norms
 // is refused naming the tensor.
 func TestGemmaDirectoryMissingNorm(t *testing.T) {
+	t.Parallel()
+
 	for _, name := range []string{"model.layers.1.post_feedforward_layernorm.weight", "model.layers.0.pre_feedforward_layernorm.weight",
 		"model.layers.2.self_attn.k_norm.weight", "model.norm.weight"} {
 		dir := writeVariant(t, "gemma3")
@@ -108,6 +112,8 @@ func TestGemmaDirectoryMissingNorm(t *testing.T) {
 // with the key named: a rope_theta of 0 (it became 10000; GGUF refuses 0), a model_type or
 // torch_dtype of another model, and a NaN (Python's json writes it; JSON has none).
 func TestLlamaConfigSmallTruths(t *testing.T) {
+	t.Parallel()
+
 	for _, tc := range []struct {
 		key   string
 		value any

@@ -91,6 +91,8 @@ func loadHubDir(t *testing.T, dir string) *model.Model {
 // name and shape (bfloat16), the 4B's vision tower beside its language_model tensors. The
 // norms, which a zero checkpoint holds as 0, multiply by 1 + 0.
 func TestHubGemmaDirectoriesLoad(t *testing.T) {
+	t.Parallel()
+
 	for _, tc := range []struct {
 		name, config string
 		shape        hubShape

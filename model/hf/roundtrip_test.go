@@ -48,6 +48,8 @@ func maxDiff(a, b [][]float32) (float64, bool) {
 // rotate-half order and the loader permutes them back (Qwen keeps halves throughout), and
 // llama2.c stores the same floats; no arithmetic intervenes.
 func TestFormatsRoundTrip(t *testing.T) {
+	t.Parallel()
+
 	tokens := []int{1, 40, 41, 42, 100, 200, 7, 7, 9, 250, 3, 77, 78, 79, 80, 81, 82, 83, 84, 85}
 	for name, shape := range synth.Variants {
 		t.Run(name, func(t *testing.T) {

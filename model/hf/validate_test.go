@@ -40,6 +40,8 @@ func editJSON(t *testing.T, dir, name, key string, value any) {
 // give NaN logits, and token ids outside the vocabulary, are refused at load with an error
 // naming the file and the key.
 func TestLoadRejectsHyperParametersThatGiveNaN(t *testing.T) {
+	t.Parallel()
+
 	for _, tc := range []struct {
 		file, key string
 		value     any

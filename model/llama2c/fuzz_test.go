@@ -2,6 +2,7 @@ package llama2c
 
 import (
 	l2c "github.com/kvref/kvref/format/llama2c"
+	"github.com/stretchr/testify/require"
 
 	"bytes"
 	"testing"
@@ -27,24 +28,16 @@ func FuzzParse(f *testing.F) {
 			t.Skip("vocabulary too large for a quick tokenizer")
 		}
 		m, err := Parse("fuzz.bin", data, vocabTokenizer(t, h.Vocab))
-		if err != nil {
-			t.Fatalf("ReadHeader accepted the file but Parse did not: %v", err)
-		}
+		require.NoError(t, err, "ReadHeader accepted the file but Parse did not")
 		reference(t, m, []int{0, h.Vocab - 1})
 
 		var buf bytes.Buffer
-		if err := Write(&buf, m); err != nil {
-			t.Fatalf("cannot write back an accepted checkpoint: %v", err)
-		}
+		require.NoError(t, Write(&buf, m), "cannot write back an accepted checkpoint")
 		out := buf.Bytes()
 		h2, err := l2c.ReadHeader("rewritten.bin", out)
-		if err != nil {
-			t.Fatalf("rewritten checkpoint does not parse: %v", err)
-		}
+		require.NoError(t, err, "rewritten checkpoint does not parse")
 		if h2.Shared != h.Shared {
-			if h.Shared || !sameValues(m.Weights.Output, m.Weights.TokenEmbed) {
-				t.Fatalf("classifier shared %v, rewritten %v", h.Shared, h2.Shared)
-			}
+			require.Falsef(t, h.Shared || !sameValues(m.Weights.Output, m.Weights.TokenEmbed), "classifier shared %v, rewritten %v", h.Shared, h2.Shared)
 			return
 		}
 		freqStart := l2c.HeaderSize
@@ -52,8 +45,6 @@ func FuzzParse(f *testing.F) {
 			freqStart += s.Count * s.Rows * s.Cols * 4
 		}
 		freqEnd := freqStart + 2*h.SeqLen*h.HeadDim()/2*4
-		if !bytes.Equal(data[:freqStart], out[:freqStart]) || !bytes.Equal(data[freqEnd:], out[freqEnd:]) {
-			t.Fatal("rewritten checkpoint differs outside the freq_cis tables")
-		}
+		require.False(t, !bytes.Equal(data[:freqStart], out[:freqStart]) || !bytes.Equal(data[freqEnd:], out[freqEnd:]), "rewritten checkpoint differs outside the freq_cis tables")
 	})
 }

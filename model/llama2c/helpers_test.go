@@ -98,9 +98,9 @@ func requireBitwise(t testing.TB, want, got [][]float32, what string) {
 	for p := range want {
 		require.Equal(t, len(want[p]), len(got[p]), "%s: vocabulary at position %d", what, p)
 		for i := range want[p] {
-			if math.Float32bits(want[p][i]) != math.Float32bits(got[p][i]) {
-				t.Fatalf("%s: position %d, token %d: logit %v, want %v (bits %08x, want %08x)",
-					what, p, i, got[p][i], want[p][i], math.Float32bits(got[p][i]), math.Float32bits(want[p][i]))
+			if math.Float32bits(want[p][i]) != math.Float32bits(got[p][i]) { // cheap test first: this runs per logit
+				require.Equalf(t, math.Float32bits(want[p][i]), math.Float32bits(got[p][i]),
+					"%s: position %d, token %d: logit %v, want %v", what, p, i, got[p][i], want[p][i])
 			}
 		}
 	}

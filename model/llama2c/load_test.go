@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/kvref/kvref/internal/kernels"
@@ -21,6 +20,8 @@ import (
 // give bit-identical logits over every golden sequence and the same token ids
 // for every golden prompt.
 func TestStories260KMatchesGGUF(t *testing.T) {
+	t.Parallel()
+
 	bin, err := Load(testutil.Shared(t, "models/stories260K.bin"), testutil.Shared(t, "models/tok512.bin"))
 	require.NoError(t, err)
 	defer bin.Close()
@@ -28,7 +29,7 @@ func TestStories260KMatchesGGUF(t *testing.T) {
 	require.NoError(t, err)
 	defer gg.Close()
 
-	assert.Equal(t, model.Config{
+	require.Equal(t, model.Config{
 		Arch: "llama", Dim: 64, Layers: 5, Heads: 8, KVHeads: 4, HeadDim: 8, Hidden: 172, Vocab: 512, Context: 512,
 		RopeBase: 10000, RopeDims: 8, RopeStyle: kernels.RoPEAdjacent, NormEps: 1e-5, Tied: true,
 	}, bin.Config)
@@ -36,15 +37,15 @@ func TestStories260KMatchesGGUF(t *testing.T) {
 	// declared a longer context; everything else agrees.
 	want := gg.Config
 	want.Context, want.Tied = 512, true
-	assert.Equal(t, want, bin.Config)
-	assert.Same(t, bin.Weights.TokenEmbed, bin.Weights.Output)
-	assert.Equal(t, gg.Weights.Bytes()-bin.Weights.TokenEmbed.Bytes(), bin.Weights.Bytes())
+	require.Equal(t, want, bin.Config)
+	require.Same(t, bin.Weights.TokenEmbed, bin.Weights.Output)
+	require.Equal(t, gg.Weights.Bytes()-bin.Weights.TokenEmbed.Bytes(), bin.Weights.Bytes())
 
 	goldens := testutil.Goldens(t, "stories260K")
 	for _, g := range goldens {
 		t.Run(g.Name, func(t *testing.T) {
-			assert.Equal(t, g.PromptIDs, bin.Tokenizer.Encode(g.Prompt, true))
-			assert.Equal(t, gg.Tokenizer.Encode(g.Prompt, true), bin.Tokenizer.Encode(g.Prompt, true))
+			require.Equal(t, g.PromptIDs, bin.Tokenizer.Encode(g.Prompt, true))
+			require.Equal(t, gg.Tokenizer.Encode(g.Prompt, true), bin.Tokenizer.Encode(g.Prompt, true))
 			tokens := g.Tokens()
 			requireBitwise(t, reference(t, gg, tokens), reference(t, bin, tokens), g.Name)
 			// And the greedy choices are the golden ones.
@@ -65,6 +66,8 @@ func TestStories260KMatchesGGUF(t *testing.T) {
 
 // TestLoadAliasesTheMapping: the weight matrices are the file's bytes, not copies.
 func TestLoadAliasesTheMapping(t *testing.T) {
+	t.Parallel()
+
 	data := checkpoint(t, 8, 16, 2, 2, 1, 5, 4)
 	dir := t.TempDir()
 	path := filepath.Join(dir, "m.bin")
@@ -73,9 +76,9 @@ func TestLoadAliasesTheMapping(t *testing.T) {
 	require.NoError(t, os.WriteFile(tokPath, vocabBin(t, 5), 0o644))
 	m, err := Load(path, tokPath)
 	require.NoError(t, err)
-	assert.Equal(t, path, m.Source)
+	require.Equal(t, path, m.Source)
 	row := m.Weights.TokenEmbed.Row(1, nil)
-	assert.Equal(t, math.Float32frombits(le32(data[l2c.HeaderSize+4*8:])), row[0])
+	require.Equal(t, math.Float32frombits(le32(data[l2c.HeaderSize+4*8:])), row[0])
 	require.NoError(t, m.Close())
 	require.NoError(t, m.Close(), "Close twice")
 
@@ -83,7 +86,7 @@ func TestLoadAliasesTheMapping(t *testing.T) {
 	require.NoError(t, err)
 	row = p.Weights.Layers[1].Wq.Row(0, nil)
 	data[l2c.HeaderSize+4*(5*8+2*8+8*8)] = 0x7f // first value of wq[1] (after the embedding, two attention norms and wq[0])
-	assert.Equal(t, byte(0x7f), byte(math.Float32bits(row[0])), "Parse aliases its data")
+	require.Equal(t, byte(0x7f), byte(math.Float32bits(row[0])), "Parse aliases its data")
 }
 
 func le32(b []byte) uint32 {
@@ -92,18 +95,22 @@ func le32(b []byte) uint32 {
 
 // TestUnsharedClassifier: a negative vocab_size puts a separate classifier at the end.
 func TestUnsharedClassifier(t *testing.T) {
+	t.Parallel()
+
 	data := checkpoint(t, 8, 16, 1, 2, 2, -5, 4)
 	m, err := Parse("unshared", data, vocabTokenizer(t, 5))
 	require.NoError(t, err)
-	assert.False(t, m.Config.Tied)
-	assert.NotSame(t, m.Weights.TokenEmbed, m.Weights.Output)
+	require.False(t, m.Config.Tied)
+	require.NotSame(t, m.Weights.TokenEmbed, m.Weights.Output)
 	last := m.Weights.Output.Row(4, nil)[7]
-	assert.Equal(t, math.Float32frombits(le32(data[len(data)-4:])), last)
-	assert.Equal(t, "wcls", m.Weights.Output.Name)
-	assert.Equal(t, "w2[0]", m.Weights.Layers[0].Down.Name)
+	require.Equal(t, math.Float32frombits(le32(data[len(data)-4:])), last)
+	require.Equal(t, "wcls", m.Weights.Output.Name)
+	require.Equal(t, "w2[0]", m.Weights.Layers[0].Down.Name)
 }
 
 func TestReadHeaderRejectsBadFiles(t *testing.T) {
+	t.Parallel()
+
 	good := checkpoint(t, 8, 16, 2, 2, 1, 5, 4) // 5020 bytes
 	cases := []struct {
 		name string
@@ -138,9 +145,9 @@ func TestReadHeaderRejectsBadFiles(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := l2c.ReadHeader("bad.bin", c.data)
 			require.Error(t, err)
-			assert.Contains(t, err.Error(), "bad.bin")
+			require.Contains(t, err.Error(), "bad.bin")
 			for _, w := range c.want {
-				assert.Contains(t, err.Error(), w)
+				require.Contains(t, err.Error(), w)
 			}
 			_, err = Parse("bad.bin", c.data, vocabTokenizer(t, 5))
 			require.Error(t, err, "Parse")
@@ -148,12 +155,14 @@ func TestReadHeaderRejectsBadFiles(t *testing.T) {
 	}
 	h, err := l2c.ReadHeader("good.bin", good)
 	require.NoError(t, err)
-	assert.Equal(t, l2c.Header{Dim: 8, Hidden: 16, Layers: 2, Heads: 2, KVHeads: 1, Vocab: 5, SeqLen: 4, Shared: true}, h)
-	assert.Equal(t, int64(len(good)), h.FileSize())
-	assert.Equal(t, int64(-1), l2c.Header{Dim: math.MaxInt32, Hidden: math.MaxInt32, Layers: math.MaxInt32, Heads: 1, KVHeads: 1, Vocab: 1, SeqLen: 1}.FileSize())
+	require.Equal(t, l2c.Header{Dim: 8, Hidden: 16, Layers: 2, Heads: 2, KVHeads: 1, Vocab: 5, SeqLen: 4, Shared: true}, h)
+	require.Equal(t, int64(len(good)), h.FileSize())
+	require.Equal(t, int64(-1), l2c.Header{Dim: math.MaxInt32, Hidden: math.MaxInt32, Layers: math.MaxInt32, Heads: 1, KVHeads: 1, Vocab: 1, SeqLen: 1}.FileSize())
 }
 
 func TestLoadRejects(t *testing.T) {
+	t.Parallel()
+
 	good := checkpoint(t, 8, 16, 2, 2, 1, 5, 4)
 	dir := t.TempDir()
 	path := filepath.Join(dir, "m.bin")
@@ -180,30 +189,32 @@ func TestLoadRejects(t *testing.T) {
 			_, err := Load(c.path, c.tok)
 			require.Error(t, err)
 			for _, w := range c.want {
-				assert.Contains(t, err.Error(), w)
+				require.Contains(t, err.Error(), w)
 			}
 		})
 	}
 
 	// Parse checks the tokenizer it is given.
 	_, err := Parse("m.bin", good, nil)
-	assert.ErrorContains(t, err, "no tokenizer")
+	require.ErrorContains(t, err, "no tokenizer")
 	_, err = Parse("m.bin", good, vocabTokenizer(t, 4))
-	assert.ErrorContains(t, err, "the tokenizer has 4 tokens but the header's vocab_size is 5")
+	require.ErrorContains(t, err, "the tokenizer has 4 tokens but the header's vocab_size is 5")
 	// Sizes the model package cannot compute with.
 	_, err = Parse("big.bin", checkpoint(t, 8, 16, 4097, 2, 1, 5, 1), vocabTokenizer(t, 5))
-	assert.ErrorContains(t, err, "big.bin")
-	assert.ErrorContains(t, err, "layers 4097")
+	require.ErrorContains(t, err, "big.bin")
+	require.ErrorContains(t, err, "layers 4097")
 }
 
 // TestConfigIsRunCs: the constants are the ones run.c hardcodes.
 func TestConfigIsRunCs(t *testing.T) {
+	t.Parallel()
+
 	c := Config(l2c.Header{Dim: 288, Hidden: 768, Layers: 6, Heads: 6, KVHeads: 6, Vocab: 32000, SeqLen: 256, Shared: true})
-	assert.Equal(t, 48, c.HeadDim)
-	assert.Equal(t, 48, c.RopeDims)
-	assert.Equal(t, 10000.0, c.RopeBase)
-	assert.Equal(t, float32(1e-5), c.NormEps)
-	assert.Equal(t, kernels.RoPEAdjacent, c.RopeStyle)
-	assert.Equal(t, 256, c.Context)
+	require.Equal(t, 48, c.HeadDim)
+	require.Equal(t, 48, c.RopeDims)
+	require.Equal(t, 10000.0, c.RopeBase)
+	require.Equal(t, float32(1e-5), c.NormEps)
+	require.Equal(t, kernels.RoPEAdjacent, c.RopeStyle)
+	require.Equal(t, 256, c.Context)
 	require.NoError(t, c.Validate())
 }

@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/kvref/kvref/internal/kernels"
@@ -54,6 +53,8 @@ func testTokens(m *model.Model) []int {
 // TestWriteRoundTripSynth: the synthetic model written as a llama2.c checkpoint
 // and read back has the same configuration and bit-identical logits.
 func TestWriteRoundTripSynth(t *testing.T) {
+	t.Parallel()
+
 	orig, err := synth.Tiny.Model()
 	require.NoError(t, err)
 	require.False(t, orig.Config.Tied)
@@ -61,13 +62,13 @@ func TestWriteRoundTripSynth(t *testing.T) {
 	path, tokPath := writeModel(t, orig)
 	h, err := l2c.ReadHeader(path, mustRead(t, path))
 	require.NoError(t, err)
-	assert.False(t, h.Shared, "an untied model is written with a negative vocab_size")
+	require.False(t, h.Shared, "an untied model is written with a negative vocab_size")
 
 	back, err := Load(path, tokPath)
 	require.NoError(t, err)
 	defer back.Close()
-	assert.Equal(t, orig.Config, back.Config)
-	assert.Equal(t, orig.Weights.Bytes(), back.Weights.Bytes())
+	require.Equal(t, orig.Config, back.Config)
+	require.Equal(t, orig.Weights.Bytes(), back.Weights.Bytes())
 	for id := range orig.Config.Vocab {
 		require.Equal(t, orig.Tokenizer.TokenText(id), back.Tokenizer.TokenText(id))
 	}
@@ -78,6 +79,8 @@ func TestWriteRoundTripSynth(t *testing.T) {
 // TestWriteRoundTripTied: a model whose classifier is its embedding is written
 // with a positive vocab_size and no classifier, and reads back tied.
 func TestWriteRoundTripTied(t *testing.T) {
+	t.Parallel()
+
 	orig, err := synth.Tiny.Model()
 	require.NoError(t, err)
 	w := *orig.Weights
@@ -91,12 +94,12 @@ func TestWriteRoundTripTied(t *testing.T) {
 	back, err := Load(path, tokPath)
 	require.NoError(t, err)
 	defer back.Close()
-	assert.True(t, back.Config.Tied)
-	assert.Same(t, back.Weights.TokenEmbed, back.Weights.Output)
-	assert.Equal(t, tied.Weights.Bytes(), back.Weights.Bytes())
+	require.True(t, back.Config.Tied)
+	require.Same(t, back.Weights.TokenEmbed, back.Weights.Output)
+	require.Equal(t, tied.Weights.Bytes(), back.Weights.Bytes())
 	h, err := l2c.ReadHeader(path, mustRead(t, path))
 	require.NoError(t, err)
-	assert.True(t, h.Shared)
+	require.True(t, h.Shared)
 	tokens := testTokens(tied)
 	requireBitwise(t, reference(t, tied, tokens), reference(t, back, tokens), "tied round trip")
 }
@@ -106,6 +109,8 @@ func TestWriteRoundTripTied(t *testing.T) {
 // tables are zeros in that file; Write fills them with cos and sin of the RoPE
 // angles, as export.py does, so that old versions of run.c that read them work.
 func TestWriteReproducesStories260K(t *testing.T) {
+	t.Parallel()
+
 	path := testutil.Shared(t, "models/stories260K.bin")
 	m, err := Load(path, testutil.Shared(t, "models/tok512.bin"))
 	require.NoError(t, err)
@@ -129,8 +134,8 @@ func TestWriteReproducesStories260K(t *testing.T) {
 	for _, pos := range []int{0, 1, 7, h.SeqLen - 1} {
 		for i := range half {
 			theta := float64(pos) * math.Pow(RopeBase, -float64(2*i)/float64(h.HeadDim()))
-			assert.InDelta(t, math.Cos(theta), at(0, pos, i), 1e-4, "freq_cis_real[%d][%d]", pos, i)
-			assert.InDelta(t, math.Sin(theta), at(1, pos, i), 1e-4, "freq_cis_imag[%d][%d]", pos, i)
+			require.InDelta(t, math.Cos(theta), at(0, pos, i), 1e-4, "freq_cis_real[%d][%d]", pos, i)
+			require.InDelta(t, math.Sin(theta), at(1, pos, i), 1e-4, "freq_cis_imag[%d][%d]", pos, i)
 		}
 	}
 }
@@ -139,6 +144,8 @@ func TestWriteReproducesStories260K(t *testing.T) {
 // bit-identically; its separate classifier equals the embedding, so it is
 // written shared, as export.py would.
 func TestWriteGGUFModel(t *testing.T) {
+	t.Parallel()
+
 	gg, err := model.LoadGGUF(testutil.Shared(t, "models/stories260K.gguf"))
 	require.NoError(t, err)
 	defer gg.Close()
@@ -146,13 +153,15 @@ func TestWriteGGUFModel(t *testing.T) {
 	back, err := Load(path, tokPath)
 	require.NoError(t, err)
 	defer back.Close()
-	assert.True(t, back.Config.Tied)
-	assert.Equal(t, 2048, back.Config.Context)
+	require.True(t, back.Config.Tied)
+	require.Equal(t, 2048, back.Config.Context)
 	tokens := testTokens(gg)
 	requireBitwise(t, reference(t, gg, tokens), reference(t, back, tokens), "stories260K.gguf as llama2.c")
 }
 
 func TestWriteRefusesOtherConventions(t *testing.T) {
+	t.Parallel()
+
 	cases := []struct {
 		name string
 		edit func(m *model.Model)
@@ -182,19 +191,21 @@ func TestWriteRefusesOtherConventions(t *testing.T) {
 			var buf bytes.Buffer
 			err = Write(&buf, m)
 			require.Error(t, err)
-			assert.Contains(t, err.Error(), "cannot write synth:kvref-synthetic-tiny:seed7 as a llama2.c checkpoint")
-			assert.Contains(t, err.Error(), c.want)
-			assert.Zero(t, buf.Len(), "nothing is written")
+			require.Contains(t, err.Error(), "cannot write synth:kvref-synthetic-tiny:seed7 as a llama2.c checkpoint")
+			require.Contains(t, err.Error(), c.want)
+			require.Zero(t, buf.Len(), "nothing is written")
 		})
 	}
 }
 
 // TestWriteReportsWriterErrors: an error of the destination is returned.
 func TestWriteReportsWriterErrors(t *testing.T) {
+	t.Parallel()
+
 	m, err := synth.Tiny.Model()
 	require.NoError(t, err)
 	err = Write(failingWriter{}, m)
-	assert.ErrorContains(t, err, "disk full")
+	require.ErrorContains(t, err, "disk full")
 }
 
 // failingWriter fails every write.

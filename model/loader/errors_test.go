@@ -12,6 +12,8 @@ import (
 // refused with a NoTokenizerError naming it and its first bytes, from Open and from
 // OpenTokenizer alike.
 func TestNoTokenizerError(t *testing.T) {
+	t.Parallel()
+
 	path := filepath.Join(t.TempDir(), "model.bin")
 	require.NoError(t, os.WriteFile(path, []byte("JUNKJUNKJUNK"), 0o644))
 	_, err := Open(path, Options{})

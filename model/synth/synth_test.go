@@ -8,6 +8,8 @@ import (
 )
 
 func TestShapesValidateAndLoad(t *testing.T) {
+	t.Parallel()
+
 	for _, name := range []string{"default", "tiny"} {
 		s, err := ShapeByName(name)
 		require.NoError(t, err)
@@ -24,6 +26,8 @@ func TestShapesValidateAndLoad(t *testing.T) {
 }
 
 func TestSameShapeSameBytes(t *testing.T) {
+	t.Parallel()
+
 	a, err := Tiny.Bytes()
 	require.NoError(t, err)
 	b, err := Tiny.Bytes()
@@ -37,6 +41,8 @@ func TestSameShapeSameBytes(t *testing.T) {
 }
 
 func TestValidateRejectsBadShapes(t *testing.T) {
+	t.Parallel()
+
 	for name, s := range map[string]Shape{
 		"dim not a multiple of heads": {Dim: 30, Layers: 1, Heads: 4, KVHeads: 1, Hidden: 8, Context: 8, RopeBase: 1e4},
 		"odd head dim":                {Dim: 12, Layers: 1, Heads: 4, KVHeads: 1, Hidden: 8, Context: 8, RopeBase: 1e4},
@@ -56,6 +62,8 @@ func TestValidateRejectsBadShapes(t *testing.T) {
 }
 
 func TestPaddedVocab(t *testing.T) {
+	t.Parallel()
+
 	s := Tiny
 	s.Vocab = 300
 	m, err := s.Model()
@@ -65,6 +73,8 @@ func TestPaddedVocab(t *testing.T) {
 }
 
 func TestVariantsLoadWithTheirFeatures(t *testing.T) {
+	t.Parallel()
+
 	for name, s := range Variants {
 		t.Run(name, func(t *testing.T) {
 			m, err := s.Model()

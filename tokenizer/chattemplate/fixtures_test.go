@@ -3,7 +3,7 @@ package chattemplate
 import (
 	"bufio"
 	"encoding/json"
-	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -77,6 +77,8 @@ func (fx *fixture) context(t *testing.T) Context {
 // with its family's tokenizer_config.json and requires the same bytes, or an error carrying
 // the template's own message where Hugging Face's renderer raised one.
 func TestFixtureRenders(t *testing.T) {
+	t.Parallel()
+
 	dir, fixtures := loadFixtures(t)
 	templates := map[string]*Template{}
 	passed, errorsExpected := 0, 0
@@ -98,26 +100,16 @@ func TestFixtureRenders(t *testing.T) {
 		if fx.Error != nil {
 			errorsExpected++
 			var raised *RaiseError
-			if !errors.As(err, &raised) {
-				t.Errorf("%s: want the template's error %q, got %q, %v", name, *fx.Error, got, err)
-				continue
-			}
-			if want := strings.TrimPrefix(*fx.Error, "Error: "); raised.Message != want {
-				t.Errorf("%s: raised %q, want %q", name, raised.Message, want)
-				continue
-			}
+			require.ErrorAsf(t, err, &raised, "%s: want the template's error %q, got %q", name, *fx.Error, got)
+			require.Equalf(t, strings.TrimPrefix(*fx.Error, "Error: "), raised.Message, "%s: raised message", name)
 		} else {
-			if err != nil {
-				t.Errorf("%s: %v", name, err)
-				continue
-			}
+			require.NoErrorf(t, err, "%s", name)
 			if got != *fx.Rendered {
 				i := 0
 				for i < len(got) && i < len(*fx.Rendered) && got[i] == (*fx.Rendered)[i] {
 					i++
 				}
-				t.Errorf("%s: renders differ from byte %d:\n got %q\nwant %q", name, i, tail(got, i), tail(*fx.Rendered, i))
-				continue
+				require.FailNow(t, fmt.Sprintf("%s: renders differ from byte %d:\n got %q\nwant %q", name, i, tail(got, i), tail(*fx.Rendered, i)))
 			}
 		}
 		passed++

@@ -73,6 +73,9 @@ func Parse(name, source string) (*Template, error) {
 	if err != nil {
 		return nil, fmt.Errorf("chat template %s: %w", name, err)
 	}
+	if src, err = rewriteIn(src); err != nil {
+		return nil, fmt.Errorf("chat template %s: %w", name, err)
+	}
 	t, err := compile(src)
 	if err != nil {
 		return nil, fmt.Errorf("chat template %s: the Jinja engine cannot parse it: %w", name, err)
@@ -138,6 +141,7 @@ func (t *Template) variables(c Context) (map[string]jinja.Value, error) {
 			return jinja.NewString(s), err
 		}),
 		tojsonFunc: jinja.NewCallable("tojson", tojson),
+		inFunc:     jinja.NewCallable("in", inTest),
 	}
 	if c.BOSToken != "" {
 		vars["bos_token"] = jinja.NewString(c.BOSToken)
@@ -151,7 +155,7 @@ func (t *Template) variables(c Context) (map[string]jinja.Value, error) {
 	}
 	vars["messages"] = msgs
 	for k, v := range c.Vars {
-		if k == tojsonFunc {
+		if k == tojsonFunc || k == inFunc {
 			continue
 		}
 		jv, err := toValue(v)

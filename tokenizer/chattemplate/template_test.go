@@ -20,6 +20,8 @@ func render(t *testing.T, src string, c Context) (string, error) {
 }
 
 func TestRaiseException(t *testing.T) {
+	t.Parallel()
+
 	_, err := render(t, `{% for m in messages %}{% if m.role == 'user' %}{{ raise_exception('no users here: ' ~ m.content) }}{% endif %}{% endfor %}`,
 		Context{Messages: []any{Object{{"role", "user"}, {"content", "hi"}}}})
 	var raised *RaiseError
@@ -30,6 +32,8 @@ func TestRaiseException(t *testing.T) {
 
 // The expected strings are Python's datetime.strftime on Linux for the same instants.
 func TestStrftime(t *testing.T) {
+	t.Parallel()
+
 	d := time.Date(2024, 7, 26, 0, 0, 0, 0, time.UTC)
 	for f, want := range map[string]string{
 		"%d %b %Y":      "26 Jul 2024",
@@ -53,6 +57,8 @@ func TestStrftime(t *testing.T) {
 }
 
 func TestContextVariables(t *testing.T) {
+	t.Parallel()
+
 	src := `{{ bos_token is defined }} {{ eos_token }} {{ tools is none }} {{ documents is none }} {{ add_generation_prompt }} {{ messages | length }} {{ enable_thinking }}`
 	out, err := render(t, src, Context{EOSToken: "</s>", AddGenerationPrompt: true, Messages: []any{Object{{"role", "user"}}}, Vars: map[string]any{"enable_thinking": false}})
 	require.NoError(t, err)
@@ -68,6 +74,8 @@ func TestContextVariables(t *testing.T) {
 // Jinja2 (and so transformers) drops one trailing newline of the source, and trim_blocks
 // and lstrip_blocks are on: the expected strings are Python Jinja2 3.1.6's.
 func TestWhitespaceAsTransformers(t *testing.T) {
+	t.Parallel()
+
 	for src, want := range map[string]string{
 		"a\n":                               "a",
 		"a\n\n":                             "a\n",
@@ -85,6 +93,8 @@ func TestWhitespaceAsTransformers(t *testing.T) {
 // A construct the engine lacks is an error that names it, never a panic or a silent
 // wrong render.
 func TestUnsupportedConstructsAreNamed(t *testing.T) {
+	t.Parallel()
+
 	_, err := Parse("t", `{% include 'other.jinja' %}`)
 	require.ErrorContains(t, err, `unknown statement "include"`)
 	for src, want := range map[string]string{
@@ -101,6 +111,8 @@ func TestUnsupportedConstructsAreNamed(t *testing.T) {
 }
 
 func TestSetsFromGGUFAndConfig(t *testing.T) {
+	t.Parallel()
+
 	w := gguf.NewWriter()
 	w.AddString("general.architecture", "llama")
 	w.AddString(GGUFKey, "{{ 'default' }}")
@@ -177,6 +189,8 @@ func FuzzTemplate(f *testing.F) {
 // Python's string methods and the Jinja constructs chat templates use; the expected string
 // is Python Jinja2 3.1.6's render (trim_blocks, lstrip_blocks) of the same source.
 func TestPythonStringMethodsAndJinjaAsPython(t *testing.T) {
+	t.Parallel()
+
 	src := `{{ ' a b '.strip() }}|{{ 'a,b'.split(',') }}|{{ 'hello world'.title() }}|{{ 'abc'.startswith('ab') }}|{{ 'abc'.endswith('c') }}|{{ 'AbC'.lower() }}{{ 'x'.upper() }}|{{ 'a-b'.replace('-', '+') }}|{{ '  x'.lstrip() }}|{{ 'x  '.rstrip() }}|{{ 'a b  c'.split() }}|{{ 'hello'.capitalize() }}|{{ 'banana'.count('a') }}|{{ 'banana'.find('n') }}|{{ messages[0]['content'].strip().split('\n')[0] }}|{{ (messages | selectattr('role', 'equalto', 'user') | list | length) }}|{{ messages[-1].role }}|{% set ns = namespace(n=0) %}{% for m in messages %}{% set ns.n = ns.n + 1 %}{% endfor %}{{ ns.n }}|{{ messages | map(attribute='role') | join(',') }}|{{ 'x' if messages else 'y' }}|{{ messages[1:] | length }}|{{ 'abc'[::-1] }}|{{ {'a': 1}.get('b', 2) }}`
 	out, err := render(t, src, Context{Messages: []any{
 		Object{{"role", "system"}, {"content", "  First line\nsecond  "}},

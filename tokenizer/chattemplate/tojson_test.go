@@ -10,6 +10,8 @@ import (
 // The expected strings were printed by Python 3's json.dumps(value, ensure_ascii=False)
 // and json.dumps(value, ensure_ascii=False, indent=2), which transformers' tojson calls.
 func TestToJSONMatchesPython(t *testing.T) {
+	t.Parallel()
+
 	for _, tc := range []struct{ in, flat, indented string }{
 		{`{"b": 1, "a": [1, 2.5, {"x": null}], "é": "ü\n\t\"\\\u0001<&>"}`,
 			"{\"b\": 1, \"a\": [1, 2.5, {\"x\": null}], \"é\": \"ü\\n\\t\\\"\\\\\\u0001<&>\"}",
@@ -52,6 +54,8 @@ func TestToJSONMatchesPython(t *testing.T) {
 // Templates see tojson through the rewrite; the expected renders are Python Jinja2's
 // (3.1.6, trim_blocks and lstrip_blocks, transformers' tojson).
 func TestToJSONInTemplates(t *testing.T) {
+	t.Parallel()
+
 	for _, tc := range []struct{ src, want string }{
 		{`{{ x | tojson }}`, `{"b": [1, "<a>"], "a": null}`},
 		{`{{ x | tojson(indent=1) }}`, "{\n \"b\": [\n  1,\n  \"<a>\"\n ],\n \"a\": null\n}"},
@@ -76,6 +80,8 @@ func TestToJSONInTemplates(t *testing.T) {
 }
 
 func TestRewriteToJSON(t *testing.T) {
+	t.Parallel()
+
 	for _, tc := range []struct{ in, want string }{
 		{`{{ a | tojson }}`, `{{ __kvref_tojson(a) }}`},
 		{`{{- t | tojson(indent=4) }}`, `{{- __kvref_tojson(t, indent=4) }}`},

@@ -74,6 +74,26 @@ for await (const chunk of await client.completions.create({ model, prompt: "Once
 }
 print("completion", { text: completion.choices[0].text, streamed, usage: completion.usage });
 
+// Prompt log-probabilities, as evaluation harnesses ask for them: echo + logprobs +
+// max_tokens 0 (a miss, then the same prompt again: a prefix hit), and vLLM's
+// prompt_logprobs, which the client passes through as an extra body field.
+const scored = "The cat sat on the mat and looked at the big red ball. Then it jumped over the fence.";
+const echoMiss = await client.completions.create({ model, prompt: scored, echo: true, logprobs: 5, max_tokens: 0 });
+const echoHit = await client.completions.create({ model, prompt: scored, echo: true, logprobs: 5, max_tokens: 0 });
+const vllm = await client.completions.create({ model, prompt: scored, max_tokens: 0, prompt_logprobs: 5 });
+print("echo", {
+  text: echoMiss.choices[0].text,
+  tokens: echoMiss.choices[0].logprobs.tokens,
+  echo_miss: echoMiss.choices[0].logprobs.token_logprobs,
+  echo_hit: echoHit.choices[0].logprobs.token_logprobs,
+  top_counts: echoMiss.choices[0].logprobs.top_logprobs.map((t) => (t === null ? -1 : Object.keys(t).length)),
+  text_offset: echoMiss.choices[0].logprobs.text_offset,
+  // Keyed by token id (JavaScript orders such keys by number): the prompt's own token.
+  prompt_logprobs: vllm.choices[0].prompt_logprobs.map((p, i) => (p === null ? null : p[String(echoMiss.choices[0].logprobs.token_ids[i])].logprob)),
+  first: echoMiss.usage,
+  second: echoHit.usage,
+});
+
 // A conversation in two requests: the second resends the first exchange, whose blocks the
 // prefix cache still holds.
 const first = [{ role: "user", content: "Tell me a story about a dog." }];
