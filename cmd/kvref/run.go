@@ -10,6 +10,7 @@ import (
 
 	"github.com/kvref/kvref/engine"
 	"github.com/kvref/kvref/internal/logit"
+	"github.com/kvref/kvref/internal/promptrun"
 	"github.com/kvref/kvref/internal/runsummary"
 	"github.com/kvref/kvref/tokenizer"
 )
@@ -75,13 +76,12 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	sched := eng.NewScheduler(engine.SchedulerConfig{MaxBatchTokens: f.batchTokens, ChunkSize: f.chunk})
 	sum := runsummary.New(eng, f.check)
 	stream := !f.asJSON && !f.parallel && f.np == 1 // plain text, one sequence at a time: print as it comes
-	promptOf := map[int]int{}                       // request id → prompt index
-	emit := func(t engine.Token) error {
+	emit := func(pi int, t engine.Token) error {
 		piece := m.Tokenizer.Piece(t.ID)
 		if f.asJSON {
 			line := runsummary.TokenLine{Step: t.Step, Pos: t.Pos, ID: t.ID, Piece: string(piece), Top: logit.TopPairs(t.Logits, 5)}
 			if multi {
-				seq := promptOf[t.Request]*f.np + t.Seq
+				seq := pi*f.np + t.Seq
 				line.Seq = &seq
 			}
 			b, err := json.Marshal(line)
@@ -97,24 +97,21 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 		}
 		return nil
 	}
-	submit := func(pi int) (int, error) {
-		req := engine.Request{
-			Prompt: m.Tokenizer.EncodeSpecial(prompts[pi], tokenizer.Prompt), MaxTokens: f.n, IgnoreEOS: f.ignoreEOS, N: f.np, Check: f.check,
-			Sampling: f.sampling,
-		}
-		id, err := sched.Add(req)
-		if err != nil {
-			return 0, fmt.Errorf("prompt %d: %w", pi, engineHint(err, "-n"))
-		}
-		promptOf[id] = pi
-		return id, nil
+	reqs := make([]engine.Request, len(prompts))
+	for pi, text := range prompts {
+		reqs[pi] = engine.Request{Prompt: m.Tokenizer.EncodeSpecial(text, tokenizer.Prompt), MaxTokens: f.n, IgnoreEOS: f.ignoreEOS,
+			N: f.np, Check: f.check, Sampling: f.sampling}
 	}
-	finish := func(id int) error {
-		pi := promptOf[id]
-		if err := sched.Err(id); err != nil {
-			return fmt.Errorf("prompt %d: %w", pi, engineHint(err, "-n or -np"))
+	start := func(pi int) {
+		if stream {
+			if len(prompts) > 1 {
+				fmt.Fprintf(out, "--- prompt %d ---\n", pi)
+			}
+			fmt.Fprint(out, prompts[pi])
+			out.Flush()
 		}
-		res := sched.Result(id)
+	}
+	done := func(pi int, res engine.Result) error {
 		sum.Add(res)
 		if f.asJSON {
 			return nil
@@ -134,39 +131,16 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	// --parallel submits every prompt, runs them together and then prints each result;
 	// otherwise each prompt runs to its end, and its text is printed, before the next.
-	var ids []int
-	for pi, text := range prompts {
-		if stream {
-			if len(prompts) > 1 {
-				fmt.Fprintf(out, "--- prompt %d ---\n", pi)
+	err = promptrun.Runner{Sched: sched, Parallel: f.parallel, Start: start, Emit: emit, Done: done,
+		AfterStep: func() {
+			if stepHook != nil {
+				stepHook(eng, sched.Stats().Steps)
 			}
-			fmt.Fprint(out, text)
-			out.Flush()
-		}
-		id, err := submit(pi)
-		if err != nil {
-			return err
-		}
-		ids = append(ids, id)
-		if f.parallel {
-			continue
-		}
-		if err := runAll(eng, sched, emit); err != nil {
-			return err
-		}
-		if err := finish(id); err != nil {
-			return err
-		}
-	}
-	if f.parallel {
-		if err := runAll(eng, sched, emit); err != nil {
-			return err
-		}
-		for _, id := range ids {
-			if err := finish(id); err != nil {
-				return err
-			}
-		}
+		},
+		AddHint: func(err error) error { return engineHint(err, "-n") },
+		ErrHint: func(err error) error { return engineHint(err, "-n or -np") }}.Run(reqs)
+	if err != nil {
+		return err
 	}
 	es := sched.Stats()
 	sum.Finish(eng.Pool().Stats(), es)
@@ -186,19 +160,6 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 // stepHook, when set (by tests), runs after every scheduler step of kvref run with the
 // engine and the number of steps run so far: the place to corrupt a cache entry mid-run.
 var stepHook func(eng *engine.Engine, steps int)
-
-// runAll is sched.RunAll with stepHook.
-func runAll(eng *engine.Engine, sched *engine.Scheduler, emit func(engine.Token) error) error {
-	for !sched.Done() {
-		if err := sched.EmitStep(emit); err != nil {
-			return err
-		}
-		if stepHook != nil {
-			stepHook(eng, sched.Stats().Steps)
-		}
-	}
-	return nil
-}
 
 // readPrompts reads one prompt per line; blank lines are skipped.
 func readPrompts(path string) ([]string, error) {
