@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
-	"strings"
 
 	"github.com/kvref/kvref/engine"
 	"github.com/kvref/kvref/internal/logit"
@@ -59,7 +57,7 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	prompts := []string{f.prompt}
 	if f.promptFile != "" {
 		var err error
-		if prompts, err = readPrompts(f.promptFile); err != nil {
+		if prompts, err = promptrun.ReadFile(f.promptFile); err != nil {
 			return err
 		}
 	}
@@ -160,21 +158,3 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 // stepHook, when set (by tests), runs after every scheduler step of kvref run with the
 // engine and the number of steps run so far: the place to corrupt a cache entry mid-run.
 var stepHook func(eng *engine.Engine, steps int)
-
-// readPrompts reads one prompt per line; blank lines are skipped.
-func readPrompts(path string) ([]string, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	var prompts []string
-	for _, line := range strings.Split(strings.ReplaceAll(string(data), "\r\n", "\n"), "\n") {
-		if strings.TrimSpace(line) != "" {
-			prompts = append(prompts, line)
-		}
-	}
-	if len(prompts) == 0 {
-		return nil, fmt.Errorf("%s has no prompts (one per line expected)", path)
-	}
-	return prompts, nil
-}

@@ -5,6 +5,8 @@ package promptrun
 
 import (
 	"fmt"
+	"os"
+	"strings"
 
 	"github.com/kvref/kvref/engine"
 )
@@ -94,4 +96,23 @@ func hint(h func(error) error, err error) error {
 		return err
 	}
 	return h(err)
+}
+
+// ReadFile reads the prompts of a file, one per line (\r\n line ends too); blank lines
+// are skipped, and a file without a prompt is an error.
+func ReadFile(path string) ([]string, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var prompts []string
+	for _, line := range strings.Split(strings.ReplaceAll(string(data), "\r\n", "\n"), "\n") {
+		if strings.TrimSpace(line) != "" {
+			prompts = append(prompts, line)
+		}
+	}
+	if len(prompts) == 0 {
+		return nil, fmt.Errorf("%s has no prompts (one per line expected)", path)
+	}
+	return prompts, nil
 }

@@ -3,6 +3,8 @@ package promptrun
 import (
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -80,4 +82,21 @@ func TestRunnerErrors(t *testing.T) {
 	r.Sched = e.NewScheduler(engine.SchedulerConfig{})
 	r.Emit = func(int, engine.Token) error { return stop }
 	require.ErrorIs(t, r.Run([]engine.Request{ok}), stop)
+}
+
+// TestReadFile reads one prompt per line, skipping blank lines, and refuses a file with
+// none.
+func TestReadFile(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "prompts.txt")
+	require.NoError(t, os.WriteFile(path, []byte("Once upon a time\r\n\n  \nThe cat sat\n"), 0o644))
+	got, err := ReadFile(path)
+	require.NoError(t, err)
+	require.Equal(t, []string{"Once upon a time", "The cat sat"}, got)
+	empty := filepath.Join(dir, "empty.txt")
+	require.NoError(t, os.WriteFile(empty, []byte("\n \n"), 0o644))
+	_, err = ReadFile(empty)
+	require.EqualError(t, err, empty+" has no prompts (one per line expected)")
+	_, err = ReadFile(filepath.Join(dir, "missing.txt"))
+	require.ErrorIs(t, err, os.ErrNotExist)
 }
