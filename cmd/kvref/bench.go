@@ -7,10 +7,8 @@ import (
 	"io"
 	"os"
 	"runtime/pprof"
-	"strconv"
 	"strings"
 
-	"github.com/kvref/kvref/format/gguf"
 	"github.com/kvref/kvref/internal/benchmark"
 	"github.com/kvref/kvref/internal/kernels"
 	"github.com/kvref/kvref/internal/plan"
@@ -65,7 +63,7 @@ func benchCmd(args []string, stdout, stderr io.Writer) error {
 	if f.rounds < 0 {
 		return fmt.Errorf("--rounds %d: give a number of rounds of at least 1 (or leave it out)", f.rounds)
 	}
-	batches, err := parseInts(f.batches)
+	batches, err := benchmark.ParseInts(f.batches)
 	if err != nil {
 		return fmt.Errorf("--batches: %w", err)
 	}
@@ -84,7 +82,7 @@ func benchCmd(args []string, stdout, stderr io.Writer) error {
 		defer kernels.Restrict(prev)
 	}
 	if f.llamaBench != "" {
-		if err := checkGGUF(f.ref); err != nil {
+		if err := benchmark.CheckGGUF(f.ref); err != nil {
 			return err
 		}
 	}
@@ -163,21 +161,6 @@ func stealFraction(m *benchmark.StealMeter) *float64 {
 	return &f
 }
 
-// checkGGUF returns an error unless path names a GGUF file, which llama-bench needs.
-func checkGGUF(path string) error {
-	if path == "" || loader.KindOf(path) != loader.File {
-		return fmt.Errorf("--vs-llama-bench: -m must name a GGUF file that both engines read, got %q", path)
-	}
-	ok, err := gguf.IsFile(path)
-	if err != nil {
-		return fmt.Errorf("--vs-llama-bench: %w", err)
-	}
-	if !ok {
-		return fmt.Errorf("--vs-llama-bench: %s is not a GGUF file (llama-bench reads only GGUF; convert it with kvref quantize or llama.cpp's tools)", path)
-	}
-	return nil
-}
-
 // benchRoofline runs and prints --roofline.
 func benchRoofline(m *model.Model, f benchFlags, setup benchmark.Setup, steal *benchmark.StealMeter, stdout, stderr io.Writer) error {
 	bufBytes := int64(1 << 30)
@@ -231,16 +214,4 @@ func benchVsLlama(m *model.Model, f benchFlags, setup benchmark.Setup, steal *be
 	benchmark.WriteComparison(stdout, c)
 	benchmark.WriteSteal(stdout, steal)
 	return nil
-}
-
-func parseInts(s string) ([]int, error) {
-	var out []int
-	for _, p := range strings.Split(s, ",") {
-		v, err := strconv.Atoi(strings.TrimSpace(p))
-		if err != nil || v < 1 {
-			return nil, fmt.Errorf("%q is not a positive integer", p)
-		}
-		out = append(out, v)
-	}
-	return out, nil
 }

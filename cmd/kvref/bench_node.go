@@ -24,7 +24,7 @@ func registerVsNode(fs *flag.FlagSet) *string {
 // meter on the same GGUF file, with the same threads and cache type, in interleaved rounds
 // whose engine order alternates.
 func benchVsNode(m *model.Model, fs *flag.FlagSet, f benchFlags, dir string, setup benchmark.Setup, steal *benchmark.StealMeter, stdout, stderr io.Writer) error {
-	if err := checkGGUF(f.ref); err != nil {
+	if err := benchmark.CheckGGUF(f.ref); err != nil {
 		return fmt.Errorf("--vs-node-llama-cpp: %w", err)
 	}
 	if err := nodellama.Check(dir); err != nil {
