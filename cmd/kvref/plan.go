@@ -93,40 +93,29 @@ func planCmd(args []string, stdout, stderr io.Writer) error {
 		w.From = "not counted"
 		notes = append(notes, "the weights are not counted (the shape gives no parameter count): give --weights SIZE, or --heads, --hidden and --vocab")
 	}
-	mem := memorySource{bytes: f.mem.bytes, from: fmt.Sprintf("--mem %s = %d B", f.mem.text, f.mem.bytes)}
-	if !f.mem.set() {
-		if mem.bytes, err = plan.AvailableMemory(); err != nil {
-			return fmt.Errorf("%v; say how much memory to plan for with --mem SIZE (e.g. --mem 16GiB)", err)
-		}
-		mem.from = fmt.Sprintf("this machine's MemAvailable, %d B (--mem plans for another)", mem.bytes)
+	var memFrom string
+	if in.Memory, memFrom, err = plan.ChooseMemory(f.mem.set(), f.mem.bytes, f.mem.text); err != nil {
+		return err
 	}
-	in.Memory = mem.bytes
 
 	in.SharedPrefixes = plan.ChooseSharedPrefixes(in.Context, f.sharedPrefix, f.set["shared-prefix"])
 
 	r, err := plan.Compute(in)
-	var noRoom *plan.NoRoomError
-	if errors.As(err, &noRoom) {
-		return fmt.Errorf("the weights need %s (%s) but the memory is %s (%s): nothing is left for the KV cache, "+
-			"whose full %d-token sequence needs %s (%s per token); give more --mem, or smaller --weights/--weights-dtype",
-			plan.FormatSize(in.Weights), w.From, plan.FormatSize(in.Memory), mem.from, in.Context,
-			plan.FormatSize(r.BlockBytesPerSequence), plan.FormatSize(r.BytesPerToken))
-	}
 	if err != nil {
-		return err
+		return plan.Explain(in, r, err, w.From, memFrom)
 	}
 	if r.MaxSequences == 0 {
 		notes = append(notes, fmt.Sprintf("not one full %d-token sequence fits: it needs %s and %s is left; try a shorter --ctx or a smaller --cache-dtype",
 			in.Context, plan.FormatSize(r.BlockBytesPerSequence), plan.FormatSize(r.Left)))
 	}
 	if f.asJSON {
-		return printIndentedJSON(stdout, r.JSON(plan.ModelInfo{Name: m.Name, From: m.From, Params: w.Params}, mem.from, w.From))
+		return printIndentedJSON(stdout, r.JSON(plan.ModelInfo{Name: m.Name, From: m.From, Params: w.Params}, memFrom, w.From))
 	}
 	name := m.Name
 	if m.From != "flags" {
 		name += " (" + m.From + ")"
 	}
-	plan.WriteText(stdout, r, plan.TextInfo{Model: name, Params: w.Params, MemoryFrom: mem.from, WeightsFrom: w.From, Notes: notes})
+	plan.WriteText(stdout, r, plan.TextInfo{Model: name, Params: w.Params, MemoryFrom: memFrom, WeightsFrom: w.From, Notes: notes})
 	return nil
 }
 
@@ -176,12 +165,6 @@ func resolvePlanModel(f *planFlags) (plan.Source, error) {
 	}
 	return plan.ShapeSource(plan.Shape{Layers: f.layers, Heads: f.heads, KVHeads: f.kvHeads, HeadDim: f.headDim,
 		Dim: f.dim, Hidden: f.hidden, Vocab: f.vocab, Tied: f.tied})
-}
-
-// memorySource is the memory planned for and where it came from.
-type memorySource struct {
-	bytes int64
-	from  string
 }
 
 // planWeights decides the weights' bytes (plan.ChooseWeights): --weights, --weights-dtype ×

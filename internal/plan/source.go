@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 )
@@ -93,4 +94,30 @@ func ChooseSharedPrefixes(context, asked int, given bool) []int {
 		return []int{0, asked}
 	}
 	return []int{0}
+}
+
+// ChooseMemory is the memory to plan for and how to describe it: the size given (given,
+// bytes, as written text), else this machine's MemAvailable (AvailableMemory).
+func ChooseMemory(given bool, bytes int64, text string) (int64, string, error) {
+	if given {
+		return bytes, fmt.Sprintf("--mem %s = %d B", text, bytes), nil
+	}
+	n, err := AvailableMemory()
+	if err != nil {
+		return 0, "", fmt.Errorf("%v; say how much memory to plan for with --mem SIZE (e.g. --mem 16GiB)", err)
+	}
+	return n, fmt.Sprintf("this machine's MemAvailable, %d B (--mem plans for another)", n), nil
+}
+
+// Explain returns the error of Compute for in, err, in words: for a NoRoomError, the
+// weights' and the memory's sizes and origins (weightsFrom, memoryFrom) and what a full
+// sequence needs; other errors as they are.
+func Explain(in Input, r Report, err error, weightsFrom, memoryFrom string) error {
+	if errors.As(err, new(*NoRoomError)) {
+		return fmt.Errorf("the weights need %s (%s) but the memory is %s (%s): nothing is left for the KV cache, "+
+			"whose full %d-token sequence needs %s (%s per token); give more --mem, or smaller --weights/--weights-dtype",
+			FormatSize(in.Weights), weightsFrom, FormatSize(in.Memory), memoryFrom, in.Context,
+			FormatSize(r.BlockBytesPerSequence), FormatSize(r.BytesPerToken))
+	}
+	return err
 }

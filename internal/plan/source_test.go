@@ -1,8 +1,12 @@
 package plan
 
 import (
+	"errors"
+	"os"
+	"path/filepath"
 	"testing"
 
+	"github.com/kvref/kvref/quant"
 	"github.com/stretchr/testify/require"
 )
 
@@ -68,4 +72,40 @@ func TestChooseSharedPrefixes(t *testing.T) {
 	require.Equal(t, []int{0, 1024, 2048, 3072}, ChooseSharedPrefixes(4096, 0, false))
 	require.Equal(t, []int{0, 500}, ChooseSharedPrefixes(4096, 500, true))
 	require.Equal(t, []int{0}, ChooseSharedPrefixes(4096, 0, true))
+}
+
+// TestChooseMemory: the size given, described as given, else MemAvailable, else an
+// error that asks for --mem.
+func TestChooseMemory(t *testing.T) {
+	n, from, err := ChooseMemory(true, 16<<30, "16GiB")
+	require.NoError(t, err)
+	require.Equal(t, int64(16<<30), n)
+	require.Equal(t, "--mem 16GiB = 17179869184 B", from)
+
+	old := meminfoPath
+	t.Cleanup(func() { meminfoPath = old })
+	meminfoPath = filepath.Join(t.TempDir(), "meminfo")
+	require.NoError(t, os.WriteFile(meminfoPath, []byte("MemTotal: 4000 kB\nMemAvailable: 2000 kB\n"), 0o644))
+	n, from, err = ChooseMemory(false, 0, "")
+	require.NoError(t, err)
+	require.Equal(t, int64(2000*1024), n)
+	require.Equal(t, "this machine's MemAvailable, 2048000 B (--mem plans for another)", from)
+
+	meminfoPath = filepath.Join(t.TempDir(), "missing")
+	_, _, err = ChooseMemory(false, 0, "")
+	require.ErrorContains(t, err, "say how much memory to plan for with --mem SIZE")
+}
+
+// TestExplain puts a NoRoomError in words and leaves other errors as they are.
+func TestExplain(t *testing.T) {
+	in := Input{Shape: Shape{Layers: 2, KVHeads: 2, HeadDim: 8}, KType: quant.F16, VType: quant.F16, Context: 64, BlockSize: 16,
+		Memory: 1000, Weights: 2000, SharedPrefixes: []int{0}}
+	r, err := Compute(in)
+	require.ErrorAs(t, err, new(*NoRoomError))
+	got := Explain(in, r, err, "--weights 2000", "--mem 1000")
+	require.EqualError(t, got, "the weights need 1.95 KiB (--weights 2000) but the memory is 1000 B (--mem 1000): nothing is left for the KV cache, "+
+		"whose full 64-token sequence needs 8.00 KiB (128 B per token); give more --mem, or smaller --weights/--weights-dtype")
+	other := errors.New("other")
+	require.Equal(t, other, Explain(in, r, other, "", ""))
+	require.NoError(t, Explain(in, r, nil, "", ""))
 }
