@@ -142,23 +142,13 @@ func benchCmd(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if f.asJSON {
-		return printJSON(stdout, map[string]any{"model": m.Source, "threads": benchmark.Threads(f.threads), "batches": results, "memory_bound_batch": mb, "host_steal_fraction": stealFraction(steal)})
+		return printJSON(stdout, map[string]any{"model": m.Source, "threads": benchmark.Threads(f.threads), "batches": results, "memory_bound_batch": mb, "host_steal_fraction": steal.JSON()})
 	}
 	fmt.Fprintf(stdout, "model %s, weights %.1f MiB, cache %s, %d B/token, block size %d, threads %d\n\n",
 		m.Source, float64(m.Weights.Bytes())/(1<<20), kType, results[0].CacheBytesPerTokenFormula, f.blockSize, benchmark.Threads(f.threads))
 	benchmark.WriteBatches(stdout, results, mb)
 	benchmark.WriteSteal(stdout, steal)
 	return nil
-}
-
-// stealFraction is the JSON form of a StealMeter: the stolen share, or null when the
-// machine does not say.
-func stealFraction(m *benchmark.StealMeter) *float64 {
-	f, ok := m.Fraction()
-	if !ok {
-		return nil
-	}
-	return &f
 }
 
 // benchRoofline runs and prints --roofline.
@@ -179,7 +169,7 @@ func benchRoofline(m *model.Model, f benchFlags, setup benchmark.Setup, steal *b
 		return err
 	}
 	if f.asJSON {
-		out := map[string]any{"model": m.Source, "roofline": r, "bandwidth_fraction": r.BandwidthFraction, "fma_fraction": r.FMAFraction, "host_steal_fraction": stealFraction(steal)}
+		out := map[string]any{"model": m.Source, "roofline": r, "bandwidth_fraction": r.BandwidthFraction, "fma_fraction": r.FMAFraction, "host_steal_fraction": steal.JSON()}
 		if r.Portable != nil {
 			out["portable_bandwidth_fraction"] = r.Portable.BandwidthFraction
 			out["portable_fma_fraction"] = r.Portable.FMAFraction
@@ -208,7 +198,7 @@ func benchVsLlama(m *model.Model, f benchFlags, setup benchmark.Setup, steal *be
 		return err
 	}
 	if f.asJSON {
-		return printJSON(stdout, map[string]any{"model": m.Source, "comparison": c, "host_steal_fraction": stealFraction(steal)})
+		return printJSON(stdout, map[string]any{"model": m.Source, "comparison": c, "host_steal_fraction": steal.JSON()})
 	}
 	fmt.Fprintf(stdout, "model %s (llama.cpp: %s), cache %s, %d threads, %d interleaved rounds of %d repetitions\n", m.Source, c.ModelType, c.CacheType, c.Threads, c.Rounds, f.reps)
 	benchmark.WriteComparison(stdout, c)

@@ -74,7 +74,7 @@ func benchBatched(m *model.Model, f benchFlags, setup benchmark.Setup, steal *be
 		return err
 	}
 	if f.asJSON {
-		return printJSON(stdout, map[string]any{"model": m.Source, "batched": c, "host_steal_fraction": stealFraction(steal)})
+		return printJSON(stdout, map[string]any{"model": m.Source, "batched": c, "host_steal_fraction": steal.JSON()})
 	}
 	fmt.Fprintf(stdout, "model %s, weights %.1f MiB\n", m.Source, float64(m.Weights.Bytes())/(1<<20))
 	if fa {

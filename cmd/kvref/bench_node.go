@@ -55,7 +55,7 @@ func benchVsNode(m *model.Model, fs *flag.FlagSet, f benchFlags, dir string, set
 	}
 	if f.asJSON {
 		return printJSON(stdout, map[string]any{"model": m.Source, "comparison": c.Comparison, "node_llama_cpp_threads": c.Usage,
-			"node_llama_cpp_load_seconds": c.Loads, "host_steal_fraction": stealFraction(steal)})
+			"node_llama_cpp_load_seconds": c.Loads, "host_steal_fraction": steal.JSON()})
 	}
 	fmt.Fprintf(stdout, "model %s, cache %s, %d threads asked of both, %d interleaved rounds of %d repetitions\n", m.Source, ct, c.Threads, c.Rounds, reps)
 	c.WriteText(stdout)

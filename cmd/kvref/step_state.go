@@ -36,7 +36,7 @@ func newStepTerm(o stepOptions, stdout, stderr io.Writer, color bool) (*stepTerm
 	if err != nil {
 		return nil, err
 	}
-	attn, err := parseAttention(o.attn, m.Config)
+	attn, err := stepper.ParseAttention(o.attn, m.Config.Layers, m.Config.Heads)
 	if err != nil {
 		m.Close()
 		return nil, fmt.Errorf("--attn: %w", err)
@@ -85,9 +85,4 @@ func sessionError(err error) error {
 		return repl.FatalError{Err: err}
 	}
 	return err
-}
-
-// parseAttention reads an --attn or attn argument for the model (stepper.ParseAttention).
-func parseAttention(arg string, c model.Config) (stepper.AttentionChoice, error) {
-	return stepper.ParseAttention(arg, c.Layers, c.Heads)
 }
