@@ -5,10 +5,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/kvref/kvref/internal/rng"
 	"github.com/kvref/kvref/kvcache"
 	"github.com/kvref/kvref/quant"
-	"github.com/stretchr/testify/require"
 )
 
 // BenchmarkDecodeAttention times one decode step's attention (one query row over ctx

@@ -6,10 +6,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/kvref/kvref/internal/rng"
 	"github.com/kvref/kvref/kvcache"
 	"github.com/kvref/kvref/quant"
-	"github.com/stretchr/testify/require"
 )
 
 // Decode attention at depth: one step's attention over every layer of a model's shape, with

@@ -1,10 +1,10 @@
 package engine
 
 import (
-	"github.com/kvref/kvref/internal/logit"
 	"math"
 	"slices"
 
+	"github.com/kvref/kvref/internal/logit"
 	"github.com/kvref/kvref/internal/rng"
 )
 

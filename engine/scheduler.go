@@ -3,11 +3,11 @@ package engine
 import (
 	"errors"
 	"fmt"
-	"github.com/kvref/kvref/internal/logit"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/kvref/kvref/internal/logit"
 	"github.com/kvref/kvref/kvcache"
 )
 

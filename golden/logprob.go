@@ -4,9 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"github.com/kvref/kvref/internal/logit"
 	"math"
 	"strconv"
+
+	"github.com/kvref/kvref/internal/logit"
 )
 
 // Logprob is a token id and its log-probability. In JSON it is the pair [id, logprob], the

@@ -5,11 +5,10 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/kvref/kvref/internal/half"
-
 	"github.com/stretchr/testify/require"
 
 	"github.com/kvref/kvref/format/gguf"
+	"github.com/kvref/kvref/internal/half"
 	"github.com/kvref/kvref/model"
 	"github.com/kvref/kvref/model/synth"
 	"github.com/kvref/kvref/quant"

@@ -6,11 +6,10 @@ import (
 	"math"
 	"testing"
 
-	"github.com/kvref/kvref/internal/half"
-
 	"github.com/stretchr/testify/require"
 
 	"github.com/kvref/kvref/format/gguf"
+	"github.com/kvref/kvref/internal/half"
 	"github.com/kvref/kvref/internal/parallel"
 	"github.com/kvref/kvref/internal/rng"
 	"github.com/kvref/kvref/model"

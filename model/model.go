@@ -8,7 +8,6 @@ import (
 	"io"
 
 	"github.com/kvref/kvref/internal/kernels"
-
 	"github.com/kvref/kvref/tokenizer"
 	"github.com/kvref/kvref/tokenizer/chattemplate"
 )

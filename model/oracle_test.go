@@ -4,10 +4,9 @@ import (
 	"math"
 	"testing"
 
-	"github.com/kvref/kvref/internal/half"
-
 	"github.com/stretchr/testify/require"
 
+	"github.com/kvref/kvref/internal/half"
 	"github.com/kvref/kvref/internal/testutil"
 	"github.com/kvref/kvref/model"
 	"github.com/kvref/kvref/quant"

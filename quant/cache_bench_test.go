@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/kvref/kvref/internal/half"
-
 	"github.com/kvref/kvref/internal/kernels"
 )
 

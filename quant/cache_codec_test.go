@@ -8,11 +8,11 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/kvref/kvref/internal/half"
-
-	"github.com/kvref/kvref/internal/kernels"
 	"github.com/stretchr/testify/require"
 	"pgregory.net/rapid"
+
+	"github.com/kvref/kvref/internal/half"
+	"github.com/kvref/kvref/internal/kernels"
 )
 
 // shape is a K/V row shape: kvHeads heads of headDim values.

@@ -2,6 +2,7 @@ package quant
 
 import (
 	"encoding/binary"
+
 	"github.com/kvref/kvref/internal/half"
 )
 

@@ -5,9 +5,9 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/kvref/kvref/internal/half"
-
 	"github.com/stretchr/testify/require"
+
+	"github.com/kvref/kvref/internal/half"
 )
 
 // fp8Spec is an FP8 format as the OFP8 specification describes it, for the independent

@@ -4,8 +4,9 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/kvref/kvref/internal/kernels"
 	"github.com/stretchr/testify/require"
+
+	"github.com/kvref/kvref/internal/kernels"
 )
 
 // weightBenchLen is the length of the benchmark rows: a Llama-7B-sized model dimension.

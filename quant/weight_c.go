@@ -2,8 +2,9 @@ package quant
 
 import (
 	"encoding/binary"
-	"github.com/kvref/kvref/internal/half"
 	"math"
+
+	"github.com/kvref/kvref/internal/half"
 )
 
 // This file holds the few pieces of C arithmetic that ggml's quantizers rely on, written

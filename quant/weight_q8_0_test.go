@@ -6,8 +6,9 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/kvref/kvref/internal/kernels"
 	"github.com/stretchr/testify/require"
+
+	"github.com/kvref/kvref/internal/kernels"
 )
 
 // mustHex decodes a hex string in a test table.

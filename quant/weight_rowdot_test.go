@@ -2,15 +2,14 @@ package quant
 
 import (
 	"encoding/binary"
-
 	"math"
 	"math/rand/v2"
 	"testing"
 
-	"github.com/kvref/kvref/internal/half"
-
-	"github.com/kvref/kvref/internal/kernels"
 	"github.com/stretchr/testify/require"
+
+	"github.com/kvref/kvref/internal/half"
+	"github.com/kvref/kvref/internal/kernels"
 )
 
 // The quantized row dots run in internal/kernels (whose tests hold the assembly to the

@@ -7,9 +7,9 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/kvref/kvref/internal/half"
-
 	"github.com/stretchr/testify/require"
+
+	"github.com/kvref/kvref/internal/half"
 )
 
 func TestWeightTypeNamesAndSizes(t *testing.T) {

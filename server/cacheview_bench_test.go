@@ -14,11 +14,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/kvref/kvref/cacheview"
 	"github.com/kvref/kvref/engine"
 	"github.com/kvref/kvref/kvcache"
 	"github.com/kvref/kvref/model/builtin"
-	"github.com/stretchr/testify/require"
 )
 
 // BenchmarkCacheViewers measures what watching costs the engine: kvref serve's throughput

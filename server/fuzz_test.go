@@ -3,6 +3,8 @@ package server
 import (
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/kvref/kvref/engine"
 	"github.com/kvref/kvref/model/synth"
 )
@@ -41,16 +43,16 @@ func FuzzParseRequest(f *testing.F) {
 			p, aerr := parse(body)
 			if aerr != nil {
 				if aerr.Status < 400 || aerr.Status >= 500 || aerr.Message == "" {
-					t.Fatalf("%s: %q: error %d %q", name, body, aerr.Status, aerr.Message)
+					require.Failf(t, "request parsing", "%s: %q: error %d %q", name, body, aerr.Status, aerr.Message)
 				}
 				continue
 			}
 			if len(p.prompts) == 0 || p.n < 1 || p.n > MaxN || p.logprobs > s.opts.MaxLogprobs || p.sampling.Temperature > MaxTemperature {
-				t.Fatalf("%s: %q: accepted out of bounds: %d prompts, n %d, logprobs %d, temperature %g", name, body, len(p.prompts), p.n, p.logprobs, p.sampling.Temperature)
+				require.Failf(t, "request parsing", "%s: %q: accepted out of bounds: %d prompts, n %d, logprobs %d, temperature %g", name, body, len(p.prompts), p.n, p.logprobs, p.sampling.Temperature)
 			}
 			for _, prompt := range p.prompts {
 				if name == "completions" && len(prompt) >= eng.Context() { // a conversation's length is checked by fit
-					t.Fatalf("%s: %q: a prompt of %d tokens for a context of %d", name, body, len(prompt), eng.Context())
+					require.Failf(t, "request parsing", "%s: %q: a prompt of %d tokens for a context of %d", name, body, len(prompt), eng.Context())
 				}
 			}
 		}

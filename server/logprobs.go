@@ -1,9 +1,10 @@
 package server
 
 import (
-	"github.com/kvref/kvref/internal/logit"
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/kvref/kvref/internal/logit"
 )
 
 // logprobOf is what the engine loop computes of one generated token's logits for a request

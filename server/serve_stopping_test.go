@@ -36,7 +36,7 @@ func TestServeNotify(t *testing.T) {
 	case err := <-served:
 		require.NoError(t, err)
 	case <-time.After(30 * time.Second):
-		t.Fatal("ServeNotify did not return after its context ended")
+		require.FailNow(t, "ServeNotify did not return after its context ended")
 	}
 	require.EqualValues(t, 1, calls.Load(), "stopping ran once, before ServeNotify returned")
 
@@ -85,7 +85,7 @@ func TestHealthIsUnavailableWhileDraining(t *testing.T) {
 	case err := <-served:
 		require.NoError(t, err)
 	case <-time.After(30 * time.Second):
-		t.Fatal("Serve did not return")
+		require.FailNow(t, "Serve did not return")
 	}
 	_, err = http.Get(url + "/health")
 	require.Error(t, err, "then the listener is closed")

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/kvref/kvref/internal/logit"
 	"math"
 	"net"
 	"net/http"
@@ -18,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/kvref/kvref/engine"
+	"github.com/kvref/kvref/internal/logit"
 	"github.com/kvref/kvref/kvcache"
 	"github.com/kvref/kvref/model/synth"
 )
@@ -253,7 +253,7 @@ func TestServeShutsDownGracefully(t *testing.T) {
 		case err := <-served:
 			require.NoError(t, err)
 		case <-time.After(30 * time.Second):
-			t.Fatal("Serve did not return after its context ended")
+			require.FailNow(t, "Serve did not return after its context ended")
 		}
 		_, err = http.Get(url + "/health")
 		require.Error(t, err, "the listener must be closed")

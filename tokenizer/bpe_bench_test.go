@@ -5,8 +5,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kvref/kvref/internal/testutil"
 	"github.com/stretchr/testify/require"
+
+	"github.com/kvref/kvref/internal/testutil"
 )
 
 // benchText is about 100 KB of mixed English, digits, punctuation and

@@ -9,9 +9,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/kvref/kvref/format/gguf"
 	"github.com/kvref/kvref/internal/testutil"
-	"github.com/stretchr/testify/require"
 )
 
 // loadBPEGGUF opens a GGUF vocabulary and builds its byte-level BPE.

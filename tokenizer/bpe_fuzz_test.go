@@ -8,9 +8,10 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/kvref/kvref/format/gguf"
 	"github.com/kvref/kvref/internal/testutil"
-	"github.com/stretchr/testify/require"
 )
 
 // sharedFile reads a file under ../shared, or returns nil when it is

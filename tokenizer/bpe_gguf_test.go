@@ -8,9 +8,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kvref/kvref/internal/testutil"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/text/unicode/norm"
+
+	"github.com/kvref/kvref/internal/testutil"
 )
 
 // ggufFromHF turns a byte-level tokenizer.json into GGUF metadata with the

@@ -6,8 +6,9 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/kvref/kvref/format/gguf"
 	"github.com/stretchr/testify/require"
+
+	"github.com/kvref/kvref/format/gguf"
 )
 
 // kv is one metadata entry for makeGGUF.

@@ -5,8 +5,9 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/kvref/kvref/format/gguf"
 	"github.com/stretchr/testify/require"
+
+	"github.com/kvref/kvref/format/gguf"
 )
 
 // sharedPath returns the path of rel inside the workspace's ../shared

@@ -10,9 +10,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/kvref/kvref/format/gguf"
 	"github.com/kvref/kvref/internal/testutil"
-	"github.com/stretchr/testify/require"
 )
 
 // The fixtures of the special-token vectors (testdata/special, see its

@@ -7,10 +7,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/kvref/kvref/internal/benchmark"
 	"github.com/kvref/kvref/internal/testutil"
 	"github.com/kvref/kvref/model/synth"
-	"github.com/stretchr/testify/require"
 )
 
 // fakeBatchedBenchScript writes a stand-in llama-batched-bench that reports S_PP 500 and

@@ -2,13 +2,13 @@ package main
 
 import (
 	"fmt"
-	"github.com/kvref/kvref/model"
 	"io"
 	"math"
 	"os"
 
 	"github.com/kvref/kvref/eval"
 	"github.com/kvref/kvref/internal/term"
+	"github.com/kvref/kvref/model"
 	"github.com/kvref/kvref/quant"
 )
 

@@ -7,8 +7,9 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/kvref/kvref/internal/testutil"
 	"github.com/stretchr/testify/require"
+
+	"github.com/kvref/kvref/internal/testutil"
 )
 
 // TestMain removes the directories the tests of this package share.

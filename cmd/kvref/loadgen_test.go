@@ -6,9 +6,10 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/kvref/kvref/engine"
 	"github.com/kvref/kvref/internal/loadgen"
-	"github.com/stretchr/testify/require"
 )
 
 // TestLoadgenAgainstKvrefServer runs the workload against kvref's own server on the

@@ -193,7 +193,7 @@ func TestOpenAINodeClient(t *testing.T) {
 	case err := <-exited:
 		require.NoError(t, err)
 	case <-time.After(30 * time.Second):
-		t.Fatal("kvref serve did not stop")
+		require.FailNow(t, "kvref serve did not stop")
 	}
 }
 

@@ -66,6 +66,6 @@ func TestEvalMatchesServePromptLogprobs(t *testing.T) {
 	case err := <-exited:
 		require.NoError(t, err)
 	case <-time.After(30 * time.Second):
-		t.Fatal("kvref serve did not stop")
+		require.FailNow(t, "kvref serve did not stop")
 	}
 }

@@ -7,11 +7,10 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/kvref/kvref/eval"
-	"github.com/kvref/kvref/internal/logit"
-
 	"github.com/stretchr/testify/require"
 
+	"github.com/kvref/kvref/eval"
+	"github.com/kvref/kvref/internal/logit"
 	"github.com/kvref/kvref/internal/testutil"
 	"github.com/kvref/kvref/model"
 	"github.com/kvref/kvref/model/synth"

@@ -5,12 +5,11 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/kvref/kvref/internal/logit"
-
 	"github.com/stretchr/testify/require"
 
 	"github.com/kvref/kvref/format/gguf"
 	"github.com/kvref/kvref/golden"
+	"github.com/kvref/kvref/internal/logit"
 	"github.com/kvref/kvref/internal/rng"
 	"github.com/kvref/kvref/internal/testutil"
 	"github.com/kvref/kvref/model"

@@ -9,8 +9,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kvref/kvref/internal/testutil"
 	"github.com/stretchr/testify/require"
+
+	"github.com/kvref/kvref/internal/testutil"
 )
 
 // TestTokenizeLlamaCppVectorsCLI runs llama.cpp's tokenizer test vectors of every shared

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/kvref/kvref/model/loader"
-	"github.com/kvref/kvref/quant"
 	"io"
 	"os"
 	"os/signal"
@@ -15,6 +13,8 @@ import (
 
 	"github.com/kvref/kvref/golden"
 	"github.com/kvref/kvref/model"
+	"github.com/kvref/kvref/model/loader"
+	"github.com/kvref/kvref/quant"
 )
 
 func init() {

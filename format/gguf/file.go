@@ -3,6 +3,7 @@ package gguf
 import (
 	"errors"
 	"fmt"
+
 	"github.com/kvref/kvref/internal/mmapfile"
 )
 

@@ -4,8 +4,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kvref/kvref/model/synth"
 	"github.com/stretchr/testify/require"
+
+	"github.com/kvref/kvref/model/synth"
 )
 
 // TestBatchesInterleavesRounds: with three rounds every size is measured three times in

@@ -7,8 +7,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kvref/kvref/model/synth"
 	"github.com/stretchr/testify/require"
+
+	"github.com/kvref/kvref/model/synth"
 )
 
 // TestParseLlamaBatchedBench reads a real llama-batched-bench --output-format jsonl

@@ -5,10 +5,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/kvref/kvref/format/gguf"
 	"github.com/kvref/kvref/model"
 	"github.com/kvref/kvref/model/synth"
-	"github.com/stretchr/testify/require"
 )
 
 // TestQuantizedWeightsDecidesThePeak: a model whose matrices are in a block format is

@@ -5,9 +5,9 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/kvref/kvref/internal/half"
-
 	"github.com/stretchr/testify/require"
+
+	"github.com/kvref/kvref/internal/half"
 )
 
 // TestDecodeF16Exhaustive widens every one of the 65536 halves, at every position of an

@@ -7,8 +7,9 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/kvref/kvref/internal/half"
 	"github.com/stretchr/testify/require"
+
+	"github.com/kvref/kvref/internal/half"
 )
 
 // TestMatMulHalfIsMatMulRows: MatMulF16 and MatMulBF16 give MatMulRows's results on the

@@ -6,8 +6,9 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/kvref/kvref/internal/half"
 	"github.com/stretchr/testify/require"
+
+	"github.com/kvref/kvref/internal/half"
 )
 
 // kTestFormats are the k-quant formats with the offsets of their fp16 fields.

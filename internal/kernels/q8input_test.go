@@ -6,10 +6,10 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/kvref/kvref/internal/half"
-
 	"github.com/stretchr/testify/require"
 	"github.com/x448/float16"
+
+	"github.com/kvref/kvref/internal/half"
 )
 
 // q8Kind is the Q8_0 row format, for fillRow: blocks of 32 int8 values and an fp16 scale.

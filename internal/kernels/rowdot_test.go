@@ -8,10 +8,10 @@ import (
 	"testing"
 	"unsafe"
 
-	"github.com/kvref/kvref/internal/half"
-
 	"github.com/stretchr/testify/require"
 	"github.com/x448/float16"
+
+	"github.com/kvref/kvref/internal/half"
 )
 
 // rowKind is one of the three stored row formats of the row dots.

@@ -1,11 +1,12 @@
 package llama2c
 
 import (
-	l2c "github.com/kvref/kvref/format/llama2c"
-	"github.com/stretchr/testify/require"
-
 	"bytes"
 	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	l2c "github.com/kvref/kvref/format/llama2c"
 )
 
 // FuzzParse feeds arbitrary bytes to ReadHeader and Parse. Neither may panic;

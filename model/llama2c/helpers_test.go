@@ -1,8 +1,6 @@
 package llama2c
 
 import (
-	l2c "github.com/kvref/kvref/format/llama2c"
-
 	"bytes"
 	"encoding/binary"
 	"fmt"
@@ -13,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	l2c "github.com/kvref/kvref/format/llama2c"
 	"github.com/kvref/kvref/model"
 	"github.com/kvref/kvref/quant"
 	"github.com/kvref/kvref/tokenizer"

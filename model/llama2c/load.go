@@ -1,18 +1,17 @@
 package llama2c
 
 import (
-	l2c "github.com/kvref/kvref/format/llama2c"
-
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"github.com/kvref/kvref/internal/digest"
-	"github.com/kvref/kvref/internal/mmapfile"
 	"io"
 	"math"
 
 	"github.com/kvref/kvref/format/gguf"
+	l2c "github.com/kvref/kvref/format/llama2c"
+	"github.com/kvref/kvref/internal/digest"
 	"github.com/kvref/kvref/internal/kernels"
+	"github.com/kvref/kvref/internal/mmapfile"
 	"github.com/kvref/kvref/model"
 	"github.com/kvref/kvref/tokenizer"
 )

@@ -1,8 +1,6 @@
 package llama2c
 
 import (
-	l2c "github.com/kvref/kvref/format/llama2c"
-
 	"math"
 	"os"
 	"path/filepath"
@@ -10,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	l2c "github.com/kvref/kvref/format/llama2c"
 	"github.com/kvref/kvref/internal/kernels"
 	"github.com/kvref/kvref/internal/testutil"
 	"github.com/kvref/kvref/model"

@@ -1,14 +1,13 @@
 package llama2c
 
 import (
-	l2c "github.com/kvref/kvref/format/llama2c"
-
 	"bufio"
 	"encoding/binary"
 	"fmt"
 	"io"
 	"math"
 
+	l2c "github.com/kvref/kvref/format/llama2c"
 	"github.com/kvref/kvref/internal/kernels"
 	"github.com/kvref/kvref/model"
 )

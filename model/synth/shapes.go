@@ -2,10 +2,10 @@ package synth
 
 import (
 	"fmt"
-
-	"github.com/kvref/kvref/model"
 	"slices"
 	"strings"
+
+	"github.com/kvref/kvref/model"
 )
 
 // Shapes are named benchmark shapes with the published dimensions of well-known small
