@@ -6,8 +6,9 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/kvref/kvref/quant"
 	"github.com/stretchr/testify/require"
+
+	"github.com/kvref/kvref/quant"
 )
 
 // TestCheckOneSource wants exactly one of a model, a preset and shape flags.
