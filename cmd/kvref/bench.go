@@ -169,12 +169,7 @@ func benchRoofline(m *model.Model, f benchFlags, setup benchmark.Setup, steal *b
 		return err
 	}
 	if f.asJSON {
-		out := map[string]any{"model": m.Source, "roofline": r, "bandwidth_fraction": r.BandwidthFraction, "fma_fraction": r.FMAFraction, "host_steal_fraction": steal.JSON()}
-		if r.Portable != nil {
-			out["portable_bandwidth_fraction"] = r.Portable.BandwidthFraction
-			out["portable_fma_fraction"] = r.Portable.FMAFraction
-		}
-		return printJSON(stdout, out)
+		return printJSON(stdout, r.JSON(m.Source, steal))
 	}
 	fmt.Fprintf(stdout, "model %s, weights %.1f MiB, cache %s\n", m.Source, float64(m.Weights.Bytes())/(1<<20), setup.KType)
 	benchmark.WriteRoofline(stdout, r)
