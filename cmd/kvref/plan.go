@@ -104,9 +104,8 @@ func planCmd(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return plan.Explain(in, r, err, w.From, memFrom)
 	}
-	if r.MaxSequences == 0 {
-		notes = append(notes, fmt.Sprintf("not one full %d-token sequence fits: it needs %s and %s is left; try a shorter --ctx or a smaller --cache-dtype",
-			in.Context, plan.FormatSize(r.BlockBytesPerSequence), plan.FormatSize(r.Left)))
+	if note := r.NoFitNote(in.Context); note != "" {
+		notes = append(notes, note)
 	}
 	if f.asJSON {
 		return printIndentedJSON(stdout, r.JSON(plan.ModelInfo{Name: m.Name, From: m.From, Params: w.Params}, memFrom, w.From))

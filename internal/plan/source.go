@@ -121,3 +121,13 @@ func Explain(in Input, r Report, err error, weightsFrom, memoryFrom string) erro
 	}
 	return err
 }
+
+// NoFitNote says, when not one full sequence of context tokens fits in what the weights
+// leave (MaxSequences 0), what it needs and what is left; "" when one fits.
+func (r Report) NoFitNote(context int) string {
+	if r.MaxSequences != 0 {
+		return ""
+	}
+	return fmt.Sprintf("not one full %d-token sequence fits: it needs %s and %s is left; try a shorter --ctx or a smaller --cache-dtype",
+		context, FormatSize(r.BlockBytesPerSequence), FormatSize(r.Left))
+}

@@ -110,3 +110,17 @@ func TestExplain(t *testing.T) {
 	require.Equal(t, other, Explain(in, r, other, "", ""))
 	require.NoError(t, Explain(in, r, nil, "", ""))
 }
+
+// TestNoFitNote: a note only when not one full sequence fits.
+func TestNoFitNote(t *testing.T) {
+	in := Input{Shape: Shape{Layers: 2, KVHeads: 2, HeadDim: 8}, KType: quant.F16, VType: quant.F16, Context: 64, BlockSize: 16,
+		Memory: 3000, Weights: 2000, SharedPrefixes: []int{0}}
+	r, err := Compute(in)
+	require.NoError(t, err)
+	require.Zero(t, r.MaxSequences)
+	require.Equal(t, "not one full 64-token sequence fits: it needs 8.00 KiB and 1000 B is left; try a shorter --ctx or a smaller --cache-dtype", r.NoFitNote(64))
+	in.Memory = 1 << 20
+	r, err = Compute(in)
+	require.NoError(t, err)
+	require.Empty(t, r.NoFitNote(64))
+}
