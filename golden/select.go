@@ -83,3 +83,14 @@ func (g *Golden) OutputTokens() int {
 	}
 	return n
 }
+
+// Summary is one line on what recording the golden did: its scenario, requests, tokens,
+// steps, prefix hits, evictions, preemptions and, when any, the blocks a window reclaimed.
+func (g *Golden) Summary() string {
+	reclaimed := ""
+	if g.Stats.BlocksReclaimed > 0 {
+		reclaimed = fmt.Sprintf(", %d blocks reclaimed", g.Stats.BlocksReclaimed)
+	}
+	return fmt.Sprintf("%-34s %2d requests %5d tokens %4d steps, %5d prefix-hit tokens, %3d evictions, %d preemptions%s",
+		g.Scenario.Name, len(g.Requests), g.OutputTokens(), g.Stats.Steps, g.Stats.PrefixHitTokens, g.Stats.Evictions, g.Stats.Preemptions, reclaimed)
+}

@@ -7,10 +7,8 @@ import (
 	"io"
 	"os"
 	"runtime/pprof"
-	"strconv"
 	"strings"
 
-	"github.com/kvref/kvref/format/gguf"
 	"github.com/kvref/kvref/internal/benchmark"
 	"github.com/kvref/kvref/internal/kernels"
 	"github.com/kvref/kvref/internal/plan"
@@ -65,7 +63,7 @@ func benchCmd(args []string, stdout, stderr io.Writer) error {
 	if f.rounds < 0 {
 		return fmt.Errorf("--rounds %d: give a number of rounds of at least 1 (or leave it out)", f.rounds)
 	}
-	batches, err := parseInts(f.batches)
+	batches, err := benchmark.ParseInts(f.batches)
 	if err != nil {
 		return fmt.Errorf("--batches: %w", err)
 	}
@@ -84,7 +82,7 @@ func benchCmd(args []string, stdout, stderr io.Writer) error {
 		defer kernels.Restrict(prev)
 	}
 	if f.llamaBench != "" {
-		if err := checkGGUF(f.ref); err != nil {
+		if err := benchmark.CheckGGUF(f.ref); err != nil {
 			return err
 		}
 	}
@@ -144,37 +142,12 @@ func benchCmd(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if f.asJSON {
-		return printJSON(stdout, map[string]any{"model": m.Source, "threads": benchmark.Threads(f.threads), "batches": results, "memory_bound_batch": mb, "host_steal_fraction": stealFraction(steal)})
+		return printJSON(stdout, map[string]any{"model": m.Source, "threads": benchmark.Threads(f.threads), "batches": results, "memory_bound_batch": mb, "host_steal_fraction": steal.JSON()})
 	}
 	fmt.Fprintf(stdout, "model %s, weights %.1f MiB, cache %s, %d B/token, block size %d, threads %d\n\n",
 		m.Source, float64(m.Weights.Bytes())/(1<<20), kType, results[0].CacheBytesPerTokenFormula, f.blockSize, benchmark.Threads(f.threads))
 	benchmark.WriteBatches(stdout, results, mb)
 	benchmark.WriteSteal(stdout, steal)
-	return nil
-}
-
-// stealFraction is the JSON form of a StealMeter: the stolen share, or null when the
-// machine does not say.
-func stealFraction(m *benchmark.StealMeter) *float64 {
-	f, ok := m.Fraction()
-	if !ok {
-		return nil
-	}
-	return &f
-}
-
-// checkGGUF returns an error unless path names a GGUF file, which llama-bench needs.
-func checkGGUF(path string) error {
-	if path == "" || loader.KindOf(path) != loader.File {
-		return fmt.Errorf("--vs-llama-bench: -m must name a GGUF file that both engines read, got %q", path)
-	}
-	ok, err := gguf.IsFile(path)
-	if err != nil {
-		return fmt.Errorf("--vs-llama-bench: %w", err)
-	}
-	if !ok {
-		return fmt.Errorf("--vs-llama-bench: %s is not a GGUF file (llama-bench reads only GGUF; convert it with kvref quantize or llama.cpp's tools)", path)
-	}
 	return nil
 }
 
@@ -196,12 +169,7 @@ func benchRoofline(m *model.Model, f benchFlags, setup benchmark.Setup, steal *b
 		return err
 	}
 	if f.asJSON {
-		out := map[string]any{"model": m.Source, "roofline": r, "bandwidth_fraction": r.BandwidthFraction, "fma_fraction": r.FMAFraction, "host_steal_fraction": stealFraction(steal)}
-		if r.Portable != nil {
-			out["portable_bandwidth_fraction"] = r.Portable.BandwidthFraction
-			out["portable_fma_fraction"] = r.Portable.FMAFraction
-		}
-		return printJSON(stdout, out)
+		return printJSON(stdout, r.JSON(m.Source, steal))
 	}
 	fmt.Fprintf(stdout, "model %s, weights %.1f MiB, cache %s\n", m.Source, float64(m.Weights.Bytes())/(1<<20), setup.KType)
 	benchmark.WriteRoofline(stdout, r)
@@ -225,22 +193,10 @@ func benchVsLlama(m *model.Model, f benchFlags, setup benchmark.Setup, steal *be
 		return err
 	}
 	if f.asJSON {
-		return printJSON(stdout, map[string]any{"model": m.Source, "comparison": c, "host_steal_fraction": stealFraction(steal)})
+		return printJSON(stdout, map[string]any{"model": m.Source, "comparison": c, "host_steal_fraction": steal.JSON()})
 	}
 	fmt.Fprintf(stdout, "model %s (llama.cpp: %s), cache %s, %d threads, %d interleaved rounds of %d repetitions\n", m.Source, c.ModelType, c.CacheType, c.Threads, c.Rounds, f.reps)
 	benchmark.WriteComparison(stdout, c)
 	benchmark.WriteSteal(stdout, steal)
 	return nil
-}
-
-func parseInts(s string) ([]int, error) {
-	var out []int
-	for _, p := range strings.Split(s, ",") {
-		v, err := strconv.Atoi(strings.TrimSpace(p))
-		if err != nil || v < 1 {
-			return nil, fmt.Errorf("%q is not a positive integer", p)
-		}
-		out = append(out, v)
-	}
-	return out, nil
 }

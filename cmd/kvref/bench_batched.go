@@ -33,7 +33,7 @@ func (f *batchedFlags) register(fs *flag.FlagSet) {
 
 // benchBatched runs and prints --vs-llama-batched-bench.
 func benchBatched(m *model.Model, f benchFlags, setup benchmark.Setup, steal *benchmark.StealMeter, stdout, stderr io.Writer) error {
-	if err := checkGGUF(f.ref); err != nil {
+	if err := benchmark.CheckGGUF(f.ref); err != nil {
 		return fmt.Errorf("--vs-llama-batched-bench: %w", err)
 	}
 	if setup.KType != setup.VType {
@@ -43,11 +43,11 @@ func benchBatched(m *model.Model, f benchFlags, setup benchmark.Setup, steal *be
 	if err != nil {
 		return fmt.Errorf("--cache-dtype: %w", err)
 	}
-	depths, err := parseInts(f.batched.npp)
+	depths, err := benchmark.ParseInts(f.batched.npp)
 	if err != nil {
 		return fmt.Errorf("--npp: %w", err)
 	}
-	batches, err := parseInts(f.batched.npl)
+	batches, err := benchmark.ParseInts(f.batched.npl)
 	if err != nil {
 		return fmt.Errorf("--npl: %w", err)
 	}
@@ -74,7 +74,7 @@ func benchBatched(m *model.Model, f benchFlags, setup benchmark.Setup, steal *be
 		return err
 	}
 	if f.asJSON {
-		return printJSON(stdout, map[string]any{"model": m.Source, "batched": c, "host_steal_fraction": stealFraction(steal)})
+		return printJSON(stdout, map[string]any{"model": m.Source, "batched": c, "host_steal_fraction": steal.JSON()})
 	}
 	fmt.Fprintf(stdout, "model %s, weights %.1f MiB\n", m.Source, float64(m.Weights.Bytes())/(1<<20))
 	if fa {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/kvref/kvref/internal/benchmark"
 	"github.com/kvref/kvref/internal/nodellama"
 	"github.com/kvref/kvref/internal/testutil"
 )
@@ -35,8 +36,8 @@ func TestBenchVsNodeLlamaCpp(t *testing.T) {
 				Ratios []float64 `json:"ratios"`
 			} `json:"tests"`
 		} `json:"comparison"`
-		Threads map[string][]nodeBenchTest `json:"node_llama_cpp_threads"`
-		Loads   []float64                  `json:"node_llama_cpp_load_seconds"`
+		Threads map[string][]benchmark.NodeBenchTest `json:"node_llama_cpp_threads"`
+		Loads   []float64                            `json:"node_llama_cpp_load_seconds"`
 	}
 	require.NoError(t, json.Unmarshal([]byte(out), &r), out)
 	c := r.Comparison

@@ -4,10 +4,10 @@ import (
 	"bufio"
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/kvref/kvref/chat"
 	"github.com/kvref/kvref/engine"
+	"github.com/kvref/kvref/internal/repl"
 )
 
 func init() {
@@ -28,12 +28,6 @@ Type a message and Enter. Commands: /reset (a new conversation), /stats (totals)
 terminal a line can be edited (arrows, Home/End, Ctrl-U/K/W) and Up/Down go through the lines
 typed before. Input that is not a terminal (or --script FILE) is read line by line and echoed
 after the prompt, so a transcript reads like the session.`
-
-// chatCommands is the help of the REPL.
-const chatCommands = `  /reset       start a new conversation (the system message stays; cached blocks stay evictable)
-  /stats       the cache reuse of the conversation so far, and the pool
-  /save FILE   write the conversation as a JSON array of {"role", "content"} messages
-  /quit        end the chat (so does the end of input)`
 
 func chatCmd(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("chat", stderr, chatUsage)
@@ -66,81 +60,12 @@ func chatCmd(args []string, stdout, stderr io.Writer) error {
 	s := &chat.Session{
 		Engine: eng, Format: format, System: *system, MaxTokens: *n, Check: *check, Sampling: sampling,
 	}
-	r := &chatREPL{s: s, out: bufio.NewWriter(stdout), stderr: stderr}
-	defer r.out.Flush()
-	in, name, interactive, err := openInput(*script)
+	r := &chat.Console{Session: s, Out: bufio.NewWriter(stdout), Hint: func(err error) error { return engineHint(err, "-n") }}
+	defer r.Out.Flush()
+	in, name, interactive, err := repl.OpenInput(*script)
 	if err != nil {
 		return err
 	}
 	defer in.Close()
-	return repl{out: r.out, prompt: func() string { return ">" }, exec: r.exec, flush: func() { r.out.Flush() }}.run(in, name, interactive)
-}
-
-// chatREPL runs the chat's lines and prints the replies.
-type chatREPL struct {
-	s      *chat.Session
-	out    *bufio.Writer
-	stderr io.Writer
-}
-
-// exec runs one line: a command or a message.
-func (r *chatREPL) exec(line string) error {
-	cmd, arg, _ := strings.Cut(line, " ")
-	switch {
-	case line == "":
-		return nil
-	case cmd == "/quit" || cmd == "/exit":
-		return errQuit
-	case cmd == "/help":
-		fmt.Fprintln(r.out, chatCommands)
-		return nil
-	case cmd == "/reset":
-		r.s.Reset()
-		fmt.Fprintln(r.out, "(a new conversation)")
-		return nil
-	case cmd == "/stats":
-		r.printStats()
-		return nil
-	case cmd == "/save":
-		return r.save(strings.TrimSpace(arg))
-	case strings.HasPrefix(cmd, "/"):
-		return fmt.Errorf("unknown command %s (/help lists them; a message cannot start with /)", cmd)
-	}
-	t, err := r.s.Send(line, func(text string) error {
-		_, err := r.out.WriteString(text)
-		r.out.Flush()
-		return err
-	})
-	if err != nil {
-		return engineHint(err, "-n")
-	}
-	if !strings.HasSuffix(t.Reply, "\n") {
-		fmt.Fprintln(r.out)
-	}
-	fmt.Fprintf(r.out, "  [cache: %d of %d prompt tokens reused, %d computed, %d generated · %d blocks in use, %d B · %d tokens cached for the next turn]\n",
-		t.ReusedTokens, t.PromptTokens, t.ComputedTokens, t.GeneratedTokens, t.Blocks, t.Bytes, t.CachedAfter)
-	return nil
-}
-
-// printStats prints the totals of the conversation and the pool.
-func (r *chatREPL) printStats() {
-	t := r.s.Totals()
-	st := r.s.Engine.Pool().Stats()
-	fmt.Fprintf(r.out, "  turns     %d\n", t.Turns)
-	fmt.Fprintf(r.out, "  prompts   %d tokens: %d reused from the cache (%.1f%%), %d computed\n", t.PromptTokens, t.ReusedTokens, t.ReusedPercent(), t.PromptTokens-t.ReusedTokens)
-	fmt.Fprintf(r.out, "  replies   %d tokens generated\n", t.GeneratedTokens)
-	fmt.Fprintf(r.out, "  pool      %d blocks of %d slots, %d B per token: %d used, %d cached, %d free\n",
-		st.BlocksTotal, st.BlockSize, st.BytesPerToken, st.BlocksUsed, st.BlocksCached, st.BlocksFree)
-}
-
-// save writes the transcript.
-func (r *chatREPL) save(path string) error {
-	if path == "" {
-		return fmt.Errorf("/save needs a FILE")
-	}
-	if err := r.s.SaveFile(path); err != nil {
-		return err
-	}
-	fmt.Fprintf(r.out, "(saved %d messages to %s)\n", len(r.s.Messages()), path)
-	return nil
+	return repl.REPL{Out: r.Out, Prompt: func() string { return ">" }, Exec: r.Exec, Flush: func() { r.Out.Flush() }}.Run(in, name, interactive)
 }

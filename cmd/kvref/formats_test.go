@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/kvref/kvref/internal/runsummary"
 	"github.com/kvref/kvref/internal/testutil"
 	"github.com/kvref/kvref/model/hf"
 	"github.com/kvref/kvref/model/synth"
@@ -58,7 +59,7 @@ func TestRunHuggingFaceDirectory(t *testing.T) {
 func TestSynthWritesEveryFormat(t *testing.T) {
 	dir := t.TempDir()
 	args := []string{"-p", "abc", "-n", "8", "--temp", "0", "--ignore-eos", "--json", "--check"}
-	var first []tokenLine
+	var first []runsummary.TokenLine
 	for _, c := range []struct{ format, out string }{
 		{"gguf", filepath.Join(dir, "m.gguf")},
 		{"hf", filepath.Join(dir, "hf")},

@@ -11,6 +11,7 @@ import (
 
 	"github.com/kvref/kvref/chat"
 	"github.com/kvref/kvref/engine"
+	"github.com/kvref/kvref/internal/runsummary"
 	"github.com/kvref/kvref/internal/testutil"
 	"github.com/kvref/kvref/model"
 	"github.com/kvref/kvref/model/synth"
@@ -25,7 +26,7 @@ func TestSynthGemma(t *testing.T) {
 	shape := []string{"--dim", "64", "--layers", "6", "--heads", "4", "--kv-heads", "2", "--head-dim", "32", "--hidden", "96"}
 	run := []string{"-p", "Once upon a time", "-n", "12", "--temp", "0", "--ignore-eos", "--json", "--check"}
 	for _, arch := range []string{"gemma2", "gemma3"} {
-		var first []tokenLine
+		var first []runsummary.TokenLine
 		for _, format := range []string{"gguf", "hf"} {
 			out := filepath.Join(dir, arch+"."+format)
 			_, stderr, code := kvref(t, append([]string{"synth", "--arch", arch, "--format", format, "-o", out, "--sliding-window", "6"}, shape...)...)

@@ -112,12 +112,7 @@ func goldenCmd(args []string, stdout, stderr io.Writer) error {
 	man := &golden.Manifest{Model: info, Suite: suite, Params: params}
 	opt := golden.RecordOptions{TopK: f.topK, FullLogits: f.fullLogits, Check: !f.noCheck, Threads: f.threads, Context: f.ctx}
 	goldens, err := golden.RecordDir(f.out, m, man, scenarios, opt, func(g *golden.Golden, took time.Duration) {
-		reclaimed := ""
-		if g.Stats.BlocksReclaimed > 0 {
-			reclaimed = fmt.Sprintf(", %d blocks reclaimed", g.Stats.BlocksReclaimed)
-		}
-		fmt.Fprintf(stderr, "kvref golden: %-34s %2d requests %5d tokens %4d steps, %5d prefix-hit tokens, %3d evictions, %d preemptions%s (%.2f s)\n",
-			g.Scenario.Name, len(g.Requests), g.OutputTokens(), g.Stats.Steps, g.Stats.PrefixHitTokens, g.Stats.Evictions, g.Stats.Preemptions, reclaimed, took.Seconds())
+		fmt.Fprintf(stderr, "kvref golden: %s (%.2f s)\n", g.Summary(), took.Seconds())
 	})
 	if err != nil {
 		return err

@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/kvref/kvref/internal/inspect"
 	"github.com/kvref/kvref/internal/testutil"
 )
 
@@ -14,7 +15,7 @@ func TestInspectStories260K(t *testing.T) {
 	path := testutil.Shared(t, "models/stories260K.gguf")
 	out, stderr, code := kvref(t, "inspect", "--json", "--mem", "1GiB", path)
 	require.Equal(t, 0, code, stderr)
-	var rep inspectReport
+	var rep inspect.Report
 	require.NoError(t, json.Unmarshal([]byte(out), &rep))
 	require.Equal(t, "gguf", rep.Format)
 	require.Equal(t, 5, rep.Config.Layers)

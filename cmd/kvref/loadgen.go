@@ -98,24 +98,13 @@ func loadgenColdStart(ctx context.Context, c loadgen.Config, argv []string, roun
 	if rounds < 1 {
 		return fmt.Errorf("--rounds %d: give at least 1", rounds)
 	}
-	var runs []loadgen.ColdStart
-	for i := range rounds {
-		fmt.Fprintf(stderr, "kvref loadgen: cold start %d of %d: %s\n", i+1, rounds, strings.Join(argv, " "))
-		r, err := loadgen.MeasureColdStart(ctx, c, argv)
-		if err != nil {
-			return err
-		}
-		runs = append(runs, r)
+	runs, err := loadgen.MeasureColdStarts(ctx, c, argv, rounds, stderr)
+	if err != nil {
+		return err
 	}
 	if asJSON {
 		return printJSON(stdout, map[string]any{"cold_starts": runs})
 	}
-	fmt.Fprintf(stdout, "cold start of %s\n%6s %14s %14s %16s\n", strings.Join(argv, " "), "run", "ready s", "TTFT s", "first token s")
-	var first []float64
-	for i, r := range runs {
-		fmt.Fprintf(stdout, "%6d %14.3f %14.3f %16.3f\n", i+1, r.Ready, r.TTFT, r.FirstToken)
-		first = append(first, r.FirstToken)
-	}
-	fmt.Fprintf(stdout, "median first token %.3f s (process start to the first token of a %d-token prompt; ready: /health answers 200)\n", loadgen.Percentile(first, 50), runs[0].PromptLen)
+	loadgen.WriteColdStarts(stdout, argv, runs)
 	return nil
 }

@@ -73,19 +73,15 @@ func planCmd(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	in := plan.Input{Shape: m.shape, KType: kType, VType: vType, Context: f.ctx, BlockSize: f.blockSize}
+	in := plan.Input{Shape: m.Shape, KType: kType, VType: vType, Context: f.ctx, BlockSize: f.blockSize}
 	var notes []string
-	if !f.set["c"] && !f.set["ctx"] {
-		in.Context = m.shape.Context
-		if in.Context == 0 {
-			in.Context = plan.DefaultContext
-			notes = append(notes, fmt.Sprintf("context %d is a default: set --ctx to plan another length", plan.DefaultContext))
-		}
-	} else if m.shape.Context > 0 && f.ctx > m.shape.Context {
-		notes = append(notes, fmt.Sprintf("--ctx %d is beyond the model's trained context of %d tokens", f.ctx, m.shape.Context))
+	var note string
+	in.Context, note = plan.ChooseContext(m.Shape.Context, f.ctx, f.set["c"] || f.set["ctx"])
+	if note != "" {
+		notes = append(notes, note)
 	}
-	if m.note != "" {
-		notes = append(notes, m.note)
+	if m.Note != "" {
+		notes = append(notes, m.Note)
 	}
 
 	w, err := planWeights(&f, m)
@@ -97,47 +93,28 @@ func planCmd(args []string, stdout, stderr io.Writer) error {
 		w.From = "not counted"
 		notes = append(notes, "the weights are not counted (the shape gives no parameter count): give --weights SIZE, or --heads, --hidden and --vocab")
 	}
-	mem := memorySource{bytes: f.mem.bytes, from: fmt.Sprintf("--mem %s = %d B", f.mem.text, f.mem.bytes)}
-	if !f.mem.set() {
-		if mem.bytes, err = plan.AvailableMemory(); err != nil {
-			return fmt.Errorf("%v; say how much memory to plan for with --mem SIZE (e.g. --mem 16GiB)", err)
-		}
-		mem.from = fmt.Sprintf("this machine's MemAvailable, %d B (--mem plans for another)", mem.bytes)
-	}
-	in.Memory = mem.bytes
-
-	switch {
-	case !f.set["shared-prefix"]:
-		in.SharedPrefixes = plan.DefaultSharedPrefixes(in.Context)
-	case f.sharedPrefix != 0:
-		in.SharedPrefixes = []int{0, f.sharedPrefix}
-	default:
-		in.SharedPrefixes = []int{0}
-	}
-
-	r, err := plan.Compute(in)
-	var noRoom *plan.NoRoomError
-	if errors.As(err, &noRoom) {
-		return fmt.Errorf("the weights need %s (%s) but the memory is %s (%s): nothing is left for the KV cache, "+
-			"whose full %d-token sequence needs %s (%s per token); give more --mem, or smaller --weights/--weights-dtype",
-			plan.FormatSize(in.Weights), w.From, plan.FormatSize(in.Memory), mem.from, in.Context,
-			plan.FormatSize(r.BlockBytesPerSequence), plan.FormatSize(r.BytesPerToken))
-	}
-	if err != nil {
+	var memFrom string
+	if in.Memory, memFrom, err = plan.ChooseMemory(f.mem.set(), f.mem.bytes, f.mem.text); err != nil {
 		return err
 	}
-	if r.MaxSequences == 0 {
-		notes = append(notes, fmt.Sprintf("not one full %d-token sequence fits: it needs %s and %s is left; try a shorter --ctx or a smaller --cache-dtype",
-			in.Context, plan.FormatSize(r.BlockBytesPerSequence), plan.FormatSize(r.Left)))
+
+	in.SharedPrefixes = plan.ChooseSharedPrefixes(in.Context, f.sharedPrefix, f.set["shared-prefix"])
+
+	r, err := plan.Compute(in)
+	if err != nil {
+		return plan.Explain(in, r, err, w.From, memFrom)
+	}
+	if note := r.NoFitNote(in.Context); note != "" {
+		notes = append(notes, note)
 	}
 	if f.asJSON {
-		return printIndentedJSON(stdout, r.JSON(plan.ModelInfo{Name: m.name, From: m.from, Params: w.Params}, mem.from, w.From))
+		return printIndentedJSON(stdout, r.JSON(plan.ModelInfo{Name: m.Name, From: m.From, Params: w.Params}, memFrom, w.From))
 	}
-	name := m.name
-	if m.from != "flags" {
-		name += " (" + m.from + ")"
+	name := m.Name
+	if m.From != "flags" {
+		name += " (" + m.From + ")"
 	}
-	plan.WriteText(stdout, r, plan.TextInfo{Model: name, Params: w.Params, MemoryFrom: mem.from, WeightsFrom: w.From, Notes: notes})
+	plan.WriteText(stdout, r, plan.TextInfo{Model: name, Params: w.Params, MemoryFrom: memFrom, WeightsFrom: w.From, Notes: notes})
 	return nil
 }
 
@@ -164,86 +141,37 @@ kvref plan --list shows the presets.
 	printFlags(fs, w)
 }
 
-// planModel is the model being planned and where its shape came from.
-type planModel struct {
-	name        string // preset name, file path or "shape flags"
-	from        string // the preset's repository, the model's format ("gguf model", ...) or "flags"
-	shape       plan.Shape
-	fileWeights int64 // the tensors' real bytes with -m; -1 otherwise
-	note        string
-}
-
 // resolvePlanModel finds the shape from exactly one of -m, --preset and the shape flags.
-func resolvePlanModel(f *planFlags) (planModel, error) {
-	var given []string
+func resolvePlanModel(f *planFlags) (plan.Source, error) {
 	shapeGiven := false
 	for _, n := range shapeFlagNames {
 		shapeGiven = shapeGiven || f.set[n]
 	}
-	if f.ref != "" {
-		given = append(given, "-m")
+	if err := plan.CheckOneSource(f.ref, f.preset, shapeGiven); err != nil {
+		return plan.Source{}, err
 	}
-	if f.preset != "" {
-		given = append(given, "--preset")
-	}
-	if shapeGiven {
-		given = append(given, "shape flags (--layers, --kv-heads, …)")
-	}
-	switch {
-	case len(given) == 0:
-		return planModel{}, fmt.Errorf("say which model to plan: -m MODEL.gguf, --preset NAME (one of %s), or --layers L --kv-heads H --head-dim D",
-			strings.Join(plan.PresetNames(), ", "))
-	case len(given) > 1:
-		return planModel{}, fmt.Errorf("give only one of -m, --preset and the shape flags, not %s", strings.Join(given, " and "))
-	}
-
 	switch {
 	case f.ref != "":
 		mdl, err := f.modelFlags.open(io.Discard)
 		if err != nil {
-			return planModel{}, err
+			return plan.Source{}, err
 		}
 		defer mdl.Close()
-		return planModel{name: f.ref, from: mdl.Format + " model", shape: mdl.Config.PlanShape(), fileWeights: mdl.Weights.Bytes()}, nil
+		return plan.Source{Name: f.ref, From: mdl.Format + " model", Shape: mdl.Config.PlanShape(), FileWeights: mdl.Weights.Bytes()}, nil
 	case f.preset != "":
-		p, err := plan.LookupPreset(f.preset)
-		if err != nil {
-			return planModel{}, presetHint(err)
-		}
-		return planModel{name: p.Name, from: p.Repo, shape: p.Shape, fileWeights: -1, note: p.Note}, nil
+		src, err := plan.PresetSource(f.preset)
+		return src, presetHint(err)
 	}
-	var missing []string
-	for _, n := range []struct {
-		name string
-		v    int
-	}{{"--layers", f.layers}, {"--kv-heads", f.kvHeads}, {"--head-dim", f.headDim}} {
-		if n.v == 0 {
-			missing = append(missing, n.name)
-		}
-	}
-	if len(missing) > 0 {
-		return planModel{}, fmt.Errorf("a shape needs --layers, --kv-heads and --head-dim; missing %s", strings.Join(missing, ", "))
-	}
-	s := plan.Shape{Layers: f.layers, Heads: f.heads, KVHeads: f.kvHeads, HeadDim: f.headDim,
-		Dim: f.dim, Hidden: f.hidden, Vocab: f.vocab, Tied: f.tied}.DefaultDim()
-	if err := s.Validate(); err != nil {
-		return planModel{}, err
-	}
-	return planModel{name: "shape flags", from: "flags", shape: s, fileWeights: -1}, nil
-}
-
-// memorySource is the memory planned for and where it came from.
-type memorySource struct {
-	bytes int64
-	from  string
+	return plan.ShapeSource(plan.Shape{Layers: f.layers, Heads: f.heads, KVHeads: f.kvHeads, HeadDim: f.headDim,
+		Dim: f.dim, Hidden: f.hidden, Vocab: f.vocab, Tied: f.tied})
 }
 
 // planWeights decides the weights' bytes (plan.ChooseWeights): --weights, --weights-dtype ×
 // parameters, the file's tensors, or an f16 estimate from the parameter count.
-func planWeights(f *planFlags, m planModel) (plan.Weights, error) {
-	w, err := plan.ChooseWeights(m.shape, plan.WeightsChoice{Given: f.weights.set(), Bytes: f.weights.bytes,
+func planWeights(f *planFlags, m plan.Source) (plan.Weights, error) {
+	w, err := plan.ChooseWeights(m.Shape, plan.WeightsChoice{Given: f.weights.set(), Bytes: f.weights.bytes,
 		GivenFrom: fmt.Sprintf("--weights %s = %d B", f.weights.text, f.weights.bytes),
-		Dtype:     f.weightsDtype, Model: m.fileWeights, ModelFrom: "the file's tensors"})
+		Dtype:     f.weightsDtype, Model: m.FileWeights, ModelFrom: "the file's tensors"})
 	switch {
 	case errors.Is(err, plan.ErrWeightsTwice):
 		return w, fmt.Errorf("give --weights SIZE or --weights-dtype T, not both")

@@ -5,11 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
-	"strings"
 
 	"github.com/kvref/kvref/engine"
 	"github.com/kvref/kvref/internal/logit"
+	"github.com/kvref/kvref/internal/promptrun"
+	"github.com/kvref/kvref/internal/runsummary"
 	"github.com/kvref/kvref/tokenizer"
 )
 
@@ -57,7 +57,7 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	prompts := []string{f.prompt}
 	if f.promptFile != "" {
 		var err error
-		if prompts, err = readPrompts(f.promptFile); err != nil {
+		if prompts, err = promptrun.ReadFile(f.promptFile); err != nil {
 			return err
 		}
 	}
@@ -72,15 +72,14 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	defer out.Flush()
 	multi := len(prompts) > 1 || f.np > 1
 	sched := eng.NewScheduler(engine.SchedulerConfig{MaxBatchTokens: f.batchTokens, ChunkSize: f.chunk})
-	sum := newRunSummary(eng, f.check)
+	sum := runsummary.New(eng, f.check)
 	stream := !f.asJSON && !f.parallel && f.np == 1 // plain text, one sequence at a time: print as it comes
-	promptOf := map[int]int{}                       // request id → prompt index
-	emit := func(t engine.Token) error {
+	emit := func(pi int, t engine.Token) error {
 		piece := m.Tokenizer.Piece(t.ID)
 		if f.asJSON {
-			line := tokenLine{Step: t.Step, Pos: t.Pos, ID: t.ID, Piece: string(piece), Top: logit.TopPairs(t.Logits, 5)}
+			line := runsummary.TokenLine{Step: t.Step, Pos: t.Pos, ID: t.ID, Piece: string(piece), Top: logit.TopPairs(t.Logits, 5)}
 			if multi {
-				seq := promptOf[t.Request]*f.np + t.Seq
+				seq := pi*f.np + t.Seq
 				line.Seq = &seq
 			}
 			b, err := json.Marshal(line)
@@ -96,24 +95,21 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 		}
 		return nil
 	}
-	submit := func(pi int) (int, error) {
-		req := engine.Request{
-			Prompt: m.Tokenizer.EncodeSpecial(prompts[pi], tokenizer.Prompt), MaxTokens: f.n, IgnoreEOS: f.ignoreEOS, N: f.np, Check: f.check,
-			Sampling: f.sampling,
-		}
-		id, err := sched.Add(req)
-		if err != nil {
-			return 0, fmt.Errorf("prompt %d: %w", pi, engineHint(err, "-n"))
-		}
-		promptOf[id] = pi
-		return id, nil
+	reqs := make([]engine.Request, len(prompts))
+	for pi, text := range prompts {
+		reqs[pi] = engine.Request{Prompt: m.Tokenizer.EncodeSpecial(text, tokenizer.Prompt), MaxTokens: f.n, IgnoreEOS: f.ignoreEOS,
+			N: f.np, Check: f.check, Sampling: f.sampling}
 	}
-	finish := func(id int) error {
-		pi := promptOf[id]
-		if err := sched.Err(id); err != nil {
-			return fmt.Errorf("prompt %d: %w", pi, engineHint(err, "-n or -np"))
+	start := func(pi int) {
+		if stream {
+			if len(prompts) > 1 {
+				fmt.Fprintf(out, "--- prompt %d ---\n", pi)
+			}
+			fmt.Fprint(out, prompts[pi])
+			out.Flush()
 		}
-		res := sched.Result(id)
+	}
+	done := func(pi int, res engine.Result) error {
 		sum.Add(res)
 		if f.asJSON {
 			return nil
@@ -133,39 +129,16 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	// --parallel submits every prompt, runs them together and then prints each result;
 	// otherwise each prompt runs to its end, and its text is printed, before the next.
-	var ids []int
-	for pi, text := range prompts {
-		if stream {
-			if len(prompts) > 1 {
-				fmt.Fprintf(out, "--- prompt %d ---\n", pi)
+	err = promptrun.Runner{Sched: sched, Parallel: f.parallel, Start: start, Emit: emit, Done: done,
+		AfterStep: func() {
+			if stepHook != nil {
+				stepHook(eng, sched.Stats().Steps)
 			}
-			fmt.Fprint(out, text)
-			out.Flush()
-		}
-		id, err := submit(pi)
-		if err != nil {
-			return err
-		}
-		ids = append(ids, id)
-		if f.parallel {
-			continue
-		}
-		if err := runAll(eng, sched, emit); err != nil {
-			return err
-		}
-		if err := finish(id); err != nil {
-			return err
-		}
-	}
-	if f.parallel {
-		if err := runAll(eng, sched, emit); err != nil {
-			return err
-		}
-		for _, id := range ids {
-			if err := finish(id); err != nil {
-				return err
-			}
-		}
+		},
+		AddHint: func(err error) error { return engineHint(err, "-n") },
+		ErrHint: func(err error) error { return engineHint(err, "-n or -np") }}.Run(reqs)
+	if err != nil {
+		return err
 	}
 	es := sched.Stats()
 	sum.Finish(eng.Pool().Stats(), es)
@@ -178,72 +151,10 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 		return nil
 	}
 	out.Flush()
-	fmt.Fprintf(stderr, "kvref: %d prompt tokens (%d from cache), %d generated in %d steps (mean batch %.1f tokens, %d preemptions); prefill %.1f ms, decode %.1f ms (%.1f tokens/s); cache %s, %d B/token, %d blocks of %d used at peak\n",
-		sum.PromptTokens, sum.PrefixHitTokens, sum.GeneratedTokens, es.Steps, es.RowsMean, es.Preemptions, sum.PrefillMS, sum.DecodeMS, sum.TokensPerSecond,
-		eng.Pool().Config().KType, sum.BytesPerToken, sum.BlocksUsed, sum.BlockSize)
-	if w := m.Config.ReclaimWindow(); w > 0 {
-		fmt.Fprintf(stderr, "kvref: sliding window %d: %d blocks reclaimed as sequences slid past them\n", w, sum.BlocksReclaimed)
-	}
-	if len(sum.Groups) > 0 {
-		var full, sliding []string
-		for _, g := range sum.Groups {
-			if g.Window > 0 {
-				sliding = append(sliding, fmt.Sprintf("%d", g.PeakBlocksUsed))
-			} else {
-				full = append(full, fmt.Sprintf("%d", g.PeakBlocksUsed))
-			}
-		}
-		fmt.Fprintf(stderr, "kvref: %d cache groups of %d layers: peak blocks per full group %s, per sliding group (window %d) %s; %d blocks released by the window\n",
-			len(sum.Groups), len(sum.Groups[0].Layers), strings.Join(full, " "), sum.Groups[len(sum.Groups)-1].Window, strings.Join(sliding, " "), sum.BlocksReclaimed)
-	}
-	if f.check {
-		fmt.Fprintf(stderr, "kvref: --check: %d of the %d generated tokens were printed only after their logits were recomputed without the cache: bit-identical\n",
-			es.CheckedTokens, sum.GeneratedTokens)
-	}
+	sum.WriteText(stderr, m.Config.ReclaimWindow())
 	return nil
 }
 
 // stepHook, when set (by tests), runs after every scheduler step of kvref run with the
 // engine and the number of steps run so far: the place to corrupt a cache entry mid-run.
 var stepHook func(eng *engine.Engine, steps int)
-
-// runAll is sched.RunAll with stepHook.
-func runAll(eng *engine.Engine, sched *engine.Scheduler, emit func(engine.Token) error) error {
-	for !sched.Done() {
-		if err := sched.EmitStep(emit); err != nil {
-			return err
-		}
-		if stepHook != nil {
-			stepHook(eng, sched.Stats().Steps)
-		}
-	}
-	return nil
-}
-
-// tokenLine is one --json line per generated token.
-type tokenLine struct {
-	Seq   *int         `json:"seq,omitempty"`
-	Step  int          `json:"step"`
-	Pos   int          `json:"pos"`
-	ID    int          `json:"id"`
-	Piece string       `json:"piece"`
-	Top   [][2]float64 `json:"top"`
-}
-
-// readPrompts reads one prompt per line; blank lines are skipped.
-func readPrompts(path string) ([]string, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	var prompts []string
-	for _, line := range strings.Split(strings.ReplaceAll(string(data), "\r\n", "\n"), "\n") {
-		if strings.TrimSpace(line) != "" {
-			prompts = append(prompts, line)
-		}
-	}
-	if len(prompts) == 0 {
-		return nil, fmt.Errorf("%s has no prompts (one per line expected)", path)
-	}
-	return prompts, nil
-}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/kvref/kvref/internal/runsummary"
 	"github.com/kvref/kvref/internal/testutil"
 )
 
@@ -25,7 +26,7 @@ func kvref(t *testing.T, args ...string) (string, string, int) {
 
 // jsonRun is the parsed --json output of kvref run.
 type jsonRun struct {
-	Tokens  []tokenLine
+	Tokens  []runsummary.TokenLine
 	Summary map[string]any
 }
 
@@ -39,7 +40,7 @@ func parseJSONRun(t *testing.T, out string) jsonRun {
 			r.Summary = s.Summary
 			continue
 		}
-		var tl tokenLine
+		var tl runsummary.TokenLine
 		require.NoError(t, json.Unmarshal([]byte(line), &tl), line)
 		r.Tokens = append(r.Tokens, tl)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/kvref/kvref/cacheview/textview"
 	"github.com/kvref/kvref/engine"
+	"github.com/kvref/kvref/internal/repl"
 	"github.com/kvref/kvref/internal/term"
 )
 
@@ -109,7 +110,7 @@ func stepCmd(args []string, stdout, stderr io.Writer) error {
 		defer stop()
 		return stepWeb(ctx, o, stderr, nil)
 	}
-	in, name, interactive, err := openInput(o.script)
+	in, name, interactive, err := repl.OpenInput(o.script)
 	if err != nil {
 		return err
 	}
@@ -120,12 +121,12 @@ func stepCmd(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer s.close()
-	return s.repl().run(in, name, interactive)
+	return s.repl().Run(in, name, interactive)
 }
 
-// repl reads the session's commands (repl.go).
-func (s *stepTerm) repl() repl {
-	return repl{out: s.Out, prompt: s.prompt, exec: s.exec, paint: s.Paint}
+// repl reads the session's commands (internal/repl).
+func (s *stepTerm) repl() repl.REPL {
+	return repl.REPL{Out: s.Out, Prompt: s.prompt, Exec: s.exec, Paint: s.Paint}
 }
 
 // exec runs one command line (textview.Console.Exec) and adds the hint that fits kvref step.

@@ -7,6 +7,7 @@ import (
 
 	"github.com/kvref/kvref/cacheview/textview"
 	"github.com/kvref/kvref/engine"
+	"github.com/kvref/kvref/internal/repl"
 	"github.com/kvref/kvref/kvcache"
 	"github.com/kvref/kvref/model"
 	"github.com/kvref/kvref/stepper"
@@ -35,7 +36,7 @@ func newStepTerm(o stepOptions, stdout, stderr io.Writer, color bool) (*stepTerm
 	if err != nil {
 		return nil, err
 	}
-	attn, err := parseAttention(o.attn, m.Config)
+	attn, err := stepper.ParseAttention(o.attn, m.Config.Layers, m.Config.Heads)
 	if err != nil {
 		m.Close()
 		return nil, fmt.Errorf("--attn: %w", err)
@@ -81,12 +82,7 @@ func sessionError(err error) error {
 	case errors.Is(err, kvcache.ErrOutOfBlocks):
 		return fmt.Errorf("%w (free a sequence with free N, or start again with more --cache-blocks)", err)
 	case errors.Is(err, stepper.ErrBroken):
-		return fatalError{err}
+		return repl.FatalError{Err: err}
 	}
 	return err
-}
-
-// parseAttention reads an --attn or attn argument for the model (stepper.ParseAttention).
-func parseAttention(arg string, c model.Config) (stepper.AttentionChoice, error) {
-	return stepper.ParseAttention(arg, c.Layers, c.Heads)
 }

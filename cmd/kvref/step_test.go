@@ -14,6 +14,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/kvref/kvref/internal/repl"
 	"github.com/kvref/kvref/internal/term"
 	"github.com/kvref/kvref/internal/testutil"
 	"github.com/kvref/kvref/kvcache"
@@ -398,7 +399,7 @@ func TestStepScriptAgreesWithTheCache(t *testing.T) {
 	f, err := os.Open(script)
 	require.NoError(t, err)
 	defer f.Close()
-	require.NoError(t, s.repl().run(f, script, false))
+	require.NoError(t, s.repl().Run(f, script, false))
 
 	require.Len(t, cmds, 19, "the script stops at quit")
 	require.Equal(t, map[int]int{0: 21, 1: 1}, c.decodes)
@@ -512,7 +513,7 @@ func TestStepCommandErrors(t *testing.T) {
 	require.NoError(t, s.exec("top 0"))
 	require.NoError(t, s.exec("n"))
 	require.NotContains(t, out.String(), "  top 0 ", "top 0 hides the alternatives")
-	require.ErrorIs(t, s.exec("quit"), errQuit)
+	require.ErrorIs(t, s.exec("quit"), repl.ErrQuit)
 	require.NoError(t, s.eng().Pool().Check())
 }
 
@@ -563,14 +564,14 @@ func TestStepScriptStopsAtTheFirstError(t *testing.T) {
 func TestStepInteractive(t *testing.T) {
 	var out bytes.Buffer
 	s := startStepper(t, &out, "-p", "hi")
-	require.NoError(t, s.repl().run(strings.NewReader("bogus\n\nhelp\nquit\nn\n"), "", true))
+	require.NoError(t, s.repl().Run(strings.NewReader("bogus\n\nhelp\nquit\nn\n"), "", true))
 	got := out.String()
 	require.Contains(t, got, `error: unknown command "bogus"`)
 	require.Equal(t, 1, strings.Count(got, "  K/V "), "Enter decoded one token; nothing after quit")
 	for _, cmd := range []string{"n [K]", `pick ID|"TEXT"`, "fork", "switch N", "free N", "add TEXT", "seqs", "blocks", "top K", "temp T", "attn L[:H]|off", "help", "quit"} {
 		require.Contains(t, got, cmd, "help lists %s", cmd)
 	}
-	require.NoError(t, s.repl().run(strings.NewReader("n"), "", true))
+	require.NoError(t, s.repl().Run(strings.NewReader("n"), "", true))
 }
 
 // TestStepFlags: bad flags are refused before anything is loaded; -h shows the commands.

@@ -25,7 +25,7 @@ func stepWeb(ctx context.Context, o stepOptions, stderr io.Writer, ready func(ur
 		return err
 	}
 	defer m.Close()
-	attn, err := parseAttention(o.attn, m.Config)
+	attn, err := stepper.ParseAttention(o.attn, m.Config.Layers, m.Config.Heads)
 	if err != nil {
 		return fmt.Errorf("--attn: %w", err)
 	}

@@ -39,7 +39,7 @@ func synthCmd(args []string, stdout, stderr io.Writer) error {
 	queryScalar := fs.Int("query-scalar", 0, "gemma: query_pre_attn_scalar, the scores scaled by its inverse square root (0: the head dim, as llama.cpp infers; others need --format hf)")
 	attnCap := fs.Float64("attn-softcap", 0, "gemma2: attention-score soft-cap (default 50, as the real models)")
 	finalCap := fs.Float64("final-softcap", 0, "gemma: logit soft-cap (default 30 for gemma2, none for gemma3)")
-	variant := fs.String("variant", "", "a ready-made tiny variant instead of the shape flags: "+variantNames())
+	variant := fs.String("variant", "", "a ready-made tiny variant instead of the shape flags: "+strings.Join(synth.VariantNames(), ", "))
 	wtype := fs.String("wtype", "f32", "weight type of the matrices (gguf only): f32, f16, bf16, "+model.QuantizedTypeNames())
 	format := fs.String("format", "gguf", "output format: gguf, hf (a Hugging Face directory) or llama2c (with tokenizer.bin beside it)")
 	special := fs.String("special-tokens", "", "comma-separated control tokens added after the byte tokens (e.g. \"<|im_start|>,<|im_end|>\")")
@@ -61,9 +61,9 @@ func synthCmd(args []string, stdout, stderr io.Writer) error {
 		synth.GemmaDefaults(&s, func(name string) bool { return set[name] || (name == "ctx" && set["c"]) })
 	}
 	if *variant != "" {
-		v, ok := synth.Variants[*variant]
-		if !ok {
-			return fmt.Errorf("unknown --variant %q (known: %s)", *variant, variantNames())
+		v, err := synth.VariantByName(*variant)
+		if err != nil {
+			return err
 		}
 		s = v
 	}
@@ -80,11 +80,7 @@ func synthCmd(args []string, stdout, stderr io.Writer) error {
 		}
 		s.ChatTemplate = t.Source
 	}
-	if *format == "llama2c" && s.Vocab == 0 && (s.Arch == "" || s.Arch == "llama") {
-		// llama2.c's run.c looks up the space piece for every prompt's dummy prefix (and
-		// crashes without it): the 259 byte-level tokens plus "▁".
-		s.Vocab = 260
-	}
+	s = s.ForFormat(*format)
 	if err := s.Validate(); err != nil {
 		return shapeHint(err)
 	}
@@ -104,9 +100,6 @@ func synthCmd(args []string, stdout, stderr io.Writer) error {
 		*out, *format, s.Dim, s.Layers, s.Heads, s.KVHeads, s.Hidden, s.Seed)
 	return nil
 }
-
-// variantNames lists the --variant names.
-func variantNames() string { return strings.Join(synth.VariantNames(), ", ") }
 
 // writeQuantizedSynth writes a synthetic model with its matrices converted to wtype.
 func writeQuantizedSynth(s synth.Shape, wtype, out string, stderr io.Writer) error {

@@ -22,17 +22,6 @@ func templateFlagSet(fs *flag.FlagSet) *chat.TemplateOptions {
 	return &o
 }
 
-// templateOutput is what `kvref template --json` prints.
-type templateOutput struct {
-	Template    string   `json:"template"`
-	Prompt      string   `json:"prompt"`
-	TokenIDs    []int    `json:"token_ids"`
-	Tokens      int      `json:"tokens"`
-	EndOfTurn   string   `json:"end_of_turn,omitempty"`
-	StopTokens  []int    `json:"stop_token_ids,omitempty"`
-	StopStrings []string `json:"stop_strings,omitempty"`
-}
-
 func templateCmd(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("template", stderr, "usage: kvref template [-m MODEL | --chat-template FILE | --tokenizer-config FILE] --messages FILE.json [--vars FILE.json] [--now TIME] [--add-generation-prompt] [--json]")
 	var mf modelFlags
@@ -87,6 +76,5 @@ func templateCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	enc := json.NewEncoder(stdout)
 	enc.SetEscapeHTML(false) // "<|im_start|>" as it is
-	return enc.Encode(templateOutput{Template: f.Template.Name, Prompt: text, TokenIDs: ids, Tokens: len(ids),
-		EndOfTurn: f.EndOfTurn, StopTokens: f.StopTokens, StopStrings: f.StopStrings})
+	return enc.Encode(f.Rendered(text, ids))
 }

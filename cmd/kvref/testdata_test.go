@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/kvref/kvref/internal/runsummary"
 	"github.com/kvref/kvref/internal/testutil"
 	"github.com/kvref/kvref/model/synth"
 )
@@ -18,8 +19,8 @@ var update = flag.Bool("update", false, "rewrite testdata/ from the current code
 
 // expectedRun is one recorded run of the tiny model in testdata/tiny.expected.json.
 type expectedRun struct {
-	Args   []string    `json:"args"`
-	Tokens []tokenLine `json:"tokens"`
+	Args   []string               `json:"args"`
+	Tokens []runsummary.TokenLine `json:"tokens"`
 }
 
 var testdataRuns = [][]string{

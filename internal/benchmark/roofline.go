@@ -195,6 +195,18 @@ func BatchCeiling(batch int, stepSeconds, arithSeconds float64) float64 {
 	return min(float64(batch), float64(batch)*stepSeconds/arithSeconds)
 }
 
+// JSON is kvref bench --roofline --json's object for the model named source: the
+// roofline, its fractions at the top level (and the portable kernels' when measured),
+// and the host's stolen share of CPU time.
+func (r Roofline) JSON(source string, steal *StealMeter) map[string]any {
+	out := map[string]any{"model": source, "roofline": r, "bandwidth_fraction": r.BandwidthFraction, "fma_fraction": r.FMAFraction, "host_steal_fraction": steal.JSON()}
+	if r.Portable != nil {
+		out["portable_bandwidth_fraction"] = r.Portable.BandwidthFraction
+		out["portable_fma_fraction"] = r.Portable.FMAFraction
+	}
+	return out
+}
+
 // say writes a progress line when w is set.
 func say(w io.Writer, format string, args ...any) {
 	if w != nil {

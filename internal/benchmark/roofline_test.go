@@ -121,3 +121,21 @@ func TestBestWindowIsTheFastestRun(t *testing.T) {
 	}
 	require.Equal(t, want, bytes)
 }
+
+// TestRooflineJSON lifts the fractions to the top level, the portable ones only when the
+// portable kernels were measured.
+func TestRooflineJSON(t *testing.T) {
+	r := Roofline{}
+	r.BandwidthFraction, r.FMAFraction = 0.8, 0.3
+	steal := startSteal(filepath.Join(t.TempDir(), "missing"))
+	out := r.JSON("m.gguf", steal)
+	require.Equal(t, "m.gguf", out["model"])
+	require.Equal(t, 0.8, out["bandwidth_fraction"])
+	require.Equal(t, 0.3, out["fma_fraction"])
+	require.Nil(t, out["host_steal_fraction"].(*float64))
+	require.NotContains(t, out, "portable_bandwidth_fraction")
+	r.Portable = &RooflineRun{BandwidthFraction: 0.5, FMAFraction: 0.1}
+	out = r.JSON("m.gguf", steal)
+	require.Equal(t, 0.5, out["portable_bandwidth_fraction"])
+	require.Equal(t, 0.1, out["portable_fma_fraction"])
+}

@@ -86,6 +86,16 @@ func (m *StealMeter) Fraction() (float64, bool) {
 	return float64(now.steal-m.start.steal) / float64(now.total-m.start.total), true
 }
 
+// JSON is the meter's JSON form: the stolen share of CPU time (Fraction), or nil (null)
+// when the machine does not say.
+func (m *StealMeter) JSON() *float64 {
+	f, ok := m.Fraction()
+	if !ok {
+		return nil
+	}
+	return &f
+}
+
 // WriteSteal writes the stolen share of CPU time during the measurement, with what it
 // means for the figures above it; nothing when the machine does not say.
 func WriteSteal(w io.Writer, m *StealMeter) {

@@ -28,6 +28,7 @@ func TestStealMeterMeasuresTheStolenShare(t *testing.T) {
 	f, ok := m.Fraction()
 	require.True(t, ok)
 	require.InDelta(t, 0.25, f, 1e-12)
+	require.InDelta(t, 0.25, *m.JSON(), 1e-12)
 
 	var buf bytes.Buffer
 	WriteSteal(&buf, m)
@@ -52,6 +53,7 @@ func TestStealMeterSaysNothingWithoutCounters(t *testing.T) {
 	dir := t.TempDir()
 	_, ok := startSteal(filepath.Join(dir, "missing")).Fraction()
 	require.False(t, ok)
+	require.Nil(t, startSteal(filepath.Join(dir, "missing")).JSON(), "JSON null when the machine does not say")
 
 	short := filepath.Join(dir, "short")
 	writeStat(t, short, "cpu  1 2 3")

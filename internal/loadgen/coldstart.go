@@ -160,3 +160,35 @@ func (l *limitedWriter) String() string {
 	defer l.mu.Unlock()
 	return string(l.b)
 }
+
+// MeasureColdStarts runs MeasureColdStart rounds times, one after another, saying on
+// progress (nil: nowhere) which start runs.
+func MeasureColdStarts(ctx context.Context, c Config, argv []string, rounds int, progress io.Writer) ([]ColdStart, error) {
+	var runs []ColdStart
+	for i := range rounds {
+		if progress != nil {
+			fmt.Fprintf(progress, "kvref loadgen: cold start %d of %d: %s\n", i+1, rounds, strings.Join(argv, " "))
+		}
+		r, err := MeasureColdStart(ctx, c, argv)
+		if err != nil {
+			return runs, err
+		}
+		runs = append(runs, r)
+	}
+	return runs, nil
+}
+
+// WriteColdStarts writes the cold starts of the server command argv as a table, one row
+// per run, and the median time to the first token.
+func WriteColdStarts(w io.Writer, argv []string, runs []ColdStart) {
+	fmt.Fprintf(w, "cold start of %s\n%6s %14s %14s %16s\n", strings.Join(argv, " "), "run", "ready s", "TTFT s", "first token s")
+	var first []float64
+	for i, r := range runs {
+		fmt.Fprintf(w, "%6d %14.3f %14.3f %16.3f\n", i+1, r.Ready, r.TTFT, r.FirstToken)
+		first = append(first, r.FirstToken)
+	}
+	if len(runs) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "median first token %.3f s (process start to the first token of a %d-token prompt; ready: /health answers 200)\n", Percentile(first, 50), runs[0].PromptLen)
+}

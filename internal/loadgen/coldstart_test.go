@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"os"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -62,4 +63,25 @@ func TestMeasureColdStart(t *testing.T) {
 	_, err = MeasureColdStart(context.Background(), c, []string{"/bin/sh", "-c", "echo no model here >&2; exit 3"})
 	require.ErrorContains(t, err, "exited before it was ready")
 	require.ErrorContains(t, err, "no model here")
+}
+
+// TestMeasureColdStarts stops at the first failing start, saying which runs.
+func TestMeasureColdStarts(t *testing.T) {
+	var progress strings.Builder
+	runs, err := MeasureColdStarts(context.Background(), Config{URL: "http://127.0.0.1:1", SharedTokens: 8, Vocab: 100},
+		[]string{"/bin/sh", "-c", "exit 3"}, 3, &progress)
+	require.ErrorContains(t, err, "exited before it was ready")
+	require.Empty(t, runs)
+	require.Equal(t, "kvref loadgen: cold start 1 of 3: /bin/sh -c exit 3\n", progress.String())
+}
+
+// TestWriteColdStarts: a row per run and the median first token.
+func TestWriteColdStarts(t *testing.T) {
+	var b strings.Builder
+	WriteColdStarts(&b, []string{"srv", "-m", "x"}, []ColdStart{{Ready: 1, TTFT: 0.5, FirstToken: 1.5, PromptLen: 32}, {Ready: 2, TTFT: 0.5, FirstToken: 2.5, PromptLen: 32}, {Ready: 3, TTFT: 1, FirstToken: 4, PromptLen: 32}})
+	lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
+	require.Len(t, lines, 6)
+	require.Equal(t, "cold start of srv -m x", lines[0])
+	require.Equal(t, "     2          2.000          0.500            2.500", lines[3])
+	require.Equal(t, "median first token 2.500 s (process start to the first token of a 32-token prompt; ready: /health answers 200)", lines[5])
 }

@@ -71,3 +71,24 @@ func ShapeByName(name string) (Shape, error) {
 	}
 	return s, nil
 }
+
+// VariantByName returns the ready-made tiny variant of that name, or an error listing the
+// names (VariantNames).
+func VariantByName(name string) (Shape, error) {
+	v, ok := Variants[name]
+	if !ok {
+		return Shape{}, fmt.Errorf("unknown --variant %q (known: %s)", name, strings.Join(VariantNames(), ", "))
+	}
+	return v, nil
+}
+
+// ForFormat returns s ready to be written in format ("gguf", "hf", "llama2c"): a llama
+// shape without a vocabulary size written as llama2c gets the 259 byte-level tokens plus
+// the space piece "▁", since llama2.c's run.c looks that piece up for every prompt's dummy
+// prefix (and crashes without it).
+func (s Shape) ForFormat(format string) Shape {
+	if format == "llama2c" && s.Vocab == 0 && (s.Arch == "" || s.Arch == "llama") {
+		s.Vocab = 260
+	}
+	return s
+}

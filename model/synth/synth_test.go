@@ -96,3 +96,30 @@ func TestVariantsLoadWithTheirFeatures(t *testing.T) {
 		})
 	}
 }
+
+// TestVariantByName finds each variant and names the known ones for an unknown name.
+func TestVariantByName(t *testing.T) {
+	for _, n := range VariantNames() {
+		v, err := VariantByName(n)
+		require.NoError(t, err, n)
+		require.Equal(t, Variants[n], v)
+	}
+	_, err := VariantByName("nope")
+	require.ErrorContains(t, err, `unknown --variant "nope" (known: `+VariantNames()[0])
+}
+
+// TestForFormat: only a llama shape without a vocabulary size, written as llama2c, gets
+// the 260-token vocabulary with the space piece.
+func TestForFormat(t *testing.T) {
+	require.Equal(t, 260, Tiny.ForFormat("llama2c").Vocab)
+	require.Equal(t, 0, Tiny.ForFormat("gguf").Vocab)
+	q := Tiny
+	q.Arch = "qwen2"
+	require.Equal(t, 0, q.ForFormat("llama2c").Vocab)
+	big := Tiny
+	big.Vocab = 300
+	require.Equal(t, 300, big.ForFormat("llama2c").Vocab)
+	l := Tiny
+	l.Arch = "llama"
+	require.Equal(t, 260, l.ForFormat("llama2c").Vocab)
+}

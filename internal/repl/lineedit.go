@@ -1,4 +1,4 @@
-package main
+package repl
 
 import (
 	"io"
@@ -17,21 +17,21 @@ import (
 // command prints, and Ctrl-C while the model generates, behave as without editing. Scripts
 // and pipes never get it: they are read line by line, as before.
 
-// lineReader reads one line after showing prompt; io.EOF ends the input.
-type lineReader interface {
-	readLine(prompt string) (string, error)
+// LineReader reads one line after showing prompt; io.EOF ends the input.
+type LineReader interface {
+	ReadLine(prompt string) (string, error)
 }
 
-// lineEditor is a lineReader over a terminal.
-type lineEditor struct {
+// LineEditor is a LineReader over a terminal.
+type LineEditor struct {
 	t   *xterm.Terminal
 	raw func() (restore func(), err error) // puts the terminal in raw mode for one line
 	fit func(t *xterm.Terminal)            // sets the terminal's width
 }
 
-// newLineEditor returns an editor on the process's terminal, or nil when stdin and stdout
-// are not both terminals or TERM is "dumb".
-func newLineEditor() lineReader {
+// NewTerminalEditor returns an editor on the process's terminal, or nil when stdin and
+// stdout are not both terminals or TERM is "dumb".
+func NewTerminalEditor() LineReader {
 	in, out := int(os.Stdin.Fd()), int(os.Stdout.Fd())
 	if !xterm.IsTerminal(in) || !xterm.IsTerminal(out) || os.Getenv("TERM") == "dumb" {
 		return nil
@@ -40,7 +40,7 @@ func newLineEditor() lineReader {
 		io.Reader
 		io.Writer
 	}{os.Stdin, os.Stdout}
-	return newEditor(rw, func() (func(), error) {
+	return NewEditor(rw, func() (func(), error) {
 		st, err := xterm.MakeRaw(in)
 		if err != nil {
 			return nil, err
@@ -53,14 +53,17 @@ func newLineEditor() lineReader {
 	})
 }
 
-// newEditor returns an editor reading keys from rw and drawing on it.
-func newEditor(rw io.ReadWriter, raw func() (func(), error), fit func(*xterm.Terminal)) *lineEditor {
+// NewEditor returns an editor reading keys from rw and drawing on it; raw puts the terminal
+// in raw mode for one line and returns what restores it, and fit (nil: none) sets the
+// terminal's width before each line.
+func NewEditor(rw io.ReadWriter, raw func() (func(), error), fit func(*xterm.Terminal)) *LineEditor {
 	t := xterm.NewTerminal(rw, "")
 	t.History = &history{max: 500}
-	return &lineEditor{t: t, raw: raw, fit: fit}
+	return &LineEditor{t: t, raw: raw, fit: fit}
 }
 
-func (e *lineEditor) readLine(prompt string) (string, error) {
+// ReadLine shows prompt and reads one edited line, in raw mode only while it reads.
+func (e *LineEditor) ReadLine(prompt string) (string, error) {
 	restore, err := e.raw()
 	if err != nil {
 		return "", err
@@ -84,6 +87,7 @@ type history struct {
 	max   int
 }
 
+// Add records a line typed.
 func (h *history) Add(line string) {
 	if strings.TrimSpace(line) == "" || (len(h.lines) > 0 && h.lines[len(h.lines)-1] == line) {
 		return
@@ -94,6 +98,7 @@ func (h *history) Add(line string) {
 	h.lines = append(h.lines, line)
 }
 
+// Len is the number of lines kept.
 func (h *history) Len() int { return len(h.lines) }
 
 // At returns the idx-th most recent line (0: the last).
