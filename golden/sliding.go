@@ -174,13 +174,19 @@ func slidingFit(p Params, reclaim bool, longest, blocks int) error {
 
 // seqBlocks is about how many blocks kvref holds at most for a sequence of n tokens
 // prefilled in chunks of at most chunk: with reclamation the window, one chunk and the
-// block being written; without, every block.
+// block being written; without, every block. With cache groups (Gemma's sliding layers
+// beside global ones) every group holds its own table from the one pool: each full group
+// every block, each sliding group its window's.
 func seqBlocks(p Params, n, chunk int) int {
 	all := ceilDiv(n, p.BlockSize)
-	if !p.Reclaims {
-		return all
+	window := min(all, ceilDiv(p.Window+min(chunk, p.Window), p.BlockSize)+1)
+	switch {
+	case p.FullGroups+p.SlidingGroups > 0:
+		return p.FullGroups*all + p.SlidingGroups*window
+	case p.Reclaims:
+		return window
 	}
-	return min(all, ceilDiv(p.Window+min(chunk, p.Window), p.BlockSize)+1)
+	return all
 }
 
 // crossingWave is a wave of greedy requests A, B, C, ... with prompts of the given lengths

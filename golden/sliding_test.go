@@ -333,3 +333,34 @@ func TestHitTrackerFollowsTheLastRelease(t *testing.T) {
 	_, err = tr.firmTokens(8, 4)
 	require.ErrorContains(t, err, "no sequence added in this step reused the 8 tokens")
 }
+
+// TestSlidingSuiteCountsEveryGroupsTable: on Gemma's layout every cache group holds its own
+// table, so the sliding crossings need about FullGroups·all + SlidingGroups·window blocks
+// per sequence. A pool that holds one table's worth skips them with the blocks they need;
+// a pool that holds every table records them, and each recording's expected prefix hits
+// (R and S reusing what the sliding groups released) happen in kvref's own run.
+func TestSlidingSuiteCountsEveryGroupsTable(t *testing.T) {
+	t.Parallel()
+	names := []string{"window-crossing-block-boundary.f32", "window-crossing-mid-block.f32"}
+	small := ParamsFor(hybrid(t), 8, 64, 512)
+	require.Equal(t, 6, small.FullGroups+small.SlidingGroups)
+	_, skipped, err := Suite("sliding", small)
+	require.NoError(t, err)
+	reasons := map[string]string{}
+	for _, s := range skipped {
+		reasons[s.Name] = s.Reason
+	}
+	for _, name := range names {
+		require.Contains(t, reasons[name], "blocks, the pool has 64", "%s: %v", name, skipped)
+	}
+	big := ParamsFor(hybrid(t), 8, 512, 512)
+	scs, skipped, err := Suite("sliding", big)
+	require.NoError(t, err)
+	for _, s := range skipped {
+		require.NotContains(t, names, s.Name, s.Reason)
+	}
+	for _, name := range names {
+		g := recordOnce(t, hybrid(t), scs, name)
+		require.Positive(t, g.Stats.PrefixHitTokens, name)
+	}
+}

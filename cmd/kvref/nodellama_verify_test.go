@@ -36,11 +36,12 @@ type nodeSuite struct {
 
 // nodeSuites are the suites run against node-llama-cpp: the default suite, the sliding suite
 // on both Gemmas and on a llama-architecture window, and the hybrid suite (Gemma's per-layer
-// cache groups; 256 blocks let all six of its scenarios record on this model).
+// cache groups). The six-layer Gemma 3 holds six tables per sequence (one per group), so
+// its suites record with 256 blocks: all six hybrid scenarios and both sliding crossings.
 var nodeSuites = []nodeSuite{
 	{name: "default", suite: "default", model: func(t *testing.T) string { return testutil.Shared(t, "models/stories260K.gguf") }, check: nodeDefaultOutcome},
 	{name: "sliding-gemma2", suite: "sliding", model: nodeSynth("--arch", "gemma2"), check: nodeGemmaSlidingOutcome},
-	{name: "sliding-gemma3", suite: "sliding", model: nodeSynth("--arch", "gemma3", "--layers", "6"), check: nodeGemmaSlidingOutcome},
+	{name: "sliding-gemma3", suite: "sliding", record: []string{"--cache-blocks", "256"}, model: nodeSynth("--arch", "gemma3", "--layers", "6"), check: nodeGemmaSlidingOutcome},
 	{name: "sliding-llama", suite: "sliding", model: nodeSynth("--arch", "llama"), check: nodeLlamaWindowIgnored},
 	{name: "hybrid-gemma3", suite: "hybrid", record: []string{"--cache-blocks", "256"}, model: nodeSynth("--arch", "gemma3", "--layers", "6"), check: nodeGemmaSlidingOutcome},
 }
