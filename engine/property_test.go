@@ -139,6 +139,8 @@ func (r *traceRunner) free(s *kvcache.Sequence) {
 func TestCacheTracesProperty(t *testing.T) {
 	t.Parallel()
 
+	// 300 traces per block size; under -short (the quick run, and CI's race and portable-
+	// kernel passes) rapid runs a fifth of them, 60.
 	if f := flag.Lookup("rapid.checks"); f != nil && f.Value.String() == "100" {
 		require.NoError(t, flag.Set("rapid.checks", "300"))
 	}
