@@ -117,10 +117,11 @@ func attendDecode(att, q []float32, pool *kvcache.Pool, layer int, rows []Query,
 	for k := range min(prefetchSegments, len(sc.segs)) {
 		prefetchSegment(pool.KRows(layer, sc.segs[k].phys, sc.segs[k].a, sc.segs[k].m), cfg.KRowBytes(), klo, khi)
 	}
+	strided, krb := cfg.KType.StridedDotHeads(), cfg.KRowBytes()
 	for k, g := range sc.segs {
 		if k+prefetchSegments < len(sc.segs) {
 			n := sc.segs[k+prefetchSegments]
-			prefetchSegment(pool.KRows(layer, n.phys, n.a, n.m), cfg.KRowBytes(), klo, khi)
+			prefetchSegment(pool.KRows(layer, n.phys, n.a, n.m), krb, klo, khi)
 		}
 		kv := sc.kv[:g.m*hd]
 		refs := sc.refs[g.r0:g.r1]
@@ -144,9 +145,14 @@ func attendDecode(att, q []float32, pool *kvcache.Pool, layer int, rows []Query,
 					}
 					e++
 				}
-				if batch := (e - r) * group; direct && batch == 1 {
+				switch batch := (e - r) * group; {
+				case direct && batch == 1:
 					kernels.DotRowsStrided(sc.tmp[lo-g.a:n-g.a], qk[i0*hd:(i0+1)*hd], view[(lo-g.a)*stride:], stride)
-				} else {
+				case batch == 1 && strided:
+					// One query (a sequence of its own, one query head per KV head): an f16
+					// cache's keys are dotted where they lie, without a decoded copy.
+					cfg.KType.DotHeads(sc.tmp[lo-g.a:n-g.a], qk[i0*hd:(i0+1)*hd], krows[(lo-g.a)*krb:(n-g.a)*krb], kvh, s.KVHeads, hd)
+				default:
 					if !decoded {
 						cfg.KType.DecodeHeads(kv, krows, kvh, s.KVHeads, hd)
 						decoded = true

@@ -94,3 +94,11 @@ func (t CacheType) F32Heads(rows []byte, n, head, kvHeads, headDim int) (v []flo
 	}
 	return f32Heads(rows, n, head, kvHeads, headDim)
 }
+
+// StridedDotHeads reports whether DotHeads multiplies every row's head in one strided
+// kernel that reads the stored bytes in place (f32 and f16), so that a single query is
+// scored faster by DotHeads than by decoding the rows (DecodeHeads) and multiplying the
+// copy; the other types decode each row either way.
+func (t CacheType) StridedDotHeads() bool {
+	return t < numCacheTypes && cacheFormats[t].dotHeads != nil
+}
