@@ -45,8 +45,11 @@ func TestBrowserStepUndo(t *testing.T) {
 	waitJS(t, ctx, fmt.Sprintf(`Number(document.body.dataset.snapshotEvents) === %d`, before.Events))
 	run(t, ctx, click("#decode1"))
 	waitJS(t, ctx, `!!document.querySelector("#last-step .tok")`)
-	step := text(t, ctx, "#last-step")
+	// The panel is read once the page has drawn the snapshot after the decode (the event
+	// arrives first; the sequence's text comes with the snapshot).
 	afterDecode := getView(t, ts.URL)
+	waitJS(t, ctx, fmt.Sprintf(`Number(document.body.dataset.snapshotEvents) === %d`, afterDecode.Events))
+	step := text(t, ctx, "#last-step")
 	run(t, ctx, click("#fork"))
 	waitJS(t, ctx, `document.querySelectorAll("#tables .seqrow").length === 2`)
 
@@ -56,6 +59,7 @@ func TestBrowserStepUndo(t *testing.T) {
 	require.Equal(t, afterDecode.Blocks, v.Blocks)
 	require.Equal(t, afterDecode.Sequences, v.Sequences)
 	require.Equal(t, afterDecode.Stats, v.Stats)
+	waitJS(t, ctx, fmt.Sprintf(`Number(document.body.dataset.snapshotEvents) === %d`, v.Events))
 	require.Equal(t, step, text(t, ctx, "#last-step"), "the panel shows the decode again")
 
 	run(t, ctx, click("#undo"))

@@ -15,9 +15,9 @@ import (
 
 // TestStreamReadSumsEverything: the bandwidth probe reads every element, whatever the
 // length (whole 256-byte blocks for the assembly, and the rest), at every kernel level.
+//
+// Not parallel: kernels.Restrict sets the level of the whole process.
 func TestStreamReadSumsEverything(t *testing.T) {
-	t.Parallel()
-
 	for _, level := range kernels.Levels() {
 		t.Run(level, func(t *testing.T) {
 			prev, err := kernels.Restrict(level)
@@ -44,9 +44,9 @@ func TestStreamReadSumsEverything(t *testing.T) {
 
 // TestPeakLoopsFollowTheLevel: at the generic level no vector loop is offered, and a
 // loop that is offered runs.
+//
+// Not parallel: kernels.Restrict sets the level of the whole process.
 func TestPeakLoopsFollowTheLevel(t *testing.T) {
-	t.Parallel()
-
 	prev, err := kernels.Restrict("generic")
 	require.NoError(t, err)
 	fma, mulAdd, _, _, _ := PeakLoops()
