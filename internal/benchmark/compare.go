@@ -95,19 +95,7 @@ func Compare(ctx context.Context, m *model.Model, c CompareConfig) (Comparison, 
 		return out, err
 	}
 	defer meter.Close()
-	mean := func(run func() (float64, error)) func() (float64, error) {
-		return func() (float64, error) {
-			sum := 0.0
-			for range c.Reps {
-				v, err := run()
-				if err != nil {
-					return 0, err
-				}
-				sum += v
-			}
-			return sum / float64(c.Reps), nil
-		}
-	}
+	mean := func(run func() (float64, error)) func() (float64, error) { return meanOfReps(c.Reps, run) }
 	var tests []compareTest
 	if c.Gen > 0 {
 		tests = append(tests, compareTest{fmt.Sprintf("tg%d", c.Gen), 0, c.Gen, mean(func() (float64, error) { return meter.Generation(c.Gen) })})
@@ -160,4 +148,20 @@ func Compare(ctx context.Context, m *model.Model, c CompareConfig) (Comparison, 
 	}
 	out.Tests = results
 	return out, nil
+}
+
+// meanOfReps returns a run that calls run reps times and gives the mean of its rates (the
+// first error ends it).
+func meanOfReps(reps int, run func() (float64, error)) func() (float64, error) {
+	return func() (float64, error) {
+		sum := 0.0
+		for range reps {
+			v, err := run()
+			if err != nil {
+				return 0, err
+			}
+			sum += v
+		}
+		return sum / float64(reps), nil
+	}
 }

@@ -127,19 +127,7 @@ func CompareNode(ctx context.Context, m *model.Model, c NodeCompareConfig) (Node
 			return NodeComparison{}, err
 		}
 	}
-	mean := func(run func() (float64, error)) func() (float64, error) {
-		return func() (float64, error) {
-			sum := 0.0
-			for range c.Reps {
-				v, err := run()
-				if err != nil {
-					return 0, err
-				}
-				sum += v
-			}
-			return sum / float64(c.Reps), nil
-		}
-	}
+	mean := func(run func() (float64, error)) func() (float64, error) { return meanOfReps(c.Reps, run) }
 	var tests []compareTest
 	if c.Prompt > 0 {
 		tests = append(tests, compareTest{name: fmt.Sprintf("pp%d", c.Prompt), kvref: mean(func() (float64, error) { return meter.Prompt(c.Prompt) })})
