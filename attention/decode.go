@@ -23,7 +23,10 @@ import (
 // accumulates its values (kernels.AxpyRows: one kernels.Axpy per position, AxpyHead's bits).
 // Each query's scores land at their positions, its softmax runs over them in position order
 // as PagedHeads' does, and its value sum visits the blocks in position order: so every output
-// is bit-identical to PagedHeads', which is bit-identical to the reference. No partial
+// is bit-identical to PagedHeads', which is bit-identical to the reference. A query head
+// that meets a block alone (a sequence of its own, one query head per KV head) reads an f32
+// or f16 cache in place instead: DotHeads and AxpyHeads' strided kernels, the same bits
+// without the decoded copy. No partial
 // softmaxes are merged (vLLM's cascade attention merges them with a log-sum-exp, which
 // changes the numerics).
 
@@ -193,6 +196,7 @@ func attendDecode(att, q []float32, pool *kvcache.Pool, layer int, rows []Query,
 	// Values: each segment's decoded once per KV head, then added into every query head of
 	// the group in every row that holds the block, weighted; the segments go in position
 	// order.
+	vStrided, vrb := cfg.VType.StridedAxpyHeads(), cfg.VRowBytes()
 	for k := range min(prefetchSegments, len(sc.segs)) {
 		prefetchSegment(pool.VRows(layer, sc.segs[k].phys, sc.segs[k].a, sc.segs[k].m), cfg.VRowBytes(), vlo, vhi)
 	}
@@ -202,11 +206,22 @@ func attendDecode(att, q []float32, pool *kvcache.Pool, layer int, rows []Query,
 			prefetchSegment(pool.VRows(layer, n.phys, n.a, n.m), cfg.VRowBytes(), vlo, vhi)
 		}
 		kv := sc.kv[:g.m*hd]
+		// One query head meets this block alone (a sequence of its own, one query head per
+		// KV head): an f16 cache's values are added where they lie (AxpyHeads' strided
+		// kernel, AxpyRows' bits), without a decoded copy.
+		alone := (g.r1-g.r0)*group == 1 && vStrided
 		for kvh := kh0; kvh < kh1; kvh++ {
 			// An f32 cache's values are read in place (kernels.AxpyRowsStrided, AxpyRows'
 			// bits); the other types' are decoded once for all the rows.
 			vrows := pool.VRows(layer, g.phys, g.a, g.m)
 			view, stride, direct := cfg.VType.F32Heads(vrows, g.m, kvh, s.KVHeads, hd)
+			if alone && !direct {
+				b := dec[sc.refs[g.r0]]
+				lo, n := rowSlots(rows[b], g.idx, bs, s)
+				at := sc.off[sc.refs[g.r0]] + (kvh-kh0)*(rows[b].Pos+1) + g.idx*bs + lo
+				cfg.VType.AxpyHeads(att[b*qDim+kvh*hd:b*qDim+(kvh+1)*hd], sc.scores[at:at+n-lo], vrows[(lo-g.a)*vrb:(n-g.a)*vrb], kvh, s.KVHeads, hd)
+				continue
+			}
 			if !direct {
 				cfg.VType.DecodeHeads(kv, vrows, kvh, s.KVHeads, hd)
 			}

@@ -119,6 +119,13 @@ func dotF16Heads(scores, q []float32, rows []byte, head, _, headDim, rowBytes in
 	return true
 }
 
+// axpyF16Heads adds every row's head in one strided kernel that widens the halves where they
+// lie and keeps dst in registers.
+func axpyF16Heads(dst, a []float32, rows []byte, head, kvHeads, headDim int) bool {
+	kernels.AxpyF16RowsStrided(dst, a, rows[2*head*headDim:], 2*kvHeads*headDim)
+	return true
+}
+
 // decodeF32Heads copies the head of every row, viewed in place.
 func decodeF32Heads(dst []float32, rows []byte, head, kvHeads, headDim, _ int) bool {
 	n := len(dst) / headDim

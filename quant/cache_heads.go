@@ -102,3 +102,11 @@ func (t CacheType) F32Heads(rows []byte, n, head, kvHeads, headDim int) (v []flo
 func (t CacheType) StridedDotHeads() bool {
 	return t < numCacheTypes && cacheFormats[t].dotHeads != nil
 }
+
+// StridedAxpyHeads reports whether AxpyHeads adds every row's head in one strided kernel
+// that reads the stored bytes in place (f32 and f16), so that a single query's weighted
+// sum is faster through AxpyHeads than through decoding the rows (DecodeHeads) and adding
+// the copy; the other types decode each row either way.
+func (t CacheType) StridedAxpyHeads() bool {
+	return t < numCacheTypes && cacheFormats[t].axpyHeads != nil
+}

@@ -81,7 +81,7 @@ var cacheFormats = [numCacheTypes]cacheFormat{
 		decodeHeads: decodeF32Heads},
 	F16: {name: "f16", aliases: []string{"fp16"}, valueBytes: 2,
 		encode: rowCodec(encodeF16), decodeHead: decodeF16, decodeRow: decodeF16,
-		dotHead: kernels.DotF16, dotHeads: dotF16Heads, decodeHeads: decodeF16Heads},
+		dotHead: kernels.DotF16, dotHeads: dotF16Heads, axpyHeads: axpyF16Heads, decodeHeads: decodeF16Heads},
 	BF16: {name: "bf16", valueBytes: 2,
 		encode: rowCodec(encodeBF16), decodeHead: decodeBF16, decodeRow: decodeBF16, dotHead: kernels.DotBF16},
 	Int8: {name: "int8", valueBytes: 1, headScale: scaleBytes,

@@ -31,3 +31,17 @@ func AxpyRowsStrided(dst, a, x []float32, stride int) {
 	}
 	axpyRows(dst, a, x[:span], stride)
 }
+
+// AxpyF16RowsStrided is AxpyRowsStrided for rows of IEEE 754 binary16 values that start
+// stride bytes apart: x_t is the len(dst) halves at x[t·stride:], widened to float32
+// (exactly) and added as Axpy(dst, a[t], x_t) one t after another, the same bits as
+// DecodeF16Strided followed by AxpyRows, but without the float32 copy (attention's values of
+// one head of an f16 cache, read where they lie). It panics if stride < 2·len(dst) or x ends
+// before the last row.
+func AxpyF16RowsStrided(dst, a []float32, x []byte, stride int) {
+	span := stridedSpan("AxpyF16RowsStrided", "bytes", len(a), 2*len(dst), stride, len(x))
+	if len(a) == 0 || len(dst) == 0 {
+		return
+	}
+	axpyF16Rows(dst, a, x[:span], stride)
+}

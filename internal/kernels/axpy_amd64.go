@@ -62,3 +62,23 @@ func overlapsBefore(x, dst []float32) bool {
 	d0 := uintptr(unsafe.Pointer(unsafe.SliceData(dst)))
 	return x0 < d0 && d0 < x0+uintptr(len(x))*4
 }
+
+// axpyF16RowsAVX2Asm is axpyRowsAVXAsm for rows of halves stride bytes apart: each chunk of
+// columns of a row is widened by VCVTPH2PS (exact) straight from memory, then multiplied and
+// added as there. n is a positive multiple of 8. Implemented in axpy_avx2_amd64.s.
+//
+//go:noescape
+func axpyF16RowsAVX2Asm(dst, a *float32, x *byte, n, stride, rows int)
+
+func axpyF16Rows(dst, a []float32, x []byte, stride int) {
+	n := len(dst)
+	n8 := n &^ 7
+	if !implAxpyF16AVX2.on || n8 == 0 {
+		axpyF16RowsGeneric(dst, a, x, stride)
+		return
+	}
+	axpyF16RowsAVX2Asm(unsafe.SliceData(dst), unsafe.SliceData(a), unsafe.SliceData(x), n8, stride, len(a))
+	if n8 < n {
+		axpyF16RowsGeneric(dst[n8:], a, x[2*n8:], stride)
+	}
+}

@@ -193,3 +193,45 @@ func TestDotF16RowsStridedIsDotF16PerRow(t *testing.T) {
 		require.Panics(t, func() { DotF16RowsStrided(make([]float32, 2), make([]float32, 8), make([]byte, 31), 16) })
 	})
 }
+
+// TestAxpyF16RowsStridedIsDecodeThenAxpyRows: AxpyF16RowsStrided equals widening the rows
+// with DecodeF16Strided and adding them with AxpyRows (one Axpy per row in order), bit for
+// bit, at every kernel level: row lengths with and without a tail of fewer than eight, the
+// chunks of 64, strides longer than a row, odd addresses, every kind of weight and halves of
+// every bit pattern (NaN payloads excepted where the inputs hold them); short rows panic.
+func TestAxpyF16RowsStridedIsDecodeThenAxpyRows(t *testing.T) {
+	forEachLevel(t, func(t *testing.T) {
+		use(implAxpyF16AVX2)
+		rng := rand.New(rand.NewPCG(23, 23))
+		for _, kind := range allKinds {
+			for _, n := range []int{1, 7, 8, 9, 16, 63, 64, 65, 72, 128, 136, 200} {
+				for _, extra := range []int{0, 6, 130} {
+					stride := 2*n + extra
+					for _, rows := range []int{0, 1, 2, 5, 17} {
+						x := make([]byte, rows*stride+1)[1:] // odd address
+						for i := range x {
+							x[i] = byte(rng.Uint32())
+						}
+						x = x[:max(0, (rows-1)*stride+2*n)]
+						a := make([]float32, rows)
+						fill(rng, kind, a)
+						got := at(n, rng.IntN(8))
+						fill(rng, kind, got)
+						want, plain := slices.Clone(got), slices.Clone(got)
+						wide := make([]float32, rows*n)
+						DecodeF16Strided(wide, x, n, stride)
+						AxpyRows(want, a, wide)
+						axpyF16RowsGeneric(plain, a, x, stride)
+						AxpyF16RowsStrided(got, a, x, stride)
+						strict := onlyDefaultNaN(a, wide, want)
+						what := fmt.Sprintf("%s n=%d stride=%d rows=%d", kind, n, stride, rows)
+						requireSameResults(t, want, plain, strict, what+" (portable)")
+						requireSameResults(t, want, got, strict, what)
+					}
+				}
+			}
+		}
+		require.Panics(t, func() { AxpyF16RowsStrided(make([]float32, 8), []float32{1, 2}, make([]byte, 47), 32) })
+		require.Panics(t, func() { AxpyF16RowsStrided(make([]float32, 8), []float32{1, 2}, make([]byte, 64), 15) })
+	})
+}

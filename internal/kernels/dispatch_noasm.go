@@ -11,6 +11,8 @@ func axpy(dst []float32, a float32, x []float32) { axpyGeneric(dst, a, x) }
 
 func axpyRows(dst, a, x []float32, stride int) { axpyRowsGeneric(dst, a, x, stride) }
 
+func axpyF16Rows(dst, a []float32, x []byte, stride int) { axpyF16RowsGeneric(dst, a, x, stride) }
+
 // decodef16
 
 func decodeF16(dst []float32, src []byte) { decodeF16Generic(dst, src) }

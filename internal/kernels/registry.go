@@ -102,6 +102,7 @@ var (
 	implDotAVX          = &impl{name: "dotAVXAsm", needs: setAVX}
 	implAxpyAVX         = &impl{name: "axpyAVXAsm", needs: setAVX}
 	implAxpyRowsAVX     = &impl{name: "axpyRowsAVXAsm", needs: setAVX}
+	implAxpyF16AVX2     = &impl{name: "axpyF16RowsAVX2Asm", needs: setAVX2}
 	implMatVecAVX       = &impl{name: "dotRowsX4AVX, dotRowsAVX", needs: setAVX}
 	implMatMulAVX512    = &impl{name: "gemm8x6AVX512, gemm8x2AVX512, gemm4x6AVX512, gemm4x4AVX512, gemm4x8AVX512, dot4x4AVX512", needs: setAVX | featAVX512F | featAVX512VL}
 	implMatMulAVX       = &impl{name: "gemm2x6AVX, gemm2x4AVX, dot4x2AVX, dot4x1AVX", needs: setAVX}
@@ -134,6 +135,7 @@ var registry = []*kernel{
 	{"Dot", "dotGeneric", []*impl{implDotAVX}},
 	{"Axpy", "axpyGeneric", []*impl{implAxpyAVX}},
 	{"AxpyRows", "axpyRowsGeneric", []*impl{implAxpyRowsAVX}},
+	{"AxpyF16RowsStrided (an f16 cache's values)", "axpyF16RowsGeneric", []*impl{implAxpyF16AVX2}},
 	{"MatMulRows, batch 1 (f32 decode)", "matMulRowsGeneric", []*impl{implMatVecAVX}},
 	{"MatMulRows, MatMulRowsDecoded, batch ≥ 2 (prefill)", "matMulRowsGeneric, matMulRowsDecodedGeneric", []*impl{implMatMulAVX512, implMatMulAVX}},
 	{"DotF16, DotF16Rows, MatMulF16 small batches (f16 weights)", "dotF16Generic", []*impl{implF16AVX2}},
