@@ -20,9 +20,9 @@ type NodeBenchTest struct {
 	Test         string    `json:"test"`
 	TokensPerSec float64   `json:"tokens_per_second"`
 	Rates        []float64 `json:"rates"`
-	BusyThreads  int       `json:"busy_threads"`  // threads with at least 5% of the wall time in CPU time
-	ThreadShares []float64 `json:"thread_shares"` // the shares of the threads above 1%, highest first
-	CPUOverWall  float64   `json:"cpu_over_wall"` // the process's CPU seconds over the wall seconds
+	BusyThreads  int       `json:"busy_threads"`  // threads alive at the end with at least 5% of the wall time in CPU time
+	ThreadShares []float64 `json:"thread_shares"` // the shares of those threads above 1%, highest first
+	CPUOverWall  float64   `json:"cpu_over_wall"` // the process's CPU seconds, ended threads included, over the wall seconds
 }
 
 // NodeBenchRun is bench.mjs's output: one process's run of the prompt and generation tests.
@@ -193,7 +193,7 @@ func (c *NodeComparison) addRound(run *NodeBenchRun, kv []float64) error {
 // accounting per test and round, and its median model load time.
 func (c NodeComparison) WriteText(w io.Writer) {
 	WriteComparison(w, c.Comparison)
-	fmt.Fprintf(w, "\nnode-llama-cpp's threads per round: how many reached 5%% of the wall time in CPU time, the shares of those above 1%%, and the process's CPU time over wall time (compare with the threads asked):\n")
+	fmt.Fprintf(w, "\nnode-llama-cpp's threads per round: how many of those alive at the end reached 5%% of the wall time in CPU time, the shares of those above 1%% (ggml's workers that ended are missing), and the process's CPU time over wall time, ended threads included (compare this with the threads asked):\n")
 	for _, t := range c.Tests {
 		var parts []string
 		for _, u := range c.Usage[t.Name] {

@@ -9,9 +9,11 @@
 // generating; tg, --gen greedy tokens generated from an empty sequence after BOS (each a
 // decode of one token, as llama-bench's tg). Flash attention off, the cache --cache.
 // Prints one JSON object: the rates (tokens/s, the mean over repetitions), the load time,
-// and the CPU time of every thread of the process during each test
-// (/proc/self/task/*/stat, in 10 ms ticks: meaningful for tests of a second or more), so
-// that the threads llama.cpp really used can be counted.
+// and per test the process's CPU seconds over the wall seconds (process.cpuUsage, which
+// counts threads that have ended too), and the CPU time of the threads still alive at its
+// end (/proc/self/task/*/stat, in 10 ms ticks: meaningful for tests of a second or more).
+// ggml's CPU backend starts and ends worker threads as it computes, so their time shows in
+// the first figure only: cpu_over_wall is the number of cores llama.cpp kept busy.
 import fs from "node:fs";
 import {loadModel, parseFlags, text} from "./load.mjs";
 
@@ -46,19 +48,19 @@ function threadTimes() {
 }
 
 // usage returns, for a test between two threadTimes readings over wall seconds, the share
-// of the wall time of each thread above 1% (highest first), how many reached 5%, and the
-// process's CPU seconds over wall seconds. node-llama-cpp runs each llama_decode on a
-// thread of libuv's pool, not always the same one, so one llama.cpp thread's work can show
-// as several OS threads: cpu_over_wall, against the threads asked for, is the figure that
-// says how many cores llama.cpp kept busy.
-function usage(before, after, wall) {
+// of the wall time of each thread still alive at the end above 1% (highest first), how
+// many reached 5%, and the process's CPU seconds over wall seconds from cpu, the
+// process.cpuUsage difference over the test. node-llama-cpp runs each llama_decode on a
+// thread of libuv's pool, not always the same one, and ggml's worker threads come and go,
+// so the per-thread figures miss work: cpu_over_wall, against the threads asked for, is
+// the figure that says how many cores llama.cpp kept busy.
+function usage(before, after, wall, cpu) {
     const shares = [];
-    let cpu = 0;
     for (const [tid, t] of Object.entries(after)) {
         const d = t - (before[tid] ?? 0);
-        cpu += d;
         if (d / wall >= 0.01) shares.push(Math.round((d / wall) * 100) / 100);
     }
+    cpu = (cpu.user + cpu.system) / 1e6;
     shares.sort((a, b) => b - a);
     return {busy_threads: shares.filter((x) => x >= 0.05).length, thread_shares: shares, cpu_over_wall: Math.round((cpu / wall) * 100) / 100};
 }
@@ -111,9 +113,10 @@ for (const [name, n, run] of [[`pp${args.prompt}`, args.prompt, pp], [`tg${args.
     if (n <= 0) continue;
     const rates = [];
     const before = threadTimes();
+    const cpu = process.cpuUsage();
     const start = performance.now(); // the thread shares are over the whole loop, clears included
     for (let r = 0; r < args.reps; r++) rates.push(n / (await run()));
-    const u = usage(before, threadTimes(), (performance.now() - start) / 1000);
+    const u = usage(before, threadTimes(), (performance.now() - start) / 1000, process.cpuUsage(cpu));
     result.tests.push({test: name, tokens_per_second: rates.reduce((a, b) => a + b, 0) / rates.length, rates, ...u});
 }
 process.stdout.write(JSON.stringify(result) + "\n");
