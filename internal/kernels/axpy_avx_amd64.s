@@ -1,6 +1,7 @@
 //go:build amd64 && !purego
 
 #include "textflag.h"
+#include "axpy_amd64.h"
 
 // AXPY8 updates eight elements at byte offset OFF: dst = dst + float32(a·x), with Y0 = a
 // broadcast; the product has a as its first factor and the sum dst as its first addend, as
@@ -75,10 +76,24 @@ done:
 	VMULPS OFF(R9), Y0, P; \
 	VADDPS P, ACC, ACC
 
+// The row's part of the chunk: the same byte offset as dst's.
+#define ROWAT32 LEAQ (DX)(BX*1), R9
+
+#define ROW64STEPS \
+	ROWSTEP(0, Y9, Y1); \
+	ROWSTEP(32, Y10, Y2); \
+	ROWSTEP(64, Y11, Y3); \
+	ROWSTEP(96, Y12, Y4); \
+	ROWSTEP(128, Y13, Y5); \
+	ROWSTEP(160, Y14, Y6); \
+	ROWSTEP(192, Y15, Y7); \
+	ROWSTEP(224, Y9, Y8)
+
+#define ROW8STEP ROWSTEP(0, Y9, Y1)
+
 // func axpyRowsAVXAsm(dst, a, x *float32, n, stride, rows int)
 //
-// dst at DI, a at SI, x at DX; CX = n and R13 = stride in bytes, R8 = rows, BX the chunk's
-// byte offset in a row, R9 the current row's chunk, R10 the rows left.
+// dst at DI, a at SI, x at DX; CX = n and R13 = stride in bytes, R8 = rows (AXPYROWS).
 TEXT ·axpyRowsAVXAsm(SB), NOSPLIT, $0-48
 	MOVQ dst+0(FP), DI
 	MOVQ a+8(FP), SI
@@ -88,77 +103,4 @@ TEXT ·axpyRowsAVXAsm(SB), NOSPLIT, $0-48
 	MOVQ stride+32(FP), R13
 	SHLQ $2, R13
 	MOVQ rows+40(FP), R8
-	XORQ BX, BX
-
-	// Chunks of 64 columns (256 bytes), eight accumulators.
-	MOVQ CX, R11
-	ANDQ $-256, R11
-	JZ   chunks8
-
-chunk64:
-	VMOVUPS (DI)(BX*1), Y1
-	VMOVUPS 32(DI)(BX*1), Y2
-	VMOVUPS 64(DI)(BX*1), Y3
-	VMOVUPS 96(DI)(BX*1), Y4
-	VMOVUPS 128(DI)(BX*1), Y5
-	VMOVUPS 160(DI)(BX*1), Y6
-	VMOVUPS 192(DI)(BX*1), Y7
-	VMOVUPS 224(DI)(BX*1), Y8
-	LEAQ    (DX)(BX*1), R9
-	XORQ    R12, R12
-	MOVQ    R8, R10
-
-rows64:
-	VBROADCASTSS (SI)(R12*4), Y0
-	ROWSTEP(0, Y9, Y1)
-	ROWSTEP(32, Y10, Y2)
-	ROWSTEP(64, Y11, Y3)
-	ROWSTEP(96, Y12, Y4)
-	ROWSTEP(128, Y13, Y5)
-	ROWSTEP(160, Y14, Y6)
-	ROWSTEP(192, Y15, Y7)
-	ROWSTEP(224, Y9, Y8)
-	ADDQ R13, R9
-	INCQ R12
-	DECQ R10
-	JNZ  rows64
-
-	VMOVUPS Y1, (DI)(BX*1)
-	VMOVUPS Y2, 32(DI)(BX*1)
-	VMOVUPS Y3, 64(DI)(BX*1)
-	VMOVUPS Y4, 96(DI)(BX*1)
-	VMOVUPS Y5, 128(DI)(BX*1)
-	VMOVUPS Y6, 160(DI)(BX*1)
-	VMOVUPS Y7, 192(DI)(BX*1)
-	VMOVUPS Y8, 224(DI)(BX*1)
-	ADDQ    $256, BX
-	CMPQ    BX, R11
-	JNE     chunk64
-
-chunks8:
-	// Chunks of 8 columns (32 bytes), one accumulator.
-	CMPQ BX, CX
-	JEQ  rowsdone
-
-chunk8:
-	VMOVUPS (DI)(BX*1), Y1
-	LEAQ    (DX)(BX*1), R9
-	XORQ    R12, R12
-	MOVQ    R8, R10
-
-rows8:
-	VBROADCASTSS (SI)(R12*4), Y0
-	ROWSTEP(0, Y9, Y1)
-	ADDQ R13, R9
-	INCQ R12
-	DECQ R10
-	JNZ  rows8
-
-	VMOVUPS Y1, (DI)(BX*1)
-	ADDQ    $32, BX
-	CMPQ    BX, CX
-	JNE     chunk8
-
-rowsdone:
-	VZEROUPPER
-	RET
+	AXPYROWS(ROWAT32, ROW64STEPS, ROW8STEP)
