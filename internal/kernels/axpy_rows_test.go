@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -87,6 +88,49 @@ func BenchmarkAxpyRows(b *testing.B) {
 			}
 		}
 	})
+}
+
+// BenchmarkAxpyF16RowsStrided adds one 16-slot block of one 64-wide head of an f16 cache
+// (rows 1,536 bytes apart, stories110M's row) to an output, in L1, three ways alternating in
+// one run: AxpyF16RowsStrided ("fused"), DecodeF16Strided then AxpyRows ("widened", what
+// attention did before), and the portable twin ("portable"); it reports each one's ns per
+// row and the fused one's time over the others'.
+//
+//	go test ./internal/kernels -run '^$' -bench AxpyF16RowsStrided
+func BenchmarkAxpyF16RowsStrided(b *testing.B) {
+	const rows, n, stride, reps = 16, 64, 1536, 64
+	x := make([]byte, (rows-1)*stride+2*n)
+	for i := range x {
+		x[i] = byte(i*7%61 + 1)
+	}
+	a := randomFloats(rows, 25)
+	dst := make([]float32, n)
+	wide := make([]float32, rows*n)
+	ways := []func(){
+		func() { AxpyF16RowsStrided(dst, a, x, stride) },
+		func() {
+			DecodeF16Strided(wide, x, n, stride)
+			AxpyRows(dst, a, wide)
+		},
+		func() { axpyF16RowsGeneric(dst, a, x, stride) },
+	}
+	names := []string{"fused", "widened", "portable"}
+	spent := make([]time.Duration, len(ways))
+	for b.Loop() {
+		for i, way := range ways {
+			start := time.Now()
+			for range reps {
+				way()
+			}
+			spent[i] += time.Since(start)
+		}
+	}
+	for i, name := range names {
+		b.ReportMetric(float64(spent[i].Nanoseconds())/float64(b.N*reps*rows), name+"-ns/row")
+		if i > 0 {
+			b.ReportMetric(float64(spent[0])/float64(spent[i]), "fused/"+name)
+		}
+	}
 }
 
 // TestStridedRowsArePerRowCalls: AxpyRowsStrided equals one Axpy per row in order and
