@@ -16,13 +16,14 @@ type halfKernels struct {
 	fast, fast4 *impl
 	one         func(x []float32, row []byte) float32                                 // one row
 	x4          func(out *float32, w *byte, x *float32, n, stride int)                // four rows, one input
+	q4          func(out *float32, w *byte, x *float32, q, n, stride int)             // four quarters of 4q rows, one input
 	x4x2        func(out *float32, outStride int, w *byte, x *float32, n, stride int) // four rows, two inputs
 	x4x4        func(out *float32, outStride int, w *byte, x *float32, n int)         // four rows, four inputs
 }
 
 var (
-	halfF16  = halfFormat{dotF16Generic, decodeF16, halfKernels{implF16AVX2, implHalfAVX512, dotF16AVX2, dotF16x4AVX2, dotF16x4x2AVX2, dotF16x4x4AVX512}}
-	halfBF16 = halfFormat{dotBF16Generic, DecodeBF16, halfKernels{implBF16AVX2, implHalfAVX512, dotBF16AVX2, dotBF16x4AVX2, dotBF16x4x2AVX2, dotBF16x4x4AVX512}}
+	halfF16  = halfFormat{dotF16Generic, decodeF16, halfKernels{implF16AVX2, implHalfAVX512, dotF16AVX2, dotF16x4AVX2, dotF16Q4AVX2, dotF16x4x2AVX2, dotF16x4x4AVX512}}
+	halfBF16 = halfFormat{dotBF16Generic, DecodeBF16, halfKernels{implBF16AVX2, implHalfAVX512, dotBF16AVX2, dotBF16x4AVX2, dotBF16Q4AVX2, dotBF16x4x2AVX2, dotBF16x4x4AVX512}}
 )
 
 // halfRowsMaxBatch and halfRows4MaxBatch are the largest batches MatMulF16 and MatMulBF16
@@ -68,10 +69,15 @@ func matMulHalf(out, x []float32, w []byte, rows, cols, batch, start, end int, h
 }
 
 // halfRowsAVX2 is matMulHalf on the stored rows: four rows at a time against groups of
-// four inputs (with AVX-512), pairs and a last odd one, the rows left over one at a time.
+// four inputs (with AVX-512), pairs and a last odd one, the rows left over one at a time;
+// one input (decode) walks four quarters of the rows side by side where matVecQuarters says.
 func halfRowsAVX2(out, x []float32, w []byte, rows, cols, batch, start, end int, h *halfFormat) {
 	rb := 2 * cols
 	r := start
+	if q := (end - start) / 4; batch == 1 && q > 0 && matVecQuarters() {
+		h.q4(&out[start], &w[start*rb], &x[0], q, cols, rb)
+		r = start + 4*q
+	}
 	for ; r+4 <= end; r += 4 {
 		b := 0
 		if h.fast4.on {

@@ -41,6 +41,9 @@ func TestMatMulHalfIsMatMulRows(t *testing.T) {
 				{halfNormal, 70, 776, 12, 5, 70}, // a block of widened rows and the rest
 				{halfNormal, 45, 264, 27, 2, 43}, // past halfRows4MaxBatch
 				{halfNormal, 6, 33, 4, 0, 6},     // cols not a multiple of 8
+				{halfBits, 53, 72, 1, 3, 50},     // one input: four quarters of 44 rows and three more
+				{halfExtreme, 40, 136, 1, 0, 40}, // one input: quarters of ten rows, none left over
+				{halfSub, 6, 64, 1, 1, 6},        // one input: quarters of one row
 			} {
 				raw, w := halfMatrix(rng, c.kind, f.name, c.rows*c.cols)
 				x := make([]float32, c.batch*c.cols)

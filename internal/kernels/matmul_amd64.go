@@ -71,14 +71,19 @@ func rows4(out []float32, wq *float32, x []float32, rows, cols, r, b0, batch int
 }
 
 // matVecAVX is matMulRowsGeneric for one input vector (decode), cols a positive multiple
-// of 8: nothing to reuse, so the weights are read as one sequential stream, four adjacent
-// rows at a time with the next four prefetched into L2 (on Zen 4 with 2 threads this reads
-// at the StreamRead bandwidth; the four quarters of the rows side by side without prefetch
-// reached 0.56 of it), and the last rows one by one. The caller has checked the arguments
-// with matMulRowsFastOK.
+// of 8: nothing to reuse, so the weights are read as sequential streams, four rows at a
+// time, and the last rows one by one. Where matVecQuarters says, the four rows are one
+// from each quarter of the piece (dotRowsQ4AVX: four long streams, each with its row two on
+// prefetched into L2); elsewhere four adjacent rows, with the next four prefetched into L2
+// (on Zen 4 with 2 threads this reads at the StreamRead bandwidth; the four quarters side
+// by side without prefetch reached 0.56 of it). The caller has checked the arguments with
+// matMulRowsFastOK.
 func matVecAVX(out, w, x []float32, cols, start, end int) {
 	n4 := (end - start) &^ 3
-	if n4 > 0 {
+	switch {
+	case n4 > 0 && matVecQuarters():
+		dotRowsQ4AVX(&out[start], &w[start*cols], &x[0], n4/4, cols, cols)
+	case n4 > 0:
 		dotRowsX4AVX(&out[start], &w[start*cols], &x[0], n4, cols, cols)
 	}
 	if r := start + n4; r < end {
@@ -110,6 +115,24 @@ func dotRowsStrided(out, x, w []float32, stride int) {
 //
 //go:noescape
 func dotRowsAVX(out, w, x *float32, rows, n, stride int)
+
+// matVecQuarters reports whether batch-1 products (matVecAVX, MatMulF16 and MatMulBF16 of
+// one input) read their rows as four quarters side by side rather than four adjacent rows
+// at a time: on CPUs without AVX-512, and at the avx2 level of those with it. On AMD Zen 3
+// one core read a 768-column f16 matrix at 22.3–22.7 GB/s in quarters against 12.3–12.4
+// GB/s by adjacent rows (2,048 columns: 20.1–20.8 against 18.2–19.1), and a stories110M
+// f16 decode step on two threads took 7.2–8.5 ms against 10.6–12.4 (`kvref bench --batches
+// 1`, alternating binaries). The AVX-512 machines keep the adjacent walk, which read at the
+// StreamRead bandwidth on Zen 4; the quarters have not been measured there.
+func matVecQuarters() bool { return !implMatMulAVX512.on }
+
+// dotRowsQ4AVX sets out[i+k·q] = Dot(x, w_{i+k·q}) for i < q and k < 4, the rows w_r =
+// w[r*stride:r*stride+n] (q > 0, n a positive multiple of 8): dotRowsX4AVX's arithmetic on
+// the four quarters of 4q rows side by side, each quarter read as one stream with its row
+// two on prefetched into L2. Implemented in matmul_avx_amd64.s.
+//
+//go:noescape
+func dotRowsQ4AVX(out, w, x *float32, q, n, stride int)
 
 // dotRowsX4AVX sets out[r] = Dot(x, w_r) for rows weight rows w_r =
 // w[r*stride:r*stride+n] (rows a positive multiple of 4, n a positive multiple of 8), four

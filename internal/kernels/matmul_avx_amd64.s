@@ -250,6 +250,80 @@ rowdone:
 	VZEROUPPER
 	RET
 
+// func dotRowsQ4AVX(out, w, x *float32, q, n, stride int)
+//
+// dotRowsX4AVX's arithmetic over four quarters of 4q rows side by side (see the quarter
+// kernels in rowdot_avx2_amd64.s): rows i, i+q, i+2q and i+3q (stride floats apart) for
+// i = 0..q-1, each quarter one sequential stream with its row two on prefetched into L2, the
+// results at out[i], out[i+q], out[i+2q] and out[i+3q]. q > 0, n a positive multiple of 8.
+TEXT ·dotRowsQ4AVX(SB), NOSPLIT, $0-48
+	MOVQ  out+0(FP), DX
+	MOVQ  w+8(FP), SI
+	MOVQ  x+16(FP), DI
+	MOVQ  q+24(FP), R15
+	MOVQ  stride+40(FP), R14
+	SHLQ  $2, R14 // bytes from one row to the next
+	MOVQ  R15, BX
+	IMULQ R14, BX // bytes from one quarter to the next
+	LEAQ  (SI)(BX*1), R8
+	LEAQ  (R8)(BX*1), R9
+	LEAQ  (R9)(BX*1), R10
+	LEAQ  (SI)(R14*2), R11
+	LEAQ  (R8)(R14*2), R12
+	LEAQ  (R9)(R14*2), R13
+	LEAQ  (R10)(R14*2), BX
+
+q4row:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	XORQ   AX, AX
+	MOVQ   n+32(FP), CX
+	SHLQ   $2, CX // bytes per row
+
+q4group:
+	PREFETCHT1 (R11)(AX*1)
+	PREFETCHT1 (R12)(AX*1)
+	PREFETCHT1 (R13)(AX*1)
+	PREFETCHT1 (BX)(AX*1)
+	VMOVUPS    (DI)(AX*1), Y8
+	VMULPS     (SI)(AX*1), Y8, Y4
+	VMULPS     (R8)(AX*1), Y8, Y5
+	VMULPS     (R9)(AX*1), Y8, Y6
+	VMULPS     (R10)(AX*1), Y8, Y7
+	VADDPS     Y4, Y0, Y0
+	VADDPS     Y5, Y1, Y1
+	VADDPS     Y6, Y2, Y2
+	VADDPS     Y7, Y3, Y3
+	ADDQ       $32, AX
+	CMPQ       AX, CX
+	JNE        q4group
+
+	REDUCE8(Y0, X0, X8)
+	REDUCE8(Y1, X1, X9)
+	REDUCE8(Y2, X2, X10)
+	REDUCE8(Y3, X3, X11)
+	MOVQ   q+24(FP), AX
+	VMOVSS X0, (DX)
+	VMOVSS X1, (DX)(AX*4)
+	VMOVSS X2, (DX)(AX*8)
+	LEAQ   (DX)(AX*8), CX
+	VMOVSS X3, (CX)(AX*4)
+	ADDQ   $4, DX
+	ADDQ   R14, SI
+	ADDQ   R14, R8
+	ADDQ   R14, R9
+	ADDQ   R14, R10
+	ADDQ   R14, R11
+	ADDQ   R14, R12
+	ADDQ   R14, R13
+	ADDQ   R14, BX
+	DECQ   R15
+	JNZ    q4row
+	VZEROUPPER
+	RET
+
 // func dotRowsX4AVX(out, w, x *float32, rows, n, stride int)
 //
 // The batch-1 product over rows stride floats apart, four adjacent rows at a time (rows a positive

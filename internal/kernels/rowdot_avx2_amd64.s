@@ -131,6 +131,82 @@ L: \
 	ROW4END; \
 	VZEROUPPER
 
+// The quarter kernels (dotF16Q4AVX2, dotBF16Q4AVX2) are the four-row ones walking four
+// quarters of a piece of rows side by side: rows i, i+q, i+2q and i+3q for i = 0..q-1, each
+// quarter one long sequential stream, with the row two on in each quarter prefetched into
+// L2 at the same offset (ROW4GROUP), and the results at out[i], out[i+q], out[i+2q] and
+// out[i+3q]. Each row's lanes are the four-row kernels' own: the same bits. Four adjacent
+// rows of 1,536 bytes (768 halves) are four streams that end every 6 KiB; on AMD Zen 3 one
+// core read such a matrix at 12.3–12.4 GB/s that way and at 22.3–22.7 GB/s in quarters
+// (2,048 halves: 18.2–19.1 against 20.1–20.8; matvec_test.go's benchmark).
+//
+// ROW4QUARTERS is the whole of a quarter kernel: the arguments (q rows per quarter, rows
+// stride bytes apart), then for each i the loop over the groups of eight values (label
+// LGROUP) and the four results, q floats apart.
+#define ROW4QUARTERS(LOAD, LROW, LGROUP) \
+	MOVQ   out+0(FP), DX; \
+	MOVQ   w+8(FP), SI; \
+	MOVQ   x+16(FP), DI; \
+	MOVQ   q+24(FP), R15; \
+	MOVQ   stride+40(FP), R14; \
+	MOVQ   R15, BX; \
+	IMULQ  R14, BX; \
+	LEAQ   (SI)(BX*1), R8; \
+	LEAQ   (R8)(BX*1), R9; \
+	LEAQ   (R9)(BX*1), R10; \
+	LEAQ   (SI)(R14*2), R11; \
+	LEAQ   (R8)(R14*2), R12; \
+	LEAQ   (R9)(R14*2), R13; \
+	LEAQ   (R10)(R14*2), BX; \
+LROW: \
+	VXORPS Y0, Y0, Y0; \
+	VXORPS Y1, Y1, Y1; \
+	VXORPS Y2, Y2, Y2; \
+	VXORPS Y3, Y3, Y3; \
+	XORQ   AX, AX; \
+	MOVQ   n+32(FP), CX; \
+LGROUP: \
+	ROW4GROUP(LOAD); \
+	ADDQ   $8, AX; \
+	CMPQ   AX, CX; \
+	JNE    LGROUP; \
+	REDUCE8(Y0, X0, X8); \
+	REDUCE8(Y1, X1, X9); \
+	REDUCE8(Y2, X2, X10); \
+	REDUCE8(Y3, X3, X11); \
+	MOVQ   q+24(FP), AX; \
+	VMOVSS X0, (DX); \
+	VMOVSS X1, (DX)(AX*4); \
+	VMOVSS X2, (DX)(AX*8); \
+	LEAQ   (DX)(AX*8), CX; \
+	VMOVSS X3, (CX)(AX*4); \
+	ADDQ   $4, DX; \
+	ADDQ   R14, SI; \
+	ADDQ   R14, R8; \
+	ADDQ   R14, R9; \
+	ADDQ   R14, R10; \
+	ADDQ   R14, R11; \
+	ADDQ   R14, R12; \
+	ADDQ   R14, R13; \
+	ADDQ   R14, BX; \
+	DECQ   R15; \
+	JNZ    LROW; \
+	VZEROUPPER
+
+// func dotF16Q4AVX2(out *float32, w *byte, x *float32, q, n, stride int)
+//
+// q > 0 rows per quarter, n > 0 a multiple of 8, rows stride bytes apart.
+TEXT ·dotF16Q4AVX2(SB), NOSPLIT, $0-48
+	ROW4QUARTERS(F16LOAD, row, group)
+	RET
+
+// func dotBF16Q4AVX2(out *float32, w *byte, x *float32, q, n, stride int)
+//
+// As dotF16Q4AVX2, for bfloat16 rows.
+TEXT ·dotBF16Q4AVX2(SB), NOSPLIT, $0-48
+	ROW4QUARTERS(BF16LOAD, row, group)
+	RET
+
 // func dotF16x4x2AVX2(out *float32, outStride int, w *byte, x *float32, n, stride int)
 //
 // n > 0 is a multiple of 8; the four rows are stride bytes apart, the two inputs n floats.
