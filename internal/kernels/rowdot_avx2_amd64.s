@@ -138,7 +138,7 @@ L: \
 // out[i+3q]. Each row's lanes are the four-row kernels' own: the same bits. Four adjacent
 // rows of 1,536 bytes (768 halves) are four streams that end every 6 KiB; on AMD Zen 3 one
 // core read such a matrix at 12.3–12.4 GB/s that way and at 22.3–22.7 GB/s in quarters
-// (2,048 halves: 18.2–19.1 against 20.1–20.8; matvec_test.go's benchmark).
+// (2,048 halves: 18.2–19.1 against 20.1–20.8; BenchmarkMatVecWalk).
 //
 // ROW4QUARTERS is the whole of a quarter kernel: the arguments (q rows per quarter, rows
 // stride bytes apart), then for each i the loop over the groups of eight values (label
