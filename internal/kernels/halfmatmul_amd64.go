@@ -14,16 +14,17 @@ type halfFormat struct {
 // (fast: the AVX2 ones; fast4: x4x4).
 type halfKernels struct {
 	fast, fast4 *impl
-	one         func(x []float32, row []byte) float32                                 // one row
-	x4          func(out *float32, w *byte, x *float32, n, stride int)                // four rows, one input
-	q4          func(out *float32, w *byte, x *float32, q, n, stride int)             // four quarters of 4q rows, one input
-	x4x2        func(out *float32, outStride int, w *byte, x *float32, n, stride int) // four rows, two inputs
-	x4x4        func(out *float32, outStride int, w *byte, x *float32, n int)         // four rows, four inputs
+	one         func(x []float32, row []byte) float32                                       // one row
+	x4          func(out *float32, w *byte, x *float32, n, stride int)                      // four rows, one input
+	q4          func(out *float32, w *byte, x *float32, c, q, n, stride int)                // c rows of each quarter of 4q rows, one input
+	q4x2        func(out *float32, outStride int, w *byte, x *float32, c, q, n, stride int) // the same, two inputs
+	x4x2        func(out *float32, outStride int, w *byte, x *float32, n, stride int)       // four rows, two inputs
+	x4x4        func(out *float32, outStride int, w *byte, x *float32, n int)               // four rows, four inputs
 }
 
 var (
-	halfF16  = halfFormat{dotF16Generic, decodeF16, halfKernels{implF16AVX2, implHalfAVX512, dotF16AVX2, dotF16x4AVX2, dotF16Q4AVX2, dotF16x4x2AVX2, dotF16x4x4AVX512}}
-	halfBF16 = halfFormat{dotBF16Generic, DecodeBF16, halfKernels{implBF16AVX2, implHalfAVX512, dotBF16AVX2, dotBF16x4AVX2, dotBF16Q4AVX2, dotBF16x4x2AVX2, dotBF16x4x4AVX512}}
+	halfF16  = halfFormat{dotF16Generic, decodeF16, halfKernels{implF16AVX2, implHalfAVX512, dotF16AVX2, dotF16x4AVX2, dotF16Q4AVX2, dotF16Q4x2AVX2, dotF16x4x2AVX2, dotF16x4x4AVX512}}
+	halfBF16 = halfFormat{dotBF16Generic, DecodeBF16, halfKernels{implBF16AVX2, implHalfAVX512, dotBF16AVX2, dotBF16x4AVX2, dotBF16Q4AVX2, dotBF16Q4x2AVX2, dotBF16x4x2AVX2, dotBF16x4x4AVX512}}
 )
 
 // halfRowsMaxBatch and halfRows4MaxBatch are the largest batches MatMulF16 and MatMulBF16
@@ -39,6 +40,18 @@ var (
 // 278–281. With fours (dotF16x4x4AVX512): batch 4 68–79, 8 115–135, 12 168–186 against
 // 208–226 widened, 16 228–248 against 260–286, 24 336–338 against 349–366, 32 434–488
 // against 464–466.
+// quarterChunk bounds the bytes of rows (four quarters' worth) that halfRowsAVX2 multiplies
+// by every pair of a batch's inputs before it moves on: they stay in L2 meanwhile.
+// quarterRowBytes is the longest row that batches of three to eight inputs read in quarters:
+// on Zen 3 (two threads, `kvref bench --batches`, alternating binaries, medians) stories110M
+// f16 (rows of 1,536 bytes) took 14.8 → 13.7 ms a step at batch 3, 16.1 → 12.8 at 4 and
+// 32.3 → 30.0 at 8, and with two inputs 11.8 → 9.6; TinyLlama f16 (4,096 bytes), whose
+// products at those batches are bound by arithmetic, 129.8 → 134.2 at batch 4 and even at 8.
+const (
+	quarterChunk    = 128 << 10
+	quarterRowBytes = 2048
+)
+
 const (
 	halfRowsMaxBatch  = 8
 	halfRows4MaxBatch = 24
@@ -69,13 +82,29 @@ func matMulHalf(out, x []float32, w []byte, rows, cols, batch, start, end int, h
 }
 
 // halfRowsAVX2 is matMulHalf on the stored rows: four rows at a time against groups of
-// four inputs (with AVX-512), pairs and a last odd one, the rows left over one at a time;
-// one input (decode) walks four quarters of the rows side by side where matVecQuarters says.
+// four inputs (with AVX-512), pairs and a last odd one, the rows left over one at a time.
+// Where matVecQuarters says, the four rows are one from each quarter of the piece (the
+// quarter kernels) for one or two inputs, and for more when the rows are short
+// (quarterRowBytes); such a batch takes the quarters quarterChunk bytes of rows at a time,
+// so that every pair of inputs finds them in L2.
 func halfRowsAVX2(out, x []float32, w []byte, rows, cols, batch, start, end int, h *halfFormat) {
 	rb := 2 * cols
 	r := start
-	if q := (end - start) / 4; batch == 1 && q > 0 && matVecQuarters() {
-		h.q4(&out[start], &w[start*rb], &x[0], q, cols, rb)
+	if q := (end - start) / 4; q > 0 && (batch <= 2 || rb <= quarterRowBytes) && matVecQuarters() {
+		c := q
+		if batch > 2 {
+			c = max(1, quarterChunk/(4*rb))
+		}
+		for i := start; i < start+q; i += c {
+			n := min(c, start+q-i)
+			b := 0
+			for ; b+2 <= batch; b += 2 {
+				h.q4x2(&out[b*rows+i], rows, &w[i*rb], &x[b*cols], n, q, cols, rb)
+			}
+			if b < batch {
+				h.q4(&out[b*rows+i], &w[i*rb], &x[b*cols], n, q, cols, rb)
+			}
+		}
 		r = start + 4*q
 	}
 	for ; r+4 <= end; r += 4 {

@@ -44,6 +44,9 @@ func TestMatMulHalfIsMatMulRows(t *testing.T) {
 				{halfBits, 53, 72, 1, 3, 50},     // one input: four quarters of 44 rows and three more
 				{halfExtreme, 40, 136, 1, 0, 40}, // one input: quarters of ten rows, none left over
 				{halfSub, 6, 64, 1, 1, 6},        // one input: quarters of one row
+				{halfNormal, 53, 72, 2, 3, 50},   // a pair of inputs over four quarters of 11 rows
+				{halfBits, 31, 64, 7, 0, 31},     // three pairs and an odd input over quarters
+				{halfNormal, 90, 1000, 5, 2, 90}, // quarters of 22 rows taken 16 rows at a time
 			} {
 				raw, w := halfMatrix(rng, c.kind, f.name, c.rows*c.cols)
 				x := make([]float32, c.batch*c.cols)

@@ -53,7 +53,7 @@ func BenchmarkMatVecWalk(b *testing.B) {
 				case c.format == "f32":
 					dotRowsX4AVX(&out[0], &w32[k*c.rows*c.cols], &x[0], 4*q, c.cols, c.cols)
 				case quarters:
-					dotF16Q4AVX2(&out[0], &w16[k*size], &x[0], q, c.cols, 2*c.cols)
+					dotF16Q4AVX2(&out[0], &w16[k*size], &x[0], q, q, c.cols, 2*c.cols)
 				default:
 					for r := 0; r < 4*q; r += 4 {
 						dotF16x4AVX2(&out[r], &w16[k*size+r*2*c.cols], &x[0], c.cols, 2*c.cols)

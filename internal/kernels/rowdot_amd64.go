@@ -36,17 +36,29 @@ func dotF16x4AVX2(out *float32, w *byte, x *float32, n, stride int)
 //go:noescape
 func dotBF16x4AVX2(out *float32, w *byte, x *float32, n, stride int)
 
-// dotF16Q4AVX2 sets out[i+k·q] = DotF16(x, w_{i+k·q}) for i < q and k < 4, the rows w_r
-// starting at w + r·stride bytes, n > 0 a multiple of 8: dotF16x4AVX2's arithmetic on the
-// four quarters of 4q rows side by side, each quarter read as one stream (matVecQuarters).
+// dotF16Q4AVX2 sets out[i+k·q] = DotF16(x, w_{i+k·q}) for i < c and k < 4 (0 < c ≤ q), the
+// rows w_r starting at w + r·stride bytes, n > 0 a multiple of 8: dotF16x4AVX2's arithmetic
+// on the first c rows of the four quarters of 4q rows side by side, each quarter read as
+// one stream (matVecQuarters).
 //
 //go:noescape
-func dotF16Q4AVX2(out *float32, w *byte, x *float32, q, n, stride int)
+func dotF16Q4AVX2(out *float32, w *byte, x *float32, c, q, n, stride int)
 
 // dotBF16Q4AVX2 is dotF16Q4AVX2 for bfloat16 rows.
 //
 //go:noescape
-func dotBF16Q4AVX2(out *float32, w *byte, x *float32, q, n, stride int)
+func dotBF16Q4AVX2(out *float32, w *byte, x *float32, c, q, n, stride int)
+
+// dotF16Q4x2AVX2 is dotF16Q4AVX2 against two input vectors, x and x+n (n floats each): row
+// r of input j goes to out[j·outStride + r], each row's values decoded once for both.
+//
+//go:noescape
+func dotF16Q4x2AVX2(out *float32, outStride int, w *byte, x *float32, c, q, n, stride int)
+
+// dotBF16Q4x2AVX2 is dotF16Q4x2AVX2 for bfloat16 rows.
+//
+//go:noescape
+func dotBF16Q4x2AVX2(out *float32, outStride int, w *byte, x *float32, c, q, n, stride int)
 
 // dotF16x4x2AVX2 is dotF16x4AVX2 against two input vectors, x and x+n (n floats each):
 // row k of input j goes to out[j·outStride + k], each rows' values decoded once for both.

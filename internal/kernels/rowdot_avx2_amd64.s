@@ -131,40 +131,68 @@ L: \
 	ROW4END; \
 	VZEROUPPER
 
-// The quarter kernels (dotF16Q4AVX2, dotBF16Q4AVX2) are the four-row ones walking four
-// quarters of a piece of rows side by side: rows i, i+q, i+2q and i+3q for i = 0..q-1, each
-// quarter one long sequential stream, with the row two on in each quarter prefetched into
-// L2 at the same offset (ROW4GROUP), and the results at out[i], out[i+q], out[i+2q] and
+// The quarter kernels (dotF16Q4AVX2, dotBF16Q4AVX2, and dotF16Q4x2AVX2, dotBF16Q4x2AVX2
+// for two inputs) are the four-row ones walking four quarters of a piece of rows side by
+// side: rows i, i+q, i+2q and i+3q for i = 0..c-1 (c ≤ q), each quarter one long
+// sequential stream, with the row two on in each quarter prefetched into L2 at the same
+// offset (ROW4GROUP, ROW4X2GROUP), and the results at out[i], out[i+q], out[i+2q] and
 // out[i+3q]. Each row's lanes are the four-row kernels' own: the same bits. Four adjacent
 // rows of 1,536 bytes (768 halves) are four streams that end every 6 KiB; on AMD Zen 3 one
 // core read such a matrix at 12.3–12.4 GB/s that way and at 22.3–22.7 GB/s in quarters
 // (2,048 halves: 18.2–19.1 against 20.1–20.8; BenchmarkMatVecWalk).
-//
-// ROW4QUARTERS is the whole of a quarter kernel: the arguments (q rows per quarter, rows
-// stride bytes apart), then for each i the loop over the groups of eight values (label
-// LGROUP) and the four results, q floats apart.
+
+// QSTART points SI, R8, R9, R10 at the first rows of the four quarters (q rows of STRIDE
+// bytes apart: QARG and STRIDEARG, from the row at WARG) and R11, R12, R13, BX at the
+// rows two on.
+#define QSTART(WARG, QARG, STRIDEARG) \
+	MOVQ  WARG, SI; \
+	MOVQ  QARG, BX; \
+	IMULQ STRIDEARG, BX; \
+	LEAQ  (SI)(BX*1), R8; \
+	LEAQ  (R8)(BX*1), R9; \
+	LEAQ  (R9)(BX*1), R10; \
+	MOVQ  STRIDEARG, AX; \
+	LEAQ  (SI)(AX*2), R11; \
+	LEAQ  (R8)(AX*2), R12; \
+	LEAQ  (R9)(AX*2), R13; \
+	LEAQ  (R10)(AX*2), BX
+
+// QSTORE4 stores the results A, B, C, D of the four quarters' rows at CX, CX + 4q,
+// CX + 8q and CX + 12q bytes, q in AX (CX is moved).
+#define QSTORE4(A, B, C, D) \
+	VMOVSS A, (CX); \
+	VMOVSS B, (CX)(AX*4); \
+	LEAQ   (CX)(AX*8), CX; \
+	VMOVSS C, (CX); \
+	VMOVSS D, (CX)(AX*4)
+
+// QNEXT moves the row, prefetch and output pointers on by one row.
+#define QNEXT(STRIDEARG) \
+	MOVQ STRIDEARG, AX; \
+	ADDQ AX, SI; \
+	ADDQ AX, R8; \
+	ADDQ AX, R9; \
+	ADDQ AX, R10; \
+	ADDQ AX, R11; \
+	ADDQ AX, R12; \
+	ADDQ AX, R13; \
+	ADDQ AX, BX; \
+	ADDQ $4, DX
+
+// ROW4QUARTERS is the whole of a one-input quarter kernel, for the arguments (out *float32,
+// w *byte, x *float32, c, q, n, stride int); LROW and LGROUP are its labels.
 #define ROW4QUARTERS(LOAD, LROW, LGROUP) \
 	MOVQ   out+0(FP), DX; \
-	MOVQ   w+8(FP), SI; \
 	MOVQ   x+16(FP), DI; \
-	MOVQ   q+24(FP), R15; \
-	MOVQ   stride+40(FP), R14; \
-	MOVQ   R15, BX; \
-	IMULQ  R14, BX; \
-	LEAQ   (SI)(BX*1), R8; \
-	LEAQ   (R8)(BX*1), R9; \
-	LEAQ   (R9)(BX*1), R10; \
-	LEAQ   (SI)(R14*2), R11; \
-	LEAQ   (R8)(R14*2), R12; \
-	LEAQ   (R9)(R14*2), R13; \
-	LEAQ   (R10)(R14*2), BX; \
+	MOVQ   c+24(FP), R15; \
+	QSTART(w+8(FP), q+32(FP), stride+48(FP)); \
 LROW: \
 	VXORPS Y0, Y0, Y0; \
 	VXORPS Y1, Y1, Y1; \
 	VXORPS Y2, Y2, Y2; \
 	VXORPS Y3, Y3, Y3; \
 	XORQ   AX, AX; \
-	MOVQ   n+32(FP), CX; \
+	MOVQ   n+40(FP), CX; \
 LGROUP: \
 	ROW4GROUP(LOAD); \
 	ADDQ   $8, AX; \
@@ -174,37 +202,86 @@ LGROUP: \
 	REDUCE8(Y1, X1, X9); \
 	REDUCE8(Y2, X2, X10); \
 	REDUCE8(Y3, X3, X11); \
-	MOVQ   q+24(FP), AX; \
-	VMOVSS X0, (DX); \
-	VMOVSS X1, (DX)(AX*4); \
-	VMOVSS X2, (DX)(AX*8); \
-	LEAQ   (DX)(AX*8), CX; \
-	VMOVSS X3, (CX)(AX*4); \
-	ADDQ   $4, DX; \
-	ADDQ   R14, SI; \
-	ADDQ   R14, R8; \
-	ADDQ   R14, R9; \
-	ADDQ   R14, R10; \
-	ADDQ   R14, R11; \
-	ADDQ   R14, R12; \
-	ADDQ   R14, R13; \
-	ADDQ   R14, BX; \
+	MOVQ   q+32(FP), AX; \
+	MOVQ   DX, CX; \
+	QSTORE4(X0, X1, X2, X3); \
+	QNEXT(stride+48(FP)); \
 	DECQ   R15; \
 	JNZ    LROW; \
 	VZEROUPPER
 
-// func dotF16Q4AVX2(out *float32, w *byte, x *float32, q, n, stride int)
+// ROW4QUARTERSX2 is the whole of a two-input quarter kernel, for the arguments (out
+// *float32, outStride int, w *byte, x *float32, c, q, n, stride int): the second input at
+// R14 = x + 4n, its results outStride floats after the first's.
+#define ROW4QUARTERSX2(LOAD, LROW, LGROUP) \
+	MOVQ   out+0(FP), DX; \
+	MOVQ   x+24(FP), DI; \
+	MOVQ   n+48(FP), CX; \
+	LEAQ   (DI)(CX*4), R14; \
+	MOVQ   c+32(FP), R15; \
+	QSTART(w+16(FP), q+40(FP), stride+56(FP)); \
+LROW: \
+	VXORPS Y0, Y0, Y0; \
+	VXORPS Y1, Y1, Y1; \
+	VXORPS Y2, Y2, Y2; \
+	VXORPS Y3, Y3, Y3; \
+	VXORPS Y4, Y4, Y4; \
+	VXORPS Y5, Y5, Y5; \
+	VXORPS Y6, Y6, Y6; \
+	VXORPS Y7, Y7, Y7; \
+	XORQ   AX, AX; \
+	MOVQ   n+48(FP), CX; \
+LGROUP: \
+	ROW4X2GROUP(LOAD); \
+	ADDQ   $8, AX; \
+	CMPQ   AX, CX; \
+	JNE    LGROUP; \
+	REDUCE8(Y0, X0, X8); \
+	REDUCE8(Y1, X1, X9); \
+	REDUCE8(Y2, X2, X10); \
+	REDUCE8(Y3, X3, X11); \
+	MOVQ   q+40(FP), AX; \
+	MOVQ   DX, CX; \
+	QSTORE4(X0, X1, X2, X3); \
+	REDUCE8(Y4, X4, X8); \
+	REDUCE8(Y5, X5, X9); \
+	REDUCE8(Y6, X6, X10); \
+	REDUCE8(Y7, X7, X11); \
+	MOVQ   outStride+8(FP), CX; \
+	LEAQ   (DX)(CX*4), CX; \
+	QSTORE4(X4, X5, X6, X7); \
+	QNEXT(stride+56(FP)); \
+	DECQ   R15; \
+	JNZ    LROW; \
+	VZEROUPPER
+
+// func dotF16Q4AVX2(out *float32, w *byte, x *float32, c, q, n, stride int)
 //
-// q > 0 rows per quarter, n > 0 a multiple of 8, rows stride bytes apart.
-TEXT ·dotF16Q4AVX2(SB), NOSPLIT, $0-48
+// 0 < c ≤ q rows of each quarter of q rows, n > 0 a multiple of 8, rows stride bytes apart.
+TEXT ·dotF16Q4AVX2(SB), NOSPLIT, $0-56
 	ROW4QUARTERS(F16LOAD, row, group)
 	RET
 
-// func dotBF16Q4AVX2(out *float32, w *byte, x *float32, q, n, stride int)
+// func dotBF16Q4AVX2(out *float32, w *byte, x *float32, c, q, n, stride int)
 //
 // As dotF16Q4AVX2, for bfloat16 rows.
-TEXT ·dotBF16Q4AVX2(SB), NOSPLIT, $0-48
+TEXT ·dotBF16Q4AVX2(SB), NOSPLIT, $0-56
 	ROW4QUARTERS(BF16LOAD, row, group)
+	RET
+
+// func dotF16Q4x2AVX2(out *float32, outStride int, w *byte, x *float32, c, q, n, stride int)
+//
+// As dotF16Q4AVX2, against two inputs (x and x + n floats), the second's results
+// outStride floats after the first's.
+TEXT ·dotF16Q4x2AVX2(SB), NOSPLIT, $0-64
+	ROW4QUARTERSX2(F16LOAD, row, group)
+	RET
+
+// func dotBF16Q4x2AVX2(out *float32, outStride int, w *byte, x *float32, c, q, n, stride int)
+//
+// As dotF16Q4x2AVX2, for bfloat16 rows.
+TEXT ·dotBF16Q4x2AVX2(SB), NOSPLIT, $0-64
+	ROW4QUARTERSX2(BF16LOAD, row, group)
 	RET
 
 // func dotF16x4x2AVX2(out *float32, outStride int, w *byte, x *float32, n, stride int)
