@@ -69,6 +69,12 @@ func TestFastKernelsStayInBounds(t *testing.T) {
 				matMulRowsGeneric(wantOut, w, in, rows, cols, batch, 0, rows)
 				set.matMulRows(out, w, in, rows, cols, batch, 0, rows)
 				require.Equal(t, wantOut, []float32(out), "matMulRows cols=%d", cols)
+				// One input: a quarter of one row each (matVecQuarters) and a row left over.
+				out1 := guardedFloats(t, rows, !atEnd)
+				want1 := make([]float32, rows)
+				matMulRowsGeneric(want1, w, in, rows, cols, 1, 0, rows)
+				set.matMulRows(out1, w, in[:cols], rows, cols, 1, 0, rows)
+				require.Equal(t, want1, []float32(out1), "matMulRows batch=1 cols=%d", cols)
 			}
 		}
 	}

@@ -65,8 +65,25 @@ func TestRowDotsStayInBounds(t *testing.T) {
 					rowsGeneric(want, x, w, rb, k.generic)
 					set.rows[k.name](out, x, w)
 					require.Equal(t, want, []float32(out), "%s rows n=%d", k.name, n)
+
+					// MatMulF16 and MatMulBF16 of one and two inputs on the stored rows: the
+					// quarter kernels where matVecQuarters says, the four-row ones elsewhere.
+					if h := halfFormats[k.name]; h != nil && n%8 == 0 {
+						for _, batch := range []int{1, 2} {
+							xs := guardedFloats(t, batch*n, atEnd)
+							fill(rng, kindNormal, xs)
+							outs := guardedFloats(t, batch*rows, !atEnd)
+							wantOut := make([]float32, batch*rows)
+							matMulHalfGeneric(wantOut, xs, w, rows, n, batch, 0, rows, h)
+							halfRowsAVX2(outs, xs, w, rows, n, batch, 0, rows, h)
+							require.Equal(t, wantOut, []float32(outs), "%s stored rows batch=%d n=%d", k.name, batch, n)
+						}
+					}
 				}
 			}
 		}
 	}
 }
+
+// halfFormats are the 16-bit row formats by rowKinds name.
+var halfFormats = map[string]*halfFormat{"f16": &halfF16, "bf16": &halfBF16}
