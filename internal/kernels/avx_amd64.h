@@ -65,14 +65,62 @@
 	VPMOVZXWD M, Y; \
 	VPSLLD    $16, Y, Y
 
+// REDUCE4 combines the lanes of four rows (A-D, whose low halves are XA-XD) in Dot's
+// order into the low lanes of XA-XD; X8-X11 are scratch.
+#define REDUCE4(A, XA, B, XB, C, XC, D, XD) \
+	REDUCE8(A, XA, X8); \
+	REDUCE8(B, XB, X9); \
+	REDUCE8(C, XC, X10); \
+	REDUCE8(D, XD, X11)
+
 // ROW4END combines the lanes of four rows (Y0-Y3) in Dot's order and stores the four
 // results at DX; X8-X11 are scratch.
 #define ROW4END \
-	REDUCE8(Y0, X0, X8); \
-	REDUCE8(Y1, X1, X9); \
-	REDUCE8(Y2, X2, X10); \
-	REDUCE8(Y3, X3, X11); \
+	REDUCE4(Y0, X0, Y1, X1, Y2, X2, Y3, X3); \
 	VMOVSS X0, (DX); \
 	VMOVSS X1, 4(DX); \
 	VMOVSS X2, 8(DX); \
 	VMOVSS X3, 12(DX)
+
+// The quarter walks (rowdot_avx2_amd64.s, matmul_avx_amd64.s): four rows at a time, row i
+// of each of four quarters of q rows, each quarter one stream with its row two on
+// prefetched.
+//
+// QSTART points SI, R8, R9, R10 at the first rows of the four quarters (q rows of
+// STRIDEARG bytes apart: QARG and STRIDEARG, a register or an argument, from the row at
+// WARG) and R11, R12, R13, BX at the rows two on; AX is scratch.
+#define QSTART(WARG, QARG, STRIDEARG) \
+	MOVQ  WARG, SI; \
+	MOVQ  QARG, BX; \
+	IMULQ STRIDEARG, BX; \
+	LEAQ  (SI)(BX*1), R8; \
+	LEAQ  (R8)(BX*1), R9; \
+	LEAQ  (R9)(BX*1), R10; \
+	MOVQ  STRIDEARG, AX; \
+	LEAQ  (SI)(AX*2), R11; \
+	LEAQ  (R8)(AX*2), R12; \
+	LEAQ  (R9)(AX*2), R13; \
+	LEAQ  (R10)(AX*2), BX
+
+// QSTORE4 stores the results A, B, C, D of the four quarters' rows at CX, CX + 4q,
+// CX + 8q and CX + 12q bytes, q in AX (CX is moved).
+#define QSTORE4(A, B, C, D) \
+	VMOVSS A, (CX); \
+	VMOVSS B, (CX)(AX*4); \
+	LEAQ   (CX)(AX*8), CX; \
+	VMOVSS C, (CX); \
+	VMOVSS D, (CX)(AX*4)
+
+// QNEXT moves the row, prefetch and output pointers on by one row (STRIDEARG bytes, and 4
+// bytes at DX); AX is scratch.
+#define QNEXT(STRIDEARG) \
+	MOVQ STRIDEARG, AX; \
+	ADDQ AX, SI; \
+	ADDQ AX, R8; \
+	ADDQ AX, R9; \
+	ADDQ AX, R10; \
+	ADDQ AX, R11; \
+	ADDQ AX, R12; \
+	ADDQ AX, R13; \
+	ADDQ AX, BX; \
+	ADDQ $4, DX

@@ -250,28 +250,38 @@ rowdone:
 	VZEROUPPER
 	RET
 
+// ROWS4GROUP is one group of eight columns of dotRowsX4AVX and dotRowsQ4AVX: the rows at
+// SI, R8, R9, R10 times x at DI (byte offset AX) added to their lanes Y0-Y3, x first,
+// VMULPS then VADDPS, and the same offset of the rows at R11, R12, R13, BX prefetched into
+// L2.
+#define ROWS4GROUP \
+	PREFETCHT1 (R11)(AX*1); \
+	PREFETCHT1 (R12)(AX*1); \
+	PREFETCHT1 (R13)(AX*1); \
+	PREFETCHT1 (BX)(AX*1); \
+	VMOVUPS    (DI)(AX*1), Y8; \
+	VMULPS     (SI)(AX*1), Y8, Y4; \
+	VMULPS     (R8)(AX*1), Y8, Y5; \
+	VMULPS     (R9)(AX*1), Y8, Y6; \
+	VMULPS     (R10)(AX*1), Y8, Y7; \
+	VADDPS     Y4, Y0, Y0; \
+	VADDPS     Y5, Y1, Y1; \
+	VADDPS     Y6, Y2, Y2; \
+	VADDPS     Y7, Y3, Y3
+
 // func dotRowsQ4AVX(out, w, x *float32, q, n, stride int)
 //
-// dotRowsX4AVX's arithmetic over four quarters of 4q rows side by side (see the quarter
-// kernels in rowdot_avx2_amd64.s): rows i, i+q, i+2q and i+3q (stride floats apart) for
-// i = 0..q-1, each quarter one sequential stream with its row two on prefetched into L2, the
-// results at out[i], out[i+q], out[i+2q] and out[i+3q]. q > 0, n a positive multiple of 8.
+// dotRowsX4AVX's arithmetic over four quarters of 4q rows side by side (QSTART in
+// avx_amd64.h): rows i, i+q, i+2q and i+3q (stride floats apart) for i = 0..q-1, each
+// quarter one sequential stream with its row two on prefetched into L2, the results at
+// out[i], out[i+q], out[i+2q] and out[i+3q]. q > 0, n a positive multiple of 8.
 TEXT ·dotRowsQ4AVX(SB), NOSPLIT, $0-48
-	MOVQ  out+0(FP), DX
-	MOVQ  w+8(FP), SI
-	MOVQ  x+16(FP), DI
-	MOVQ  q+24(FP), R15
-	MOVQ  stride+40(FP), R14
-	SHLQ  $2, R14 // bytes from one row to the next
-	MOVQ  R15, BX
-	IMULQ R14, BX // bytes from one quarter to the next
-	LEAQ  (SI)(BX*1), R8
-	LEAQ  (R8)(BX*1), R9
-	LEAQ  (R9)(BX*1), R10
-	LEAQ  (SI)(R14*2), R11
-	LEAQ  (R8)(R14*2), R12
-	LEAQ  (R9)(R14*2), R13
-	LEAQ  (R10)(R14*2), BX
+	MOVQ out+0(FP), DX
+	MOVQ x+16(FP), DI
+	MOVQ q+24(FP), R15
+	MOVQ stride+40(FP), R14
+	SHLQ $2, R14 // bytes from one row to the next
+	QSTART(w+8(FP), q+24(FP), R14)
 
 q4row:
 	VXORPS Y0, Y0, Y0
@@ -283,44 +293,18 @@ q4row:
 	SHLQ   $2, CX // bytes per row
 
 q4group:
-	PREFETCHT1 (R11)(AX*1)
-	PREFETCHT1 (R12)(AX*1)
-	PREFETCHT1 (R13)(AX*1)
-	PREFETCHT1 (BX)(AX*1)
-	VMOVUPS    (DI)(AX*1), Y8
-	VMULPS     (SI)(AX*1), Y8, Y4
-	VMULPS     (R8)(AX*1), Y8, Y5
-	VMULPS     (R9)(AX*1), Y8, Y6
-	VMULPS     (R10)(AX*1), Y8, Y7
-	VADDPS     Y4, Y0, Y0
-	VADDPS     Y5, Y1, Y1
-	VADDPS     Y6, Y2, Y2
-	VADDPS     Y7, Y3, Y3
-	ADDQ       $32, AX
-	CMPQ       AX, CX
-	JNE        q4group
+	ROWS4GROUP
+	ADDQ $32, AX
+	CMPQ AX, CX
+	JNE  q4group
 
-	REDUCE8(Y0, X0, X8)
-	REDUCE8(Y1, X1, X9)
-	REDUCE8(Y2, X2, X10)
-	REDUCE8(Y3, X3, X11)
-	MOVQ   q+24(FP), AX
-	VMOVSS X0, (DX)
-	VMOVSS X1, (DX)(AX*4)
-	VMOVSS X2, (DX)(AX*8)
-	LEAQ   (DX)(AX*8), CX
-	VMOVSS X3, (CX)(AX*4)
-	ADDQ   $4, DX
-	ADDQ   R14, SI
-	ADDQ   R14, R8
-	ADDQ   R14, R9
-	ADDQ   R14, R10
-	ADDQ   R14, R11
-	ADDQ   R14, R12
-	ADDQ   R14, R13
-	ADDQ   R14, BX
-	DECQ   R15
-	JNZ    q4row
+	REDUCE4(Y0, X0, Y1, X1, Y2, X2, Y3, X3)
+	MOVQ q+24(FP), AX
+	MOVQ DX, CX
+	QSTORE4(X0, X1, X2, X3)
+	QNEXT(R14)
+	DECQ R15
+	JNZ  q4row
 	VZEROUPPER
 	RET
 
@@ -357,27 +341,12 @@ x4rows:
 	XORQ   AX, AX
 
 x4group:
-	PREFETCHT1 (R11)(AX*1)
-	PREFETCHT1 (R12)(AX*1)
-	PREFETCHT1 (R13)(AX*1)
-	PREFETCHT1 (BX)(AX*1)
-	VMOVUPS    (DI)(AX*1), Y8
-	VMULPS     (SI)(AX*1), Y8, Y4
-	VMULPS     (R8)(AX*1), Y8, Y5
-	VMULPS     (R9)(AX*1), Y8, Y6
-	VMULPS     (R10)(AX*1), Y8, Y7
-	VADDPS     Y4, Y0, Y0
-	VADDPS     Y5, Y1, Y1
-	VADDPS     Y6, Y2, Y2
-	VADDPS     Y7, Y3, Y3
+	ROWS4GROUP
 	ADDQ       $32, AX
 	CMPQ       AX, CX
 	JNE        x4group
 
-	REDUCE8(Y0, X0, X8)
-	REDUCE8(Y1, X1, X9)
-	REDUCE8(Y2, X2, X10)
-	REDUCE8(Y3, X3, X11)
+	REDUCE4(Y0, X0, Y1, X1, Y2, X2, Y3, X3)
 	VMOVSS X0, (DX)
 	VMOVSS X1, 4(DX)
 	VMOVSS X2, 8(DX)

@@ -141,44 +141,6 @@ L: \
 // core read such a matrix at 12.3–12.4 GB/s that way and at 22.3–22.7 GB/s in quarters
 // (2,048 halves: 18.2–19.1 against 20.1–20.8; BenchmarkMatVecWalk).
 
-// QSTART points SI, R8, R9, R10 at the first rows of the four quarters (q rows of STRIDE
-// bytes apart: QARG and STRIDEARG, from the row at WARG) and R11, R12, R13, BX at the
-// rows two on.
-#define QSTART(WARG, QARG, STRIDEARG) \
-	MOVQ  WARG, SI; \
-	MOVQ  QARG, BX; \
-	IMULQ STRIDEARG, BX; \
-	LEAQ  (SI)(BX*1), R8; \
-	LEAQ  (R8)(BX*1), R9; \
-	LEAQ  (R9)(BX*1), R10; \
-	MOVQ  STRIDEARG, AX; \
-	LEAQ  (SI)(AX*2), R11; \
-	LEAQ  (R8)(AX*2), R12; \
-	LEAQ  (R9)(AX*2), R13; \
-	LEAQ  (R10)(AX*2), BX
-
-// QSTORE4 stores the results A, B, C, D of the four quarters' rows at CX, CX + 4q,
-// CX + 8q and CX + 12q bytes, q in AX (CX is moved).
-#define QSTORE4(A, B, C, D) \
-	VMOVSS A, (CX); \
-	VMOVSS B, (CX)(AX*4); \
-	LEAQ   (CX)(AX*8), CX; \
-	VMOVSS C, (CX); \
-	VMOVSS D, (CX)(AX*4)
-
-// QNEXT moves the row, prefetch and output pointers on by one row.
-#define QNEXT(STRIDEARG) \
-	MOVQ STRIDEARG, AX; \
-	ADDQ AX, SI; \
-	ADDQ AX, R8; \
-	ADDQ AX, R9; \
-	ADDQ AX, R10; \
-	ADDQ AX, R11; \
-	ADDQ AX, R12; \
-	ADDQ AX, R13; \
-	ADDQ AX, BX; \
-	ADDQ $4, DX
-
 // ROW4QUARTERS is the whole of a one-input quarter kernel, for the arguments (out *float32,
 // w *byte, x *float32, c, q, n, stride int); LROW and LGROUP are its labels.
 #define ROW4QUARTERS(LOAD, LROW, LGROUP) \
@@ -198,10 +160,7 @@ LGROUP: \
 	ADDQ   $8, AX; \
 	CMPQ   AX, CX; \
 	JNE    LGROUP; \
-	REDUCE8(Y0, X0, X8); \
-	REDUCE8(Y1, X1, X9); \
-	REDUCE8(Y2, X2, X10); \
-	REDUCE8(Y3, X3, X11); \
+	REDUCE4(Y0, X0, Y1, X1, Y2, X2, Y3, X3); \
 	MOVQ   q+32(FP), AX; \
 	MOVQ   DX, CX; \
 	QSTORE4(X0, X1, X2, X3); \
@@ -236,17 +195,11 @@ LGROUP: \
 	ADDQ   $8, AX; \
 	CMPQ   AX, CX; \
 	JNE    LGROUP; \
-	REDUCE8(Y0, X0, X8); \
-	REDUCE8(Y1, X1, X9); \
-	REDUCE8(Y2, X2, X10); \
-	REDUCE8(Y3, X3, X11); \
+	REDUCE4(Y0, X0, Y1, X1, Y2, X2, Y3, X3); \
 	MOVQ   q+40(FP), AX; \
 	MOVQ   DX, CX; \
 	QSTORE4(X0, X1, X2, X3); \
-	REDUCE8(Y4, X4, X8); \
-	REDUCE8(Y5, X5, X9); \
-	REDUCE8(Y6, X6, X10); \
-	REDUCE8(Y7, X7, X11); \
+	REDUCE4(Y4, X4, Y5, X5, Y6, X6, Y7, X7); \
 	MOVQ   outStride+8(FP), CX; \
 	LEAQ   (DX)(CX*4), CX; \
 	QSTORE4(X4, X5, X6, X7); \
