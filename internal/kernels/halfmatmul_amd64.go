@@ -27,6 +27,18 @@ var (
 	halfBF16 = halfFormat{dotBF16Generic, DecodeBF16, halfKernels{implBF16AVX2, implHalfAVX512, dotBF16AVX2, dotBF16x4AVX2, dotBF16Q4AVX2, dotBF16Q4x2AVX2, dotBF16x4x2AVX2, dotBF16x4x4AVX512}}
 )
 
+// quarterChunk bounds the bytes of rows (four quarters' worth) that halfRowsAVX2 multiplies
+// by every pair of a batch's inputs before it moves on: they stay in L2 meanwhile.
+// quarterRowBytes is the longest row that batches of three to eight inputs read in quarters:
+// on Zen 3 (two threads, `kvref bench --batches`, alternating binaries, medians) stories110M
+// f16 (rows of 1,536 bytes) took 14.8 → 13.7 ms a step at batch 3, 16.1 → 12.8 at 4 and
+// 32.3 → 30.0 at 8, and with two inputs 11.8 → 9.6; TinyLlama f16 (4,096 bytes), whose
+// products at those batches are bound by arithmetic, 129.8 → 134.2 at batch 4 and even at 8.
+const (
+	quarterChunk    = 128 << 10
+	quarterRowBytes = 2048
+)
+
 // halfRowsMaxBatch and halfRows4MaxBatch are the largest batches MatMulF16 and MatMulBF16
 // multiply on the stored rows, two inputs at a time (AVX2) or four (AVX-512); larger ones
 // widen blocks of rows for the matrix kernels, whose register blocking then repays the
@@ -40,18 +52,6 @@ var (
 // 278–281. With fours (dotF16x4x4AVX512): batch 4 68–79, 8 115–135, 12 168–186 against
 // 208–226 widened, 16 228–248 against 260–286, 24 336–338 against 349–366, 32 434–488
 // against 464–466.
-// quarterChunk bounds the bytes of rows (four quarters' worth) that halfRowsAVX2 multiplies
-// by every pair of a batch's inputs before it moves on: they stay in L2 meanwhile.
-// quarterRowBytes is the longest row that batches of three to eight inputs read in quarters:
-// on Zen 3 (two threads, `kvref bench --batches`, alternating binaries, medians) stories110M
-// f16 (rows of 1,536 bytes) took 14.8 → 13.7 ms a step at batch 3, 16.1 → 12.8 at 4 and
-// 32.3 → 30.0 at 8, and with two inputs 11.8 → 9.6; TinyLlama f16 (4,096 bytes), whose
-// products at those batches are bound by arithmetic, 129.8 → 134.2 at batch 4 and even at 8.
-const (
-	quarterChunk    = 128 << 10
-	quarterRowBytes = 2048
-)
-
 const (
 	halfRowsMaxBatch  = 8
 	halfRows4MaxBatch = 24
