@@ -33,7 +33,7 @@ func BenchmarkMatVecWalk(b *testing.B) {
 			}
 			size := c.rows * c.cols * elem
 			copies := max(2, (256<<20)/size)
-			w32 := make([]float32, 0)
+			var w32 []float32
 			var w16 []byte
 			if c.format == "f32" {
 				w32 = randomFloats(copies*c.rows*c.cols, 7)
