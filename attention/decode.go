@@ -128,6 +128,18 @@ func attendDecode(att, q []float32, pool *kvcache.Pool, layer int, rows []Query,
 		}
 		kv := sc.kv[:g.m*hd]
 		refs := sc.refs[g.r0:g.r1]
+		if group == 1 && len(refs) == 1 && strided {
+			// One query head per KV head meets this block alone (a sequence of its own):
+			// every head of the range is scored in one call, where the f32 or f16 keys
+			// lie, straight into the row's scores.
+			i := refs[0]
+			row := rows[dec[i]]
+			lo, n := rowSlots(row, g.idx, bs, s)
+			krows := pool.KRows(layer, g.phys, g.a, g.m)
+			cfg.KType.DotHeadRange(sc.scores[sc.off[i]+g.idx*bs+lo:], row.Pos+1, sc.qs[i*hd:], len(dec)*hd,
+				krows[(lo-g.a)*krb:(n-g.a)*krb], n-lo, kh0, kh1, s.KVHeads, hd)
+			continue
+		}
 		for kvh := kh0; kvh < kh1; kvh++ {
 			// An f32 cache's keys are read in place by a query that meets them alone;
 			// products of several queries take a decoded copy.
@@ -206,22 +218,23 @@ func attendDecode(att, q []float32, pool *kvcache.Pool, layer int, rows []Query,
 			prefetchSegment(pool.VRows(layer, n.phys, n.a, n.m), cfg.VRowBytes(), vlo, vhi)
 		}
 		kv := sc.kv[:g.m*hd]
-		// One query head meets this block alone (a sequence of its own, one query head per
-		// KV head): an f16 cache's values are added where they lie (AxpyHeads' strided
-		// kernel, AxpyRows' bits), without a decoded copy.
-		alone := (g.r1-g.r0)*group == 1 && vStrided
+		if (g.r1-g.r0)*group == 1 && vStrided {
+			// One query head per KV head meets this block alone (a sequence of its own):
+			// the f32 or f16 values are added where they lie (AxpyRows' bits, without a
+			// decoded copy), every head of the range in one call.
+			i := sc.refs[g.r0]
+			b := dec[i]
+			lo, n := rowSlots(rows[b], g.idx, bs, s)
+			vrows := pool.VRows(layer, g.phys, g.a, g.m)
+			cfg.VType.AxpyHeadRange(att[b*qDim+kh0*hd:b*qDim+kh1*hd], hd, sc.scores[sc.off[i]+g.idx*bs+lo:], rows[b].Pos+1,
+				vrows[(lo-g.a)*vrb:(n-g.a)*vrb], n-lo, kh0, kh1, s.KVHeads, hd)
+			continue
+		}
 		for kvh := kh0; kvh < kh1; kvh++ {
 			// An f32 cache's values are read in place (kernels.AxpyRowsStrided, AxpyRows'
 			// bits); the other types' are decoded once for all the rows.
 			vrows := pool.VRows(layer, g.phys, g.a, g.m)
 			view, stride, direct := cfg.VType.F32Heads(vrows, g.m, kvh, s.KVHeads, hd)
-			if alone && !direct {
-				b := dec[sc.refs[g.r0]]
-				lo, n := rowSlots(rows[b], g.idx, bs, s)
-				at := sc.off[sc.refs[g.r0]] + (kvh-kh0)*(rows[b].Pos+1) + g.idx*bs + lo
-				cfg.VType.AxpyHeads(att[b*qDim+kvh*hd:b*qDim+(kvh+1)*hd], sc.scores[at:at+n-lo], vrows[(lo-g.a)*vrb:(n-g.a)*vrb], kvh, s.KVHeads, hd)
-				continue
-			}
 			if !direct {
 				cfg.VType.DecodeHeads(kv, vrows, kvh, s.KVHeads, hd)
 			}

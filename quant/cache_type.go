@@ -65,6 +65,10 @@ type cacheFormat struct {
 	axpyHead  func(dst []float32, a float32, head []byte)
 	dotHeads  func(scores, q []float32, rows []byte, head, kvHeads, headDim, rowBytes int) bool
 	axpyHeads func(dst, a []float32, rows []byte, head, kvHeads, headDim int) bool
+	// dotHeadRange and axpyHeadRange do DotHeadRange and AxpyHeadRange (a run of heads)
+	// in one kernel call and report false when they cannot (the heads then go one by one).
+	dotHeadRange  func(scores []float32, scoreStride int, q []float32, qStride int, rows []byte, n, h0, h1, kvHeads, headDim, rowBytes int) bool
+	axpyHeadRange func(dst []float32, dstStride int, a []float32, aStride int, rows []byte, n, h0, h1, kvHeads, headDim, rowBytes int) bool
 	// decodeHeads, when set, is DecodeHeads in one strided kernel; it reports false when it
 	// cannot (the rows are then decoded one by one).
 	decodeHeads func(dst []float32, rows []byte, head, kvHeads, headDim, rowBytes int) bool
@@ -78,10 +82,11 @@ var cacheFormats = [numCacheTypes]cacheFormat{
 	F32: {name: "f32", aliases: []string{"fp32"}, valueBytes: 4,
 		encode: rowCodec(encodeF32), decodeHead: decodeF32, decodeRow: decodeF32,
 		dotHead: dotF32Head, axpyHead: axpyF32Head, dotHeads: dotF32Heads, axpyHeads: axpyF32Heads,
-		decodeHeads: decodeF32Heads},
+		dotHeadRange: dotF32HeadRange, axpyHeadRange: axpyF32HeadRange, decodeHeads: decodeF32Heads},
 	F16: {name: "f16", aliases: []string{"fp16"}, valueBytes: 2,
 		encode: rowCodec(encodeF16), decodeHead: decodeF16, decodeRow: decodeF16,
-		dotHead: kernels.DotF16, dotHeads: dotF16Heads, axpyHeads: axpyF16Heads, decodeHeads: decodeF16Heads},
+		dotHead: kernels.DotF16, dotHeads: dotF16Heads, axpyHeads: axpyF16Heads,
+		dotHeadRange: dotF16HeadRange, axpyHeadRange: axpyF16HeadRange, decodeHeads: decodeF16Heads},
 	BF16: {name: "bf16", valueBytes: 2,
 		encode: rowCodec(encodeBF16), decodeHead: decodeBF16, decodeRow: decodeBF16, dotHead: kernels.DotBF16},
 	Int8: {name: "int8", valueBytes: 1, headScale: scaleBytes,
