@@ -120,24 +120,33 @@ func attendDecode(att, q []float32, pool *kvcache.Pool, layer int, rows []Query,
 	for k := range min(prefetchSegments, len(sc.segs)) {
 		prefetchSegment(pool.KRows(layer, sc.segs[k].phys, sc.segs[k].a, sc.segs[k].m), cfg.KRowBytes(), klo, khi)
 	}
+	// A segment that one query head per KV head meets alone (a sequence of its own) is read
+	// in place, every head of the range in one call; a cache type that prefetches the next
+	// segment's rows in that call (quant.CacheType.PrefetchesNext) does it spread over the
+	// work, better than prefetchSegment's burst.
+	lone := func(g decodeSegment) bool { return group == 1 && g.r1-g.r0 == 1 }
 	strided, krb := cfg.KType.StridedDotHeads(), cfg.KRowBytes()
+	kNext := strided && cfg.KType.PrefetchesNext()
 	for k, g := range sc.segs {
 		if k+prefetchSegments < len(sc.segs) {
-			n := sc.segs[k+prefetchSegments]
-			prefetchSegment(pool.KRows(layer, n.phys, n.a, n.m), krb, klo, khi)
+			if n := sc.segs[k+prefetchSegments]; !(kNext && lone(n)) {
+				prefetchSegment(pool.KRows(layer, n.phys, n.a, n.m), krb, klo, khi)
+			}
 		}
 		kv := sc.kv[:g.m*hd]
 		refs := sc.refs[g.r0:g.r1]
-		if group == 1 && len(refs) == 1 && strided {
-			// One query head per KV head meets this block alone (a sequence of its own):
-			// every head of the range is scored in one call, where the f32 or f16 keys
-			// lie, straight into the row's scores.
+		if lone(g) && strided {
+			// Scored straight into the row's scores.
 			i := refs[0]
 			row := rows[dec[i]]
 			lo, n := rowSlots(row, g.idx, bs, s)
 			krows := pool.KRows(layer, g.phys, g.a, g.m)
+			var next []byte
+			if k+1 < len(sc.segs) {
+				next = pool.KRows(layer, sc.segs[k+1].phys, sc.segs[k+1].a, sc.segs[k+1].m)
+			}
 			cfg.KType.DotHeadRange(sc.scores[sc.off[i]+g.idx*bs+lo:], row.Pos+1, sc.qs[i*hd:], len(dec)*hd,
-				krows[(lo-g.a)*krb:(n-g.a)*krb], n-lo, kh0, kh1, s.KVHeads, hd)
+				krows[(lo-g.a)*krb:(n-g.a)*krb], n-lo, kh0, kh1, s.KVHeads, hd, next)
 			continue
 		}
 		for kvh := kh0; kvh < kh1; kvh++ {
@@ -209,25 +218,30 @@ func attendDecode(att, q []float32, pool *kvcache.Pool, layer int, rows []Query,
 	// the group in every row that holds the block, weighted; the segments go in position
 	// order.
 	vStrided, vrb := cfg.VType.StridedAxpyHeads(), cfg.VRowBytes()
+	vNext := vStrided && cfg.VType.PrefetchesNext()
 	for k := range min(prefetchSegments, len(sc.segs)) {
-		prefetchSegment(pool.VRows(layer, sc.segs[k].phys, sc.segs[k].a, sc.segs[k].m), cfg.VRowBytes(), vlo, vhi)
+		prefetchSegment(pool.VRows(layer, sc.segs[k].phys, sc.segs[k].a, sc.segs[k].m), vrb, vlo, vhi)
 	}
 	for k, g := range sc.segs {
 		if k+prefetchSegments < len(sc.segs) {
-			n := sc.segs[k+prefetchSegments]
-			prefetchSegment(pool.VRows(layer, n.phys, n.a, n.m), cfg.VRowBytes(), vlo, vhi)
+			if n := sc.segs[k+prefetchSegments]; !(vNext && lone(n)) {
+				prefetchSegment(pool.VRows(layer, n.phys, n.a, n.m), vrb, vlo, vhi)
+			}
 		}
 		kv := sc.kv[:g.m*hd]
-		if (g.r1-g.r0)*group == 1 && vStrided {
-			// One query head per KV head meets this block alone (a sequence of its own):
-			// the f32 or f16 values are added where they lie (AxpyRows' bits, without a
-			// decoded copy), every head of the range in one call.
+		if lone(g) && vStrided {
+			// The f32 or f16 values are added where they lie (AxpyRows' bits, without a
+			// decoded copy).
 			i := sc.refs[g.r0]
 			b := dec[i]
 			lo, n := rowSlots(rows[b], g.idx, bs, s)
 			vrows := pool.VRows(layer, g.phys, g.a, g.m)
+			var next []byte
+			if k+1 < len(sc.segs) {
+				next = pool.VRows(layer, sc.segs[k+1].phys, sc.segs[k+1].a, sc.segs[k+1].m)
+			}
 			cfg.VType.AxpyHeadRange(att[b*qDim+kh0*hd:b*qDim+kh1*hd], hd, sc.scores[sc.off[i]+g.idx*bs+lo:], rows[b].Pos+1,
-				vrows[(lo-g.a)*vrb:(n-g.a)*vrb], n-lo, kh0, kh1, s.KVHeads, hd)
+				vrows[(lo-g.a)*vrb:(n-g.a)*vrb], n-lo, kh0, kh1, s.KVHeads, hd, next)
 			continue
 		}
 		for kvh := kh0; kvh < kh1; kvh++ {

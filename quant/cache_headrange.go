@@ -14,12 +14,17 @@ import (
 // (kernels.DotHeadsStrided, kernels.DotF16HeadsStrided); the other types go head by head.
 // It panics on a wrong shape, a stride shorter than what it steps over, or slices that
 // end before the last head or row.
-func (t CacheType) DotHeadRange(scores []float32, scoreStride int, q []float32, qStride int, rows []byte, n, h0, h1, kvHeads, headDim int) {
+//
+// next (nil for none) holds the rows the caller reads after these, laid out as rows (the
+// next cache block's slots): a type whose kernel can (PrefetchesNext: f16) asks the memory
+// for the same heads of them while it works. It is only a hint; the results do not depend
+// on it.
+func (t CacheType) DotHeadRange(scores []float32, scoreStride int, q []float32, qStride int, rows []byte, n, h0, h1, kvHeads, headDim int, next []byte) {
 	rb := t.checkHeadRange("DotHeadRange", scoreStride, len(scores), qStride, len(q), len(rows), n, h0, h1, kvHeads, headDim)
 	if n == 0 || h0 == h1 {
 		return
 	}
-	if f := t.format(); f.dotHeadRange != nil && f.dotHeadRange(scores, scoreStride, q, qStride, rows, n, h0, h1, kvHeads, headDim, rb) {
+	if f := t.format(); f.dotHeadRange != nil && f.dotHeadRange(scores, scoreStride, q, qStride, rows, n, h0, h1, kvHeads, headDim, rb, next) {
 		return
 	}
 	for h := h0; h < h1; h++ {
@@ -33,13 +38,13 @@ func (t CacheType) DotHeadRange(scores []float32, scoreStride int, q []float32, 
 // dst[(h-h0)·dstStride : (h-h0)·dstStride+headDim] for i = 0, 1, ..., n-1 in that order —
 // the same bits as one AxpyHeads per head (f32 and f16 in one strided kernel,
 // kernels.AxpyHeadsStrided and kernels.AxpyF16HeadsStrided). It panics as DotHeadRange
-// does.
-func (t CacheType) AxpyHeadRange(dst []float32, dstStride int, a []float32, aStride int, rows []byte, n, h0, h1, kvHeads, headDim int) {
+// does, and takes next as DotHeadRange does.
+func (t CacheType) AxpyHeadRange(dst []float32, dstStride int, a []float32, aStride int, rows []byte, n, h0, h1, kvHeads, headDim int, next []byte) {
 	rb := t.checkHeadRange("AxpyHeadRange", aStride, len(a), dstStride, len(dst), len(rows), n, h0, h1, kvHeads, headDim)
 	if n == 0 || h0 == h1 {
 		return
 	}
-	if f := t.format(); f.axpyHeadRange != nil && f.axpyHeadRange(dst, dstStride, a, aStride, rows, n, h0, h1, kvHeads, headDim, rb) {
+	if f := t.format(); f.axpyHeadRange != nil && f.axpyHeadRange(dst, dstStride, a, aStride, rows, n, h0, h1, kvHeads, headDim, rb, next) {
 		return
 	}
 	for h := h0; h < h1; h++ {
@@ -74,7 +79,7 @@ func (t CacheType) checkHeadRange(what string, rowStride, rowLen, vecStride, vec
 // The range reads of cacheFormats: every head of the run in one strided kernel.
 
 // dotF32HeadRange views the rows' heads in place (false when they cannot be viewed).
-func dotF32HeadRange(scores []float32, scoreStride int, q []float32, qStride int, rows []byte, n, h0, h1, kvHeads, headDim, _ int) bool {
+func dotF32HeadRange(scores []float32, scoreStride int, q []float32, qStride int, rows []byte, n, h0, h1, kvHeads, headDim, _ int, _ []byte) bool {
 	v, stride, ok := f32HeadRange(rows, n, h0, h1, kvHeads, headDim)
 	if ok {
 		kernels.DotHeadsStrided(scores, scoreStride, q, qStride, h1-h0, headDim, v, n, stride)
@@ -83,7 +88,7 @@ func dotF32HeadRange(scores []float32, scoreStride int, q []float32, qStride int
 }
 
 // axpyF32HeadRange views the rows' heads in place (false when they cannot be viewed).
-func axpyF32HeadRange(dst []float32, dstStride int, a []float32, aStride int, rows []byte, n, h0, h1, kvHeads, headDim, _ int) bool {
+func axpyF32HeadRange(dst []float32, dstStride int, a []float32, aStride int, rows []byte, n, h0, h1, kvHeads, headDim, _ int, _ []byte) bool {
 	v, stride, ok := f32HeadRange(rows, n, h0, h1, kvHeads, headDim)
 	if ok {
 		kernels.AxpyHeadsStrided(dst, dstStride, a, aStride, h1-h0, headDim, v, n, stride)
@@ -100,14 +105,30 @@ func f32HeadRange(rows []byte, n, h0, h1, kvHeads, headDim int) (v []float32, st
 	return v, stride, ok
 }
 
-// dotF16HeadRange widens the halves where they lie.
-func dotF16HeadRange(scores []float32, scoreStride int, q []float32, qStride int, rows []byte, n, h0, h1, _, headDim, rowBytes int) bool {
-	kernels.DotF16HeadsStrided(scores, scoreStride, q, qStride, h1-h0, headDim, rows[2*h0*headDim:], n, rowBytes)
+// dotF16HeadRange widens the halves where they lie, and prefetches next's.
+func dotF16HeadRange(scores []float32, scoreStride int, q []float32, qStride int, rows []byte, n, h0, h1, _, headDim, rowBytes int, next []byte) bool {
+	kernels.DotF16HeadsStrided(scores, scoreStride, q, qStride, h1-h0, headDim, rows[2*h0*headDim:], n, rowBytes, headsOf(next, 2*h0*headDim))
 	return true
 }
 
-// axpyF16HeadRange widens the halves where they lie and keeps each head's sum in registers.
-func axpyF16HeadRange(dst []float32, dstStride int, a []float32, aStride int, rows []byte, n, h0, h1, _, headDim, rowBytes int) bool {
-	kernels.AxpyF16HeadsStrided(dst, dstStride, a, aStride, h1-h0, headDim, rows[2*h0*headDim:], n, rowBytes)
+// headsOf is rows from byte off on, or nil when rows ends before it.
+func headsOf(rows []byte, off int) []byte {
+	if off >= len(rows) {
+		return nil
+	}
+	return rows[off:]
+}
+
+// axpyF16HeadRange widens the halves where they lie and keeps each head's sum in registers,
+// and prefetches next's.
+func axpyF16HeadRange(dst []float32, dstStride int, a []float32, aStride int, rows []byte, n, h0, h1, _, headDim, rowBytes int, next []byte) bool {
+	kernels.AxpyF16HeadsStrided(dst, dstStride, a, aStride, h1-h0, headDim, rows[2*h0*headDim:], n, rowBytes, headsOf(next, 2*h0*headDim))
 	return true
+}
+
+// PrefetchesNext reports whether DotHeadRange and AxpyHeadRange ask the memory for the next
+// rows they are given while they work (f16), so that a caller need not prefetch those rows
+// itself.
+func (t CacheType) PrefetchesNext() bool {
+	return t < numCacheTypes && cacheFormats[t].prefetchesNext
 }

@@ -67,8 +67,10 @@ type cacheFormat struct {
 	axpyHeads func(dst, a []float32, rows []byte, head, kvHeads, headDim int) bool
 	// dotHeadRange and axpyHeadRange do DotHeadRange and AxpyHeadRange (a run of heads)
 	// in one kernel call and report false when they cannot (the heads then go one by one).
-	dotHeadRange  func(scores []float32, scoreStride int, q []float32, qStride int, rows []byte, n, h0, h1, kvHeads, headDim, rowBytes int) bool
-	axpyHeadRange func(dst []float32, dstStride int, a []float32, aStride int, rows []byte, n, h0, h1, kvHeads, headDim, rowBytes int) bool
+	dotHeadRange  func(scores []float32, scoreStride int, q []float32, qStride int, rows []byte, n, h0, h1, kvHeads, headDim, rowBytes int, next []byte) bool
+	axpyHeadRange func(dst []float32, dstStride int, a []float32, aStride int, rows []byte, n, h0, h1, kvHeads, headDim, rowBytes int, next []byte) bool
+	// prefetchesNext: dotHeadRange and axpyHeadRange ask the memory for their next rows.
+	prefetchesNext bool
 	// decodeHeads, when set, is DecodeHeads in one strided kernel; it reports false when it
 	// cannot (the rows are then decoded one by one).
 	decodeHeads func(dst []float32, rows []byte, head, kvHeads, headDim, rowBytes int) bool
@@ -86,7 +88,7 @@ var cacheFormats = [numCacheTypes]cacheFormat{
 	F16: {name: "f16", aliases: []string{"fp16"}, valueBytes: 2,
 		encode: rowCodec(encodeF16), decodeHead: decodeF16, decodeRow: decodeF16,
 		dotHead: kernels.DotF16, dotHeads: dotF16Heads, axpyHeads: axpyF16Heads,
-		dotHeadRange: dotF16HeadRange, axpyHeadRange: axpyF16HeadRange, decodeHeads: decodeF16Heads},
+		dotHeadRange: dotF16HeadRange, axpyHeadRange: axpyF16HeadRange, prefetchesNext: true, decodeHeads: decodeF16Heads},
 	BF16: {name: "bf16", valueBytes: 2,
 		encode: rowCodec(encodeBF16), decodeHead: decodeBF16, decodeRow: decodeBF16, dotHead: kernels.DotBF16},
 	Int8: {name: "int8", valueBytes: 1, headScale: scaleBytes,

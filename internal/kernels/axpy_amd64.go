@@ -70,6 +70,28 @@ func overlapsBefore(x, dst []float32) bool {
 //go:noescape
 func axpyF16RowsAVX2Asm(dst, a *float32, x *byte, n, stride, rows int)
 
+// axpyF16RowsNextAVX2Asm is axpyF16RowsAVX2Asm that prefetches, with each row's chunk of 64
+// columns, the bytes next bytes further (a distance, not a pointer: it may lead anywhere).
+//
+//go:noescape
+func axpyF16RowsNextAVX2Asm(dst, a *float32, x *byte, n, stride, rows, next int)
+
+// axpyF16RowsNext is axpyF16Rows that prefetches the rows of next (laid out as x's) while it
+// reads x's.
+func axpyF16RowsNext(dst, a []float32, x []byte, stride int, next []byte) {
+	n := len(dst)
+	n8 := n &^ 7
+	if !implAxpyF16AVX2.on || n8 == 0 || len(next) == 0 {
+		axpyF16Rows(dst, a, x, stride)
+		return
+	}
+	distance := int(uintptr(unsafe.Pointer(unsafe.SliceData(next))) - uintptr(unsafe.Pointer(unsafe.SliceData(x))))
+	axpyF16RowsNextAVX2Asm(unsafe.SliceData(dst), unsafe.SliceData(a), unsafe.SliceData(x), n8, stride, len(a), distance)
+	if n8 < n {
+		axpyF16RowsGeneric(dst[n8:], a, x[2*n8:], stride)
+	}
+}
+
 func axpyF16Rows(dst, a []float32, x []byte, stride int) {
 	n := len(dst)
 	n8 := n &^ 7

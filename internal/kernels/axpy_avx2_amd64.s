@@ -43,3 +43,27 @@ TEXT ·axpyF16RowsAVX2Asm(SB), NOSPLIT, $0-48
 	MOVQ stride+32(FP), R13
 	MOVQ rows+40(FP), R8
 	AXPYROWS(ROWAT16, F16ROW64STEPS, F16ROW8STEP)
+
+// F16ROW64NEXT is F16ROW64STEPS after prefetching the row's 64 halves at R14 bytes from
+// it into L2 (the same slot of the next cache block).
+#define F16ROW64NEXT \
+	PREFETCHT1 (R9)(R14*1); \
+	PREFETCHT1 64(R9)(R14*1); \
+	F16ROW64STEPS
+
+// func axpyF16RowsNextAVX2Asm(dst, a *float32, x *byte, n, stride, rows, next int)
+//
+// axpyF16RowsAVX2Asm (the same arithmetic) that, with each row's chunk of 64 columns,
+// prefetches the bytes next bytes further into L2 (PREFETCHT1): attention's values of one
+// head of a cache block, whose next block lies anywhere in the pool. A prefetch never
+// faults, so next may point anywhere.
+TEXT ·axpyF16RowsNextAVX2Asm(SB), NOSPLIT, $0-56
+	MOVQ dst+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ x+16(FP), DX
+	MOVQ n+24(FP), CX
+	SHLQ $2, CX
+	MOVQ stride+32(FP), R13
+	MOVQ rows+40(FP), R8
+	MOVQ next+48(FP), R14
+	AXPYROWS(ROWAT16, F16ROW64NEXT, F16ROW8STEP)

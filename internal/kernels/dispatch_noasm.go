@@ -13,6 +13,10 @@ func axpyRows(dst, a, x []float32, stride int) { axpyRowsGeneric(dst, a, x, stri
 
 func axpyF16Rows(dst, a []float32, x []byte, stride int) { axpyF16RowsGeneric(dst, a, x, stride) }
 
+func axpyF16RowsNext(dst, a []float32, x []byte, stride int, _ []byte) {
+	axpyF16RowsGeneric(dst, a, x, stride)
+}
+
 // decodef16
 
 func decodeF16(dst []float32, src []byte) { decodeF16Generic(dst, src) }
@@ -110,6 +114,10 @@ func dotBF16(x []float32, row []byte) float32 { return dotBF16Generic(x, row) }
 func dotF16Rows(out, x []float32, w []byte, rb int) { rowsGeneric(out, x, w, rb, dotF16Generic) }
 
 func dotF16RowsStrided(out, x []float32, w []byte, stride int) {
+	dotF16RowsStridedGeneric(out, x, w, stride)
+}
+
+func dotF16RowsStridedNext(out, x []float32, w []byte, stride int, _ []byte) {
 	dotF16RowsStridedGeneric(out, x, w, stride)
 }
 

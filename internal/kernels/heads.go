@@ -30,14 +30,30 @@ func DotHeadsStrided(out []float32, outStride int, q []float32, qStride, heads, 
 // stride bytes apart: row r's head h is the dim halves at w[r·stride + 2·h·dim:], and
 // out[h·outStride + r] = DotF16(q[h·qStride : h·qStride+dim], that head), one
 // DotF16RowsStrided per head, the same bits (an f16 cache's keys, read where they lie).
-func DotF16HeadsStrided(out []float32, outStride int, q []float32, qStride, heads, dim int, w []byte, rows, stride int) {
+//
+// next, laid out as w (nil for none), holds the rows the caller reads after these (the next
+// cache block's): while the kernel reads a head of four rows it asks the memory for the
+// same head of the same four rows of next (into L2), so that the next call finds them
+// there. A cache block's successor lies anywhere in the pool, where the hardware cannot
+// guess it; asked for in one burst before the work, the lines wait for L1's few miss
+// buffers instead (BenchmarkDecodeDepth). It is only a hint: the results do not depend on
+// next, and rows past its end are not asked for.
+func DotF16HeadsStrided(out []float32, outStride int, q []float32, qStride, heads, dim int, w []byte, rows, stride int, next []byte) {
 	if !checkHeadsStrided("DotF16HeadsStrided", "bytes", heads, dim, rows, outStride, len(out), qStride, len(q), 2, stride, len(w)) {
 		return
 	}
 	span := (rows-1)*stride + 2*dim
 	for h := range heads {
-		dotF16RowsStrided(out[h*outStride:h*outStride+rows], q[h*qStride:h*qStride+dim], w[2*h*dim:2*h*dim+span], stride)
+		dotF16RowsStridedNext(out[h*outStride:h*outStride+rows], q[h*qStride:h*qStride+dim], w[2*h*dim:2*h*dim+span], stride, headsFrom(next, 2*h*dim))
 	}
+}
+
+// headsFrom is next from byte off on, or nil when next ends before it.
+func headsFrom(next []byte, off int) []byte {
+	if off >= len(next) {
+		return nil
+	}
+	return next[off:]
 }
 
 // AxpyHeadsStrided adds, for every head h < heads, a[h·aStride + r] times row r's head h
@@ -56,14 +72,16 @@ func AxpyHeadsStrided(dst []float32, dstStride int, a []float32, aStride, heads,
 
 // AxpyF16HeadsStrided is AxpyHeadsStrided for rows of binary16 values that start stride
 // bytes apart (row r's head h at x[r·stride + 2·h·dim:]): one AxpyF16RowsStrided per head,
-// the same bits (an f16 cache's values, added where they lie).
-func AxpyF16HeadsStrided(dst []float32, dstStride int, a []float32, aStride, heads, dim int, x []byte, rows, stride int) {
+// the same bits (an f16 cache's values, added where they lie). next is
+// DotF16HeadsStrided's hint: the same heads of next's rows are asked for as each row is
+// added.
+func AxpyF16HeadsStrided(dst []float32, dstStride int, a []float32, aStride, heads, dim int, x []byte, rows, stride int, next []byte) {
 	if !checkHeadsStrided("AxpyF16HeadsStrided", "bytes", heads, dim, rows, aStride, len(a), dstStride, len(dst), 2, stride, len(x)) {
 		return
 	}
 	span := (rows-1)*stride + 2*dim
 	for h := range heads {
-		axpyF16Rows(dst[h*dstStride:h*dstStride+dim], a[h*aStride:h*aStride+rows], x[2*h*dim:2*h*dim+span], stride)
+		axpyF16RowsNext(dst[h*dstStride:h*dstStride+dim], a[h*aStride:h*aStride+rows], x[2*h*dim:2*h*dim+span], stride, headsFrom(next, 2*h*dim))
 	}
 }
 

@@ -33,7 +33,8 @@ func headsCases() []headsCase {
 // TestHeadsStridedIsOneHeadAtATime: DotHeadsStrided, DotF16HeadsStrided, AxpyHeadsStrided
 // and AxpyF16HeadsStrided equal Dot, DotF16 and Axpy row by row for each head, bit for bit,
 // at every level, for runs of 1-5 heads of 1-72 values in 0-16 rows with NaNs wherever no
-// head is (a kernel that read them would show it); the values between the per-head results
+// head is (a kernel that read them would show it), and the f16 kernels the same whether
+// they prefetch no next rows, as many or fewer; the values between the per-head results
 // stay as they were, and short slices or strides panic.
 func TestHeadsStridedIsOneHeadAtATime(t *testing.T) {
 	forEachLevel(t, func(t *testing.T) {
@@ -87,9 +88,17 @@ func TestHeadsStridedIsOneHeadAtATime(t *testing.T) {
 			got := slices.Repeat([]float32{42}, len(want))
 			DotHeadsStrided(got[:len(a)], outStride, q, qStride, c.heads, c.dim, w, c.rows, stride)
 			requireSameResults(t, want, got, false, "DotHeadsStrided "+what)
-			gotH := slices.Repeat([]float32{42}, len(want))
-			DotF16HeadsStrided(gotH[:len(a)], outStride, q, qStride, c.heads, c.dim, wh, c.rows, 2*stride)
-			requireSameResults(t, wantH, gotH, false, "DotF16HeadsStrided "+what)
+			// The next rows to prefetch: none, as many (other values), and fewer.
+			other := byteBuf(len(wh), 0)
+			for i := range other {
+				other[i] = byte(rng.IntN(256))
+			}
+			nexts := [][]byte{nil, other, other[:len(other)/2]}
+			for _, next := range nexts {
+				gotH := slices.Repeat([]float32{42}, len(want))
+				DotF16HeadsStrided(gotH[:len(a)], outStride, q, qStride, c.heads, c.dim, wh, c.rows, 2*stride, next)
+				requireSameResults(t, wantH, gotH, false, fmt.Sprintf("DotF16HeadsStrided %s next %d bytes", what, len(next)))
+			}
 
 			// Weighted sums: head h's output at dst[h·qStride:], the values between kept.
 			dst := make([]float32, len(q)+1)
@@ -102,17 +111,20 @@ func TestHeadsStridedIsOneHeadAtATime(t *testing.T) {
 					Axpy(sumH[h*qStride:h*qStride+c.dim], a[h*outStride+r], widenF16(wh[2*o:2*(o+c.dim)]))
 				}
 			}
-			gotSum, gotSumH := slices.Clone(dst), slices.Clone(dst)
+			gotSum := slices.Clone(dst)
 			AxpyHeadsStrided(gotSum[:len(q)], qStride, a, outStride, c.heads, c.dim, w, c.rows, stride)
 			requireSameResults(t, sum, gotSum, false, "AxpyHeadsStrided "+what)
-			AxpyF16HeadsStrided(gotSumH[:len(q)], qStride, a, outStride, c.heads, c.dim, wh, c.rows, 2*stride)
-			requireSameResults(t, sumH, gotSumH, false, "AxpyF16HeadsStrided "+what)
+			for _, next := range nexts {
+				gotSumH := slices.Clone(dst)
+				AxpyF16HeadsStrided(gotSumH[:len(q)], qStride, a, outStride, c.heads, c.dim, wh, c.rows, 2*stride, next)
+				requireSameResults(t, sumH, gotSumH, false, fmt.Sprintf("AxpyF16HeadsStrided %s next %d bytes", what, len(next)))
+			}
 		}
 
 		// Two heads of 8 in two rows of 16 floats (32 bytes of halves).
 		out, q, w, wh := make([]float32, 4), make([]float32, 16), make([]float32, 32), make([]byte, 64)
 		require.NotPanics(t, func() { DotHeadsStrided(out, 2, q, 8, 2, 8, w, 2, 16) })
-		require.NotPanics(t, func() { DotF16HeadsStrided(out, 2, q, 8, 2, 8, wh, 2, 32) })
+		require.NotPanics(t, func() { DotF16HeadsStrided(out, 2, q, 8, 2, 8, wh, 2, 32, wh) })
 		require.Panics(t, func() { DotHeadsStrided(out, 2, q, 8, 2, 8, w[:31], 2, 16) }, "rows end early")
 		require.Panics(t, func() { DotHeadsStrided(out, 2, q, 8, 2, 8, w, 2, 15) }, "stride shorter than the heads")
 		require.Panics(t, func() { DotHeadsStrided(out[:3], 2, q, 8, 2, 8, w, 2, 16) }, "scores end early")
@@ -120,11 +132,11 @@ func TestHeadsStridedIsOneHeadAtATime(t *testing.T) {
 		require.Panics(t, func() { DotHeadsStrided(out, 2, q[:15], 8, 2, 8, w, 2, 16) }, "queries end early")
 		require.Panics(t, func() { DotHeadsStrided(out, 2, q, 7, 2, 8, w, 2, 16) }, "query stride shorter than a head")
 		require.Panics(t, func() { DotHeadsStrided(out, 2, q, 8, 2, 0, w, 2, 16) }, "a head of no values")
-		require.Panics(t, func() { DotF16HeadsStrided(out, 2, q, 8, 2, 8, wh[:63], 2, 32) }, "f16 rows end early")
-		require.Panics(t, func() { DotF16HeadsStrided(out, 2, q, 8, 2, 8, wh, 2, 31) }, "f16 stride shorter than the heads")
+		require.Panics(t, func() { DotF16HeadsStrided(out, 2, q, 8, 2, 8, wh[:63], 2, 32, nil) }, "f16 rows end early")
+		require.Panics(t, func() { DotF16HeadsStrided(out, 2, q, 8, 2, 8, wh, 2, 31, nil) }, "f16 stride shorter than the heads")
 		require.Panics(t, func() { AxpyHeadsStrided(q, 8, out[:3], 2, 2, 8, w, 2, 16) }, "weights end early")
 		require.Panics(t, func() { AxpyHeadsStrided(q[:15], 8, out, 2, 2, 8, w, 2, 16) }, "outputs end early")
-		require.Panics(t, func() { AxpyF16HeadsStrided(q, 8, out, 2, 2, 8, wh[:63], 2, 32) }, "f16 values end early")
+		require.Panics(t, func() { AxpyF16HeadsStrided(q, 8, out, 2, 2, 8, wh[:63], 2, 32, wh) }, "f16 values end early")
 	})
 }
 

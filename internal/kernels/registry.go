@@ -102,12 +102,12 @@ var (
 	implDotAVX          = &impl{name: "dotAVXAsm", needs: setAVX}
 	implAxpyAVX         = &impl{name: "axpyAVXAsm", needs: setAVX}
 	implAxpyRowsAVX     = &impl{name: "axpyRowsAVXAsm", needs: setAVX}
-	implAxpyF16AVX2     = &impl{name: "axpyF16RowsAVX2Asm", needs: setAVX2}
+	implAxpyF16AVX2     = &impl{name: "axpyF16RowsAVX2Asm, axpyF16RowsNextAVX2Asm", needs: setAVX2}
 	implMatVecAVX       = &impl{name: "dotRowsX4AVX, dotRowsQ4AVX, dotRowsAVX", needs: setAVX}
 	implMatMulAVX512    = &impl{name: "gemm8x6AVX512, gemm8x2AVX512, gemm4x6AVX512, gemm4x4AVX512, gemm4x8AVX512, dot4x4AVX512", needs: setAVX | featAVX512F | featAVX512VL}
 	implMatMulAVX       = &impl{name: "gemm2x6AVX, gemm2x4AVX, dot4x2AVX, dot4x1AVX", needs: setAVX}
 	implHalfAVX512      = &impl{name: "dotF16x4x4AVX512, dotBF16x4x4AVX512", needs: setAVX512 | featAVX512VL}
-	implF16AVX2         = &impl{name: "dotF16x4AVX2, dotF16Q4AVX2, dotF16x4x2AVX2, dotF16Q4x2AVX2, dotF16AVX2Asm", needs: setAVX2}
+	implF16AVX2         = &impl{name: "dotF16x4AVX2, dotF16x4NextAVX2, dotF16Q4AVX2, dotF16x4x2AVX2, dotF16Q4x2AVX2, dotF16AVX2Asm", needs: setAVX2}
 	implBF16AVX2        = &impl{name: "dotBF16x4AVX2, dotBF16Q4AVX2, dotBF16x4x2AVX2, dotBF16Q4x2AVX2, dotBF16AVX2Asm", needs: setAVX2}
 	implQ8Q8VNNI        = &impl{name: "dotQ8_0Q8x4AVX512", needs: setVNNI}
 	implQ8Q8AVX2        = &impl{name: "dotQ8_0Q8x4AVX2, dotQ8_0Q8AVX2", needs: setAVX2}

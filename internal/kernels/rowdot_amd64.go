@@ -36,6 +36,12 @@ func dotF16x4AVX2(out *float32, w *byte, x *float32, n, stride int)
 //go:noescape
 func dotBF16x4AVX2(out *float32, w *byte, x *float32, n, stride int)
 
+// dotF16x4NextAVX2 is dotF16x4AVX2 that prefetches the four rows starting at next (stride
+// bytes apart) instead of the four after its own.
+//
+//go:noescape
+func dotF16x4NextAVX2(out *float32, w *byte, x *float32, n, stride int, next *byte)
+
 // dotF16Q4AVX2 sets out[i+k·q] = DotF16(x, w_{i+k·q}) for i < c and k < 4 (0 < c ≤ q), the
 // rows w_r starting at w + r·stride bytes, n > 0 a multiple of 8: dotF16x4AVX2's arithmetic
 // on the first c rows of the four quarters of 4q rows side by side, each quarter read as
@@ -163,6 +169,24 @@ func dotF16RowsStrided(out, x []float32, w []byte, stride int) {
 	if implF16AVX2.on && len(x) > 0 && len(x)%8 == 0 && !overlapsRows(out, x, w) {
 		for ; r+4 <= len(out); r += 4 {
 			dotF16x4AVX2(&out[r], &w[r*stride], unsafe.SliceData(x), len(x), stride)
+		}
+	}
+	for ; r < len(out); r++ {
+		out[r] = dotF16(x, w[r*stride:r*stride+2*len(x)])
+	}
+}
+
+// dotF16RowsStridedNext is dotF16RowsStrided that prefetches the rows of next (laid out as
+// w's) while it reads w's: the four-row kernel asks for the same four rows of next.
+func dotF16RowsStridedNext(out, x []float32, w []byte, stride int, next []byte) {
+	r := 0
+	if implF16AVX2.on && len(x) > 0 && len(x)%8 == 0 && !overlapsRows(out, x, w) {
+		for ; r+4 <= len(out); r += 4 {
+			pf := &w[r*stride] // no next row here: the hints go to rows already read
+			if r*stride < len(next) {
+				pf = &next[r*stride]
+			}
+			dotF16x4NextAVX2(&out[r], &w[r*stride], unsafe.SliceData(x), len(x), stride, pf)
 		}
 	}
 	for ; r < len(out); r++ {

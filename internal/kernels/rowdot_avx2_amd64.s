@@ -342,3 +342,31 @@ loop:
 	ROW4END
 	VZEROUPPER
 	RET
+
+// func dotF16x4NextAVX2(out *float32, w *byte, x *float32, n, stride int, next *byte)
+//
+// dotF16x4AVX2 (the same arithmetic) that prefetches the four rows at next (stride bytes
+// apart) instead of the four after its own: attention's keys of one head in four slots of
+// a cache block, whose next block lies anywhere in the pool (next points at the same head
+// in the same four slots there). The hints go out one per row and group of eight, spread
+// over the work, where a burst of them would wait for L1's few miss buffers.
+TEXT ·dotF16x4NextAVX2(SB), NOSPLIT, $0-48
+	MOVQ out+0(FP), DX
+	MOVQ w+8(FP), SI
+	MOVQ x+16(FP), DI
+	MOVQ n+24(FP), CX
+	MOVQ stride+32(FP), R14
+	ROW4START
+	MOVQ next+40(FP), R11
+	LEAQ (R11)(R14*1), R12
+	LEAQ (R12)(R14*1), R13
+	LEAQ (R13)(R14*1), BX
+
+loop:
+	ROW4GROUP(F16LOAD)
+	ADDQ $8, AX
+	CMPQ AX, CX
+	JNE  loop
+	ROW4END
+	VZEROUPPER
+	RET

@@ -3,6 +3,7 @@
 package kernels
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"syscall"
 	"testing"
@@ -87,3 +88,50 @@ func TestRowDotsStayInBounds(t *testing.T) {
 
 // halfFormats are the 16-bit row formats by rowKinds name.
 var halfFormats = map[string]*halfFormat{"f16": &halfF16, "bf16": &halfBF16}
+
+// TestHeadsStridedStayInBounds: DotF16HeadsStrided and AxpyF16HeadsStrided, with and without
+// next rows to prefetch, read and write only their slices, each against a guard page on
+// either side, for runs of one to three heads of 8-72 halves in rows with gaps between
+// them (the prefetches may lead anywhere: they never fault).
+func TestHeadsStridedStayInBounds(t *testing.T) {
+	if !implF16AVX2.on || !implAxpyF16AVX2.on {
+		t.Skip("needs AVX2 and F16C")
+	}
+	rng := rand.New(rand.NewPCG(23, 23))
+	for _, heads := range []int{1, 3} {
+		for _, dim := range []int{8, 64, 72} {
+			for _, rows := range []int{1, 5, 9} { // a four-row block or two, and rows after them; all in a page
+				for _, atEnd := range []bool{true, false} {
+					stride := 2*heads*dim + 16
+					span := (rows-1)*stride + 2*heads*dim
+					w := guardedBytes(t, span, atEnd)
+					fillRow(rng, rowKinds[0], halfNormal, w, span/2)
+					next := guardedBytes(t, span, !atEnd)
+					q := guardedFloats(t, heads*dim, atEnd)
+					fill(rng, kindNormal, q)
+					what := fmt.Sprintf("%d heads of %d, %d rows, at end %v", heads, dim, rows, atEnd)
+					for _, nx := range [][]byte{nil, next} {
+						out := guardedFloats(t, heads*rows, !atEnd)
+						want := make([]float32, heads*rows)
+						for h := range heads {
+							dotF16RowsStridedGeneric(want[h*rows:(h+1)*rows], q[h*dim:(h+1)*dim], w[2*h*dim:], stride)
+						}
+						DotF16HeadsStrided(out, rows, q, dim, heads, dim, w, rows, stride, nx)
+						require.Equal(t, want, []float32(out), what)
+
+						a := guardedFloats(t, heads*rows, atEnd)
+						fill(rng, kindNormal, a)
+						dst := guardedFloats(t, heads*dim, !atEnd)
+						clear(dst)
+						wantSum := make([]float32, heads*dim)
+						for h := range heads {
+							axpyF16RowsGeneric(wantSum[h*dim:(h+1)*dim], a[h*rows:(h+1)*rows], w[2*h*dim:], stride)
+						}
+						AxpyF16HeadsStrided(dst, dim, a, rows, heads, dim, w, rows, stride, nx)
+						require.Equal(t, wantSum, []float32(dst), what)
+					}
+				}
+			}
+		}
+	}
+}
