@@ -121,17 +121,20 @@ func attendDecode(att, q []float32, pool *kvcache.Pool, layer int, rows []Query,
 		prefetchSegment(pool.KRows(layer, sc.segs[k].phys, sc.segs[k].a, sc.segs[k].m), cfg.KRowBytes(), klo, khi)
 	}
 	// A segment that one query head per KV head meets alone (a sequence of its own) is read
-	// in place, every head of the range in one call; a cache type that prefetches the next
-	// segment's rows in that call (quant.CacheType.PrefetchesNext) does it spread over the
-	// work, better than prefetchSegment's burst.
+	// in place, every head of the range in one call. A cache type whose reads ask for the
+	// next segment's rows while they work (quant.CacheType.PrefetchesNext: given them as
+	// next) needs no prefetchSegment burst, which waits for L1's few miss buffers instead.
 	lone := func(g decodeSegment) bool { return group == 1 && g.r1-g.r0 == 1 }
 	strided, krb := cfg.KType.StridedDotHeads(), cfg.KRowBytes()
-	kNext := strided && cfg.KType.PrefetchesNext()
+	kBurst := !cfg.KType.PrefetchesNext()
 	for k, g := range sc.segs {
-		if k+prefetchSegments < len(sc.segs) {
-			if n := sc.segs[k+prefetchSegments]; !(kNext && lone(n)) {
-				prefetchSegment(pool.KRows(layer, n.phys, n.a, n.m), krb, klo, khi)
-			}
+		if k+prefetchSegments < len(sc.segs) && kBurst {
+			n := sc.segs[k+prefetchSegments]
+			prefetchSegment(pool.KRows(layer, n.phys, n.a, n.m), krb, klo, khi)
+		}
+		var next []byte // the next segment's rows, laid out as this one's
+		if k+1 < len(sc.segs) {
+			next = pool.KRows(layer, sc.segs[k+1].phys, sc.segs[k+1].a, sc.segs[k+1].m)
 		}
 		kv := sc.kv[:g.m*hd]
 		refs := sc.refs[g.r0:g.r1]
@@ -141,10 +144,6 @@ func attendDecode(att, q []float32, pool *kvcache.Pool, layer int, rows []Query,
 			row := rows[dec[i]]
 			lo, n := rowSlots(row, g.idx, bs, s)
 			krows := pool.KRows(layer, g.phys, g.a, g.m)
-			var next []byte
-			if k+1 < len(sc.segs) {
-				next = pool.KRows(layer, sc.segs[k+1].phys, sc.segs[k+1].a, sc.segs[k+1].m)
-			}
 			cfg.KType.DotHeadRange(sc.scores[sc.off[i]+g.idx*bs+lo:], row.Pos+1, sc.qs[i*hd:], len(dec)*hd,
 				krows[(lo-g.a)*krb:(n-g.a)*krb], n-lo, kh0, kh1, s.KVHeads, hd, next)
 			continue
@@ -178,7 +177,7 @@ func attendDecode(att, q []float32, pool *kvcache.Pool, layer int, rows []Query,
 					cfg.KType.DotHeads(sc.tmp[lo-g.a:n-g.a], qk[i0*hd:(i0+1)*hd], krows[(lo-g.a)*krb:(n-g.a)*krb], kvh, s.KVHeads, hd)
 				default:
 					if !decoded {
-						cfg.KType.DecodeHeads(kv, krows, kvh, s.KVHeads, hd)
+						cfg.KType.DecodeHeads(kv, krows, kvh, s.KVHeads, hd, next)
 						decoded = true
 					}
 					kernels.MatMulRows(sc.tmp, kv, qk[i0*group*hd:], g.m, hd, batch, lo-g.a, n-g.a)
@@ -218,15 +217,18 @@ func attendDecode(att, q []float32, pool *kvcache.Pool, layer int, rows []Query,
 	// the group in every row that holds the block, weighted; the segments go in position
 	// order.
 	vStrided, vrb := cfg.VType.StridedAxpyHeads(), cfg.VRowBytes()
-	vNext := vStrided && cfg.VType.PrefetchesNext()
+	vBurst := !cfg.VType.PrefetchesNext()
 	for k := range min(prefetchSegments, len(sc.segs)) {
 		prefetchSegment(pool.VRows(layer, sc.segs[k].phys, sc.segs[k].a, sc.segs[k].m), vrb, vlo, vhi)
 	}
 	for k, g := range sc.segs {
-		if k+prefetchSegments < len(sc.segs) {
-			if n := sc.segs[k+prefetchSegments]; !(vNext && lone(n)) {
-				prefetchSegment(pool.VRows(layer, n.phys, n.a, n.m), vrb, vlo, vhi)
-			}
+		if k+prefetchSegments < len(sc.segs) && vBurst {
+			n := sc.segs[k+prefetchSegments]
+			prefetchSegment(pool.VRows(layer, n.phys, n.a, n.m), vrb, vlo, vhi)
+		}
+		var next []byte
+		if k+1 < len(sc.segs) {
+			next = pool.VRows(layer, sc.segs[k+1].phys, sc.segs[k+1].a, sc.segs[k+1].m)
 		}
 		kv := sc.kv[:g.m*hd]
 		if lone(g) && vStrided {
@@ -236,10 +238,6 @@ func attendDecode(att, q []float32, pool *kvcache.Pool, layer int, rows []Query,
 			b := dec[i]
 			lo, n := rowSlots(rows[b], g.idx, bs, s)
 			vrows := pool.VRows(layer, g.phys, g.a, g.m)
-			var next []byte
-			if k+1 < len(sc.segs) {
-				next = pool.VRows(layer, sc.segs[k+1].phys, sc.segs[k+1].a, sc.segs[k+1].m)
-			}
 			cfg.VType.AxpyHeadRange(att[b*qDim+kh0*hd:b*qDim+kh1*hd], hd, sc.scores[sc.off[i]+g.idx*bs+lo:], rows[b].Pos+1,
 				vrows[(lo-g.a)*vrb:(n-g.a)*vrb], n-lo, kh0, kh1, s.KVHeads, hd, next)
 			continue
@@ -250,7 +248,7 @@ func attendDecode(att, q []float32, pool *kvcache.Pool, layer int, rows []Query,
 			vrows := pool.VRows(layer, g.phys, g.a, g.m)
 			view, stride, direct := cfg.VType.F32Heads(vrows, g.m, kvh, s.KVHeads, hd)
 			if !direct {
-				cfg.VType.DecodeHeads(kv, vrows, kvh, s.KVHeads, hd)
+				cfg.VType.DecodeHeads(kv, vrows, kvh, s.KVHeads, hd, next)
 			}
 			for _, i := range sc.refs[g.r0:g.r1] {
 				b := dec[i]
@@ -271,8 +269,10 @@ func attendDecode(att, q []float32, pool *kvcache.Pool, layer int, rows []Query,
 }
 
 // prefetchSegments is how many segments ahead attendDecode asks for the keys or values it
-// reads next: a segment's rows are scattered through the pool, usually in main memory, and
-// waiting for them one at a time costs more than all the arithmetic.
+// reads next, for the cache types whose reads do not ask for the next segment themselves
+// (quant.CacheType.PrefetchesNext), and for the first segments of every type: a segment's
+// rows are scattered through the pool, usually in main memory, and waiting for them one
+// at a time costs more than all the arithmetic.
 const prefetchSegments = 2
 
 // prefetchSegment asks for the bytes [lo, hi) of every row of rows (rows of rb bytes).

@@ -127,7 +127,7 @@ func axpyF16Heads(dst, a []float32, rows []byte, head, kvHeads, headDim int) boo
 }
 
 // decodeF32Heads copies the head of every row, viewed in place.
-func decodeF32Heads(dst []float32, rows []byte, head, kvHeads, headDim, _ int) bool {
+func decodeF32Heads(dst []float32, rows []byte, head, kvHeads, headDim, _ int, _ []byte) bool {
 	n := len(dst) / headDim
 	v, stride, ok := f32Heads(rows, n, head, kvHeads, headDim)
 	if !ok || n == 0 {
@@ -139,19 +139,19 @@ func decodeF32Heads(dst []float32, rows []byte, head, kvHeads, headDim, _ int) b
 	return true
 }
 
-// decodeF16Heads widens the head of every row in one strided kernel.
-func decodeF16Heads(dst []float32, rows []byte, head, _, headDim, rowBytes int) bool {
-	kernels.DecodeF16Strided(dst, rows[2*head*headDim:], headDim, rowBytes)
+// decodeF16Heads widens the head of every row in one strided kernel, and asks for next's.
+func decodeF16Heads(dst []float32, rows []byte, head, _, headDim, rowBytes int, next []byte) bool {
+	kernels.DecodeF16Strided(dst, rows[2*head*headDim:], headDim, rowBytes, headsOf(next, 2*head*headDim))
 	return true
 }
 
 // decodeQ8_0Heads decodes the head of every row in one strided kernel, when the head is
-// whole blocks.
-func decodeQ8_0Heads(dst []float32, rows []byte, head, _, headDim, rowBytes int) bool {
+// whole blocks, and asks for next's.
+func decodeQ8_0Heads(dst []float32, rows []byte, head, _, headDim, rowBytes int, next []byte) bool {
 	if headDim%q8BlockLen != 0 {
 		return false
 	}
 	nb := headDim / q8BlockLen
-	kernels.DecodeQ8_0Strided(dst, rows[head*nb*q8BlockBytes:], nb, rowBytes)
+	kernels.DecodeQ8_0Strided(dst, rows[head*nb*q8BlockBytes:], nb, rowBytes, headsOf(next, head*nb*q8BlockBytes))
 	return true
 }

@@ -126,9 +126,10 @@ func axpyF16HeadRange(dst []float32, dstStride int, a []float32, aStride int, ro
 	return true
 }
 
-// PrefetchesNext reports whether DotHeadRange and AxpyHeadRange ask the memory for the next
-// rows they are given while they work (f16), so that a caller need not prefetch those rows
-// itself.
+// PrefetchesNext reports whether the reads attention makes of a cache block of this type
+// ask the memory for the next rows they are given while they work — DotHeadRange and
+// AxpyHeadRange where StridedDotHeads and StridedAxpyHeads, DecodeHeads otherwise (f16,
+// q8_0) — so that a caller need not prefetch those rows itself.
 func (t CacheType) PrefetchesNext() bool {
 	return t < numCacheTypes && cacheFormats[t].prefetchesNext
 }

@@ -68,13 +68,17 @@ func (t CacheType) checkHeads(what string, q, n, rowsLen, head, kvHeads, headDim
 // reads them use the float32 kernels (kernels.Dot of a decoded head is DotHead's result,
 // kernels.Axpy of it AxpyHead's). It panics on a wrong length, head or shape, or when rows
 // holds fewer rows than dst asks for.
-func (t CacheType) DecodeHeads(dst []float32, rows []byte, head, kvHeads, headDim int) {
+//
+// next (nil for none) holds the rows the caller reads after these, laid out as rows (the
+// next cache block's slots): a type whose strided kernel can (PrefetchesNext: f16, q8_0)
+// asks the memory for the same head of them while it decodes. It is only a hint.
+func (t CacheType) DecodeHeads(dst []float32, rows []byte, head, kvHeads, headDim int, next []byte) {
 	if headDim < 1 || len(dst)%headDim != 0 {
 		panic(fmt.Sprintf("quant: %v DecodeHeads: %d values are not a whole number of heads of %d", t, len(dst), headDim))
 	}
 	n := len(dst) / headDim
 	rb := t.checkHeads("DecodeHeads", headDim, n, len(rows), head, kvHeads, headDim)
-	if f := t.format(); f.decodeHeads != nil && f.decodeHeads(dst, rows, head, kvHeads, headDim, rb) {
+	if f := t.format(); f.decodeHeads != nil && f.decodeHeads(dst, rows, head, kvHeads, headDim, rb, next) {
 		return
 	}
 	for i := range n {

@@ -69,11 +69,12 @@ type cacheFormat struct {
 	// in one kernel call and report false when they cannot (the heads then go one by one).
 	dotHeadRange  func(scores []float32, scoreStride int, q []float32, qStride int, rows []byte, n, h0, h1, kvHeads, headDim, rowBytes int, next []byte) bool
 	axpyHeadRange func(dst []float32, dstStride int, a []float32, aStride int, rows []byte, n, h0, h1, kvHeads, headDim, rowBytes int, next []byte) bool
-	// prefetchesNext: dotHeadRange and axpyHeadRange ask the memory for their next rows.
+	// prefetchesNext: the reads attention makes of a block (dotHeadRange and
+	// axpyHeadRange where set, decodeHeads otherwise) ask the memory for their next rows.
 	prefetchesNext bool
 	// decodeHeads, when set, is DecodeHeads in one strided kernel; it reports false when it
 	// cannot (the rows are then decoded one by one).
-	decodeHeads func(dst []float32, rows []byte, head, kvHeads, headDim, rowBytes int) bool
+	decodeHeads func(dst []float32, rows []byte, head, kvHeads, headDim, rowBytes int, next []byte) bool
 }
 
 // cacheFormats holds every cache type, in the order of the constants. The codecs are in
@@ -98,7 +99,7 @@ var cacheFormats = [numCacheTypes]cacheFormat{
 	FP8E5M2: {name: "fp8-e5m2", valueBytes: 1,
 		encode: rowCodec(encodeE5M2), decodeHead: decodeE5M2, decodeRow: decodeE5M2, dotHead: dotE5M2},
 	Q8_0: {name: "q8_0", blockBytes: q8BlockBytes,
-		encode: rowCodec(encodeQ8_0), decodeRange: decodeQ8Range, decodeHeads: decodeQ8_0Heads},
+		encode: rowCodec(encodeQ8_0), decodeRange: decodeQ8Range, decodeHeads: decodeQ8_0Heads, prefetchesNext: true},
 	Q4_0: {name: "q4_0", blockBytes: q4BlockBytes,
 		encode: rowCodec(quantizeQ4_0), decodeRange: blockDecoder(groupQ4_0, q4BlockBytes)},
 	Q4_1: {name: "q4_1", blockBytes: q4_1BlockBytes,

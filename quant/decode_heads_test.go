@@ -10,7 +10,8 @@ import (
 	"github.com/kvref/kvref/internal/rng"
 )
 
-// TestDecodeHeadsEqualsDecode: DecodeHeads of a block's rows is Decode of each row, cut to the head.
+// TestDecodeHeadsEqualsDecode: DecodeHeads of a block's rows is Decode of each row, cut to
+// the head, with or without next rows to ask for.
 func TestDecodeHeadsEqualsDecode(t *testing.T) {
 	t.Parallel()
 
@@ -26,9 +27,11 @@ func TestDecodeHeadsEqualsDecode(t *testing.T) {
 			}
 			ct.Encode(rows[i*rb:(i+1)*rb], x, kvHeads, headDim)
 		}
+		// The next rows to ask for (a hint): none, other rows as many, or fewer.
+		other := make([]byte, len(rows))
 		for head := range kvHeads {
 			got := make([]float32, n*headDim)
-			ct.DecodeHeads(got, rows, head, kvHeads, headDim)
+			ct.DecodeHeads(got, rows, head, kvHeads, headDim, [][]byte{nil, other, other[:rb]}[head%3])
 			for i := range n {
 				ct.Decode(x, rows[i*rb:(i+1)*rb], kvHeads, headDim)
 				for j := range headDim {
@@ -36,9 +39,9 @@ func TestDecodeHeadsEqualsDecode(t *testing.T) {
 				}
 			}
 		}
-		require.Panics(t, func() { ct.DecodeHeads(make([]float32, (n+1)*headDim), rows, 0, kvHeads, headDim) })
-		require.Panics(t, func() { ct.DecodeHeads(make([]float32, headDim+1), rows, 0, kvHeads, headDim) })
-		require.Panics(t, func() { ct.DecodeHeads(make([]float32, headDim), rows, kvHeads, kvHeads, headDim) })
+		require.Panics(t, func() { ct.DecodeHeads(make([]float32, (n+1)*headDim), rows, 0, kvHeads, headDim, nil) })
+		require.Panics(t, func() { ct.DecodeHeads(make([]float32, headDim+1), rows, 0, kvHeads, headDim, nil) })
+		require.Panics(t, func() { ct.DecodeHeads(make([]float32, headDim), rows, kvHeads, kvHeads, headDim, nil) })
 	}
 }
 

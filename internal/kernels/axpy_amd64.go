@@ -85,8 +85,7 @@ func axpyF16RowsNext(dst, a []float32, x []byte, stride int, next []byte) {
 		axpyF16Rows(dst, a, x, stride)
 		return
 	}
-	distance := int(uintptr(unsafe.Pointer(unsafe.SliceData(next))) - uintptr(unsafe.Pointer(unsafe.SliceData(x))))
-	axpyF16RowsNextAVX2Asm(unsafe.SliceData(dst), unsafe.SliceData(a), unsafe.SliceData(x), n8, stride, len(a), distance)
+	axpyF16RowsNextAVX2Asm(unsafe.SliceData(dst), unsafe.SliceData(a), unsafe.SliceData(x), n8, stride, len(a), distance(x, next))
 	if n8 < n {
 		axpyF16RowsGeneric(dst[n8:], a, x[2*n8:], stride)
 	}

@@ -109,7 +109,7 @@ func BenchmarkAxpyF16RowsStrided(b *testing.B) {
 	ways := []func(){
 		func() { AxpyF16RowsStrided(dst, a, x, stride) },
 		func() {
-			DecodeF16Strided(wide, x, n, stride)
+			DecodeF16Strided(wide, x, n, stride, nil)
 			AxpyRows(dst, a, wide)
 		},
 		func() { axpyF16RowsGeneric(dst, a, x, stride) },
@@ -263,7 +263,7 @@ func TestAxpyF16RowsStridedIsDecodeThenAxpyRows(t *testing.T) {
 						fill(rng, kind, got)
 						want, plain := slices.Clone(got), slices.Clone(got)
 						wide := make([]float32, rows*n)
-						DecodeF16Strided(wide, x, n, stride)
+						DecodeF16Strided(wide, x, n, stride, nil)
 						AxpyRows(want, a, wide)
 						axpyF16RowsGeneric(plain, a, x, stride)
 						AxpyF16RowsStrided(got, a, x, stride)

@@ -12,8 +12,9 @@ import (
 // (float32(q) times float32(d), one rounded multiply), row i at dst[i·32·nb:]: one head of
 // the consecutive slots of a q8_0 cache block. On amd64 with AVX2 and F16C it decodes
 // eight values per instruction, the same bits. It panics if nb < 1, len(dst) is not a
-// multiple of 32·nb, stride < 34·nb or src ends before the last row.
-func DecodeQ8_0Strided(dst []float32, src []byte, nb, stride int) {
+// multiple of 32·nb, stride < 34·nb or src ends before the last row. next is
+// DecodeF16Strided's hint: the rows read after these, asked for meanwhile.
+func DecodeQ8_0Strided(dst []float32, src []byte, nb, stride int, next []byte) {
 	if nb < 1 || len(dst)%(QBlockLen*nb) != 0 {
 		panic(fmt.Sprintf("kernels: DecodeQ8_0Strided: %d values are not a whole number of rows of %d blocks of %d", len(dst), nb, QBlockLen))
 	}
@@ -22,7 +23,7 @@ func DecodeQ8_0Strided(dst []float32, src []byte, nb, stride int) {
 	if rows == 0 {
 		return
 	}
-	decodeQ8_0Strided(dst, src[:span], nb, stride)
+	decodeQ8_0Strided(dst, src[:span], nb, stride, next)
 }
 
 // decodeQ8_0StridedGeneric is the portable definition of DecodeQ8_0Strided.

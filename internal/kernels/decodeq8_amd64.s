@@ -1,21 +1,28 @@
 //go:build amd64 && !purego
 
 #include "textflag.h"
+#include "nextrow_amd64.h"
 
-// func decodeQ8_0StridedAVX2Asm(dst *float32, src *byte, nb, stride, rows int)
+// func decodeQ8_0StridedAVX2Asm(dst *float32, src *byte, nb, stride, rows, next int)
 //
 // For each of rows rows: for each of its nb blocks of 34 bytes, the fp16 scale widened to
 // eight lanes (VPBROADCASTW, VCVTPH2PS: exact), then four groups of eight int8 values
 // widened to float32 (VPMOVSXBD, VCVTDQ2PS: exact) and multiplied by it (VMULPS, one
 // rounding, as float32(q)*d in Go); then src moves on by stride bytes, dst continuously.
-TEXT ·decodeQ8_0StridedAVX2Asm(SB), NOSPLIT, $0-40
+// With next ≠ 0 it first asks for the row's 34·nb bytes next bytes further into L2
+// (NEXTROW).
+TEXT ·decodeQ8_0StridedAVX2Asm(SB), NOSPLIT, $0-48
 	MOVQ dst+0(FP), DI
 	MOVQ src+8(FP), SI
 	MOVQ nb+16(FP), BX
 	MOVQ stride+24(FP), DX
 	MOVQ rows+32(FP), R8
+	MOVQ next+40(FP), R10
+	MOVQ BX, R12
+	IMULQ $34, R12 // the bytes of a row
 
 row:
+	NEXTROW(pfrow, pfdone)
 	MOVQ SI, R9
 	MOVQ BX, CX
 

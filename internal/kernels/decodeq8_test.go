@@ -11,8 +11,8 @@ import (
 
 // TestDecodeQ8_0Strided: rows of Q8_0 blocks at several strides, from an odd address, with
 // scales that cover normal, subnormal, zero, negative, infinite and NaN halves and every
-// int8 value, decode to float32(q)·d of each value, bit for bit, at every kernel level;
-// short sources and bad shapes panic.
+// int8 value, decode to float32(q)·d of each value, bit for bit, at every kernel level,
+// with or without next rows to ask for; short sources and bad shapes panic.
 func TestDecodeQ8_0Strided(t *testing.T) {
 	scales := []uint16{0x3c00, 0x0001, 0x03ff, 0x0000, 0x8000, 0xbc00, 0x7bff, 0x7c00, 0xfc00, 0x7e01, 0x2e66, 0x5640}
 	forEachLevel(t, func(t *testing.T) {
@@ -36,7 +36,9 @@ func TestDecodeQ8_0Strided(t *testing.T) {
 					}
 					src = src[:(rows-1)*stride+Q8_0BlockBytes*nb]
 					got := make([]float32, rows*nb*QBlockLen)
-					DecodeQ8_0Strided(got, src, nb, stride)
+					// The next rows to ask for (a hint): none, other bytes, or fewer rows.
+					next := [][]byte{nil, make([]byte, len(src)), make([]byte, len(src)/2+1)}[(rows+extra)%3]
+					DecodeQ8_0Strided(got, src, nb, stride, next)
 					for r := range rows {
 						for b := range nb {
 							blk := src[r*stride+b*Q8_0BlockBytes:]
@@ -55,10 +57,10 @@ func TestDecodeQ8_0Strided(t *testing.T) {
 				}
 			}
 		}
-		DecodeQ8_0Strided(nil, nil, 1, 34) // no rows
-		require.Panics(t, func() { DecodeQ8_0Strided(make([]float32, 64), make([]byte, 34+33), 1, 34) })
-		require.Panics(t, func() { DecodeQ8_0Strided(make([]float32, 64), make([]byte, 100), 1, 33) })
-		require.Panics(t, func() { DecodeQ8_0Strided(make([]float32, 48), make([]byte, 100), 1, 34) })
-		require.Panics(t, func() { DecodeQ8_0Strided(make([]float32, 64), make([]byte, 100), 0, 34) })
+		DecodeQ8_0Strided(nil, nil, 1, 34, nil) // no rows
+		require.Panics(t, func() { DecodeQ8_0Strided(make([]float32, 64), make([]byte, 34+33), 1, 34, nil) })
+		require.Panics(t, func() { DecodeQ8_0Strided(make([]float32, 64), make([]byte, 100), 1, 33, nil) })
+		require.Panics(t, func() { DecodeQ8_0Strided(make([]float32, 48), make([]byte, 100), 1, 34, nil) })
+		require.Panics(t, func() { DecodeQ8_0Strided(make([]float32, 64), make([]byte, 100), 0, 34, nil) })
 	})
 }

@@ -2,6 +2,6 @@
 
 package kernels
 
-func decodeF16Strided(dst []float32, src []byte, n, stride int) {
+func decodeF16Strided(dst []float32, src []byte, n, stride int, _ []byte) {
 	decodeF16StridedGeneric(dst, src, n, stride)
 }

@@ -9,7 +9,8 @@ import (
 
 // TestDecodeF16Strided: rows of halves at every stride and row length (with and without a
 // tail of fewer than eight, from an odd address) widen to what DecodeF16 gives each row,
-// bit for bit, at every kernel level; short sources and bad shapes panic.
+// bit for bit, at every kernel level, with or without next rows to ask for; short sources
+// and bad shapes panic.
 func TestDecodeF16Strided(t *testing.T) {
 	forEachLevel(t, func(t *testing.T) {
 		use(implDecodeF16AVX2)
@@ -23,7 +24,9 @@ func TestDecodeF16Strided(t *testing.T) {
 					}
 					src = src[:(rows-1)*stride+2*n]
 					got := make([]float32, rows*n)
-					DecodeF16Strided(got, src, n, stride)
+					// The next rows to ask for (a hint): none, other bytes, or fewer rows.
+					next := [][]byte{nil, make([]byte, len(src)), make([]byte, len(src)/2+1)}[rows%3]
+					DecodeF16Strided(got, src, n, stride, next)
 					want := make([]float32, n)
 					for r := range rows {
 						decodeF16Generic(want, src[r*stride:])
@@ -34,10 +37,10 @@ func TestDecodeF16Strided(t *testing.T) {
 				}
 			}
 		}
-		DecodeF16Strided(nil, nil, 8, 16) // no rows
-		require.Panics(t, func() { DecodeF16Strided(make([]float32, 16), make([]byte, 47), 8, 32) })
-		require.Panics(t, func() { DecodeF16Strided(make([]float32, 16), make([]byte, 64), 8, 15) })
-		require.Panics(t, func() { DecodeF16Strided(make([]float32, 15), make([]byte, 64), 8, 16) })
-		require.Panics(t, func() { DecodeF16Strided(make([]float32, 15), make([]byte, 64), 0, 16) })
+		DecodeF16Strided(nil, nil, 8, 16, nil) // no rows
+		require.Panics(t, func() { DecodeF16Strided(make([]float32, 16), make([]byte, 47), 8, 32, nil) })
+		require.Panics(t, func() { DecodeF16Strided(make([]float32, 16), make([]byte, 64), 8, 15, nil) })
+		require.Panics(t, func() { DecodeF16Strided(make([]float32, 15), make([]byte, 64), 8, 16, nil) })
+		require.Panics(t, func() { DecodeF16Strided(make([]float32, 15), make([]byte, 64), 0, 16, nil) })
 	})
 }
