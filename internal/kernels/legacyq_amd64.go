@@ -5,6 +5,8 @@ package kernels
 import (
 	"encoding/binary"
 	"unsafe"
+
+	"github.com/kvref/kvref/internal/half"
 )
 
 // The legacy row dots run in assembly on CPUs with AVX-512 VNNI (legacyq_avx512_amd64.s,
@@ -42,6 +44,10 @@ func dotQ5_0Q8x4AVX2(out *float32, w *byte, xq *int8, corr *int32, dl, sl *float
 
 //go:noescape
 func dotQ5_1Q8x4AVX2(out *float32, w *byte, xq *int8, corr *int32, dl, sl *float32, nb, stride, outStride int, idx *[256]byte)
+
+// f16TableBase is half.F16Table's first entry, where the AVX2 kernels look up the blocks'
+// scales.
+var f16TableBase = &half.F16Table[0]
 
 // legacyIdx builds a block layout's VPERMW table for a pair of blocks of bb bytes loaded
 // into one register (the second at byte bb): the codes (words 0-31: each block's 16 bytes
