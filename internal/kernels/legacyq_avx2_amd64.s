@@ -44,30 +44,23 @@ GLOBL l2Consts<>(SB), RODATA|NOPTR, $192
 
 // L2SCALE leaves d·dx in Y8 for the block of the row at R (offset BX): d widened by
 // looking it up in half.F16Table (at R13: exact, as VCVTPH2PS) and broadcast by the load.
-// The loops are bound by the count of their vector operations (on Zen 5 a Q4_0 block of
-// four rows ran 1.3× as fast without the three of a VPBROADCASTW, a VCVTPH2PS and the
-// multiply), so the kernels spend loads where they can to save them.
+// The loops are bound by the count of their vector operations and loads (on Zen 5 a Q4_0
+// block of four rows ran 1.3× as fast without the three of a VPBROADCASTW, a VCVTPH2PS
+// and the multiply), so the kernels keep their constants and the input's block in
+// registers and let loads do what they can.
 #define L2SCALE(R) \
 	MOVWLZX      (R)(BX*1), DX; \
 	VBROADCASTSS (R13)(DX*4), Y8; \
 	VMULPS       (R12), Y8, Y8
 
 // L2NIBBLES leaves the 32 nibbles of the block of the row at R (offset BX; nibbles at QS)
-// in value order in Y9 (Y13 holds the nibble mask): the 16 bytes loaded into both halves,
-// the high half's quadwords shifted right by 4 (the bits shifted across bytes land in the
-// high nibbles, which the mask clears). L2NIBBLES5 does the same with a shift and an
-// insert, which the fifth bits' shuffles leave more room for (Zen 5, Q5_0 from L2:
-// 13.5–13.7 GB/s against 12.7–13.1).
+// in value order in Y9: the 16 bytes loaded into both halves, the high half's quadwords
+// shifted right by 4 (Y12 holds the shifts; the bits shifted across bytes land in the
+// high nibbles), then masked (Y13).
 #define L2NIBBLES(R, QS) \
 	VBROADCASTI128 QS(R)(BX*1), Y9; \
-	VPSRLVQ        l2Consts<>+160(SB), Y9, Y9; \
+	VPSRLVQ        Y12, Y9, Y9; \
 	VPAND          Y13, Y9, Y9
-
-#define L2NIBBLES5(R, QS) \
-	VMOVDQU     QS(R)(BX*1), X9; \
-	VPSRLW      $4, X9, X10; \
-	VINSERTI128 $1, X10, Y9, Y9; \
-	VPAND       Y13, Y9, Y9
 
 // L2FIFTH adds 16 to the codes whose bit is set in the block's qh (at QH).
 #define L2FIFTH(R, QH) \
@@ -79,9 +72,10 @@ GLOBL l2Consts<>(SB), RODATA|NOPTR, $192
 	VPOR         Y10, Y9, Y9
 
 // L2DOT adds the block's lanes to ACC: the sums of four products (plus the shifted
-// correction terms in Y15 with CORR), converted, times d·dx (Y14 holds words of ones).
+// correction terms in Y15 with CORR), converted, times d·dx (Y11 holds the input's
+// block, Y14 words of ones).
 #define L2DOT(ACC, CORR) \
-	VPMADDUBSW (DI), Y9, Y10; \
+	VPMADDUBSW Y11, Y9, Y10; \
 	VPMADDWD   Y14, Y10, Y10; \
 	CORR; \
 	VCVTDQ2PS  Y10, Y10; \
@@ -96,14 +90,14 @@ GLOBL l2Consts<>(SB), RODATA|NOPTR, $192
 // as they are.
 #define L2MIN(R, ACC) \
 	MOVWLZX 2(R)(BX*1), DX; \
-	VMOVSS  (R13)(DX*4), X11; \
-	VMULSS  (R11), X11, X11; \
-	VADDPS  Y11, ACC, ACC
+	VMOVSS  (R13)(DX*4), X10; \
+	VMULSS  (R11), X10, X10; \
+	VADDPS  Y10, ACC, ACC
 
 #define Q4_0ROW2(R, ACC) L2SCALE(R); L2NIBBLES(R, 2); L2DOT(ACC, L2CORR)
-#define Q5_0ROW2(R, ACC) L2SCALE(R); L2NIBBLES5(R, 6); L2FIFTH(R, 2); L2DOT(ACC, L2CORR)
+#define Q5_0ROW2(R, ACC) L2SCALE(R); L2NIBBLES(R, 6); L2FIFTH(R, 2); L2DOT(ACC, L2CORR)
 #define Q4_1ROW2(R, ACC) L2SCALE(R); L2NIBBLES(R, 4); L2DOT(ACC, L2NOCORR); L2MIN(R, ACC)
-#define Q5_1ROW2(R, ACC) L2SCALE(R); L2NIBBLES5(R, 8); L2FIFTH(R, 4); L2DOT(ACC, L2NOCORR); L2MIN(R, ACC)
+#define Q5_1ROW2(R, ACC) L2SCALE(R); L2NIBBLES(R, 8); L2FIFTH(R, 4); L2DOT(ACC, L2NOCORR); L2MIN(R, ACC)
 
 // L2PREFETCH4 asks for the four rows' bytes L2PREFETCH on into L1: once per pair of
 // blocks (36-48 bytes of a row), where once per block asked for most lines three times.
@@ -116,6 +110,7 @@ GLOBL l2Consts<>(SB), RODATA|NOPTR, $192
 // L2BLOCK runs one block of the four rows into the accumulators A0-A3, with the input's
 // correction terms shifted right by CSHIFT in Y15, then moves to the next block.
 #define L2BLOCK(ROW, BB, CSHIFT, A0, A1, A2, A3) \
+	VMOVDQU (DI), Y11; \
 	VMOVDQU (R14), Y15; \
 	VPSRAD  $CSHIFT, Y15, Y15; \
 	ROW(SI, A0); \
@@ -133,6 +128,7 @@ GLOBL l2Consts<>(SB), RODATA|NOPTR, $192
 #define L2SETUP \
 	MOVQ    ·f16TableBase(SB), R13; \
 	VMOVDQU l2Consts<>+0(SB), Y13; \
+	VMOVDQU l2Consts<>+160(SB), Y12; \
 	VMOVDQU l2Consts<>+32(SB), Y14; \
 	MOVQ   w+8(FP), SI; \
 	MOVQ   xq+16(FP), DI; \
