@@ -69,7 +69,7 @@ func TestFastKernelsStayInBounds(t *testing.T) {
 				matMulRowsGeneric(wantOut, w, in, rows, cols, batch, 0, rows)
 				set.matMulRows(out, w, in, rows, cols, batch, 0, rows)
 				require.Equal(t, wantOut, []float32(out), "matMulRows cols=%d", cols)
-				// One input: a quarter of one row each (matVecQuarters) and a row left over.
+				// One input: a quarter of one row each (the quarter walk) and a row left over.
 				out1 := guardedFloats(t, rows, !atEnd)
 				want1 := make([]float32, rows)
 				matMulRowsGeneric(want1, w, in, rows, cols, 1, 0, rows)

@@ -83,14 +83,15 @@ func matMulHalf(out, x []float32, w []byte, rows, cols, batch, start, end int, h
 
 // halfRowsAVX2 is matMulHalf on the stored rows: four rows at a time against groups of
 // four inputs (with AVX-512), pairs and a last odd one, the rows left over one at a time.
-// Where matVecQuarters says, the four rows are one from each quarter of the piece (the
-// quarter kernels) for one or two inputs, and for more when the rows are short
-// (quarterRowBytes); such a batch takes the quarters quarterChunk bytes of rows at a time,
-// so that every pair of inputs finds them in L2.
+// For one or two inputs the four rows are one from each quarter of the piece (the quarter
+// kernels, see the quarter walk in matmul_amd64.go), and for more without AVX-512 when the
+// rows are short (quarterRowBytes); such a batch takes the quarters quarterChunk bytes of
+// rows at a time, so that every pair of inputs finds them in L2. With AVX-512, batches of
+// three and more keep four adjacent rows against four inputs at a time (x4x4).
 func halfRowsAVX2(out, x []float32, w []byte, rows, cols, batch, start, end int, h *halfFormat) {
 	rb := 2 * cols
 	r := start
-	if q := (end - start) / 4; q > 0 && (batch <= 2 || rb <= quarterRowBytes) && matVecQuarters() {
+	if q := (end - start) / 4; q > 0 && (batch <= 2 || rb <= quarterRowBytes && !h.fast4.on) {
 		c := q
 		if batch > 2 {
 			c = max(1, quarterChunk/(4*rb))

@@ -288,7 +288,7 @@ func TestMatMulRowsMatchesGeneric(t *testing.T) {
 				}
 			}
 			// One input over pieces of many rows: the four quarters of a piece side by side
-			// (matVecQuarters), from an offset and with rows left over.
+			// (the quarter walk), from an offset and with rows left over.
 			checkMatMulRows(t, rng, set, kindMixed, 53, 72, 1, 3, 50)
 			checkMatMulRows(t, rng, set, kindNaNPayloads, 40, 136, 1, 0, 40)
 			// A larger shape: long rows with a tail, an odd batch, many row blocks.

@@ -72,19 +72,13 @@ func rows4(out []float32, wq *float32, x []float32, rows, cols, r, b0, batch int
 
 // matVecAVX is matMulRowsGeneric for one input vector (decode), cols a positive multiple
 // of 8: nothing to reuse, so the weights are read as sequential streams, four rows at a
-// time, and the last rows one by one. Where matVecQuarters says, the four rows are one
-// from each quarter of the piece (dotRowsQ4AVX: four long streams, each with its row two on
-// prefetched into L2); elsewhere four adjacent rows, with the next four prefetched into L2
-// (on Zen 4 with 2 threads this reads at the StreamRead bandwidth; the four quarters side
-// by side without prefetch reached 0.56 of it). The caller has checked the arguments with
-// matMulRowsFastOK.
+// time, one from each quarter of the piece (dotRowsQ4AVX: four long streams, each with its
+// row two on prefetched into L2; see quarterWalk), and the last rows one by one. The
+// caller has checked the arguments with matMulRowsFastOK.
 func matVecAVX(out, w, x []float32, cols, start, end int) {
 	n4 := (end - start) &^ 3
-	switch {
-	case n4 > 0 && matVecQuarters():
+	if n4 > 0 {
 		dotRowsQ4AVX(&out[start], &w[start*cols], &x[0], n4/4, cols, cols)
-	case n4 > 0:
-		dotRowsX4AVX(&out[start], &w[start*cols], &x[0], n4, cols, cols)
 	}
 	if r := start + n4; r < end {
 		dotRowsAVX(&out[r], &w[r*cols], &x[0], end-r, cols, cols)
@@ -116,15 +110,18 @@ func dotRowsStrided(out, x, w []float32, stride int) {
 //go:noescape
 func dotRowsAVX(out, w, x *float32, rows, n, stride int)
 
-// matVecQuarters reports whether batch-1 products (matVecAVX, MatMulF16 and MatMulBF16 of
-// one input) read their rows as four quarters side by side rather than four adjacent rows
-// at a time: on CPUs without AVX-512, and at the avx2 level of those with it. On AMD Zen 3
-// one core read a 768-column f16 matrix at 22.3–22.7 GB/s in quarters against 12.3–12.4
-// GB/s by adjacent rows (2,048 columns: 20.1–20.8 against 18.2–19.1), and a stories110M
-// f16 decode step on two threads took 7.2–8.5 ms against 10.6–12.4 (`kvref bench --batches
-// 1`, alternating binaries). The AVX-512 machines keep the adjacent walk, which read at the
-// StreamRead bandwidth on Zen 4; the quarters have not been measured there.
-func matVecQuarters() bool { return !implMatMulAVX512.on }
+// The quarter walk: batch-1 products (matVecAVX, and MatMulF16 and MatMulBF16 of one or
+// two inputs) read their rows as the four quarters of a piece side by side rather than four
+// adjacent rows at a time. On AMD Zen 3 one core read a 768-column f16 matrix at
+// 22.3–22.7 GB/s in quarters against 12.3–12.4 GB/s by adjacent rows (2,048 columns:
+// 20.1–20.8 against 18.2–19.1), and a stories110M f16 decode step on two threads took
+// 7.2–8.5 ms against 10.6–12.4 (`kvref bench --batches 1`, alternating binaries). On AMD
+// Zen 5 (family 26), where the AVX-512 machines had kept the adjacent walk, one thread
+// read 1.08–1.43 times as fast in quarters (`BenchmarkMatVecWalk`), and two threads'
+// decode steps took 38.9–45.0 against 53.5–56.8 ms (TinyLlama-shape f16) and 9.7–10.2
+// against 11.1–11.6 ms (stories110M-shape f32). Zen 4 read at the StreamRead bandwidth by
+// adjacent rows with PREFETCHT1; its quarters were measured only before they prefetched
+// (0.56 of the bandwidth).
 
 // dotRowsQ4AVX sets out[i+k·q] = Dot(x, w_{i+k·q}) for i < q and k < 4, the rows w_r =
 // w[r*stride:r*stride+n] (q > 0, n a positive multiple of 8): dotRowsX4AVX's arithmetic on

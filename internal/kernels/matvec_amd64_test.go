@@ -11,8 +11,8 @@ import (
 
 // BenchmarkMatVecWalk compares the two ways the batch-1 kernels walk a matrix's rows from
 // memory, on one thread, alternating in one run: four adjacent rows at a time with the
-// next four prefetched (dotRowsX4AVX, dotF16x4AVX2: the AVX-512 machines' walk) against
-// four quarters of the rows side by side (dotRowsQ4AVX, dotF16Q4AVX2: matVecQuarters). It
+// next four prefetched (dotRowsX4AVX, dotF16x4AVX2: the walk Zen 4 was tuned with) against
+// four quarters of the rows side by side (dotRowsQ4AVX, dotF16Q4AVX2: the quarter walk). It
 // reports each walk's rate of reading the weights (GB/s of the thread's CPU time) and
 // quarters/adjacent. The matrices (stories110M's 768 columns and TinyLlama's 2,048, in
 // float32 and f16) are read from 256 MiB of copies, so that each read comes from memory.

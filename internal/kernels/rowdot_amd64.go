@@ -45,7 +45,7 @@ func dotF16x4NextAVX2(out *float32, w *byte, x *float32, n, stride int, next *by
 // dotF16Q4AVX2 sets out[i+k·q] = DotF16(x, w_{i+k·q}) for i < c and k < 4 (0 < c ≤ q), the
 // rows w_r starting at w + r·stride bytes, n > 0 a multiple of 8: dotF16x4AVX2's arithmetic
 // on the first c rows of the four quarters of 4q rows side by side, each quarter read as
-// one stream (matVecQuarters).
+// one stream (the quarter walk, matmul_amd64.go).
 //
 //go:noescape
 func dotF16Q4AVX2(out *float32, w *byte, x *float32, c, q, n, stride int)

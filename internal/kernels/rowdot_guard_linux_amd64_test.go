@@ -68,7 +68,7 @@ func TestRowDotsStayInBounds(t *testing.T) {
 					require.Equal(t, want, []float32(out), "%s rows n=%d", k.name, n)
 
 					// MatMulF16 and MatMulBF16 of one and two inputs on the stored rows: the
-					// quarter kernels where matVecQuarters says, the four-row ones elsewhere.
+					// the quarter kernels (with the four-row ones for rows a quarter does not take).
 					if h := halfFormats[k.name]; h != nil && n%8 == 0 {
 						for _, batch := range []int{1, 2} {
 							xs := guardedFloats(t, batch*n, atEnd)
