@@ -46,7 +46,9 @@ func dotQ5_0Q8x4AVX2(out *float32, w *byte, xq *int8, corr *int32, dl, sl *float
 func dotQ5_1Q8x4AVX2(out *float32, w *byte, xq *int8, corr *int32, dl, sl *float32, nb, stride, outStride int, idx *[256]byte)
 
 // f16TableBase is half.F16Table's first entry, where the AVX2 kernels look up the blocks'
-// scales.
+// scales (L2SETUP loads it; no Go code reads it).
+//
+//lint:ignore U1000 read by legacyq_avx2_amd64.s
 var f16TableBase = &half.F16Table[0]
 
 // legacyIdx builds a block layout's VPERMW table for a pair of blocks of bb bytes loaded
