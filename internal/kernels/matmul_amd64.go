@@ -73,8 +73,8 @@ func rows4(out []float32, wq *float32, x []float32, rows, cols, r, b0, batch int
 // matVecAVX is matMulRowsGeneric for one input vector (decode), cols a positive multiple
 // of 8: nothing to reuse, so the weights are read as sequential streams, four rows at a
 // time, one from each quarter of the piece (dotRowsQ4AVX: four long streams, each with its
-// row two on prefetched into L2; see quarterWalk), and the last rows one by one. The
-// caller has checked the arguments with matMulRowsFastOK.
+// row two on prefetched into L2; see "The quarter walk" below), and the last rows one by
+// one. The caller has checked the arguments with matMulRowsFastOK.
 func matVecAVX(out, w, x []float32, cols, start, end int) {
 	n4 := (end - start) &^ 3
 	if n4 > 0 {
