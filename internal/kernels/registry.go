@@ -99,35 +99,36 @@ type kernel struct {
 
 // The fast implementations, one flag each for the dispatch code.
 var (
-	implDotAVX          = &impl{name: "dotAVXAsm", needs: setAVX}
-	implAxpyAVX         = &impl{name: "axpyAVXAsm", needs: setAVX}
-	implAxpyRowsAVX     = &impl{name: "axpyRowsAVXAsm", needs: setAVX}
-	implAxpyF16AVX2     = &impl{name: "axpyF16RowsAVX2Asm, axpyF16RowsNextAVX2Asm", needs: setAVX2}
-	implMatVecAVX       = &impl{name: "dotRowsX4AVX, dotRowsQ4AVX, dotRowsAVX", needs: setAVX}
-	implMatMulAVX512    = &impl{name: "gemm8x6AVX512, gemm8x2AVX512, gemm4x6AVX512, gemm4x4AVX512, gemm4x8AVX512, dot4x4AVX512", needs: setAVX | featAVX512F | featAVX512VL}
-	implMatMulAVX       = &impl{name: "gemm2x6AVX, gemm2x4AVX, dot4x2AVX, dot4x1AVX", needs: setAVX}
-	implHalfAVX512      = &impl{name: "dotF16x4x4AVX512, dotBF16x4x4AVX512", needs: setAVX512 | featAVX512VL}
-	implF16AVX2         = &impl{name: "dotF16x4AVX2, dotF16x4NextAVX2, dotF16Q4AVX2, dotF16x4x2AVX2, dotF16Q4x2AVX2, dotF16AVX2Asm", needs: setAVX2}
-	implBF16AVX2        = &impl{name: "dotBF16x4AVX2, dotBF16Q4AVX2, dotBF16x4x2AVX2, dotBF16Q4x2AVX2, dotBF16AVX2Asm", needs: setAVX2}
-	implQ8Q8VNNI        = &impl{name: "dotQ8_0Q8x4AVX512", needs: setVNNI}
-	implQ8Q8AVX2        = &impl{name: "dotQ8_0Q8x4AVX2, dotQ8_0Q8AVX2", needs: setAVX2}
-	implQ8GemmVNNI      = &impl{name: "gemmQ8x2x4VNNI", needs: setVNNI}
-	implQ8GemmAVX2      = &impl{name: "gemmQ8x1x4AVX2", needs: setAVX2}
-	implQuantizeQ8VNNI  = &impl{name: "quantizeQ8AVX512", needs: setVNNI}
-	implQuantizeQ8AVX2  = &impl{name: "quantizeQ8AVX2", needs: setAVX2}
-	implLegacyQ8VNNI    = &impl{name: "dotQ4_0Q8x4AVX512, dotQ4_1Q8x4AVX512, dotQ5_0Q8x4AVX512, dotQ5_1Q8x4AVX512", needs: setVNNI}
-	implLegacyQ8AVX2    = &impl{name: "dotQ4_0Q8x4AVX2, dotQ4_1Q8x4AVX2, dotQ5_0Q8x4AVX2, dotQ5_1Q8x4AVX2", needs: setAVX2}
-	implKRowsVNNI       = &impl{name: "dotQ2_Kx4AVX512 ... dotQ6_Kx4AVX512", needs: setVNNI}
-	implKRowsAVX2       = &impl{name: "dotQ2_Kx4AVX2 ... dotQ6_Kx4AVX2", needs: setAVX2}
-	implKBatchVNNI      = &impl{name: "prepQ2_KAVX512 ... prepQ6_KAVX512, gemmK32MinAVX512, gemmK16MinAVX512, gemmK16SignedAVX512", needs: setVNNI}
-	implKBatchAVX2      = &impl{name: "dotQ2_KV4AVX2 ... dotQ6_KV4AVX2", needs: setAVX2}
-	implQuantizeQ8KVNNI = &impl{name: "quantizeQ8KAVX512", needs: setVNNI}
-	implQuantizeQ8KAVX2 = &impl{name: "quantizeQ8KAVX2", needs: setAVX2}
-	implExpAVX512       = &impl{name: "expShiftedAVX512, swigluAVX512", needs: setAVX512 | featFMA}
-	implExpAVX2         = &impl{name: "expShiftedAVX2, swigluAVX2", needs: setAVX2 | featFMA}
-	implDecodeF16AVX2   = &impl{name: "decodeF16AVX2Asm, encodeF16AVX2Asm, decodeF16StridedAVX2Asm", needs: setAVX2}
-	implDecodeQ8_0AVX2  = &impl{name: "decodeQ8_0StridedAVX2Asm", needs: setAVX2}
-	implPrefetchAVX     = &impl{name: "prefetchLines, prefetchLinesL2", needs: setAVX}
+	implDotAVX           = &impl{name: "dotAVXAsm", needs: setAVX}
+	implAxpyAVX          = &impl{name: "axpyAVXAsm", needs: setAVX}
+	implAxpyRowsAVX      = &impl{name: "axpyRowsAVXAsm", needs: setAVX}
+	implAxpyF16AVX2      = &impl{name: "axpyF16RowsAVX2Asm, axpyF16RowsNextAVX2Asm", needs: setAVX2}
+	implMatVecAVX        = &impl{name: "dotRowsX4AVX, dotRowsQ4AVX, dotRowsAVX", needs: setAVX}
+	implMatMulAVX512     = &impl{name: "gemm8x6AVX512, gemm8x2AVX512, gemm4x6AVX512, gemm4x4AVX512, gemm4x8AVX512, dot4x4AVX512", needs: setAVX | featAVX512F | featAVX512VL}
+	implMatMulAVX        = &impl{name: "gemm2x6AVX, gemm2x4AVX, dot4x2AVX, dot4x1AVX", needs: setAVX}
+	implHalfAVX512       = &impl{name: "dotF16x4x4AVX512, dotBF16x4x4AVX512", needs: setAVX512 | featAVX512VL}
+	implF16AVX2          = &impl{name: "dotF16x4AVX2, dotF16x4NextAVX2, dotF16Q4AVX2, dotF16x4x2AVX2, dotF16Q4x2AVX2, dotF16AVX2Asm", needs: setAVX2}
+	implBF16AVX2         = &impl{name: "dotBF16x4AVX2, dotBF16Q4AVX2, dotBF16x4x2AVX2, dotBF16Q4x2AVX2, dotBF16AVX2Asm", needs: setAVX2}
+	implQ8Q8VNNI         = &impl{name: "dotQ8_0Q8x4AVX512", needs: setVNNI}
+	implQ8Q8AVX2         = &impl{name: "dotQ8_0Q8x4AVX2, dotQ8_0Q8AVX2", needs: setAVX2}
+	implQ8GemmVNNI       = &impl{name: "gemmQ8x2x4VNNI", needs: setVNNI}
+	implQ8GemmAVX2       = &impl{name: "gemmQ8x1x4AVX2", needs: setAVX2}
+	implQuantizeQ8VNNI   = &impl{name: "quantizeQ8AVX512", needs: setVNNI}
+	implQuantizeQ8AVX2   = &impl{name: "quantizeQ8AVX2", needs: setAVX2}
+	implLegacyQ8VNNI     = &impl{name: "dotQ4_0Q8x4AVX512, dotQ4_1Q8x4AVX512, dotQ5_0Q8x4AVX512, dotQ5_1Q8x4AVX512", needs: setVNNI}
+	implLegacyQ8AVX2     = &impl{name: "dotQ4_0Q8x4AVX2, dotQ4_1Q8x4AVX2, dotQ5_0Q8x4AVX2, dotQ5_1Q8x4AVX2", needs: setAVX2}
+	implKRowsVNNI        = &impl{name: "dotQ2_Kx4AVX512 ... dotQ6_Kx4AVX512", needs: setVNNI}
+	implKRowsAVX2        = &impl{name: "dotQ2_Kx4AVX2 ... dotQ6_Kx4AVX2", needs: setAVX2}
+	implKBatchVNNI       = &impl{name: "prepQ2_KAVX512 ... prepQ6_KAVX512, gemmK32MinAVX512, gemmK16MinAVX512, gemmK16SignedAVX512", needs: setVNNI}
+	implKBatchAVX2       = &impl{name: "dotQ2_KV4AVX2 ... dotQ6_KV4AVX2", needs: setAVX2}
+	implQuantizeQ8KVNNI  = &impl{name: "quantizeQ8KAVX512", needs: setVNNI}
+	implQuantizeQ8KAVX2  = &impl{name: "quantizeQ8KAVX2", needs: setAVX2}
+	implExpAVX512        = &impl{name: "expShiftedAVX512, swigluAVX512", needs: setAVX512 | featFMA}
+	implExpAVX2          = &impl{name: "expShiftedAVX2, swigluAVX2", needs: setAVX2 | featFMA}
+	implDecodeF16AVX2    = &impl{name: "decodeF16AVX2Asm, encodeF16AVX2Asm, decodeF16StridedAVX2Asm", needs: setAVX2}
+	implDecodeQ8_0AVX2   = &impl{name: "decodeQ8_0StridedAVX2Asm", needs: setAVX2}
+	implDecodeQ8_0AVX512 = &impl{name: "decodeQ8_0StridedAVX512Asm", needs: setAVX512}
+	implPrefetchAVX      = &impl{name: "prefetchLines, prefetchLinesL2", needs: setAVX}
 )
 
 // registry lists every kernel with a fast path, in the order of the report.
@@ -150,7 +151,7 @@ var registry = []*kernel{
 	{"Q8Input.Quantize (the Q8_0 input)", "quantizeBlocksGeneric", []*impl{implQuantizeQ8VNNI, implQuantizeQ8AVX2}},
 	{"Softmax, SwiGLU exponentials", "expShiftedGeneric, swigluGeneric", []*impl{implExpAVX512, implExpAVX2}},
 	{"DecodeF16, DecodeF16Strided, EncodeF16", "decodeF16Generic, decodeF16StridedGeneric, encodeF16Generic", []*impl{implDecodeF16AVX2}},
-	{"DecodeQ8_0Strided (a q8_0 cache's keys and values)", "decodeQ8_0StridedGeneric", []*impl{implDecodeQ8_0AVX2}},
+	{"DecodeQ8_0Strided (a q8_0 cache's keys and values)", "decodeQ8_0StridedGeneric", []*impl{implDecodeQ8_0AVX512, implDecodeQ8_0AVX2}},
 	{"Prefetch, PrefetchL2 (hints, no result)", "nothing", []*impl{implPrefetchAVX}},
 }
 
