@@ -3,6 +3,18 @@
 #include "textflag.h"
 #include "nextrow_amd64.h"
 
+// Q8DECODEARGS loads the arguments both decoders share: dst in DI, src in SI, nb in BX,
+// stride in DX, rows in R8, next in R10, and the bytes of a row (34·nb) in R12.
+#define Q8DECODEARGS \
+	MOVQ  dst+0(FP), DI; \
+	MOVQ  src+8(FP), SI; \
+	MOVQ  nb+16(FP), BX; \
+	MOVQ  stride+24(FP), DX; \
+	MOVQ  rows+32(FP), R8; \
+	MOVQ  next+40(FP), R10; \
+	MOVQ  BX, R12; \
+	IMULQ $34, R12
+
 // func decodeQ8_0StridedAVX2Asm(dst *float32, src *byte, nb, stride, rows, next int)
 //
 // For each of rows rows: for each of its nb blocks of 34 bytes, the fp16 scale widened to
@@ -12,14 +24,7 @@
 // With next ≠ 0 it first asks for the row's 34·nb bytes next bytes further into L2
 // (NEXTROW).
 TEXT ·decodeQ8_0StridedAVX2Asm(SB), NOSPLIT, $0-48
-	MOVQ dst+0(FP), DI
-	MOVQ src+8(FP), SI
-	MOVQ nb+16(FP), BX
-	MOVQ stride+24(FP), DX
-	MOVQ rows+32(FP), R8
-	MOVQ next+40(FP), R10
-	MOVQ BX, R12
-	IMULQ $34, R12 // the bytes of a row
+	Q8DECODEARGS
 
 row:
 	NEXTROW(pfrow, pfdone)
@@ -62,15 +67,8 @@ block:
 // int8 values widened (VPMOVSXBD, VCVTDQ2PS: exact) and multiplied by it: ten operations a
 // block where the AVX2 kernel takes eighteen.
 TEXT ·decodeQ8_0StridedAVX512Asm(SB), NOSPLIT, $0-56
-	MOVQ dst+0(FP), DI
-	MOVQ src+8(FP), SI
-	MOVQ nb+16(FP), BX
-	MOVQ stride+24(FP), DX
-	MOVQ rows+32(FP), R8
-	MOVQ next+40(FP), R10
+	Q8DECODEARGS
 	MOVQ table+48(FP), R15
-	MOVQ BX, R12
-	IMULQ $34, R12 // the bytes of a row
 
 row512:
 	NEXTROW(pfrow512, pfdone512)
