@@ -102,13 +102,20 @@ func eval[T any](t *testing.T, ctx context.Context, expr string) T {
 // clickRedrawn clicks an element of a part of the page that redraws itself whenever a
 // snapshot arrives (the block grid): the node found can be replaced before the click lands
 // ("Could not find node with given id"), so the click is retried on a fresh node, a few
-// times.
+// times. Each try waits at most two seconds for sel to match, and an element that a redraw
+// removed for good fails at once, rather than at the test's own deadline.
 func clickRedrawn(t *testing.T, ctx context.Context, sel string) {
 	t.Helper()
 	var err error
 	for range 20 {
-		if err = chromedp.Do(ctx, click(sel)); err == nil {
+		try, cancel := context.WithTimeout(ctx, 2*time.Second)
+		err = chromedp.Do(try, click(sel))
+		cancel()
+		if err == nil {
 			return
+		}
+		if eval[bool](t, ctx, fmt.Sprintf(`document.querySelector(%q) === null`, sel)) {
+			break
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -264,13 +271,28 @@ func TestBrowserServeView(t *testing.T) {
 		return r, json.Unmarshal(out, &r)
 	}
 
+	// freeze holds the engine loop in an op until release is called: no step runs, and the
+	// page's snapshot fetches wait, so what the page drew stays what it drew.
+	freeze := func() (release func()) {
+		frozen, thaw, failed := make(chan struct{}), make(chan struct{}), make(chan error, 1)
+		go func() {
+			failed <- srv.Inspect(context.Background(), func(*engine.Engine) { close(frozen); <-thaw })
+		}()
+		select {
+		case <-frozen:
+		case err := <-failed:
+			require.NoError(t, err, "freezing the engine loop")
+		}
+		return sync.OnceFunc(func() { close(thaw) })
+	}
+
 	// Live sequences: a long request (three continuations, every step checked against the
 	// reference, which keeps it running for a while) is drawn as it runs. It can reach the
 	// model's 512-token context before a slow browser looks (a loaded machine): a choice that
 	// has ended keeps its blocks cached, outlined in the grid but in no live table, so the
 	// look is retried on a fresh request until none has ended.
 	for attempt := 1; ; attempt++ {
-		if liveSelection(t, ctx, complete) {
+		if liveSelection(t, ctx, freeze, complete) {
 			break
 		}
 		require.Less(t, attempt, 4, "the long request's choices ended before the page was read, %d times", attempt)
@@ -430,12 +452,15 @@ func TestBrowserStepView(t *testing.T) {
 }
 
 // liveSelection sends a long request of three continuations, waits until the page draws
-// them, selects the request in the requests panel and checks that its live sequences' rows
-// of the block tables and, in the grid, exactly the blocks of their tables are outlined;
-// then it cuts the request off. It returns false, checking nothing, when a continuation
-// had already ended in the snapshot the page drew (its blocks stay cached and outlined, in
-// no live table).
-func liveSelection(t *testing.T, ctx context.Context, complete func(context.Context, map[string]any) (map[string]any, error)) bool {
+// them, holds the engine still (freeze) so that what the page drew stays what the engine
+// holds while the page is read, selects the request in the requests panel and checks that
+// its live sequences' rows of the block tables and, in the grid, exactly the blocks of their
+// tables are outlined; then it cuts the request off. It returns false, checking nothing,
+// when the page never drew all three continuations live (a fast machine runs them to their
+// end, or a preemption, between two of the page's looks), or when a continuation had
+// already ended in the snapshot the page drew (its blocks stay cached and outlined, in no
+// live table).
+func liveSelection(t *testing.T, ctx context.Context, freeze func() (release func()), complete func(context.Context, map[string]any) (map[string]any, error)) bool {
 	t.Helper()
 	long, stop := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -444,11 +469,34 @@ func liveSelection(t *testing.T, ctx context.Context, complete func(context.Cont
 			"n": 3, "ignore_eos": true, "temperature": 0.8, "seed": 1})
 		done <- err
 	}()
+	release := func() {}
 	defer func() {
+		release()
 		stop()
 		<-done
 	}()
-	waitJS(t, ctx, `document.querySelectorAll("#tables .seqrow").length === 3 && window.kvrefView.sequences.every(s => s.len > 60)`)
+	const threeLive = `document.querySelectorAll("#tables .seqrow").length === 3 && window.kvrefView.sequences.every(s => s.len > 60)`
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		select {
+		case err := <-done:
+			done <- err // for the deferred receive
+			t.Logf("retrying: the long request ended (%v) before the page drew its three continuations live", err)
+			return false
+		default:
+		}
+		require.True(t, time.Now().Before(deadline), "the page drew no three live continuations in 30 s")
+		if eval[bool](t, ctx, threeLive) {
+			release = freeze()
+			// A snapshot taken before the freeze may still be on its way to the page.
+			time.Sleep(300 * time.Millisecond)
+			if eval[bool](t, ctx, threeLive) {
+				break
+			}
+			release()
+			release = func() {}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 	d := readDOM(t, ctx)
 	var drawn cacheview.View
 	require.NoError(t, json.Unmarshal(d.Drawn, &drawn))
@@ -483,8 +531,8 @@ func liveSelection(t *testing.T, ctx context.Context, complete func(context.Cont
 	require.NotEmpty(t, sel.Grid)
 	require.Equal(t, sel.Tables, sel.Grid, "the grid outlines the blocks of the request's tables")
 	shoot(t, ctx, "serve-live.png")
-	stop()
-	require.Error(t, <-done, "the long request was cut off")
-	done <- nil // for the deferred receive
+	// The request is cut off here, unless it reached its last token while the screenshot
+	// was taken (a fast machine): either way it has ended when the deferred receive
+	// returns. That a cut-off frees the request's blocks is server's TestCancelFreesBlocks.
 	return true
 }
