@@ -155,3 +155,25 @@ func decodeQ8_0Heads(dst []float32, rows []byte, head, _, headDim, rowBytes int,
 	kernels.DecodeQ8_0Strided(dst, rows[head*nb*q8BlockBytes:], nb, rowBytes, headsOf(next, head*nb*q8BlockBytes))
 	return true
 }
+
+// dotQ8_0Heads scores every row's head in one strided kernel that widens the blocks where
+// they lie, when the head is whole blocks.
+func dotQ8_0Heads(scores, q []float32, rows []byte, head, _, headDim, rowBytes int) bool {
+	if headDim%q8BlockLen != 0 {
+		return false
+	}
+	hb := headDim / q8BlockLen * q8BlockBytes
+	kernels.DotQ8_0HeadsStrided(scores, len(scores), q, headDim, 1, headDim, rows[head*hb:], len(scores), rowBytes, nil)
+	return true
+}
+
+// axpyQ8_0Heads adds every row's head in one strided kernel that widens the blocks where
+// they lie and keeps dst in registers, when the head is whole blocks.
+func axpyQ8_0Heads(dst, a []float32, rows []byte, head, kvHeads, headDim int) bool {
+	if headDim%q8BlockLen != 0 {
+		return false
+	}
+	hb := headDim / q8BlockLen * q8BlockBytes
+	kernels.AxpyQ8_0HeadsStrided(dst, headDim, a, len(a), 1, headDim, rows[head*hb:], len(a), kvHeads*hb, nil)
+	return true
+}

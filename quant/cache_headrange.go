@@ -10,13 +10,14 @@ import (
 // head h of the run and row i < n, scores[(h-h0)·scoreStride + i] = DotHead(q_h, row_i, h,
 // kvHeads, headDim), q_h = q[(h-h0)·qStride : (h-h0)·qStride+headDim] — the same bits as
 // one DotHeads per head. A decode row that meets a cache block alone scores all the heads
-// it attends with one call per block. f32 and f16 take every head in one strided kernel
-// (kernels.DotHeadsStrided, kernels.DotF16HeadsStrided); the other types go head by head.
+// it attends with one call per block. f32, f16 and q8_0 (heads of whole blocks) take every
+// head in one strided kernel (kernels.DotHeadsStrided, kernels.DotF16HeadsStrided,
+// kernels.DotQ8_0HeadsStrided); the other types go head by head.
 // It panics on a wrong shape, a stride shorter than what it steps over, or slices that
 // end before the last head or row.
 //
 // next (nil for none) holds the rows the caller reads after these, laid out as rows (the
-// next cache block's slots): a type whose kernel can (PrefetchesNext: f16) asks the memory
+// next cache block's slots): a type whose kernel can (PrefetchesNext: f16, q8_0) asks the memory
 // for the same heads of them while it works. It is only a hint; the results do not depend
 // on it.
 func (t CacheType) DotHeadRange(scores []float32, scoreStride int, q []float32, qStride int, rows []byte, n, h0, h1, kvHeads, headDim int, next []byte) {
@@ -36,8 +37,8 @@ func (t CacheType) DotHeadRange(scores []float32, scoreStride int, q []float32, 
 // AxpyHeadRange is AxpyHeads for the run of heads [h0, h1) of the same n rows: for every
 // head h of the run it adds a[(h-h0)·aStride + i] times head h of row_i to
 // dst[(h-h0)·dstStride : (h-h0)·dstStride+headDim] for i = 0, 1, ..., n-1 in that order —
-// the same bits as one AxpyHeads per head (f32 and f16 in one strided kernel,
-// kernels.AxpyHeadsStrided and kernels.AxpyF16HeadsStrided). It panics as DotHeadRange
+// the same bits as one AxpyHeads per head (f32, f16 and q8_0 in one strided kernel,
+// kernels.AxpyHeadsStrided, kernels.AxpyF16HeadsStrided and kernels.AxpyQ8_0HeadsStrided). It panics as DotHeadRange
 // does, and takes next as DotHeadRange does.
 func (t CacheType) AxpyHeadRange(dst []float32, dstStride int, a []float32, aStride int, rows []byte, n, h0, h1, kvHeads, headDim int, next []byte) {
 	rb := t.checkHeadRange("AxpyHeadRange", aStride, len(a), dstStride, len(dst), len(rows), n, h0, h1, kvHeads, headDim)
@@ -123,6 +124,28 @@ func headsOf(rows []byte, off int) []byte {
 // and prefetches next's.
 func axpyF16HeadRange(dst []float32, dstStride int, a []float32, aStride int, rows []byte, n, h0, h1, _, headDim, rowBytes int, next []byte) bool {
 	kernels.AxpyF16HeadsStrided(dst, dstStride, a, aStride, h1-h0, headDim, rows[2*h0*headDim:], n, rowBytes, headsOf(next, 2*h0*headDim))
+	return true
+}
+
+// dotQ8_0HeadRange widens the blocks where they lie, and prefetches next's, when a head is
+// whole blocks.
+func dotQ8_0HeadRange(scores []float32, scoreStride int, q []float32, qStride int, rows []byte, n, h0, h1, _, headDim, rowBytes int, next []byte) bool {
+	if headDim%q8BlockLen != 0 {
+		return false
+	}
+	hb := headDim / q8BlockLen * q8BlockBytes
+	kernels.DotQ8_0HeadsStrided(scores, scoreStride, q, qStride, h1-h0, headDim, rows[h0*hb:], n, rowBytes, headsOf(next, h0*hb))
+	return true
+}
+
+// axpyQ8_0HeadRange widens the blocks where they lie and keeps each head's sum in
+// registers, and prefetches next's, when a head is whole blocks.
+func axpyQ8_0HeadRange(dst []float32, dstStride int, a []float32, aStride int, rows []byte, n, h0, h1, _, headDim, rowBytes int, next []byte) bool {
+	if headDim%q8BlockLen != 0 {
+		return false
+	}
+	hb := headDim / q8BlockLen * q8BlockBytes
+	kernels.AxpyQ8_0HeadsStrided(dst, dstStride, a, aStride, h1-h0, headDim, rows[h0*hb:], n, rowBytes, headsOf(next, h0*hb))
 	return true
 }
 

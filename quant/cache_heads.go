@@ -5,7 +5,7 @@ import "fmt"
 // DotHeads sets scores[i] = DotHead(q, row_i, head, kvHeads, headDim) for every i <
 // len(scores), row_i the i-th of the consecutive encoded rows in rows (the slots of one
 // cache block): the same bits, in one call. A type with a strided kernel (cacheFormat's
-// dotHeads: f32 and f16) multiplies the head of every row in one call; the other types
+// dotHeads: f32, f16 and q8_0) multiplies the head of every row in one call; the other types
 // take the rows one by one. It panics on a wrong length, head or shape, or when rows holds fewer than
 // len(scores) rows.
 func (t CacheType) DotHeads(scores, q []float32, rows []byte, head, kvHeads, headDim int) {
@@ -25,7 +25,7 @@ func (t CacheType) DotHeads(scores, q []float32, rows []byte, head, kvHeads, hea
 
 // AxpyHeads adds a[i] times head number head of row_i to dst for i = 0, 1, ...,
 // len(a)-1 in that order: AxpyHead once per row, the same bits, in one call (for a type
-// with cacheFormat's axpyHeads, f32, one strided kernel). It
+// with cacheFormat's axpyHeads, f32, f16 and q8_0, one strided kernel). It
 // panics on a wrong length, head or shape, or when rows holds fewer than len(a) rows.
 func (t CacheType) AxpyHeads(dst, a []float32, rows []byte, head, kvHeads, headDim int) {
 	rb := t.checkHeads("AxpyHeads", len(dst), len(a), len(rows), head, kvHeads, headDim)
@@ -100,7 +100,7 @@ func (t CacheType) F32Heads(rows []byte, n, head, kvHeads, headDim int) (v []flo
 }
 
 // StridedDotHeads reports whether DotHeads multiplies every row's head in one strided
-// kernel that reads the stored bytes in place (f32 and f16), so that a single query is
+// kernel that reads the stored bytes in place (f32, f16, q8_0), so that a single query is
 // scored faster by DotHeads than by decoding the rows (DecodeHeads) and multiplying the
 // copy; the other types decode each row either way.
 func (t CacheType) StridedDotHeads() bool {
@@ -108,7 +108,7 @@ func (t CacheType) StridedDotHeads() bool {
 }
 
 // StridedAxpyHeads reports whether AxpyHeads adds every row's head in one strided kernel
-// that reads the stored bytes in place (f32 and f16), so that a single query's weighted
+// that reads the stored bytes in place (f32, f16, q8_0), so that a single query's weighted
 // sum is faster through AxpyHeads than through decoding the rows (DecodeHeads) and adding
 // the copy; the other types decode each row either way.
 func (t CacheType) StridedAxpyHeads() bool {

@@ -17,7 +17,7 @@ import "fmt"
 // one DotRowsStrided per head, the same bits. It panics if a stride is shorter than what
 // it steps over or a slice ends before its last head or row.
 func DotHeadsStrided(out []float32, outStride int, q []float32, qStride, heads, dim int, w []float32, rows, stride int) {
-	if !checkHeadsStrided("DotHeadsStrided", "floats", heads, dim, rows, outStride, len(out), qStride, len(q), 1, stride, len(w)) {
+	if !checkHeadsStrided("DotHeadsStrided", "floats", heads, dim, rows, outStride, len(out), qStride, len(q), dim, stride, len(w)) {
 		return
 	}
 	span := (rows-1)*stride + dim
@@ -39,7 +39,7 @@ func DotHeadsStrided(out []float32, outStride int, q []float32, qStride, heads, 
 // buffers instead (BenchmarkDecodeDepth). It is only a hint: the results do not depend on
 // next, and rows past its end are not asked for.
 func DotF16HeadsStrided(out []float32, outStride int, q []float32, qStride, heads, dim int, w []byte, rows, stride int, next []byte) {
-	if !checkHeadsStrided("DotF16HeadsStrided", "bytes", heads, dim, rows, outStride, len(out), qStride, len(q), 2, stride, len(w)) {
+	if !checkHeadsStrided("DotF16HeadsStrided", "bytes", heads, dim, rows, outStride, len(out), qStride, len(q), 2*dim, stride, len(w)) {
 		return
 	}
 	span := (rows-1)*stride + 2*dim
@@ -61,7 +61,7 @@ func headsFrom(next []byte, off int) []byte {
 // row after another: one AxpyRowsStrided per head, the same bits (attention's values of a
 // run of KV heads of an f32 cache block). It panics as DotHeadsStrided does.
 func AxpyHeadsStrided(dst []float32, dstStride int, a []float32, aStride, heads, dim int, x []float32, rows, stride int) {
-	if !checkHeadsStrided("AxpyHeadsStrided", "floats", heads, dim, rows, aStride, len(a), dstStride, len(dst), 1, stride, len(x)) {
+	if !checkHeadsStrided("AxpyHeadsStrided", "floats", heads, dim, rows, aStride, len(a), dstStride, len(dst), dim, stride, len(x)) {
 		return
 	}
 	span := (rows-1)*stride + dim
@@ -76,7 +76,7 @@ func AxpyHeadsStrided(dst []float32, dstStride int, a []float32, aStride, heads,
 // DotF16HeadsStrided's hint: the same heads of next's rows are asked for as each row is
 // added.
 func AxpyF16HeadsStrided(dst []float32, dstStride int, a []float32, aStride, heads, dim int, x []byte, rows, stride int, next []byte) {
-	if !checkHeadsStrided("AxpyF16HeadsStrided", "bytes", heads, dim, rows, aStride, len(a), dstStride, len(dst), 2, stride, len(x)) {
+	if !checkHeadsStrided("AxpyF16HeadsStrided", "bytes", heads, dim, rows, aStride, len(a), dstStride, len(dst), 2*dim, stride, len(x)) {
 		return
 	}
 	span := (rows-1)*stride + 2*dim
@@ -86,12 +86,12 @@ func AxpyF16HeadsStrided(dst []float32, dstStride int, a []float32, aStride, hea
 }
 
 // checkHeadsStrided checks a *HeadsStrided call of the kernel what: heads heads of dim
-// values each (size units of unit each in the rows) in rows rows stride units apart,
+// values each (headLen units of unit each in the rows) in rows rows stride units apart,
 // have units long; the per-row results (scores or weights, rows of them per head,
 // rowsStride apart in a slice of rowsLen) and the per-head vectors (queries or outputs,
 // dim each, vecStride apart in a slice of vecLen). It reports whether there is any work
 // and panics on a shape the slices cannot hold, or a head of no values.
-func checkHeadsStrided(what, unit string, heads, dim, rows, rowsStride, rowsLen, vecStride, vecLen, size, stride, have int) bool {
+func checkHeadsStrided(what, unit string, heads, dim, rows, rowsStride, rowsLen, vecStride, vecLen, headLen, stride, have int) bool {
 	if heads < 0 || dim < 1 || rows < 0 {
 		panic(fmt.Sprintf("kernels: %s: %d heads of %d values in %d rows (heads and rows must not be negative, a head must hold values)", what, heads, dim, rows))
 	}
@@ -100,6 +100,6 @@ func checkHeadsStrided(what, unit string, heads, dim, rows, rowsStride, rowsLen,
 	}
 	stridedSpan(what, "floats", heads, rows, rowsStride, rowsLen)
 	stridedSpan(what, "floats", heads, dim, vecStride, vecLen)
-	stridedSpan(what, unit, rows, rowsBytes(what, heads, size*dim), stride, have)
+	stridedSpan(what, unit, rows, rowsBytes(what, heads, headLen), stride, have)
 	return true
 }

@@ -128,6 +128,7 @@ var (
 	implDecodeF16AVX2    = &impl{name: "decodeF16AVX2Asm, encodeF16AVX2Asm, decodeF16StridedAVX2Asm", needs: setAVX2}
 	implDecodeQ8_0AVX2   = &impl{name: "decodeQ8_0StridedAVX2Asm", needs: setAVX2}
 	implDecodeQ8_0AVX512 = &impl{name: "decodeQ8_0StridedAVX512Asm", needs: setAVX512}
+	implQ8HeadsAVX2      = &impl{name: "dotQ8_0x4NextAVX2, axpyQ8_0RowsNextAVX2Asm", needs: setAVX2}
 	implPrefetchAVX      = &impl{name: "prefetchLines, prefetchLinesL2", needs: setAVX}
 )
 
@@ -152,6 +153,7 @@ var registry = []*kernel{
 	{"Softmax, SwiGLU exponentials", "expShiftedGeneric, swigluGeneric", []*impl{implExpAVX512, implExpAVX2}},
 	{"DecodeF16, DecodeF16Strided, EncodeF16", "decodeF16Generic, decodeF16StridedGeneric, encodeF16Generic", []*impl{implDecodeF16AVX2}},
 	{"DecodeQ8_0Strided (a q8_0 cache's keys and values)", "decodeQ8_0StridedGeneric", []*impl{implDecodeQ8_0AVX512, implDecodeQ8_0AVX2}},
+	{"DotQ8_0HeadsStrided, AxpyQ8_0HeadsStrided (a q8_0 cache's keys and values, in place)", "dotQ8_0RowsStridedGeneric, axpyQ8_0RowsGeneric", []*impl{implQ8HeadsAVX2}},
 	{"Prefetch, PrefetchL2 (hints, no result)", "nothing", []*impl{implPrefetchAVX}},
 }
 
