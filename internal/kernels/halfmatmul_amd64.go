@@ -2,6 +2,8 @@
 
 package kernels
 
+import "sync"
+
 // halfFormat is one 16-bit row format: its portable row dot, the widening of a row, and
 // its assembly kernels.
 type halfFormat struct {
@@ -11,20 +13,21 @@ type halfFormat struct {
 }
 
 // halfKernels are a 16-bit format's assembly row kernels and the impls that enable them
-// (fast: the AVX2 ones; fast4: x4x4).
+// (fast: the AVX2 ones; fast4: x4x4; fast8: x4x8, which only f16 has).
 type halfKernels struct {
-	fast, fast4 *impl
-	one         func(x []float32, row []byte) float32                                       // one row
-	x4          func(out *float32, w *byte, x *float32, n, stride int)                      // four rows, one input
-	q4          func(out *float32, w *byte, x *float32, c, q, n, stride int)                // c rows of each quarter of 4q rows, one input
-	q4x2        func(out *float32, outStride int, w *byte, x *float32, c, q, n, stride int) // the same, two inputs
-	x4x2        func(out *float32, outStride int, w *byte, x *float32, n, stride int)       // four rows, two inputs
-	x4x4        func(out *float32, outStride int, w *byte, x *float32, n int)               // four rows, four inputs
+	fast, fast4, fast8 *impl
+	one                func(x []float32, row []byte) float32                                       // one row
+	x4                 func(out *float32, w *byte, x *float32, n, stride int)                      // four rows, one input
+	q4                 func(out *float32, w *byte, x *float32, c, q, n, stride int)                // c rows of each quarter of 4q rows, one input
+	q4x2               func(out *float32, outStride int, w *byte, x *float32, c, q, n, stride int) // the same, two inputs
+	x4x2               func(out *float32, outStride int, w *byte, x *float32, n, stride int)       // four rows, two inputs
+	x4x4               func(out *float32, outStride int, w *byte, x *float32, n int)               // four rows, four inputs
+	x4x8               func(out *float32, outStride int, w *byte, xp *float32, n int)              // four rows, eight inputs packed by packInputPairs
 }
 
 var (
-	halfF16  = halfFormat{dotF16Generic, decodeF16, halfKernels{implF16AVX2, implHalfAVX512, dotF16AVX2, dotF16x4AVX2, dotF16Q4AVX2, dotF16Q4x2AVX2, dotF16x4x2AVX2, dotF16x4x4AVX512}}
-	halfBF16 = halfFormat{dotBF16Generic, DecodeBF16, halfKernels{implBF16AVX2, implHalfAVX512, dotBF16AVX2, dotBF16x4AVX2, dotBF16Q4AVX2, dotBF16Q4x2AVX2, dotBF16x4x2AVX2, dotBF16x4x4AVX512}}
+	halfF16  = halfFormat{dotF16Generic, decodeF16, halfKernels{implF16AVX2, implHalfAVX512, implHalfAVX512x8, dotF16AVX2, dotF16x4AVX2, dotF16Q4AVX2, dotF16Q4x2AVX2, dotF16x4x2AVX2, dotF16x4x4AVX512, dotF16x4x8AVX512}}
+	halfBF16 = halfFormat{dotBF16Generic, DecodeBF16, halfKernels{implBF16AVX2, implHalfAVX512, nil, dotBF16AVX2, dotBF16x4AVX2, dotBF16Q4AVX2, dotBF16Q4x2AVX2, dotBF16x4x2AVX2, dotBF16x4x4AVX512, nil}}
 )
 
 // quarterChunk bounds the bytes of rows (four quarters' worth) that halfRowsAVX2 multiplies
@@ -56,6 +59,9 @@ const (
 	halfRowsMaxBatch  = 8
 	halfRows4MaxBatch = 24
 )
+
+// pairBuffers holds the inputs halfRowsAVX2 packs for x4x8.
+var pairBuffers = sync.Pool{New: func() any { return new([]float32) }}
 
 func matMulHalf(out, x []float32, w []byte, rows, cols, batch, start, end int, h *halfFormat) {
 	rb := 2 * cols
@@ -108,8 +114,25 @@ func halfRowsAVX2(out, x []float32, w []byte, rows, cols, batch, start, end int,
 		}
 		r = start + 4*q
 	}
+	// Groups of eight inputs, packed in pairs once for all the rows (x4x8).
+	groups8 := 0
+	var pk []float32
+	if h.fast8 != nil && h.fast8.on && batch >= 8 && r+4 <= end {
+		groups8 = batch / 8
+		buf := pairBuffers.Get().(*[]float32)
+		defer pairBuffers.Put(buf)
+		*buf = grow(*buf, groups8*8*cols)
+		pk = *buf
+		for g := range groups8 {
+			packInputPairs(pk[g*8*cols:], x[g*8*cols:], cols)
+		}
+	}
 	for ; r+4 <= end; r += 4 {
 		b := 0
+		for g := range groups8 {
+			h.x4x8(&out[b*rows+r], rows, &w[r*rb], &pk[g*8*cols], cols)
+			b += 8
+		}
 		if h.fast4.on {
 			for ; b+4 <= batch; b += 4 {
 				h.x4x4(&out[b*rows+r], rows, &w[r*rb], &x[b*cols], cols)

@@ -22,6 +22,7 @@ func TestMatMulHalfIsMatMulRows(t *testing.T) {
 	forEachLevel(t, func(t *testing.T) {
 		use(implF16AVX2)
 		use(implHalfAVX512)
+		use(implHalfAVX512x8)
 		rng := rand.New(rand.NewPCG(61, 61))
 		for _, f := range []struct {
 			name string
@@ -40,6 +41,10 @@ func TestMatMulHalfIsMatMulRows(t *testing.T) {
 				{halfNormal, 41, 128, 9, 0, 41},  // past halfRowsMaxBatch (AVX2)
 				{halfNormal, 70, 776, 12, 5, 70}, // a block of widened rows and the rest
 				{halfNormal, 45, 264, 27, 2, 43}, // past halfRows4MaxBatch
+				{halfNormal, 29, 200, 16, 1, 29}, // two groups of eight inputs (AVX-512), one row left
+				{halfExtreme, 12, 64, 24, 0, 12}, // three groups of eight
+				{halfSub, 19, 48, 8, 2, 19},      // one group of eight
+				{halfBits, 10, 136, 13, 0, 10},   // a group of eight, a four and a last one
 				{halfNormal, 6, 33, 4, 0, 6},     // cols not a multiple of 8
 				{halfBits, 53, 72, 1, 3, 50},     // one input: four quarters of 44 rows and three more
 				{halfExtreme, 40, 136, 1, 0, 40}, // one input: quarters of ten rows, none left over

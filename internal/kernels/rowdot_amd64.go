@@ -83,6 +83,27 @@ func dotBF16x4x2AVX2(out *float32, outStride int, w *byte, x *float32, n, stride
 //go:noescape
 func dotF16x4x4AVX512(out *float32, outStride int, w *byte, x *float32, n int)
 
+// dotF16x4x8AVX512 is dotF16x4x4AVX512 for eight inputs packed by packInputPairs at xp,
+// two (row, input) pairs' eight lanes in each ZMM accumulator (rowdot_avx512_amd64.s).
+//
+//go:noescape
+func dotF16x4x8AVX512(out *float32, outStride int, w *byte, xp *float32, n int)
+
+// packInputPairs lays out eight inputs of cols floats each (one after another in x, cols a
+// multiple of 8) for dotF16x4x8AVX512 in dst (8·cols floats): for each group of eight
+// columns, the pairs (0, 1), (2, 3), (4, 5), (6, 7), each input 2p's eight floats and then
+// input 2p+1's.
+func packInputPairs(dst, x []float32, cols int) {
+	dst, x = dst[:8*cols], x[:8*cols]
+	for c := 0; c < cols; c += 8 {
+		d := dst[8*c : 8*c+64]
+		for j := range 8 {
+			o := 16*(j/2) + 8*(j%2)
+			copy(d[o:o+8], x[j*cols+c:j*cols+c+8])
+		}
+	}
+}
+
 // dotBF16x4x4AVX512 is dotF16x4x4AVX512 for bfloat16 rows.
 //
 //go:noescape

@@ -106,3 +106,105 @@ TEXT ·dotF16x4x4AVX512(SB), NOSPLIT, $0-40
 TEXT ·dotBF16x4x4AVX512(SB), NOSPLIT, $0-40
 	ROW4X4(BF16LOAD, loop)
 	RET
+
+// The four-row, eight-input f16 kernel in ZMM registers: Dot's eight lanes of two (row,
+// input) pairs side by side in one ZMM accumulator, so that 512-bit multiplies and adds do
+// two pairs' work (Zen 5's datapaths are 512 bits wide). The inputs come packed by
+// packInputPairs: for each group of eight columns, four ZMM of two inputs' eight floats
+// (input 2p in the low half, 2p+1 in the high). A row's eight halves are broadcast to both
+// halves (VBROADCASTI128) and widened (VCVTPH2PS, exact). Each lane's arithmetic is still
+// x·w rounded, then added (MULADD), in Dot's order; the halves are reduced as ROW4END
+// reduces a YMM.
+
+// ROW4X8GROUP prefetches the next four rows' bytes into L2 and adds eight values of each
+// row times each input to their lanes: (row r, inputs 2p and 2p+1) in Z(16+4p+r).
+#define ROW4X8GROUP \
+	PREFETCHT1      (R11)(AX*8); \
+	VBROADCASTI128  (SI)(AX*2), Y0; \
+	VBROADCASTI128  (R8)(AX*2), Y1; \
+	VBROADCASTI128  (R9)(AX*2), Y2; \
+	VBROADCASTI128  (R10)(AX*2), Y3; \
+	VCVTPH2PS       Y0, Z0; \
+	VCVTPH2PS       Y1, Z1; \
+	VCVTPH2PS       Y2, Z2; \
+	VCVTPH2PS       Y3, Z3; \
+	VMOVUPS         (DI), Z4; \
+	VMOVUPS         64(DI), Z5; \
+	VMOVUPS         128(DI), Z6; \
+	VMOVUPS         192(DI), Z7; \
+	MULADD(Z4, Z0, Z8, Z16); \
+	MULADD(Z4, Z1, Z9, Z17); \
+	MULADD(Z4, Z2, Z10, Z18); \
+	MULADD(Z4, Z3, Z11, Z19); \
+	MULADD(Z5, Z0, Z12, Z20); \
+	MULADD(Z5, Z1, Z13, Z21); \
+	MULADD(Z5, Z2, Z14, Z22); \
+	MULADD(Z5, Z3, Z15, Z23); \
+	MULADD(Z6, Z0, Z8, Z24); \
+	MULADD(Z6, Z1, Z9, Z25); \
+	MULADD(Z6, Z2, Z10, Z26); \
+	MULADD(Z6, Z3, Z11, Z27); \
+	MULADD(Z7, Z0, Z12, Z28); \
+	MULADD(Z7, Z1, Z13, Z29); \
+	MULADD(Z7, Z2, Z14, Z30); \
+	MULADD(Z7, Z3, Z15, Z31)
+
+// ROW4X8STORE reduces and stores the four rows of the pair of inputs in A, B, C, D (ZMM,
+// their low halves YA..YD): input 2p's at DX, then 2p+1's BX bytes on; DX ends BX bytes
+// past the second.
+#define ROW4X8STORE(A, B, C, D, YA, YB, YC, YD) \
+	ROW4X4STORE(YA, YB, YC, YD); \
+	ADDQ          BX, DX; \
+	VEXTRACTF64X4 $1, A, Y0; \
+	VEXTRACTF64X4 $1, B, Y1; \
+	VEXTRACTF64X4 $1, C, Y2; \
+	VEXTRACTF64X4 $1, D, Y3; \
+	ROW4END; \
+	ADDQ          BX, DX
+
+// func dotF16x4x8AVX512(out *float32, outStride int, w *byte, xp *float32, n int)
+//
+// n > 0 is a multiple of 8; the four rows are consecutive (2n bytes each); xp holds the
+// eight inputs (n floats each) packed by packInputPairs; row k of input j goes to
+// out[j·outStride + k].
+TEXT ·dotF16x4x8AVX512(SB), NOSPLIT, $0-40
+	MOVQ   out+0(FP), DX
+	MOVQ   w+16(FP), SI
+	MOVQ   xp+24(FP), DI
+	MOVQ   n+32(FP), CX
+	LEAQ   (SI)(CX*2), R8
+	LEAQ   (R8)(CX*2), R9
+	LEAQ   (R9)(CX*2), R10
+	LEAQ   (R10)(CX*2), R11
+	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	VPXORD Z18, Z18, Z18
+	VPXORD Z19, Z19, Z19
+	VPXORD Z20, Z20, Z20
+	VPXORD Z21, Z21, Z21
+	VPXORD Z22, Z22, Z22
+	VPXORD Z23, Z23, Z23
+	VPXORD Z24, Z24, Z24
+	VPXORD Z25, Z25, Z25
+	VPXORD Z26, Z26, Z26
+	VPXORD Z27, Z27, Z27
+	VPXORD Z28, Z28, Z28
+	VPXORD Z29, Z29, Z29
+	VPXORD Z30, Z30, Z30
+	VPXORD Z31, Z31, Z31
+	XORQ   AX, AX
+
+loop8:
+	ROW4X8GROUP
+	ADDQ $256, DI
+	ADDQ $8, AX
+	CMPQ AX, CX
+	JNE  loop8
+	MOVQ outStride+8(FP), BX
+	SHLQ $2, BX
+	ROW4X8STORE(Z16, Z17, Z18, Z19, Y16, Y17, Y18, Y19)
+	ROW4X8STORE(Z20, Z21, Z22, Z23, Y20, Y21, Y22, Y23)
+	ROW4X8STORE(Z24, Z25, Z26, Z27, Y24, Y25, Y26, Y27)
+	ROW4X8STORE(Z28, Z29, Z30, Z31, Y28, Y29, Y30, Y31)
+	VZEROUPPER
+	RET
