@@ -28,11 +28,26 @@ func axpyAVX(dst []float32, a float32, x []float32) {
 //go:noescape
 func axpyRowsAVXAsm(dst, a, x *float32, n, stride, rows int)
 
+// axpyRowsAVX512Asm is axpyRowsAVXAsm in ZMM registers, columns in chunks of 64 then 16;
+// n is a positive multiple of 16. Implemented in axpy_avx512_amd64.s.
+//
+//go:noescape
+func axpyRowsAVX512Asm(dst, a, x *float32, n, stride, rows int)
+
 func axpyRows(dst, a, x []float32, stride int) {
 	n := len(dst)
 	n8 := n &^ 7
 	if !implAxpyRowsAVX.on || n8 == 0 || len(a) == 0 || overlap(dst, x) {
 		axpyRowsGeneric(dst, a, x, stride)
+		return
+	}
+	if n16 := n &^ 15; implAxpyRowsAVX512.on && n16 > 0 {
+		axpyRowsAVX512Asm(unsafe.SliceData(dst), unsafe.SliceData(a), unsafe.SliceData(x), n16, stride, len(a))
+		if n16 < n {
+			for t, at := range a {
+				axpyGeneric(dst[n16:], at, x[t*stride+n16:t*stride+n])
+			}
+		}
 		return
 	}
 	axpyRowsAVXAsm(unsafe.SliceData(dst), unsafe.SliceData(a), unsafe.SliceData(x), n8, stride, len(a))

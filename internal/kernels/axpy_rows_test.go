@@ -13,14 +13,15 @@ import (
 
 // TestAxpyRowsIsAxpyPerRow: AxpyRows equals one Axpy per row in order, bit for bit (NaN
 // bits excepted when the inputs hold NaNs other than the default one), for every length
-// (the chunks of 64 and 8 columns and the columns after them), row counts from 0 up,
+// (the chunks of 64 and 8 or 16 columns and the columns after them), row counts from 0 up,
 // misaligned slices, and every kind of data; rows of x longer than dst are not involved.
 func TestAxpyRowsIsAxpyPerRow(t *testing.T) {
 	forEachLevel(t, func(t *testing.T) {
 		use(implAxpyRowsAVX)
+		use(implAxpyRowsAVX512)
 		rng := rand.New(rand.NewPCG(21, 21))
 		for _, kind := range allKinds {
-			for _, n := range append(testLengths, 72, 128, 136, 200) {
+			for _, n := range append(testLengths, 72, 80, 128, 136, 200, 264) {
 				for _, rows := range []int{0, 1, 2, 5, 17} {
 					off := rng.IntN(8)
 					x := at(rows*n+3, off)

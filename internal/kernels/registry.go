@@ -102,6 +102,7 @@ var (
 	implDotAVX           = &impl{name: "dotAVXAsm", needs: setAVX}
 	implAxpyAVX          = &impl{name: "axpyAVXAsm", needs: setAVX}
 	implAxpyRowsAVX      = &impl{name: "axpyRowsAVXAsm", needs: setAVX}
+	implAxpyRowsAVX512   = &impl{name: "axpyRowsAVX512Asm", needs: setAVX512}
 	implAxpyF16AVX2      = &impl{name: "axpyF16RowsAVX2Asm, axpyF16RowsNextAVX2Asm", needs: setAVX2}
 	implMatVecAVX        = &impl{name: "dotRowsX4AVX, dotRowsQ4AVX, dotRowsAVX", needs: setAVX}
 	implMatMulAVX512     = &impl{name: "gemm8x6AVX512, gemm8x2AVX512, gemm4x6AVX512, gemm4x4AVX512, gemm4x8AVX512, dot4x4AVX512", needs: setAVX | featAVX512F | featAVX512VL}
@@ -137,7 +138,7 @@ var (
 var registry = []*kernel{
 	{"Dot", "dotGeneric", []*impl{implDotAVX}},
 	{"Axpy", "axpyGeneric", []*impl{implAxpyAVX}},
-	{"AxpyRows", "axpyRowsGeneric", []*impl{implAxpyRowsAVX}},
+	{"AxpyRows, AxpyRowsStrided", "axpyRowsGeneric", []*impl{implAxpyRowsAVX512, implAxpyRowsAVX}},
 	{"AxpyF16RowsStrided (an f16 cache's values)", "axpyF16RowsGeneric", []*impl{implAxpyF16AVX2}},
 	{"MatMulRows, batch 1 (f32 decode)", "matMulRowsGeneric", []*impl{implMatVecAVX}},
 	{"MatMulRows, MatMulRowsDecoded, batch ≥ 2 (prefill)", "matMulRowsGeneric, matMulRowsDecodedGeneric", []*impl{implMatMulAVX512, implMatMulAVX}},
