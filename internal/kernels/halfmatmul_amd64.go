@@ -42,8 +42,9 @@ const (
 	quarterRowBytes = 2048
 )
 
-// halfRowsMaxBatch and halfRows4MaxBatch are the largest batches MatMulF16 and MatMulBF16
-// multiply on the stored rows, two inputs at a time (AVX2) or four (AVX-512); larger ones
+// halfRowsMaxBatch, halfRows4MaxBatch and halfRows8MaxBatch are the largest batches
+// MatMulF16 and MatMulBF16 multiply on the stored rows, two inputs at a time (AVX2), four
+// (AVX-512) or eight (AVX-512, f16); larger ones
 // widen blocks of rows for the matrix kernels, whose register blocking then repays the
 // widening.
 //
@@ -54,10 +55,14 @@ const (
 // 127–132, 8 144–151 against 177, 12 211–236 against 220–238, 16 280–291 against
 // 278–281. With fours (dotF16x4x4AVX512): batch 4 68–79, 8 115–135, 12 168–186 against
 // 208–226 widened, 16 228–248 against 260–286, 24 336–338 against 349–366, 32 434–488
-// against 464–466.
+// against 464–466. With eights (dotF16x4x8AVX512, f16 only) on Zen 5, against widened
+// blocks (2 threads, `kvref bench --prompt 32 --batches`, two alternations, ms a step):
+// stories110M batch 32 42.0–43.6 against 54.6–56.8, 48 60.6–61.5 against 68.4–71.5, 64
+// 83.4 against 89.8–91.2; TinyLlama batch 32 352 against 514, 64 697 against 834.
 const (
 	halfRowsMaxBatch  = 8
 	halfRows4MaxBatch = 24
+	halfRows8MaxBatch = 64
 )
 
 // pairBuffers holds the inputs halfRowsAVX2 packs for x4x8.
@@ -69,6 +74,9 @@ func matMulHalf(out, x []float32, w []byte, rows, cols, batch, start, end int, h
 	maxBatch := halfRowsMaxBatch
 	if h.fast4.on {
 		maxBatch = halfRows4MaxBatch
+	}
+	if h.fast8 != nil && h.fast8.on {
+		maxBatch = halfRows8MaxBatch
 	}
 	switch {
 	case fastOK && h.fast.on && (batch <= maxBatch || !implMatMulAVX.on):

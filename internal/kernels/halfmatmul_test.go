@@ -14,7 +14,7 @@ import (
 
 // TestMatMulHalfIsMatMulRows: MatMulF16 and MatMulBF16 give MatMulRows's results on the
 // widened matrix, bit for bit (NaN bits aside), at every level: batches from one to past
-// halfRowsMaxBatch and halfRows4MaxBatch (the stored rows four by four against fours,
+// halfRowsMaxBatch, halfRows4MaxBatch and halfRows8MaxBatch (the stored rows four by four against eights, fours,
 // pairs of inputs and a last odd one, and the widened blocks of rows beyond), row ranges that leave zero to three rows
 // after the groups of four, columns that are not a multiple of 8, extreme and subnormal
 // values; nothing outside the ranges' outputs is written.
@@ -41,6 +41,8 @@ func TestMatMulHalfIsMatMulRows(t *testing.T) {
 				{halfNormal, 41, 128, 9, 0, 41},  // past halfRowsMaxBatch (AVX2)
 				{halfNormal, 70, 776, 12, 5, 70}, // a block of widened rows and the rest
 				{halfNormal, 45, 264, 27, 2, 43}, // past halfRows4MaxBatch
+				{halfNormal, 9, 64, 64, 0, 9},    // halfRows8MaxBatch: eight groups of eight
+				{halfBits, 11, 56, 70, 1, 11},    // past halfRows8MaxBatch
 				{halfNormal, 29, 200, 16, 1, 29}, // two groups of eight inputs (AVX-512), one row left
 				{halfExtreme, 12, 64, 24, 0, 12}, // three groups of eight
 				{halfSub, 19, 48, 8, 2, 19},      // one group of eight
