@@ -23,8 +23,31 @@ func gemm8x2AVX512(out *float32, outStride int, panel, xd *float32, n, tiles, ma
 // packInputsDup packs the first k of slots input vectors at x (cols floats each,
 // consecutive; cols a multiple of 8) for the wide kernels into dst (2·slots·cols floats):
 // per block of eight columns, each vector's block twice, vector j at 16j of the block's
-// 16·slots floats; the slots past k are zero.
+// 16·slots floats; the slots past k are zero. With AVX-512 on (always, where the wide
+// kernels run) packInputsDupAVX512 does it, a ZMM store a block: on Zen 5 the Go loop took
+// a sixth of a stories110M-shape prefill's product time.
 func packInputsDup(dst, x []float32, cols, k, slots int) {
+	dst = dst[:2*slots*cols]
+	if implMatMulAVX512.on && cols > 0 {
+		x = x[:k*cols]
+		var xp *float32
+		if k > 0 {
+			xp = &x[0]
+		}
+		packInputsDupAVX512(&dst[0], xp, cols, k, slots)
+		return
+	}
+	packInputsDupGeneric(dst, x, cols, k, slots)
+}
+
+// packInputsDupAVX512 is packInputsDupGeneric for cols > 0 with VBROADCASTF32X8.
+// Implemented in gemm_avx512_amd64.s.
+//
+//go:noescape
+func packInputsDupAVX512(dst, x *float32, cols, k, slots int)
+
+// packInputsDupGeneric is the portable definition of packInputsDup.
+func packInputsDupGeneric(dst, x []float32, cols, k, slots int) {
 	dst = dst[:2*slots*cols]
 	for b := 0; b < cols; b += 8 {
 		d := dst[2*slots*b : 2*slots*(b+8)]

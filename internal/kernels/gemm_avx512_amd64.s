@@ -395,3 +395,54 @@ interleave:
 	JNZ     interleave
 	VZEROUPPER
 	RET
+
+// func packInputsDupAVX512(dst, x *float32, cols, k, slots int)
+//
+// packInputsDupGeneric for cols > 0 (a multiple of 8): for each input j < slots, each
+// block of eight columns broadcast to both halves of a ZMM (VBROADCASTF64X4: AVX-512 F) and stored at
+// its place (16 floats at 16j of the block's 16·slots), zeros for j ≥ k. DI walks the
+// current input's places (R10 = 64·slots bytes apart), SI its blocks, DX counts inputs,
+// BX blocks.
+TEXT ·packInputsDupAVX512(SB), NOSPLIT, $0-40
+	MOVQ   dst+0(FP), DI
+	MOVQ   x+8(FP), SI
+	MOVQ   cols+16(FP), CX
+	MOVQ   k+24(FP), R8
+	MOVQ   slots+32(FP), R9
+	MOVQ   R9, R10
+	SHLQ   $6, R10
+	VPXORD Z1, Z1, Z1
+	XORQ   DX, DX
+
+dupinput:
+	CMPQ DX, R9
+	JEQ  dupdone
+	MOVQ DX, AX
+	SHLQ $6, AX
+	LEAQ (DI)(AX*1), R11
+	MOVQ CX, BX
+	SHRQ $3, BX
+	CMPQ DX, R8
+	JAE  dupzero
+
+dupblock:
+	VBROADCASTF64X4 (SI), Z0
+	VMOVUPS         Z0, (R11)
+	ADDQ            $32, SI
+	ADDQ            R10, R11
+	DECQ            BX
+	JNZ             dupblock
+	INCQ            DX
+	JMP             dupinput
+
+dupzero:
+	VMOVUPS Z1, (R11)
+	ADDQ    R10, R11
+	DECQ    BX
+	JNZ     dupzero
+	INCQ    DX
+	JMP     dupinput
+
+dupdone:
+	VZEROUPPER
+	RET
