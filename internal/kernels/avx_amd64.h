@@ -124,3 +124,23 @@
 	ADDQ AX, R13; \
 	ADDQ AX, BX; \
 	ADDQ $4, DX
+
+// ZERO16TO31 clears Z16-Z31 (and so Y16-Y31), the accumulators of the AVX-512 kernels that
+// keep sixteen (rowdot_avx512_amd64.s, gemm_avx512_amd64.s).
+#define ZERO16TO31 \
+	VPXORD Z16, Z16, Z16; \
+	VPXORD Z17, Z17, Z17; \
+	VPXORD Z18, Z18, Z18; \
+	VPXORD Z19, Z19, Z19; \
+	VPXORD Z20, Z20, Z20; \
+	VPXORD Z21, Z21, Z21; \
+	VPXORD Z22, Z22, Z22; \
+	VPXORD Z23, Z23, Z23; \
+	VPXORD Z24, Z24, Z24; \
+	VPXORD Z25, Z25, Z25; \
+	VPXORD Z26, Z26, Z26; \
+	VPXORD Z27, Z27, Z27; \
+	VPXORD Z28, Z28, Z28; \
+	VPXORD Z29, Z29, Z29; \
+	VPXORD Z30, Z30, Z30; \
+	VPXORD Z31, Z31, Z31
