@@ -58,9 +58,7 @@ func (s Shape) Scale() float32 {
 // scale (Scale, computed once by the caller), then soft-capped when the shape says so. Every
 // attention path calls it on the same products in the same order, so they agree bit for bit.
 func (s Shape) finishScores(x []float32, scale float32) {
-	for t := range x {
-		x[t] *= scale
-	}
+	kernels.Scale(x, scale)
 	if s.SoftCap > 0 {
 		kernels.SoftCap(x, s.SoftCap)
 	}

@@ -68,6 +68,7 @@ func TestSoftmaxExponentialsAreMathExp(t *testing.T) {
 func TestSoftmaxMatchesDefinition(t *testing.T) {
 	forEachLevel(t, func(t *testing.T) {
 		use(implExpAVX512)
+		use(implScaleAVX)
 		rng := rand.New(rand.NewPCG(31, 31))
 		for _, kind := range []dataKind{kindNormal, kindWide, kindMixed, kindSubnormal, kindNearOverflow} {
 			for _, n := range append(testLengths, 257, 1000) {

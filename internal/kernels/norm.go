@@ -18,26 +18,18 @@ func RMSNorm(out, x, w []float32, eps float32) {
 // Softmax replaces x with exp(x - max) / sum, summing left to right: each exponential is
 // float32(math.Exp(float64(x[i] - max))), the sum a float32 sum in increasing i, and every
 // element is then multiplied by 1/sum. On amd64 with AVX-512 and FMA the exponentials are
-// computed eight at a time with math.Exp's own arithmetic (exp_avx512_amd64.s): the same bits.
+// computed eight at a time with math.Exp's own arithmetic (exp_avx512_amd64.s), and with
+// AVX the maximum and the last multiplies too (maxOf, Scale): the same bits.
 func Softmax(x []float32) {
 	if len(x) == 0 {
 		return
 	}
-	mx := x[0]
-	for _, v := range x[1:] {
-		if v > mx {
-			mx = v
-		}
-	}
-	expShifted(x, mx)
+	expShifted(x, maxOf(x))
 	var sum float32
 	for _, e := range x {
 		sum += e
 	}
-	inv := 1 / sum
-	for i := range x {
-		x[i] *= inv
-	}
+	scale(x, 1/sum)
 }
 
 // SwiGLU writes gate[i] = silu(gate[i]) · up[i], with silu(g) = g / (1 + e^-g) computed in

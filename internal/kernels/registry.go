@@ -132,6 +132,7 @@ var (
 	implDecodeQ8_0AVX512 = &impl{name: "decodeQ8_0StridedAVX512Asm", needs: setAVX512}
 	implQ8HeadsAVX2      = &impl{name: "dotQ8_0x4NextAVX2, axpyQ8_0RowsNextAVX2Asm", needs: setAVX2}
 	implPrefetchAVX      = &impl{name: "prefetchLines, prefetchLinesL2", needs: setAVX}
+	implScaleAVX         = &impl{name: "scaleAVXAsm, maxLanesAVXAsm", needs: setAVX}
 )
 
 // registry lists every kernel with a fast path, in the order of the report.
@@ -153,6 +154,7 @@ var registry = []*kernel{
 	{"DotQ2_KBatch ... DotQ6_KBatch (k-quant weights, batch ≥ 4)", "kBatchGeneric", []*impl{implKBatchVNNI, implKBatchAVX2}},
 	{"Q8KInput.Quantize (the Q8_K input)", "quantizeQ8KGeneric", []*impl{implQuantizeQ8KVNNI, implQuantizeQ8KAVX2}},
 	{"Q8Input.Quantize (the Q8_0 input)", "quantizeBlocksGeneric", []*impl{implQuantizeQ8VNNI, implQuantizeQ8AVX2}},
+	{"Scale, Softmax's maximum and scaling", "scaleGeneric, maxGeneric", []*impl{implScaleAVX}},
 	{"Softmax, SwiGLU exponentials", "expShiftedGeneric, swigluGeneric", []*impl{implExpAVX512, implExpAVX2}},
 	{"DecodeF16, DecodeF16Strided, EncodeF16", "decodeF16Generic, decodeF16StridedGeneric, encodeF16Generic", []*impl{implDecodeF16AVX2}},
 	{"DecodeQ8_0Strided (a q8_0 cache's keys and values)", "decodeQ8_0StridedGeneric", []*impl{implDecodeQ8_0AVX512, implDecodeQ8_0AVX2}},

@@ -22,25 +22,10 @@ func SoftmaxRows(x []float32, rows, n, stride int) {
 		c := x[(r+2)*stride : (r+2)*stride+n]
 		d := x[(r+3)*stride : (r+3)*stride+n]
 		b, c, d = b[:len(a)], c[:len(a)], d[:len(a)]
-		ma, mb, mc, md := a[0], b[0], c[0], d[0]
-		for i := 1; i < len(a); i++ {
-			if a[i] > ma {
-				ma = a[i]
-			}
-			if b[i] > mb {
-				mb = b[i]
-			}
-			if c[i] > mc {
-				mc = c[i]
-			}
-			if d[i] > md {
-				md = d[i]
-			}
-		}
-		expShifted(a, ma)
-		expShifted(b, mb)
-		expShifted(c, mc)
-		expShifted(d, md)
+		expShifted(a, maxOf(a))
+		expShifted(b, maxOf(b))
+		expShifted(c, maxOf(c))
+		expShifted(d, maxOf(d))
 		var sa, sb, sc, sd float32
 		for i := range a {
 			sa += a[i]
@@ -48,13 +33,10 @@ func SoftmaxRows(x []float32, rows, n, stride int) {
 			sc += c[i]
 			sd += d[i]
 		}
-		ia, ib, ic, id := 1/sa, 1/sb, 1/sc, 1/sd
-		for i := range a {
-			a[i] *= ia
-			b[i] *= ib
-			c[i] *= ic
-			d[i] *= id
-		}
+		scale(a, 1/sa)
+		scale(b, 1/sb)
+		scale(c, 1/sc)
+		scale(d, 1/sd)
 	}
 	for ; r < rows; r++ {
 		Softmax(x[r*stride : r*stride+n])
