@@ -148,32 +148,28 @@ func decodeF16Heads(dst []float32, rows []byte, head, _, headDim, rowBytes int, 
 // decodeQ8_0Heads decodes the head of every row in one strided kernel, when the head is
 // whole blocks, and asks for next's.
 func decodeQ8_0Heads(dst []float32, rows []byte, head, _, headDim, rowBytes int, next []byte) bool {
-	if headDim%q8BlockLen != 0 {
-		return false
+	hb, ok := q8HeadBytes(headDim)
+	if ok {
+		kernels.DecodeQ8_0Strided(dst, rows[head*hb:], headDim/q8BlockLen, rowBytes, headsOf(next, head*hb))
 	}
-	nb := headDim / q8BlockLen
-	kernels.DecodeQ8_0Strided(dst, rows[head*nb*q8BlockBytes:], nb, rowBytes, headsOf(next, head*nb*q8BlockBytes))
-	return true
+	return ok
 }
 
-// dotQ8_0Heads scores every row's head in one strided kernel that widens the blocks where
-// they lie, when the head is whole blocks.
-func dotQ8_0Heads(scores, q []float32, rows []byte, head, _, headDim, rowBytes int) bool {
-	if headDim%q8BlockLen != 0 {
-		return false
-	}
-	hb := headDim / q8BlockLen * q8BlockBytes
-	kernels.DotQ8_0HeadsStrided(scores, len(scores), q, headDim, 1, headDim, rows[head*hb:], len(scores), rowBytes, nil)
-	return true
+// dotQ8_0Heads is dotQ8_0HeadRange for the one head.
+func dotQ8_0Heads(scores, q []float32, rows []byte, head, kvHeads, headDim, rowBytes int) bool {
+	return dotQ8_0HeadRange(scores, len(scores), q, headDim, rows, len(scores), head, head+1, kvHeads, headDim, rowBytes, nil)
 }
 
-// axpyQ8_0Heads adds every row's head in one strided kernel that widens the blocks where
-// they lie and keeps dst in registers, when the head is whole blocks.
+// axpyQ8_0Heads is axpyQ8_0HeadRange for the one head. A row is its kvHeads heads, so it
+// is kvHeads·hb bytes when a head is whole blocks (when it is not, axpyQ8_0HeadRange
+// reports false before using it).
 func axpyQ8_0Heads(dst, a []float32, rows []byte, head, kvHeads, headDim int) bool {
-	if headDim%q8BlockLen != 0 {
-		return false
-	}
-	hb := headDim / q8BlockLen * q8BlockBytes
-	kernels.AxpyQ8_0HeadsStrided(dst, headDim, a, len(a), 1, headDim, rows[head*hb:], len(a), kvHeads*hb, nil)
-	return true
+	hb, _ := q8HeadBytes(headDim)
+	return axpyQ8_0HeadRange(dst, headDim, a, len(a), rows, len(a), head, head+1, kvHeads, headDim, kvHeads*hb, nil)
+}
+
+// q8HeadBytes is the bytes of a head of headDim values of a q8_0 row, and whether the head
+// is whole blocks (the strided kernels need it to be).
+func q8HeadBytes(headDim int) (int, bool) {
+	return headDim / q8BlockLen * q8BlockBytes, headDim%q8BlockLen == 0
 }

@@ -130,23 +130,21 @@ func axpyF16HeadRange(dst []float32, dstStride int, a []float32, aStride int, ro
 // dotQ8_0HeadRange widens the blocks where they lie, and prefetches next's, when a head is
 // whole blocks.
 func dotQ8_0HeadRange(scores []float32, scoreStride int, q []float32, qStride int, rows []byte, n, h0, h1, _, headDim, rowBytes int, next []byte) bool {
-	if headDim%q8BlockLen != 0 {
-		return false
+	hb, ok := q8HeadBytes(headDim)
+	if ok {
+		kernels.DotQ8_0HeadsStrided(scores, scoreStride, q, qStride, h1-h0, headDim, rows[h0*hb:], n, rowBytes, headsOf(next, h0*hb))
 	}
-	hb := headDim / q8BlockLen * q8BlockBytes
-	kernels.DotQ8_0HeadsStrided(scores, scoreStride, q, qStride, h1-h0, headDim, rows[h0*hb:], n, rowBytes, headsOf(next, h0*hb))
-	return true
+	return ok
 }
 
 // axpyQ8_0HeadRange widens the blocks where they lie and keeps each head's sum in
 // registers, and prefetches next's, when a head is whole blocks.
 func axpyQ8_0HeadRange(dst []float32, dstStride int, a []float32, aStride int, rows []byte, n, h0, h1, _, headDim, rowBytes int, next []byte) bool {
-	if headDim%q8BlockLen != 0 {
-		return false
+	hb, ok := q8HeadBytes(headDim)
+	if ok {
+		kernels.AxpyQ8_0HeadsStrided(dst, dstStride, a, aStride, h1-h0, headDim, rows[h0*hb:], n, rowBytes, headsOf(next, h0*hb))
 	}
-	hb := headDim / q8BlockLen * q8BlockBytes
-	kernels.AxpyQ8_0HeadsStrided(dst, dstStride, a, aStride, h1-h0, headDim, rows[h0*hb:], n, rowBytes, headsOf(next, h0*hb))
-	return true
+	return ok
 }
 
 // PrefetchesNext reports whether the reads attention makes of a cache block of this type

@@ -41,19 +41,16 @@ func axpyRows(dst, a, x []float32, stride int) {
 		axpyRowsGeneric(dst, a, x, stride)
 		return
 	}
+	done := n8 // the columns the assembly adds; the rest go through axpyGeneric
 	if n16 := n &^ 15; implAxpyRowsAVX512.on && n16 > 0 {
 		axpyRowsAVX512Asm(unsafe.SliceData(dst), unsafe.SliceData(a), unsafe.SliceData(x), n16, stride, len(a))
-		if n16 < n {
-			for t, at := range a {
-				axpyGeneric(dst[n16:], at, x[t*stride+n16:t*stride+n])
-			}
-		}
-		return
+		done = n16
+	} else {
+		axpyRowsAVXAsm(unsafe.SliceData(dst), unsafe.SliceData(a), unsafe.SliceData(x), n8, stride, len(a))
 	}
-	axpyRowsAVXAsm(unsafe.SliceData(dst), unsafe.SliceData(a), unsafe.SliceData(x), n8, stride, len(a))
-	if n8 < n {
+	if done < n {
 		for t, at := range a {
-			axpyGeneric(dst[n8:], at, x[t*stride+n8:t*stride+n])
+			axpyGeneric(dst[done:], at, x[t*stride+done:t*stride+n])
 		}
 	}
 }

@@ -17,8 +17,12 @@ func scaleGeneric(x []float32, s float32) {
 // by every later element greater than the current maximum. A NaN is never greater, so
 // NaNs after the first element are passed over, and a NaN first element stays. len(x) > 0.
 func maxGeneric(x []float32) float32 {
-	mx := x[0]
-	for _, v := range x[1:] {
+	return maxFold(x[0], x[1:])
+}
+
+// maxFold is maxGeneric's step over xs from the maximum mx.
+func maxFold(mx float32, xs []float32) float32 {
+	for _, v := range xs {
 		if v > mx {
 			mx = v
 		}

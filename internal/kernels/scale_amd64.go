@@ -40,16 +40,5 @@ func maxOf(x []float32) float32 {
 	}
 	var lanes [8]float32
 	maxLanesAVXAsm(&lanes, unsafe.SliceData(x), n8)
-	mx := lanes[0]
-	for _, v := range lanes[1:] {
-		if v > mx {
-			mx = v
-		}
-	}
-	for _, v := range x[n8:] {
-		if v > mx {
-			mx = v
-		}
-	}
-	return mx
+	return maxFold(maxFold(lanes[0], lanes[1:]), x[n8:])
 }
