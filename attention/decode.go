@@ -46,7 +46,21 @@ type decodeScratch struct {
 	off    []int     // where each row's scores start
 	refs   []int     // rows of each segment
 	segs   []decodeSegment
+	spans  []decodeSpan
 }
+
+// decodeSpan is the segments [k0, k1) of an item, taken together: one segment, or
+// consecutive whole blocks (spanSegments) that the same rows attend over entirely and whose
+// products take a decoded copy. A span's blocks are decoded one after another into one
+// array, so their keys meet the queries in one product of up to spanKeys rows, and each
+// query head's scores and value sum over them are one copy and one kernels.AxpyRows call,
+// where each block took its own (the same bits: each score is the same Dot, and each value
+// sum still adds one position after another in order).
+type decodeSpan struct{ k0, k1 int }
+
+// spanKeys is the most positions a span holds: a product of 16 queries against 64 keys
+// packs its queries once for four blocks of 16.
+const spanKeys = 64
 
 // attendDecode writes the attention of the query heads of the KV heads [kh0, kh1) for the
 // decode rows dec (indices into rows; each row attends over its positions
@@ -72,8 +86,9 @@ func attendDecode(att, q []float32, pool *kvcache.Pool, layer int, rows []Query,
 		last = max(last, (n-1)/bs)
 	}
 	sc.scores = grow(sc.scores, total)
-	sc.kv = grow(sc.kv, bs*hd)
-	sc.tmp = grow(sc.tmp, len(dec)*group*bs)
+	spanBlocks := max(1, spanKeys/bs)
+	sc.kv = grow(sc.kv, spanBlocks*bs*hd)
+	sc.tmp = grow(sc.tmp, len(dec)*group*spanBlocks*bs)
 	// The queries of each KV head attended, row after row: qs[((kvh-kh0)·len(dec) + i)·group·hd:]
 	// holds row dec[i]'s group of query heads.
 	sc.qs = grow(sc.qs, len(dec)*heads*hd)
@@ -110,6 +125,7 @@ func attendDecode(att, q []float32, pool *kvcache.Pool, layer int, rows []Query,
 			i = j
 		}
 	}
+	sc.spanSegments(rows, dec, group, bs, spanBlocks, s)
 	// Scores: each segment's keys decoded once per KV head, then every query head of the
 	// group, in every row that holds the block, scored against the slots it attends over.
 	// The KV heads of a segment go one after another, so its rows are read whole.
@@ -127,15 +143,51 @@ func attendDecode(att, q []float32, pool *kvcache.Pool, layer int, rows []Query,
 	lone := func(g decodeSegment) bool { return group == 1 && g.r1-g.r0 == 1 }
 	strided, krb := cfg.KType.StridedDotHeads(), cfg.KRowBytes()
 	kBurst := !cfg.KType.PrefetchesNext()
-	for k, g := range sc.segs {
-		if k+prefetchSegments < len(sc.segs) && kBurst {
-			n := sc.segs[k+prefetchSegments]
-			prefetchSegment(pool.KRows(layer, n.phys, n.a, n.m), krb, klo, khi)
-		}
-		var next []byte // the next segment's rows, laid out as this one's
+	// The next segment's rows, laid out as segment k's, for the reads to ask for ahead.
+	nextK := func(k int) []byte {
 		if k+1 < len(sc.segs) {
-			next = pool.KRows(layer, sc.segs[k+1].phys, sc.segs[k+1].a, sc.segs[k+1].m)
+			return pool.KRows(layer, sc.segs[k+1].phys, sc.segs[k+1].a, sc.segs[k+1].m)
 		}
+		return nil
+	}
+	for _, sp := range sc.spans {
+		for k := sp.k0; k < sp.k1 && kBurst; k++ {
+			if k+prefetchSegments < len(sc.segs) {
+				n := sc.segs[k+prefetchSegments]
+				prefetchSegment(pool.KRows(layer, n.phys, n.a, n.m), krb, klo, khi)
+			}
+		}
+		k, g := sp.k0, sc.segs[sp.k0]
+		if sp.k1-sp.k0 > 1 {
+			// Whole blocks that the same rows attend over: their keys decoded one after
+			// another, then scored in one product for each stretch of rows that follow
+			// each other in dec.
+			m := (sp.k1 - sp.k0) * bs
+			refs := sc.refs[g.r0:g.r1]
+			for kvh := kh0; kvh < kh1; kvh++ {
+				for j := sp.k0; j < sp.k1; j++ {
+					cfg.KType.DecodeHeads(sc.kv[(j-sp.k0)*bs*hd:(j-sp.k0+1)*bs*hd], pool.KRows(layer, sc.segs[j].phys, 0, bs), kvh, s.KVHeads, hd, nextK(j))
+				}
+				qk := sc.qs[(kvh-kh0)*len(dec)*group*hd:]
+				for r := 0; r < len(refs); {
+					e := r + 1
+					for e < len(refs) && refs[e] == refs[r]+e-r {
+						e++
+					}
+					kernels.MatMulRows(sc.tmp, sc.kv[:m*hd], qk[refs[r]*group*hd:], m, hd, (e-r)*group, 0, m)
+					for x, i := range refs[r:e] {
+						count := rows[dec[i]].Pos + 1
+						for j := range group {
+							at := sc.off[i] + ((kvh-kh0)*group+j)*count + g.idx*bs
+							copy(sc.scores[at:at+m], sc.tmp[(x*group+j)*m:(x*group+j+1)*m])
+						}
+					}
+					r = e
+				}
+			}
+			continue
+		}
+		next := nextK(k)
 		kv := sc.kv[:g.m*hd]
 		refs := sc.refs[g.r0:g.r1]
 		if lone(g) && strided {
@@ -221,15 +273,41 @@ func attendDecode(att, q []float32, pool *kvcache.Pool, layer int, rows []Query,
 	for k := range min(prefetchSegments, len(sc.segs)) {
 		prefetchSegment(pool.VRows(layer, sc.segs[k].phys, sc.segs[k].a, sc.segs[k].m), vrb, vlo, vhi)
 	}
-	for k, g := range sc.segs {
-		if k+prefetchSegments < len(sc.segs) && vBurst {
-			n := sc.segs[k+prefetchSegments]
-			prefetchSegment(pool.VRows(layer, n.phys, n.a, n.m), vrb, vlo, vhi)
-		}
-		var next []byte
+	nextV := func(k int) []byte {
 		if k+1 < len(sc.segs) {
-			next = pool.VRows(layer, sc.segs[k+1].phys, sc.segs[k+1].a, sc.segs[k+1].m)
+			return pool.VRows(layer, sc.segs[k+1].phys, sc.segs[k+1].a, sc.segs[k+1].m)
 		}
+		return nil
+	}
+	for _, sp := range sc.spans {
+		for k := sp.k0; k < sp.k1 && vBurst; k++ {
+			if k+prefetchSegments < len(sc.segs) {
+				n := sc.segs[k+prefetchSegments]
+				prefetchSegment(pool.VRows(layer, n.phys, n.a, n.m), vrb, vlo, vhi)
+			}
+		}
+		k, g := sp.k0, sc.segs[sp.k0]
+		if sp.k1-sp.k0 > 1 {
+			// Whole blocks: their values decoded one after another, then added into every
+			// query head of the rows in one call each, position after position.
+			m := (sp.k1 - sp.k0) * bs
+			for kvh := kh0; kvh < kh1; kvh++ {
+				for j := sp.k0; j < sp.k1; j++ {
+					cfg.VType.DecodeHeads(sc.kv[(j-sp.k0)*bs*hd:(j-sp.k0+1)*bs*hd], pool.VRows(layer, sc.segs[j].phys, 0, bs), kvh, s.KVHeads, hd, nextV(j))
+				}
+				for _, i := range sc.refs[g.r0:g.r1] {
+					b := dec[i]
+					count := rows[b].Pos + 1
+					for j := range group {
+						h := kvh*group + j
+						at := sc.off[i] + ((kvh-kh0)*group+j)*count + g.idx*bs
+						kernels.AxpyRows(att[b*qDim+h*hd:b*qDim+(h+1)*hd], sc.scores[at:at+m], sc.kv[:m*hd])
+					}
+				}
+			}
+			continue
+		}
+		next := nextV(k)
 		kv := sc.kv[:g.m*hd]
 		if lone(g) && vStrided {
 			// The f32 or f16 values are added where they lie (AxpyRows' bits, without a
@@ -265,6 +343,37 @@ func attendDecode(att, q []float32, pool *kvcache.Pool, layer int, rows []Query,
 				}
 			}
 		}
+	}
+}
+
+// spanSegments splits the item's segments into spans: runs of up to spanBlocks segments of
+// consecutive logical blocks, each a whole stored block that the same rows attend over
+// entirely, where those rows have two or more query heads to score (so that the products
+// take a decoded copy); every other segment is a span of its own.
+func (sc *decodeScratch) spanSegments(rows []Query, dec []int, group, bs, spanBlocks int, s Shape) {
+	whole := func(g decodeSegment) bool {
+		if g.a != 0 || g.m != bs || (g.r1-g.r0)*group < 2 {
+			return false
+		}
+		for _, i := range sc.refs[g.r0:g.r1] {
+			if lo, n := rowSlots(rows[dec[i]], g.idx, bs, s); lo != 0 || n != bs {
+				return false
+			}
+		}
+		return true
+	}
+	sc.spans = sc.spans[:0]
+	for k := 0; k < len(sc.segs); {
+		e := k + 1
+		if whole(sc.segs[k]) {
+			first := sc.refs[sc.segs[k].r0:sc.segs[k].r1]
+			for e < len(sc.segs) && e-k < spanBlocks && sc.segs[e].idx == sc.segs[e-1].idx+1 && whole(sc.segs[e]) &&
+				slices.Equal(first, sc.refs[sc.segs[e].r0:sc.segs[e].r1]) {
+				e++
+			}
+		}
+		sc.spans = append(sc.spans, decodeSpan{k, e})
+		k = e
 	}
 }
 
