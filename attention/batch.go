@@ -37,16 +37,14 @@ func PagedBatch(att, q []float32, pool *kvcache.Pool, layer int, rows []Query, s
 	var runs [][2]int
 	// Decode rows are clustered by the stored block of their first attended position:
 	// rows of sequences that share a prompt land in one cluster, whose shared blocks
-	// attendDecode reads once for all of them.
+	// attendDecode reads once for all of them. So do the rows of short prefill runs
+	// that share that block with another sequence's rows (stretches).
 	var clusters [][]int
 	clusterOf := map[int]int{}
-	for b := 0; b < len(rows); {
-		e := b + 1
-		for e < len(rows) && rows[e].Seq == rows[b].Seq && rows[e].Pos == rows[e-1].Pos+1 {
-			e++
-		}
+	for _, st := range stretches(rows, pool.Config().BlockSize, s) {
+		b, e := st.b, st.e
 		switch {
-		case e-b >= batchedMin:
+		case st.run:
 			runs = append(runs, [2]int{b, e})
 		case decodePath == decodePerHead:
 			// One item per KV group of a row: the group's query heads read the same
@@ -68,7 +66,6 @@ func PagedBatch(att, q []float32, pool *kvcache.Pool, layer int, rows []Query, s
 				clusters[c] = append(clusters[c], i)
 			}
 		}
-		b = e
 	}
 	// A decode item is a range of KV heads of one cluster, as wide as still leaves each
 	// thread about two items: attendDecode reads a block's rows for all the heads of its
@@ -140,6 +137,54 @@ func PagedBatch(att, q []float32, pool *kvcache.Pool, layer int, rows []Query, s
 			scores, qs = attendRun(rows, run[0], run[1], it.head, s, kv[it.run], att, q, scores, qs, probe)
 		}
 	})
+}
+
+// stretch is rows [b, e) of a batch: consecutive positions of one sequence. run says that
+// they take the batched prefill path (attendRun) rather than attendDecode's.
+type stretch struct {
+	b, e int
+	run  bool
+}
+
+// sharedRunHeads bounds the prefill runs that attendDecode takes when another sequence's
+// rows attend from the same stored block: sequences that share a prompt and prefill their
+// own short parts in one step (requests that arrive together, each with a few tokens after
+// a common system prompt). Their rows then score each shared block's keys in one product
+// and read it once, where attendRun would decode all of every run's positions (gather) on
+// its own. A run joins when its rows times the query heads of a KV head are at most this
+// many: attendDecode keeps every joined row's scores over all its positions at once, which
+// for a longer run, or for one with many query heads per KV head, leaves the caches
+// (TinyLlama's 8 query heads per KV head, runs of 16 rows after 1,024 shared positions: 1.08
+// of the gathered time where stories110M's 12 heads of their own take 0.51). A longer run
+// keeps attendRun, whose blocks of queries follow the causal band.
+const sharedRunHeads = scoreBlock
+
+// joinShared says whether short prefill runs that share blocks join attendDecode's
+// clusters (PagedBatch's way); only benchmarks turn it off, to compare.
+var joinShared = true
+
+// stretches splits rows into stretches and says which are prefill runs: at least batchedMin
+// rows, and not a short run (sharedRunHeads) whose first attended block another stretch also
+// starts from, when decode rows stream (decodeShared).
+func stretches(rows []Query, blockSize int, s Shape) []stretch {
+	var out []stretch
+	from := map[int]int{} // stretches starting from each stored block
+	for b := 0; b < len(rows); {
+		e := b + 1
+		for e < len(rows) && rows[e].Seq == rows[b].Seq && rows[e].Pos == rows[e-1].Pos+1 {
+			e++
+		}
+		out = append(out, stretch{b: b, e: e})
+		from[rows[b].Table[s.First(rows[b].Pos)/blockSize]]++
+		b = e
+	}
+	for i, st := range out {
+		n := st.e - st.b
+		shared := from[rows[st.b].Table[s.First(rows[st.b].Pos)/blockSize]] > 1
+		join := joinShared && decodePath == decodeShared && n*s.Heads/s.KVHeads <= sharedRunHeads && shared
+		out[i].run = n >= batchedMin && !join
+	}
+	return out
 }
 
 // decodeScratches recycles attendDecode's buffers from one layer and step to the next.

@@ -81,3 +81,92 @@ func TestPagedBatchEqualsContiguousBatch(t *testing.T) {
 		}
 	}
 }
+
+// TestSharedShortRunsEqualContiguousBatch: sequences that share a prompt's blocks, one
+// decoding a row and the others prefilling short runs of their own tokens after the prompt,
+// in one batch. The short runs join the decode row's cluster (attendDecode reads the shared
+// blocks once for all of them) and every row equals the reference's, attending over its own
+// sequence's plain rows, bit for bit; a run too long to join keeps the batched prefill path
+// and equals it too.
+func TestSharedShortRunsEqualContiguousBatch(t *testing.T) {
+	r := rng.New(11)
+	threads := parallel.NewPool(2)
+	defer threads.Close()
+	for _, ct := range []quant.CacheType{quant.F32, quant.F16, quant.Q8_0} {
+		for _, s := range []Shape{
+			{Heads: 4, KVHeads: 4, HeadDim: 32},
+			{Heads: 4, KVHeads: 2, HeadDim: 32, QueryScalar: 10, SoftCap: 3},
+		} {
+			const bs, prompt = 4, 24                          // six shared blocks
+			lengths := []int{31, 38, 37, 40 + sharedRunHeads} // each sequence's positions after the batch
+			starts := []int{30, 28, 27, 39}                   // its rows in the batch: positions start..length-1
+			row, qDim := s.KVHeads*s.HeadDim, s.Heads*s.HeadDim
+			promptBlocks := prompt / bs
+			blocks := promptBlocks
+			for _, n := range lengths {
+				blocks += (n+bs-1)/bs - promptBlocks
+			}
+			pool, err := kvcache.NewPool(kvcache.Config{Layers: 1, KVHeads: s.KVHeads, HeadDim: s.HeadDim, BlockSize: bs, NumBlocks: blocks, KType: ct, VType: ct})
+			require.NoError(t, err)
+			next := blocks // handed out from the top down
+			take := func() int { next--; return next }
+			shared := make([]int, promptBlocks)
+			for i := range shared {
+				shared[i] = take()
+			}
+			fill := func(dst []float32, scale float32) {
+				for i := range dst {
+					dst[i] = scale * r.Symmetric()
+				}
+			}
+			promptK, promptV := make([]float32, promptBlocks*bs*row), make([]float32, promptBlocks*bs*row)
+			fill(promptK, 2)
+			fill(promptV, 1)
+			var rows []Query
+			var q []float32
+			type sequence struct{ keys, values, q []float32 }
+			seqs := make([]sequence, len(lengths))
+			for i, n := range lengths {
+				table := append([]int(nil), shared...)
+				for len(table) < (n+bs-1)/bs {
+					table = append(table, take())
+				}
+				keys, values := make([]float32, n*row), make([]float32, n*row)
+				copy(keys, promptK)
+				copy(values, promptV)
+				fill(keys[len(promptK):], 2)
+				fill(values[len(promptV):], 1)
+				for p := range n {
+					if p >= len(promptK)/row || i == 0 { // the shared blocks are written once
+						pool.WriteKV(0, table[p/bs], p%bs, keys[p*row:(p+1)*row], values[p*row:(p+1)*row])
+					}
+					ct.RoundTrip(keys[p*row:(p+1)*row], s.KVHeads, s.HeadDim)
+					ct.RoundTrip(values[p*row:(p+1)*row], s.KVHeads, s.HeadDim)
+				}
+				seqs[i] = sequence{keys, values, make([]float32, n*qDim)}
+				fill(seqs[i].q, 1)
+				for p := starts[i]; p < n; p++ {
+					rows = append(rows, Query{Seq: i, Pos: p, Table: table})
+				}
+				q = append(q, seqs[i].q[starts[i]*qDim:]...)
+			}
+			st := stretches(rows, bs, s)
+			require.Len(t, st, len(lengths))
+			require.Equal(t, []bool{false, false, false, true}, []bool{st[0].run, st[1].run, st[2].run, st[3].run},
+				"%s: the short runs join the cluster, the long one stays a run", ct)
+			got := make([]float32, len(q))
+			PagedBatch(got, q, pool, 0, rows, s, threads, nil)
+			b := 0
+			for i, n := range lengths {
+				want := make([]float32, n*qDim)
+				ContiguousBatch(want, seqs[i].q, seqs[i].keys, seqs[i].values, n, s, threads)
+				for p := starts[i]; p < n; p++ {
+					for j := range qDim {
+						require.Equal(t, math.Float32bits(want[p*qDim+j]), math.Float32bits(got[b*qDim+j]), "%s %d heads: sequence %d position %d element %d", ct, s.Heads, i, p, j)
+					}
+					b++
+				}
+			}
+		}
+	}
+}

@@ -201,3 +201,60 @@ func BenchmarkDecodeStream(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkPrefillSharedPrefix times one step's attention, all layers, on one thread, of
+// requests that arrived together with a shared 1,024-token prompt: the first has computed it
+// and decodes one row, the other 15 prefill their own 16 tokens after it (a run of 16 rows
+// each over 1,040 positions). Short runs that share blocks join attendDecode's clusters
+// ("joined": each shared block decoded once and scored for all 241 rows in one product)
+// against each run on its own ("gathered": attendRun, which decodes all 1,040 positions of
+// every run), alternating in one run.
+//
+//	go test ./attention -run '^$' -bench PrefillSharedPrefix -benchtime 5x
+func BenchmarkPrefillSharedPrefix(b *testing.B) {
+	const seqs, prefix, own = 16, 1024, 16
+	for _, bs := range benchShapes {
+		for _, ct := range []quant.CacheType{quant.F16, quant.Q8_0} {
+			b.Run(fmt.Sprintf("%s/%s/B=%d", bs.name, ct, seqs), func(b *testing.B) {
+				f := newDepthFixture(b, bs, ct, seqs, prefix+own, prefix)
+				var rows []Query
+				for i, r := range f.rows {
+					for p := prefix; p < prefix+own; p++ {
+						if i > 0 || p == prefix+own-1 {
+							rows = append(rows, Query{Seq: r.Seq, Pos: p, Table: r.Table})
+						}
+					}
+				}
+				f.rows = rows
+				qDim := bs.shape.Heads * bs.shape.HeadDim
+				r := rng.New(3)
+				f.q = make([]float32, len(rows)*qDim)
+				for i := range f.q {
+					f.q[i] = r.Symmetric()
+				}
+				f.out = make([]float32, len(f.q))
+				defer func(j bool) { joinShared = j }(joinShared)
+				runtime.LockOSThread()
+				defer runtime.UnlockOSThread()
+				ways := []bool{false, true}
+				cpu := make([]time.Duration, len(ways))
+				for _, j := range ways { // warm up
+					joinShared = j
+					f.step(bs.shape)
+				}
+				b.ResetTimer()
+				for b.Loop() {
+					for i, j := range ways {
+						joinShared = j
+						start := threadCPU()
+						f.step(bs.shape)
+						cpu[i] += threadCPU() - start
+					}
+				}
+				b.ReportMetric(float64(cpu[0].Microseconds())/1e3/float64(b.N), "gathered-ms")
+				b.ReportMetric(float64(cpu[1].Microseconds())/1e3/float64(b.N), "joined-ms")
+				b.ReportMetric(float64(cpu[1])/float64(cpu[0]), "joined/gathered")
+			})
+		}
+	}
+}
