@@ -8,7 +8,8 @@ import "fmt"
 // format. Slot s of block b is row b·BlockSize + s; model layer l is array layerAt[l] (its
 // place in its group), so the block a group's table names holds that group's layers.
 
-// allocateStorage allocates the K and V rows of every layer a block holds.
+// allocateStorage allocates the K and V rows of every layer a block holds, and maps their
+// pages now (populate).
 func (p *Pool) allocateStorage() {
 	slots := p.cfg.NumBlocks * p.cfg.BlockSize
 	n := p.cfg.BlockLayers()
@@ -17,6 +18,8 @@ func (p *Pool) allocateStorage() {
 	for l := range n {
 		p.k[l] = make([]byte, slots*p.kRow)
 		p.v[l] = make([]byte, slots*p.vRow)
+		populate(p.k[l])
+		populate(p.v[l])
 	}
 }
 
