@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"fmt"
 	"math"
 	"testing"
 
@@ -42,5 +43,30 @@ func TestNonFiniteLogitsEndTheRequest(t *testing.T) {
 		require.ErrorContains(t, err, "is NaN")
 		require.Empty(t, toks)
 		require.Zero(t, e.pool.Stats().BlocksUsed)
+	}
+}
+
+// TestCheckFiniteFindsEveryNonFiniteValue: a NaN or an infinity anywhere (each of the
+// branch-free pass's four lanes, and the tail past them) is found and named; finite
+// extremes (the largest float32, negative zero, subnormals) pass.
+func TestCheckFiniteFindsEveryNonFiniteValue(t *testing.T) {
+	t.Parallel()
+	finite := []float32{math.MaxFloat32, -math.MaxFloat32, float32(math.Copysign(0, -1)), math.SmallestNonzeroFloat32, 1, -2.5, 3e-39}
+	for n := 1; n <= 11; n++ {
+		logits := make([]float32, n)
+		for i := range logits {
+			logits[i] = finite[i%len(finite)]
+		}
+		require.NoError(t, checkFinite(logits, 0, 0, 0), "%d finite logits", n)
+		for at := range n {
+			for _, bad := range []float32{float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1))} {
+				saved := logits[at]
+				logits[at] = bad
+				err := checkFinite(logits, 1, 2, 3)
+				require.ErrorIs(t, err, ErrNonFinite, "%v at %d of %d", bad, at, n)
+				require.ErrorContains(t, err, fmt.Sprintf("the logit of token %d is", at))
+				logits[at] = saved
+			}
+		}
 	}
 }
