@@ -8,10 +8,10 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestSoftmaxRowsEqualsSoftmax: SoftmaxRows over 1 to 9 rows (four at a time and the rest
-// one by one) of several lengths and strides, with ties, large and tiny values, infinities
-// and zeros of both signs, gives each row Softmax's bits, at every kernel level (the
-// exponentials have fast paths); rows that do not fit panic.
+// TestSoftmaxRowsEqualsSoftmax: SoftmaxRows over 1 to 9 rows (four at a time and the last
+// two or three together) of several lengths and strides, with ties, large and tiny values,
+// infinities and zeros of both signs, gives each row Softmax's bits, at every kernel level
+// (the exponentials have fast paths); rows that do not fit panic.
 func TestSoftmaxRowsEqualsSoftmax(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	specials := []float32{0, float32(math.Copysign(0, -1)), 88, -104, float32(math.Inf(-1)), 3.5, 3.5}
