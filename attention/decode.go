@@ -2,6 +2,7 @@ package attention
 
 import (
 	"cmp"
+	"github.com/kvref/kvref/internal/pages"
 	"slices"
 
 	"github.com/kvref/kvref/internal/kernels"
@@ -398,10 +399,12 @@ func rowSlots(row Query, idx, bs int, s Shape) (lo, n int) {
 	return lo, n
 }
 
-// grow returns buf with length n, reallocated when it is too short (its contents are stale).
+// grow returns buf with length n, reallocated when it is too short (its contents are stale)
+// with a quarter more room: the scores of decode rows grow by a position every step, and a
+// buffer of exactly n was reallocated, and its fresh pages faulted in, at every step.
 func grow(buf []float32, n int) []float32 {
 	if cap(buf) < n {
-		return make([]float32, n)
+		return pages.Floats(n + n/4)[:n]
 	}
 	return buf[:n]
 }

@@ -1,6 +1,7 @@
 package attention
 
 import (
+	"github.com/kvref/kvref/internal/pages"
 	"sync"
 
 	"github.com/kvref/kvref/internal/kernels"
@@ -39,7 +40,7 @@ var scratch = sync.Pool{New: func() any { return new([]float32) }}
 func getScratch(n int) *[]float32 {
 	p := scratch.Get().(*[]float32)
 	if cap(*p) < n {
-		*p = make([]float32, n)
+		*p = pages.Floats(n)
 	}
 	*p = (*p)[:n]
 	return p

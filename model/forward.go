@@ -2,6 +2,7 @@ package model
 
 import (
 	"fmt"
+	"github.com/kvref/kvref/internal/pages"
 	"math"
 	"sync"
 
@@ -204,7 +205,7 @@ type activations struct {
 func newActivations(n int) *activations {
 	p := activationBuffers.Get().(*[]float32)
 	if cap(*p) < n {
-		*p = make([]float32, n)
+		*p = pages.Floats(n)
 	}
 	return &activations{buf: p, free: (*p)[:n]}
 }

@@ -3,6 +3,7 @@
 package kernels
 
 import (
+	"github.com/kvref/kvref/internal/pages"
 	"sync"
 	"unsafe"
 )
@@ -338,7 +339,7 @@ func growAligned(s []float32, n int) []float32 {
 
 // alignedFloats returns n float32s starting at a 64-byte boundary.
 func alignedFloats(n int) []float32 {
-	buf := make([]float32, n+15)
+	buf := pages.Floats(n + 15)
 	off := int(uintptr(unsafe.Pointer(&buf[0]))%64) / 4
 	if off != 0 {
 		off = 16 - off

@@ -2,7 +2,11 @@
 
 package kernels
 
-import "sync"
+import (
+	"sync"
+
+	"github.com/kvref/kvref/internal/pages"
+)
 
 // halfFormat is one 16-bit row format: its portable row dot, the widening of a row, and
 // its assembly kernels.
@@ -129,7 +133,10 @@ func halfRowsAVX2(out, x []float32, w []byte, rows, cols, batch, start, end int,
 		groups8 = batch / 8
 		buf := pairBuffers.Get().(*[]float32)
 		defer pairBuffers.Put(buf)
-		*buf = grow(*buf, groups8*8*cols)
+		if cap(*buf) < groups8*8*cols {
+			*buf = pages.Floats(groups8 * 8 * cols)
+		}
+		*buf = (*buf)[:groups8*8*cols]
 		pk = *buf
 		for g := range groups8 {
 			packInputPairs(pk[g*8*cols:], x[g*8*cols:], cols)
