@@ -9,6 +9,9 @@ package pages
 
 import "unsafe"
 
+// page is the size of the pages Populate and Resident count.
+const page = 4096
+
 // MinBytes is the smallest buffer that Floats populates: below it, the call costs more
 // than the faults it saves.
 const MinBytes = 256 << 10

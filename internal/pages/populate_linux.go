@@ -9,8 +9,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-const page = 4096
-
 // Populate maps every whole page inside b now, writable (MADV_POPULATE_WRITE, Linux 5.14
 // and later), without changing its contents, and reports whether the kernel did. On an
 // older kernel it does nothing: the pages fault in on their first writes as before.
