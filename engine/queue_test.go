@@ -13,30 +13,43 @@ import (
 
 // TestQueueMatchesASlice: random pushes at both ends, pops and removals from anywhere keep
 // the queue equal to the plain slice the scheduler used to keep (slices.Insert at the
-// front, DeleteFunc to remove), and its memory proportional to its length.
+// front, DeleteFunc to remove), and its memory proportional to its length. Sequences that
+// left the line come back to it (a waiting request admitted from the middle of the line,
+// then preempted), and are in it once, at their new place.
 func TestQueueMatchesASlice(t *testing.T) {
 	t.Parallel()
 
 	rapid.Check(t, func(rt *rapid.T) {
 		var w queue
-		var want []*sequence
+		var want, out []*sequence // in line; out of it, to come back
+		next := func(i int) *sequence {
+			if len(out) > 0 && rapid.Bool().Draw(rt, "again") {
+				j := rapid.IntRange(0, len(out)-1).Draw(rt, "returning")
+				q := out[j]
+				out = slices.Delete(out, j, j+1)
+				return q
+			}
+			return &sequence{idx: i}
+		}
 		for i := range rapid.IntRange(0, 400).Draw(rt, "ops") {
 			switch op := rapid.IntRange(0, 9).Draw(rt, "op"); {
 			case op < 4:
-				q := &sequence{idx: i}
+				q := next(i)
 				w.PushBack(q)
 				want = append(want, q)
 			case op < 5:
-				q := &sequence{idx: i}
+				q := next(i)
 				w.PushFront(q)
 				want = slices.Insert(want, 0, q)
 			case op < 7 && len(want) > 0:
 				require.Same(rt, want[0], w.PopFront())
+				out = append(out, want[0])
 				want = want[1:]
 			case len(want) > 0:
 				q := want[rapid.IntRange(0, len(want)-1).Draw(rt, "victim")]
 				w.Remove(q)
 				want = slices.DeleteFunc(want, func(x *sequence) bool { return x == q })
+				out = append(out, q)
 			}
 			require.Equal(rt, len(want), w.Len())
 			require.Equal(rt, len(want), len(slices.Collect(w.All())))

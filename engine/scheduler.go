@@ -118,6 +118,7 @@ type sequence struct {
 	shownAt int                  // bytes of text those outputs end at
 	stamp   int64                // admission order
 	queued  bool                 // in the waiting line
+	ticket  uint64               // the ticket of its place in the waiting line (queue)
 	// replay..replayEnd are the cached prompt positions still to recompute for their logits
 	// (Request.PromptLogits), set at each admission.
 	replay, replayEnd int
@@ -391,8 +392,25 @@ func (s *Scheduler) schedule() []scheduled {
 	for _, q := range s.running {
 		promised += s.promised(q, len(q.kv.Table()))
 	}
-	for s.waiting.Len() > 0 && budget > 0 && len(s.running) < s.cfg.MaxSequences {
-		q := s.waiting.Front()
+	// A request whose prompt shares blocks that a running sequence is computing waits for
+	// them (awaitsPrefix) instead of computing copies beside it; those behind it in line may
+	// go ahead. They leave the line after the loop (removing from it inside All could
+	// compact the slice being walked).
+	var admitted []*sequence
+	defer func() {
+		for _, q := range admitted {
+			s.waiting.Remove(q)
+		}
+	}()
+	deferred := 0
+	for q := range s.waiting.All() {
+		if budget <= 0 || len(s.running) >= s.cfg.MaxSequences {
+			break
+		}
+		if deferred < maxAwaiting && s.awaitsPrefix(q) {
+			deferred++
+			continue
+		}
 		hit, pinned := pool.PrefixHit(q.tokens, q.r.req.CacheSalt)
 		// The hit's blocks are reused, not allocated; those of them that are cached and
 		// evictable leave the Available() count when the sequence pins them.
@@ -414,7 +432,7 @@ func (s *Scheduler) schedule() []scheduled {
 			q.kv = nil
 			break
 		}
-		s.waiting.PopFront()
+		admitted = append(admitted, q)
 		q.state = Running
 		s.clock++
 		q.stamp = s.clock
@@ -429,6 +447,42 @@ func (s *Scheduler) schedule() []scheduled {
 		promised += s.promised(q, len(kv.Table()))
 	}
 	return plan
+}
+
+// maxAwaiting is the most waiting requests one step passes over because they await a
+// prefix being computed (awaitsPrefix): past it, the line waits as it is, so that a step's
+// scan stays short however many requests share one prompt.
+const maxAwaiting = 64
+
+// awaitsPrefix reports whether q should wait for a running sequence of its cache salt that
+// is computing prompt blocks q's prompt also begins with, beyond the prefix the cache
+// already holds for q: requests that arrive together with one system prompt would
+// otherwise each compute a copy of it in the same step (16 requests sharing 1,024 tokens,
+// a budget of 2,048 tokens: the second request's copy doubled the first step). Once those
+// blocks are computed they are q's prefix hit.
+func (s *Scheduler) awaitsPrefix(q *sequence) bool {
+	bs := s.e.pool.Config().BlockSize
+	hit := -1 // q's cached prefix, looked up only when needed
+	for _, r := range s.running {
+		if r.r.req.CacheSalt != q.r.req.CacheSalt || r.kv.Computed() >= len(r.tokens)-1 {
+			continue // another salt's blocks, or nothing left to compute but decode rows
+		}
+		common := 0
+		for common < len(q.tokens)-1 && common < len(r.tokens) && q.tokens[common] == r.tokens[common] {
+			common++
+		}
+		shared := common / bs * bs // whole blocks, short of q's last token (it is always computed)
+		if shared <= r.kv.Computed() {
+			continue // r has computed those: they are cached already, or never will be
+		}
+		if hit < 0 {
+			hit = s.e.pool.CachedPrefix(q.tokens, q.r.req.CacheSalt)
+		}
+		if shared > hit {
+			return true
+		}
+	}
+	return false
 }
 
 // chunkSize is the most prompt tokens of one sequence a step computes: the configured chunk,

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -210,4 +211,56 @@ func TestCheckFailureEndsOnlyItsRequest(t *testing.T) {
 	require.NoError(t, s.Err(good))
 	require.Len(t, s.Result(good).Outputs[0], 40)
 	require.NoError(t, e.pool.Check())
+}
+
+// TestRequestsSharingAPromptComputeItOnce: requests that arrive together with one system
+// prompt do not each compute it. The first computes it in the first step while the others
+// wait for it (a request that shares nothing goes ahead of them), then they reuse its blocks
+// as their prefix hit in the next step; every token is checked against the cache-free
+// reference, and every output equals running the request alone.
+func TestRequestsSharingAPromptComputeItOnce(t *testing.T) {
+	t.Parallel()
+
+	m, err := microShape.Model()
+	require.NoError(t, err)
+	system := ramp(900, 24) // six blocks of 4
+	var reqs []Request
+	for i := range 4 {
+		prompt := append(append([]int(nil), system...), 5+i, 9, 11+i)
+		reqs = append(reqs, Request{Prompt: prompt, MaxTokens: 6, IgnoreEOS: true, Check: true})
+	}
+	other := Request{Prompt: ramp(40, 13), MaxTokens: 6, IgnoreEOS: true, Check: true}
+	reqs = slices.Insert(reqs, 2, other) // behind two sharers in line
+
+	alone := make([][]int, len(reqs))
+	solo := newEngine(t, m, Config{BlockSize: 4, Threads: 1})
+	for i, req := range reqs {
+		res, err := solo.Generate(req, func(Token) error { return nil })
+		require.NoError(t, err)
+		alone[i] = res.Outputs[0]
+	}
+
+	e := newEngine(t, m, Config{BlockSize: 4, Threads: 2})
+	s := e.NewScheduler(SchedulerConfig{MaxBatchTokens: 256})
+	for _, req := range reqs {
+		_, err := s.Add(req)
+		require.NoError(t, err)
+	}
+	_, err = s.Step()
+	require.NoError(t, err)
+	require.EqualValues(t, len(reqs[0].Prompt)+len(other.Prompt), s.Stats().PrefillTokens,
+		"the first step computes the first sharer's prompt and the other request's, not copies of the system prompt")
+	_, err = s.Step()
+	require.NoError(t, err)
+	require.EqualValues(t, len(reqs[0].Prompt)+len(other.Prompt)+3*3, s.Stats().PrefillTokens,
+		"the second step computes only the other sharers' own tokens")
+	require.NoError(t, s.RunAll(func(Token) error { return nil }))
+	for i := range reqs {
+		require.NoError(t, s.Err(i))
+		res := s.Result(i)
+		require.Equal(t, alone[i], res.Outputs[0], "request %d", i)
+		if i != 0 && i != 2 {
+			require.Equal(t, len(system), res.PrefixHitTokens, "request %d reuses the system prompt", i)
+		}
+	}
 }
