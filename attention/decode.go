@@ -2,10 +2,10 @@ package attention
 
 import (
 	"cmp"
-	"github.com/kvref/kvref/internal/pages"
 	"slices"
 
 	"github.com/kvref/kvref/internal/kernels"
+	"github.com/kvref/kvref/internal/pages"
 	"github.com/kvref/kvref/kvcache"
 )
 

@@ -1,10 +1,10 @@
 package attention
 
 import (
-	"github.com/kvref/kvref/internal/pages"
 	"sync"
 
 	"github.com/kvref/kvref/internal/kernels"
+	"github.com/kvref/kvref/internal/pages"
 	"github.com/kvref/kvref/internal/parallel"
 	"github.com/kvref/kvref/kvcache"
 )

@@ -2,11 +2,11 @@ package model
 
 import (
 	"fmt"
-	"github.com/kvref/kvref/internal/pages"
 	"math"
 	"sync"
 
 	"github.com/kvref/kvref/internal/kernels"
+	"github.com/kvref/kvref/internal/pages"
 	"github.com/kvref/kvref/internal/parallel"
 )
 

@@ -3,9 +3,10 @@
 package kernels
 
 import (
-	"github.com/kvref/kvref/internal/pages"
 	"sync"
 	"unsafe"
+
+	"github.com/kvref/kvref/internal/pages"
 )
 
 // gemm4x8AVX512 runs tiles groups of four rows (n floats each, one group after the other
