@@ -145,7 +145,7 @@ var registry = []*kernel{
 	{"MatMulRows, MatMulRowsDecoded, batch ≥ 2 (prefill)", "matMulRowsGeneric, matMulRowsDecodedGeneric", []*impl{implMatMulAVX512, implMatMulAVX}},
 	{"DotF16, DotF16Rows, MatMulF16 small batches (f16 weights)", "dotF16Generic", []*impl{implF16AVX2}},
 	{"DotBF16, DotBF16Rows, MatMulBF16 small batches (bf16 weights)", "dotBF16Generic", []*impl{implBF16AVX2}},
-	{"MatMulF16 batch 8-24, eight inputs at a time, two per ZMM", "matMulHalfGeneric", []*impl{implHalfAVX512x8}},
+	{"MatMulF16 batch 8-64, eight inputs at a time, two per ZMM", "matMulHalfGeneric", []*impl{implHalfAVX512x8}},
 	{"MatMulF16, MatMulBF16 batch ≤ 24, four inputs at a time", "matMulHalfGeneric", []*impl{implHalfAVX512}},
 	{"DotQ8_0Q8Rows (q8_0 weights × Q8_0 input)", "q8RowsGeneric", []*impl{implQ8Q8VNNI, implQ8Q8AVX2}},
 	{"DotQ8_0Batch, DotQ4_0Batch, DotQ5_0Batch (q8_0 weights, and q4_0, q5_0 rewritten as q8_0; batch ≥ 2)", "matMulQ8_0Generic", []*impl{implQ8GemmVNNI, implQ8GemmAVX2}},
