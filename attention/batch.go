@@ -25,7 +25,9 @@ type Probe func(row, head int, weights []float32)
 // cache (decode.go): the rows that share stored blocks are taken together, a range of KV
 // heads at a time, and each block is read once for all of them. A prefill chunk (a run of
 // at least batchedMin consecutive positions of one sequence) takes the batched path
-// (prefill.go). Both give PagedHeads' bits. The threads share out the work, longest first.
+// (prefill.go), unless it is short and shares its first block with other rows of the batch:
+// then its rows stream with theirs (stretches). Both give PagedHeads' bits. The threads
+// share out the work, longest first.
 func PagedBatch(att, q []float32, pool *kvcache.Pool, layer int, rows []Query, s Shape, threads *parallel.Pool, probe Probe) {
 	qDim := s.Heads * s.HeadDim
 	group := s.Heads / s.KVHeads

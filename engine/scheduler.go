@@ -43,16 +43,17 @@ func (c SchedulerConfig) withDefaults(pool kvcache.Config) SchedulerConfig {
 
 // Scheduler runs many requests together, one step at a time, deterministically: each step
 // first serves the running sequences in admission order (one decode token each, or the
-// next prefill chunk), then admits waiting requests first come first served, within a
-// per-step token budget, while the pool can hand out — beyond what it already owes the
-// running sequences, and beyond a watermark — every block a request is promised: the rest
-// of its prompt after the prefix hit (whose cached blocks are reused, so they count as
-// neither needed nor available), the slot of its first generated token, and the first
-// tokens of its n-1 forks. Decode growth after that is not promised: the watermark absorbs
-// it, and when a running sequence cannot get its next block anyway, the most recently
-// admitted sequence is preempted: its blocks are freed and it waits again with its tokens
-// so far, to be recomputed (bit-identically) later. All rows of a step go through one
-// batched forward pass, so every weight matrix is read once per step.
+// next prefill chunk), then admits waiting requests first come first served (except that
+// a request whose prompt begins with blocks a running sequence is computing waits for them:
+// awaitsPrefix), within a per-step token budget, while the pool can hand out — beyond what
+// it already owes the running sequences, and beyond a watermark — every block a request is
+// promised: the rest of its prompt after the prefix hit (whose cached blocks are reused, so
+// they count as neither needed nor available), the slot of its first generated token, and
+// the first tokens of its n-1 forks. Decode growth after that is not promised: the
+// watermark absorbs it, and when a running sequence cannot get its next block anyway, the
+// most recently admitted sequence is preempted: its blocks are freed and it waits again
+// with its tokens so far, to be recomputed (bit-identically) later. All rows of a step go
+// through one batched forward pass, so every weight matrix is read once per step.
 type Scheduler struct {
 	e        *Engine
 	cfg      SchedulerConfig
