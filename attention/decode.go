@@ -135,7 +135,7 @@ func attendDecode(att, q []float32, pool *kvcache.Pool, layer int, rows []Query,
 	vlo, _ := cfg.VType.HeadBytes(kh0, s.KVHeads, hd)
 	_, vhi := cfg.VType.HeadBytes(kh1-1, s.KVHeads, hd)
 	for k := range min(prefetchSegments, len(sc.segs)) {
-		prefetchSegment(pool.KRows(layer, sc.segs[k].phys, sc.segs[k].a, sc.segs[k].m), cfg.KRowBytes(), klo, khi)
+		prefetchSegment(sc.segmentRows(pool.KRows, layer, k), cfg.KRowBytes(), klo, khi)
 	}
 	// A segment that one query head per KV head meets alone (a sequence of its own) is read
 	// in place, every head of the range in one call. A cache type whose reads ask for the
@@ -145,18 +145,10 @@ func attendDecode(att, q []float32, pool *kvcache.Pool, layer int, rows []Query,
 	strided, krb := cfg.KType.StridedDotHeads(), cfg.KRowBytes()
 	kBurst := !cfg.KType.PrefetchesNext()
 	// The next segment's rows, laid out as segment k's, for the reads to ask for ahead.
-	nextK := func(k int) []byte {
-		if k+1 < len(sc.segs) {
-			return pool.KRows(layer, sc.segs[k+1].phys, sc.segs[k+1].a, sc.segs[k+1].m)
-		}
-		return nil
-	}
+	nextK := func(k int) []byte { return sc.segmentRows(pool.KRows, layer, k+1) }
 	for _, sp := range sc.spans {
-		for k := sp.k0; k < sp.k1 && kBurst; k++ {
-			if k+prefetchSegments < len(sc.segs) {
-				n := sc.segs[k+prefetchSegments]
-				prefetchSegment(pool.KRows(layer, n.phys, n.a, n.m), krb, klo, khi)
-			}
+		if kBurst {
+			sc.burst(sp, pool.KRows, layer, krb, klo, khi)
 		}
 		k, g := sp.k0, sc.segs[sp.k0]
 		if sp.k1-sp.k0 > 1 {
@@ -272,20 +264,12 @@ func attendDecode(att, q []float32, pool *kvcache.Pool, layer int, rows []Query,
 	vStrided, vrb := cfg.VType.StridedAxpyHeads(), cfg.VRowBytes()
 	vBurst := !cfg.VType.PrefetchesNext()
 	for k := range min(prefetchSegments, len(sc.segs)) {
-		prefetchSegment(pool.VRows(layer, sc.segs[k].phys, sc.segs[k].a, sc.segs[k].m), vrb, vlo, vhi)
+		prefetchSegment(sc.segmentRows(pool.VRows, layer, k), vrb, vlo, vhi)
 	}
-	nextV := func(k int) []byte {
-		if k+1 < len(sc.segs) {
-			return pool.VRows(layer, sc.segs[k+1].phys, sc.segs[k+1].a, sc.segs[k+1].m)
-		}
-		return nil
-	}
+	nextV := func(k int) []byte { return sc.segmentRows(pool.VRows, layer, k+1) }
 	for _, sp := range sc.spans {
-		for k := sp.k0; k < sp.k1 && vBurst; k++ {
-			if k+prefetchSegments < len(sc.segs) {
-				n := sc.segs[k+prefetchSegments]
-				prefetchSegment(pool.VRows(layer, n.phys, n.a, n.m), vrb, vlo, vhi)
-			}
+		if vBurst {
+			sc.burst(sp, pool.VRows, layer, vrb, vlo, vhi)
 		}
 		k, g := sp.k0, sc.segs[sp.k0]
 		if sp.k1-sp.k0 > 1 {
@@ -375,6 +359,27 @@ func (sc *decodeScratch) spanSegments(rows []Query, dec []int, group, bs, spanBl
 		}
 		sc.spans = append(sc.spans, decodeSpan{k, e})
 		k = e
+	}
+}
+
+// segmentRows returns the K or V rows (rowsOf: the pool's KRows or VRows) of segment k in
+// layer, or nil past the last segment.
+func (sc *decodeScratch) segmentRows(rowsOf func(layer, block, slot, count int) []byte, layer, k int) []byte {
+	if k >= len(sc.segs) {
+		return nil
+	}
+	g := sc.segs[k]
+	return rowsOf(layer, g.phys, g.a, g.m)
+}
+
+// burst asks for the bytes [lo, hi) of the rows (rb bytes each) of the segments
+// prefetchSegments after each segment of span sp: the reads of a cache type that does not
+// ask ahead itself (quant.CacheType.PrefetchesNext) then find them on their way.
+func (sc *decodeScratch) burst(sp decodeSpan, rowsOf func(layer, block, slot, count int) []byte, layer, rb, lo, hi int) {
+	for k := sp.k0; k < sp.k1; k++ {
+		if rows := sc.segmentRows(rowsOf, layer, k+prefetchSegments); rows != nil {
+			prefetchSegment(rows, rb, lo, hi)
+		}
 	}
 }
 
