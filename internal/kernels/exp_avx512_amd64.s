@@ -86,6 +86,41 @@ GLOBL expConsts<>(SB), RODATA|NOPTR, $128
 	VPSLLQ       $52, Z1, Z1; \
 	VMULPD       Z1, Z0, Z0    /* MULSD X1, X0 */
 
+// EXP8B is EXP8 on Z6 (scratch Z7, Y8, K4), the lanes that need math.Exp's other paths in
+// K3: a second chain of the same operations, independent of EXP8's, for the loops that run
+// two side by side.
+#define EXP8B \
+	VMULPD       Z6, Z16, Z7; \
+	VCVTPD2DQ    Z7, Y8; \
+	VPCMPD       $6, Y30, Y8, K3; \
+	VPCMPD       $1, Y31, Y8, K4; \
+	KORB         K4, K3, K3; \
+	VCVTDQ2PD    Y8, Z7; \
+	VFNMADD231PD Z17, Z7, Z6; \
+	VFNMADD231PD Z18, Z7, Z6; \
+	VMULPD       Z19, Z6, Z6; \
+	VMOVAPD      Z20, Z7; \
+	VFMADD213PD  Z21, Z6, Z7; \
+	VFMADD213PD  Z22, Z6, Z7; \
+	VFMADD213PD  Z23, Z6, Z7; \
+	VFMADD213PD  Z24, Z6, Z7; \
+	VFMADD213PD  Z25, Z6, Z7; \
+	VFMADD213PD  Z26, Z6, Z7; \
+	VFMADD213PD  Z27, Z6, Z7; \
+	VMULPD       Z7, Z6, Z6; \
+	VADDPD       Z28, Z6, Z7; \
+	VMULPD       Z7, Z6, Z6; \
+	VADDPD       Z28, Z6, Z7; \
+	VMULPD       Z7, Z6, Z6; \
+	VADDPD       Z28, Z6, Z7; \
+	VMULPD       Z7, Z6, Z6; \
+	VADDPD       Z28, Z6, Z7; \
+	VFMADD213PD  Z27, Z7, Z6; \
+	VPMOVSXDQ    Y8, Z7; \
+	VPADDQ       Z29, Z7, Z7; \
+	VPSLLQ       $52, Z7, Z7; \
+	VMULPD       Z7, Z6, Z6
+
 // func expShiftedAVX512(x *float32, n int, shift float32) int
 //
 // x[i] = float32(math.Exp(float64(x[i] - shift))) for the n (a multiple of 8) floats at x,
@@ -99,6 +134,34 @@ TEXT ·expShiftedAVX512(SB), NOSPLIT, $0-32
 	XORQ         AX, AX
 	TESTQ        CX, CX
 	JZ           done
+
+	MOVQ      CX, DX
+	ANDQ      $-16, DX        // the sixteens: two chains side by side
+	JZ        loop
+
+loop16:
+	VMOVUPS   (SI)(AX*4), Y2
+	VSUBPS    Y5, Y2, Y2      // x[i] - shift, the first eight
+	VCVTPS2PD Y2, Z0
+	VMOVUPS   32(SI)(AX*4), Y9
+	VSUBPS    Y5, Y9, Y9      // the second eight
+	VCVTPS2PD Y9, Z6
+	EXP8
+	EXP8B
+	KORTESTB  K1, K1
+	JNZ       done
+	VCVTPD2PS Z0, Y0
+	VMOVUPS   Y0, (SI)(AX*4)
+	ADDQ      $8, AX
+	KORTESTB  K3, K3
+	JNZ       done
+	VCVTPD2PS Z6, Y6
+	VMOVUPS   Y6, (SI)(AX*4)
+	ADDQ      $8, AX
+	CMPQ      AX, DX
+	JNE       loop16
+	CMPQ      AX, CX
+	JEQ       done
 
 loop:
 	VMOVUPS   (SI)(AX*4), Y2
