@@ -51,75 +51,42 @@ GLOBL expConsts<>(SB), RODATA|NOPTR, $128
 	VPBROADCASTD expConsts<>+112(SB), Y30; \
 	VPBROADCASTD expConsts<>+116(SB), Y31
 
-// EXP8 replaces the eight float64 lanes of Z0 by their exponentials and sets K1 to the lanes
-// that need math.Exp's other paths. Z1 and Y3 are scratch, K2 too. The comments give the
+// EXP8(X, T, N, K, KT) replaces the eight float64 lanes of X by their exponentials and sets K
+// to the lanes that need math.Exp's other paths. T (ZMM), N (YMM) and KT are scratch. Two
+// calls on different registers are two independent chains (expShiftedAVX512 runs two side
+// by side). The comments give the
 // scalar instructions of exp_avx512_amd64.s that each line repeats.
-#define EXP8 \
-	VMULPD       Z0, Z16, Z1;  /* MOVSD $LOG2E, X1; MULSD X0, X1 */ \
-	VCVTPD2DQ    Z1, Y3;       /* CVTSD2SL X1, BX */ \
-	VPCMPD       $6, Y30, Y3, K1; /* n > 1023 */ \
-	VPCMPD       $1, Y31, Y3, K2; /* n < -1022 */ \
-	KORB         K2, K1, K1; \
-	VCVTDQ2PD    Y3, Z1;       /* CVTSL2SD BX, X1 */ \
-	VFNMADD231PD Z17, Z1, Z0;  /* VFNMADD231SD X2(LN2U), X1, X0 */ \
-	VFNMADD231PD Z18, Z1, Z0;  /* VFNMADD231SD X2(LN2L), X1, X0 */ \
-	VMULPD       Z19, Z0, Z0;  /* MULSD $0.0625, X0 */ \
-	VMOVAPD      Z20, Z1;      /* MOVSD exprodata+64, X1 */ \
-	VFMADD213PD  Z21, Z0, Z1;  /* VFMADD213SD exprodata+56, X0, X1 */ \
-	VFMADD213PD  Z22, Z0, Z1; \
-	VFMADD213PD  Z23, Z0, Z1; \
-	VFMADD213PD  Z24, Z0, Z1; \
-	VFMADD213PD  Z25, Z0, Z1; \
-	VFMADD213PD  Z26, Z0, Z1; \
-	VFMADD213PD  Z27, Z0, Z1; \
-	VMULPD       Z1, Z0, Z0;   /* MULSD X1, X0 */ \
-	VADDPD       Z28, Z0, Z1;  /* VADDSD exprodata+16, X0, X1 */ \
-	VMULPD       Z1, Z0, Z0; \
-	VADDPD       Z28, Z0, Z1; \
-	VMULPD       Z1, Z0, Z0; \
-	VADDPD       Z28, Z0, Z1; \
-	VMULPD       Z1, Z0, Z0; \
-	VADDPD       Z28, Z0, Z1; \
-	VFMADD213PD  Z27, Z1, Z0;  /* VFMADD213SD exprodata+8, X1, X0 */ \
-	VPMOVSXDQ    Y3, Z1;       /* ldexp: ADDL $0x3FF, BX; SHLQ $52, BX; MOVQ BX, X1 */ \
-	VPADDQ       Z29, Z1, Z1; \
-	VPSLLQ       $52, Z1, Z1; \
-	VMULPD       Z1, Z0, Z0    /* MULSD X1, X0 */
-
-// EXP8B is EXP8 on Z6 (scratch Z7, Y8, K4), the lanes that need math.Exp's other paths in
-// K3: a second chain of the same operations, independent of EXP8's, for the loops that run
-// two side by side.
-#define EXP8B \
-	VMULPD       Z6, Z16, Z7; \
-	VCVTPD2DQ    Z7, Y8; \
-	VPCMPD       $6, Y30, Y8, K3; \
-	VPCMPD       $1, Y31, Y8, K4; \
-	KORB         K4, K3, K3; \
-	VCVTDQ2PD    Y8, Z7; \
-	VFNMADD231PD Z17, Z7, Z6; \
-	VFNMADD231PD Z18, Z7, Z6; \
-	VMULPD       Z19, Z6, Z6; \
-	VMOVAPD      Z20, Z7; \
-	VFMADD213PD  Z21, Z6, Z7; \
-	VFMADD213PD  Z22, Z6, Z7; \
-	VFMADD213PD  Z23, Z6, Z7; \
-	VFMADD213PD  Z24, Z6, Z7; \
-	VFMADD213PD  Z25, Z6, Z7; \
-	VFMADD213PD  Z26, Z6, Z7; \
-	VFMADD213PD  Z27, Z6, Z7; \
-	VMULPD       Z7, Z6, Z6; \
-	VADDPD       Z28, Z6, Z7; \
-	VMULPD       Z7, Z6, Z6; \
-	VADDPD       Z28, Z6, Z7; \
-	VMULPD       Z7, Z6, Z6; \
-	VADDPD       Z28, Z6, Z7; \
-	VMULPD       Z7, Z6, Z6; \
-	VADDPD       Z28, Z6, Z7; \
-	VFMADD213PD  Z27, Z7, Z6; \
-	VPMOVSXDQ    Y8, Z7; \
-	VPADDQ       Z29, Z7, Z7; \
-	VPSLLQ       $52, Z7, Z7; \
-	VMULPD       Z7, Z6, Z6
+#define EXP8(X, T, N, K, KT) \
+	VMULPD       X, Z16, T;  /* MOVSD $LOG2E, X1; MULSD X0, X1 */ \
+	VCVTPD2DQ    T, N;       /* CVTSD2SL X1, BX */ \
+	VPCMPD       $6, Y30, N, K; /* n > 1023 */ \
+	VPCMPD       $1, Y31, N, KT; /* n < -1022 */ \
+	KORB         KT, K, K; \
+	VCVTDQ2PD    N, T;       /* CVTSL2SD BX, X1 */ \
+	VFNMADD231PD Z17, T, X;  /* VFNMADD231SD X2(LN2U), X1, X0 */ \
+	VFNMADD231PD Z18, T, X;  /* VFNMADD231SD X2(LN2L), X1, X0 */ \
+	VMULPD       Z19, X, X;  /* MULSD $0.0625, X0 */ \
+	VMOVAPD      Z20, T;      /* MOVSD exprodata+64, X1 */ \
+	VFMADD213PD  Z21, X, T;  /* VFMADD213SD exprodata+56, X0, X1 */ \
+	VFMADD213PD  Z22, X, T; \
+	VFMADD213PD  Z23, X, T; \
+	VFMADD213PD  Z24, X, T; \
+	VFMADD213PD  Z25, X, T; \
+	VFMADD213PD  Z26, X, T; \
+	VFMADD213PD  Z27, X, T; \
+	VMULPD       T, X, X;   /* MULSD X1, X0 */ \
+	VADDPD       Z28, X, T;  /* VADDSD exprodata+16, X0, X1 */ \
+	VMULPD       T, X, X; \
+	VADDPD       Z28, X, T; \
+	VMULPD       T, X, X; \
+	VADDPD       Z28, X, T; \
+	VMULPD       T, X, X; \
+	VADDPD       Z28, X, T; \
+	VFMADD213PD  Z27, T, X;  /* VFMADD213SD exprodata+8, X1, X0 */ \
+	VPMOVSXDQ    N, T;       /* ldexp: ADDL $0x3FF, BX; SHLQ $52, BX; MOVQ BX, X1 */ \
+	VPADDQ       Z29, T, T; \
+	VPSLLQ       $52, T, T; \
+	VMULPD       T, X, X    /* MULSD X1, X0 */
 
 // func expShiftedAVX512(x *float32, n int, shift float32) int
 //
@@ -146,8 +113,8 @@ loop16:
 	VMOVUPS   32(SI)(AX*4), Y9
 	VSUBPS    Y5, Y9, Y9      // the second eight
 	VCVTPS2PD Y9, Z6
-	EXP8
-	EXP8B
+	EXP8(Z0, Z1, Y3, K1, K2)
+	EXP8(Z6, Z7, Y8, K3, K4)
 	KORTESTB  K1, K1
 	JNZ       done
 	VCVTPD2PS Z0, Y0
@@ -167,7 +134,7 @@ loop:
 	VMOVUPS   (SI)(AX*4), Y2
 	VSUBPS    Y5, Y2, Y2      // x[i] - shift
 	VCVTPS2PD Y2, Z0
-	EXP8
+	EXP8(Z0, Z1, Y3, K1, K2)
 	KORTESTB  K1, K1
 	JNZ       done
 	VCVTPD2PS Z0, Y0
@@ -200,7 +167,7 @@ sloop:
 	VMOVUPS   (SI)(AX*4), Y2
 	VCVTPS2PD Y2, Z5          // g
 	VPXORQ    Z4, Z5, Z0      // -g
-	EXP8
+	EXP8(Z0, Z1, Y3, K1, K2)
 	KORTESTB  K1, K1
 	JNZ       sdone
 	VADDPD    Z0, Z27, Z0     // 1 + e
