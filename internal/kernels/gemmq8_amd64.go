@@ -2,12 +2,15 @@
 
 package kernels
 
-// gemmQ8x2x4VNNI runs tiles pairs of Q8_0 rows (rb bytes each, one after the other from
-// w) against a group of four vectors packed by packQ8Vector at xp, nb > 0 blocks each,
-// writing row k of vector j to out[j·outStride+k]. Implemented in gemmq8_avx512_amd64.s.
+// gemmQ8x2x4VNNI runs tiles pairs of Q8_0 rows (rb bytes apart, one pair after the other
+// from w) against a group of four vectors packed by packQ8Vector at xp, over nb > 0 blocks
+// that may be one chunk of longer rows, writing row k of vector j to out[j·outStride+k].
+// With gemmAccLoad its accumulators start from acc (128 floats a pair of rows) instead of
+// zero; with gemmAccStore they go back there for the next chunk instead of to out.
+// Implemented in gemmq8_avx512_amd64.s.
 //
 //go:noescape
-func gemmQ8x2x4VNNI(out *float32, outStride int, w *byte, rb int, xp *byte, nb, tiles int)
+func gemmQ8x2x4VNNI(out *float32, outStride int, w *byte, rb int, xp *byte, nb, tiles int, acc *float32, flags int)
 
 // gemmQ8x1x4AVX2 is gemmQ8x2x4VNNI one row at a time with AVX2 (VPMADDUBSW and VPMADDWD
 // instead of VPDPBUSD), over nb blocks that may be one chunk of longer rows (rb bytes
@@ -29,13 +32,21 @@ func gemmQ8x1x4AVX2(out *float32, outStride int, w *byte, rb int, xp *byte, nb, 
 // per group): 66-70 cpu-GFLOP/s whole, against 84 for 2048 × 2048.
 const gemmQ8ChunkBlocks = 96
 
-// gemmQ8Chunk is how many blocks of a row of nb the AVX2 kernel takes at a time: an even
-// number unless it is nb.
-func gemmQ8Chunk(nb int) int {
-	if nb <= gemmQ8ChunkBlocks {
+// gemmQ8ChunkBlocksVNNI is gemmQ8ChunkBlocks for gemmQ8x2x4VNNI, which keeps its inputs'
+// correction terms and scales beside their values (768 bytes a pair of blocks, 24 KiB for
+// 64 blocks). One thread on Zen 5, `go test ./internal/kernels -bench
+// DotQ8_0Batch/.*/batched/avx512`: 2048 × 5632 by 64 (176 blocks, 66 KiB a group) 96–97
+// cpu-GFLOP/s whole, 147–148 in chunks of 64 (or fewer) blocks, against 154–171 for 2048 ×
+// 2048.
+const gemmQ8ChunkBlocksVNNI = 64
+
+// gemmQ8Chunk is how many blocks of a row of nb a kernel that takes at most limit at a
+// time takes: an even number unless it is nb.
+func gemmQ8Chunk(nb, limit int) int {
+	if nb <= limit {
 		return nb
 	}
-	n := (nb + gemmQ8ChunkBlocks - 1) / gemmQ8ChunkBlocks
+	n := (nb + limit - 1) / limit
 	return ((nb+n-1)/n + 1) &^ 1
 }
 
@@ -53,30 +64,33 @@ func matMulQ8_0(out []float32, w []byte, x *Q8Batch, rows, rb, start, end int) {
 		return
 	}
 	gb := q8GroupBytes(x.n)
-	tileEnd := end         // rows [start, tileEnd) go through the batched kernel
-	var tab, acc []float32 // the AVX2 kernel's scale products and carried accumulators
-	chunk := gemmQ8Chunk(nb)
+	tileEnd := end // rows [start, tileEnd) go through the batched kernel
+	var tab []float32
+	s := gemmBuffers.Get().(*gemmScratch)
+	defer gemmBuffers.Put(s)
+	s.acc = grow(s.acc, 64*gemmQ8Rows) // the accumulators carried from chunk to chunk
+	chunk := gemmQ8Chunk(nb, gemmQ8ChunkBlocks)
 	if vnni {
 		tileEnd = start + (end-start)&^1
+		chunk = gemmQ8Chunk(nb, gemmQ8ChunkBlocksVNNI)
 	} else {
-		s := gemmBuffers.Get().(*gemmScratch)
-		defer gemmBuffers.Put(s)
-		s.panel, s.acc = grow(s.panel, 4*chunk), grow(s.acc, 64*gemmQ8Rows)
-		tab, acc = s.panel, s.acc
+		s.panel = grow(s.panel, 4*chunk) // the AVX2 kernel's scale products
+		tab = s.panel
 	}
+	acc := s.acc
 	for r0 := start; r0 < tileEnd; r0 += gemmQ8Rows {
 		r1 := min(r0+gemmQ8Rows, tileEnd)
 		for g := range groups {
-			if vnni {
-				gemmQ8x2x4VNNI(&out[4*g*rows+r0], rows, &w[r0*rb], rb, &x.packed[g*gb], nb, (r1-r0)/2)
-				continue
-			}
 			// The rows in chunks of blocks, each a pair of blocks' 768 bytes on in the
 			// packed group.
 			for c0 := 0; c0 < nb; c0 += chunk {
 				c1 := min(c0+chunk, nb)
-				gemmQ8x1x4AVX2(&out[4*g*rows+r0], rows, &w[r0*rb+c0*Q8_0BlockBytes], rb, &x.packed[g*gb+c0/2*768], c1-c0, r1-r0,
-					&x.scales[4*(g*nb+c0)], &tab[0], &acc[0], gemmChunkFlags(c0, c1, nb))
+				o, wc, xc, flags := &out[4*g*rows+r0], &w[r0*rb+c0*Q8_0BlockBytes], &x.packed[g*gb+c0/2*768], gemmChunkFlags(c0, c1, nb)
+				if vnni {
+					gemmQ8x2x4VNNI(o, rows, wc, rb, xc, c1-c0, (r1-r0)/2, &acc[0], flags)
+					continue
+				}
+				gemmQ8x1x4AVX2(o, rows, wc, rb, xc, c1-c0, r1-r0, &x.scales[4*(g*nb+c0)], &tab[0], &acc[0], flags)
 			}
 		}
 	}

@@ -61,11 +61,14 @@
 	VMOVSS XA, (R10); \
 	VMOVSS XB, 4(R10)
 
-// func gemmQ8x2x4VNNI(out *float32, outStride int, w *byte, rb int, xp *byte, nb, tiles int)
+// func gemmQ8x2x4VNNI(out *float32, outStride int, w *byte, rb int, xp *byte, nb, tiles int, acc *float32, flags int)
 //
-// For each of tiles pairs of Q8_0 rows (rb bytes each, one after the other from w): the
-// two rows against the four inputs packed by packQ8Inputs4 at xp, nb blocks each (nb > 0),
-// and row 2t+k of input j goes to out[j·outStride + 2t + k]. Z0..Z7 are the accumulators
+// For each of tiles pairs of Q8_0 rows (rb bytes apart, one pair after the other from w):
+// the two rows' nb blocks (nb > 0; a chunk of longer rows) against the four inputs packed
+// by packQ8Inputs4 at xp, and row 2t+k of input j goes to out[j·outStride + 2t + k]. The
+// accumulators start from the 128 floats at acc + 512·t bytes with gemmAccLoad (from zero
+// without), and with gemmAccStore go back there, unreduced, instead of to out; only a last
+// chunk may hold an odd block. DX walks acc. Z0..Z7 are the accumulators
 // (row r, input j in Z(4r+j)), Z8/Z9 the rows' weights, Z10/Z11 their scales, Z12..Z15 the
 // inputs' values, Z16..Z19 their correction terms, Z20..Z23 their scales, Z24..Z29
 // scratch. SI and R8 are the rows, BX the offset of the current pair, DI the packed
@@ -74,7 +77,7 @@
 // first group of inputs to meet a block of rows otherwise waited for memory at every pair
 // (TinyLlama q8_0 decode step on Zen 4, 2 threads: batch 4 85–87 → 64–70 ms, 16 208–223 →
 // 169–176).
-TEXT ·gemmQ8x2x4VNNI(SB), NOSPLIT, $0-56
+TEXT ·gemmQ8x2x4VNNI(SB), NOSPLIT, $0-72
 	VMOVDQU64    ·q8ScaleIndex(SB), Z30
 	MOVL         $0x80808080, AX
 	VPBROADCASTD AX, Z31
@@ -84,6 +87,7 @@ TEXT ·gemmQ8x2x4VNNI(SB), NOSPLIT, $0-56
 	MOVQ         rb+24(FP), R9
 	MOVQ         outStride+8(FP), R13
 	SHLQ         $2, R13
+	MOVQ         acc+56(FP), DX
 
 tile:
 	LEAQ   (SI)(R9*1), R8
@@ -93,6 +97,8 @@ tile:
 	MOVQ   nb+40(FP), CX
 	SHRQ   $1, CX
 	XORQ   BX, BX
+	TESTQ  $1, flags+64(FP) // gemmAccLoad
+	JNZ    carried
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
@@ -101,8 +107,21 @@ tile:
 	VPXORD Z5, Z5, Z5
 	VPXORD Z6, Z6, Z6
 	VPXORD Z7, Z7, Z7
-	TESTQ  CX, CX
-	JZ     last
+	JMP    begin
+
+carried:
+	VMOVUPS (DX), Z0
+	VMOVUPS 64(DX), Z1
+	VMOVUPS 128(DX), Z2
+	VMOVUPS 192(DX), Z3
+	VMOVUPS 256(DX), Z4
+	VMOVUPS 320(DX), Z5
+	VMOVUPS 384(DX), Z6
+	VMOVUPS 448(DX), Z7
+
+begin:
+	TESTQ CX, CX
+	JZ    last
 
 pairs:
 	PREFETCHT1 (R14)(BX*1)
@@ -135,6 +154,19 @@ pairs:
 	JNZ  pairs
 
 last:
+	TESTQ $2, flags+64(FP) // gemmAccStore
+	JZ    reduce
+	VMOVUPS Z0, (DX)
+	VMOVUPS Z1, 64(DX)
+	VMOVUPS Z2, 128(DX)
+	VMOVUPS Z3, 192(DX)
+	VMOVUPS Z4, 256(DX)
+	VMOVUPS Z5, 320(DX)
+	VMOVUPS Z6, 384(DX)
+	VMOVUPS Z7, 448(DX)
+	JMP     next
+
+reduce:
 	VEXTRACTF64X4 $1, Z0, Y16
 	VEXTRACTF64X4 $1, Z1, Y17
 	VEXTRACTF64X4 $1, Z2, Y18
@@ -166,6 +198,9 @@ fold:
 	STOREQ8(Y2, Y18, X2, Y6, Y22, X6)
 	ADDQ R13, R10
 	STOREQ8(Y3, Y19, X3, Y7, Y23, X7)
+
+next:
+	ADDQ   $512, DX
 	ADDQ   $8, AX
 	LEAQ   (SI)(R9*2), SI
 	DECQ   R12

@@ -28,7 +28,7 @@ func TestDotQ8_0BatchIsDotQ8_0Q8(t *testing.T) {
 			{7, 5, 5, 0, 5, halfBits},
 			{2, 4, 3, 0, 4, halfNormal},
 			{24, 66, 16, 2, 65, halfExtreme},
-			{2*gemmQ8ChunkBlocksTest + 1, 9, 6, 0, 9, halfNormal},  // chunks of the AVX2 kernel, the odd block in the last
+			{2*gemmQ8ChunkBlocksTest + 1, 9, 6, 0, 9, halfNormal},  // chunks of the AVX2 and VNNI kernels, the odd block in the last
 			{3*gemmQ8ChunkBlocksTest + 8, 8, 8, 1, 7, halfExtreme}, // four chunks
 		} {
 			n := c.nb * QBlockLen
