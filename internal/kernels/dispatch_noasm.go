@@ -99,6 +99,12 @@ func matMulQ8_0(out []float32, w []byte, x *Q8Batch, rows, rb, start, end int) {
 	matMulQ8_0Generic(out, w, x, rows, rb, start, end)
 }
 
+// legacy batches
+
+func dotLegacyBatchDirect(f *legacyFormat, out []float32, stride int, x *Q8Batch, w []byte, rows int) bool {
+	return false
+}
+
 // q8input
 
 func dotQ8_0Q8Rows(out []float32, x *Q8Input, w []byte, rb int) { q8RowsGeneric(out, x, w, rb) }

@@ -12,6 +12,14 @@ package kernels
 //go:noescape
 func gemmQ8x2x4VNNI(out *float32, outStride int, w *byte, rb int, xp *byte, nb, tiles int, acc *float32, flags int)
 
+// gemmQ4_0x2x4VNNI is gemmQ8x2x4VNNI for Q4_0 rows (18 bytes a block), with the legacy
+// row dots' VPERMW table for Q4_0 at idx: the same products of the same codes less 8, so
+// the same bits as the rows rewritten as Q8_0 (q4_0AsQ8_0) give. Implemented in
+// gemmq8_avx512_amd64.s.
+//
+//go:noescape
+func gemmQ4_0x2x4VNNI(out *float32, outStride int, w *byte, rb int, xp *byte, nb, tiles int, acc *float32, flags int, idx *[256]byte)
+
 // gemmQ8x1x4AVX2 is gemmQ8x2x4VNNI one row at a time with AVX2 (VPMADDUBSW and VPMADDWD
 // instead of VPDPBUSD), over nb blocks that may be one chunk of longer rows (rb bytes
 // apart), taking the vectors' block scales four to a block from scales (the chunk's part
@@ -63,36 +71,15 @@ func matMulQ8_0(out []float32, w []byte, x *Q8Batch, rows, rb, start, end int) {
 		matMulQ8_0Rows(out, w, x, rows, rb, start, end, 0)
 		return
 	}
-	gb := q8GroupBytes(x.n)
 	tileEnd := end // rows [start, tileEnd) go through the batched kernel
-	var tab []float32
 	s := gemmBuffers.Get().(*gemmScratch)
 	defer gemmBuffers.Put(s)
 	s.acc = grow(s.acc, 64*gemmQ8Rows) // the accumulators carried from chunk to chunk
-	chunk := gemmQ8Chunk(nb, gemmQ8ChunkBlocks)
 	if vnni {
 		tileEnd = start + (end-start)&^1
-		chunk = gemmQ8Chunk(nb, gemmQ8ChunkBlocksVNNI)
+		gemmQ8TilesVNNI(gemmQ8x2x4VNNI, Q8_0BlockBytes, out, w, x, rows, rb, start, tileEnd, s.acc)
 	} else {
-		s.panel = grow(s.panel, 4*chunk) // the AVX2 kernel's scale products
-		tab = s.panel
-	}
-	acc := s.acc
-	for r0 := start; r0 < tileEnd; r0 += gemmQ8Rows {
-		r1 := min(r0+gemmQ8Rows, tileEnd)
-		for g := range groups {
-			// The rows in chunks of blocks, each a pair of blocks' 768 bytes on in the
-			// packed group.
-			for c0 := 0; c0 < nb; c0 += chunk {
-				c1 := min(c0+chunk, nb)
-				o, wc, xc, flags := &out[4*g*rows+r0], &w[r0*rb+c0*Q8_0BlockBytes], &x.packed[g*gb+c0/2*768], gemmChunkFlags(c0, c1, nb)
-				if vnni {
-					gemmQ8x2x4VNNI(o, rows, wc, rb, xc, c1-c0, (r1-r0)/2, &acc[0], flags)
-					continue
-				}
-				gemmQ8x1x4AVX2(o, rows, wc, rb, xc, c1-c0, r1-r0, &x.scales[4*(g*nb+c0)], &tab[0], &acc[0], flags)
-			}
-		}
+		gemmQ8TilesAVX2(out, w, x, rows, rb, start, end, s)
 	}
 	if tileEnd < end { // the last row of an odd count, for the vectors in groups
 		for b := range 4 * groups {
@@ -100,6 +87,51 @@ func matMulQ8_0(out []float32, w []byte, x *Q8Batch, rows, rb, start, end int) {
 		}
 	}
 	matMulQ8_0Rows(out, w, x, rows, rb, start, end, 4*groups)
+}
+
+// gemmQ8TilesAVX2 runs the rows [start, end) through gemmQ8x1x4AVX2 against every group
+// of four vectors of x, gemmQ8Rows rows at a time and in chunks of at most
+// gemmQ8ChunkBlocks blocks, with s's panel for the scale products and its acc for the
+// carried accumulators; row r of vector v goes to out[v·stride + r].
+func gemmQ8TilesAVX2(out []float32, w []byte, x *Q8Batch, stride, rb, start, end int, s *gemmScratch) {
+	nb := x.n / QBlockLen
+	gb := q8GroupBytes(x.n)
+	chunk := gemmQ8Chunk(nb, gemmQ8ChunkBlocks)
+	s.panel = grow(s.panel, 4*chunk)
+	for r0 := start; r0 < end; r0 += gemmQ8Rows {
+		r1 := min(r0+gemmQ8Rows, end)
+		for g := range len(x.in) / 4 {
+			for c0 := 0; c0 < nb; c0 += chunk {
+				c1 := min(c0+chunk, nb)
+				gemmQ8x1x4AVX2(&out[4*g*stride+r0], stride, &w[r0*rb+c0*Q8_0BlockBytes], rb, &x.packed[g*gb+c0/2*768], c1-c0, r1-r0,
+					&x.scales[4*(g*nb+c0)], &s.panel[0], &s.acc[0], gemmChunkFlags(c0, c1, nb))
+			}
+		}
+	}
+}
+
+// q8TileKernel is a VNNI tile kernel's signature: gemmQ8x2x4VNNI's.
+type q8TileKernel func(out *float32, outStride int, w *byte, rb int, xp *byte, nb, tiles int, acc *float32, flags int)
+
+// gemmQ8TilesVNNI runs the pairs of rows [start, end) (an even count) of rows of
+// blockBytes-byte blocks, rb bytes each, through kernel against every group of four
+// vectors of x, gemmQ8Rows rows at a time and in chunks of at most gemmQ8ChunkBlocksVNNI
+// blocks (each a pair of blocks' 768 bytes on in the packed group), carrying the
+// accumulators in acc (64·gemmQ8Rows floats); row r of vector v goes to out[v·stride + r].
+func gemmQ8TilesVNNI(kernel q8TileKernel, blockBytes int, out []float32, w []byte, x *Q8Batch, stride, rb, start, end int, acc []float32) {
+	nb := x.n / QBlockLen
+	gb := q8GroupBytes(x.n)
+	chunk := gemmQ8Chunk(nb, gemmQ8ChunkBlocksVNNI)
+	for r0 := start; r0 < end; r0 += gemmQ8Rows {
+		r1 := min(r0+gemmQ8Rows, end)
+		for g := range len(x.in) / 4 {
+			for c0 := 0; c0 < nb; c0 += chunk {
+				c1 := min(c0+chunk, nb)
+				kernel(&out[4*g*stride+r0], stride, &w[r0*rb+c0*blockBytes], rb, &x.packed[g*gb+c0/2*768], c1-c0, (r1-r0)/2,
+					&acc[0], gemmChunkFlags(c0, c1, nb))
+			}
+		}
+	}
 }
 
 // matMulQ8_0Rows multiplies the vectors from b0 on one at a time with DotQ8_0Q8Rows's
@@ -112,4 +144,38 @@ func matMulQ8_0Rows(out []float32, w []byte, x *Q8Batch, rows, rb, start, end, b
 			dotQ8_0Q8Rows(out[b*rows+r0:b*rows+r1], x.in[b], w[r0*rb:r1*rb], rb)
 		}
 	}
+}
+
+// dotLegacyBatchDirect multiplies Q4_0 rows by the batch where they lie, with
+// gemmQ4_0x2x4VNNI, when it is on and the batch has a group of four vectors; the last row
+// of an odd count and the vectors after the groups go through the row dots. It reports
+// whether it did: otherwise the rows are rewritten as Q8_0 (dotLegacyBatch).
+func dotLegacyBatchDirect(f *legacyFormat, out []float32, stride int, x *Q8Batch, w []byte, rows int) bool {
+	nb, groups := x.n/QBlockLen, len(x.in)/4
+	if f != &lQ4_0 || !implQ4GemmVNNI.on || nb == 0 || groups == 0 || overlapsRows(out, nil, w) {
+		return false
+	}
+	rb := nb * f.blockBytes
+	idx := legacyKernels[f].idx
+	kernel := func(out *float32, outStride int, w *byte, rb int, xp *byte, nb, tiles int, acc *float32, flags int) {
+		gemmQ4_0x2x4VNNI(out, outStride, w, rb, xp, nb, tiles, acc, flags, idx)
+	}
+	s := gemmBuffers.Get().(*gemmScratch)
+	defer gemmBuffers.Put(s)
+	s.acc = grow(s.acc, 64*gemmQ8Rows)
+	pairsEnd := rows &^ 1
+	gemmQ8TilesVNNI(kernel, f.blockBytes, out, w, x, stride, rb, 0, pairsEnd, s.acc)
+	if pairsEnd < rows {
+		for v := range 4 * groups {
+			dotLegacyRows(f, out[v*stride+pairsEnd:v*stride+rows], x.in[v], w[pairsEnd*rb:rows*rb])
+		}
+	}
+	panel := panelRows(rb)
+	for r0 := 0; r0 < rows && 4*groups < len(x.in); r0 += panel {
+		r1 := min(r0+panel, rows)
+		for v := 4 * groups; v < len(x.in); v++ {
+			dotLegacyRows(f, out[v*stride+r0:v*stride+r1], x.in[v], w[r0*rb:r1*rb])
+		}
+	}
+	return true
 }
