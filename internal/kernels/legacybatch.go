@@ -12,8 +12,8 @@ import (
 // offset), exactly, and multiplied by DotQ8_0Batch's kernels: the batch's inputs meet each
 // row's blocks at once (VPDPBUSD with AVX-512 VNNI, VPMADDUBSW with AVX2) instead of one
 // row dot per vector. Batches under legacyBatchMin keep the row dots. With AVX-512 VNNI,
-// Q4_0 rows skip the rewrite: gemmQ4_0x2x4VNNI spreads their nibbles in registers and
-// multiplies them where they lie, with the same arithmetic.
+// the Q4_0 rows of small batches skip the rewrite: gemmQ4_0x2x4VNNI spreads their nibbles
+// in registers and multiplies them where they lie, with the same arithmetic.
 
 // DotQ4_0Batch sets out[v·stride + r] to DotQ4_0Q8Rows's product of input vector v of x
 // with row r of the rows Q4_0 rows in w (x.Len()/32·18 bytes each), for every vector and
@@ -31,9 +31,9 @@ func DotQ5_0Batch(out []float32, stride int, x *Q8Batch, w []byte, rows int) {
 // about as much as eight vectors' row dots save (TinyLlama Q4_0 decode steps on Zen 4,
 // row dots against the rewrite: batch 2 41–43 against 107 ms, 4 75–77 against 105–110, 8
 // 147–157 against 143–151, 16 287–297 against 215–235, 32 587 against 360–365). Q4_0 rows
-// with AVX-512 VNNI are not rewritten (dotLegacyBatchDirect) and go batched from one group
-// of four vectors: 2048 × 2048 by 4 on Zen 5, one thread, 156–186 cpu-GFLOP/s against
-// 102–113 in row dots.
+// with AVX-512 VNNI are not rewritten for batches up to legacyDirectMaxBatch
+// (dotLegacyBatchDirect) and go batched from one group of four vectors: 2048 × 2048 by 4
+// on Zen 5, one thread, 156–186 cpu-GFLOP/s against 102–113 in row dots.
 const legacyBatchMin = 8
 
 // legacyScratch recycles the panels rewritten as Q8_0.

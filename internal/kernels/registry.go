@@ -150,7 +150,7 @@ var registry = []*kernel{
 	{"MatMulF16, MatMulBF16 batch ≤ 24, four inputs at a time", "matMulHalfGeneric", []*impl{implHalfAVX512}},
 	{"DotQ8_0Q8Rows (q8_0 weights × Q8_0 input)", "q8RowsGeneric", []*impl{implQ8Q8VNNI, implQ8Q8AVX2}},
 	{"DotQ8_0Batch, DotQ4_0Batch, DotQ5_0Batch (q8_0 weights, and q4_0, q5_0 rewritten as q8_0; batch ≥ 2)", "matMulQ8_0Generic", []*impl{implQ8GemmVNNI, implQ8GemmAVX2}},
-	{"DotQ4_0Batch (q4_0 weights where they lie; batch ≥ 4)", "legacyRowsGeneric", []*impl{implQ4GemmVNNI}},
+	{"DotQ4_0Batch (q4_0 weights where they lie; batch 4-48)", "legacyRowsGeneric", []*impl{implQ4GemmVNNI}},
 	{"DotQ4_0Q8Rows ... DotQ5_1Q8Rows (q4_0, q4_1, q5_0, q5_1 weights × Q8_0/Q8_1 input)", "legacyRowsGeneric", []*impl{implLegacyQ8VNNI, implLegacyQ8AVX2}},
 	{"DotQ2_KRows ... DotQ6_KRows (k-quant weights × Q8_K input)", "kRowsGeneric", []*impl{implKRowsVNNI, implKRowsAVX2}},
 	{"DotQ2_KBatch ... DotQ6_KBatch (k-quant weights, batch ≥ 4)", "kBatchGeneric", []*impl{implKBatchVNNI, implKBatchAVX2}},
