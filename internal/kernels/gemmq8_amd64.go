@@ -146,14 +146,6 @@ func matMulQ8_0Rows(out []float32, w []byte, x *Q8Batch, rows, rb, start, end, b
 	}
 }
 
-// legacyDirectMaxBatch bounds the batches whose Q4_0 rows dotLegacyBatchDirect multiplies
-// where they lie: the direct kernel spreads a pair of blocks' nibbles for every group of
-// four vectors, the rewrite once for all of them, so a large batch pays the rewrite back.
-// One thread on Zen 5, `go test ./internal/kernels -bench DotQ4_0Batch` (direct against
-// rewritten, cpu-GFLOP/s): 2048 × 2048 by 16 140–151 against 101–121, by 64 158–168 against
-// 158–168, by 512 149 against 168–175; 2048 × 5632 by 512 155–159 against 169–176.
-const legacyDirectMaxBatch = 48
-
 // dotLegacyBatchDirect multiplies Q4_0 rows by the batch where they lie, with
 // gemmQ4_0x2x4VNNI, when it is on and the batch has a group of four vectors and at most
 // legacyDirectMaxBatch; the last row of an odd count and the vectors after the groups go

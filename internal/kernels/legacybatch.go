@@ -36,6 +36,14 @@ func DotQ5_0Batch(out []float32, stride int, x *Q8Batch, w []byte, rows int) {
 // on Zen 5, one thread, 156–186 cpu-GFLOP/s against 102–113 in row dots.
 const legacyBatchMin = 8
 
+// legacyDirectMaxBatch bounds the batches whose Q4_0 rows dotLegacyBatchDirect multiplies
+// where they lie: the direct kernel spreads a pair of blocks' nibbles for every group of
+// four vectors, the rewrite once for all of them, so a large batch pays the rewrite back.
+// One thread on Zen 5, `go test ./internal/kernels -bench DotQ4_0Batch` (direct against
+// rewritten, cpu-GFLOP/s): 2048 × 2048 by 16 140–151 against 101–121, by 64 158–168 against
+// 158–168, by 512 149 against 168–175; 2048 × 5632 by 512 155–159 against 169–176.
+const legacyDirectMaxBatch = 48
+
 // legacyScratch recycles the panels rewritten as Q8_0.
 var legacyScratch = sync.Pool{New: func() any { return new([]byte) }}
 
@@ -83,13 +91,13 @@ const (
 	lowBits     = 0x0101010101010101
 )
 
-// q4_0AsQ8_0 writes the Q4_0 blocks of src as Q8_0 blocks to dst: the fp16 scale, then the
-// 32 codes less 8 as int8 (value j in the low nibble of qs[j], 16+j in its high nibble).
-// Eight codes at a time in a uint64: q XOR 8 is (q − 8) mod 16, whose bit 3 extended
-// through the high nibble makes the int8. (q5_0AsQ8_0 repeats the block loop: one loop
-// taking the codes from a function value ran at a fifth of the speed, 1.8 against 8.6
-// values a nanosecond on Zen 4.)
-func q4_0AsQ8_0(dst, src []byte) {
+// q4_0AsQ8_0Generic writes the Q4_0 blocks of src as Q8_0 blocks to dst (q4_0AsQ8_0's
+// portable twin): the fp16 scale, then the 32 codes less 8 as int8 (value j in the low
+// nibble of qs[j], 16+j in its high nibble). Eight codes at a time in a uint64: q XOR 8 is
+// (q − 8) mod 16, whose bit 3 extended through the high nibble makes the int8.
+// (q5_0AsQ8_0Generic repeats the block loop: one loop taking the codes from a function
+// value ran at a fifth of the speed, 1.8 against 8.6 values a nanosecond on Zen 4.)
+func q4_0AsQ8_0Generic(dst, src []byte) {
 	le := binary.LittleEndian
 	sext4 := func(q uint64) uint64 {
 		v := q ^ 0x0808080808080808
@@ -120,10 +128,11 @@ var bitBytes = func() (t [256]uint64) {
 	return t
 }()
 
-// q5_0AsQ8_0 writes the Q5_0 blocks of src as Q8_0 blocks to dst: the fp16 scale, then the
-// 32 codes (the nibbles of qs as in Q4_0, bit j of qh the fifth bit of value j) less 16 as
-// int8; q XOR 16 is (q − 16) mod 32, whose bit 4 extended makes the int8.
-func q5_0AsQ8_0(dst, src []byte) {
+// q5_0AsQ8_0Generic writes the Q5_0 blocks of src as Q8_0 blocks to dst (q5_0AsQ8_0's
+// portable twin): the fp16 scale, then the 32 codes (the nibbles of qs as in Q4_0, bit j of
+// qh the fifth bit of value j) less 16 as int8; q XOR 16 is (q − 16) mod 32, whose bit 4
+// extended makes the int8.
+func q5_0AsQ8_0Generic(dst, src []byte) {
 	le := binary.LittleEndian
 	sext5 := func(q uint64) uint64 {
 		v := q ^ 0x1010101010101010

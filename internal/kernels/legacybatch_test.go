@@ -66,35 +66,50 @@ func TestDotLegacyBatchMatchesRows(t *testing.T) {
 }
 
 // TestLegacyAsQ8_0: every Q4_0 and Q5_0 code (each nibble value in every position, each
-// fifth bit) becomes its value less the offset as an int8 Q8_0 code, with the scale kept.
+// fifth bit, random bytes) becomes its value less the offset as an int8 Q8_0 code, with the
+// scale kept, at every level: the fast rewrite writes the portable twin's bytes, and
+// nothing past the blocks of src.
 func TestLegacyAsQ8_0(t *testing.T) {
-	for _, c := range []struct {
-		f    *legacyFormat
-		asQ8 func(dst, src []byte)
-	}{{&lQ4_0, q4_0AsQ8_0}, {&lQ5_0, q5_0AsQ8_0}} {
-		rng := rand.New(rand.NewPCG(64, 0))
-		const blocks = 64
-		src := make([]byte, blocks*c.f.blockBytes)
-		for i := range src {
-			src[i] = byte(rng.Uint32())
-		}
-		for b := range 16 { // every nibble value, in every position
-			for j := 2; j < c.f.blockBytes; j++ {
-				src[b*c.f.blockBytes+j] = byte(b * 0x11)
+	forEachLevel(t, func(t *testing.T) {
+		use(implLegacyRewriteAVX2)
+		for _, c := range []struct {
+			f          *legacyFormat
+			asQ8, twin func(dst, src []byte)
+		}{{&lQ4_0, q4_0AsQ8_0, q4_0AsQ8_0Generic}, {&lQ5_0, q5_0AsQ8_0, q5_0AsQ8_0Generic}} {
+			rng := rand.New(rand.NewPCG(64, 0))
+			for _, blocks := range []int{64, 1, 3} {
+				src := make([]byte, blocks*c.f.blockBytes)
+				for i := range src {
+					src[i] = byte(rng.Uint32())
+				}
+				for b := range min(16, blocks) { // every nibble value, in every position
+					for j := 2; j < c.f.blockBytes; j++ {
+						src[b*c.f.blockBytes+j] = byte(b * 0x11)
+					}
+				}
+				dst := make([]byte, (blocks+1)*Q8_0BlockBytes)
+				for i := range dst {
+					dst[i] = 0xa5
+				}
+				c.asQ8(dst, src)
+				var k legacyBlock
+				for b := range blocks {
+					c.f.decode(&k, src[b*c.f.blockBytes:])
+					d := dst[b*Q8_0BlockBytes:]
+					require.Equal(t, src[b*c.f.blockBytes:b*c.f.blockBytes+2], d[:2], "%s block %d scale", c.f.name, b)
+					for j := range QBlockLen {
+						require.Equal(t, k.q[j], int32(int8(d[2+j])), "%s block %d value %d", c.f.name, b, j)
+					}
+				}
+				for i, v := range dst[blocks*Q8_0BlockBytes:] {
+					require.Equal(t, byte(0xa5), v, "%s: byte %d past the blocks written", c.f.name, i)
+				}
+				twin := make([]byte, blocks*Q8_0BlockBytes)
+				c.twin(twin, src)
+				require.Equal(t, twin, dst[:blocks*Q8_0BlockBytes], "%s, %d blocks: the portable twin's bytes", c.f.name, blocks)
 			}
 		}
-		dst := make([]byte, blocks*Q8_0BlockBytes)
-		c.asQ8(dst, src)
-		var k legacyBlock
-		for b := range blocks {
-			c.f.decode(&k, src[b*c.f.blockBytes:])
-			d := dst[b*Q8_0BlockBytes:]
-			require.Equal(t, src[b*c.f.blockBytes:b*c.f.blockBytes+2], d[:2], "%s block %d scale", c.f.name, b)
-			for j := range QBlockLen {
-				require.Equal(t, k.q[j], int32(int8(d[2+j])), "%s block %d value %d", c.f.name, b, j)
-			}
-		}
-	}
+	})
 }
 
 // TestDotLegacyBatchPanics: short rows or outputs panic.
@@ -150,6 +165,33 @@ func BenchmarkDotQ4_0Batch(b *testing.B) {
 					})
 				})
 			}
+		}
+	}
+}
+
+// BenchmarkLegacyAsQ8_0 rewrites 2048 × 2048 Q4_0 and Q5_0 rows (a TinyLlama-shape
+// projection, 2.4 and 2.9 MB) as Q8_0, at every level this CPU has, reporting values a
+// nanosecond.
+func BenchmarkLegacyAsQ8_0(b *testing.B) {
+	const values = 2048 * 2048
+	for _, c := range []struct {
+		f    *legacyFormat
+		asQ8 func(dst, src []byte)
+	}{{&lQ4_0, q4_0AsQ8_0}, {&lQ5_0, q5_0AsQ8_0}} {
+		src := make([]byte, values/QBlockLen*c.f.blockBytes)
+		rng := rand.New(rand.NewPCG(66, 0))
+		for i := range src {
+			src[i] = byte(rng.Uint32())
+		}
+		dst := make([]byte, values/QBlockLen*Q8_0BlockBytes)
+		for _, level := range testLevels() {
+			b.Run(c.f.name+"/"+level, func(b *testing.B) {
+				defer atLevel(level)()
+				for b.Loop() {
+					c.asQ8(dst, src)
+				}
+				b.ReportMetric(values*float64(b.N)/float64(b.Elapsed().Nanoseconds()), "values/ns")
+			})
 		}
 	}
 }

@@ -99,41 +99,42 @@ type kernel struct {
 
 // The fast implementations, one flag each for the dispatch code.
 var (
-	implDotAVX           = &impl{name: "dotAVXAsm", needs: setAVX}
-	implAxpyAVX          = &impl{name: "axpyAVXAsm", needs: setAVX}
-	implAxpyRowsAVX      = &impl{name: "axpyRowsAVXAsm", needs: setAVX}
-	implAxpyRowsAVX512   = &impl{name: "axpyRowsAVX512Asm", needs: setAVX512}
-	implAxpyF16AVX2      = &impl{name: "axpyF16RowsAVX2Asm, axpyF16RowsNextAVX2Asm", needs: setAVX2}
-	implMatVecAVX        = &impl{name: "dotRowsX4AVX, dotRowsQ4AVX, dotRowsAVX", needs: setAVX}
-	implMatMulAVX512     = &impl{name: "gemm8x6AVX512, gemm8x2AVX512, gemm4x6AVX512, gemm4x4AVX512, gemm4x8AVX512, dot4x4AVX512, packInputsDupAVX512", needs: setAVX | featAVX512F | featAVX512VL}
-	implMatMulAVX        = &impl{name: "gemm2x6AVX, gemm2x4AVX, dot4x2AVX, dot4x1AVX", needs: setAVX}
-	implHalfAVX512       = &impl{name: "dotF16x4x4AVX512, dotBF16x4x4AVX512", needs: setAVX512 | featAVX512VL}
-	implHalfAVX512x8     = &impl{name: "dotF16x4x8AVX512", needs: setAVX512 | featAVX512VL}
-	implF16AVX2          = &impl{name: "dotF16x4AVX2, dotF16x4NextAVX2, dotF16Q4AVX2, dotF16x4x2AVX2, dotF16Q4x2AVX2, dotF16AVX2Asm", needs: setAVX2}
-	implBF16AVX2         = &impl{name: "dotBF16x4AVX2, dotBF16Q4AVX2, dotBF16x4x2AVX2, dotBF16Q4x2AVX2, dotBF16AVX2Asm", needs: setAVX2}
-	implQ8Q8VNNI         = &impl{name: "dotQ8_0Q8x4AVX512", needs: setVNNI}
-	implQ8Q8AVX2         = &impl{name: "dotQ8_0Q8x4AVX2, dotQ8_0Q8AVX2", needs: setAVX2}
-	implQ8GemmVNNI       = &impl{name: "gemmQ8x2x4VNNI", needs: setVNNI}
-	implQ8GemmAVX2       = &impl{name: "gemmQ8x1x4AVX2", needs: setAVX2}
-	implQ4GemmVNNI       = &impl{name: "gemmQ4_0x2x4VNNI", needs: setVNNI}
-	implQuantizeQ8VNNI   = &impl{name: "quantizeQ8AVX512", needs: setVNNI}
-	implQuantizeQ8AVX2   = &impl{name: "quantizeQ8AVX2", needs: setAVX2}
-	implLegacyQ8VNNI     = &impl{name: "dotQ4_0Q8x4AVX512, dotQ4_1Q8x4AVX512, dotQ5_0Q8x4AVX512, dotQ5_1Q8x4AVX512", needs: setVNNI}
-	implLegacyQ8AVX2     = &impl{name: "dotQ4_0Q8x4AVX2, dotQ4_1Q8x4AVX2, dotQ5_0Q8x4AVX2, dotQ5_1Q8x4AVX2", needs: setAVX2}
-	implKRowsVNNI        = &impl{name: "dotQ2_Kx4AVX512 ... dotQ6_Kx4AVX512", needs: setVNNI}
-	implKRowsAVX2        = &impl{name: "dotQ2_Kx4AVX2 ... dotQ6_Kx4AVX2", needs: setAVX2}
-	implKBatchVNNI       = &impl{name: "prepQ2_KAVX512 ... prepQ6_KAVX512, gemmK32MinAVX512, gemmK16MinAVX512, gemmK16SignedAVX512", needs: setVNNI}
-	implKBatchAVX2       = &impl{name: "dotQ2_KV4AVX2 ... dotQ6_KV4AVX2", needs: setAVX2}
-	implQuantizeQ8KVNNI  = &impl{name: "quantizeQ8KAVX512", needs: setVNNI}
-	implQuantizeQ8KAVX2  = &impl{name: "quantizeQ8KAVX2", needs: setAVX2}
-	implExpAVX512        = &impl{name: "expShiftedAVX512, swigluAVX512", needs: setAVX512 | featFMA}
-	implExpAVX2          = &impl{name: "expShiftedAVX2, swigluAVX2", needs: setAVX2 | featFMA}
-	implDecodeF16AVX2    = &impl{name: "decodeF16AVX2Asm, encodeF16AVX2Asm, decodeF16StridedAVX2Asm", needs: setAVX2}
-	implDecodeQ8_0AVX2   = &impl{name: "decodeQ8_0StridedAVX2Asm", needs: setAVX2}
-	implDecodeQ8_0AVX512 = &impl{name: "decodeQ8_0StridedAVX512Asm", needs: setAVX512}
-	implQ8HeadsAVX2      = &impl{name: "dotQ8_0x4NextAVX2, axpyQ8_0RowsNextAVX2Asm", needs: setAVX2}
-	implPrefetchAVX      = &impl{name: "prefetchLines, prefetchLinesL2", needs: setAVX}
-	implScaleAVX         = &impl{name: "scaleAVXAsm, maxLanesAVXAsm", needs: setAVX}
+	implDotAVX            = &impl{name: "dotAVXAsm", needs: setAVX}
+	implAxpyAVX           = &impl{name: "axpyAVXAsm", needs: setAVX}
+	implAxpyRowsAVX       = &impl{name: "axpyRowsAVXAsm", needs: setAVX}
+	implAxpyRowsAVX512    = &impl{name: "axpyRowsAVX512Asm", needs: setAVX512}
+	implAxpyF16AVX2       = &impl{name: "axpyF16RowsAVX2Asm, axpyF16RowsNextAVX2Asm", needs: setAVX2}
+	implMatVecAVX         = &impl{name: "dotRowsX4AVX, dotRowsQ4AVX, dotRowsAVX", needs: setAVX}
+	implMatMulAVX512      = &impl{name: "gemm8x6AVX512, gemm8x2AVX512, gemm4x6AVX512, gemm4x4AVX512, gemm4x8AVX512, dot4x4AVX512, packInputsDupAVX512", needs: setAVX | featAVX512F | featAVX512VL}
+	implMatMulAVX         = &impl{name: "gemm2x6AVX, gemm2x4AVX, dot4x2AVX, dot4x1AVX", needs: setAVX}
+	implHalfAVX512        = &impl{name: "dotF16x4x4AVX512, dotBF16x4x4AVX512", needs: setAVX512 | featAVX512VL}
+	implHalfAVX512x8      = &impl{name: "dotF16x4x8AVX512", needs: setAVX512 | featAVX512VL}
+	implF16AVX2           = &impl{name: "dotF16x4AVX2, dotF16x4NextAVX2, dotF16Q4AVX2, dotF16x4x2AVX2, dotF16Q4x2AVX2, dotF16AVX2Asm", needs: setAVX2}
+	implBF16AVX2          = &impl{name: "dotBF16x4AVX2, dotBF16Q4AVX2, dotBF16x4x2AVX2, dotBF16Q4x2AVX2, dotBF16AVX2Asm", needs: setAVX2}
+	implQ8Q8VNNI          = &impl{name: "dotQ8_0Q8x4AVX512", needs: setVNNI}
+	implQ8Q8AVX2          = &impl{name: "dotQ8_0Q8x4AVX2, dotQ8_0Q8AVX2", needs: setAVX2}
+	implQ8GemmVNNI        = &impl{name: "gemmQ8x2x4VNNI", needs: setVNNI}
+	implQ8GemmAVX2        = &impl{name: "gemmQ8x1x4AVX2", needs: setAVX2}
+	implQ4GemmVNNI        = &impl{name: "gemmQ4_0x2x4VNNI", needs: setVNNI}
+	implLegacyRewriteAVX2 = &impl{name: "q4_0AsQ8_0AVX2, q5_0AsQ8_0AVX2", needs: setAVX2}
+	implQuantizeQ8VNNI    = &impl{name: "quantizeQ8AVX512", needs: setVNNI}
+	implQuantizeQ8AVX2    = &impl{name: "quantizeQ8AVX2", needs: setAVX2}
+	implLegacyQ8VNNI      = &impl{name: "dotQ4_0Q8x4AVX512, dotQ4_1Q8x4AVX512, dotQ5_0Q8x4AVX512, dotQ5_1Q8x4AVX512", needs: setVNNI}
+	implLegacyQ8AVX2      = &impl{name: "dotQ4_0Q8x4AVX2, dotQ4_1Q8x4AVX2, dotQ5_0Q8x4AVX2, dotQ5_1Q8x4AVX2", needs: setAVX2}
+	implKRowsVNNI         = &impl{name: "dotQ2_Kx4AVX512 ... dotQ6_Kx4AVX512", needs: setVNNI}
+	implKRowsAVX2         = &impl{name: "dotQ2_Kx4AVX2 ... dotQ6_Kx4AVX2", needs: setAVX2}
+	implKBatchVNNI        = &impl{name: "prepQ2_KAVX512 ... prepQ6_KAVX512, gemmK32MinAVX512, gemmK16MinAVX512, gemmK16SignedAVX512", needs: setVNNI}
+	implKBatchAVX2        = &impl{name: "dotQ2_KV4AVX2 ... dotQ6_KV4AVX2", needs: setAVX2}
+	implQuantizeQ8KVNNI   = &impl{name: "quantizeQ8KAVX512", needs: setVNNI}
+	implQuantizeQ8KAVX2   = &impl{name: "quantizeQ8KAVX2", needs: setAVX2}
+	implExpAVX512         = &impl{name: "expShiftedAVX512, swigluAVX512", needs: setAVX512 | featFMA}
+	implExpAVX2           = &impl{name: "expShiftedAVX2, swigluAVX2", needs: setAVX2 | featFMA}
+	implDecodeF16AVX2     = &impl{name: "decodeF16AVX2Asm, encodeF16AVX2Asm, decodeF16StridedAVX2Asm", needs: setAVX2}
+	implDecodeQ8_0AVX2    = &impl{name: "decodeQ8_0StridedAVX2Asm", needs: setAVX2}
+	implDecodeQ8_0AVX512  = &impl{name: "decodeQ8_0StridedAVX512Asm", needs: setAVX512}
+	implQ8HeadsAVX2       = &impl{name: "dotQ8_0x4NextAVX2, axpyQ8_0RowsNextAVX2Asm", needs: setAVX2}
+	implPrefetchAVX       = &impl{name: "prefetchLines, prefetchLinesL2", needs: setAVX}
+	implScaleAVX          = &impl{name: "scaleAVXAsm, maxLanesAVXAsm", needs: setAVX}
 )
 
 // registry lists every kernel with a fast path, in the order of the report.
@@ -151,6 +152,7 @@ var registry = []*kernel{
 	{"DotQ8_0Q8Rows (q8_0 weights × Q8_0 input)", "q8RowsGeneric", []*impl{implQ8Q8VNNI, implQ8Q8AVX2}},
 	{"DotQ8_0Batch, DotQ4_0Batch, DotQ5_0Batch (q8_0 weights, and q4_0, q5_0 rewritten as q8_0; batch ≥ 2)", "matMulQ8_0Generic", []*impl{implQ8GemmVNNI, implQ8GemmAVX2}},
 	{"DotQ4_0Batch (q4_0 weights where they lie; batch 4-48)", "legacyRowsGeneric", []*impl{implQ4GemmVNNI}},
+	{"DotQ4_0Batch, DotQ5_0Batch: the rows rewritten as q8_0", "q4_0AsQ8_0Generic, q5_0AsQ8_0Generic", []*impl{implLegacyRewriteAVX2}},
 	{"DotQ4_0Q8Rows ... DotQ5_1Q8Rows (q4_0, q4_1, q5_0, q5_1 weights × Q8_0/Q8_1 input)", "legacyRowsGeneric", []*impl{implLegacyQ8VNNI, implLegacyQ8AVX2}},
 	{"DotQ2_KRows ... DotQ6_KRows (k-quant weights × Q8_K input)", "kRowsGeneric", []*impl{implKRowsVNNI, implKRowsAVX2}},
 	{"DotQ2_KBatch ... DotQ6_KBatch (k-quant weights, batch ≥ 4)", "kBatchGeneric", []*impl{implKBatchVNNI, implKBatchAVX2}},
