@@ -3,12 +3,35 @@ package kvcache
 import (
 	"errors"
 	"fmt"
+
+	"github.com/kvref/kvref/internal/plan"
 )
 
 // ErrOutOfBlocks is returned (wrapped) when the pool has no free block and nothing
 // evictable. The engine can act on it, for example by preempting a sequence. The pool is
 // left exactly as it was before the failing call.
 var ErrOutOfBlocks = errors.New("kvcache: out of blocks")
+
+// PoolTooLargeError is NewPool's error for a pool whose K/V storage is larger than the
+// memory this machine has available: the pool maps all of it when it is made, and a
+// process asking for more than there is dies (the Go runtime's fatal out-of-memory error,
+// or the kernel's OOM killer) instead of failing.
+type PoolTooLargeError struct {
+	Blocks     int   // the blocks asked for
+	BlockBytes int64 // the K/V bytes of one block (Config.BytesPerBlock)
+	Available  int64 // the bytes available (MemAvailable)
+}
+
+func (e *PoolTooLargeError) Error() string {
+	need := int64(e.Blocks) * e.BlockBytes
+	return fmt.Sprintf("kvcache: a pool of %d blocks of %d B needs %s, more than the %s this machine has available (MemAvailable); "+
+		"at most %d blocks fit",
+		e.Blocks, e.BlockBytes, plan.FormatSize(need), plan.FormatSize(e.Available), e.Available/max(e.BlockBytes, 1))
+}
+
+// availableMemory is how NewPool learns the memory available (plan.AvailableMemory: Linux's
+// MemAvailable; where it cannot be read, no check is made); a variable so tests can set it.
+var availableMemory = plan.AvailableMemory
 
 // block is the bookkeeping of one block of the pool. Its K/V data lives in Pool.k and Pool.v
 // (storage.go).
@@ -51,10 +74,14 @@ type Pool struct {
 	observer func(Event)
 }
 
-// NewPool allocates a pool for cfg.
+// NewPool allocates a pool for cfg, and maps its K/V storage now. A pool larger than the
+// memory this machine has available is a *PoolTooLargeError.
 func NewPool(cfg Config) (*Pool, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
+	}
+	if avail, err := availableMemory(); err == nil && int64(cfg.NumBlocks) > avail/max(cfg.BytesPerBlock(), 1) {
+		return nil, &PoolTooLargeError{Blocks: cfg.NumBlocks, BlockBytes: cfg.BytesPerBlock(), Available: avail}
 	}
 	p := &Pool{
 		cfg:     cfg,

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -104,6 +105,9 @@ func openEngine(mf *modelFlags, ef *engineFlags, sequences int, stderr io.Writer
 	}
 	if eng, err = engine.New(m, cfg); err != nil {
 		m.Close()
+		if tooLarge := (*kvcache.PoolTooLargeError)(nil); errors.As(err, &tooLarge) {
+			err = fmt.Errorf("%w: lower --cache-blocks (0 sizes it for full-context sequences of -c tokens) or pick a narrower --cache-dtype such as q8_0", err)
+		}
 		return nil, nil, err
 	}
 	return eng, func() { eng.Close(); m.Close() }, nil

@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/kvref/kvref/internal/plan"
 	"github.com/kvref/kvref/internal/runsummary"
 	"github.com/kvref/kvref/internal/testutil"
 )
@@ -181,12 +182,13 @@ func TestRunBadInput(t *testing.T) {
 	notModel := filepath.Join(dir, "notes.txt")
 	require.NoError(t, os.WriteFile(notModel, []byte("hello, I am not a model"), 0o644))
 
-	cases := []struct {
+	type badRun struct {
 		name string
 		args []string
 		want string
 		hint string // what the command adds to the engine's error ("" for none)
-	}{
+	}
+	cases := []badRun{
 		{"missing file", []string{"run", "-m", filepath.Join(dir, "nope.gguf")}, "nope.gguf", ""},
 		{"truncated file", []string{"run", "-m", cut}, "cut.gguf", ""},
 		{"not a model", []string{"run", "-m", notModel}, "not a GGUF file", ""},
@@ -198,6 +200,14 @@ func TestRunBadInput(t *testing.T) {
 		{"cache runs out while decoding", []string{"run", "-m", good, "-p", "ab", "-n", "10", "--ignore-eos", "--cache-blocks", "1", "--block-size", "4"}, "out of blocks", "no longer fits even alone in the pool of 1 blocks (Config.CacheBlocks); lower -n or -np or raise --cache-blocks"},
 		{"bad cache type", []string{"run", "--cache-dtype", "f12"}, "f12", ""},
 		{"bad block size", []string{"run", "--block-size", "0"}, "--block-size must be", ""},
+	}
+	// Where the available memory can be read (and is under the 1 TiB a pool may have), a
+	// pool twice as large (4 KiB a block of this model) is refused.
+	if avail, err := plan.AvailableMemory(); err == nil && avail < 1<<39 {
+		blocks := fmt.Sprint(2*avail/4096 + 1)
+		cases = append(cases, badRun{"cache larger than memory", []string{"run", "-m", good, "-p", "ab", "--cache-blocks", blocks},
+			"this machine has available (MemAvailable); at most",
+			": lower --cache-blocks (0 sizes it for full-context sequences of -c tokens) or pick a narrower --cache-dtype such as q8_0"})
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
