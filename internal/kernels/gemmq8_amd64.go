@@ -171,12 +171,6 @@ func dotLegacyBatchDirect(f *legacyFormat, out []float32, stride int, x *Q8Batch
 			dotLegacyRows(f, out[v*stride+pairsEnd:v*stride+rows], x.in[v], w[pairsEnd*rb:rows*rb])
 		}
 	}
-	panel := panelRows(rb)
-	for r0 := 0; r0 < rows && 4*groups < len(x.in); r0 += panel {
-		r1 := min(r0+panel, rows)
-		for v := 4 * groups; v < len(x.in); v++ {
-			dotLegacyRows(f, out[v*stride+r0:v*stride+r1], x.in[v], w[r0*rb:r1*rb])
-		}
-	}
+	legacyRowDots(f, out, stride, x, w, rows, 4*groups)
 	return true
 }

@@ -62,14 +62,7 @@ func dotLegacyBatch(f *legacyFormat, asQ8 func(dst, src []byte), out []float32, 
 		return
 	}
 	if c < legacyBatchMin {
-		// The row dots one vector at a time, a panel of rows at a time.
-		panel := panelRows(rb)
-		for r0 := 0; r0 < rows; r0 += panel {
-			r1 := min(r0+panel, rows)
-			for v, xv := range x.in {
-				dotLegacyRows(f, out[v*stride+r0:v*stride+r1], xv, w[r0*rb:r1*rb])
-			}
-		}
+		legacyRowDots(f, out, stride, x, w, rows, 0)
 		return
 	}
 	q8rb := nb * Q8_0BlockBytes
@@ -82,6 +75,20 @@ func dotLegacyBatch(f *legacyFormat, asQ8 func(dst, src []byte), out []float32, 
 		q8 := (*buf)[:(r1-r0)*q8rb]
 		asQ8(q8, w[r0*rb:r1*rb])
 		matMulQ8_0(out[r0:], q8, x, stride, q8rb, 0, r1-r0)
+	}
+}
+
+// legacyRowDots multiplies the rows rows of format f in w by the vectors of x from v0 on,
+// one vector at a time in the row dots, a panel of rows at a time (so that every vector
+// finds the panel in the caches).
+func legacyRowDots(f *legacyFormat, out []float32, stride int, x *Q8Batch, w []byte, rows, v0 int) {
+	rb := x.n / QBlockLen * f.blockBytes
+	panel := panelRows(rb)
+	for r0 := 0; r0 < rows && v0 < len(x.in); r0 += panel {
+		r1 := min(r0+panel, rows)
+		for v := v0; v < len(x.in); v++ {
+			dotLegacyRows(f, out[v*stride+r0:v*stride+r1], x.in[v], w[r0*rb:r1*rb])
+		}
 	}
 }
 

@@ -19,23 +19,23 @@ func q5_0AsQ8_0AVX2(dst, src *byte, blocks int)
 // q4_0AsQ8_0 writes the Q4_0 blocks of src as Q8_0 blocks to dst, q4_0AsQ8_0Generic's
 // bytes. dst holds at least as many blocks as src.
 func q4_0AsQ8_0(dst, src []byte) {
-	blocks := len(src) / Q4_0BlockBytes
-	if !implLegacyRewriteAVX2.on || blocks == 0 {
-		q4_0AsQ8_0Generic(dst, src)
-		return
-	}
-	_ = dst[blocks*Q8_0BlockBytes-1]
-	q4_0AsQ8_0AVX2(&dst[0], &src[0], blocks)
+	rewriteAsQ8_0(dst, src, Q4_0BlockBytes, q4_0AsQ8_0AVX2, q4_0AsQ8_0Generic)
 }
 
 // q5_0AsQ8_0 writes the Q5_0 blocks of src as Q8_0 blocks to dst, q5_0AsQ8_0Generic's
 // bytes. dst holds at least as many blocks as src.
 func q5_0AsQ8_0(dst, src []byte) {
-	blocks := len(src) / Q5_0BlockBytes
+	rewriteAsQ8_0(dst, src, Q5_0BlockBytes, q5_0AsQ8_0AVX2, q5_0AsQ8_0Generic)
+}
+
+// rewriteAsQ8_0 rewrites the blocks of blockBytes bytes in src as Q8_0 blocks in dst, with
+// the AVX2 kernel fast when it is on, else with the portable twin.
+func rewriteAsQ8_0(dst, src []byte, blockBytes int, fast func(dst, src *byte, blocks int), twin func(dst, src []byte)) {
+	blocks := len(src) / blockBytes
 	if !implLegacyRewriteAVX2.on || blocks == 0 {
-		q5_0AsQ8_0Generic(dst, src)
+		twin(dst, src)
 		return
 	}
 	_ = dst[blocks*Q8_0BlockBytes-1]
-	q5_0AsQ8_0AVX2(&dst[0], &src[0], blocks)
+	fast(&dst[0], &src[0], blocks)
 }

@@ -35,17 +35,22 @@ GLOBL l5BitMask<>(SB), RODATA|NOPTR, $32
 	MOVW (SI), AX; \
 	MOVW AX, (DI)
 
+// LARGS loads the arguments (dst DI, src SI, blocks CX) and the constants: Y15 = 0x0f and
+// Y14 = OFFSET in every byte.
+#define LARGS(OFFSET) \
+	MOVQ         dst+0(FP), DI; \
+	MOVQ         src+8(FP), SI; \
+	MOVQ         blocks+16(FP), CX; \
+	MOVL         $0x0f0f0f0f, AX; \
+	MOVD         AX, X15; \
+	VPBROADCASTD X15, Y15; \
+	MOVL         $OFFSET, AX; \
+	MOVD         AX, X14; \
+	VPBROADCASTD X14, Y14
+
 // func q4_0AsQ8_0AVX2(dst, src *byte, blocks int)
 TEXT ·q4_0AsQ8_0AVX2(SB), NOSPLIT, $0-24
-	MOVQ         dst+0(FP), DI
-	MOVQ         src+8(FP), SI
-	MOVQ         blocks+16(FP), CX
-	MOVL         $0x0f0f0f0f, AX
-	MOVD         AX, X15
-	VPBROADCASTD X15, Y15
-	MOVL         $0x08080808, AX
-	MOVD         AX, X14
-	VPBROADCASTD X14, Y14
+	LARGS(0x08080808)
 
 q40block:
 	LSCALE
@@ -61,15 +66,7 @@ q40block:
 
 // func q5_0AsQ8_0AVX2(dst, src *byte, blocks int)
 TEXT ·q5_0AsQ8_0AVX2(SB), NOSPLIT, $0-24
-	MOVQ         dst+0(FP), DI
-	MOVQ         src+8(FP), SI
-	MOVQ         blocks+16(FP), CX
-	MOVL         $0x0f0f0f0f, AX
-	MOVD         AX, X15
-	VPBROADCASTD X15, Y15
-	MOVL         $0x10101010, AX
-	MOVD         AX, X14
-	VPBROADCASTD X14, Y14
+	LARGS(0x10101010)
 	VMOVDQU      l5BitByte<>(SB), Y13
 	VMOVDQU      l5BitMask<>(SB), Y12
 
