@@ -20,6 +20,13 @@ func gemmQ8x2x4VNNI(out *float32, outStride int, w *byte, rb int, xp *byte, nb, 
 //go:noescape
 func gemmQ4_0x2x4VNNI(out *float32, outStride int, w *byte, rb int, xp *byte, nb, tiles int, acc *float32, flags int, idx *[256]byte)
 
+// gemmQ5_0x2x4VNNI is gemmQ4_0x2x4VNNI for Q5_0 rows (22 bytes a block, the fifth bits
+// added from qh through a mask), with the legacy row dots' table for Q5_0 at idx.
+// Implemented in gemmq8_avx512_amd64.s.
+//
+//go:noescape
+func gemmQ5_0x2x4VNNI(out *float32, outStride int, w *byte, rb int, xp *byte, nb, tiles int, acc *float32, flags int, idx *[256]byte)
+
 // gemmQ8x1x4AVX2 is gemmQ8x2x4VNNI one row at a time with AVX2 (VPMADDUBSW and VPMADDWD
 // instead of VPDPBUSD), over nb blocks that may be one chunk of longer rows (rb bytes
 // apart), taking the vectors' block scales four to a block from scales (the chunk's part
@@ -146,20 +153,27 @@ func matMulQ8_0Rows(out []float32, w []byte, x *Q8Batch, rows, rb, start, end, b
 	}
 }
 
-// dotLegacyBatchDirect multiplies Q4_0 rows by the batch where they lie, with
-// gemmQ4_0x2x4VNNI, when it is on and the batch has a group of four vectors and at most
-// legacyDirectMaxBatch; the last row of an odd count and the vectors after the groups go
-// through the row dots. It reports whether it did: otherwise the rows are rewritten as
-// Q8_0, or multiplied in row dots (dotLegacyBatch).
+// legacyDirectKernels are the VNNI kernels that multiply legacy rows where they lie.
+var legacyDirectKernels = map[*legacyFormat]func(out *float32, outStride int, w *byte, rb int, xp *byte, nb, tiles int, acc *float32, flags int, idx *[256]byte){
+	&lQ4_0: gemmQ4_0x2x4VNNI,
+	&lQ5_0: gemmQ5_0x2x4VNNI,
+}
+
+// dotLegacyBatchDirect multiplies Q4_0 or Q5_0 rows by the batch where they lie, with
+// gemmQ4_0x2x4VNNI or gemmQ5_0x2x4VNNI, when they are on and the batch has a group of
+// four vectors and at most legacyDirectMaxBatch[f]; the last row of an odd count and the
+// vectors after the groups go through the row dots. It reports whether it did: otherwise
+// the rows are rewritten as Q8_0, or multiplied in row dots (dotLegacyBatch).
 func dotLegacyBatchDirect(f *legacyFormat, out []float32, stride int, x *Q8Batch, w []byte, rows int) bool {
 	nb, groups := x.n/QBlockLen, len(x.in)/4
-	if f != &lQ4_0 || !implQ4GemmVNNI.on || nb == 0 || groups == 0 || len(x.in) > legacyDirectMaxBatch || overlapsRows(out, nil, w) {
+	direct, ok := legacyDirectKernels[f]
+	if !ok || !implLegacyGemmVNNI.on || nb == 0 || groups == 0 || len(x.in) > legacyDirectMaxBatch[f] || overlapsRows(out, nil, w) {
 		return false
 	}
 	rb := nb * f.blockBytes
 	idx := legacyKernels[f].idx
 	kernel := func(out *float32, outStride int, w *byte, rb int, xp *byte, nb, tiles int, acc *float32, flags int) {
-		gemmQ4_0x2x4VNNI(out, outStride, w, rb, xp, nb, tiles, acc, flags, idx)
+		direct(out, outStride, w, rb, xp, nb, tiles, acc, flags, idx)
 	}
 	s := gemmBuffers.Get().(*gemmScratch)
 	defer gemmBuffers.Put(s)

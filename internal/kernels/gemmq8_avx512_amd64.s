@@ -60,6 +60,32 @@
 #define Q4ROWPAIR(R, S, SY, W, WY) Q4ROWPAIRK(K1, R, S, SY, W)
 #define Q4ROWLAST(R, SX, SY, SZ, WY, WZ) Q4ROWPAIRK(K2, R, SZ, SY, WZ)
 
+// q5Sixteen is 16 in every byte: a Q5_0 code's fifth bit.
+DATA q5Sixteen<>+0(SB)/4, $0x10101010
+GLOBL q5Sixteen<>(SB), RODATA|NOPTR, $4
+
+// Q5ROWPAIR is Q4ROWPAIR for a pair of Q5_0 blocks (44 bytes, mask K1; the nibbles at byte
+// 6 of each block): the two blocks' qh (bit j: value j's fifth bit) joined in K5 (QH, by
+// KUNPCKDQ, or the one block's alone), 16 added to the codes whose bit is set, and 112
+// (Z31: 128 less the offset 16) to all. Q5ROWLAST is the odd last block (K2: 22 bytes).
+#define Q5ROWPAIRK(K, QH, R, S, SY, W) \
+	VMOVDQU8.Z    (R)(BX*1), K, W; \
+	VPERMW        W, Z30, S; \
+	VCVTPH2PS     SY, S; \
+	QH; \
+	VPERMW        W, Z28, W; \
+	VPSRLW        $4, W, K3, W; \
+	VPANDD        Z29, W, W; \
+	VPBROADCASTD  q5Sixteen<>(SB), Z24; \
+	VPADDB        Z24, W, K5, W; \
+	VPADDB        Z31, W, W
+
+#define Q5QH2(R) KMOVD 2(R)(BX*1), K5; KMOVD 24(R)(BX*1), K6; KUNPCKDQ K5, K6, K5
+#define Q5QH1(R) KMOVD 2(R)(BX*1), K5
+
+#define Q5ROWPAIR(R, S, SY, W, WY) Q5ROWPAIRK(K1, Q5QH2(R), R, S, SY, W)
+#define Q5ROWLAST(R, SX, SY, SZ, WY, WZ) Q5ROWPAIRK(K2, Q5QH1(R), R, SZ, SY, WZ)
+
 #define Q8LAST(WY, SY, XO, IY, TY, ACC) \
 	VMOVDQU32 XO+128(DI), IY; \
 	VPDPBUSD  XO(DI), WY, IY; \
@@ -248,3 +274,24 @@ TEXT ·gemmQ4_0x2x4VNNI(SB), NOSPLIT, $0-80
 	MOVL         $0xff00ff00, AX
 	KMOVD        AX, K3
 	GEMMQ8TILES(Q4ROWPAIR, Q4ROWLAST, 36, q4tile, q4carried, q4begin, q4pairs, q4last, q4reduce, q4fold, q4next)
+
+// func gemmQ5_0x2x4VNNI(out *float32, outStride int, w *byte, rb int, xp *byte, nb, tiles int, acc *float32, flags int, idx *[256]byte)
+//
+// gemmQ4_0x2x4VNNI for Q5_0 rows (22 bytes a block), with the legacy row dots' table for
+// Q5_0: Z31 holds 112 in every byte, K1 the 44 bytes of a pair of blocks, K2 the 22 of
+// one.
+TEXT ·gemmQ5_0x2x4VNNI(SB), NOSPLIT, $0-80
+	MOVQ         idx+72(FP), AX
+	VMOVDQU64    (AX), Z28
+	VMOVDQU64    64(AX), Z30
+	MOVL         $0x0f0f0f0f, AX
+	VPBROADCASTD AX, Z29
+	MOVL         $0x70707070, AX
+	VPBROADCASTD AX, Z31
+	MOVQ         $0xfffffffffff, AX
+	KMOVQ        AX, K1
+	MOVL         $0x3fffff, AX
+	KMOVQ        AX, K2
+	MOVL         $0xff00ff00, AX
+	KMOVD        AX, K3
+	GEMMQ8TILES(Q5ROWPAIR, Q5ROWLAST, 44, q5tile, q5carried, q5begin, q5pairs, q5last, q5reduce, q5fold, q5next)

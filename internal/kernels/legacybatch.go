@@ -12,8 +12,8 @@ import (
 // offset), exactly, and multiplied by DotQ8_0Batch's kernels: the batch's inputs meet each
 // row's blocks at once (VPDPBUSD with AVX-512 VNNI, VPMADDUBSW with AVX2) instead of one
 // row dot per vector. Batches under legacyBatchMin keep the row dots. With AVX-512 VNNI,
-// the Q4_0 rows of small batches skip the rewrite: gemmQ4_0x2x4VNNI spreads their nibbles
-// in registers and multiplies them where they lie, with the same arithmetic.
+// the rows of small batches skip the rewrite: gemmQ4_0x2x4VNNI and gemmQ5_0x2x4VNNI spread
+// their codes in registers and multiply them where they lie, with the same arithmetic.
 
 // DotQ4_0Batch sets out[v·stride + r] to DotQ4_0Q8Rows's product of input vector v of x
 // with row r of the rows Q4_0 rows in w (x.Len()/32·18 bytes each), for every vector and
@@ -30,19 +30,21 @@ func DotQ5_0Batch(out []float32, stride int, x *Q8Batch, w []byte, rows int) {
 // legacyBatchMin is the fewest vectors for which the rows are rewritten: the rewrite costs
 // about as much as eight vectors' row dots save (TinyLlama Q4_0 decode steps on Zen 4,
 // row dots against the rewrite: batch 2 41–43 against 107 ms, 4 75–77 against 105–110, 8
-// 147–157 against 143–151, 16 287–297 against 215–235, 32 587 against 360–365). Q4_0 rows
-// with AVX-512 VNNI are not rewritten for batches up to legacyDirectMaxBatch
-// (dotLegacyBatchDirect) and go batched from one group of four vectors: 2048 × 2048 by 4
-// on Zen 5, one thread, 156–186 cpu-GFLOP/s against 102–113 in row dots.
+// 147–157 against 143–151, 16 287–297 against 215–235, 32 587 against 360–365). Q4_0 and
+// Q5_0 rows with AVX-512 VNNI are not rewritten for batches up to legacyDirectMaxBatch
+// (dotLegacyBatchDirect) and go batched from one group of four vectors: 2048 × 2048 Q4_0
+// by 4 on Zen 5, one thread, 156–186 cpu-GFLOP/s against 102–113 in row dots.
 const legacyBatchMin = 8
 
-// legacyDirectMaxBatch bounds the batches whose Q4_0 rows dotLegacyBatchDirect multiplies
-// where they lie: the direct kernel spreads a pair of blocks' nibbles for every group of
-// four vectors, the rewrite once for all of them, so a large batch pays the rewrite back.
-// One thread on Zen 5, `go test ./internal/kernels -bench DotQ4_0Batch` (direct against
-// rewritten, cpu-GFLOP/s): 2048 × 2048 by 16 140–151 against 101–121, by 64 158–168 against
-// 158–168, by 512 149 against 168–175; 2048 × 5632 by 512 155–159 against 169–176.
-const legacyDirectMaxBatch = 48
+// legacyDirectMaxBatch bounds the batches whose Q4_0 and Q5_0 rows dotLegacyBatchDirect
+// multiplies where they lie: the direct kernel spreads a pair of blocks' nibbles for every
+// group of four vectors, the rewrite once for all of them, so a larger batch pays the
+// rewrite back. One thread on Zen 5, the two ways alternated call by call, medians,
+// cpu-GFLOP/s direct against rewritten (the rewrite in AVX2): Q4_0 2048 × 2048 by 8 169
+// against 153, by 16 163 and 164, by 32 167 against 178; 2048 × 5632 by 16 154 against 136,
+// by 32 157 and 155. Q5_0 (a mask step more per row): 2048 × 2048 by 8 157 against 147, by
+// 16 152 against 163; 2048 × 5632 by 8 141 against 116, by 32 146 against 154.
+var legacyDirectMaxBatch = map[*legacyFormat]int{&lQ4_0: 16, &lQ5_0: 8}
 
 // legacyScratch recycles the panels rewritten as Q8_0.
 var legacyScratch = sync.Pool{New: func() any { return new([]byte) }}

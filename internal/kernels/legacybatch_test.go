@@ -19,7 +19,7 @@ func TestDotLegacyBatchMatchesRows(t *testing.T) {
 	forEachLevel(t, func(t *testing.T) {
 		use(implQ8GemmVNNI)
 		use(implQ8GemmAVX2)
-		use(implQ4GemmVNNI)
+		use(implLegacyGemmVNNI)
 		rng := rand.New(rand.NewPCG(63, 0))
 		for _, c := range []struct {
 			f     *legacyFormat
@@ -28,7 +28,7 @@ func TestDotLegacyBatchMatchesRows(t *testing.T) {
 			for _, s := range []struct{ nb, rows, count int }{
 				{1, 5, 1}, {3, 7, 4}, {2, 9, 6}, {2, 6, 8}, {7, 4, 9}, {96, 170, 5}, {96, 170, 10}, {64, 3, 13},
 				{129, 7, 12}, {1, 4, 8}, // chunks of the VNNI kernels with the odd block in the last; one block
-				{5, 6, legacyDirectMaxBatch + 2}, // Q4_0 rewritten with VNNI too
+				{5, 6, 18}, // past legacyDirectMaxBatch: rewritten with VNNI too
 
 			} {
 				n := s.nb * QBlockLen
@@ -127,8 +127,8 @@ func TestDotLegacyBatchPanics(t *testing.T) {
 // step of 4 or 16 sequences, a prefill's 64 or 512), 2048 × 2048 and 2048 × 5632 (a
 // TinyLlama-shape projection and its down projection): "direct" is DotQ4_0Batch at the
 // levels with batched kernels this CPU has (at avx512 the rows multiplied where they lie
-// up to legacyDirectMaxBatch, rewritten above; at avx2 rewritten as Q8_0 from batch 8, row
-// dots below), "rewritten" the rows rewritten as Q8_0 (q4_0AsQ8_0) and multiplied by
+// up to legacyDirectMaxBatch, 16, rewritten above; at avx2 rewritten as Q8_0 from batch 8,
+// row dots below), "rewritten" the rows rewritten as Q8_0 (q4_0AsQ8_0) and multiplied by
 // DotQ8_0Batch, the path the direct kernel replaces; the CPU time of the benchmark's
 // thread per flop.
 func BenchmarkDotQ4_0Batch(b *testing.B) {

@@ -115,7 +115,7 @@ var (
 	implQ8Q8AVX2          = &impl{name: "dotQ8_0Q8x4AVX2, dotQ8_0Q8AVX2", needs: setAVX2}
 	implQ8GemmVNNI        = &impl{name: "gemmQ8x2x4VNNI", needs: setVNNI}
 	implQ8GemmAVX2        = &impl{name: "gemmQ8x1x4AVX2", needs: setAVX2}
-	implQ4GemmVNNI        = &impl{name: "gemmQ4_0x2x4VNNI", needs: setVNNI}
+	implLegacyGemmVNNI    = &impl{name: "gemmQ4_0x2x4VNNI, gemmQ5_0x2x4VNNI", needs: setVNNI}
 	implLegacyRewriteAVX2 = &impl{name: "q4_0AsQ8_0AVX2, q5_0AsQ8_0AVX2", needs: setAVX2}
 	implQuantizeQ8VNNI    = &impl{name: "quantizeQ8AVX512", needs: setVNNI}
 	implQuantizeQ8AVX2    = &impl{name: "quantizeQ8AVX2", needs: setAVX2}
@@ -151,7 +151,7 @@ var registry = []*kernel{
 	{"MatMulF16, MatMulBF16 batch ≤ 24, four inputs at a time", "matMulHalfGeneric", []*impl{implHalfAVX512}},
 	{"DotQ8_0Q8Rows (q8_0 weights × Q8_0 input)", "q8RowsGeneric", []*impl{implQ8Q8VNNI, implQ8Q8AVX2}},
 	{"DotQ8_0Batch, DotQ4_0Batch, DotQ5_0Batch (q8_0 weights, and q4_0, q5_0 rewritten as q8_0; batch ≥ 2)", "matMulQ8_0Generic", []*impl{implQ8GemmVNNI, implQ8GemmAVX2}},
-	{"DotQ4_0Batch (q4_0 weights where they lie; batch 4-48)", "legacyRowsGeneric", []*impl{implQ4GemmVNNI}},
+	{"DotQ4_0Batch, DotQ5_0Batch (q4_0, q5_0 weights where they lie; batch 4-48)", "legacyRowsGeneric", []*impl{implLegacyGemmVNNI}},
 	{"DotQ4_0Batch, DotQ5_0Batch: the rows rewritten as q8_0", "q4_0AsQ8_0Generic, q5_0AsQ8_0Generic", []*impl{implLegacyRewriteAVX2}},
 	{"DotQ4_0Q8Rows ... DotQ5_1Q8Rows (q4_0, q4_1, q5_0, q5_1 weights × Q8_0/Q8_1 input)", "legacyRowsGeneric", []*impl{implLegacyQ8VNNI, implLegacyQ8AVX2}},
 	{"DotQ2_KRows ... DotQ6_KRows (k-quant weights × Q8_K input)", "kRowsGeneric", []*impl{implKRowsVNNI, implKRowsAVX2}},
