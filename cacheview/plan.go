@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/kvref/kvref/internal/pages"
 	"github.com/kvref/kvref/internal/plan"
 	"github.com/kvref/kvref/kvcache"
 	"github.com/kvref/kvref/quant"
@@ -206,7 +207,7 @@ func (p Planner) weights(q url.Values, name string, s plan.Shape) (plan.Weights,
 func memory(text string) (int64, string, error) {
 	text = strings.TrimSpace(text)
 	if text == "" {
-		n, err := plan.AvailableMemory()
+		n, err := pages.AvailableMemory()
 		if err != nil {
 			return 0, "", fmt.Errorf("%v; say how much memory to plan for with mem=SIZE (e.g. mem=16GiB)", err)
 		}

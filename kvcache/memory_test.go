@@ -6,7 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/kvref/kvref/internal/plan"
+	"github.com/kvref/kvref/internal/pages"
 	"github.com/kvref/kvref/quant"
 )
 
@@ -26,7 +26,7 @@ func TestNewPoolRefusesMoreThanAvailable(t *testing.T) {
 	var tooLarge *PoolTooLargeError
 	require.ErrorAs(t, err, &tooLarge)
 	require.Equal(t, PoolTooLargeError{Blocks: 64, BlockBytes: perBlock, Available: 64*perBlock - 1}, *tooLarge)
-	require.EqualError(t, err, "kvcache: a pool of 64 blocks of 32768 B needs 2.00 MiB, more than the 2.00 MiB this machine has available (MemAvailable); "+
+	require.EqualError(t, err, "kvcache: a pool of 64 blocks of 32768 B needs 2097152 B, more than the 2097151 B this machine has available (MemAvailable); "+
 		"at most 63 blocks fit")
 
 	availableMemory = func() (int64, error) { return 64 * perBlock, nil }
@@ -43,7 +43,7 @@ func TestNewPoolRefusesMoreThanAvailable(t *testing.T) {
 // pool four times the memory available is refused instead of allocated: without the check
 // the Go runtime dies of it ("fatal error: out of memory") or the kernel's OOM killer does.
 func TestNewPoolRefusesMoreThanThisMachine(t *testing.T) {
-	avail, err := plan.AvailableMemory()
+	avail, err := pages.AvailableMemory()
 	if err != nil {
 		t.Skipf("no available memory to compare with here: %v", err)
 	}

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/kvref/kvref/internal/plan"
+	"github.com/kvref/kvref/internal/pages"
 )
 
 // ErrOutOfBlocks is returned (wrapped) when the pool has no free block and nothing
@@ -24,14 +24,14 @@ type PoolTooLargeError struct {
 
 func (e *PoolTooLargeError) Error() string {
 	need := int64(e.Blocks) * e.BlockBytes
-	return fmt.Sprintf("kvcache: a pool of %d blocks of %d B needs %s, more than the %s this machine has available (MemAvailable); "+
+	return fmt.Sprintf("kvcache: a pool of %d blocks of %d B needs %d B, more than the %d B this machine has available (MemAvailable); "+
 		"at most %d blocks fit",
-		e.Blocks, e.BlockBytes, plan.FormatSize(need), plan.FormatSize(e.Available), e.Available/max(e.BlockBytes, 1))
+		e.Blocks, e.BlockBytes, need, e.Available, e.Available/max(e.BlockBytes, 1))
 }
 
-// availableMemory is how NewPool learns the memory available (plan.AvailableMemory: Linux's
+// availableMemory is how NewPool learns the memory available (pages.AvailableMemory: Linux's
 // MemAvailable; where it cannot be read, no check is made); a variable so tests can set it.
-var availableMemory = plan.AvailableMemory
+var availableMemory = pages.AvailableMemory
 
 // block is the bookkeeping of one block of the pool. Its K/V data lives in Pool.k and Pool.v
 // (storage.go).

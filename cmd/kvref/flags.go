@@ -9,6 +9,7 @@ import (
 
 	"github.com/kvref/kvref/chat"
 	"github.com/kvref/kvref/engine"
+	"github.com/kvref/kvref/internal/plan"
 	"github.com/kvref/kvref/kvcache"
 	"github.com/kvref/kvref/model"
 	"github.com/kvref/kvref/quant"
@@ -106,7 +107,8 @@ func openEngine(mf *modelFlags, ef *engineFlags, sequences int, stderr io.Writer
 	if eng, err = engine.New(m, cfg); err != nil {
 		m.Close()
 		if tooLarge := (*kvcache.PoolTooLargeError)(nil); errors.As(err, &tooLarge) {
-			err = fmt.Errorf("%w: lower --cache-blocks (0 sizes it for full-context sequences of -c tokens) or pick a narrower --cache-dtype such as q8_0", err)
+			err = fmt.Errorf("%w (%s against %s): lower --cache-blocks (0 sizes it for full-context sequences of -c tokens) or pick a narrower --cache-dtype such as q8_0",
+				err, plan.FormatSize(int64(tooLarge.Blocks)*tooLarge.BlockBytes), plan.FormatSize(tooLarge.Available))
 		}
 		return nil, nil, err
 	}

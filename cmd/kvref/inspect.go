@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"github.com/kvref/kvref/internal/inspect"
+	"github.com/kvref/kvref/internal/pages"
 	"github.com/kvref/kvref/internal/plan"
 	"github.com/kvref/kvref/kvcache"
 )
@@ -32,7 +33,7 @@ func inspectCmd(args []string, stdout, stderr io.Writer) error {
 	var source string
 	if mem.set() {
 		memory, source = mem.bytes, "--mem "+mem.text
-	} else if memory, err = plan.AvailableMemory(); err == nil {
+	} else if memory, err = pages.AvailableMemory(); err == nil {
 		source = "this machine's available memory"
 	} else {
 		return fmt.Errorf("%v; give --mem", err)

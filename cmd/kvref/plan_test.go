@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/kvref/kvref/internal/pages"
 	"github.com/kvref/kvref/internal/plan"
 	"github.com/kvref/kvref/internal/testutil"
 	"github.com/kvref/kvref/kvcache"
@@ -207,7 +208,7 @@ func TestPlanWeights(t *testing.T) {
 // TestPlanDefaultMemory checks that without --mem the plan uses this machine's available
 // memory, or says to give --mem where that cannot be read.
 func TestPlanDefaultMemory(t *testing.T) {
-	avail, err := plan.AvailableMemory()
+	avail, err := pages.AvailableMemory()
 	if err != nil {
 		_, stderr, code := kvref(t, "plan", "--preset", "stories15m")
 		require.Equal(t, 1, code)

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/kvref/kvref/internal/pages"
 )
 
 // Source is the model a plan is for and where its shape came from.
@@ -97,17 +99,21 @@ func ChooseSharedPrefixes(context, asked int, given bool) []int {
 }
 
 // ChooseMemory is the memory to plan for and how to describe it: the size given (given,
-// bytes, as written text), else this machine's MemAvailable (AvailableMemory).
+// bytes, as written text), else this machine's MemAvailable (pages.AvailableMemory).
 func ChooseMemory(given bool, bytes int64, text string) (int64, string, error) {
 	if given {
 		return bytes, fmt.Sprintf("--mem %s = %d B", text, bytes), nil
 	}
-	n, err := AvailableMemory()
+	n, err := availableMemory()
 	if err != nil {
 		return 0, "", fmt.Errorf("%v; say how much memory to plan for with --mem SIZE (e.g. --mem 16GiB)", err)
 	}
 	return n, fmt.Sprintf("this machine's MemAvailable, %d B (--mem plans for another)", n), nil
 }
+
+// availableMemory is how ChooseMemory learns this machine's memory; a variable so tests
+// can set it.
+var availableMemory = pages.AvailableMemory
 
 // Explain returns the error of Compute for in, err, in words: for a NoRoomError, the
 // weights' and the memory's sizes and origins (weightsFrom, memoryFrom) and what a full

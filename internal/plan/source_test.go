@@ -2,8 +2,6 @@ package plan
 
 import (
 	"errors"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -83,16 +81,15 @@ func TestChooseMemory(t *testing.T) {
 	require.Equal(t, int64(16<<30), n)
 	require.Equal(t, "--mem 16GiB = 17179869184 B", from)
 
-	old := meminfoPath
-	t.Cleanup(func() { meminfoPath = old })
-	meminfoPath = filepath.Join(t.TempDir(), "meminfo")
-	require.NoError(t, os.WriteFile(meminfoPath, []byte("MemTotal: 4000 kB\nMemAvailable: 2000 kB\n"), 0o644))
+	old := availableMemory
+	t.Cleanup(func() { availableMemory = old })
+	availableMemory = func() (int64, error) { return 2000 * 1024, nil }
 	n, from, err = ChooseMemory(false, 0, "")
 	require.NoError(t, err)
 	require.Equal(t, int64(2000*1024), n)
 	require.Equal(t, "this machine's MemAvailable, 2048000 B (--mem plans for another)", from)
 
-	meminfoPath = filepath.Join(t.TempDir(), "missing")
+	availableMemory = func() (int64, error) { return 0, errors.New("pages: cannot read the available memory") }
 	_, _, err = ChooseMemory(false, 0, "")
 	require.ErrorContains(t, err, "say how much memory to plan for with --mem SIZE")
 }

@@ -1,4 +1,4 @@
-package plan
+package pages
 
 import (
 	"bufio"
@@ -18,12 +18,12 @@ var meminfoPath = "/proc/meminfo"
 func AvailableMemory() (int64, error) {
 	f, err := os.Open(meminfoPath)
 	if err != nil {
-		return 0, fmt.Errorf("plan: cannot read the available memory: %w", err)
+		return 0, fmt.Errorf("pages: cannot read the available memory: %w", err)
 	}
 	defer f.Close()
 	n, err := parseMemAvailable(f)
 	if err != nil {
-		return 0, fmt.Errorf("plan: %s: %w", meminfoPath, err)
+		return 0, fmt.Errorf("pages: %s: %w", meminfoPath, err)
 	}
 	return n, nil
 }
