@@ -72,7 +72,7 @@ func (p Planner) ServePresets(w http.ResponseWriter, r *http.Request) {
 // ServePlan answers one planning question given in the query: preset=NAME (or "this"), or
 // layers, kv_heads, head_dim (and optionally heads, dim, hidden, vocab); cache_dtype (or
 // cache_type_k and cache_type_v; default f16), ctx (default the model's), block_size
-// (default 16), mem (default this machine's MemAvailable), weights=SIZE or
+// (default 16), mem (default this machine's available memory, pages.AvailableMemory), weights=SIZE or
 // weights_dtype=T (default: this model's real bytes, else an f16 estimate). Bad input is a
 // 400 that names the parameter.
 func (p Planner) ServePlan(w http.ResponseWriter, r *http.Request) {
@@ -207,11 +207,11 @@ func (p Planner) weights(q url.Values, name string, s plan.Shape) (plan.Weights,
 func memory(text string) (int64, string, error) {
 	text = strings.TrimSpace(text)
 	if text == "" {
-		n, err := pages.AvailableMemory()
+		n, source, err := pages.AvailableMemory()
 		if err != nil {
 			return 0, "", fmt.Errorf("%v; say how much memory to plan for with mem=SIZE (e.g. mem=16GiB)", err)
 		}
-		return n, fmt.Sprintf("this machine's MemAvailable, %d B", n), nil
+		return n, fmt.Sprintf("this machine's %s, %d B", source, n), nil
 	}
 	n, err := plan.ParseSize(text)
 	if err != nil {

@@ -21,20 +21,20 @@ func TestNewPoolRefusesMoreThanAvailable(t *testing.T) {
 	perBlock := cfg.BytesPerBlock() // 2 layers · 2 · 4 · 64 · 2 B · 16 slots = 32 KiB
 	require.Equal(t, int64(32<<10), perBlock)
 
-	availableMemory = func() (int64, error) { return 64*perBlock - 1, nil }
+	availableMemory = func() (int64, string, error) { return 64*perBlock - 1, pages.SourceMemAvailable, nil }
 	_, err := NewPool(cfg)
 	var tooLarge *PoolTooLargeError
 	require.ErrorAs(t, err, &tooLarge)
-	require.Equal(t, PoolTooLargeError{Blocks: 64, BlockBytes: perBlock, Available: 64*perBlock - 1}, *tooLarge)
+	require.Equal(t, PoolTooLargeError{Blocks: 64, BlockBytes: perBlock, Available: 64*perBlock - 1, Source: "MemAvailable"}, *tooLarge)
 	require.EqualError(t, err, "kvcache: a pool of 64 blocks of 32768 B needs 2097152 B, more than the 2097151 B this machine has available (MemAvailable); "+
 		"at most 63 blocks fit")
 
-	availableMemory = func() (int64, error) { return 64 * perBlock, nil }
+	availableMemory = func() (int64, string, error) { return 64 * perBlock, pages.SourceCgroup, nil }
 	p, err := NewPool(cfg)
 	require.NoError(t, err)
 	require.Equal(t, 64*perBlock, p.AllocatedBytes())
 
-	availableMemory = func() (int64, error) { return 0, errors.New("no /proc/meminfo here") }
+	availableMemory = func() (int64, string, error) { return 0, "", errors.New("no /proc/meminfo here") }
 	_, err = NewPool(cfg)
 	require.NoError(t, err)
 }
@@ -43,7 +43,7 @@ func TestNewPoolRefusesMoreThanAvailable(t *testing.T) {
 // pool four times the memory available is refused instead of allocated: without the check
 // the Go runtime dies of it ("fatal error: out of memory") or the kernel's OOM killer does.
 func TestNewPoolRefusesMoreThanThisMachine(t *testing.T) {
-	avail, err := pages.AvailableMemory()
+	avail, _, err := pages.AvailableMemory()
 	if err != nil {
 		t.Skipf("no available memory to compare with here: %v", err)
 	}

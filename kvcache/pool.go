@@ -17,20 +17,22 @@ var ErrOutOfBlocks = errors.New("kvcache: out of blocks")
 // process asking for more than there is dies (the Go runtime's fatal out-of-memory error,
 // or the kernel's OOM killer) instead of failing.
 type PoolTooLargeError struct {
-	Blocks     int   // the blocks asked for
-	BlockBytes int64 // the K/V bytes of one block (Config.BytesPerBlock)
-	Available  int64 // the bytes available (MemAvailable)
+	Blocks     int    // the blocks asked for
+	BlockBytes int64  // the K/V bytes of one block (Config.BytesPerBlock)
+	Available  int64  // the bytes available
+	Source     string // where Available comes from (pages.SourceMemAvailable, pages.SourceCgroup)
 }
 
 func (e *PoolTooLargeError) Error() string {
 	need := int64(e.Blocks) * e.BlockBytes
-	return fmt.Sprintf("kvcache: a pool of %d blocks of %d B needs %d B, more than the %d B this machine has available (MemAvailable); "+
+	return fmt.Sprintf("kvcache: a pool of %d blocks of %d B needs %d B, more than the %d B this machine has available (%s); "+
 		"at most %d blocks fit",
-		e.Blocks, e.BlockBytes, need, e.Available, e.Available/max(e.BlockBytes, 1))
+		e.Blocks, e.BlockBytes, need, e.Available, e.Source, e.Available/max(e.BlockBytes, 1))
 }
 
 // availableMemory is how NewPool learns the memory available (pages.AvailableMemory: Linux's
-// MemAvailable; where it cannot be read, no check is made); a variable so tests can set it.
+// MemAvailable, or a memory cgroup's room; where neither can be read, no check is made); a
+// variable so tests can set it.
 var availableMemory = pages.AvailableMemory
 
 // block is the bookkeeping of one block of the pool. Its K/V data lives in Pool.k and Pool.v
@@ -80,8 +82,8 @@ func NewPool(cfg Config) (*Pool, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	if avail, err := availableMemory(); err == nil && int64(cfg.NumBlocks) > avail/max(cfg.BytesPerBlock(), 1) {
-		return nil, &PoolTooLargeError{Blocks: cfg.NumBlocks, BlockBytes: cfg.BytesPerBlock(), Available: avail}
+	if avail, source, err := availableMemory(); err == nil && int64(cfg.NumBlocks) > avail/max(cfg.BytesPerBlock(), 1) {
+		return nil, &PoolTooLargeError{Blocks: cfg.NumBlocks, BlockBytes: cfg.BytesPerBlock(), Available: avail, Source: source}
 	}
 	p := &Pool{
 		cfg:     cfg,

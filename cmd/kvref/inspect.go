@@ -33,7 +33,7 @@ func inspectCmd(args []string, stdout, stderr io.Writer) error {
 	var source string
 	if mem.set() {
 		memory, source = mem.bytes, "--mem "+mem.text
-	} else if memory, err = pages.AvailableMemory(); err == nil {
+	} else if memory, _, err = pages.AvailableMemory(); err == nil {
 		source = "this machine's available memory"
 	} else {
 		return fmt.Errorf("%v; give --mem", err)

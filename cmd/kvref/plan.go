@@ -49,7 +49,7 @@ func planCmd(args []string, stdout, stderr io.Writer) error {
 	fs.BoolVar(&f.tied, "tied", false, "shape: the output projection shares the embedding (for the parameter count)")
 	registerCacheTypes(fs, &f.cacheDtype, &f.cacheK, &f.cacheV, "f16")
 	registerContext(fs, &f.ctx, 0, fmt.Sprintf("tokens per full sequence (0: the model's context; %d for shape flags)", plan.DefaultContext))
-	fs.Var(&f.mem, "mem", "`SIZE` of the memory for weights and cache together, e.g. 80GB or 24GiB (default: this machine's MemAvailable)")
+	fs.Var(&f.mem, "mem", "`SIZE` of the memory for weights and cache together, e.g. 80GB or 24GiB (default: this machine's available memory: MemAvailable, or less under a memory cgroup's limit)")
 	fs.Var(&f.weights, "weights", "`SIZE` of the weights, e.g. 14GB (default: the file's tensors with -m, else an f16 estimate)")
 	fs.StringVar(&f.weightsDtype, "weights-dtype", "", "estimate the weights as parameters × this type: "+weightTypeNames())
 	fs.IntVar(&f.blockSize, "block-size", kvcache.DefaultBlockSize, "token slots per KV cache block")

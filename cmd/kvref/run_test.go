@@ -203,10 +203,10 @@ func TestRunBadInput(t *testing.T) {
 	}
 	// Where the available memory can be read (and is under the 1 TiB a pool may have), a
 	// pool twice as large (4 KiB a block of this model) is refused.
-	if avail, err := pages.AvailableMemory(); err == nil && avail < 1<<39 {
+	if avail, source, err := pages.AvailableMemory(); err == nil && avail < 1<<39 {
 		blocks := fmt.Sprint(2*avail/4096 + 1)
 		cases = append(cases, badRun{"cache larger than memory", []string{"run", "-m", good, "-p", "ab", "--cache-blocks", blocks},
-			"this machine has available (MemAvailable); at most",
+			"this machine has available (" + source + "); at most",
 			"): lower --cache-blocks (0 sizes it for full-context sequences of -c tokens) or pick a narrower --cache-dtype such as q8_0"})
 	}
 	for _, tc := range cases {

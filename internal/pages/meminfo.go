@@ -12,10 +12,30 @@ import (
 // meminfoPath is where Linux reports memory; a variable so tests can point elsewhere.
 var meminfoPath = "/proc/meminfo"
 
-// AvailableMemory returns the bytes this machine can give a new process without swapping:
-// MemAvailable from /proc/meminfo. Where that file does not exist (every system but Linux)
-// it returns an error; callers then ask for the memory explicitly.
-func AvailableMemory() (int64, error) {
+// Where AvailableMemory's figure came from.
+const (
+	SourceMemAvailable = "MemAvailable"                             // /proc/meminfo
+	SourceCgroup       = "the memory cgroup's limit less its usage" // a container's limit
+)
+
+// AvailableMemory returns the bytes this process can be given without swapping, and where
+// the figure comes from: MemAvailable from /proc/meminfo, or less when a memory cgroup the
+// process is in (a container's, a systemd unit's) sets a limit with less room left under it
+// (cgroupRoom). Where neither can be read (every system but Linux) it returns an error;
+// callers then ask for the memory explicitly.
+func AvailableMemory() (int64, string, error) {
+	n, err := memAvailable()
+	if room, ok := cgroupRoom(); ok && (err != nil || room < n) {
+		return room, SourceCgroup, nil
+	}
+	if err != nil {
+		return 0, "", err
+	}
+	return n, SourceMemAvailable, nil
+}
+
+// memAvailable is MemAvailable from meminfoPath.
+func memAvailable() (int64, error) {
 	f, err := os.Open(meminfoPath)
 	if err != nil {
 		return 0, fmt.Errorf("pages: cannot read the available memory: %w", err)

@@ -99,16 +99,17 @@ func ChooseSharedPrefixes(context, asked int, given bool) []int {
 }
 
 // ChooseMemory is the memory to plan for and how to describe it: the size given (given,
-// bytes, as written text), else this machine's MemAvailable (pages.AvailableMemory).
+// bytes, as written text), else this machine's available memory (pages.AvailableMemory:
+// MemAvailable, or a memory cgroup's room).
 func ChooseMemory(given bool, bytes int64, text string) (int64, string, error) {
 	if given {
 		return bytes, fmt.Sprintf("--mem %s = %d B", text, bytes), nil
 	}
-	n, err := availableMemory()
+	n, source, err := availableMemory()
 	if err != nil {
 		return 0, "", fmt.Errorf("%v; say how much memory to plan for with --mem SIZE (e.g. --mem 16GiB)", err)
 	}
-	return n, fmt.Sprintf("this machine's MemAvailable, %d B (--mem plans for another)", n), nil
+	return n, fmt.Sprintf("this machine's %s, %d B (--mem plans for another)", source, n), nil
 }
 
 // availableMemory is how ChooseMemory learns this machine's memory; a variable so tests

@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/kvref/kvref/internal/pages"
 	"github.com/kvref/kvref/quant"
 )
 
@@ -83,13 +84,13 @@ func TestChooseMemory(t *testing.T) {
 
 	old := availableMemory
 	t.Cleanup(func() { availableMemory = old })
-	availableMemory = func() (int64, error) { return 2000 * 1024, nil }
+	availableMemory = func() (int64, string, error) { return 2000 * 1024, pages.SourceMemAvailable, nil }
 	n, from, err = ChooseMemory(false, 0, "")
 	require.NoError(t, err)
 	require.Equal(t, int64(2000*1024), n)
 	require.Equal(t, "this machine's MemAvailable, 2048000 B (--mem plans for another)", from)
 
-	availableMemory = func() (int64, error) { return 0, errors.New("pages: cannot read the available memory") }
+	availableMemory = func() (int64, string, error) { return 0, "", errors.New("pages: cannot read the available memory") }
 	_, _, err = ChooseMemory(false, 0, "")
 	require.ErrorContains(t, err, "say how much memory to plan for with --mem SIZE")
 }
