@@ -27,11 +27,12 @@ type halfKernels struct {
 	x4x2               func(out *float32, outStride int, w *byte, x *float32, n, stride int)       // four rows, two inputs
 	x4x4               func(out *float32, outStride int, w *byte, x *float32, n int)               // four rows, four inputs
 	x4x8               func(out *float32, outStride int, w *byte, xp *float32, n int)              // four rows, eight inputs packed by packInputPairs
+	x4x4z              func(out *float32, outStride int, w *byte, xp *float32, n int)              // four rows, four inputs packed by packInputPairs
 }
 
 var (
-	halfF16  = halfFormat{dotF16Generic, decodeF16, halfKernels{implF16AVX2, implHalfAVX512, implHalfAVX512x8, dotF16AVX2, dotF16x4AVX2, dotF16Q4AVX2, dotF16Q4x2AVX2, dotF16x4x2AVX2, dotF16x4x4AVX512, dotF16x4x8AVX512}}
-	halfBF16 = halfFormat{dotBF16Generic, DecodeBF16, halfKernels{implBF16AVX2, implHalfAVX512, nil, dotBF16AVX2, dotBF16x4AVX2, dotBF16Q4AVX2, dotBF16Q4x2AVX2, dotBF16x4x2AVX2, dotBF16x4x4AVX512, nil}}
+	halfF16  = halfFormat{dotF16Generic, decodeF16, halfKernels{implF16AVX2, implHalfAVX512, implHalfAVX512x8, dotF16AVX2, dotF16x4AVX2, dotF16Q4AVX2, dotF16Q4x2AVX2, dotF16x4x2AVX2, dotF16x4x4AVX512, dotF16x4x8AVX512, dotF16x4x4ZAVX512}}
+	halfBF16 = halfFormat{dotBF16Generic, DecodeBF16, halfKernels{implBF16AVX2, implHalfAVX512, nil, dotBF16AVX2, dotBF16x4AVX2, dotBF16Q4AVX2, dotBF16Q4x2AVX2, dotBF16x4x2AVX2, dotBF16x4x4AVX512, nil, nil}}
 )
 
 // quarterChunk bounds the bytes of rows (four quarters' worth) that halfRowsAVX2 multiplies
@@ -126,20 +127,25 @@ func halfRowsAVX2(out, x []float32, w []byte, rows, cols, batch, start, end int,
 		}
 		r = start + 4*q
 	}
-	// Groups of eight inputs, packed in pairs once for all the rows (x4x8).
-	groups8 := 0
+	// Groups of eight inputs, then one of four, packed in pairs once for all the rows (x4x8,
+	// x4x4z).
+	groups8, quads := 0, 0
 	var pk []float32
-	if h.fast8 != nil && h.fast8.on && batch >= 8 && r+4 <= end {
-		groups8 = batch / 8
+	if h.fast8 != nil && h.fast8.on && batch >= 4 && r+4 <= end {
+		groups8, quads = batch/8, batch%8/4
+		n := (8*groups8 + 4*quads) * cols
 		buf := pairBuffers.Get().(*[]float32)
 		defer pairBuffers.Put(buf)
-		if cap(*buf) < groups8*8*cols {
-			*buf = pages.Floats(groups8 * 8 * cols)
+		if cap(*buf) < n {
+			*buf = pages.Floats(n)
 		}
-		*buf = (*buf)[:groups8*8*cols]
+		*buf = (*buf)[:n]
 		pk = *buf
 		for g := range groups8 {
-			packInputPairs(pk[g*8*cols:], x[g*8*cols:], cols)
+			packInputPairs(pk[g*8*cols:], x[g*8*cols:], cols, 8)
+		}
+		if quads > 0 {
+			packInputPairs(pk[groups8*8*cols:], x[groups8*8*cols:], cols, 4)
 		}
 	}
 	for ; r+4 <= end; r += 4 {
@@ -147,6 +153,10 @@ func halfRowsAVX2(out, x []float32, w []byte, rows, cols, batch, start, end int,
 		for g := range groups8 {
 			h.x4x8(&out[b*rows+r], rows, &w[r*rb], &pk[g*8*cols], cols)
 			b += 8
+		}
+		if quads > 0 {
+			h.x4x4z(&out[b*rows+r], rows, &w[r*rb], &pk[b*cols], cols)
+			b += 4
 		}
 		if h.fast4.on {
 			for ; b+4 <= batch; b += 4 {

@@ -89,15 +89,22 @@ func dotF16x4x4AVX512(out *float32, outStride int, w *byte, x *float32, n int)
 //go:noescape
 func dotF16x4x8AVX512(out *float32, outStride int, w *byte, xp *float32, n int)
 
-// packInputPairs lays out eight inputs of cols floats each (one after another in x, cols a
-// multiple of 8) for dotF16x4x8AVX512 in dst (8·cols floats): for each group of eight
-// columns, the pairs (0, 1), (2, 3), (4, 5), (6, 7), each input 2p's eight floats and then
-// input 2p+1's.
-func packInputPairs(dst, x []float32, cols int) {
-	dst, x = dst[:8*cols], x[:8*cols]
+// dotF16x4x4ZAVX512 is dotF16x4x8AVX512 for four inputs packed by packInputPairs at xp:
+// two (row, input) pairs' eight lanes in each of eight ZMM accumulators, where
+// dotF16x4x4AVX512 keeps sixteen YMM ones (rowdot_avx512_amd64.s).
+//
+//go:noescape
+func dotF16x4x4ZAVX512(out *float32, outStride int, w *byte, xp *float32, n int)
+
+// packInputPairs lays out n inputs (n even) of cols floats each (one after another in x,
+// cols a multiple of 8) for dotF16x4x8AVX512 (n = 8) or dotF16x4x4ZAVX512 (n = 4) in dst
+// (n·cols floats): for each group of eight columns, the pairs (0, 1), (2, 3), ..., each
+// input 2p's eight floats and then input 2p+1's.
+func packInputPairs(dst, x []float32, cols, n int) {
+	dst, x = dst[:n*cols], x[:n*cols]
 	for c := 0; c < cols; c += 8 {
-		d := dst[8*c : 8*c+64]
-		for j := range 8 {
+		d := dst[n*c : n*c+8*n]
+		for j := range n {
 			o := 16*(j/2) + 8*(j%2)
 			copy(d[o:o+8], x[j*cols+c:j*cols+c+8])
 		}

@@ -178,3 +178,56 @@ loop8:
 	ROW4X8STORE(Z28, Z29, Z30, Z31, Y28, Y29, Y30, Y31)
 	VZEROUPPER
 	RET
+
+// ROW4X4ZGROUP is ROW4X8GROUP for four inputs packed by packInputPairs (two pairs, 128
+// bytes a group of eight columns): (row r, inputs 2p and 2p+1) in Z(16+4p+r). Against
+// dotF16x4x4AVX512's sixteen YMM products of a group, eight ZMM ones.
+#define ROW4X4ZGROUP \
+	PREFETCHT1      (R11)(AX*8); \
+	VBROADCASTI128  (SI)(AX*2), Y0; \
+	VBROADCASTI128  (R8)(AX*2), Y1; \
+	VBROADCASTI128  (R9)(AX*2), Y2; \
+	VBROADCASTI128  (R10)(AX*2), Y3; \
+	VCVTPH2PS       Y0, Z0; \
+	VCVTPH2PS       Y1, Z1; \
+	VCVTPH2PS       Y2, Z2; \
+	VCVTPH2PS       Y3, Z3; \
+	VMOVUPS         (DI), Z4; \
+	VMOVUPS         64(DI), Z5; \
+	MULADD(Z4, Z0, Z8, Z16); \
+	MULADD(Z4, Z1, Z9, Z17); \
+	MULADD(Z4, Z2, Z10, Z18); \
+	MULADD(Z4, Z3, Z11, Z19); \
+	MULADD(Z5, Z0, Z12, Z20); \
+	MULADD(Z5, Z1, Z13, Z21); \
+	MULADD(Z5, Z2, Z14, Z22); \
+	MULADD(Z5, Z3, Z15, Z23)
+
+// func dotF16x4x4ZAVX512(out *float32, outStride int, w *byte, xp *float32, n int)
+//
+// dotF16x4x8AVX512 for four inputs packed by packInputPairs at xp: n > 0 a multiple of 8,
+// the four rows consecutive (2n bytes each); row k of input j goes to out[j·outStride + k].
+TEXT ·dotF16x4x4ZAVX512(SB), NOSPLIT, $0-40
+	MOVQ   out+0(FP), DX
+	MOVQ   w+16(FP), SI
+	MOVQ   xp+24(FP), DI
+	MOVQ   n+32(FP), CX
+	LEAQ   (SI)(CX*2), R8
+	LEAQ   (R8)(CX*2), R9
+	LEAQ   (R9)(CX*2), R10
+	LEAQ   (R10)(CX*2), R11
+	ZERO16TO31
+	XORQ   AX, AX
+
+loop4z:
+	ROW4X4ZGROUP
+	ADDQ $128, DI
+	ADDQ $8, AX
+	CMPQ AX, CX
+	JNE  loop4z
+	MOVQ outStride+8(FP), BX
+	SHLQ $2, BX
+	ROW4X8STORE(Z16, Z17, Z18, Z19, Y16, Y17, Y18, Y19)
+	ROW4X8STORE(Z20, Z21, Z22, Z23, Y20, Y21, Y22, Y23)
+	VZEROUPPER
+	RET
