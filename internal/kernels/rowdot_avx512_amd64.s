@@ -77,6 +77,32 @@ L: \
 	ROW4X4STORE(Y28, Y29, Y30, Y31); \
 	VZEROUPPER
 
+// ROW4ZSTART loads the arguments of the ZMM-pair kernels (out DX, the rows SI, R8, R9, R10
+// and the next four R11, the packed inputs DI, n CX) and clears the accumulators and AX.
+#define ROW4ZSTART \
+	MOVQ   out+0(FP), DX; \
+	MOVQ   w+16(FP), SI; \
+	MOVQ   xp+24(FP), DI; \
+	MOVQ   n+32(FP), CX; \
+	LEAQ   (SI)(CX*2), R8; \
+	LEAQ   (R8)(CX*2), R9; \
+	LEAQ   (R9)(CX*2), R10; \
+	LEAQ   (R10)(CX*2), R11; \
+	ZERO16TO31; \
+	XORQ   AX, AX
+
+// ROW4ZLOOP runs GROUP over the groups of eight columns (label L), the packed inputs BYTES
+// a group, and leaves the output stride in bytes in BX.
+#define ROW4ZLOOP(GROUP, BYTES, L) \
+L: \
+	GROUP; \
+	ADDQ $BYTES, DI; \
+	ADDQ $8, AX; \
+	CMPQ AX, CX; \
+	JNE  L; \
+	MOVQ outStride+8(FP), BX; \
+	SHLQ $2, BX
+
 // func dotF16x4x4AVX512(out *float32, outStride int, w *byte, x *float32, n int)
 //
 // n > 0 is a multiple of 8; the four rows are consecutive (2n bytes each), the four inputs
@@ -153,25 +179,8 @@ TEXT ·dotBF16x4x4AVX512(SB), NOSPLIT, $0-40
 // eight inputs (n floats each) packed by packInputPairs; row k of input j goes to
 // out[j·outStride + k].
 TEXT ·dotF16x4x8AVX512(SB), NOSPLIT, $0-40
-	MOVQ   out+0(FP), DX
-	MOVQ   w+16(FP), SI
-	MOVQ   xp+24(FP), DI
-	MOVQ   n+32(FP), CX
-	LEAQ   (SI)(CX*2), R8
-	LEAQ   (R8)(CX*2), R9
-	LEAQ   (R9)(CX*2), R10
-	LEAQ   (R10)(CX*2), R11
-	ZERO16TO31
-	XORQ   AX, AX
-
-loop8:
-	ROW4X8GROUP
-	ADDQ $256, DI
-	ADDQ $8, AX
-	CMPQ AX, CX
-	JNE  loop8
-	MOVQ outStride+8(FP), BX
-	SHLQ $2, BX
+	ROW4ZSTART
+	ROW4ZLOOP(ROW4X8GROUP, 256, loop8)
 	ROW4X8STORE(Z16, Z17, Z18, Z19, Y16, Y17, Y18, Y19)
 	ROW4X8STORE(Z20, Z21, Z22, Z23, Y20, Y21, Y22, Y23)
 	ROW4X8STORE(Z24, Z25, Z26, Z27, Y24, Y25, Y26, Y27)
@@ -208,25 +217,8 @@ loop8:
 // dotF16x4x8AVX512 for four inputs packed by packInputPairs at xp: n > 0 a multiple of 8,
 // the four rows consecutive (2n bytes each); row k of input j goes to out[j·outStride + k].
 TEXT ·dotF16x4x4ZAVX512(SB), NOSPLIT, $0-40
-	MOVQ   out+0(FP), DX
-	MOVQ   w+16(FP), SI
-	MOVQ   xp+24(FP), DI
-	MOVQ   n+32(FP), CX
-	LEAQ   (SI)(CX*2), R8
-	LEAQ   (R8)(CX*2), R9
-	LEAQ   (R9)(CX*2), R10
-	LEAQ   (R10)(CX*2), R11
-	ZERO16TO31
-	XORQ   AX, AX
-
-loop4z:
-	ROW4X4ZGROUP
-	ADDQ $128, DI
-	ADDQ $8, AX
-	CMPQ AX, CX
-	JNE  loop4z
-	MOVQ outStride+8(FP), BX
-	SHLQ $2, BX
+	ROW4ZSTART
+	ROW4ZLOOP(ROW4X4ZGROUP, 128, loop4z)
 	ROW4X8STORE(Z16, Z17, Z18, Z19, Y16, Y17, Y18, Y19)
 	ROW4X8STORE(Z20, Z21, Z22, Z23, Y20, Y21, Y22, Y23)
 	VZEROUPPER
