@@ -108,6 +108,25 @@ GLOBL q5Sixteen<>(SB), RODATA|NOPTR, $4
 	VMOVSS XA, (R10); \
 	VMOVSS XB, 4(R10)
 
+// LEGACYSETUP loads the direct legacy kernels' constants: from the legacy row dots' table at
+// idx the codes' VPERMW indexes (Z28) and the scales' (Z30), 0x0f in every byte (Z29), OFFSET
+// (128 less the type's offset) in every byte (Z31), the masks of a pair of blocks (K1:
+// PAIRMASK) and of one (K2: BLOCKMASK), and K3 the words of the 128-bit lanes 1 and 3.
+#define LEGACYSETUP(OFFSET, PAIRMASK, BLOCKMASK) \
+	MOVQ         idx+72(FP), AX; \
+	VMOVDQU64    (AX), Z28; \
+	VMOVDQU64    64(AX), Z30; \
+	MOVL         $0x0f0f0f0f, AX; \
+	VPBROADCASTD AX, Z29; \
+	MOVL         $OFFSET, AX; \
+	VPBROADCASTD AX, Z31; \
+	MOVQ         $PAIRMASK, AX; \
+	KMOVQ        AX, K1; \
+	MOVL         $BLOCKMASK, AX; \
+	KMOVQ        AX, K2; \
+	MOVL         $0xff00ff00, AX; \
+	KMOVD        AX, K3
+
 // GEMMQ8TILES is the kernels' loop over tiles pairs of rows (ROWPAIR and ROWLAST prepare a
 // row's pair of blocks and its odd last block, PB bytes a pair of blocks), its labels
 // passed in. Z0..Z7 are the accumulators (row r, input j in Z(4r+j)), Z8/Z9 the rows'
@@ -260,19 +279,7 @@ TEXT ·gemmQ8x2x4VNNI(SB), NOSPLIT, $0-72
 // indexes, Z29 0x0f in every byte, Z30 the scales' indexes, Z31 120 in every byte; K1 the
 // 36 bytes of a pair of blocks, K2 the 18 of one, K3 the words of the 128-bit lanes 1 and 3.
 TEXT ·gemmQ4_0x2x4VNNI(SB), NOSPLIT, $0-80
-	MOVQ         idx+72(FP), AX
-	VMOVDQU64    (AX), Z28
-	VMOVDQU64    64(AX), Z30
-	MOVL         $0x0f0f0f0f, AX
-	VPBROADCASTD AX, Z29
-	MOVL         $0x78787878, AX
-	VPBROADCASTD AX, Z31
-	MOVQ         $0xfffffffff, AX
-	KMOVQ        AX, K1
-	MOVL         $0x3ffff, AX
-	KMOVQ        AX, K2
-	MOVL         $0xff00ff00, AX
-	KMOVD        AX, K3
+	LEGACYSETUP(0x78787878, 0xfffffffff, 0x3ffff)
 	GEMMQ8TILES(Q4ROWPAIR, Q4ROWLAST, 36, q4tile, q4carried, q4begin, q4pairs, q4last, q4reduce, q4fold, q4next)
 
 // func gemmQ5_0x2x4VNNI(out *float32, outStride int, w *byte, rb int, xp *byte, nb, tiles int, acc *float32, flags int, idx *[256]byte)
@@ -281,17 +288,5 @@ TEXT ·gemmQ4_0x2x4VNNI(SB), NOSPLIT, $0-80
 // Q5_0: Z31 holds 112 in every byte, K1 the 44 bytes of a pair of blocks, K2 the 22 of
 // one.
 TEXT ·gemmQ5_0x2x4VNNI(SB), NOSPLIT, $0-80
-	MOVQ         idx+72(FP), AX
-	VMOVDQU64    (AX), Z28
-	VMOVDQU64    64(AX), Z30
-	MOVL         $0x0f0f0f0f, AX
-	VPBROADCASTD AX, Z29
-	MOVL         $0x70707070, AX
-	VPBROADCASTD AX, Z31
-	MOVQ         $0xfffffffffff, AX
-	KMOVQ        AX, K1
-	MOVL         $0x3fffff, AX
-	KMOVQ        AX, K2
-	MOVL         $0xff00ff00, AX
-	KMOVD        AX, K3
+	LEGACYSETUP(0x70707070, 0xfffffffffff, 0x3fffff)
 	GEMMQ8TILES(Q5ROWPAIR, Q5ROWLAST, 44, q5tile, q5carried, q5begin, q5pairs, q5last, q5reduce, q5fold, q5next)

@@ -127,9 +127,9 @@ TEXT ·dotBF16x4x4AVX512(SB), NOSPLIT, $0-40
 // x·w rounded, then added (MULADD), in Dot's order; the halves are reduced as ROW4END
 // reduces a YMM.
 
-// ROW4X8GROUP prefetches the next four rows' bytes into L2 and adds eight values of each
-// row times each input to their lanes: (row r, inputs 2p and 2p+1) in Z(16+4p+r).
-#define ROW4X8GROUP \
+// ROW4ZROWS prefetches the next four rows' bytes into L2 and widens eight values of each of
+// the four rows, broadcast to both halves, into Z0..Z3.
+#define ROW4ZROWS \
 	PREFETCHT1      (R11)(AX*8); \
 	VBROADCASTI128  (SI)(AX*2), Y0; \
 	VBROADCASTI128  (R8)(AX*2), Y1; \
@@ -138,7 +138,12 @@ TEXT ·dotBF16x4x4AVX512(SB), NOSPLIT, $0-40
 	VCVTPH2PS       Y0, Z0; \
 	VCVTPH2PS       Y1, Z1; \
 	VCVTPH2PS       Y2, Z2; \
-	VCVTPH2PS       Y3, Z3; \
+	VCVTPH2PS       Y3, Z3
+
+// ROW4X8GROUP adds eight values of each row (ROW4ZROWS) times each input to their lanes:
+// (row r, inputs 2p and 2p+1) in Z(16+4p+r).
+#define ROW4X8GROUP \
+	ROW4ZROWS; \
 	VMOVUPS         (DI), Z4; \
 	VMOVUPS         64(DI), Z5; \
 	VMOVUPS         128(DI), Z6; \
@@ -192,15 +197,7 @@ TEXT ·dotF16x4x8AVX512(SB), NOSPLIT, $0-40
 // bytes a group of eight columns): (row r, inputs 2p and 2p+1) in Z(16+4p+r). Against
 // dotF16x4x4AVX512's sixteen YMM products of a group, eight ZMM ones.
 #define ROW4X4ZGROUP \
-	PREFETCHT1      (R11)(AX*8); \
-	VBROADCASTI128  (SI)(AX*2), Y0; \
-	VBROADCASTI128  (R8)(AX*2), Y1; \
-	VBROADCASTI128  (R9)(AX*2), Y2; \
-	VBROADCASTI128  (R10)(AX*2), Y3; \
-	VCVTPH2PS       Y0, Z0; \
-	VCVTPH2PS       Y1, Z1; \
-	VCVTPH2PS       Y2, Z2; \
-	VCVTPH2PS       Y3, Z3; \
+	ROW4ZROWS; \
 	VMOVUPS         (DI), Z4; \
 	VMOVUPS         64(DI), Z5; \
 	MULADD(Z4, Z0, Z8, Z16); \

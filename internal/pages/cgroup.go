@@ -3,6 +3,7 @@ package pages
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -40,7 +41,7 @@ func cgroupRoom() (room int64, ok bool) {
 		switch {
 		case parts[0] == "0" && parts[1] == "":
 			mount, limitFile, usageFile = cgroupRoot, "memory.max", "memory.current"
-		case controllerListed(parts[1], "memory"):
+		case slices.Contains(strings.Split(parts[1], ","), "memory"):
 			mount, limitFile, usageFile = filepath.Join(cgroupRoot, "memory"), "memory.limit_in_bytes", "memory.usage_in_bytes"
 		default:
 			continue
@@ -55,16 +56,6 @@ func cgroupRoom() (room int64, ok bool) {
 		}
 	}
 	return room, ok
-}
-
-// controllerListed reports whether the comma-separated controllers include name.
-func controllerListed(controllers, name string) bool {
-	for _, c := range strings.Split(controllers, ",") {
-		if c == name {
-			return true
-		}
-	}
-	return false
 }
 
 // cgroupDirRoom reads one cgroup directory's limit and usage: set is false when the limit
