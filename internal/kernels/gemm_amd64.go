@@ -112,6 +112,16 @@ func gemmChunk(cols int) int {
 // another form) stays in the core's L2 cache while every group of inputs meets it.
 const gemmRows = DecodedPanelRows
 
+// gemmWideInPlaceRows is how many rows gemmAVX takes at a time when gemm4x8AVX512 reads
+// them where they lie and one block holds all the inputs: each group of four rows meets
+// every group of eight inputs while it is in L1, so the rows stream from memory in one
+// pass rather than a block of gemmRows at a time, read again from L2 for the next eight
+// inputs while memory idles. One thread on Zen 5, rows from memory, alternated call by
+// call (cpu-GFLOP/s, blocks of 32 → 4 rows): 2304×768 by 16 112.5 → 130.8, 2048×2048 by
+// 16 99.0 → 118.5, 2048×5632 by 16 99.9 → 119.4, 5632×2048 by 16 108.2 → 119.6, 2304×768
+// by 12 98.8 → 112.0 (blocks of 8 and 16 rows fell between).
+const gemmWideInPlaceRows = 4
+
 // gemmInputBytes bounds a block of inputs (the inputs' own floats; the wide kernel's
 // packed copy holds each twice): the block is read again for every block of rows, and
 // must stay in the caches meanwhile. A TinyLlama-shape prefill of 512 tokens packed 4 MiB
@@ -186,14 +196,19 @@ var (
 )
 
 // gemmShapeFor is the micro-kernel of gemmAVX's own loop for batch inputs: with wide
-// (AVX-512), gemmWide for eight or nine, else gemmQuad; without, gemmNarrow. One thread
-// on Zen 4, 2048×2048 float32 rows, cpu-GFLOP/s with gemm4x8AVX512 (and four-row dots
-// for the inputs left over) → gemmQuad: batch 4 53–57 → 74, 5 48–53 → 59–62, 8 84–87 →
-// 77–78, 9 74–75 → 68–70, 10 78–81 → 87–89, 12 77 → 90–94, 16 85–86 → 89–92, 20 78–79 →
-// 89–92, 32 85–86 → 87–91, 47 81 → 85–88.
+// (AVX-512), gemmWide for eight or nine, and for more when ZMM arithmetic runs at full
+// width (zmmFullWidth), else gemmQuad; without, gemmNarrow. One thread on Zen 4, 2048×2048
+// float32 rows, cpu-GFLOP/s with gemm4x8AVX512 (and four-row dots for the inputs left
+// over) → gemmQuad: batch 4 53–57 → 74, 5 48–53 → 59–62, 8 84–87 → 77–78, 9 74–75 →
+// 68–70, 10 78–81 → 87–89, 12 77 → 90–94, 16 85–86 → 89–92, 20 78–79 → 89–92, 32 85–86 →
+// 87–91, 47 81 → 85–88. On Zen 5 (family 26), where a ZMM register's sixteen products
+// cost what a YMM register's eight do, one thread, the two alternated call by call,
+// medians of 60: gemmQuad → gemmWide, 2304×768 (a stories110M QKV) by 10 94.8 → 123.1,
+// 13 87.0 → 126.6, 15 85.7 → 117.8, 16 92.2 → 138.1, 20 96.1 → 142.5, 23 86.5 → 122.1, 47
+// 91.3 → 133.5; 2048×2048 by 16 70.9 → 91.1, 2048×5632 by 16 66.3 → 79.6.
 func gemmShapeFor(wide bool, batch int) gemmShape {
 	switch {
-	case wide && (batch == 8 || batch == 9):
+	case wide && (batch == 8 || batch == 9 || zmmFullWidth && batch > 9):
 		return gemmWide
 	case wide:
 		return gemmQuad
@@ -231,7 +246,8 @@ var gemmBuffers = sync.Pool{New: func() any { return new(gemmScratch) }}
 // cols) or, when decode is set, from decode(dst, r). With wide (AVX-512), batches of at
 // least gemmPairedMinBatch whose rows are decoded or at most gemmPairedMaxCols long go to
 // gemmWide512. Otherwise, once per row per block of inputs (gemmInputSplit; one block
-// unless the batch is large), the rows go in blocks of gemmRows; each meets every group of
+// unless the batch is large), the rows go in blocks of gemmRows (of gemmWideInPlaceRows for
+// gemm4x8AVX512 reading them in place against one block of inputs); each meets every group of
 // the block's inputs (packed first) in the micro-kernel of gemmShapeFor (gemm4x6AVX512 or
 // gemm4x8AVX512 with wide, else gemm2x6AVX; the YMM kernels in chunks of gemmChunk
 // columns), and in the last block of inputs also the inputs left over: four or eight of
@@ -260,6 +276,10 @@ func gemmAVX(out, w, x []float32, rows, cols, batch, start, end int, decode func
 		s.acc = grow(s.acc, gemmRows*gemmNarrow.inputs*8)
 	}
 	quadEnd := start + (end-start)&^3 // rows [start, quadEnd) go in blocks
+	panelRows := gemmRows
+	if decode == nil && !chunked && step == full {
+		panelRows = gemmWideInPlaceRows // one block of inputs: each group of rows meets all of them
+	}
 	// The inputs go in blocks of step (all of them, unless their packed copy would be too
 	// large to stay in the caches while every block of rows meets it); the last block also
 	// takes the inputs left over, in the four-row kernels.
@@ -283,8 +303,8 @@ func gemmAVX(out, w, x []float32, rows, cols, batch, start, end int, decode func
 				packInputs(s.packed[(b1-b0+e)*cols:], x[(b1+e)*cols:], cols, 4)
 			}
 		}
-		for r0 := start; r0 < quadEnd; r0 += gemmRows {
-			r1 := min(r0+gemmRows, quadEnd)
+		for r0 := start; r0 < quadEnd; r0 += panelRows {
+			r1 := min(r0+panelRows, quadEnd)
 			var wb []float32 // the block's rows
 			if decode == nil {
 				wb = w[r0*cols : r1*cols]

@@ -3,6 +3,7 @@
 package kernels
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -17,9 +18,23 @@ func fastKernelSets() ([]kernelSet, string) {
 	}
 	sets := []kernelSet{avxSet("avx", false)}
 	if implMatMulAVX512.testable() {
-		sets = append(sets, avxSet("avx512", true))
+		sets = append(sets, avxSet("avx512", true), otherZMMWidth(avxSet("avx512", true)))
 	}
 	return sets, ""
+}
+
+// otherZMMWidth is set run as if this CPU's ZMM arithmetic had the other width
+// (zmmFullWidth flipped for each call): the micro-kernels that Zen 4 and Zen 5 choose for
+// the same batch both run on either.
+func otherZMMWidth(set kernelSet) kernelSet {
+	mm := set.matMulRows
+	set.name += fmt.Sprintf(" (zmmFullWidth %v)", !zmmFullWidth)
+	set.matMulRows = func(out, w, x []float32, rows, cols, batch, start, end int) {
+		zmmFullWidth = !zmmFullWidth
+		defer func() { zmmFullWidth = !zmmFullWidth }()
+		mm(out, w, x, rows, cols, batch, start, end)
+	}
+	return set
 }
 
 // avxSet is the assembly kernels called without the dispatcher; wide selects the AVX-512

@@ -28,3 +28,32 @@ func detectFeatures() feature {
 	}
 	return f
 }
+
+// cpuid executes the CPUID instruction for leaf and sub-leaf sub. Implemented in
+// cpuid_amd64.s.
+//
+//go:noescape
+func cpuid(leaf, sub uint32) (eax, ebx, ecx, edx uint32)
+
+// zmmFullWidth says that this CPU runs 512-bit (ZMM) arithmetic at twice the rate of
+// 256-bit: true for AVX-512 machines other than AMD Zen 4 (family 25), which splits each
+// ZMM operation into two 256-bit halves (AMD Zen 5, family 26, has 512-bit datapaths).
+// The float32 products of 10 to 47 inputs choose their micro-kernel by it (gemmShapeFor).
+// No CPUID bit states the width, so the family decides; an unknown AVX-512 CPU is taken to
+// be full width, as Intel's server parts with two 512-bit FMA units are.
+var zmmFullWidth = cpuFeatures&featAVX512F != 0 && !isAMDFamily(0x19)
+
+// isAMDFamily reports whether this is an AMD CPU of the given family (the base family
+// plus the extended family, as AMD numbers them: 0x19 Zen 3 and Zen 4, 0x1A Zen 5).
+func isAMDFamily(family uint32) bool {
+	_, b, c, d := cpuid(0, 0)
+	if b != 0x68747541 || d != 0x69746e65 || c != 0x444d4163 { // "AuthenticAMD"
+		return false
+	}
+	a, _, _, _ := cpuid(1, 0)
+	f := a >> 8 & 0xf
+	if f == 0xf {
+		f += a >> 20 & 0xff
+	}
+	return f == family
+}
