@@ -2,6 +2,7 @@ package quant
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -585,5 +586,25 @@ func TestHeadBytesCoverWhatAHeadReads(t *testing.T) {
 			}
 			require.Panics(t, func() { ct.HeadBytes(s.kvHeads, s.kvHeads, s.headDim) })
 		}
+	}
+}
+
+// TestEncodeF32InPlaceOrNot: an f32 row's bytes are each value's float32 bits
+// little-endian, whether Encode copies them as values (an aligned row on a little-endian
+// machine) or writes them byte by byte (a row at an odd address).
+func TestEncodeF32InPlaceOrNot(t *testing.T) {
+	t.Parallel()
+
+	x := []float32{1, -2.5, float32(math.Inf(1)), math.Float32frombits(0x7fc00001), 0x1p-140, -0, 3e38, 7}
+	want := make([]byte, 4*len(x))
+	for i, v := range x {
+		binary.LittleEndian.PutUint32(want[4*i:], math.Float32bits(v))
+	}
+	buf := make([]byte, 4*len(x)+1)
+	for _, off := range []int{0, 1} {
+		row := buf[off : off+4*len(x)]
+		clear(buf)
+		F32.Encode(row, x, 2, 4)
+		require.Equalf(t, want, row, "row at offset %d", off)
 	}
 }

@@ -10,6 +10,10 @@ import (
 // value, no rounding at all.
 
 func encodeF32(dst []byte, src []float32) {
+	if v, ok := asFloat32s(dst, len(src)); ok { // the values are the bytes: a plain copy
+		copy(v, src)
+		return
+	}
 	dst = dst[:4*len(src)]
 	for i, v := range src {
 		binary.LittleEndian.PutUint32(dst[4*i:], math.Float32bits(v))
