@@ -17,7 +17,7 @@ type halfFormat struct {
 }
 
 // halfKernels are a 16-bit format's assembly row kernels and the impls that enable them
-// (fast: the AVX2 ones; fast4: x4x4; fast8: x4x8, which only f16 has).
+// (fast: the AVX2 ones; fast4: x4x4; fast8: x4x8 and x4x4z).
 type halfKernels struct {
 	fast, fast4, fast8 *impl
 	one                func(x []float32, row []byte) float32                                       // one row
@@ -32,7 +32,7 @@ type halfKernels struct {
 
 var (
 	halfF16  = halfFormat{dotF16Generic, decodeF16, halfKernels{implF16AVX2, implHalfAVX512, implHalfAVX512x8, dotF16AVX2, dotF16x4AVX2, dotF16Q4AVX2, dotF16Q4x2AVX2, dotF16x4x2AVX2, dotF16x4x4AVX512, dotF16x4x8AVX512, dotF16x4x4ZAVX512}}
-	halfBF16 = halfFormat{dotBF16Generic, DecodeBF16, halfKernels{implBF16AVX2, implHalfAVX512, nil, dotBF16AVX2, dotBF16x4AVX2, dotBF16Q4AVX2, dotBF16Q4x2AVX2, dotBF16x4x2AVX2, dotBF16x4x4AVX512, nil, nil}}
+	halfBF16 = halfFormat{dotBF16Generic, DecodeBF16, halfKernels{implBF16AVX2, implHalfAVX512, implHalfAVX512x8, dotBF16AVX2, dotBF16x4AVX2, dotBF16Q4AVX2, dotBF16Q4x2AVX2, dotBF16x4x2AVX2, dotBF16x4x4AVX512, dotBF16x4x8AVX512, dotBF16x4x4ZAVX512}}
 )
 
 // quarterChunk bounds the bytes of rows (four quarters' worth) that halfRowsAVX2 multiplies

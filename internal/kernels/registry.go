@@ -108,7 +108,7 @@ var (
 	implMatMulAVX512      = &impl{name: "gemm8x6AVX512, gemm8x2AVX512, gemm4x6AVX512, gemm4x4AVX512, gemm4x8AVX512, dot4x4AVX512, packInputsDupAVX512", needs: setAVX | featAVX512F | featAVX512VL}
 	implMatMulAVX         = &impl{name: "gemm2x6AVX, gemm2x4AVX, dot4x2AVX, dot4x1AVX", needs: setAVX}
 	implHalfAVX512        = &impl{name: "dotF16x4x4AVX512, dotBF16x4x4AVX512", needs: setAVX512 | featAVX512VL}
-	implHalfAVX512x8      = &impl{name: "dotF16x4x8AVX512, dotF16x4x4ZAVX512", needs: setAVX512 | featAVX512VL}
+	implHalfAVX512x8      = &impl{name: "dotF16x4x8AVX512, dotF16x4x4ZAVX512, dotBF16x4x8AVX512, dotBF16x4x4ZAVX512", needs: setAVX512 | featAVX512VL}
 	implF16AVX2           = &impl{name: "dotF16x4AVX2, dotF16x4NextAVX2, dotF16Q4AVX2, dotF16x4x2AVX2, dotF16Q4x2AVX2, dotF16AVX2Asm", needs: setAVX2}
 	implBF16AVX2          = &impl{name: "dotBF16x4AVX2, dotBF16Q4AVX2, dotBF16x4x2AVX2, dotBF16Q4x2AVX2, dotBF16AVX2Asm", needs: setAVX2}
 	implQ8Q8VNNI          = &impl{name: "dotQ8_0Q8x4AVX512", needs: setVNNI}
@@ -147,7 +147,7 @@ var registry = []*kernel{
 	{"MatMulRows, MatMulRowsDecoded, batch ≥ 2 (prefill)", "matMulRowsGeneric, matMulRowsDecodedGeneric", []*impl{implMatMulAVX512, implMatMulAVX}},
 	{"DotF16, DotF16Rows, MatMulF16 small batches (f16 weights)", "dotF16Generic", []*impl{implF16AVX2}},
 	{"DotBF16, DotBF16Rows, MatMulBF16 small batches (bf16 weights)", "dotBF16Generic", []*impl{implBF16AVX2}},
-	{"MatMulF16 batch 4-64, eight or four inputs at a time, two per ZMM", "matMulHalfGeneric", []*impl{implHalfAVX512x8}},
+	{"MatMulF16, MatMulBF16 batch 4-64, eight or four inputs at a time, two per ZMM", "matMulHalfGeneric", []*impl{implHalfAVX512x8}},
 	{"MatMulF16, MatMulBF16 batch ≤ 24, four inputs at a time", "matMulHalfGeneric", []*impl{implHalfAVX512}},
 	{"DotQ8_0Q8Rows (q8_0 weights × Q8_0 input)", "q8RowsGeneric", []*impl{implQ8Q8VNNI, implQ8Q8AVX2}},
 	{"DotQ8_0Batch, DotQ4_0Batch, DotQ5_0Batch (q8_0 weights, and q4_0, q5_0 rewritten as q8_0; batch ≥ 2)", "matMulQ8_0Generic", []*impl{implQ8GemmVNNI, implQ8GemmAVX2}},

@@ -96,8 +96,19 @@ func dotF16x4x8AVX512(out *float32, outStride int, w *byte, xp *float32, n int)
 //go:noescape
 func dotF16x4x4ZAVX512(out *float32, outStride int, w *byte, xp *float32, n int)
 
+// dotBF16x4x8AVX512 and dotBF16x4x4ZAVX512 are dotF16x4x8AVX512 and dotF16x4x4ZAVX512 for
+// bfloat16 rows, each row's values widened as dotBF16x4AVX2 widens them
+// (rowdot_avx512_amd64.s).
+//
+//go:noescape
+func dotBF16x4x8AVX512(out *float32, outStride int, w *byte, xp *float32, n int)
+
+//go:noescape
+func dotBF16x4x4ZAVX512(out *float32, outStride int, w *byte, xp *float32, n int)
+
 // packInputPairs lays out n inputs (n even) of cols floats each (one after another in x,
-// cols a multiple of 8) for dotF16x4x8AVX512 (n = 8) or dotF16x4x4ZAVX512 (n = 4) in dst
+// cols a multiple of 8) for dotF16x4x8AVX512 and dotBF16x4x8AVX512 (n = 8) or
+// dotF16x4x4ZAVX512 and dotBF16x4x4ZAVX512 (n = 4) in dst
 // (n·cols floats): for each group of eight columns, the pairs (0, 1), (2, 3), ..., each
 // input 2p's eight floats and then input 2p+1's.
 func packInputPairs(dst, x []float32, cols, n int) {

@@ -103,6 +103,27 @@ L: \
 	MOVQ outStride+8(FP), BX; \
 	SHLQ $2, BX
 
+// ROW4X8 is the body of the eight-input kernels (WIDEN the rows' format, L the loop's
+// label): the groups of eight columns, then the 32 sums reduced and stored.
+#define ROW4X8(WIDEN, L) \
+	ROW4ZSTART; \
+	ROW4ZLOOP(ROW4X8GROUP(WIDEN), 256, L); \
+	ROW4X8STORE(Z16, Z17, Z18, Z19, Y16, Y17, Y18, Y19); \
+	ROW4X8STORE(Z20, Z21, Z22, Z23, Y20, Y21, Y22, Y23); \
+	ROW4X8STORE(Z24, Z25, Z26, Z27, Y24, Y25, Y26, Y27); \
+	ROW4X8STORE(Z28, Z29, Z30, Z31, Y28, Y29, Y30, Y31); \
+	VZEROUPPER; \
+	RET
+
+// ROW4X4Z is ROW4X8 for the four-input kernels.
+#define ROW4X4Z(WIDEN, L) \
+	ROW4ZSTART; \
+	ROW4ZLOOP(ROW4X4ZGROUP(WIDEN), 128, L); \
+	ROW4X8STORE(Z16, Z17, Z18, Z19, Y16, Y17, Y18, Y19); \
+	ROW4X8STORE(Z20, Z21, Z22, Z23, Y20, Y21, Y22, Y23); \
+	VZEROUPPER; \
+	RET
+
 // func dotF16x4x4AVX512(out *float32, outStride int, w *byte, x *float32, n int)
 //
 // n > 0 is a multiple of 8; the four rows are consecutive (2n bytes each), the four inputs
@@ -128,22 +149,28 @@ TEXT ·dotBF16x4x4AVX512(SB), NOSPLIT, $0-40
 // reduces a YMM.
 
 // ROW4ZROWS prefetches the next four rows' bytes into L2 and widens eight values of each of
-// the four rows, broadcast to both halves, into Z0..Z3.
-#define ROW4ZROWS \
+// the four rows, broadcast to both halves, into Z0..Z3 (WIDEN: F16WIDEN or BF16WIDEN).
+#define ROW4ZROWS(WIDEN) \
 	PREFETCHT1      (R11)(AX*8); \
 	VBROADCASTI128  (SI)(AX*2), Y0; \
 	VBROADCASTI128  (R8)(AX*2), Y1; \
 	VBROADCASTI128  (R9)(AX*2), Y2; \
 	VBROADCASTI128  (R10)(AX*2), Y3; \
-	VCVTPH2PS       Y0, Z0; \
-	VCVTPH2PS       Y1, Z1; \
-	VCVTPH2PS       Y2, Z2; \
-	VCVTPH2PS       Y3, Z3
+	WIDEN(Y0, Z0); \
+	WIDEN(Y1, Z1); \
+	WIDEN(Y2, Z2); \
+	WIDEN(Y3, Z3)
+
+// F16WIDEN and BF16WIDEN widen sixteen 16-bit values in Y to float32 in Z, exactly:
+// VCVTPH2PS for halves; for bfloat16 VPMOVZXWD, then a 16-bit left shift (BF16LOAD's
+// arithmetic).
+#define F16WIDEN(Y, Z) VCVTPH2PS Y, Z
+#define BF16WIDEN(Y, Z) VPMOVZXWD Y, Z; VPSLLD $16, Z, Z
 
 // ROW4X8GROUP adds eight values of each row (ROW4ZROWS) times each input to their lanes:
 // (row r, inputs 2p and 2p+1) in Z(16+4p+r).
-#define ROW4X8GROUP \
-	ROW4ZROWS; \
+#define ROW4X8GROUP(WIDEN) \
+	ROW4ZROWS(WIDEN); \
 	VMOVUPS         (DI), Z4; \
 	VMOVUPS         64(DI), Z5; \
 	VMOVUPS         128(DI), Z6; \
@@ -184,20 +211,19 @@ TEXT ·dotBF16x4x4AVX512(SB), NOSPLIT, $0-40
 // eight inputs (n floats each) packed by packInputPairs; row k of input j goes to
 // out[j·outStride + k].
 TEXT ·dotF16x4x8AVX512(SB), NOSPLIT, $0-40
-	ROW4ZSTART
-	ROW4ZLOOP(ROW4X8GROUP, 256, loop8)
-	ROW4X8STORE(Z16, Z17, Z18, Z19, Y16, Y17, Y18, Y19)
-	ROW4X8STORE(Z20, Z21, Z22, Z23, Y20, Y21, Y22, Y23)
-	ROW4X8STORE(Z24, Z25, Z26, Z27, Y24, Y25, Y26, Y27)
-	ROW4X8STORE(Z28, Z29, Z30, Z31, Y28, Y29, Y30, Y31)
-	VZEROUPPER
-	RET
+	ROW4X8(F16WIDEN, loop8)
+
+// func dotBF16x4x8AVX512(out *float32, outStride int, w *byte, xp *float32, n int)
+//
+// As dotF16x4x8AVX512, for bfloat16 rows.
+TEXT ·dotBF16x4x8AVX512(SB), NOSPLIT, $0-40
+	ROW4X8(BF16WIDEN, loopbf8)
 
 // ROW4X4ZGROUP is ROW4X8GROUP for four inputs packed by packInputPairs (two pairs, 128
 // bytes a group of eight columns): (row r, inputs 2p and 2p+1) in Z(16+4p+r). Against
 // dotF16x4x4AVX512's sixteen YMM products of a group, eight ZMM ones.
-#define ROW4X4ZGROUP \
-	ROW4ZROWS; \
+#define ROW4X4ZGROUP(WIDEN) \
+	ROW4ZROWS(WIDEN); \
 	VMOVUPS         (DI), Z4; \
 	VMOVUPS         64(DI), Z5; \
 	MULADD(Z4, Z0, Z8, Z16); \
@@ -214,9 +240,10 @@ TEXT ·dotF16x4x8AVX512(SB), NOSPLIT, $0-40
 // dotF16x4x8AVX512 for four inputs packed by packInputPairs at xp: n > 0 a multiple of 8,
 // the four rows consecutive (2n bytes each); row k of input j goes to out[j·outStride + k].
 TEXT ·dotF16x4x4ZAVX512(SB), NOSPLIT, $0-40
-	ROW4ZSTART
-	ROW4ZLOOP(ROW4X4ZGROUP, 128, loop4z)
-	ROW4X8STORE(Z16, Z17, Z18, Z19, Y16, Y17, Y18, Y19)
-	ROW4X8STORE(Z20, Z21, Z22, Z23, Y20, Y21, Y22, Y23)
-	VZEROUPPER
-	RET
+	ROW4X4Z(F16WIDEN, loop4z)
+
+// func dotBF16x4x4ZAVX512(out *float32, outStride int, w *byte, xp *float32, n int)
+//
+// As dotF16x4x4ZAVX512, for bfloat16 rows.
+TEXT ·dotBF16x4x4ZAVX512(SB), NOSPLIT, $0-40
+	ROW4X4Z(BF16WIDEN, loopbf4z)
