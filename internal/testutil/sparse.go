@@ -5,8 +5,6 @@ import (
 	"os"
 	"testing"
 	"unsafe"
-
-	"golang.org/x/sys/unix"
 )
 
 // SparseFile writes a model file of real size without writing its tensors: the bytes
@@ -15,7 +13,7 @@ import (
 // it as the io.Writer of a GGUF or safetensors writer whose tensor data are Zeros slices.
 type SparseFile struct {
 	f     *os.File
-	zeros []byte // a read-only anonymous mapping: the kernel's zero page
+	zeros []byte // zeroMapping's bytes: on Unix a read-only anonymous mapping (the kernel's zero page)
 	size  int64
 }
 
@@ -27,7 +25,7 @@ func NewSparseFile(t testing.TB, path string, max int) *SparseFile {
 	if err != nil {
 		t.Fatal(err)
 	}
-	zeros, err := unix.Mmap(-1, 0, max, unix.PROT_READ, unix.MAP_PRIVATE|unix.MAP_ANON)
+	zeros, err := zeroMapping(max)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +60,7 @@ func (s *SparseFile) Close() error {
 	if cerr := s.f.Close(); err == nil {
 		err = cerr
 	}
-	if merr := unix.Munmap(s.zeros); err == nil {
+	if merr := unmapZeros(s.zeros); err == nil {
 		err = merr
 	}
 	return err
