@@ -4,6 +4,7 @@ package kernels
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -99,3 +100,40 @@ func extraMatMulRowsBenchmarks() map[string]func(out, w, x []float32, rows, cols
 // gemmQ8ChunkBlocksTest is how many blocks the AVX2 batched Q8_0 kernel takes at a time,
 // for the tests that make rows go in chunks.
 const gemmQ8ChunkBlocksTest = gemmQ8ChunkBlocks
+
+// TestZMMWidthInReport: where the AVX-512 float32 products run, the report says which
+// micro-kernel the CPU's ZMM width chose for them, and says the other when the width is
+// the other; with them off, nothing.
+func TestZMMWidthInReport(t *testing.T) {
+	const name = "MatMulRows, MatMulRowsDecoded, batch ≥ 2 (prefill)"
+	detail := func() string {
+		for _, c := range Implementations() {
+			if c.Kernel == name {
+				return c.Detail
+			}
+		}
+		t.Fatalf("no kernel %q in the report", name)
+		return ""
+	}
+	if !implMatMulAVX512.supported() {
+		require.Empty(t, detail(), "without AVX-512 the detail of its kernels is not shown")
+		return
+	}
+	defer atLevel("avx512")()
+	defer func(w bool) { zmmFullWidth = w }(zmmFullWidth)
+	zmmFullWidth = true
+	require.Contains(t, detail(), "full width: float32 batches of 8 or more in gemm4x8AVX512")
+	zmmFullWidth = false
+	require.Contains(t, detail(), "in 256-bit halves (AMD family 25): float32 batches of 10 to 47 in gemm4x6AVX512")
+	found := false
+	for _, l := range ReportLines(Implementations()) {
+		if strings.HasPrefix(l, name) {
+			require.True(t, strings.HasSuffix(l, "; "+detail()), l)
+			found = true
+		}
+	}
+	require.True(t, found)
+	restore := atLevel("avx2")
+	require.Empty(t, detail(), "at the avx2 level the AVX-512 products do not run")
+	restore()
+}

@@ -88,6 +88,9 @@ type impl struct {
 	name  string  // the routines that run, as named in the source
 	needs feature // the CPU features they need
 	on    bool    // whether the dispatch code uses it now
+	// detail, when set, says what the implementation chooses on this CPU beyond its
+	// features (which micro-kernel, and why).
+	detail func() string
 }
 
 // kernel is one operation of the package with its implementations.
@@ -105,7 +108,7 @@ var (
 	implAxpyRowsAVX512    = &impl{name: "axpyRowsAVX512Asm", needs: setAVX512}
 	implAxpyF16AVX2       = &impl{name: "axpyF16RowsAVX2Asm, axpyF16RowsNextAVX2Asm", needs: setAVX2}
 	implMatVecAVX         = &impl{name: "dotRowsX4AVX, dotRowsQ4AVX, dotRowsAVX", needs: setAVX}
-	implMatMulAVX512      = &impl{name: "gemm8x6AVX512, gemm8x2AVX512, gemm4x6AVX512, gemm4x4AVX512, gemm4x8AVX512, dot4x4AVX512, packInputsDupAVX512", needs: setAVX | featAVX512F | featAVX512VL}
+	implMatMulAVX512      = &impl{name: "gemm8x6AVX512, gemm8x2AVX512, gemm4x6AVX512, gemm4x4AVX512, gemm4x8AVX512, dot4x4AVX512, packInputsDupAVX512", needs: setAVX | featAVX512F | featAVX512VL, detail: zmmWidthDetail}
 	implMatMulAVX         = &impl{name: "gemm2x6AVX, gemm2x4AVX, dot4x2AVX, dot4x1AVX", needs: setAVX}
 	implHalfAVX512        = &impl{name: "dotF16x4x4AVX512, dotBF16x4x4AVX512", needs: setAVX512 | featAVX512VL}
 	implHalfAVX512x8      = &impl{name: "dotF16x4x8AVX512, dotF16x4x4ZAVX512, dotBF16x4x8AVX512, dotBF16x4x4ZAVX512", needs: setAVX512 | featAVX512VL}
@@ -310,6 +313,7 @@ type Choice struct {
 	Portable string   `json:"portable"`        // the Go twin that defines the bits
 	Skipped  []string `json:"skipped,omitempty"`
 	// Skipped lists the faster implementations that do not run, each with the reason.
+	Detail string `json:"detail,omitempty"` // what Impl chooses on this CPU, when that depends on more than its features
 }
 
 // Implementations reports, for every kernel with a fast path, which implementation runs
@@ -320,6 +324,9 @@ func Implementations() []Choice {
 		c := Choice{Kernel: k.name, Portable: k.portable}
 		if a := k.active(); a != nil {
 			c.Impl, c.Needs = a.name, a.needs.short()
+			if a.detail != nil {
+				c.Detail = a.detail()
+			}
 		}
 		for _, i := range k.impls {
 			if i.on {
@@ -365,9 +372,12 @@ func ReportLines(cs []Choice) []string {
 	var lines []string
 	for _, c := range cs {
 		pad := strings.Repeat(" ", width-len([]rune(c.Kernel)))
-		if c.Impl != "" {
+		switch {
+		case c.Impl != "" && c.Detail != "":
+			lines = append(lines, fmt.Sprintf("%s%s  %s (%s; twin %s); %s", c.Kernel, pad, c.Impl, c.Needs, c.Portable, c.Detail))
+		case c.Impl != "":
 			lines = append(lines, fmt.Sprintf("%s%s  %s (%s; twin %s)", c.Kernel, pad, c.Impl, c.Needs, c.Portable))
-		} else {
+		default:
 			lines = append(lines, fmt.Sprintf("%s%s  portable Go: %s", c.Kernel, pad, c.Portable))
 		}
 		for _, s := range c.Skipped {

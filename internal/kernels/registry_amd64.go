@@ -57,3 +57,12 @@ func isAMDFamily(family uint32) bool {
 	}
 	return f == family
 }
+
+// zmmWidthDetail is the report's detail for the AVX-512 float32 products: which
+// micro-kernel batches of more than nine take on this CPU (zmmFullWidth).
+func zmmWidthDetail() string {
+	if zmmFullWidth {
+		return "512-bit arithmetic at full width: float32 batches of 8 or more in gemm4x8AVX512 (ZMM pairs)"
+	}
+	return "512-bit arithmetic in 256-bit halves (AMD family 25): float32 batches of 10 to 47 in gemm4x6AVX512 (YMM)"
+}

@@ -9,3 +9,6 @@ const asmBuild = false
 
 // cpuFeatures is empty: nothing but the portable Go runs in this build.
 const cpuFeatures feature = 0
+
+// zmmWidthDetail has nothing to say: no assembly runs in this build.
+func zmmWidthDetail() string { return "" }
