@@ -51,16 +51,33 @@ type Q8KBatch struct {
 // same whatever its lanes hold, and fewer vectors cost less in the AVX2 kernels (four or
 // eight at a time) and the row dots. A TinyLlama-shape Q4_K_M decode step on Zen 4 (2
 // threads): 4 vectors 78.7 ms in a tile, 39.5 through dotQ4_KV4AVX2; 8 vectors 84.3 and
-// 72.3; 16 vectors in one tile 86.0.
-const kTileMinLanes = 9
+// 72.3; 16 vectors in one tile 86.0. Where ZMM arithmetic is full width (zmmFullWidth) the
+// tile's ZMM kernels cost half as much beside the AVX2 ones, and kTileMinLanesFull vectors
+// repay one: on Zen 5 (family 26; 2 threads, `kvref bench -m tl-Q4_K_M.gguf --batches`,
+// builds alternated twice, ms a step, AVX2 kernels and row dots against a tile) 4 vectors
+// 39.5/40.0 against 57.7/59.8, 5 51.2/52.2 against 59.3/67.9, 6 62.8/66.8 against
+// 58.6/68.6, 7 70.5/79.1 against 61.9/68.8, 8 71.7/79.1 and 81.2/75.7 against 64.2/70.7
+// and 59.7/58.9.
+const (
+	kTileMinLanes     = 9
+	kTileMinLanesFull = 7
+)
+
+// tileMinLanes is kTileMinLanes for this CPU.
+func tileMinLanes() int {
+	if zmmFullWidth {
+		return kTileMinLanesFull
+	}
+	return kTileMinLanes
+}
 
 // tiledVectors is how many of count vectors go in tiles: the whole tiles, and the rest too
-// when they are at least kTileMinLanes; none without the VNNI kernels.
+// when they are at least tileMinLanes; none without the VNNI kernels.
 func tiledVectors(count int) int {
 	if !kBatchFast() {
 		return 0
 	}
-	if whole := count / KBatchTile * KBatchTile; count-whole < kTileMinLanes {
+	if whole := count / KBatchTile * KBatchTile; count-whole < tileMinLanes() {
 		return whole
 	}
 	return count

@@ -17,7 +17,8 @@ var kBatchFormats = map[*kFormat]func(out []float32, stride int, x *Q8KBatch, w 
 // every vector's portable row dots bit for bit (NaN bits aside): every format, batches that
 // fill one tile, part of one, and more than one (and for AVX2 whole octs of eight vectors,
 // a last quad of four, and leftovers; with VNNI also whole tiles followed by vectors in
-// the AVX2 kernels: 16+4+3, 16+8, and by a partial tile: 16+9), row counts that leave 0 to
+// the AVX2 kernels: 16+4+2, 16+4+3 and 16+8 where ZMM is split in halves, and by a partial
+// tile: 16+9, and 16+7 and 16+8 and a lone 7 or 8 where it is full width), row counts that leave 0 to
 // 3 rows after the four-row groups, extreme scales and codes, inputs of every kind;
 // outputs beside the ones written stay untouched.
 func TestDotKBatchMatchesGeneric(t *testing.T) {
@@ -33,7 +34,7 @@ func checkDotKBatch(t *testing.T) {
 		f, batch := kf.f, kBatchFormats[kf.f]
 		for _, nb := range []int{1, 3, 8} {
 			n := nb * KBlockLen
-			for _, count := range []int{1, 2, 5, 12, 16, 17, 23, 24, 25, 35} {
+			for _, count := range []int{1, 2, 5, 7, 8, 12, 16, 17, 22, 23, 24, 25, 35} {
 				for _, rows := range []int{1, 4, 7} {
 					kind := []halfKind{halfNormal, halfExtreme, halfSub, halfBits}[rng.IntN(4)]
 					xk := []dataKind{kindNormal, kindWide, kindMixed, kindSubnormal}[rng.IntN(4)]
@@ -71,9 +72,13 @@ func checkDotKBatch(t *testing.T) {
 }
 
 // TestTiledVectors: with the VNNI kernels, whole tiles go in tiles and the vectors past
-// them only when they are at least kTileMinLanes (the others go to the AVX2 kernels, laid
-// out in octs); without them, no vector is tiled.
+// them only when they are at least tileMinLanes, 7 where ZMM is full width and 9 elsewhere
+// (the others go to the AVX2 kernels, laid out in octs); without them, no vector is tiled.
 func TestTiledVectors(t *testing.T) {
+	want := map[int]int{3: 0, 6: 0, 7: 0, 8: 0, 9: 9, 16: 16, 22: 16, 23: 16, 24: 16, 25: 25}
+	if zmmFullWidth {
+		want = map[int]int{3: 0, 6: 0, 7: 7, 8: 8, 9: 9, 16: 16, 22: 16, 23: 23, 24: 24, 25: 25}
+	}
 	forEachLevel(t, func(t *testing.T) {
 		use(implKBatchVNNI)
 		var xs []*Q8KInput
@@ -82,7 +87,7 @@ func TestTiledVectors(t *testing.T) {
 			x.Quantize(make([]float32, KBlockLen))
 			xs = append(xs, x)
 		}
-		for count, tiled := range map[int]int{3: 0, 8: 0, 9: 9, 16: 16, 23: 16, 24: 16, 25: 25} {
+		for count, tiled := range want {
 			if !kBatchFast() {
 				tiled = 0
 			}

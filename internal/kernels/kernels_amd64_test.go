@@ -137,3 +137,21 @@ func TestZMMWidthInReport(t *testing.T) {
 	require.Empty(t, detail(), "at the avx2 level the AVX-512 products do not run")
 	restore()
 }
+
+// TestTiledVectorsOtherWidth: TestTiledVectors's rule as the other ZMM width has it (seven
+// or eight vectors past the whole tiles are tiled where ZMM is full width, not elsewhere).
+func TestTiledVectorsOtherWidth(t *testing.T) {
+	if !implKBatchVNNI.on {
+		t.Skip("needs the VNNI kernels: TestTiledVectors covers the rule without them")
+	}
+	defer func(w bool) { zmmFullWidth = w }(zmmFullWidth)
+	for _, full := range []bool{true, false} {
+		zmmFullWidth = full
+		for count, tiled := range map[int]int{6: 0, 7: 7, 8: 8, 22: 16, 23: 23} {
+			if !full && count%KBatchTile < kTileMinLanes {
+				tiled = count / KBatchTile * KBatchTile
+			}
+			require.Equal(t, tiled, tiledVectors(count), "%d vectors, zmmFullWidth %v", count, full)
+		}
+	}
+}

@@ -12,3 +12,6 @@ const cpuFeatures feature = 0
 
 // zmmWidthDetail has nothing to say: no assembly runs in this build.
 func zmmWidthDetail() string { return "" }
+
+// zmmFullWidth is false: no assembly, so no ZMM registers, run in this build.
+const zmmFullWidth = false
