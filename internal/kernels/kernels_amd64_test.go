@@ -147,6 +147,14 @@ func TestTiledVectorsOtherWidth(t *testing.T) {
 	defer func(w bool) { zmmFullWidth = w }(zmmFullWidth)
 	for _, full := range []bool{true, false} {
 		zmmFullWidth = full
+		reported := false
+		for _, c := range Implementations() {
+			if strings.HasPrefix(c.Kernel, "DotQ2_KBatch ... DotQ6_KBatch") {
+				require.Equal(t, fmt.Sprintf("vectors past the whole tiles of 16 fill a tile from %d on", map[bool]int{true: 7, false: 9}[full]), c.Detail)
+				reported = true
+			}
+		}
+		require.True(t, reported, "the report has the batched k-quant products")
 		for count, tiled := range map[int]int{6: 0, 7: 7, 8: 8, 22: 16, 23: 23} {
 			if !full && count%KBatchTile < kTileMinLanes {
 				tiled = count / KBatchTile * KBatchTile

@@ -126,7 +126,7 @@ var (
 	implLegacyQ8AVX2      = &impl{name: "dotQ4_0Q8x4AVX2, dotQ4_1Q8x4AVX2, dotQ5_0Q8x4AVX2, dotQ5_1Q8x4AVX2", needs: setAVX2}
 	implKRowsVNNI         = &impl{name: "dotQ2_Kx4AVX512 ... dotQ6_Kx4AVX512", needs: setVNNI}
 	implKRowsAVX2         = &impl{name: "dotQ2_Kx4AVX2 ... dotQ6_Kx4AVX2", needs: setAVX2}
-	implKBatchVNNI        = &impl{name: "prepQ2_KAVX512 ... prepQ6_KAVX512, gemmK32MinAVX512, gemmK16MinAVX512, gemmK16SignedAVX512", needs: setVNNI}
+	implKBatchVNNI        = &impl{name: "prepQ2_KAVX512 ... prepQ6_KAVX512, gemmK32MinAVX512, gemmK16MinAVX512, gemmK16SignedAVX512", needs: setVNNI, detail: kTileDetail}
 	implKBatchAVX2        = &impl{name: "dotQ2_KV4AVX2 ... dotQ6_KV4AVX2", needs: setAVX2}
 	implQuantizeQ8KVNNI   = &impl{name: "quantizeQ8KAVX512", needs: setVNNI}
 	implQuantizeQ8KAVX2   = &impl{name: "quantizeQ8KAVX2", needs: setAVX2}

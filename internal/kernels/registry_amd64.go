@@ -2,7 +2,11 @@
 
 package kernels
 
-import "golang.org/x/sys/cpu"
+import (
+	"fmt"
+
+	"golang.org/x/sys/cpu"
+)
 
 // asmBuild says that this build has the assembly kernels.
 const asmBuild = true
@@ -65,4 +69,10 @@ func zmmWidthDetail() string {
 		return "512-bit arithmetic at full width: float32 batches of 8 or more in gemm4x8AVX512 (ZMM pairs)"
 	}
 	return "512-bit arithmetic in 256-bit halves (AMD family 25): float32 batches of 10 to 47 in gemm4x6AVX512 (YMM)"
+}
+
+// kTileDetail is the report's detail for the batched k-quant products: from how many
+// vectors past the whole tiles a partial tile is used on this CPU (tileMinLanes).
+func kTileDetail() string {
+	return fmt.Sprintf("vectors past the whole tiles of 16 fill a tile from %d on", tileMinLanes())
 }

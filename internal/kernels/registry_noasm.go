@@ -15,3 +15,6 @@ func zmmWidthDetail() string { return "" }
 
 // zmmFullWidth is false: no assembly, so no ZMM registers, run in this build.
 const zmmFullWidth = false
+
+// kTileDetail has nothing to say: no assembly runs in this build.
+func kTileDetail() string { return "" }
