@@ -42,7 +42,9 @@ func cpuid(leaf, sub uint32) (eax, ebx, ecx, edx uint32)
 // zmmFullWidth says that this CPU runs 512-bit (ZMM) arithmetic at twice the rate of
 // 256-bit: true for AVX-512 machines other than AMD Zen 4 (family 25), which splits each
 // ZMM operation into two 256-bit halves (AMD Zen 5, family 26, has 512-bit datapaths).
-// The float32 products of 10 to 47 inputs choose their micro-kernel by it (gemmShapeFor).
+// The float32 products of more than nine inputs choose their micro-kernel by it
+// (gemmShapeFor), and the batched k-quant products when a partial tile repays its cost
+// (tileMinLanes).
 // No CPUID bit states the width, so the family decides; an unknown AVX-512 CPU is taken to
 // be full width, as Intel's server parts with two 512-bit FMA units are.
 var zmmFullWidth = cpuFeatures&featAVX512F != 0 && !isAMDFamily(0x19)
