@@ -163,3 +163,16 @@ func TestTiledVectorsOtherWidth(t *testing.T) {
 		}
 	}
 }
+
+// TestDotKRowsOtherZMMWidth is TestDotKRowsMatchGeneric's check at the avx512 level as the
+// other ZMM width runs it, so both Q4_K row kernels (dotQ4_Kx4AVX512, 256-bit, and
+// dotQ4_Kx4ZAVX512, 512-bit) run on either CPU.
+func TestDotKRowsOtherZMMWidth(t *testing.T) {
+	if !implKRowsVNNI.supported() {
+		t.Skip("needs AVX-512 VNNI: without it neither Q4_K row kernel in question runs")
+	}
+	defer atLevel("avx512")()
+	defer func(w bool) { zmmFullWidth = w }(zmmFullWidth)
+	zmmFullWidth = !zmmFullWidth
+	checkDotKRows(t)
+}

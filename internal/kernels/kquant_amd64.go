@@ -18,6 +18,23 @@ type kx4Kernel func(out *float32, w *byte, x *byte, nb, stride, outStride int)
 //go:noescape
 func dotQ4_Kx4AVX512(out *float32, w *byte, x *byte, nb, stride, outStride int)
 
+// dotQ4_Kx4ZAVX512 is dotQ4_Kx4AVX512 in 512-bit registers (kquant_avx512_amd64.s), for
+// CPUs whose 512-bit arithmetic is full width: dotQ4_Kx4AVX512 keeps to 256 bits because
+// Zen 4 splits each 512-bit instruction in two.
+//
+//go:noescape
+func dotQ4_Kx4ZAVX512(out *float32, w *byte, x *byte, nb, stride, outStride int)
+
+// dotQ4_Kx4AVX512Width runs dotQ4_Kx4ZAVX512 where ZMM is full width (zmmFullWidth) and
+// dotQ4_Kx4AVX512 elsewhere: the same integers and float steps, so the same bits.
+func dotQ4_Kx4AVX512Width(out *float32, w *byte, x *byte, nb, stride, outStride int) {
+	if zmmFullWidth {
+		dotQ4_Kx4ZAVX512(out, w, x, nb, stride, outStride)
+		return
+	}
+	dotQ4_Kx4AVX512(out, w, x, nb, stride, outStride)
+}
+
 // dotQ6_Kx4AVX512 is the Q6_K kernel (kquant_avx512_amd64.s).
 //
 //go:noescape
@@ -60,7 +77,7 @@ func dotQ3_Kx4AVX512(out *float32, w *byte, x *byte, nb, stride, outStride int)
 var kKernels = map[*kFormat]x4Kernels[kx4Kernel]{
 	&kQ2_K: {dotQ2_Kx4AVX512, dotQ2_Kx4AVX2},
 	&kQ3_K: {dotQ3_Kx4AVX512, dotQ3_Kx4AVX2},
-	&kQ4_K: {dotQ4_Kx4AVX512, dotQ4_Kx4AVX2},
+	&kQ4_K: {dotQ4_Kx4AVX512Width, dotQ4_Kx4AVX2},
 	&kQ5_K: {dotQ5_Kx4AVX512, dotQ5_Kx4AVX2},
 	&kQ6_K: {dotQ6_Kx4AVX512, dotQ6_Kx4AVX2},
 }

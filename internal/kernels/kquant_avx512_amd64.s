@@ -256,6 +256,48 @@ q4kloop:
 	KFINISHMIN
 	RET
 
+// Q4KROW512 is Q5KROW for a Q4_K super-block (the codes KNIB4's nibbles, no fifth bit):
+// the 512-bit form of Q4KROW2, for CPUs whose 512-bit instructions are full width.
+#define Q4KROW512(R, IREG, MREG) \
+	PREFETCHT0 KPREFETCH(R)(R13*1); \
+	PREFETCHT0 KPREFETCH+64(R)(R13*1); \
+	KSCALEMIN6(R); \
+	VPSHUFB Z26, Z1, Z4; \
+	VPSHUFB Z27, Z1, Z5; \
+	VPSHUFB Z28, Z1, Z6; \
+	VPSHUFB Z29, Z1, Z7; \
+	KNIB4(R, 16); \
+	KDOT64(0, Z4, VPMADDWD, IREG); \
+	KNIB4(R, 48); \
+	KDOT64(64, Z5, VPDPWSSD, IREG); \
+	KNIB4(R, 80); \
+	KDOT64(128, Z6, VPDPWSSD, IREG); \
+	KNIB4(R, 112); \
+	KDOT64(192, Z7, VPDPWSSD, IREG); \
+	VPSHUFB  Y25, Y1, MREG; \
+	VPMADDWD 256(DI), MREG, MREG
+
+// func dotQ4_Kx4ZAVX512(out *float32, w *byte, x *byte, nb, stride, outStride int)
+//
+// dotQ4_Kx4AVX512 in 512-bit registers, one row at a time (Q4KROW512), the sixteen lanes
+// of each row's I summed by KIM16: the same integers I and M, the same float step.
+TEXT ·dotQ4_Kx4ZAVX512(SB), NOSPLIT, $0-48
+	KSETUP
+
+q4kzloop:
+	Q4KROW512(SI, Z16, Y20)
+	Q4KROW512(R8, Z17, Y21)
+	Q4KROW512(R9, Z18, Y22)
+	Q4KROW512(R10, Z19, Y23)
+	KIM16
+	KENDMIN(0)
+	ADDQ $144, R13
+	ADDQ $320, DI
+	DECQ R11
+	JNZ  q4kzloop
+	KFINISHMIN
+	RET
+
 // k16ScaleIdx are the VPERMW indexes that spread sixteen scale words, one per 16 values,
 // over a 512-bit register of 64 values: words 4c..4c+3, each eight times
 // (k16ScaleIdx+64c).

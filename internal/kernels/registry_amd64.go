@@ -78,3 +78,12 @@ func zmmWidthDetail() string {
 func kTileDetail() string {
 	return fmt.Sprintf("vectors past the whole tiles of 16 fill a tile from %d on", tileMinLanes())
 }
+
+// kRowsDetail is the report's detail for the k-quant row dots: which Q4_K kernel the CPU's
+// ZMM width chose.
+func kRowsDetail() string {
+	if zmmFullWidth {
+		return "Q4_K rows in 512-bit registers (dotQ4_Kx4ZAVX512)"
+	}
+	return "Q4_K rows in 256-bit registers (dotQ4_Kx4AVX512)"
+}

@@ -18,3 +18,6 @@ const zmmFullWidth = false
 
 // kTileDetail has nothing to say: no assembly runs in this build.
 func kTileDetail() string { return "" }
+
+// kRowsDetail has nothing to say: no assembly runs in this build.
+func kRowsDetail() string { return "" }
