@@ -258,26 +258,46 @@ q4kloop:
 	KFINISHMIN
 	RET
 
-// Q4KROW512 is Q5KROW for a Q4_K super-block (the codes KNIB4's nibbles, no fifth bit):
-// the 512-bit form of Q4KROW2, for CPUs whose 512-bit instructions are full width.
-#define Q4KROW512(R, IREG, MREG) \
-	PREFETCHT0 KPREFETCH(R)(R13*1); \
-	PREFETCHT0 KPREFETCH+64(R)(R13*1); \
+// KMINROW512 leaves one super-block's lanes of the row at R in IREG and MREG for the types
+// with 6-bit scales and mins (Q4_K, Q5_K) in 512-bit registers: PF asks for the rows ahead,
+// PRE loads what NIB needs, and NIB(R, c) leaves the 64 codes of quarter c in Z9; the
+// scales spread by VPSHUFB (Z26-Z29) multiply the pairs of products (KDOT64), the doubled
+// mins (Y25) the input's block sums.
+#define KMINROW512(R, PF, PRE, NIB, IREG, MREG) \
+	PF(R); \
 	KSCALEMIN6(R); \
 	VPSHUFB Z26, Z1, Z4; \
 	VPSHUFB Z27, Z1, Z5; \
 	VPSHUFB Z28, Z1, Z6; \
 	VPSHUFB Z29, Z1, Z7; \
-	KNIB4(R, 16); \
+	PRE(R); \
+	NIB(R, 0); \
 	KDOT64(0, Z4, VPMADDWD, IREG); \
-	KNIB4(R, 48); \
+	NIB(R, 1); \
 	KDOT64(64, Z5, VPDPWSSD, IREG); \
-	KNIB4(R, 80); \
+	NIB(R, 2); \
 	KDOT64(128, Z6, VPDPWSSD, IREG); \
-	KNIB4(R, 112); \
+	NIB(R, 3); \
 	KDOT64(192, Z7, VPDPWSSD, IREG); \
 	VPSHUFB  Y25, Y1, MREG; \
 	VPMADDWD 256(DI), MREG, MREG
+
+// KPF2 and KPF3 ask for the next rows' bytes, two or three lines of a super-block (Q4_K's
+// 144 bytes, Q5_K's 176).
+#define KPF2(R) PREFETCHT0 KPREFETCH(R)(R13*1); PREFETCHT0 KPREFETCH+64(R)(R13*1)
+#define KPF3(R) KPF2(R); PREFETCHT0 KPREFETCH+128(R)(R13*1)
+
+// Q4KPRE loads nothing; Q4KNIB makes Q4_K's codes of quarter C (the nibbles at 16 + 32C).
+#define Q4KPRE(R)
+#define Q4KNIB(R, C) KNIB4(R, 16+32*C)
+
+// Q5KPRE broadcasts Q5_K's fifth bits (qh, 32 bytes at 16) to Z14 for KNIB5.
+#define Q5KPRE(R) VBROADCASTI64X4 16(R)(R13*1), Z14
+
+// Q4KROW512 is KMINROW512 for a Q4_K super-block: the 512-bit form of Q4KROW2, for CPUs
+// whose 512-bit instructions are full width. Q5KROW is the same for Q5_K.
+#define Q4KROW512(R, IREG, MREG) KMINROW512(R, KPF2, Q4KPRE, Q4KNIB, IREG, MREG)
+#define Q5KROW(R, IREG, MREG) KMINROW512(R, KPF3, Q5KPRE, KNIB5, IREG, MREG)
 
 // func dotQ4_Kx4ZAVX512(out *float32, w *byte, x *byte, nb, stride, outStride int)
 //
@@ -404,28 +424,6 @@ q6kloop:
 	JNZ  q6kloop
 	KFINISHSIGNED
 	RET
-
-// Q5KROW leaves one Q5_K super-block's lanes of the row at R in IREG and MREG.
-#define Q5KROW(R, IREG, MREG) \
-	PREFETCHT0 KPREFETCH(R)(R13*1); \
-	PREFETCHT0 KPREFETCH+64(R)(R13*1); \
-	PREFETCHT0 KPREFETCH+128(R)(R13*1); \
-	KSCALEMIN6(R); \
-	VPSHUFB Z26, Z1, Z4; \
-	VPSHUFB Z27, Z1, Z5; \
-	VPSHUFB Z28, Z1, Z6; \
-	VPSHUFB Z29, Z1, Z7; \
-	VBROADCASTI64X4 16(R)(R13*1), Z14; \
-	KNIB5(R, 0); \
-	KDOT64(0, Z4, VPMADDWD, IREG); \
-	KNIB5(R, 1); \
-	KDOT64(64, Z5, VPDPWSSD, IREG); \
-	KNIB5(R, 2); \
-	KDOT64(128, Z6, VPDPWSSD, IREG); \
-	KNIB5(R, 3); \
-	KDOT64(192, Z7, VPDPWSSD, IREG); \
-	VPSHUFB  Y25, Y1, MREG; \
-	VPMADDWD 256(DI), MREG, MREG
 
 // func dotQ5_Kx4AVX512(out *float32, w *byte, x *byte, nb, stride, outStride int)
 TEXT ·dotQ5_Kx4AVX512(SB), NOSPLIT, $0-48
