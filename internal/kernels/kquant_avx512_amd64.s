@@ -299,6 +299,24 @@ q4kloop:
 #define Q4KROW512(R, IREG, MREG) KMINROW512(R, KPF2, Q4KPRE, Q4KNIB, IREG, MREG)
 #define Q5KROW(R, IREG, MREG) KMINROW512(R, KPF3, Q5KPRE, KNIB5, IREG, MREG)
 
+// KMINROWS is the loop of the 512-bit kernels of the types with mins (label L): each
+// super-block's four rows by ROW, their lanes summed (KIM16), the float step with d and
+// dmin at DOFF, the rows BB bytes on; then the four results stored.
+#define KMINROWS(ROW, DOFF, BB, L) \
+L: \
+	ROW(SI, Z16, Y20); \
+	ROW(R8, Z17, Y21); \
+	ROW(R9, Z18, Y22); \
+	ROW(R10, Z19, Y23); \
+	KIM16; \
+	KENDMIN(DOFF); \
+	ADDQ $BB, R13; \
+	ADDQ $320, DI; \
+	DECQ R11; \
+	JNZ  L; \
+	KFINISHMIN; \
+	RET
+
 // func dotQ4_Kx4ZAVX512(out *float32, w *byte, x *byte, nb, stride, outStride int)
 //
 // dotQ4_Kx4AVX512 in 512-bit registers, one row at a time (Q4KROW512), the sixteen lanes
@@ -306,19 +324,7 @@ q4kloop:
 TEXT ·dotQ4_Kx4ZAVX512(SB), NOSPLIT, $0-48
 	KSETUP
 
-q4kzloop:
-	Q4KROW512(SI, Z16, Y20)
-	Q4KROW512(R8, Z17, Y21)
-	Q4KROW512(R9, Z18, Y22)
-	Q4KROW512(R10, Z19, Y23)
-	KIM16
-	KENDMIN(0)
-	ADDQ $144, R13
-	ADDQ $320, DI
-	DECQ R11
-	JNZ  q4kzloop
-	KFINISHMIN
-	RET
+	KMINROWS(Q4KROW512, 0, 144, q4kzloop)
 
 // k16ScaleIdx are the VPERMW indexes that spread sixteen scale words, one per 16 values,
 // over a 512-bit register of 64 values: words 4c..4c+3, each eight times
@@ -431,19 +437,7 @@ TEXT ·dotQ5_Kx4AVX512(SB), NOSPLIT, $0-48
 	MOVL         $0x10101010, AX
 	VPBROADCASTD AX, Z13
 
-q5kloop:
-	Q5KROW(SI, Z16, Y20)
-	Q5KROW(R8, Z17, Y21)
-	Q5KROW(R9, Z18, Y22)
-	Q5KROW(R10, Z19, Y23)
-	KIM16
-	KENDMIN(0)
-	ADDQ $176, R13
-	ADDQ $320, DI
-	DECQ R11
-	JNZ  q5kloop
-	KFINISHMIN
-	RET
+	KMINROWS(Q5KROW, 0, 176, q5kloop)
 
 // K2BITHALF adds the 128 products of half H of a Q2_K or Q3_K super-block to IREG: the
 // 2-bit codes of the 32 bytes at QS+32H, shifted (Z30 = k2Shift02, Z29 = k2Shift46) and
@@ -514,19 +508,7 @@ TEXT ·dotQ2_Kx4AVX512(SB), NOSPLIT, $0-48
 	KSETUP
 	K2SETUP512
 
-q2kloop:
-	Q2KROW(SI, Z16, Y20)
-	Q2KROW(R8, Z17, Y21)
-	Q2KROW(R9, Z18, Y22)
-	Q2KROW(R10, Z19, Y23)
-	KIM16
-	KENDMIN(80)
-	ADDQ $84, R13
-	ADDQ $320, DI
-	DECQ R11
-	JNZ  q2kloop
-	KFINISHMIN
-	RET
+	KMINROWS(Q2KROW, 80, 84, q2kloop)
 
 // func dotQ3_Kx4AVX512(out *float32, w *byte, x *byte, nb, stride, outStride int)
 TEXT ·dotQ3_Kx4AVX512(SB), NOSPLIT, $0-48
