@@ -208,7 +208,7 @@ func (m *Model) GenerateAll(prompts []string, p Params) ([]Result, error) {
 	defer m.mu.Unlock()
 	m.poolMu.Lock()
 	defer m.poolMu.Unlock()
-	sched := m.eng.NewScheduler(engine.SchedulerConfig{})
+	sched := m.eng.NewScheduler(engine.SchedulerConfig{ReuseLogits: true})
 	ids := make([]int, len(prompts))
 	for i, text := range prompts {
 		id, err := sched.Add(m.request(text, p))
@@ -250,7 +250,7 @@ func (m *Model) Stream(prompt string, p Params) iter.Seq2[string, error] {
 		p.N = 1
 		req := m.request(prompt, p)
 		m.poolMu.Lock()
-		sched := m.eng.NewScheduler(engine.SchedulerConfig{})
+		sched := m.eng.NewScheduler(engine.SchedulerConfig{ReuseLogits: true})
 		id, err := sched.Add(req)
 		m.poolMu.Unlock()
 		if err != nil {

@@ -47,5 +47,5 @@ func (e *Engine) Step(seqs []*kvcache.Sequence) ([][]float32, error) {
 	if _, err := e.reserve(spans); err != nil {
 		return nil, fmt.Errorf("engine: %w", err)
 	}
-	return e.compute(spans, false)
+	return e.compute(spans, false, nil)
 }

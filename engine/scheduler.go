@@ -20,6 +20,13 @@ type SchedulerConfig struct {
 	// Observer, when set, is called on the scheduler's goroutine with every admission,
 	// preemption and fork (scheduler_events.go). It must be quick and must not call the scheduler.
 	Observer func(SchedulerEvent)
+	// ReuseLogits writes every step's logits into one array that the scheduler keeps, so
+	// that the Logits of the Tokens and PromptRows a Step returns are valid only until the
+	// next Step (clone what you keep). A step allocates a vocabulary of float32 per
+	// sequence otherwise (2 MB for 16 sequences of 32,000 tokens), which the process pages
+	// in anew until the garbage collector's next cycle. Steps that run a request with
+	// Request.Check still take a fresh array: its verifier holds the logits across steps.
+	ReuseLogits bool
 }
 
 func (c SchedulerConfig) withDefaults(pool kvcache.Config) SchedulerConfig {
@@ -65,6 +72,7 @@ type Scheduler struct {
 	stats    Stats
 	out      []Token     // tokens released during the current Step, in order
 	prompts  []PromptRow // prompt rows delivered during the current Step, in order
+	logits   []float32   // with ReuseLogits: the steps' logits (see SchedulerConfig.ReuseLogits)
 }
 
 // Stats are the scheduler's running totals.
@@ -309,7 +317,7 @@ func (s *Scheduler) Step() ([]Token, error) {
 		}
 	}
 	// schedule() reserved every span's slots already, deciding whom to preempt on the way.
-	logits, err := s.e.compute(spans, false)
+	logits, err := s.e.compute(spans, false, s.logitsBuffer(plan))
 	if err != nil {
 		return s.takeOut(), err
 	}
@@ -629,6 +637,21 @@ func (s *Scheduler) forkIfFirst(q *sequence) []*sequence {
 		out = append(out, c)
 	}
 	return out
+}
+
+// logitsBuffer is where the logits of a step of plan go: the scheduler's own array with
+// ReuseLogits, unless a request of the plan checks its tokens (its Verifier holds logits
+// until a later step); nil (a fresh array) otherwise.
+func (s *Scheduler) logitsBuffer(plan []scheduled) *[]float32 {
+	if !s.cfg.ReuseLogits {
+		return nil
+	}
+	for _, p := range plan {
+		if p.q.r.req.Check {
+			return nil
+		}
+	}
+	return &s.logits
 }
 
 // advance samples q's next token from logits and either appends it (to be computed next

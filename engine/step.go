@@ -43,9 +43,10 @@ func (e *Engine) reserve(spans []span) ([]kvcache.Reservation, error) {
 // commits their tokens and reclaims what a sliding window left behind. It returns logits in
 // row order: with every, one per row (span by span, position by position); without, one per
 // replayed row and per row of a span with rows set, and one per other span that reaches its
-// sequence's last token, for that token. On an error from the forward
-// pass nothing is committed.
-func (e *Engine) compute(spans []span, every bool) ([][]float32, error) {
+// sequence's last token, for that token: in *logitsBuf when it is not nil
+// (model.Runner.ForwardInto), else in a fresh array. On an error from the forward pass
+// nothing is committed.
+func (e *Engine) compute(spans []span, every bool, logitsBuf *[]float32) ([][]float32, error) {
 	var rows []model.Row
 	for _, sp := range spans {
 		for pos := sp.replay; pos < sp.replay+sp.replayN; pos++ {
@@ -56,7 +57,7 @@ func (e *Engine) compute(spans []span, every bool) ([][]float32, error) {
 			rows = append(rows, model.Row{Seq: sp.kv, Pos: pos, Logits: every || sp.rows || pos == sp.kv.Len()-1})
 		}
 	}
-	out, err := e.runner.Forward(e.pool, rows)
+	out, err := e.runner.ForwardInto(logitsBuf, e.pool, rows)
 	if err != nil {
 		return nil, err
 	}
@@ -85,6 +86,6 @@ func (e *Engine) step(spans []span, every bool) ([]kvcache.Reservation, [][]floa
 	if err != nil {
 		return nil, nil, err
 	}
-	logits, err := e.compute(spans, every)
+	logits, err := e.compute(spans, every, nil)
 	return res, logits, err
 }

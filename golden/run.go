@@ -68,7 +68,7 @@ func newEngineRun(m *model.Model, sc *Scenario, cfg runConfig) (*engineRun, erro
 	eng.Pool().SetObserver(hits.observe)
 	return &engineRun{
 		sc: sc, eng: eng, cfg: cfg,
-		sched:   eng.NewScheduler(engine.SchedulerConfig{MaxBatchTokens: cfg.cache.MaxBatchTokens, ChunkSize: cfg.cache.ChunkSize}),
+		sched:   eng.NewScheduler(engine.SchedulerConfig{MaxBatchTokens: cfg.cache.MaxBatchTokens, ChunkSize: cfg.cache.ChunkSize, ReuseLogits: true}),
 		byID:    map[string]*runRequest{},
 		bySched: map[int]*runRequest{},
 		hits:    hits,

@@ -43,10 +43,11 @@ type kvStore interface {
 }
 
 // forward runs the transformer on a batch of rows: row b is token tokens[b] at position
-// positions[b]. It returns the logits of the rows with want[b] set (nil for the others).
-// This is the whole model, top to bottom, as in llama2.c's run.c, batched: every weight
-// matrix is read once for all rows.
-func (r *Runner) forward(tokens, positions []int, want []bool, kv kvStore) ([][]float32, error) {
+// positions[b]. It returns the logits of the rows with want[b] set (nil for the others),
+// in *logitsBuf when it is not nil (see ForwardInto), else in a fresh array. This is the
+// whole model, top to bottom, as in llama2.c's run.c, batched: every weight matrix is read
+// once for all rows.
+func (r *Runner) forward(tokens, positions []int, want []bool, kv kvStore, logitsBuf *[]float32) ([][]float32, error) {
 	c := r.m.Config
 	w := r.m.Weights
 	n := len(tokens)
@@ -177,7 +178,7 @@ func (r *Runner) forward(tokens, positions []int, want []bool, kv kvStore) ([][]
 	for i, b := range rows {
 		kernels.RMSNorm(final[i*dim:(i+1)*dim], x[b*dim:(b+1)*dim], w.OutputNorm, c.NormEps)
 	}
-	all := make([]float32, len(rows)*c.Vocab)
+	all := logitsArray(logitsBuf, len(rows)*c.Vocab)
 	w.Output.MulBatch(r.threads, all, final, len(rows))
 	if c.FinalSoftCap > 0 { // Gemma 2
 		kernels.SoftCap(all, float32(c.FinalSoftCap))
@@ -187,6 +188,18 @@ func (r *Runner) forward(tokens, positions []int, want []bool, kv kvStore) ([][]
 		logits[b] = all[i*c.Vocab : (i+1)*c.Vocab : (i+1)*c.Vocab]
 	}
 	return logits, nil
+}
+
+// logitsArray returns n floats for the classifier to write whole: the start of *buf (grown
+// to n first when shorter), or, when buf is nil, a fresh array.
+func logitsArray(buf *[]float32, n int) []float32 {
+	if buf == nil {
+		return make([]float32, n)
+	}
+	if cap(*buf) < n {
+		*buf = pages.Floats(n)
+	}
+	return (*buf)[:n:n]
 }
 
 // activationBuffers recycles forward's per-row buffers from one call to the next: fresh

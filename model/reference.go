@@ -25,7 +25,7 @@ func (r *Runner) Reference(tokens []int, kType, vType quant.CacheType, from int)
 		positions[i] = i
 		want[i] = i >= from
 	}
-	logits, err := r.forward(tokens, positions, want, newContiguousStore(c, n, kType, vType, nil))
+	logits, err := r.forward(tokens, positions, want, newContiguousStore(c, n, kType, vType, nil), nil)
 	if err != nil {
 		return nil, err
 	}

@@ -37,7 +37,7 @@ func (r *Runner) ReferenceTrace(tokens []int, kType, vType quant.CacheType) (*Tr
 		positions[i] = i
 	}
 	want[n-1] = true
-	if _, err := r.forward(tokens, positions, want, newContiguousStore(c, n, kType, vType, tr)); err != nil {
+	if _, err := r.forward(tokens, positions, want, newContiguousStore(c, n, kType, vType, tr), nil); err != nil {
 		return nil, err
 	}
 	return tr, nil

@@ -187,6 +187,8 @@ type counters struct {
 // engine loop starts with Run (or Serve).
 func New(e *engine.Engine, opts Options) *Server {
 	opts.Limits = opts.Limits.withDefaults()
+	// step reduces every token's logits (log-probabilities) before the next Step.
+	opts.Scheduler.ReuseLogits = true
 	if opts.ShutdownTimeout <= 0 {
 		opts.ShutdownTimeout = DefaultShutdownTimeout
 	}

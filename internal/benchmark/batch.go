@@ -96,7 +96,7 @@ func batchRun(m *model.Model, s Setup, batch, prompt, steps, budget int) (BatchR
 		return BatchResult{}, err
 	}
 	defer e.Close()
-	sc := e.NewScheduler(engine.SchedulerConfig{MaxBatchTokens: budget, MaxSequences: batch, WatermarkBlocks: -1})
+	sc := e.NewScheduler(engine.SchedulerConfig{MaxBatchTokens: budget, MaxSequences: batch, WatermarkBlocks: -1, ReuseLogits: true})
 	r := rng.New(uint64(batch))
 	for range batch {
 		req := engine.Request{Prompt: randomPrompt(r, m.Config.Vocab, prompt), MaxTokens: steps + 4 + extra, IgnoreEOS: true}

@@ -44,7 +44,7 @@ func (mt *Meter) Generation(n int) (float64, error) {
 	mt.e.Pool().Flush()
 	m := mt.e.Model()
 	req := engine.Request{Prompt: randomPrompt(mt.r, m.Config.Vocab, 1), MaxTokens: n, IgnoreEOS: true}
-	res, err := mt.e.GenerateWith(engine.SchedulerConfig{}, req, func(engine.Token) error { return nil })
+	res, err := mt.e.GenerateWith(engine.SchedulerConfig{ReuseLogits: true}, req, func(engine.Token) error { return nil })
 	if err != nil {
 		return 0, err
 	}
@@ -63,7 +63,7 @@ func (mt *Meter) Prompt(n int) (float64, error) {
 	mt.e.Pool().Flush()
 	m := mt.e.Model()
 	req := engine.Request{Prompt: randomPrompt(mt.r, m.Config.Vocab, n), MaxTokens: 1, IgnoreEOS: true}
-	res, err := mt.e.GenerateWith(engine.SchedulerConfig{MaxBatchTokens: n}, req, func(engine.Token) error { return nil })
+	res, err := mt.e.GenerateWith(engine.SchedulerConfig{MaxBatchTokens: n, ReuseLogits: true}, req, func(engine.Token) error { return nil })
 	if err != nil {
 		return 0, err
 	}
