@@ -20,6 +20,35 @@ func gemm8x6AVX512(out *float32, outStride int, panel, xd *float32, n, tiles, ma
 //go:noescape
 func gemm8x2AVX512(out *float32, outStride int, panel, xd *float32, n, tiles, mask0, mask1 int)
 
+// gemm8x6BAVX512 and gemm8x2BAVX512 are gemm8x6AVX512 and gemm8x2AVX512 for inputs packed
+// once by packInputBlocks (8 floats per input and block of eight columns, not 16), each
+// block broadcast to both halves of a register as it is loaded. Implemented in
+// gemm_avx512_amd64.s.
+//
+//go:noescape
+func gemm8x6BAVX512(out *float32, outStride int, panel, xb *float32, n, tiles, mask int)
+
+//go:noescape
+func gemm8x2BAVX512(out *float32, outStride int, panel, xb *float32, n, tiles, mask0, mask1 int)
+
+// packInputBlocks packs the first k of slots input vectors at x (cols floats each,
+// consecutive; cols a multiple of 8) for the broadcasting wide kernels into dst
+// (slots·cols floats): per block of eight columns, each vector's block once, vector j at 8j
+// of the block's 8·slots floats; the slots past k are zero.
+func packInputBlocks(dst, x []float32, cols, k, slots int) {
+	dst = dst[:slots*cols]
+	for b := 0; b < cols; b += 8 {
+		d := dst[slots*b : slots*(b+8)]
+		for j := range slots {
+			var v [8]float32
+			if j < k {
+				v = *(*[8]float32)(x[j*cols+b:])
+			}
+			*(*[8]float32)(d[8*j:]) = v
+		}
+	}
+}
+
 // packInputsDup packs the first k of slots input vectors at x (cols floats each,
 // consecutive; cols a multiple of 8) for the wide kernels into dst (2·slots·cols floats):
 // per block of eight columns, each vector's block twice, vector j at 16j of the block's
@@ -71,18 +100,24 @@ func interleavePairsAVX512(dst, a, b *float32, n int)
 
 // gemmWide512 is gemmAVX for large batches with AVX-512. Once per block of inputs
 // (gemmInputSplit; one block unless the batch is large), the block's inputs are packed
-// (packInputsDup, six at a time, the leftovers of the last block in twos), and the rows go
-// in blocks of gemmRows, laid out in pairs (interleavePairsAVX512; decoded first, when
-// decode is set) in a panel that stays in L2 while every group of inputs meets it in
-// gemm8x6AVX512 and gemm8x2AVX512, eight rows at a time (the last group of a panel padded
-// with zero rows, its stores masked). Every output keeps Dot's lanes and order, so the
-// blocking changes no bit. The caller has checked the arguments.
+// (packInputsDup, or packInputBlocks where wideInputsOnce; six at a time, the leftovers of
+// the last block in twos), and the rows go in blocks of gemmRows, laid out in pairs
+// (interleavePairsAVX512; decoded first, when decode is set) in a panel that stays in L2
+// while every group of inputs meets it in gemm8x6AVX512 and gemm8x2AVX512 (or their B
+// twins), eight rows at a time (the last group of a panel padded with zero rows, its
+// stores masked). Every output keeps Dot's lanes and order, so the blocking changes no
+// bit. The caller has checked the arguments.
 func gemmWide512(out, w, x []float32, rows, cols, batch, start, end int, decode func(dst []float32, r int)) {
 	s := gemmBuffers.Get().(*gemmScratch)
 	defer gemmBuffers.Put(s)
 	s.panel = growAligned(s.panel, gemmRows*cols)
 	s.rows = grow(s.rows, 3*cols) // two decoded rows, then a row of zeros
 	clear(s.rows[2*cols:])
+	// Each input's floats in the packed block: twice, or once for the broadcasting kernels.
+	pack, per, k6, k2 := packInputsDup, 2, gemm8x6AVX512, gemm8x2AVX512
+	if wideInputsOnce(cols) {
+		pack, per, k6, k2 = packInputBlocks, 1, gemm8x6BAVX512, gemm8x2BAVX512
+	}
 	full, step := gemmInputSplit(cols, batch, gemmPaired)
 	for b0 := 0; ; b0 += step {
 		b1 := min(b0+step, full)
@@ -92,13 +127,13 @@ func gemmWide512(out, w, x []float32, rows, cols, batch, start, end int, decode 
 		if last {
 			pairs = (batch - b1 + 1) / 2
 		}
-		s.packed = growAligned(s.packed, 2*cols*(6*groups+2*pairs))
+		s.packed = growAligned(s.packed, per*cols*(6*groups+2*pairs))
 		for g := range groups {
-			packInputsDup(s.packed[12*cols*g:], x[(b0+6*g)*cols:], cols, 6, 6)
+			pack(s.packed[6*per*cols*g:], x[(b0+6*g)*cols:], cols, 6, 6)
 		}
 		for p := range pairs {
 			b := b1 + 2*p
-			packInputsDup(s.packed[2*cols*(6*groups+2*p):], x[b*cols:], cols, min(2, batch-b), 2)
+			pack(s.packed[per*cols*(6*groups+2*p):], x[b*cols:], cols, min(2, batch-b), 2)
 		}
 		for r0 := start; r0 < end; r0 += gemmRows {
 			r1 := min(r0+gemmRows, end)
@@ -111,25 +146,25 @@ func gemmWide512(out, w, x []float32, rows, cols, batch, start, end int, decode 
 			tiles, part := (r1-r0)/8, (r1-r0)%8
 			mask := 1<<part - 1
 			for g := range groups {
-				b, xd := b0+6*g, &s.packed[12*cols*g]
+				b, xp := b0+6*g, &s.packed[6*per*cols*g]
 				if tiles > 0 {
-					gemm8x6AVX512(&out[b*rows+r0], rows, &panel[0], xd, cols, tiles, 0xff)
+					k6(&out[b*rows+r0], rows, &panel[0], xp, cols, tiles, 0xff)
 				}
 				if part > 0 {
-					gemm8x6AVX512(&out[b*rows+r0+8*tiles], rows, &panel[8*tiles*cols], xd, cols, 1, mask)
+					k6(&out[b*rows+r0+8*tiles], rows, &panel[8*tiles*cols], xp, cols, 1, mask)
 				}
 			}
 			for p := range pairs {
-				b, xd := b1+2*p, &s.packed[2*cols*(6*groups+2*p)]
+				b, xp := b1+2*p, &s.packed[per*cols*(6*groups+2*p)]
 				full1, mask1 := 0xff, mask // input b+1's masks: none when it is padding
 				if b+1 == batch {
 					full1, mask1 = 0, 0
 				}
 				if tiles > 0 {
-					gemm8x2AVX512(&out[b*rows+r0], rows, &panel[0], xd, cols, tiles, 0xff, full1)
+					k2(&out[b*rows+r0], rows, &panel[0], xp, cols, tiles, 0xff, full1)
 				}
 				if part > 0 {
-					gemm8x2AVX512(&out[b*rows+r0+8*tiles], rows, &panel[8*tiles*cols], xd, cols, 1, mask, mask1)
+					k2(&out[b*rows+r0+8*tiles], rows, &panel[8*tiles*cols], xp, cols, 1, mask, mask1)
 				}
 			}
 		}
@@ -138,6 +173,24 @@ func gemmWide512(out, w, x []float32, rows, cols, batch, start, end int, decode 
 		}
 	}
 }
+
+// wideInputsOnce says whether gemmWide512 packs inputs of cols floats once and broadcasts
+// each block as it loads it (gemm8x6BAVX512), rather than packing them twice for plain
+// loads (gemm8x6AVX512): where ZMM arithmetic is full width (zmmFullWidth), for rows of at
+// least wideOnceMinCols. A group of six inputs packed twice then takes most of L1 (36 KiB
+// at 768 columns, of Zen 5's 48), so the inputs, read again for every group of eight rows,
+// come from L2 and L3 and are the limit; shorter rows keep them in L1, where the plain
+// loads are the faster. One thread on Zen 5, the two alternated call by call (medians of
+// 9, cpu-GFLOP/s, dup → once): 768×2048 by 512 132.7–137.0 → 142.1–143.2, 768×1024 by 512
+// 131.0–133.9 → 149.6–150.1, 2048×768 by 512 134.3–140.5 → 148.7–149.7, 768×768 by 512
+// 136.4–142.7 → 141.4–148.3, f16 2048×5632 by 128 86.0–106.3 → 105.3–124.4; but 768×640 by
+// 512 138.0–149.5 → 142.4–147.2, 768×128 by 512 186.8 → 156.4, and the attention's
+// 512×64 by 512 168.4 → 141.1. On Zen 4 a broadcast from memory takes a share of the
+// multiply and add pipes (see gemm4x8AVX512).
+func wideInputsOnce(cols int) bool { return zmmFullWidth && cols >= wideOnceMinCols }
+
+// wideOnceMinCols is the shortest row for which wideInputsOnce packs inputs once.
+const wideOnceMinCols = 768
 
 // gemmPanelRow returns row r of a block of rows ending at end for the panel: a row of
 // zeros past the end, else the stored row, or the row decoded into the scratch's slot

@@ -43,31 +43,49 @@ GLOBL gemm8x6Perm<>(SB), RODATA|NOPTR, $64
 	VMOVUPS WO(SI)(R9*2), Z2; \
 	VMOVUPS WO(R8), Z3
 
-// INPUT8 multiplies the four row pairs in Z0..Z3 by one input's duplicated block at XO(DI)
-// (in Z4), VMULPS into Z5, VADDPS into A0..A3.
-#define INPUT8(XO, A0, A1, A2, A3) \
-	VMOVUPS XO(DI), Z4; \
+// INPUT8 multiplies the four row pairs in Z0..Z3 by one input's block at XO(DI), loaded
+// into both halves of Z4 by LOAD (VMOVUPS of a block packed twice by packInputsDup, or
+// VBROADCASTF64X4 of one packed once by packInputBlocks), VMULPS into Z5, VADDPS into
+// A0..A3.
+#define INPUT8(LOAD, XO, A0, A1, A2, A3) \
+	LOAD    XO(DI), Z4; \
 	MULADD(Z4, Z0, Z5, A0); \
 	MULADD(Z4, Z1, Z5, A1); \
 	MULADD(Z4, Z2, Z5, A2); \
 	MULADD(Z4, Z3, Z5, A3)
 
 // STEP8x6 is one block of eight columns: the four row pairs, then each input j's block
-// (at XO+64j) against them, into Z(8+4j+q).
+// (packed twice, at XO+64j) against them, into Z(8+4j+q). STEP8x6B is STEP8x6 for inputs
+// packed once (at XO+32j), each block broadcast to both halves.
 #define STEP8x6(WO, XO) \
 	ROWPAIRS8(WO); \
-	INPUT8(XO, Z8, Z9, Z10, Z11); \
-	INPUT8(XO+64, Z12, Z13, Z14, Z15); \
-	INPUT8(XO+128, Z16, Z17, Z18, Z19); \
-	INPUT8(XO+192, Z20, Z21, Z22, Z23); \
-	INPUT8(XO+256, Z24, Z25, Z26, Z27); \
-	INPUT8(XO+320, Z28, Z29, Z30, Z31)
+	INPUT8(VMOVUPS, XO, Z8, Z9, Z10, Z11); \
+	INPUT8(VMOVUPS, XO+64, Z12, Z13, Z14, Z15); \
+	INPUT8(VMOVUPS, XO+128, Z16, Z17, Z18, Z19); \
+	INPUT8(VMOVUPS, XO+192, Z20, Z21, Z22, Z23); \
+	INPUT8(VMOVUPS, XO+256, Z24, Z25, Z26, Z27); \
+	INPUT8(VMOVUPS, XO+320, Z28, Z29, Z30, Z31)
 
-// STEP8x2 is STEP8x6 for two inputs (128 bytes per block at XO(DI)), into Z8..Z15.
+#define STEP8x6B(WO, XO) \
+	ROWPAIRS8(WO); \
+	INPUT8(VBROADCASTF64X4, XO, Z8, Z9, Z10, Z11); \
+	INPUT8(VBROADCASTF64X4, XO+32, Z12, Z13, Z14, Z15); \
+	INPUT8(VBROADCASTF64X4, XO+64, Z16, Z17, Z18, Z19); \
+	INPUT8(VBROADCASTF64X4, XO+96, Z20, Z21, Z22, Z23); \
+	INPUT8(VBROADCASTF64X4, XO+128, Z24, Z25, Z26, Z27); \
+	INPUT8(VBROADCASTF64X4, XO+160, Z28, Z29, Z30, Z31)
+
+// STEP8x2 and STEP8x2B are STEP8x6 and STEP8x6B for two inputs (128 or 64 bytes per block
+// at XO(DI)), into Z8..Z15.
 #define STEP8x2(WO, XO) \
 	ROWPAIRS8(WO); \
-	INPUT8(XO, Z8, Z9, Z10, Z11); \
-	INPUT8(XO+64, Z12, Z13, Z14, Z15)
+	INPUT8(VMOVUPS, XO, Z8, Z9, Z10, Z11); \
+	INPUT8(VMOVUPS, XO+64, Z12, Z13, Z14, Z15)
+
+#define STEP8x2B(WO, XO) \
+	ROWPAIRS8(WO); \
+	INPUT8(VBROADCASTF64X4, XO, Z8, Z9, Z10, Z11); \
+	INPUT8(VBROADCASTF64X4, XO+32, Z12, Z13, Z14, Z15)
 
 // PAIRSUMS does the first two steps of REDUCE8 for the eight dot products of one input in
 // the accumulators A0..A3 (row pair q in Aq: rows 2q and 2q+1 in its low and high halves,
@@ -132,6 +150,94 @@ GLOBL gemm8x6Perm<>(SB), RODATA|NOPTR, $64
 	MOVQ n+32(FP), CX; \
 	SHRQ $3, CX
 
+// GEMM8X6 is the body of gemm8x6AVX512 and gemm8x6BAVX512: STEP one block of eight columns
+// (STEP8x6 or STEP8x6B), XB and XB2 the packed inputs' bytes of one block and of two, TILE,
+// PAIRS and DONE the labels. An odd block goes first, then two blocks per iteration; at the
+// end SI moves to the next group's first pair.
+#define GEMM8X6(STEP, XB, XB2, TILE, PAIRS, DONE) \
+	GEMM8ARGS; \
+	MOVQ  mask+48(FP), R11; \
+	KMOVW R11, K1; \
+TILE: \
+	TILE8START; \
+	ZERO8(Z8, Z9, Z10, Z11, Z12, Z13, Z14, Z15); \
+	ZERO8(Z16, Z17, Z18, Z19, Z20, Z21, Z22, Z23); \
+	ZERO8(Z24, Z25, Z26, Z27, Z28, Z29, Z30, Z31); \
+	TESTQ $1, CX; \
+	JZ    PAIRS; \
+	STEP(0, 0); \
+	ADDQ  $64, SI; \
+	ADDQ  $64, R8; \
+	ADDQ  $XB, DI; \
+	SUBQ  $1, CX; \
+	JZ    DONE; \
+PAIRS: \
+	STEP(0, 0); \
+	STEP(64, XB); \
+	ADDQ $128, SI; \
+	ADDQ $128, R8; \
+	ADDQ $XB2, DI; \
+	SUBQ $2, CX; \
+	JNZ  PAIRS; \
+DONE: \
+	LEAQ (R15)(R9*4), SI; \
+	MOVQ AX, R11; \
+	PAIRSUMS(Z8, Z9, Z10, Z11, Z4); \
+	PAIRSUMS(Z12, Z13, Z14, Z15, Z5); \
+	STORE8x2(Z4, Z5, K1, K1); \
+	LEAQ (R11)(R10*2), R11; \
+	PAIRSUMS(Z16, Z17, Z18, Z19, Z4); \
+	PAIRSUMS(Z20, Z21, Z22, Z23, Z5); \
+	STORE8x2(Z4, Z5, K1, K1); \
+	LEAQ (R11)(R10*2), R11; \
+	PAIRSUMS(Z24, Z25, Z26, Z27, Z4); \
+	PAIRSUMS(Z28, Z29, Z30, Z31, Z5); \
+	STORE8x2(Z4, Z5, K1, K1); \
+	ADDQ $32, AX; \
+	DECQ R12; \
+	JNZ  TILE; \
+	VZEROUPPER; \
+	RET
+
+// GEMM8X2 is the body of gemm8x2AVX512 and gemm8x2BAVX512 (STEP: STEP8x2 or STEP8x2B; the
+// rest as GEMM8X6's).
+#define GEMM8X2(STEP, XB, XB2, TILE, PAIRS, DONE) \
+	GEMM8ARGS; \
+	MOVQ  mask0+48(FP), R11; \
+	KMOVW R11, K1; \
+	MOVQ  mask1+56(FP), R11; \
+	KMOVW R11, K2; \
+TILE: \
+	TILE8START; \
+	ZERO8(Z8, Z9, Z10, Z11, Z12, Z13, Z14, Z15); \
+	TESTQ $1, CX; \
+	JZ    PAIRS; \
+	STEP(0, 0); \
+	ADDQ  $64, SI; \
+	ADDQ  $64, R8; \
+	ADDQ  $XB, DI; \
+	SUBQ  $1, CX; \
+	JZ    DONE; \
+PAIRS: \
+	STEP(0, 0); \
+	STEP(64, XB); \
+	ADDQ $128, SI; \
+	ADDQ $128, R8; \
+	ADDQ $XB2, DI; \
+	SUBQ $2, CX; \
+	JNZ  PAIRS; \
+DONE: \
+	LEAQ (R15)(R9*4), SI; \
+	MOVQ AX, R11; \
+	PAIRSUMS(Z8, Z9, Z10, Z11, Z4); \
+	PAIRSUMS(Z12, Z13, Z14, Z15, Z5); \
+	STORE8x2(Z4, Z5, K1, K2); \
+	ADDQ $32, AX; \
+	DECQ R12; \
+	JNZ  TILE; \
+	VZEROUPPER; \
+	RET
+
 // func gemm8x6AVX512(out *float32, outStride int, panel *float32, xd *float32, n, tiles, mask int)
 //
 // For each of tiles groups of eight rows laid out in pairs by interleavePairs (pair q of a
@@ -145,98 +251,28 @@ GLOBL gemm8x6Perm<>(SB), RODATA|NOPTR, $64
 // stride in bytes (8n), R15 the group's first pair, AX its first output, R10 the output
 // stride in bytes, K1 the mask.
 TEXT ·gemm8x6AVX512(SB), NOSPLIT, $0-56
-	GEMM8ARGS
-	MOVQ  mask+48(FP), R11
-	KMOVW R11, K1
+	GEMM8X6(STEP8x6, 384, 768, tile6, pairs6, done6)
 
-tile6:
-	TILE8START
-	ZERO8(Z8, Z9, Z10, Z11, Z12, Z13, Z14, Z15)
-	ZERO8(Z16, Z17, Z18, Z19, Z20, Z21, Z22, Z23)
-	ZERO8(Z24, Z25, Z26, Z27, Z28, Z29, Z30, Z31)
-
-	// An odd block first, then two blocks per iteration.
-	TESTQ $1, CX
-	JZ    pairs6
-	STEP8x6(0, 0)
-	ADDQ  $64, SI
-	ADDQ  $64, R8
-	ADDQ  $384, DI
-	SUBQ  $1, CX
-	JZ    done6
-
-pairs6:
-	STEP8x6(0, 0)
-	STEP8x6(64, 384)
-	ADDQ $128, SI
-	ADDQ $128, R8
-	ADDQ $768, DI
-	SUBQ $2, CX
-	JNZ  pairs6
-
-done6:
-	LEAQ (R15)(R9*4), SI // the next group's first pair
-	MOVQ AX, R11
-	PAIRSUMS(Z8, Z9, Z10, Z11, Z4)
-	PAIRSUMS(Z12, Z13, Z14, Z15, Z5)
-	STORE8x2(Z4, Z5, K1, K1)
-	LEAQ (R11)(R10*2), R11
-	PAIRSUMS(Z16, Z17, Z18, Z19, Z4)
-	PAIRSUMS(Z20, Z21, Z22, Z23, Z5)
-	STORE8x2(Z4, Z5, K1, K1)
-	LEAQ (R11)(R10*2), R11
-	PAIRSUMS(Z24, Z25, Z26, Z27, Z4)
-	PAIRSUMS(Z28, Z29, Z30, Z31, Z5)
-	STORE8x2(Z4, Z5, K1, K1)
-	ADDQ $32, AX
-	DECQ R12
-	JNZ  tile6
-	VZEROUPPER
-	RET
+// func gemm8x6BAVX512(out *float32, outStride int, panel *float32, xb *float32, n, tiles, mask int)
+//
+// gemm8x6AVX512 for six inputs packed once by packInputBlocks (48 floats per block of eight
+// columns), each input's block broadcast to both halves of a register (VBROADCASTF64X4 from
+// memory): half the bytes of inputs read per block.
+TEXT ·gemm8x6BAVX512(SB), NOSPLIT, $0-56
+	GEMM8X6(STEP8x6B, 192, 384, tile6b, pairs6b, done6b)
 
 // func gemm8x2AVX512(out *float32, outStride int, panel *float32, xd *float32, n, tiles, mask0, mask1 int)
 //
 // gemm8x6AVX512 for two inputs (32 floats per block of xd), the rows of input 0 stored
 // under mask0 and those of input 1 under mask1 (0: input 1 is padding, nothing stored).
 TEXT ·gemm8x2AVX512(SB), NOSPLIT, $0-64
-	GEMM8ARGS
-	MOVQ  mask0+48(FP), R11
-	KMOVW R11, K1
-	MOVQ  mask1+56(FP), R11
-	KMOVW R11, K2
+	GEMM8X2(STEP8x2, 128, 256, tile2, pairs2, done2)
 
-tile2:
-	TILE8START
-	ZERO8(Z8, Z9, Z10, Z11, Z12, Z13, Z14, Z15)
-	TESTQ $1, CX
-	JZ    pairs2
-	STEP8x2(0, 0)
-	ADDQ  $64, SI
-	ADDQ  $64, R8
-	ADDQ  $128, DI
-	SUBQ  $1, CX
-	JZ    done2
-
-pairs2:
-	STEP8x2(0, 0)
-	STEP8x2(64, 128)
-	ADDQ $128, SI
-	ADDQ $128, R8
-	ADDQ $256, DI
-	SUBQ $2, CX
-	JNZ  pairs2
-
-done2:
-	LEAQ (R15)(R9*4), SI
-	MOVQ AX, R11
-	PAIRSUMS(Z8, Z9, Z10, Z11, Z4)
-	PAIRSUMS(Z12, Z13, Z14, Z15, Z5)
-	STORE8x2(Z4, Z5, K1, K2)
-	ADDQ $32, AX
-	DECQ R12
-	JNZ  tile2
-	VZEROUPPER
-	RET
+// func gemm8x2BAVX512(out *float32, outStride int, panel *float32, xb *float32, n, tiles, mask0, mask1 int)
+//
+// gemm8x2AVX512 for two inputs packed once by packInputBlocks (16 floats per block of xb).
+TEXT ·gemm8x2BAVX512(SB), NOSPLIT, $0-64
+	GEMM8X2(STEP8x2B, 64, 128, tile2b, pairs2b, done2b)
 
 // STEP8x4 is one block of eight columns: the four packed input pairs at XO(DI) in Z0..Z3,
 // each row's eight weights (at WO from its row pointer) broadcast to both halves, then

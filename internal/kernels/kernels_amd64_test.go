@@ -123,7 +123,12 @@ func TestZMMWidthInReport(t *testing.T) {
 	defer func(w bool) { zmmFullWidth = w }(zmmFullWidth)
 	zmmFullWidth = true
 	require.Contains(t, detail(), "full width: float32 batches of 8 or more in gemm4x8AVX512")
+	require.Contains(t, detail(), fmt.Sprintf("prefill inputs of %d columns or more packed once and broadcast (gemm8x6BAVX512)", wideOnceMinCols))
+	require.True(t, wideInputsOnce(wideOnceMinCols))
+	require.False(t, wideInputsOnce(wideOnceMinCols-8))
 	zmmFullWidth = false
+	require.Contains(t, detail(), "prefill inputs packed twice (gemm8x6AVX512)")
+	require.False(t, wideInputsOnce(wideOnceMinCols))
 	require.Contains(t, detail(), "in 256-bit halves (AMD family 25): float32 batches of 10 to 47 in gemm4x6AVX512")
 	found := false
 	for _, l := range ReportLines(Implementations()) {

@@ -333,6 +333,10 @@ func TestMatMulRowsMatchesGeneric(t *testing.T) {
 				{kindSpecial, 21, 72, 53, 0, 21},
 				{kindNearOverflow, 5, 520, 49, 0, 5},
 				{kindMixed, 19, 136, 47, 2, 19},
+				// Rows long enough for inputs packed once where ZMM is full width
+				// (wideInputsOnce), with two pairs of leftovers and with two and a padded one.
+				{kindMixed, 19, 776, 52, 1, 19},
+				{kindNormal, 11, 1024, 53, 0, 11},
 			} {
 				checkMatMulRows(t, rng, set, c.kind, c.rows, c.cols, c.batch, c.start, c.end)
 			}

@@ -68,9 +68,9 @@ func isAMDFamily(family uint32) bool {
 // micro-kernel batches of more than nine take on this CPU (zmmFullWidth).
 func zmmWidthDetail() string {
 	if zmmFullWidth {
-		return "512-bit arithmetic at full width: float32 batches of 8 or more in gemm4x8AVX512 (ZMM pairs)"
+		return "512-bit arithmetic at full width: float32 batches of 8 or more in gemm4x8AVX512 (ZMM pairs), prefill inputs of 768 columns or more packed once and broadcast (gemm8x6BAVX512)"
 	}
-	return "512-bit arithmetic in 256-bit halves (AMD family 25): float32 batches of 10 to 47 in gemm4x6AVX512 (YMM)"
+	return "512-bit arithmetic in 256-bit halves (AMD family 25): float32 batches of 10 to 47 in gemm4x6AVX512 (YMM), prefill inputs packed twice (gemm8x6AVX512)"
 }
 
 // kTileDetail is the report's detail for the batched k-quant products: from how many
