@@ -34,8 +34,32 @@ func gemm8x2BAVX512(out *float32, outStride int, panel, xb *float32, n, tiles, m
 // packInputBlocks packs the first k of slots input vectors at x (cols floats each,
 // consecutive; cols a multiple of 8) for the broadcasting wide kernels into dst
 // (slots·cols floats): per block of eight columns, each vector's block once, vector j at 8j
-// of the block's 8·slots floats; the slots past k are zero.
+// of the block's 8·slots floats; the slots past k are zero. With AVX-512 on (always, where
+// those kernels run) packInputBlocksAVX512 does it, a YMM copy a block: the Go loop took a
+// tenth of a batched prefill's product time (16 sequences of 960 tokens, stories110M
+// shape, on Zen 5).
 func packInputBlocks(dst, x []float32, cols, k, slots int) {
+	dst = dst[:slots*cols]
+	if implMatMulAVX512.on && cols > 0 {
+		x = x[:k*cols]
+		var xp *float32
+		if k > 0 {
+			xp = &x[0]
+		}
+		packInputBlocksAVX512(&dst[0], xp, cols, k, slots)
+		return
+	}
+	packInputBlocksGeneric(dst, x, cols, k, slots)
+}
+
+// packInputBlocksAVX512 is packInputBlocksGeneric for cols > 0 with 256-bit copies.
+// Implemented in gemm_avx512_amd64.s.
+//
+//go:noescape
+func packInputBlocksAVX512(dst, x *float32, cols, k, slots int)
+
+// packInputBlocksGeneric is the portable definition of packInputBlocks.
+func packInputBlocksGeneric(dst, x []float32, cols, k, slots int) {
 	dst = dst[:slots*cols]
 	for b := 0; b < cols; b += 8 {
 		d := dst[slots*b : slots*(b+8)]

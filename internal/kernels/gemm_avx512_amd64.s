@@ -467,3 +467,53 @@ dupzero:
 dupdone:
 	VZEROUPPER
 	RET
+
+// func packInputBlocksAVX512(dst, x *float32, cols, k, slots int)
+//
+// packInputBlocksGeneric for cols > 0 (a multiple of 8): for each input j < slots, each
+// block of eight columns copied to its place (8 floats at 8j of the block's 8·slots),
+// zeros for j ≥ k. DI walks the current input's places (R10 = 32·slots bytes apart), SI
+// its blocks, DX counts inputs, BX blocks.
+TEXT ·packInputBlocksAVX512(SB), NOSPLIT, $0-40
+	MOVQ   dst+0(FP), DI
+	MOVQ   x+8(FP), SI
+	MOVQ   cols+16(FP), CX
+	MOVQ   k+24(FP), R8
+	MOVQ   slots+32(FP), R9
+	MOVQ   R9, R10
+	SHLQ   $5, R10
+	VPXORD Y1, Y1, Y1
+	XORQ   DX, DX
+
+onceinput:
+	CMPQ DX, R9
+	JEQ  oncedone
+	MOVQ DX, AX
+	SHLQ $5, AX
+	LEAQ (DI)(AX*1), R11
+	MOVQ CX, BX
+	SHRQ $3, BX
+	CMPQ DX, R8
+	JAE  oncezero
+
+onceblock:
+	VMOVUPS (SI), Y0
+	VMOVUPS Y0, (R11)
+	ADDQ    $32, SI
+	ADDQ    R10, R11
+	DECQ    BX
+	JNZ     onceblock
+	INCQ    DX
+	JMP     onceinput
+
+oncezero:
+	VMOVUPS Y1, (R11)
+	ADDQ    R10, R11
+	DECQ    BX
+	JNZ     oncezero
+	INCQ    DX
+	JMP     onceinput
+
+oncedone:
+	VZEROUPPER
+	RET

@@ -108,7 +108,7 @@ var (
 	implAxpyRowsAVX512    = &impl{name: "axpyRowsAVX512Asm", needs: setAVX512}
 	implAxpyF16AVX2       = &impl{name: "axpyF16RowsAVX2Asm, axpyF16RowsNextAVX2Asm", needs: setAVX2}
 	implMatVecAVX         = &impl{name: "dotRowsX4AVX, dotRowsQ4AVX, dotRowsAVX", needs: setAVX}
-	implMatMulAVX512      = &impl{name: "gemm8x6AVX512, gemm8x2AVX512, gemm8x6BAVX512, gemm8x2BAVX512, gemm4x6AVX512, gemm4x4AVX512, gemm4x8AVX512, dot4x4AVX512, packInputsDupAVX512", needs: setAVX | featAVX512F | featAVX512VL, detail: zmmWidthDetail}
+	implMatMulAVX512      = &impl{name: "gemm8x6AVX512, gemm8x2AVX512, gemm8x6BAVX512, gemm8x2BAVX512, gemm4x6AVX512, gemm4x4AVX512, gemm4x8AVX512, dot4x4AVX512, packInputsDupAVX512, packInputBlocksAVX512", needs: setAVX | featAVX512F | featAVX512VL, detail: zmmWidthDetail}
 	implMatMulAVX         = &impl{name: "gemm2x6AVX, gemm2x4AVX, dot4x2AVX, dot4x1AVX", needs: setAVX}
 	implHalfAVX512        = &impl{name: "dotF16x4x4AVX512, dotBF16x4x4AVX512", needs: setAVX512 | featAVX512VL}
 	implHalfAVX512x8      = &impl{name: "dotF16x4x8AVX512, dotF16x4x4ZAVX512, dotBF16x4x8AVX512, dotBF16x4x4ZAVX512", needs: setAVX512 | featAVX512VL}
