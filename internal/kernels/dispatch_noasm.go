@@ -69,6 +69,12 @@ func dotKRowsFast(f *kFormat, out []float32, x *Q8KInput, w []byte, rb int) {
 	kRowsGeneric(f, out, x, w, rb)
 }
 
+func dotKRowsPairFast(f *kFormat, out []float32, vecStride int, x1, x2 *Q8KInput, w []byte, rows int) bool {
+	return false
+}
+
+func kPairKernel(f *kFormat) bool { return false }
+
 func dotLegacyRowsFast(f *legacyFormat, out []float32, x *Q8Input, w []byte, rb int) {
 	legacyRowsGeneric(f, out, x, w, rb)
 }

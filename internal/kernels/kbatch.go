@@ -229,8 +229,19 @@ func kRowsPanels(f *kFormat, out []float32, stride int, x *Q8KBatch, w []byte, r
 	panel := panelRows(rb)
 	for r0 := 0; r0 < rows; r0 += panel {
 		r1 := min(r0+panel, rows)
-		for v := v0; v < len(x.xs); v++ {
-			dotKRows(f, out[v*stride+r0:v*stride+r1], x.xs[v], w[r0*rb:r1*rb])
+		kRowsVectors(f, out, stride, x, w[r0*rb:r1*rb], r0, r1, v0)
+	}
+}
+
+// kRowsVectors runs the row dots of the rows [r0, r1) (w: theirs) against the vectors of x
+// from v0 on, two at a time where a kernel takes a pair (dotKRowsPairFast), else one by one.
+func kRowsVectors(f *kFormat, out []float32, stride int, x *Q8KBatch, w []byte, r0, r1, v0 int) {
+	for v := v0; v < len(x.xs); v++ {
+		o := out[v*stride+r0:]
+		if v+1 < len(x.xs) && dotKRowsPairFast(f, o, stride, x.xs[v], x.xs[v+1], w, r1-r0) {
+			v++
+			continue
 		}
+		dotKRows(f, o[:r1-r0], x.xs[v], w)
 	}
 }

@@ -162,7 +162,9 @@ func dotKBatchFast(f *kFormat, out []float32, stride int, x *Q8KBatch, w []byte,
 // dotKBatchAVX2 is the batched product of k-quant rows with AVX2 for the vectors of x past
 // the tiled ones: panels of rows, each against the vectors eight at a time (x.octs;
 // dotQ4_KV8AVX2, dotQ5_KV8AVX2) or four at a time, the vectors left over through the row
-// dots. It reports false, having run nothing, without four such vectors or a kernel.
+// dots (two at a time where kPairKernel). It reports false, having run nothing, without
+// four such vectors or a kernel, or where the row dots take pairs (kPairKernel), which then
+// take all of them.
 func dotKBatchAVX2(f *kFormat, out []float32, stride int, x *Q8KBatch, w []byte, rows, rb int) bool {
 	var kern, kern8 func(out *float32, w *byte, xq *byte, nb, rb, tiles, outStride int)
 	switch f {
@@ -176,6 +178,9 @@ func dotKBatchAVX2(f *kFormat, out []float32, stride int, x *Q8KBatch, w []byte,
 		kern = dotQ2_KV4AVX2
 	case &kQ3_K:
 		kern = dotQ3_KV4AVX2
+	}
+	if kPairKernel(f) {
+		return false // the row dots two vectors at a time beat fours (kPairKernel)
 	}
 	base := x.tiled
 	nb, quads := x.n/KBlockLen, (len(x.xs)-base)/4
@@ -197,9 +202,7 @@ func dotKBatchAVX2(f *kFormat, out []float32, stride int, x *Q8KBatch, w []byte,
 			kern(o, &w[r0*rb], xq, nb, rb, r1-r0, stride)
 			q++
 		}
-		for v := base + 4*quads; v < len(x.xs); v++ {
-			dotKRows(f, out[v*stride+r0:v*stride+r1], x.xs[v], w[r0*rb:r1*rb])
-		}
+		kRowsVectors(f, out, stride, x, w[r0*rb:r1*rb], r0, r1, base+4*quads)
 	}
 	return true
 }

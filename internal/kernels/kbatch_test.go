@@ -34,7 +34,7 @@ func checkDotKBatch(t *testing.T) {
 		f, batch := kf.f, kBatchFormats[kf.f]
 		for _, nb := range []int{1, 3, 8} {
 			n := nb * KBlockLen
-			for _, count := range []int{1, 2, 5, 7, 8, 12, 16, 17, 22, 23, 24, 25, 35} {
+			for _, count := range []int{1, 2, 3, 5, 6, 7, 8, 12, 16, 17, 22, 23, 24, 25, 35} {
 				for _, rows := range []int{1, 4, 7} {
 					kind := []halfKind{halfNormal, halfExtreme, halfSub, halfBits}[rng.IntN(4)]
 					xk := []dataKind{kindNormal, kindWide, kindMixed, kindSubnormal}[rng.IntN(4)]

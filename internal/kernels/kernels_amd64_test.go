@@ -182,3 +182,24 @@ func TestDotKRowsOtherZMMWidth(t *testing.T) {
 	zmmFullWidth = !zmmFullWidth
 	checkDotKRows(t)
 }
+
+// TestDotKBatchOtherZMMWidth runs the batched k-quant products at the AVX-512 level with
+// zmmFullWidth flipped, so that what Zen 4 and Zen 5 each choose for a batch (the tile
+// threshold, dotQ4_Kx2x2ZAVX512 for pairs of vectors past the tiles and quads) runs on
+// either CPU.
+func TestDotKBatchOtherZMMWidth(t *testing.T) {
+	if !implKRowsVNNI.supported() {
+		t.Skip("needs AVX-512 VNNI: without it neither choice in question runs")
+	}
+	w0 := zmmFullWidth
+	defer atLevel("avx512")()
+	defer func(w bool) { zmmFullWidth = w }(zmmFullWidth)
+	for _, full := range []bool{true, false} {
+		zmmFullWidth = full
+		require.Equal(t, full, kPairKernel(&kQ4_K), "Q4_K pairs where ZMM is full width")
+		require.False(t, kPairKernel(&kQ5_K), "no pair kernel for Q5_K")
+		require.Equal(t, full, strings.Contains(kRowsDetail(), "dotQ4_Kx2x2ZAVX512"), "the report names the pair kernel where it runs")
+	}
+	zmmFullWidth = !w0
+	checkDotKBatch(t)
+}

@@ -326,6 +326,93 @@ TEXT ·dotQ4_Kx4ZAVX512(SB), NOSPLIT, $0-48
 
 	KMINROWS(Q4KROW512, 0, 144, q4kzloop)
 
+// The Q4_K row dots of two rows against two inputs (dotQ4_Kx2x2ZAVX512): each super-block
+// of a row is unpacked once (its scales and mins, its four quarters of codes) and
+// multiplied by both inputs, where the four-row kernel unpacks it again for each input.
+// The four (row, input) pairs take the places of dotQ4_Kx4ZAVX512's four rows, so the
+// integers I and M and the float step of each pair are that kernel's.
+
+// KDOT64X is KDOT64 against the input at XR.
+#define KDOT64X(XOFF, XR, SC, FIRST, IREG) \
+	VPMADDUBSW XOFF(XR), Z9, Z10; \
+	FIRST      SC, Z10, IREG
+
+// Q4KROWX2 is Q4KROW512 for the super-block of the row at R against the inputs at DI and
+// R9: integer lanes in IA and IB, mins times the block sums in MA and MB.
+#define Q4KROWX2(R, IA, IB, MA, MB) \
+	KPF2(R); \
+	KSCALEMIN6(R); \
+	VPSHUFB  Z26, Z1, Z4; \
+	VPSHUFB  Z27, Z1, Z5; \
+	VPSHUFB  Z28, Z1, Z6; \
+	VPSHUFB  Z29, Z1, Z7; \
+	KNIB4(R, 16); \
+	KDOT64X(0, DI, Z4, VPMADDWD, IA); \
+	KDOT64X(0, R9, Z4, VPMADDWD, IB); \
+	KNIB4(R, 48); \
+	KDOT64X(64, DI, Z5, VPDPWSSD, IA); \
+	KDOT64X(64, R9, Z5, VPDPWSSD, IB); \
+	KNIB4(R, 80); \
+	KDOT64X(128, DI, Z6, VPDPWSSD, IA); \
+	KDOT64X(128, R9, Z6, VPDPWSSD, IB); \
+	KNIB4(R, 112); \
+	KDOT64X(192, DI, Z7, VPDPWSSD, IA); \
+	KDOT64X(192, R9, Z7, VPDPWSSD, IB); \
+	VPSHUFB  Y25, Y1, MA; \
+	VPMADDWD 256(R9), MA, MB; \
+	VPMADDWD 256(DI), MA, MA
+
+// KENDMINX2 is KENDMIN for the pairs (row SI, input DI), (R8, DI), (SI, R9), (R8, R9): the
+// rows' d and dmin twice, times DI's scale in the lower half and R9's in the upper.
+#define KENDMINX2(DOFF) \
+	VMOVD         DOFF(SI)(R13*1), X3; \
+	VPINSRD       $1, DOFF(R8)(R13*1), X3, X3; \
+	VPINSRD       $2, DOFF(SI)(R13*1), X3, X3; \
+	VPINSRD       $3, DOFF(R8)(R13*1), X3, X3; \
+	VCVTPH2PS     X3, Y3; \
+	VBROADCASTSS  288(DI), X8; \
+	VBROADCASTSS  288(R9), X10; \
+	VINSERTF128   $1, X10, Y8, Y8; \
+	VMULPS        Y8, Y3, Y3; \
+	VCVTDQ2PS     Y2, Y2; \
+	VMULPS        Y3, Y2, Y2; \
+	VMOVSHDUP     Y2, Y3; \
+	VSUBPS        Y3, Y2, Y2; \
+	VADDPS        Y2, Y0, Y0
+
+// func dotQ4_Kx2x2ZAVX512(out *float32, w *byte, x *byte, nb, stride, outStride int, x2 *byte, vecStride int)
+//
+// Rows w and w+stride against the inputs x and x2: row k and x to out[k·outStride], row k
+// and x2 to out[vecStride + k·outStride]; the same bits as dotQ4_Kx4ZAVX512 for each.
+// KSETUP's third and fourth row pointers are not used: R9 holds x2.
+TEXT ·dotQ4_Kx2x2ZAVX512(SB), NOSPLIT, $0-64
+	KSETUP
+	MOVQ x2+48(FP), R9
+
+q4kx2loop:
+	Q4KROWX2(SI, Z16, Z18, Y20, Y22)
+	Q4KROWX2(R8, Z17, Z19, Y21, Y23)
+	KIM16
+	KENDMINX2(0)
+	ADDQ $144, R13
+	ADDQ $320, DI
+	ADDQ $320, R9
+	DECQ R11
+	JNZ  q4kx2loop
+	VEXTRACTF128 $1, Y0, X1
+	MOVQ         out+0(FP), DX
+	MOVQ         outStride+40(FP), CX
+	SHLQ         $2, CX
+	MOVQ         vecStride+56(FP), BX
+	SHLQ         $2, BX
+	VMOVSS       X0, (DX)
+	VEXTRACTPS   $2, X0, (DX)(CX*1)
+	ADDQ         BX, DX
+	VMOVSS       X1, (DX)
+	VEXTRACTPS   $2, X1, (DX)(CX*1)
+	VZEROUPPER
+	RET
+
 // k16ScaleIdx are the VPERMW indexes that spread sixteen scale words, one per 16 values,
 // over a 512-bit register of 64 values: words 4c..4c+3, each eight times
 // (k16ScaleIdx+64c).
