@@ -73,8 +73,6 @@ func dotKRowsPairFast(f *kFormat, out []float32, vecStride int, x1, x2 *Q8KInput
 	return false
 }
 
-func kPairKernel(f *kFormat) bool { return false }
-
 func dotLegacyRowsFast(f *legacyFormat, out []float32, x *Q8Input, w []byte, rb int) {
 	legacyRowsGeneric(f, out, x, w, rb)
 }

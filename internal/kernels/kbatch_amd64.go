@@ -179,7 +179,7 @@ func dotKBatchAVX2(f *kFormat, out []float32, stride int, x *Q8KBatch, w []byte,
 	case &kQ3_K:
 		kern = dotQ3_KV4AVX2
 	}
-	if kPairKernel(f) {
+	if kPairKernel(f) != nil {
 		return false // the row dots two vectors at a time beat fours (kPairKernel)
 	}
 	base := x.tiled

@@ -196,8 +196,9 @@ func TestDotKBatchOtherZMMWidth(t *testing.T) {
 	defer func(w bool) { zmmFullWidth = w }(zmmFullWidth)
 	for _, full := range []bool{true, false} {
 		zmmFullWidth = full
-		require.Equal(t, full, kPairKernel(&kQ4_K), "Q4_K pairs where ZMM is full width")
-		require.False(t, kPairKernel(&kQ5_K), "no pair kernel for Q5_K")
+		require.Equal(t, full, kPairKernel(&kQ4_K) != nil, "Q4_K pairs where ZMM is full width")
+		require.Equal(t, full, kPairKernel(&kQ5_K) != nil, "Q5_K pairs where ZMM is full width")
+		require.Nil(t, kPairKernel(&kQ6_K), "no pair kernel for Q6_K")
 		require.Equal(t, full, strings.Contains(kRowsDetail(), "dotQ4_Kx2x2ZAVX512"), "the report names the pair kernel where it runs")
 	}
 	zmmFullWidth = !w0

@@ -82,30 +82,48 @@ var kKernels = map[*kFormat]x4Kernels[kx4Kernel]{
 	&kQ6_K: {dotQ6_Kx4AVX512, dotQ6_Kx4AVX2},
 }
 
-// kPairKernel says whether format f's row dots take two vectors at a time here
-// (dotKRowsPairFast): Q4_K where ZMM arithmetic is full width. There they also take the
-// vectors that the AVX2 kernels took four at a time (dotQ4_KV4AVX2, dotQ4_KV8AVX2) below a
-// tile. One thread on Zen 5, rows from memory, the two alternated call by call (medians of
-// 15, GB/s of Q4_K rows, before → pairs), 2048×2048 by 2 16.6 → 21.6, by 3 11.8 → 13.6, by
-// 4 (before: dotQ4_KV4AVX2) 9.1 → 9.7, by 6 5.5 → 6.0; 2048×5632 by 2 15.0 → 21.1, by 4
-// 5.9 → 11.2, by 6 5.5 → 7.7; 5632×2048 by 4 9.0 → 11.0.
-func kPairKernel(f *kFormat) bool { return f == &kQ4_K && zmmFullWidth && implKRowsVNNI.on }
+// kPairKernel is the kernel that takes format f's row dots two vectors at a time here, or
+// nil (dotKRowsPairFast): Q4_K and Q5_K where ZMM arithmetic is full width. There they also
+// take the vectors that the AVX2 kernels took four at a time (dotQ4_KV4AVX2,
+// dotQ4_KV8AVX2) below a tile. One thread on Zen 5, rows from memory, the two alternated
+// call by call (medians of 15, GB/s of Q4_K rows, before → pairs), 2048×2048 by 2 16.6 →
+// 21.6, by 3 11.8 → 13.6, by 4 (before: dotQ4_KV4AVX2) 9.1 → 9.7, by 6 5.5 → 6.0;
+// 2048×5632 by 2 15.0 → 21.1, by 4 5.9 → 11.2, by 6 5.5 → 7.7; 5632×2048 by 4 9.0 → 11.0;
+// Q5_K (before: dotQ5_KV4AVX2, dotQ5_KV8AVX2 from four on) 2048×2048 by 2 14.8 → 22.3, by 4
+// 9.8 → 11.7, by 6 6.5 → 8.2, 2048×5632 by 2 12.7 → 20.3, by 4 10.3 → 11.4.
+func kPairKernel(f *kFormat) func(out *float32, w *byte, x *byte, nb, stride, outStride int, x2 *byte, vecStride int) {
+	if !zmmFullWidth || !implKRowsVNNI.on {
+		return nil
+	}
+	switch f {
+	case &kQ4_K:
+		return dotQ4_Kx2x2ZAVX512
+	case &kQ5_K:
+		return dotQ5_Kx2x2AVX512
+	}
+	return nil
+}
 
 // dotQ4_Kx2x2ZAVX512 is dotQ4_Kx4ZAVX512 for two rows (w, w+stride) against two inputs (x,
 // x2): row k and x to out[k·outStride], row k and x2 to out[vecStride + k·outStride]. Each
-// super-block is unpacked once for both inputs. Implemented in kquant_avx512_amd64.s.
+// super-block is unpacked once for both inputs. dotQ5_Kx2x2AVX512 is the same for Q5_K
+// (dotQ5_Kx4AVX512's bits). Implemented in kquant_avx512_amd64.s.
 //
 //go:noescape
 func dotQ4_Kx2x2ZAVX512(out *float32, w *byte, x *byte, nb, stride, outStride int, x2 *byte, vecStride int)
 
+//go:noescape
+func dotQ5_Kx2x2AVX512(out *float32, w *byte, x *byte, nb, stride, outStride int, x2 *byte, vecStride int)
+
 // dotKRowsPairFast is dotKRows of the rows w against x1 into out[:rows] and against x2 into
-// out[vecStride:vecStride+rows] at once, where a kernel takes the pair: Q4_K where ZMM
-// arithmetic is full width (dotQ4_Kx2x2ZAVX512, the rows in two halves side by side, a row
-// left over paired with itself). The same bits as two dotKRows. It reports false, having
-// run nothing, elsewhere. A batch of two sequences on Zen 5 otherwise cost two batch-1
-// products: each input unpacked every super-block again.
+// out[vecStride:vecStride+rows] at once, where a kernel takes the pair (kPairKernel; the
+// rows in two halves side by side, a row left over paired with itself). The same bits as
+// two dotKRows. It reports false, having run nothing, elsewhere. A batch of two sequences
+// on Zen 5 otherwise cost two batch-1 products: each input unpacked every super-block
+// again.
 func dotKRowsPairFast(f *kFormat, out []float32, vecStride int, x1, x2 *Q8KInput, w []byte, rows int) bool {
-	if !kPairKernel(f) || rows == 0 || x1.n != x2.n || vecStride < rows || len(out) < vecStride+rows {
+	kernel := kPairKernel(f)
+	if kernel == nil || rows == 0 || x1.n != x2.n || vecStride < rows || len(out) < vecStride+rows {
 		return false
 	}
 	w, rb, ok := quantizedRows(f.name, "Rows", out[:rows], w, x1.n, KBlockLen, f.blockBytes)
@@ -115,11 +133,11 @@ func dotKRowsPairFast(f *kFormat, out []float32, vecStride int, x1, x2 *Q8KInput
 	nb, xb1, xb2 := x1.n/KBlockLen, unsafe.SliceData(x1.blocks), unsafe.SliceData(x2.blocks)
 	h := rows / 2
 	for r := range h {
-		dotQ4_Kx2x2ZAVX512(&out[r], &w[r*rb], xb1, nb, h*rb, h, xb2, vecStride)
+		kernel(&out[r], &w[r*rb], xb1, nb, h*rb, h, xb2, vecStride)
 	}
 	if rows%2 == 1 {
 		r := rows - 1
-		dotQ4_Kx2x2ZAVX512(&out[r], &w[r*rb], xb1, nb, 0, 0, xb2, vecStride)
+		kernel(&out[r], &w[r*rb], xb1, nb, 0, 0, xb2, vecStride)
 	}
 	return true
 }

@@ -224,6 +224,23 @@
 	VEXTRACTPS   $2, X1, (DX); \
 	VZEROUPPER
 
+// KFINISHX2 stores the pair kernels' four results, lanes 0, 2, 4 and 6 of Y0: (row 0,
+// input 0) at out, (row 1, input 0) outStride floats on, and the same for input 1
+// vecStride floats on.
+#define KFINISHX2 \
+	VEXTRACTF128 $1, Y0, X1; \
+	MOVQ         out+0(FP), DX; \
+	MOVQ         outStride+40(FP), CX; \
+	SHLQ         $2, CX; \
+	MOVQ         vecStride+56(FP), BX; \
+	SHLQ         $2, BX; \
+	VMOVSS       X0, (DX); \
+	VEXTRACTPS   $2, X0, (DX)(CX*1); \
+	ADDQ         BX, DX; \
+	VMOVSS       X1, (DX); \
+	VEXTRACTPS   $2, X1, (DX)(CX*1); \
+	VZEROUPPER
+
 // KFINISHSIGNED stores the four rows' results of a signed type, lanes 0-3 of X0.
 #define KFINISHSIGNED \
 	MOVQ       out+0(FP), DX; \
@@ -337,30 +354,52 @@ TEXT ·dotQ4_Kx4ZAVX512(SB), NOSPLIT, $0-48
 	VPMADDUBSW XOFF(XR), Z9, Z10; \
 	FIRST      SC, Z10, IREG
 
-// Q4KROWX2 is Q4KROW512 for the super-block of the row at R against the inputs at DI and
-// R9: integer lanes in IA and IB, mins times the block sums in MA and MB.
-#define Q4KROWX2(R, IA, IB, MA, MB) \
-	KPF2(R); \
+// KMINROWX2 is KMINROW512 for the super-block of the row at R against the inputs at DI
+// and R9: integer lanes in IA and IB, mins times the block sums in MA and MB; the codes of
+// each quarter are made once for both. Q4KROWX2 and Q5KROWX2 are it for Q4_K and Q5_K.
+#define KMINROWX2(R, PF, PRE, NIB, IA, IB, MA, MB) \
+	PF(R); \
 	KSCALEMIN6(R); \
 	VPSHUFB  Z26, Z1, Z4; \
 	VPSHUFB  Z27, Z1, Z5; \
 	VPSHUFB  Z28, Z1, Z6; \
 	VPSHUFB  Z29, Z1, Z7; \
-	KNIB4(R, 16); \
+	PRE(R); \
+	NIB(R, 0); \
 	KDOT64X(0, DI, Z4, VPMADDWD, IA); \
 	KDOT64X(0, R9, Z4, VPMADDWD, IB); \
-	KNIB4(R, 48); \
+	NIB(R, 1); \
 	KDOT64X(64, DI, Z5, VPDPWSSD, IA); \
 	KDOT64X(64, R9, Z5, VPDPWSSD, IB); \
-	KNIB4(R, 80); \
+	NIB(R, 2); \
 	KDOT64X(128, DI, Z6, VPDPWSSD, IA); \
 	KDOT64X(128, R9, Z6, VPDPWSSD, IB); \
-	KNIB4(R, 112); \
+	NIB(R, 3); \
 	KDOT64X(192, DI, Z7, VPDPWSSD, IA); \
 	KDOT64X(192, R9, Z7, VPDPWSSD, IB); \
 	VPSHUFB  Y25, Y1, MA; \
 	VPMADDWD 256(R9), MA, MB; \
 	VPMADDWD 256(DI), MA, MA
+
+#define Q4KROWX2(R, IA, IB, MA, MB) KMINROWX2(R, KPF2, Q4KPRE, Q4KNIB, IA, IB, MA, MB)
+#define Q5KROWX2(R, IA, IB, MA, MB) KMINROWX2(R, KPF3, Q5KPRE, KNIB5, IA, IB, MA, MB)
+
+// KMINX2 is the loop of the pair kernels (label L): each super-block of the rows at SI and
+// R8 against both inputs by ROW, the lanes summed (KIM16), the float step (KENDMINX2), the
+// rows BB bytes on; then the four results stored (KFINISHX2).
+#define KMINX2(ROW, BB, L) \
+L: \
+	ROW(SI, Z16, Z18, Y20, Y22); \
+	ROW(R8, Z17, Z19, Y21, Y23); \
+	KIM16; \
+	KENDMINX2(0); \
+	ADDQ $BB, R13; \
+	ADDQ $320, DI; \
+	ADDQ $320, R9; \
+	DECQ R11; \
+	JNZ  L; \
+	KFINISHX2; \
+	RET
 
 // KENDMINX2 is KENDMIN for the pairs (row SI, input DI), (R8, DI), (SI, R9), (R8, R9): the
 // rows' d and dmin twice, times DI's scale in the lower half and R9's in the upper.
@@ -388,30 +427,17 @@ TEXT ·dotQ4_Kx4ZAVX512(SB), NOSPLIT, $0-48
 TEXT ·dotQ4_Kx2x2ZAVX512(SB), NOSPLIT, $0-64
 	KSETUP
 	MOVQ x2+48(FP), R9
+	KMINX2(Q4KROWX2, 144, q4kx2loop)
 
-q4kx2loop:
-	Q4KROWX2(SI, Z16, Z18, Y20, Y22)
-	Q4KROWX2(R8, Z17, Z19, Y21, Y23)
-	KIM16
-	KENDMINX2(0)
-	ADDQ $144, R13
-	ADDQ $320, DI
-	ADDQ $320, R9
-	DECQ R11
-	JNZ  q4kx2loop
-	VEXTRACTF128 $1, Y0, X1
-	MOVQ         out+0(FP), DX
-	MOVQ         outStride+40(FP), CX
-	SHLQ         $2, CX
-	MOVQ         vecStride+56(FP), BX
-	SHLQ         $2, BX
-	VMOVSS       X0, (DX)
-	VEXTRACTPS   $2, X0, (DX)(CX*1)
-	ADDQ         BX, DX
-	VMOVSS       X1, (DX)
-	VEXTRACTPS   $2, X1, (DX)(CX*1)
-	VZEROUPPER
-	RET
+// func dotQ5_Kx2x2AVX512(out *float32, w *byte, x *byte, nb, stride, outStride int, x2 *byte, vecStride int)
+//
+// dotQ4_Kx2x2ZAVX512 for Q5_K rows: the same bits as dotQ5_Kx4AVX512 for each pair.
+TEXT ·dotQ5_Kx2x2AVX512(SB), NOSPLIT, $0-64
+	KSETUP
+	MOVL         $0x10101010, AX
+	VPBROADCASTD AX, Z13
+	MOVQ         x2+48(FP), R9
+	KMINX2(Q5KROWX2, 176, q5kx2loop)
 
 // k16ScaleIdx are the VPERMW indexes that spread sixteen scale words, one per 16 values,
 // over a 512-bit register of 64 values: words 4c..4c+3, each eight times

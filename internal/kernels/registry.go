@@ -124,7 +124,7 @@ var (
 	implQuantizeQ8AVX2    = &impl{name: "quantizeQ8AVX2", needs: setAVX2}
 	implLegacyQ8VNNI      = &impl{name: "dotQ4_0Q8x4AVX512, dotQ4_1Q8x4AVX512, dotQ5_0Q8x4AVX512, dotQ5_1Q8x4AVX512", needs: setVNNI}
 	implLegacyQ8AVX2      = &impl{name: "dotQ4_0Q8x4AVX2, dotQ4_1Q8x4AVX2, dotQ5_0Q8x4AVX2, dotQ5_1Q8x4AVX2", needs: setAVX2}
-	implKRowsVNNI         = &impl{name: "dotQ2_Kx4AVX512 ... dotQ6_Kx4AVX512, dotQ4_Kx4ZAVX512, dotQ4_Kx2x2ZAVX512", needs: setVNNI, detail: kRowsDetail}
+	implKRowsVNNI         = &impl{name: "dotQ2_Kx4AVX512 ... dotQ6_Kx4AVX512, dotQ4_Kx4ZAVX512, dotQ4_Kx2x2ZAVX512, dotQ5_Kx2x2AVX512", needs: setVNNI, detail: kRowsDetail}
 	implKRowsAVX2         = &impl{name: "dotQ2_Kx4AVX2 ... dotQ6_Kx4AVX2", needs: setAVX2}
 	implKBatchVNNI        = &impl{name: "prepQ2_KAVX512 ... prepQ6_KAVX512, gemmK32MinAVX512, gemmK16MinAVX512, gemmK16SignedAVX512", needs: setVNNI, detail: kTileDetail}
 	implKBatchAVX2        = &impl{name: "dotQ2_KV4AVX2 ... dotQ6_KV4AVX2", needs: setAVX2}

@@ -83,7 +83,7 @@ func kTileDetail() string {
 // ZMM width chose.
 func kRowsDetail() string {
 	if zmmFullWidth {
-		return "Q4_K rows in 512-bit registers (dotQ4_Kx4ZAVX512), batches below a tile two vectors at a time (dotQ4_Kx2x2ZAVX512)"
+		return "Q4_K rows in 512-bit registers (dotQ4_Kx4ZAVX512), Q4_K and Q5_K batches below a tile two vectors at a time (dotQ4_Kx2x2ZAVX512, dotQ5_Kx2x2AVX512)"
 	}
 	return "Q4_K rows in 256-bit registers (dotQ4_Kx4AVX512)"
 }
