@@ -39,17 +39,22 @@ func gemm8x2BAVX512(out *float32, outStride int, panel, xb *float32, n, tiles, m
 // tenth of a batched prefill's product time (16 sequences of 960 tokens, stories110M
 // shape, on Zen 5).
 func packInputBlocks(dst, x []float32, cols, k, slots int) {
-	dst = dst[:slots*cols]
+	packInputsWith(packInputBlocksAVX512, packInputBlocksGeneric, dst[:slots*cols], x, cols, k, slots)
+}
+
+// packInputsWith runs a packing's assembly (fast, with AVX-512 on and cols > 0) or its
+// portable definition on dst, already cut to the packing's length.
+func packInputsWith(fast func(dst, x *float32, cols, k, slots int), generic func(dst, x []float32, cols, k, slots int), dst, x []float32, cols, k, slots int) {
 	if implMatMulAVX512.on && cols > 0 {
 		x = x[:k*cols]
 		var xp *float32
 		if k > 0 {
 			xp = &x[0]
 		}
-		packInputBlocksAVX512(&dst[0], xp, cols, k, slots)
+		fast(&dst[0], xp, cols, k, slots)
 		return
 	}
-	packInputBlocksGeneric(dst, x, cols, k, slots)
+	generic(dst, x, cols, k, slots)
 }
 
 // packInputBlocksAVX512 is packInputBlocksGeneric for cols > 0 with 256-bit copies.
@@ -80,17 +85,7 @@ func packInputBlocksGeneric(dst, x []float32, cols, k, slots int) {
 // kernels run) packInputsDupAVX512 does it, a ZMM store a block: on Zen 5 the Go loop took
 // a sixth of a stories110M-shape prefill's product time.
 func packInputsDup(dst, x []float32, cols, k, slots int) {
-	dst = dst[:2*slots*cols]
-	if implMatMulAVX512.on && cols > 0 {
-		x = x[:k*cols]
-		var xp *float32
-		if k > 0 {
-			xp = &x[0]
-		}
-		packInputsDupAVX512(&dst[0], xp, cols, k, slots)
-		return
-	}
-	packInputsDupGeneric(dst, x, cols, k, slots)
+	packInputsWith(packInputsDupAVX512, packInputsDupGeneric, dst[:2*slots*cols], x, cols, k, slots)
 }
 
 // packInputsDupAVX512 is packInputsDupGeneric for cols > 0 with VBROADCASTF32X8.

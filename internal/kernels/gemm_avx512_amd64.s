@@ -150,19 +150,11 @@ GLOBL gemm8x6Perm<>(SB), RODATA|NOPTR, $64
 	MOVQ n+32(FP), CX; \
 	SHRQ $3, CX
 
-// GEMM8X6 is the body of gemm8x6AVX512 and gemm8x6BAVX512: STEP one block of eight columns
-// (STEP8x6 or STEP8x6B), XB and XB2 the packed inputs' bytes of one block and of two, TILE,
-// PAIRS and DONE the labels. An odd block goes first, then two blocks per iteration; at the
-// end SI moves to the next group's first pair.
-#define GEMM8X6(STEP, XB, XB2, TILE, PAIRS, DONE) \
-	GEMM8ARGS; \
-	MOVQ  mask+48(FP), R11; \
-	KMOVW R11, K1; \
-TILE: \
-	TILE8START; \
-	ZERO8(Z8, Z9, Z10, Z11, Z12, Z13, Z14, Z15); \
-	ZERO8(Z16, Z17, Z18, Z19, Z20, Z21, Z22, Z23); \
-	ZERO8(Z24, Z25, Z26, Z27, Z28, Z29, Z30, Z31); \
+// GEMM8BLOCKS runs STEP over a group's blocks of eight columns (CX of them), an odd block
+// first, then two per iteration (labels PAIRS and DONE; XB and XB2 the packed inputs' bytes
+// of one block and of two), and leaves SI at the next group's first pair and the group's
+// first output in R11.
+#define GEMM8BLOCKS(STEP, XB, XB2, PAIRS, DONE) \
 	TESTQ $1, CX; \
 	JZ    PAIRS; \
 	STEP(0, 0); \
@@ -181,7 +173,21 @@ PAIRS: \
 	JNZ  PAIRS; \
 DONE: \
 	LEAQ (R15)(R9*4), SI; \
-	MOVQ AX, R11; \
+	MOVQ AX, R11
+
+// GEMM8X6 is the body of gemm8x6AVX512 and gemm8x6BAVX512: STEP one block of eight columns
+// (STEP8x6 or STEP8x6B), XB and XB2 the packed inputs' bytes of one block and of two, TILE,
+// PAIRS and DONE the labels.
+#define GEMM8X6(STEP, XB, XB2, TILE, PAIRS, DONE) \
+	GEMM8ARGS; \
+	MOVQ  mask+48(FP), R11; \
+	KMOVW R11, K1; \
+TILE: \
+	TILE8START; \
+	ZERO8(Z8, Z9, Z10, Z11, Z12, Z13, Z14, Z15); \
+	ZERO8(Z16, Z17, Z18, Z19, Z20, Z21, Z22, Z23); \
+	ZERO8(Z24, Z25, Z26, Z27, Z28, Z29, Z30, Z31); \
+	GEMM8BLOCKS(STEP, XB, XB2, PAIRS, DONE); \
 	PAIRSUMS(Z8, Z9, Z10, Z11, Z4); \
 	PAIRSUMS(Z12, Z13, Z14, Z15, Z5); \
 	STORE8x2(Z4, Z5, K1, K1); \
@@ -210,25 +216,7 @@ DONE: \
 TILE: \
 	TILE8START; \
 	ZERO8(Z8, Z9, Z10, Z11, Z12, Z13, Z14, Z15); \
-	TESTQ $1, CX; \
-	JZ    PAIRS; \
-	STEP(0, 0); \
-	ADDQ  $64, SI; \
-	ADDQ  $64, R8; \
-	ADDQ  $XB, DI; \
-	SUBQ  $1, CX; \
-	JZ    DONE; \
-PAIRS: \
-	STEP(0, 0); \
-	STEP(64, XB); \
-	ADDQ $128, SI; \
-	ADDQ $128, R8; \
-	ADDQ $XB2, DI; \
-	SUBQ $2, CX; \
-	JNZ  PAIRS; \
-DONE: \
-	LEAQ (R15)(R9*4), SI; \
-	MOVQ AX, R11; \
+	GEMM8BLOCKS(STEP, XB, XB2, PAIRS, DONE); \
 	PAIRSUMS(Z8, Z9, Z10, Z11, Z4); \
 	PAIRSUMS(Z12, Z13, Z14, Z15, Z5); \
 	STORE8x2(Z4, Z5, K1, K2); \

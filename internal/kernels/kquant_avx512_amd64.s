@@ -275,19 +275,25 @@ q4kloop:
 	KFINISHMIN
 	RET
 
-// KMINROW512 leaves one super-block's lanes of the row at R in IREG and MREG for the types
-// with 6-bit scales and mins (Q4_K, Q5_K) in 512-bit registers: PF asks for the rows ahead,
-// PRE loads what NIB needs, and NIB(R, c) leaves the 64 codes of quarter c in Z9; the
-// scales spread by VPSHUFB (Z26-Z29) multiply the pairs of products (KDOT64), the doubled
-// mins (Y25) the input's block sums.
-#define KMINROW512(R, PF, PRE, NIB, IREG, MREG) \
+// KMINSCALES starts a super-block of the row at R for the types with mins: PF asks for
+// the next rows, the scales and mins go to Z1 (KSCALEMIN6) and, spread by VPSHUFB, to Z4-Z7
+// (Z26-Z29), and PRE loads what the code steps need.
+#define KMINSCALES(R, PF, PRE) \
 	PF(R); \
 	KSCALEMIN6(R); \
 	VPSHUFB Z26, Z1, Z4; \
 	VPSHUFB Z27, Z1, Z5; \
 	VPSHUFB Z28, Z1, Z6; \
 	VPSHUFB Z29, Z1, Z7; \
-	PRE(R); \
+	PRE(R)
+
+// KMINROW512 leaves one super-block's lanes of the row at R in IREG and MREG for the types
+// with 6-bit scales and mins (Q4_K, Q5_K) in 512-bit registers: PF asks for the rows ahead,
+// PRE loads what NIB needs, and NIB(R, c) leaves the 64 codes of quarter c in Z9; the
+// scales spread by VPSHUFB (Z26-Z29) multiply the pairs of products (KDOT64), the doubled
+// mins (Y25) the input's block sums.
+#define KMINROW512(R, PF, PRE, NIB, IREG, MREG) \
+	KMINSCALES(R, PF, PRE); \
 	NIB(R, 0); \
 	KDOT64(0, Z4, VPMADDWD, IREG); \
 	NIB(R, 1); \
@@ -358,13 +364,7 @@ TEXT ·dotQ4_Kx4ZAVX512(SB), NOSPLIT, $0-48
 // and R9: integer lanes in IA and IB, mins times the block sums in MA and MB; the codes of
 // each quarter are made once for both. Q4KROWX2 and Q5KROWX2 are it for Q4_K and Q5_K.
 #define KMINROWX2(R, PF, PRE, NIB, IA, IB, MA, MB) \
-	PF(R); \
-	KSCALEMIN6(R); \
-	VPSHUFB  Z26, Z1, Z4; \
-	VPSHUFB  Z27, Z1, Z5; \
-	VPSHUFB  Z28, Z1, Z6; \
-	VPSHUFB  Z29, Z1, Z7; \
-	PRE(R); \
+	KMINSCALES(R, PF, PRE); \
 	NIB(R, 0); \
 	KDOT64X(0, DI, Z4, VPMADDWD, IA); \
 	KDOT64X(0, R9, Z4, VPMADDWD, IB); \
