@@ -150,6 +150,51 @@ GLOBL gemm8x6Perm<>(SB), RODATA|NOPTR, $64
 	MOVQ n+32(FP), CX; \
 	SHRQ $3, CX
 
+// PACKINPUTS is the body of packInputsDupAVX512 and packInputBlocksAVX512: for each input
+// j < slots, each block of eight columns put at its place by LOAD into V and a store of V
+// (PLACE bytes a block: SHIFT = log2(PLACE)), zeros (Z, cleared) for j ≥ k. DI walks the
+// current input's places (R10 = PLACE·slots bytes apart), SI its blocks, DX counts inputs,
+// BX blocks; INPUT, BLOCK, ZEROS and DONE are the labels.
+#define PACKINPUTS(SHIFT, LOAD, V, Z, INPUT, BLOCK, ZEROS, DONE) \
+	MOVQ   dst+0(FP), DI; \
+	MOVQ   x+8(FP), SI; \
+	MOVQ   cols+16(FP), CX; \
+	MOVQ   k+24(FP), R8; \
+	MOVQ   slots+32(FP), R9; \
+	MOVQ   R9, R10; \
+	SHLQ   $SHIFT, R10; \
+	VPXORD Z, Z, Z; \
+	XORQ   DX, DX; \
+INPUT: \
+	CMPQ DX, R9; \
+	JEQ  DONE; \
+	MOVQ DX, AX; \
+	SHLQ $SHIFT, AX; \
+	LEAQ (DI)(AX*1), R11; \
+	MOVQ CX, BX; \
+	SHRQ $3, BX; \
+	CMPQ DX, R8; \
+	JAE  ZEROS; \
+BLOCK: \
+	LOAD    (SI), V; \
+	VMOVUPS V, (R11); \
+	ADDQ    $32, SI; \
+	ADDQ    R10, R11; \
+	DECQ    BX; \
+	JNZ     BLOCK; \
+	INCQ    DX; \
+	JMP     INPUT; \
+ZEROS: \
+	VMOVUPS Z, (R11); \
+	ADDQ    R10, R11; \
+	DECQ    BX; \
+	JNZ     ZEROS; \
+	INCQ    DX; \
+	JMP     INPUT; \
+DONE: \
+	VZEROUPPER; \
+	RET
+
 // GEMM8BLOCKS runs STEP over a group's blocks of eight columns (CX of them), an odd block
 // first, then two per iteration (labels PAIRS and DONE; XB and XB2 the packed inputs' bytes
 // of one block and of two), and leaves SI at the next group's first pair and the group's
@@ -409,99 +454,14 @@ interleave:
 //
 // packInputsDupGeneric for cols > 0 (a multiple of 8): for each input j < slots, each
 // block of eight columns broadcast to both halves of a ZMM (VBROADCASTF64X4: AVX-512 F) and stored at
-// its place (16 floats at 16j of the block's 16·slots), zeros for j ≥ k. DI walks the
-// current input's places (R10 = 64·slots bytes apart), SI its blocks, DX counts inputs,
-// BX blocks.
+// its place (16 floats at 16j of the block's 16·slots), zeros for j ≥ k (PACKINPUTS).
 TEXT ·packInputsDupAVX512(SB), NOSPLIT, $0-40
-	MOVQ   dst+0(FP), DI
-	MOVQ   x+8(FP), SI
-	MOVQ   cols+16(FP), CX
-	MOVQ   k+24(FP), R8
-	MOVQ   slots+32(FP), R9
-	MOVQ   R9, R10
-	SHLQ   $6, R10
-	VPXORD Z1, Z1, Z1
-	XORQ   DX, DX
-
-dupinput:
-	CMPQ DX, R9
-	JEQ  dupdone
-	MOVQ DX, AX
-	SHLQ $6, AX
-	LEAQ (DI)(AX*1), R11
-	MOVQ CX, BX
-	SHRQ $3, BX
-	CMPQ DX, R8
-	JAE  dupzero
-
-dupblock:
-	VBROADCASTF64X4 (SI), Z0
-	VMOVUPS         Z0, (R11)
-	ADDQ            $32, SI
-	ADDQ            R10, R11
-	DECQ            BX
-	JNZ             dupblock
-	INCQ            DX
-	JMP             dupinput
-
-dupzero:
-	VMOVUPS Z1, (R11)
-	ADDQ    R10, R11
-	DECQ    BX
-	JNZ     dupzero
-	INCQ    DX
-	JMP     dupinput
-
-dupdone:
-	VZEROUPPER
-	RET
+	PACKINPUTS(6, VBROADCASTF64X4, Z0, Z1, dupinput, dupblock, dupzero, dupdone)
 
 // func packInputBlocksAVX512(dst, x *float32, cols, k, slots int)
 //
 // packInputBlocksGeneric for cols > 0 (a multiple of 8): for each input j < slots, each
 // block of eight columns copied to its place (8 floats at 8j of the block's 8·slots),
-// zeros for j ≥ k. DI walks the current input's places (R10 = 32·slots bytes apart), SI
-// its blocks, DX counts inputs, BX blocks.
+// zeros for j ≥ k (PACKINPUTS).
 TEXT ·packInputBlocksAVX512(SB), NOSPLIT, $0-40
-	MOVQ   dst+0(FP), DI
-	MOVQ   x+8(FP), SI
-	MOVQ   cols+16(FP), CX
-	MOVQ   k+24(FP), R8
-	MOVQ   slots+32(FP), R9
-	MOVQ   R9, R10
-	SHLQ   $5, R10
-	VPXORD Y1, Y1, Y1
-	XORQ   DX, DX
-
-onceinput:
-	CMPQ DX, R9
-	JEQ  oncedone
-	MOVQ DX, AX
-	SHLQ $5, AX
-	LEAQ (DI)(AX*1), R11
-	MOVQ CX, BX
-	SHRQ $3, BX
-	CMPQ DX, R8
-	JAE  oncezero
-
-onceblock:
-	VMOVUPS (SI), Y0
-	VMOVUPS Y0, (R11)
-	ADDQ    $32, SI
-	ADDQ    R10, R11
-	DECQ    BX
-	JNZ     onceblock
-	INCQ    DX
-	JMP     onceinput
-
-oncezero:
-	VMOVUPS Y1, (R11)
-	ADDQ    R10, R11
-	DECQ    BX
-	JNZ     oncezero
-	INCQ    DX
-	JMP     onceinput
-
-oncedone:
-	VZEROUPPER
-	RET
+	PACKINPUTS(5, VMOVUPS, Y0, Y1, onceinput, onceblock, oncezero, oncedone)

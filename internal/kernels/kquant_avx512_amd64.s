@@ -355,10 +355,12 @@ TEXT ·dotQ4_Kx4ZAVX512(SB), NOSPLIT, $0-48
 // The four (row, input) pairs take the places of dotQ4_Kx4ZAVX512's four rows, so the
 // integers I and M and the float step of each pair are that kernel's.
 
-// KDOT64X is KDOT64 against the input at XR.
-#define KDOT64X(XOFF, XR, SC, FIRST, IREG) \
-	VPMADDUBSW XOFF(XR), Z9, Z10; \
-	FIRST      SC, Z10, IREG
+// KDOT64X2 is KDOT64 against the inputs at DI (into IA) and R9 (into IB).
+#define KDOT64X2(XOFF, SC, FIRST, IA, IB) \
+	VPMADDUBSW XOFF(DI), Z9, Z10; \
+	FIRST      SC, Z10, IA; \
+	VPMADDUBSW XOFF(R9), Z9, Z10; \
+	FIRST      SC, Z10, IB
 
 // KMINROWX2 is KMINROW512 for the super-block of the row at R against the inputs at DI
 // and R9: integer lanes in IA and IB, mins times the block sums in MA and MB; the codes of
@@ -366,17 +368,13 @@ TEXT ·dotQ4_Kx4ZAVX512(SB), NOSPLIT, $0-48
 #define KMINROWX2(R, PF, PRE, NIB, IA, IB, MA, MB) \
 	KMINSCALES(R, PF, PRE); \
 	NIB(R, 0); \
-	KDOT64X(0, DI, Z4, VPMADDWD, IA); \
-	KDOT64X(0, R9, Z4, VPMADDWD, IB); \
+	KDOT64X2(0, Z4, VPMADDWD, IA, IB); \
 	NIB(R, 1); \
-	KDOT64X(64, DI, Z5, VPDPWSSD, IA); \
-	KDOT64X(64, R9, Z5, VPDPWSSD, IB); \
+	KDOT64X2(64, Z5, VPDPWSSD, IA, IB); \
 	NIB(R, 2); \
-	KDOT64X(128, DI, Z6, VPDPWSSD, IA); \
-	KDOT64X(128, R9, Z6, VPDPWSSD, IB); \
+	KDOT64X2(128, Z6, VPDPWSSD, IA, IB); \
 	NIB(R, 3); \
-	KDOT64X(192, DI, Z7, VPDPWSSD, IA); \
-	KDOT64X(192, R9, Z7, VPDPWSSD, IB); \
+	KDOT64X2(192, Z7, VPDPWSSD, IA, IB); \
 	VPSHUFB  Y25, Y1, MA; \
 	VPMADDWD 256(R9), MA, MB; \
 	VPMADDWD 256(DI), MA, MA
